@@ -1,0 +1,103 @@
+/**
+ * `tensorrt-node doctor`: what this installation can use and why not. Every probe reports
+ * its failure as data, so the report is complete even on a machine with nothing installed.
+ */
+import { probeDevices, type DeviceProbe } from './devices';
+import { getAddon, type AddonSource } from './native';
+import { tensorrtStatus, type TensorRTStatus } from './tensorrt';
+import { VERSION } from './version';
+
+export interface DoctorReport {
+  tensorrtNode: { version: string };
+  node: { version: string; napiVersion: number; platform: string; arch: string; electron: string | null };
+  addon:
+    | { loaded: true; path: string; source: AddonSource; napiVersion: number }
+    | { loaded: false; code: string; reason: string };
+  cuda: DeviceProbe;
+  tensorrt: TensorRTStatus | { error: { code: string; message: string } };
+  /** The backend compile() uses when none is named. */
+  defaultBackend: 'tensorrt' | 'reference';
+}
+
+function asFailure(error: unknown): { code: string; message: string } {
+  const { code, message } = error as { code?: string; message?: string };
+  return { code: code ?? 'E_INTERNAL', message: message ?? String(error) };
+}
+
+/** Gathers the report. Never throws for missing drivers, devices, libraries or binaries. */
+export async function doctor(): Promise<DoctorReport> {
+  const node = {
+    version: process.versions.node,
+    napiVersion: Number(process.versions.napi),
+    platform: process.platform,
+    arch: process.arch,
+    electron: process.versions.electron ?? null,
+  };
+  let addon: DoctorReport['addon'];
+  try {
+    const loaded = getAddon();
+    addon = { loaded: true, path: loaded.path, source: loaded.source, napiVersion: loaded.info.napiVersion };
+  } catch (error) {
+    const failure = asFailure(error);
+    addon = { loaded: false, code: failure.code, reason: failure.message };
+  }
+  const cuda = await probeDevices();
+  let tensorrt: DoctorReport['tensorrt'];
+  try {
+    tensorrt = await tensorrtStatus();
+  } catch (error) {
+    tensorrt = { error: asFailure(error) };
+  }
+  const usable = 'available' in tensorrt && tensorrt.available && cuda.ok;
+  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, defaultBackend: usable ? 'tensorrt' : 'reference' };
+}
+
+const GIB = 1024 ** 3;
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split('\n')
+    .map((line) => prefix + line)
+    .join('\n');
+}
+
+/** The report as text for a terminal. */
+export function formatDoctorReport(report: DoctorReport): string {
+  const lines: string[] = [];
+  lines.push(`tensorrt-node ${report.tensorrtNode.version}`);
+  const n = report.node;
+  lines.push(`Node.js       ${n.version} (N-API ${n.napiVersion}, ${n.platform}-${n.arch}${n.electron ? `, Electron ${n.electron}` : ''})`);
+  if (report.addon.loaded) {
+    lines.push(`Native addon  ${report.addon.path} (found via ${report.addon.source}, N-API ${report.addon.napiVersion})`);
+  } else {
+    lines.push(`Native addon  not loaded [${report.addon.code}]`, indent(report.addon.reason, '                '));
+  }
+  const c = report.cuda;
+  if (c.driver) lines.push(`CUDA driver   CUDA ${c.driver.version} (${c.driver.library})`);
+  else lines.push(`CUDA driver   not available [${c.error?.code}]`);
+  if (c.ok) {
+    for (const d of c.devices) {
+      lines.push(
+        `GPU ${d.ordinal}         ${d.name}, compute capability ${d.computeCapability.major}.${d.computeCapability.minor}, ` +
+          `${(d.totalMemoryBytes / GIB).toFixed(1)} GiB, ${d.multiprocessorCount} SMs, ${d.uuid}, PCI ${d.pciBusId}`,
+      );
+    }
+  } else if (c.error) {
+    if (c.driver) lines.push(`GPUs          none [${c.error.code}]`);
+    lines.push(indent(c.error.message, '                '));
+  }
+  const t = report.tensorrt;
+  if ('error' in t) {
+    lines.push(`TensorRT      unknown [${t.error.code}]`, indent(t.error.message, '                '));
+  } else {
+    if (t.library.found) lines.push(`TensorRT      ${t.library.version} (${t.library.path})`);
+    else lines.push(`TensorRT      library not found [${t.library.code}]`, indent(t.library.reason, '                '));
+    lines.push(
+      `TRT backend   ${t.backendBuilt ? 'built into the addon' : 'not built into this addon (it is compiled when TENSORRT_ROOT points at TensorRT headers)'}`,
+    );
+  }
+  lines.push(
+    `Default       ${report.defaultBackend === 'tensorrt' ? 'tensorrt backend' : 'reference backend (CPU; TensorRT is not usable here)'}`,
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,144 @@
+/**
+ * Every error the library throws is a {@link TensorRTNodeError} with a stable `code`, a
+ * message that names the file, node, input or library concerned, optional structured
+ * `details`, and the underlying error (if any) chained as `cause`.
+ *
+ * Branch on `code` (or `instanceof` a subclass), never on message text: codes are part of
+ * the public API and do not change; messages may improve.
+ */
+
+/** The stable error codes. */
+export type ErrorCode =
+  | 'E_ADDON_LOAD'
+  | 'E_CUDA_MISSING'
+  | 'E_NO_DEVICE'
+  | 'E_CUDA'
+  | 'E_TENSORRT_MISSING'
+  | 'E_INVALID_ARGUMENT'
+  | 'E_BAD_MODEL'
+  | 'E_BAD_INPUT'
+  | 'E_UNSUPPORTED_OP'
+  | 'E_INTERNAL';
+
+/** Extra, machine-readable facts about an error (library paths tried, CUDA error names...). */
+export type ErrorDetails = Record<string, unknown>;
+
+export interface ErrorOptions {
+  cause?: unknown;
+  details?: ErrorDetails;
+}
+
+/** Base class of every error thrown by tensorrt-node. */
+export class TensorRTNodeError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+/** The native addon could not be found or loaded (`E_ADDON_LOAD`). */
+export class NativeAddonLoadError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_ADDON_LOAD', message, options);
+  }
+}
+
+/** The CUDA driver library (libcuda) is absent or too old (`E_CUDA_MISSING`). */
+export class CudaMissingError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_CUDA_MISSING', message, options);
+  }
+}
+
+/** The CUDA driver is present but reports no device (`E_NO_DEVICE`). */
+export class NoDeviceError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_NO_DEVICE', message, options);
+  }
+}
+
+/** A CUDA driver call failed; `details.call` and `details.cudaError` name it (`E_CUDA`). */
+export class CudaError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_CUDA', message, options);
+  }
+}
+
+/** The TensorRT runtime library (libnvinfer) is absent (`E_TENSORRT_MISSING`). */
+export class TensorRTMissingError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_TENSORRT_MISSING', message, options);
+  }
+}
+
+/** A caller passed a bad argument or option (`E_INVALID_ARGUMENT`). */
+export class InvalidArgumentError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_INVALID_ARGUMENT', message, options);
+  }
+}
+
+/** A model file is malformed or inconsistent (`E_BAD_MODEL`). */
+export class BadModelError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_BAD_MODEL', message, options);
+  }
+}
+
+/** A run was given inputs of the wrong count, name, dtype or shape (`E_BAD_INPUT`). */
+export class BadInputError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_BAD_INPUT', message, options);
+  }
+}
+
+/** A model uses an operator the library cannot handle (`E_UNSUPPORTED_OP`). */
+export class UnsupportedOpError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_UNSUPPORTED_OP', message, options);
+  }
+}
+
+/** A bug in tensorrt-node itself: please report it (`E_INTERNAL`). */
+export class InternalError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_INTERNAL', message, options);
+  }
+}
+
+const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) => TensorRTNodeError> = {
+  E_ADDON_LOAD: NativeAddonLoadError,
+  E_CUDA_MISSING: CudaMissingError,
+  E_NO_DEVICE: NoDeviceError,
+  E_CUDA: CudaError,
+  E_TENSORRT_MISSING: TensorRTMissingError,
+  E_INVALID_ARGUMENT: InvalidArgumentError,
+  E_BAD_MODEL: BadModelError,
+  E_BAD_INPUT: BadInputError,
+  E_UNSUPPORTED_OP: UnsupportedOpError,
+  E_INTERNAL: InternalError,
+};
+
+/** All codes, for documentation and exhaustiveness tests. */
+export const ERROR_CODES = Object.freeze(Object.keys(classes) as ErrorCode[]);
+
+/**
+ * Builds the typed error for `code`. Used by the native addon (through the factory it is
+ * given at load) so that native failures are instances of the same classes; an unknown code
+ * becomes an {@link InternalError} that quotes it.
+ */
+export function createError(code: string, message: string, details?: ErrorDetails): TensorRTNodeError {
+  const ErrorClass = (classes as Record<string, (typeof classes)[ErrorCode] | undefined>)[code];
+  if (ErrorClass === undefined) {
+    return new InternalError(`${message} (unknown native error code ${JSON.stringify(code)})`, { details });
+  }
+  return new ErrorClass(message, { details });
+}

@@ -1,0 +1,59 @@
+/**
+ * Whether TensorRT can be used here: its runtime library (found with dlopen, never linked)
+ * and the addon's TensorRT backend (compiled only when TensorRT's headers were given).
+ */
+import { TensorRTNodeError } from './errors';
+import { getAddon } from './native';
+
+export interface TensorRTLibrary {
+  /** The libnvinfer file that was loaded. */
+  path: string;
+  /** e.g. `10.16.0`. */
+  version: string;
+}
+
+export interface TensorRTStatus {
+  /** libnvinfer was found (and answered its version), or why not. */
+  library: ({ found: true } & TensorRTLibrary) | { found: false; code: string; reason: string };
+  /** The addon was compiled with the TensorRT backend (needs TENSORRT_ROOT at build time). */
+  backendBuilt: boolean;
+  /** Both: compile() may use the `tensorrt` backend. */
+  available: boolean;
+}
+
+/** getInferLibVersion()'s number → `major.minor.patch` (TensorRT 10 encodes 10*10000 + minor*100 + patch). */
+export function formatTensorRTVersion(versionNumber: number): string {
+  const major = Math.floor(versionNumber / 10000);
+  const minor = Math.floor((versionNumber % 10000) / 100);
+  const patch = versionNumber % 100;
+  return `${major}.${minor}.${patch}`;
+}
+
+/** Finds libnvinfer. @throws {TensorRTMissingError} `E_TENSORRT_MISSING` listing every name tried. */
+export async function findTensorRTLibrary(): Promise<TensorRTLibrary> {
+  const raw = await getAddon().binding.tensorrtLibrary();
+  return { path: raw.libraryPath, version: formatTensorRTVersion(raw.version) };
+}
+
+/** Reports what of TensorRT is usable; never throws for a missing library (it says why instead). */
+export async function tensorrtStatus(): Promise<TensorRTStatus> {
+  const addon = getAddon();
+  let library: TensorRTStatus['library'];
+  try {
+    library = { found: true, ...(await findTensorRTLibrary()) };
+  } catch (error) {
+    if (!(error instanceof TensorRTNodeError) || error.code !== 'E_TENSORRT_MISSING') throw error;
+    library = { found: false, code: error.code, reason: error.message };
+  }
+  const backendBuilt = addon.info.tensorrtBackend;
+  return { library, backendBuilt, available: library.found && backendBuilt };
+}
+
+/** True when programs can be compiled for and run on TensorRT here. */
+export async function isTensorRTAvailable(): Promise<boolean> {
+  try {
+    return (await tensorrtStatus()).available;
+  } catch {
+    return false;
+  }
+}
