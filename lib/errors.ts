@@ -136,7 +136,8 @@ export const ERROR_CODES = Object.freeze(Object.keys(classes) as ErrorCode[]);
  * becomes an {@link InternalError} that quotes it.
  */
 export function createError(code: string, message: string, details?: ErrorDetails): TensorRTNodeError {
-  const ErrorClass = (classes as Record<string, (typeof classes)[ErrorCode] | undefined>)[code];
+  // Own keys only: codes like "constructor" must not reach Object.prototype.
+  const ErrorClass = Object.hasOwn(classes, code) ? classes[code as ErrorCode] : undefined;
   if (ErrorClass === undefined) {
     return new InternalError(`${message} (unknown native error code ${JSON.stringify(code)})`, { details });
   }

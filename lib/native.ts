@@ -141,6 +141,7 @@ function requireBinding(file: string): NativeBinding {
 export function loadAddon(options: LoadAddonOptions = {}): LoadedAddon {
   const root = unpackedFromAsar(path.resolve(options.root ?? PACKAGE_ROOT));
   const explicit = options.binary ?? process.env.TENSORRT_NODE_BINARY;
+  const named = options.binary !== undefined ? 'the binary option' : 'TENSORRT_NODE_BINARY';
   let file: string;
   let source: AddonSource;
   if (explicit) {
@@ -148,8 +149,8 @@ export function loadAddon(options: LoadAddonOptions = {}): LoadedAddon {
     source = 'TENSORRT_NODE_BINARY';
     if (!fs.existsSync(file)) {
       throw new NativeAddonLoadError(
-        `The tensorrt-node native addon was not found at ${file}, the path TENSORRT_NODE_BINARY names. ` +
-          'Unset it to use the packaged binary, or point it at an existing tensorrt_node.node.',
+        `The tensorrt-node native addon was not found at ${file}, the path ${named} names. ` +
+          'Leave it unset to use the packaged binary, or point it at an existing tensorrt_node.node.',
         { details: { tried: [file], platform: platformTuple() } },
       );
     }

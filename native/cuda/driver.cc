@@ -111,15 +111,10 @@ const DriverApi* LoadDriver(std::string* libraryPath, NativeError* error) {
   return &state->api;
 }
 
-bool QueryDevices(DeviceQuery* out, NativeError* error) {
-  const DriverApi* api = LoadDriver(&out->libraryPath, error);
-  if (api == nullptr) return false;
-
-  CUresult result = api->cuDriverGetVersion(&out->driverVersion);
-  if (result != kSuccess) {
-    *error = CallFailed(*api, "cuDriverGetVersion", result, "");
-    return false;
-  }
+// Initializes the driver and describes each device (the driver is loaded and answered its version).
+static bool DescribeDevices(const DriverApi& driver, DeviceQuery* out, NativeError* error) {
+  const DriverApi* api = &driver;
+  CUresult result = kSuccess;
 
   auto noDevice = [&](const std::string& why) {
     *error = NativeError{"E_NO_DEVICE",
@@ -127,9 +122,9 @@ bool QueryDevices(DeviceQuery* out, NativeError* error) {
                              "." + std::to_string((out->driverVersion % 1000) / 10) + ") " + why +
                              ". Check that the GPU is visible to this process (CUDA_VISIBLE_DEVICES, container "
                              "runtime); the CPU reference backend works without one.",
-                         {{"library", out->libraryPath}},
-                         {{"driverVersion", double(out->driverVersion)}},
-                         {}};
+                         {},
+                         {},
+                         {}};  // the driver's library and version are added by WithDriver
   };
 
   result = api->cuInit(0);
@@ -203,6 +198,27 @@ bool QueryDevices(DeviceQuery* out, NativeError* error) {
     }
     out->devices.push_back(record);
   }
+  return true;
+}
+
+// Failures after the driver answered its version say which driver it was, so callers
+// (doctor) can still report the driver.
+static bool WithDriver(const DeviceQuery& query, NativeError* error) {
+  error->details["library"] = query.libraryPath;
+  error->numbers["driverVersion"] = query.driverVersion;
+  return false;
+}
+
+bool QueryDevices(DeviceQuery* out, NativeError* error) {
+  const DriverApi* api = LoadDriver(&out->libraryPath, error);
+  if (api == nullptr) return false;
+
+  CUresult result = api->cuDriverGetVersion(&out->driverVersion);
+  if (result != kSuccess) {
+    *error = CallFailed(*api, "cuDriverGetVersion", result, "");
+    return false;
+  }
+  if (!DescribeDevices(*api, out, error)) return WithDriver(*out, error);
   return true;
 }
 

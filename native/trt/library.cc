@@ -52,7 +52,21 @@ State* Load() {
                                {}};
     return state;
   }
-  state->info.version = version();
+  const int32_t number = version();
+  // TensorRT 10 encodes major*10000 + minor*100 + patch; TensorRT 8 and older major*1000 + ...
+  if (number < 100000) {
+    const std::string old = std::to_string(number / 1000) + "." + std::to_string((number % 1000) / 100) + "." +
+                            std::to_string(number % 100);
+    state->error = NativeError{"E_TENSORRT_MISSING",
+                               "The TensorRT library " + state->info.libraryPath + " is TensorRT " + old +
+                                   "; tensorrt-node needs TensorRT 10. Install TensorRT 10, or set "
+                                   "TENSORRT_NODE_TENSORRT_LIBRARY to its libnvinfer.so.10.",
+                               {{"library", state->info.libraryPath}, {"foundVersion", old}},
+                               {},
+                               {}};
+    return state;
+  }
+  state->info.version = number;
   return state;
 }
 

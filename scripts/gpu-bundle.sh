@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Packs what a GPU-machine check needs into .gpu/bundle.tar.xz: the built JS (dist/), the
+# built addon, package.json and the production dependencies. The GPU machine has no Node
+# and no network; .gpu/node.xz carries Node itself (see docs/gpu-checks.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .gpu
+[ -f .gpu/node.xz ] || xz -T2 -6 -c "$(command -v node)" > .gpu/node.xz
+prod=$(node -e "console.log(Object.keys(require('./package.json').dependencies).map(d=>'node_modules/'+d).join(' '))")
+# shellcheck disable=SC2086
+tar -cJf .gpu/bundle.tar.xz package.json dist build/Release/tensorrt_node.node $prod test/gpu scripts/gpu-run.sh
+ls -la .gpu

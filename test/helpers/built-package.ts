@@ -1,0 +1,100 @@
+/**
+ * Paths of the built package and child-process runners for tests that must exercise the real
+ * addon. The addon caches the CUDA driver and libnvinfer it opens for the life of the process
+ * (native/cuda/driver.cc, native/trt/library.cc), so every scenario that depends on which
+ * library is loaded runs in a fresh `node` process; the jest worker never loads the addon.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const DIST_INDEX = path.join(REPO_ROOT, 'dist', 'index.js');
+export const DIST_NATIVE = path.join(REPO_ROOT, 'dist', 'native.js');
+export const DIST_CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
+export const BUILT_ADDON = path.join(REPO_ROOT, 'build', 'Release', 'tensorrt_node.node');
+/** Runs one scenario against dist/ in a child process and prints its outcome as JSON. */
+export const PROBE_SCRIPT = path.join(__dirname, 'native-probe.js');
+
+/**
+ * Throws (so that every test of the calling describe fails with this message) when the
+ * TypeScript or the addon has not been built: these tests exercise the build outputs.
+ */
+export function requireBuild(): void {
+  const missing: string[] = [];
+  if (!fs.existsSync(DIST_INDEX)) missing.push(`${DIST_INDEX} (run \`npm run build:ts\`)`);
+  if (!fs.existsSync(BUILT_ADDON)) missing.push(`${BUILT_ADDON} (run \`npm run build:native\`)`);
+  if (missing.length > 0) {
+    throw new Error(`These tests run the built package; run \`npm run build\` first. Missing:\n  ${missing.join('\n  ')}`);
+  }
+}
+
+/** Environment variables through which the package can be redirected; never inherited. */
+const PACKAGE_ENV = ['TENSORRT_NODE_BINARY', 'TENSORRT_NODE_CUDA_LIBRARY', 'TENSORRT_NODE_TENSORRT_LIBRARY', 'TENSORRT_NODE_PREBUILD'];
+
+/** The parent's environment without the package's own variables, plus `overrides`. */
+export function childEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of PACKAGE_ENV) delete env[name];
+  return { ...env, ...overrides };
+}
+
+export interface ChildResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node <args>` in the repository root and waits for it. */
+export function runNode(args: string[], env: Record<string, string> = {}): ChildResult {
+  const result = spawnSync(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: childEnv(env),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (result.error) throw result.error;
+  return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A thrown value as the probe script serializes it. */
+export interface SerializedError {
+  name: string;
+  code?: string;
+  message: string;
+  details?: Record<string, unknown>;
+  /** `instanceof TensorRTNodeError` of the realm (thread) that caught it. */
+  isTensorRTNodeError: boolean;
+  hasCause: boolean;
+}
+
+export type ProbeOutcome<T = unknown> = { ok: true; value: T } | { ok: false; error: SerializedError };
+
+/**
+ * Runs test/helpers/native-probe.js with `mode` and returns what it printed. A crash (signal,
+ * non-zero exit, unparsable output) throws with the child's stderr so the failure says why.
+ */
+export function runProbe<T = unknown>(mode: string, env: Record<string, string> = {}, extra: string[] = []): T {
+  const result = runNode([PROBE_SCRIPT, mode, ...extra], env);
+  if (result.status !== 0) {
+    throw new Error(
+      `probe ${mode} exited with status ${result.status} signal ${result.signal}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
+  }
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`probe ${mode} printed no JSON:\n${result.stdout}\nstderr: ${result.stderr}`);
+  }
+}
+
+/** A fresh directory under the OS temp dir; remove it with {@link removeTempDir}. */
+export function makeTempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `trtn-${prefix}-`));
+}
+
+export function removeTempDir(dir: string | undefined): void {
+  if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+}
