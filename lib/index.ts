@@ -10,3 +10,23 @@ export { doctor, formatDoctorReport } from './doctor';
 export type { DoctorReport } from './doctor';
 export type { AddonSource } from './native';
 export { VERSION } from './version';
+
+// Graph IR, tensors and the CPU interpreter.
+export { Tensor, shapeSize } from './tensor';
+export type { Shape } from './tensor';
+export type { DType, TypedArray } from './ir/dtype';
+export { DTYPES, promoteTypes } from './ir/dtype';
+export { Graph, Node, Value, tensorType } from './ir/graph';
+export type { Arg, TensorType, ValueType } from './ir/graph';
+export { formatDim, formatShape, sym } from './ir/symbolic';
+export type { Dim, SymbolRange } from './ir/symbolic';
+export { printGraph } from './ir/printer';
+export { verifyGraph } from './ir/verify';
+export { call } from './ir/builder';
+export { opNames } from './ir/ops';
+export { interpret } from './interpreter';
+export { readNpy, writeNpy } from './kernels/npy';
+
+// Frontends.
+export { loadOnnx, mappedOnnxOps } from './frontends/onnx';
+export type { LoadOnnxOptions } from './frontends/onnx';

@@ -1,0 +1,242 @@
+/**
+ * What an ONNX mapper sees: the node (inputs, attributes), the opset, typed accessors that
+ * fail with messages naming the ONNX node, and `call()` to emit IR nodes.
+ */
+import type { onnx } from 'onnx-proto';
+
+import { BadModelError, UnsupportedOpError } from '../../errors';
+import { call } from '../../ir/builder';
+import type { DType } from '../../ir/dtype';
+import { Value, type Arg, type Graph, type Node, type TensorType } from '../../ir/graph';
+import type { SymMaterializer } from '../../ir/sym-values';
+import { isStatic, type Dim } from '../../ir/symbolic';
+import { Tensor } from '../../tensor';
+import { toNumber, type LongLike } from './long';
+import { tensorFromProto, type TensorProtoOptions } from './tensor-proto';
+
+/**
+ * A rank-0 or rank-1 integer tensor whose elements are known at import time, possibly as
+ * symbolic expressions (the output of Shape and the arithmetic on it).
+ */
+export interface Known {
+  readonly kind: 'known';
+  /** bool for comparisons of shapes (Equal), folded like the integers. */
+  readonly dtype: 'int64' | 'int32' | 'bool';
+  /** True for a rank-0 tensor (one element). */
+  readonly scalar: boolean;
+  readonly dims: readonly Dim[];
+}
+
+export function known(dims: readonly Dim[], scalar = false, dtype: Known['dtype'] = 'int64'): Known {
+  return { kind: 'known', dtype, scalar, dims: [...dims] };
+}
+
+/** A mapper's result for one output. */
+export type OnnxResult = Value | Known;
+
+export type AttrValue = number | string | Tensor | number[] | string[] | Tensor[];
+
+/** An ONNX node's view, with attributes decoded. */
+export interface OnnxNodeView {
+  readonly name: string;
+  readonly opType: string;
+  readonly domain: string;
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+  readonly attributes: ReadonlyMap<string, AttrValue>;
+}
+
+/** How the importer resolves and materializes values; implemented in import.ts. */
+export interface ValueResolver {
+  lookup(name: string): OnnxResult;
+  materialize(value: OnnxResult, hint: string): Value;
+  readonly sym: SymMaterializer;
+}
+
+const ATTR = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8, TENSORS: 9 } as const;
+
+/** Decodes an AttributeProto's value (graphs are unsupported and named as such). */
+export function decodeAttribute(attr: onnx.IAttributeProto, where: string, options: TensorProtoOptions): AttrValue {
+  const name = attr.name ?? '';
+  const text = (b: Uint8Array | null | undefined): string => Buffer.from(b ?? new Uint8Array()).toString('utf8');
+  switch (attr.type) {
+    case ATTR.FLOAT:
+      return attr.f ?? 0;
+    case ATTR.INT:
+      return toNumber(attr.i as number | LongLike);
+    case ATTR.STRING:
+      return text(attr.s);
+    case ATTR.TENSOR:
+      return tensorFromProto(attr.t ?? {}, `${where} attribute ${name}`, options);
+    case ATTR.FLOATS:
+      return [...(attr.floats ?? [])];
+    case ATTR.INTS:
+      return (attr.ints ?? []).map((v) => toNumber(v as number | LongLike));
+    case ATTR.STRINGS:
+      return (attr.strings ?? []).map(text);
+    case ATTR.TENSORS:
+      return (attr.tensors ?? []).map((t, i) => tensorFromProto(t, `${where} attribute ${name}[${i}]`, options));
+    case ATTR.GRAPH:
+      throw new UnsupportedOpError(`${where}: attribute ${name} is a subgraph; control flow (If, Loop, Scan) is not supported`);
+    default:
+      throw new BadModelError(`${where}: attribute ${name} has unsupported type ${attr.type ?? 'UNDEFINED'}`);
+  }
+}
+
+export class OnnxContext {
+  /** `ONNX node "name" (OpType)`: how messages name this node. */
+  readonly where: string;
+
+  constructor(
+    readonly graph: Graph,
+    readonly node: OnnxNodeView,
+    /** Version of the default ONNX domain the model imports. */
+    readonly opset: number,
+    private readonly resolver: ValueResolver,
+  ) {
+    this.where = `ONNX node "${node.name}" (${node.opType})`;
+  }
+
+  /** E_UNSUPPORTED_OP naming the node. */
+  unsupported(reason: string): never {
+    throw new UnsupportedOpError(`${this.where}: ${reason}`, { details: { node: this.node.name, op: this.node.opType, opset: this.opset } });
+  }
+
+  /** E_BAD_MODEL naming the node. */
+  bad(reason: string): never {
+    throw new BadModelError(`${this.where}: ${reason}`, { details: { node: this.node.name, op: this.node.opType } });
+  }
+
+  /** True when input `i` is given (ONNX marks omitted optional inputs with an empty name). */
+  hasInput(i: number): boolean {
+    return i < this.node.inputs.length && this.node.inputs[i] !== '';
+  }
+
+  /** Input `i` as a result (value or known list). */
+  raw(i: number): OnnxResult {
+    if (!this.hasInput(i)) this.bad(`input ${i} is required`);
+    return this.resolver.lookup(this.node.inputs[i]!);
+  }
+
+  /** Input `i` as a graph value (known lists are materialized). */
+  input(i: number): Value {
+    return this.resolver.materialize(this.raw(i), this.node.inputs[i]!);
+  }
+
+  optInput(i: number): Value | null {
+    return this.hasInput(i) ? this.input(i) : null;
+  }
+
+  /** Every given input as values (variadic ops). */
+  inputs(): Value[] {
+    return this.node.inputs.map((_, i) => i).filter((i) => this.hasInput(i)).map((i) => this.input(i));
+  }
+
+  inputType(i: number): TensorType {
+    const r = this.raw(i);
+    if (r instanceof Value) return r.tensorType;
+    return { kind: 'tensor', dtype: r.dtype, shape: r.scalar ? [] : [r.dims.length] };
+  }
+
+  /** Input `i` as known integers (symbolic allowed), or null when only known at run time. */
+  known(i: number): Known | null {
+    const r = this.raw(i);
+    if (!(r instanceof Value)) return r;
+    const t = this.constant(i);
+    // Only small integer lists are shape-like; big constants stay tensors.
+    if (t === null || (t.dtype !== 'int64' && t.dtype !== 'int32' && t.dtype !== 'bool') || t.rank > 1 || t.size > 64) return null;
+    return known(t.toArray(), t.rank === 0, t.dtype);
+  }
+
+  /** Input `i`'s data when it is a constant (initializer or Constant node), else null. */
+  constant(i: number): Tensor | null {
+    const r = this.raw(i);
+    if (r instanceof Value) return r.producer.kind === 'constant' ? r.producer.tensor! : null;
+    if (!r.dims.every(isStatic)) return null;
+    return Tensor.from(r.dtype, r.scalar ? [] : [r.dims.length], r.dims as number[]);
+  }
+
+  /** Input `i` as static integers; unsupported when it is computed at run time. */
+  staticInts(i: number, what: string): number[] {
+    const k = this.known(i);
+    if (k === null || !k.dims.every(isStatic)) this.unsupported(`${what} (input ${i}) must be a constant`);
+    return k.dims as number[];
+  }
+
+  /** Input `i` as dims (ints or SymInt values) for ops like view/expand; unsupported when data-dependent. */
+  dimArgs(i: number, what: string): Array<number | Value> {
+    const k = this.known(i);
+    if (k === null) this.unsupported(`${what} (input ${i}) depends on tensor data, not only on shapes; it cannot be compiled`);
+    return k.dims.map((d) => this.resolver.sym.arg(d));
+  }
+
+  /** A SymInt argument for one dim. */
+  dimArg(d: Dim): number | Value {
+    return this.resolver.sym.arg(d);
+  }
+
+  has(name: string): boolean {
+    return this.node.attributes.has(name);
+  }
+
+  attrInt(name: string, fallback?: number): number {
+    const v = this.node.attributes.get(name) ?? fallback;
+    if (typeof v !== 'number' || !Number.isInteger(v)) return this.bad(`attribute ${name} must be an integer${fallback === undefined ? ' and is required' : ''}`);
+    return v;
+  }
+
+  attrFloat(name: string, fallback?: number): number {
+    const v = this.node.attributes.get(name) ?? fallback;
+    if (typeof v !== 'number') return this.bad(`attribute ${name} must be a number${fallback === undefined ? ' and is required' : ''}`);
+    return v;
+  }
+
+  attrString(name: string, fallback?: string): string {
+    const v = this.node.attributes.get(name) ?? fallback;
+    if (typeof v !== 'string') return this.bad(`attribute ${name} must be a string${fallback === undefined ? ' and is required' : ''}`);
+    return v;
+  }
+
+  attrInts(name: string, fallback?: number[]): number[] {
+    const v = this.node.attributes.get(name) ?? fallback;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) return this.bad(`attribute ${name} must be a list of integers${fallback === undefined ? ' and is required' : ''}`);
+    return v as number[];
+  }
+
+  attrFloats(name: string, fallback?: number[]): number[] {
+    const v = this.node.attributes.get(name) ?? fallback;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) return this.bad(`attribute ${name} must be a list of numbers`);
+    return v as number[];
+  }
+
+  attrTensor(name: string): Tensor | null {
+    const v = this.node.attributes.get(name);
+    if (v === undefined) return null;
+    if (!(v instanceof Tensor)) return this.bad(`attribute ${name} must be a tensor`);
+    return v;
+  }
+
+  /** Emits an IR call node named after this ONNX node. */
+  call(target: string, args: Readonly<Record<string, Arg>>): Node {
+    return call(this.graph, target, args, {
+      name: this.node.name || target.split('.')[1],
+      where: this.where,
+      meta: { onnxNode: this.node.name, onnxOp: this.node.opType },
+    });
+  }
+
+  /** Emits a call and returns its single output. */
+  emit(target: string, args: Readonly<Record<string, Arg>>): Value {
+    return this.call(target, args).output;
+  }
+
+  /** A constant value (e.g. a scalar operand), named after this node. */
+  constantValue(tensor: Tensor, suffix = 'const'): Value {
+    return this.graph.addConstant(`${this.node.name || this.node.opType}_${suffix}`, tensor);
+  }
+
+  /** Casts `v` to `dtype` (no node when it already has that type). */
+  cast(v: Value, dtype: DType): Value {
+    return v.tensorType.dtype === dtype ? v : this.emit('aten._to_copy.default', { self: v, dtype });
+  }
+}

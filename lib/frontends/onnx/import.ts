@@ -1,0 +1,192 @@
+/**
+ * ModelProto → Graph. Inputs keep their ONNX names and `dim_param` symbols; initializers
+ * become constants; each node goes through its folder (shape arithmetic at import time) or
+ * its mapper (IR nodes); graph outputs are the ONNX outputs, materialized.
+ */
+import type { onnx } from 'onnx-proto';
+
+import { BadModelError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
+import { call } from '../../ir/builder';
+import { Graph, tensorType, Value } from '../../ir/graph';
+import { SymMaterializer } from '../../ir/sym-values';
+import { isStatic, sym, type Dim } from '../../ir/symbolic';
+import { Tensor } from '../../tensor';
+import { decodeAttribute, OnnxContext, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
+import { toNumber, type LongLike } from './long';
+import { onnxFolder, onnxMapper } from './registry';
+import { dtypeFromOnnx, tensorFromProto, type TensorProtoOptions } from './tensor-proto';
+
+/** Opsets of the default domain this importer maps (their input-form differences included). */
+export const MIN_OPSET = 13;
+export const MAX_OPSET = 21;
+
+export interface ImportOptions extends TensorProtoOptions {
+  /** How to name the model in errors (its path, or "buffer"). */
+  source: string;
+}
+
+function sanitizeSymbol(name: string): string {
+  const s = name.replace(/[^A-Za-z0-9_]/g, '_');
+  return /^[A-Za-z_]/.test(s) ? s : `d_${s}`;
+}
+
+function defaultOpset(model: onnx.ModelProto, source: string): number {
+  const entry = model.opsetImport.find((o) => !o.domain || o.domain === 'ai.onnx');
+  if (entry === undefined) throw new BadModelError(`${source}: the model does not import the default ONNX domain`);
+  const version = toNumber(entry.version as number | LongLike);
+  if (version < MIN_OPSET || version > MAX_OPSET) {
+    throw new UnsupportedOpError(
+      `${source} uses ONNX opset ${version}; tensorrt-node imports opsets ${MIN_OPSET} to ${MAX_OPSET}. ` +
+        'Re-export the model with a supported opset (torch.onnx.export(..., opset_version=17)) or convert it with onnx.version_converter.',
+      { details: { opset: version } },
+    );
+  }
+  return version;
+}
+
+class Importer implements ValueResolver {
+  readonly graph: Graph;
+  readonly sym: SymMaterializer;
+  private readonly values = new Map<string, OnnxResult>();
+  private readonly materialized = new Map<OnnxResult, Value>();
+  private unknownDims = 0;
+
+  constructor(
+    private readonly model: onnx.ModelProto,
+    private readonly options: ImportOptions,
+  ) {
+    this.graph = new Graph(model.graph!.name || 'onnx_graph');
+    this.sym = new SymMaterializer(this.graph);
+  }
+
+  lookup(name: string): OnnxResult {
+    const v = this.values.get(name);
+    if (v === undefined) throw new BadModelError(`${this.options.source}: value "${name}" is used before it is defined`);
+    return v;
+  }
+
+  materialize(value: OnnxResult, hint: string): Value {
+    if (value instanceof Value) return value;
+    const hit = this.materialized.get(value);
+    if (hit !== undefined) return hit;
+    let v: Value;
+    if (value.dims.every(isStatic)) {
+      v = this.graph.addConstant(hint, Tensor.from(value.dtype, value.scalar ? [] : [value.dims.length], value.dims as number[]));
+    } else {
+      v = call(this.graph, 'trt.sym_tensor', { values: value.dims.map((d) => this.sym.arg(d)), scalar: value.scalar, dtype: value.dtype }, { name: hint })
+        .output;
+    }
+    this.materialized.set(value, v);
+    return v;
+  }
+
+  private dimOf(d: onnx.TensorShapeProto.IDimension, inputName: string, axis: number): Dim {
+    if (d.dimParam) {
+      const name = sanitizeSymbol(d.dimParam);
+      if (!this.graph.symbols.has(name)) this.graph.symbols.set(name, { min: 0, max: Infinity });
+      return sym(name);
+    }
+    if (d.dimValue !== null && d.dimValue !== undefined && (typeof d.dimValue === 'number' || 'low' in (d.dimValue as object))) {
+      const n = toNumber(d.dimValue as number | LongLike);
+      if (n < 0) throw new BadModelError(`${this.options.source}: input "${inputName}" dim ${axis} is negative (${n})`);
+      return n;
+    }
+    // Neither value nor name: a dim only known at run time.
+    const name = `unk${this.unknownDims++}`;
+    this.graph.symbols.set(name, { min: 0, max: Infinity });
+    return sym(name);
+  }
+
+  private addInputs(initializerNames: Set<string>): void {
+    for (const input of this.model.graph!.input ?? []) {
+      const name = input.name ?? '';
+      if (initializerNames.has(name)) continue; // IR < 4: initializers listed as inputs
+      const tt = input.type?.tensorType;
+      if (!tt) throw new UnsupportedOpError(`${this.options.source}: input "${name}" is not a tensor (sequences and maps are not supported)`);
+      const dtype = dtypeFromOnnx(tt.elemType ?? 0, `input "${name}"`);
+      if (!tt.shape) throw new UnsupportedOpError(`${this.options.source}: input "${name}" has no shape (not even a rank); give it one when exporting`);
+      const shape = (tt.shape.dim ?? []).map((d, axis) => this.dimOf(d, name, axis));
+      const v = this.graph.addInput(name, tensorType(dtype, shape));
+      this.sym.addSources(v);
+      this.values.set(name, v);
+    }
+  }
+
+  private addInitializers(): Set<string> {
+    const names = new Set<string>();
+    for (const init of this.model.graph!.initializer ?? []) {
+      const name = init.name ?? '';
+      const t = tensorFromProto(init, `initializer "${name}"`, this.options);
+      this.values.set(name, this.graph.addConstant(name, t, 'parameter'));
+      names.add(name);
+    }
+    return names;
+  }
+
+  private view(node: onnx.INodeProto, index: number): OnnxNodeView {
+    const name = node.name || `${node.opType ?? 'node'}_${index}`;
+    const where = `ONNX node "${name}" (${node.opType})`;
+    const attributes = new Map<string, AttrValue>();
+    for (const a of node.attribute ?? []) attributes.set(a.name ?? '', decodeAttribute(a, where, this.options));
+    return { name, opType: node.opType ?? '', domain: node.domain ?? '', inputs: node.input ?? [], outputs: node.output ?? [], attributes };
+  }
+
+  private importNode(node: onnx.INodeProto, index: number, opset: number): void {
+    const view = this.view(node, index);
+    const ctx = new OnnxContext(this.graph, view, opset, this);
+    const folder = onnxFolder(view.domain, view.opType);
+    const mapper = onnxMapper(view.domain, view.opType);
+    if (mapper === undefined && folder === undefined) {
+      const domain = view.domain && view.domain !== 'ai.onnx' ? ` from domain "${view.domain}"` : '';
+      ctx.unsupported(`op type ${view.opType}${domain} is not supported (opset ${opset})`);
+    }
+    let results: OnnxResult[] | null = null;
+    try {
+      if (folder !== undefined) results = folder(ctx);
+      if (results === null) {
+        results =
+          mapper === undefined ? ctx.unsupported(`${view.opType} is only supported on shape values known at import time`) : mapper(ctx);
+      }
+    } catch (error) {
+      if (error instanceof TensorRTNodeError) throw error;
+      throw new BadModelError(`${ctx.where}: ${(error as Error).message}`, { cause: error });
+    }
+    view.outputs.forEach((name, i) => {
+      if (name === '') return; // an output the model does not use
+      const r = results![i];
+      if (r === undefined) ctx.unsupported(`output ${i} ("${name}") is not produced by this importer`);
+      this.values.set(name, r);
+      if (r instanceof Value && r.producer.kind === 'call' && r.name !== name) r.name = this.graph.uniqueName(name);
+    });
+  }
+
+  run(): Graph {
+    const g = this.model.graph!;
+    const opset = defaultOpset(this.model, this.options.source);
+    const initializers = this.addInitializers();
+    this.addInputs(initializers);
+    (g.node ?? []).forEach((node, i) => this.importNode(node, i, opset));
+    const outputs: Value[] = [];
+    const names: string[] = [];
+    for (const out of g.output ?? []) {
+      const name = out.name ?? '';
+      const v = this.materialize(this.lookup(name), name);
+      const declared = out.type?.tensorType?.elemType;
+      if (declared && dtypeFromOnnx(declared, `output "${name}"`) !== v.tensorType.dtype) {
+        throw new BadModelError(
+          `${this.options.source}: output "${name}" is declared ${dtypeFromOnnx(declared, name)} but computes ${v.tensorType.dtype}`,
+        );
+      }
+      outputs.push(v);
+      names.push(name);
+    }
+    this.graph.setOutputs(outputs, names);
+    this.graph.eliminateDeadCode();
+    return this.graph;
+  }
+}
+
+/** Imports a decoded model. */
+export function importModel(model: onnx.ModelProto, options: ImportOptions): Graph {
+  return new Importer(model, options).run();
+}

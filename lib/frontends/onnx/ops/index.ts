@@ -1,0 +1,5 @@
+/** Loads the ONNX folders and every op family's ONNX mappers. */
+import './shape-folding';
+import './pointwise';
+import './nn';
+import './shape';

@@ -1,0 +1,627 @@
+/**
+ * ONNX mappers of the neural-network ops: reductions, softmax, CumSum, MatMul/Gemm,
+ * normalization, convolution, pooling, Resize and TopK (opsets 13–21).
+ *
+ * They map onto the ATen ops of lib/ir/ops/nn.ts where the semantics agree exactly and onto
+ * the `trt.` ops declared there where ONNX goes further (begin/end pads that differ, Resize
+ * coordinate modes PyTorch lacks, CumSum exclusive/reverse, ArgMax select_last_index).
+ */
+import { isFloating } from '../../../ir/dtype';
+import type { Value } from '../../../ir/graph';
+import { exactScaledDim } from '../../../ir/ops/nn';
+import { dimEquals, isStatic, type Dim } from '../../../ir/symbolic';
+import { Tensor } from '../../../tensor';
+import type { OnnxContext, OnnxResult } from '../context';
+import { defineOnnxOp } from '../registry';
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const fmtDims = (dims: readonly Dim[]): string => `[${dims.map((d) => (typeof d === 'number' ? d : JSON.stringify(d))).join(', ')}]`;
+
+/** True when output `i` of the node is requested (present with a non-empty name). */
+function wantsOutput(ctx: OnnxContext, i: number): boolean {
+  return i < ctx.node.outputs.length && ctx.node.outputs[i] !== '';
+}
+
+const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+
+/** A per-spatial-dim attribute list of length `n` (default `fill`), checked. */
+function spatialAttr(ctx: OnnxContext, name: string, n: number, fill: number, min: number): number[] {
+  const v = ctx.attrInts(name, new Array<number>(n).fill(fill));
+  if (v.length !== n) ctx.bad(`attribute ${name} [${v.join(', ')}] must have ${n} elements (one per spatial dim)`);
+  if (v.some((x) => x < min)) ctx.bad(`attribute ${name} [${v.join(', ')}] must be >= ${min}`);
+  return v;
+}
+
+interface Pads {
+  begin: number[];
+  end: number[];
+}
+
+/**
+ * Begin/end pads from auto_pad and pads, for Conv and the pools. SAME_* keeps
+ * ceil(in / stride) outputs; with stride 1 that needs no static input size.
+ */
+function resolvePads(ctx: OnnxContext, inSpatial: readonly Dim[], kernel: readonly number[], stride: readonly number[], dilation: readonly number[]): Pads {
+  const n = kernel.length;
+  const auto = ctx.attrString('auto_pad', 'NOTSET');
+  switch (auto) {
+    case 'NOTSET': {
+      const pads = ctx.attrInts('pads', new Array<number>(2 * n).fill(0));
+      if (pads.length !== 2 * n) ctx.bad(`attribute pads [${pads.join(', ')}] must have ${2 * n} elements`);
+      if (pads.some((p) => p < 0)) ctx.bad(`attribute pads [${pads.join(', ')}] must be non-negative`);
+      return { begin: pads.slice(0, n), end: pads.slice(n) };
+    }
+    case 'VALID':
+      return { begin: new Array<number>(n).fill(0), end: new Array<number>(n).fill(0) };
+    case 'SAME_UPPER':
+    case 'SAME_LOWER': {
+      const begin: number[] = [];
+      const end: number[] = [];
+      inSpatial.forEach((d, i) => {
+        const span = dilation[i]! * (kernel[i]! - 1) + 1;
+        let total: number;
+        if (stride[i] === 1) total = span - 1;
+        else if (typeof d === 'number') total = Math.max(0, (Math.ceil(d / stride[i]!) - 1) * stride[i]! + span - d);
+        else return ctx.unsupported(`auto_pad ${auto} with stride ${stride[i]} needs a static input size (spatial dim ${i} is symbolic)`);
+        const small = Math.floor(total / 2);
+        begin.push(auto === 'SAME_UPPER' ? small : total - small);
+        end.push(auto === 'SAME_UPPER' ? total - small : small);
+      });
+      return { begin, end };
+    }
+    default:
+      return ctx.bad(`unknown auto_pad ${JSON.stringify(auto)}`);
+  }
+}
+
+const symmetric = (p: Pads): boolean => p.begin.every((b, i) => b === p.end[i]);
+
+/** The static kernel size of a convolution weight [O, I, *k], checked against kernel_shape. */
+function convKernel(ctx: OnnxContext, weight: Value): number[] {
+  const k = weight.tensorType.shape.slice(2);
+  if (!k.every(isStatic)) ctx.unsupported(`the weight's kernel size ${fmtDims(k)} must be static`);
+  if (ctx.has('kernel_shape')) {
+    const attr = ctx.attrInts('kernel_shape');
+    if (attr.length !== k.length || attr.some((v, i) => v !== k[i])) ctx.bad(`kernel_shape [${attr.join(', ')}] does not match the weight's ${fmtDims(k)}`);
+  }
+  return k as number[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions
+
+/**
+ * The axes of a Reduce* node: an input from `inputSince` on (an attribute before), with
+ * noop_with_empty_axes. Returns null for the identity (no axes and noop), [] for all axes.
+ */
+function reduceAxes(ctx: OnnxContext, inputSince: number): number[] | null {
+  const fromInput = ctx.opset >= inputSince;
+  const axes = fromInput ? (ctx.hasInput(1) ? ctx.staticInts(1, 'axes') : []) : ctx.attrInts('axes', []);
+  const noop = fromInput ? ctx.attrInt('noop_with_empty_axes', 0) : 0;
+  return axes.length === 0 && noop === 1 ? null : axes;
+}
+
+const keepdims = (ctx: OnnxContext): boolean => ctx.attrInt('keepdims', 1) === 1;
+
+/** A reduction whose ATen op takes `self`, `dim` (a list) and `keepdim`. */
+function defineReduce(
+  opType: string,
+  inputSince: number,
+  emit: (ctx: OnnxContext, x: Value, axes: number[], keepdim: boolean) => Value,
+  /** With noop_with_empty_axes and no axes, ONNX still applies the op's elementwise part (|x|, x²). */
+  noop: (ctx: OnnxContext, x: Value) => Value = (_ctx, x) => x,
+): void {
+  defineOnnxOp(opType, (ctx) => {
+    const x = ctx.input(0);
+    const axes = reduceAxes(ctx, inputSince);
+    if (axes === null) return [noop(ctx, x)];
+    return [emit(ctx, x, axes, keepdims(ctx))];
+  });
+}
+
+function floatOnly(ctx: OnnxContext, x: Value): void {
+  if (!isFloating(x.tensorType.dtype)) ctx.unsupported(`${ctx.node.opType} of ${x.tensorType.dtype} tensors is not supported (floating-point only)`);
+}
+
+/** ONNX keeps the input type of sums and products; ATen would widen integers to int64. */
+const keepType = (x: Value): string | null => (isFloating(x.tensorType.dtype) ? null : x.tensorType.dtype);
+
+defineReduce('ReduceSum', 13, (ctx, x, axes, keepdim) => ctx.emit('aten.sum.dim_IntList', { self: x, dim: axes, keepdim, dtype: keepType(x) }));
+defineReduce('ReduceMean', 18, (ctx, x, axes, keepdim) => {
+  floatOnly(ctx, x);
+  return ctx.emit('aten.mean.dim', { self: x, dim: axes, keepdim });
+});
+defineReduce('ReduceMax', 18, (ctx, x, axes, keepdim) => ctx.emit('aten.amax.default', { self: x, dim: axes, keepdim }));
+defineReduce('ReduceMin', 18, (ctx, x, axes, keepdim) => ctx.emit('aten.amin.default', { self: x, dim: axes, keepdim }));
+defineReduce('ReduceProd', 18, (ctx, x, axes, keepdim) => {
+  // prod has a single-dim overload only: one node per axis, highest axis first.
+  const rank = x.tensorType.shape.length;
+  const list = axes.length === 0 ? range(0, rank) : axes.map((a) => (a < 0 ? a + rank : a));
+  if (list.some((a) => a < 0 || a >= Math.max(rank, 1))) ctx.bad(`axes [${axes.join(', ')}] are out of range for rank ${rank}`);
+  if (new Set(list).size !== list.length) ctx.bad(`axes [${axes.join(', ')}] repeat an axis`);
+  if (list.length === 0) list.push(0); // a 0-d input: prod over "dim 0" keeps it
+  let v = x;
+  for (const a of [...list].sort((p, q) => q - p)) v = ctx.emit('aten.prod.dim_int', { self: v, dim: a, keepdim, dtype: keepType(x) });
+  return v;
+});
+const absolute = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.abs.default', { self: x });
+const square = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.mul.Tensor', { self: x, other: x });
+defineReduce(
+  'ReduceL1',
+  18,
+  (ctx, x, axes, keepdim) => {
+    floatOnly(ctx, x);
+    return ctx.emit('aten.linalg_vector_norm.default', { self: x, ord: 1, dim: axes, keepdim });
+  },
+  absolute,
+);
+defineReduce(
+  'ReduceL2',
+  18,
+  (ctx, x, axes, keepdim) => {
+    floatOnly(ctx, x);
+    return ctx.emit('aten.linalg_vector_norm.default', { self: x, ord: 2, dim: axes, keepdim });
+  },
+  absolute,
+);
+defineReduce('ReduceLogSumExp', 18, (ctx, x, axes, keepdim) => {
+  floatOnly(ctx, x);
+  return ctx.emit('aten.logsumexp.default', { self: x, dim: axes, keepdim });
+});
+defineReduce(
+  'ReduceSumSquare',
+  18,
+  (ctx, x, axes, keepdim) => ctx.emit('aten.sum.dim_IntList', { self: square(ctx, x), dim: axes, keepdim, dtype: keepType(x) }),
+  square,
+);
+
+for (const [opType, name] of [
+  ['ArgMax', 'argmax'],
+  ['ArgMin', 'argmin'],
+] as const) {
+  defineOnnxOp(opType, (ctx) => {
+    const x = ctx.input(0);
+    const dim = ctx.attrInt('axis', 0);
+    const keepdim = keepdims(ctx);
+    if (ctx.attrInt('select_last_index', 0) === 1) return [ctx.emit(`trt.${name}_last`, { self: x, dim, keepdim })];
+    return [ctx.emit(`aten.${name}.default`, { self: x, dim, keepdim })];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softmax, CumSum
+
+defineOnnxOp('Softmax', (ctx) => [ctx.emit('aten._softmax.default', { self: ctx.input(0), dim: ctx.attrInt('axis', -1), half_to_float: false })]);
+defineOnnxOp('LogSoftmax', (ctx) => [ctx.emit('aten._log_softmax.default', { self: ctx.input(0), dim: ctx.attrInt('axis', -1), half_to_float: false })]);
+
+defineOnnxOp('CumSum', (ctx) => {
+  const x = ctx.input(0);
+  const axis = ctx.staticInts(1, 'axis');
+  if (axis.length !== 1) ctx.bad(`axis must be a single integer, got [${axis.join(', ')}]`);
+  const exclusive = ctx.attrInt('exclusive', 0) === 1;
+  const reverse = ctx.attrInt('reverse', 0) === 1;
+  if (!exclusive && !reverse) return [ctx.emit('aten.cumsum.default', { self: x, dim: axis[0]!, dtype: x.tensorType.dtype })];
+  return [ctx.emit('trt.cumsum_onnx', { self: x, dim: axis[0]!, exclusive, reverse })];
+});
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products
+
+defineOnnxOp('MatMul', (ctx) => [ctx.emit('aten.matmul.default', { self: ctx.input(0), other: ctx.input(1) })]);
+
+defineOnnxOp('Gemm', (ctx) => {
+  const a = ctx.input(0);
+  const b = ctx.input(1);
+  const c = ctx.optInput(2);
+  if (a.tensorType.shape.length !== 2 || b.tensorType.shape.length !== 2) {
+    ctx.bad(`A and B must be 2-D, got ${fmtDims(a.tensorType.shape)} and ${fmtDims(b.tensorType.shape)}`);
+  }
+  const transA = ctx.attrInt('transA', 0) === 1;
+  const transB = ctx.attrInt('transB', 0) === 1;
+  const alpha = ctx.attrFloat('alpha', 1);
+  const beta = ctx.attrFloat('beta', 1);
+  // The nn.Linear pattern: A @ B^T + C.
+  if (!transA && transB && alpha === 1 && (c === null || (beta === 1 && c.tensorType.shape.length <= 1))) {
+    return [ctx.emit('aten.linear.default', { input: a, weight: b, bias: c })];
+  }
+  const t = (v: Value): Value => ctx.emit('aten.permute.default', { self: v, dims: [1, 0] });
+  const mat1 = transA ? t(a) : a;
+  const mat2 = transB ? t(b) : b;
+  if (c !== null && beta !== 0) return [ctx.emit('aten.addmm.default', { self: c, mat1, mat2, beta, alpha })];
+  if (alpha === 1) return [ctx.emit('aten.mm.default', { self: mat1, mat2 })];
+  // No bias but a scale: addmm with beta 0 ignores its (zero) input entirely.
+  const zero = ctx.constantValue(new Tensor(a.tensorType.dtype, []), 'zero');
+  return [ctx.emit('aten.addmm.default', { self: zero, mat1, mat2, beta: 0, alpha })];
+});
+
+// ---------------------------------------------------------------------------------------------
+// Normalization
+
+defineOnnxOp('BatchNormalization', (ctx) => {
+  if (ctx.opset >= 14 && ctx.attrInt('training_mode', 0) === 1) ctx.unsupported('training_mode=1 (batch statistics) is not supported; export the model for inference');
+  if (ctx.node.outputs.slice(1).some((o) => o !== '')) ctx.unsupported('the running-statistics outputs exist only in training mode, which is not supported');
+  const node = ctx.call('aten._native_batch_norm_legit_no_training.default', {
+    input: ctx.input(0),
+    weight: ctx.input(1),
+    bias: ctx.input(2),
+    running_mean: ctx.input(3),
+    running_var: ctx.input(4),
+    momentum: ctx.attrFloat('momentum', 0.9),
+    eps: ctx.attrFloat('epsilon', 1e-5),
+  });
+  return [node.outputs[0]!];
+});
+
+defineOnnxOp('LayerNormalization', (ctx) => {
+  const x = ctx.input(0);
+  const shape = x.tensorType.shape;
+  const rank = shape.length;
+  const axisAttr = ctx.attrInt('axis', -1);
+  const axis = axisAttr < 0 ? axisAttr + rank : axisAttr;
+  if (axis < 0 || axis >= rank) ctx.bad(`axis ${axisAttr} is out of range for rank ${rank}`);
+  const normalized = shape.slice(axis);
+  const scale = ctx.input(1);
+  const bias = ctx.optInput(2);
+  for (const [name, p] of [
+    ['Scale', scale],
+    ['B', bias],
+  ] as const) {
+    if (p === null) continue;
+    const ps = p.tensorType.shape;
+    if (ps.length !== normalized.length || ps.some((d, i) => !dimEquals(d, normalized[i]!))) {
+      ctx.unsupported(`${name} of shape ${fmtDims(ps)} must have the normalized shape ${fmtDims(normalized)} (broadcasting it is not supported)`);
+    }
+  }
+  const node = ctx.call('aten.native_layer_norm.default', {
+    input: x,
+    normalized_shape: normalized.map((d) => ctx.dimArg(d)),
+    weight: scale,
+    bias,
+    eps: ctx.attrFloat('epsilon', 1e-5),
+  });
+  const [y, mean, rstd] = node.outputs as [Value, Value, Value];
+  // Mean and InvStdDev have the stash type (float32 by default).
+  const stash = ctx.attrInt('stash_type', 1);
+  const stat = (v: Value, i: number): Value => (wantsOutput(ctx, i) && stash === 1 ? ctx.cast(v, 'float32') : v);
+  return [y, stat(mean, 1), stat(rstd, 2)];
+});
+
+/** A per-group parameter [G] (GroupNormalization-18) as a per-channel constant [C]. */
+function perChannelFromGroups(ctx: OnnxContext, i: number, channels: number, groups: number, name: string): Value {
+  const v = ctx.input(i);
+  const shape = v.tensorType.shape;
+  if (shape.length !== 1 || shape[0] !== groups) ctx.bad(`${name} must have shape [${groups}] (num_groups) at opset ${ctx.opset}, got ${fmtDims(shape)}`);
+  if (groups === channels) return v;
+  const t = ctx.constant(i);
+  if (t === null) ctx.unsupported(`${name} must be a constant at opset < 21 (it is per group there and is expanded per channel)`);
+  const values = t.toArray();
+  const per = channels / groups;
+  return ctx.constantValue(Tensor.from(t.dtype, [channels], Array.from({ length: channels }, (_, c) => values[Math.floor(c / per)]!)), `${name}_per_channel`);
+}
+
+defineOnnxOp('GroupNormalization', (ctx: OnnxContext) => {
+  const x = ctx.input(0);
+  const shape = x.tensorType.shape;
+  if (shape.length < 2) ctx.bad(`input ${fmtDims(shape)} needs at least 2 dims [N, C, ...]`);
+  const groups = ctx.attrInt('num_groups');
+  const c = shape[1]!;
+  let weight: Value;
+  let bias: Value;
+  if (ctx.opset >= 21) {
+    weight = ctx.input(1);
+    bias = ctx.input(2);
+  } else {
+    if (typeof c !== 'number') ctx.unsupported('the channel dim must be static at opset < 21');
+    if (groups < 1 || c % groups !== 0) ctx.bad(`${c} channels cannot be split into ${groups} groups`);
+    weight = perChannelFromGroups(ctx, 1, c, groups, 'scale');
+    bias = perChannelFromGroups(ctx, 2, c, groups, 'bias');
+  }
+  return [ctx.emit('aten.group_norm.default', { input: x, num_groups: groups, weight, bias, eps: ctx.attrFloat('epsilon', 1e-5) })];
+});
+
+defineOnnxOp('InstanceNormalization', (ctx: OnnxContext) => {
+  const x = ctx.input(0);
+  const shape = x.tensorType.shape;
+  if (shape.length < 3) ctx.bad(`input ${fmtDims(shape)} needs at least 3 dims [N, C, D1, ...]`);
+  const c = shape[1]!;
+  if (typeof c !== 'number') ctx.unsupported('the channel dim must be static');
+  // Instance normalization is group normalization with one channel per group.
+  return [ctx.emit('aten.group_norm.default', { input: x, num_groups: c, weight: ctx.input(1), bias: ctx.input(2), eps: ctx.attrFloat('epsilon', 1e-5) })];
+});
+
+// ---------------------------------------------------------------------------------------------
+// Convolution
+
+defineOnnxOp('Conv', (ctx) => {
+  const x = ctx.input(0);
+  const w = ctx.input(1);
+  const bias = ctx.optInput(2);
+  const n = w.tensorType.shape.length - 2;
+  if (n < 1 || n > 3) ctx.unsupported(`only 1-D, 2-D and 3-D convolutions are supported (weight ${fmtDims(w.tensorType.shape)})`);
+  if (x.tensorType.shape.length !== n + 2) ctx.bad(`input ${fmtDims(x.tensorType.shape)} does not fit weight ${fmtDims(w.tensorType.shape)}`);
+  const kernel = convKernel(ctx, w);
+  const stride = spatialAttr(ctx, 'strides', n, 1, 1);
+  const dilation = spatialAttr(ctx, 'dilations', n, 1, 1);
+  const groups = ctx.attrInt('group', 1);
+  const pads = resolvePads(ctx, x.tensorType.shape.slice(2), kernel, stride, dilation);
+  if (symmetric(pads)) {
+    return [
+      ctx.emit('aten.convolution.default', {
+        input: x,
+        weight: w,
+        bias,
+        stride,
+        padding: pads.begin,
+        dilation,
+        transposed: false,
+        output_padding: new Array<number>(n).fill(0),
+        groups,
+      }),
+    ];
+  }
+  return [ctx.emit('trt.conv_padded', { input: x, weight: w, bias, stride, pads_begin: pads.begin, pads_end: pads.end, dilation, groups })];
+});
+
+defineOnnxOp('ConvTranspose', (ctx) => {
+  const x = ctx.input(0);
+  const w = ctx.input(1);
+  const bias = ctx.optInput(2);
+  const n = w.tensorType.shape.length - 2;
+  if (n < 1 || n > 3) ctx.unsupported(`only 1-D, 2-D and 3-D transposed convolutions are supported (weight ${fmtDims(w.tensorType.shape)})`);
+  if (x.tensorType.shape.length !== n + 2) ctx.bad(`input ${fmtDims(x.tensorType.shape)} does not fit weight ${fmtDims(w.tensorType.shape)}`);
+  const kernel = convKernel(ctx, w);
+  const stride = spatialAttr(ctx, 'strides', n, 1, 1);
+  const dilation = spatialAttr(ctx, 'dilations', n, 1, 1);
+  const outputPadding = spatialAttr(ctx, 'output_padding', n, 0, 0);
+  const groups = ctx.attrInt('group', 1);
+  const auto = ctx.attrString('auto_pad', 'NOTSET');
+  const inSpatial = x.tensorType.shape.slice(2);
+  let begin: number[];
+  let end: number[];
+  let target: number[] | null = null;
+  if (ctx.has('output_shape')) {
+    const shape = ctx.attrInts('output_shape');
+    target = shape.length === n + 2 ? shape.slice(2) : shape;
+    if (target.length !== n) ctx.bad(`output_shape [${shape.join(', ')}] must list ${n} spatial dims`);
+  } else if (auto === 'SAME_UPPER' || auto === 'SAME_LOWER') {
+    if (!inSpatial.every(isStatic)) ctx.unsupported(`auto_pad ${auto} needs static spatial input dims, got ${fmtDims(inSpatial)}`);
+    target = (inSpatial as number[]).map((d, i) => d * stride[i]!);
+  }
+  if (target !== null) {
+    if (!inSpatial.every(isStatic)) ctx.unsupported(`output_shape needs static spatial input dims, got ${fmtDims(inSpatial)}`);
+    begin = [];
+    end = [];
+    (inSpatial as number[]).forEach((d, i) => {
+      const total = stride[i]! * (d - 1) + outputPadding[i]! + (kernel[i]! - 1) * dilation[i]! + 1 - target![i]!;
+      if (total < 0) ctx.unsupported(`output_shape ${target![i]} is larger than the full transposed convolution (${target![i]! + total}) in spatial dim ${i}`);
+      const small = Math.floor(total / 2);
+      begin.push(auto === 'SAME_UPPER' ? small : total - small);
+      end.push(auto === 'SAME_UPPER' ? total - small : small);
+    });
+  } else if (auto === 'VALID') {
+    begin = new Array<number>(n).fill(0);
+    end = new Array<number>(n).fill(0);
+  } else if (auto === 'NOTSET') {
+    const pads = ctx.attrInts('pads', new Array<number>(2 * n).fill(0));
+    if (pads.length !== 2 * n || pads.some((p) => p < 0)) ctx.bad(`attribute pads [${pads.join(', ')}] must be ${2 * n} non-negative integers`);
+    begin = pads.slice(0, n);
+    end = pads.slice(n);
+  } else {
+    return ctx.bad(`unknown auto_pad ${JSON.stringify(auto)}`);
+  }
+  const atenOk = begin.every((b, i) => b === end[i]) && outputPadding.every((p, i) => p < Math.max(stride[i]!, dilation[i]!));
+  if (atenOk) {
+    return [
+      ctx.emit('aten.convolution.default', {
+        input: x,
+        weight: w,
+        bias,
+        stride,
+        padding: begin,
+        dilation,
+        transposed: true,
+        output_padding: outputPadding,
+        groups,
+      }),
+    ];
+  }
+  return [
+    ctx.emit('trt.conv_transpose_padded', {
+      input: x,
+      weight: w,
+      bias,
+      stride,
+      pads_begin: begin,
+      pads_end: end,
+      output_padding: outputPadding,
+      dilation,
+      groups,
+    }),
+  ];
+});
+
+// ---------------------------------------------------------------------------------------------
+// Pooling
+
+interface PoolSpec {
+  x: Value;
+  n: number;
+  kernel: number[];
+  stride: number[];
+  dilation: number[];
+  pads: Pads;
+  ceilMode: boolean;
+}
+
+function poolSpec(ctx: OnnxContext): PoolSpec {
+  const x = ctx.input(0);
+  const kernel = ctx.attrInts('kernel_shape');
+  const n = kernel.length;
+  if (n < 1 || n > 3) ctx.unsupported(`only 1-D, 2-D and 3-D pooling is supported (kernel_shape [${kernel.join(', ')}])`);
+  if (x.tensorType.shape.length !== n + 2) ctx.bad(`input ${fmtDims(x.tensorType.shape)} does not fit kernel_shape [${kernel.join(', ')}]`);
+  if (kernel.some((k) => k < 1)) ctx.bad(`kernel_shape [${kernel.join(', ')}] must be positive`);
+  const stride = spatialAttr(ctx, 'strides', n, 1, 1);
+  const dilation = spatialAttr(ctx, 'dilations', n, 1, 1);
+  const pads = resolvePads(ctx, x.tensorType.shape.slice(2), kernel, stride, dilation);
+  return { x, n, kernel, stride, dilation, pads, ceilMode: ctx.attrInt('ceil_mode', 0) === 1 };
+}
+
+defineOnnxOp('MaxPool', (ctx) => {
+  const s = poolSpec(ctx);
+  const common = { self: s.x, kernel_size: s.kernel, stride: s.stride, dilation: s.dilation, ceil_mode: s.ceilMode };
+  if (wantsOutput(ctx, 1)) {
+    if (ctx.attrInt('storage_order', 0) !== 0) ctx.unsupported('the Indices output with storage_order=1 (column-major) is not supported');
+    const node = ctx.call('trt.max_pool_onnx_indices', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end });
+    return [node.outputs[0]!, node.outputs[1]!];
+  }
+  // ATen pools take symmetric padding of at most half the (dilated) kernel.
+  const fits = symmetric(s.pads) && s.pads.begin.every((p, i) => p <= Math.floor(((s.kernel[i]! - 1) * s.dilation[i]! + 1) / 2));
+  if (fits) return [ctx.emit(`aten.max_pool${s.n}d.default`, { ...common, padding: s.pads.begin })];
+  return [ctx.emit('trt.max_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end })];
+});
+
+defineOnnxOp('AveragePool', (ctx) => {
+  const s = poolSpec(ctx);
+  if (s.dilation.some((d) => d !== 1)) ctx.unsupported(`dilations [${s.dilation.join(', ')}] are not supported for AveragePool`);
+  const countIncludePad = ctx.attrInt('count_include_pad', 0) === 1;
+  const common = { self: s.x, kernel_size: s.kernel, stride: s.stride, ceil_mode: s.ceilMode, count_include_pad: countIncludePad };
+  const fits = symmetric(s.pads) && s.pads.begin.every((p, i) => p <= Math.floor(s.kernel[i]! / 2));
+  if (fits) return [ctx.emit(`aten.avg_pool${s.n}d.default`, { ...common, padding: s.pads.begin })];
+  return [ctx.emit('trt.avg_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end })];
+});
+
+function globalPool(ctx: OnnxContext, target: string): OnnxResult[] {
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  if (rank < 2) ctx.bad(`input ${fmtDims(x.tensorType.shape)} needs at least 2 dims [N, C, ...]`);
+  if (rank === 2) return [x]; // no spatial dims: nothing to pool
+  return [ctx.emit(target, { self: x, dim: range(2, rank), keepdim: true })];
+}
+
+defineOnnxOp('GlobalAveragePool', (ctx) => globalPool(ctx, 'aten.mean.dim'));
+defineOnnxOp('GlobalMaxPool', (ctx) => globalPool(ctx, 'aten.amax.default'));
+
+// ---------------------------------------------------------------------------------------------
+// Resize
+
+const RESIZE_COORDINATES = new Set(['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric']);
+
+/** floor(in * scale) as ONNX Runtime computes it (float32 product), exact for symbolic dims when possible. */
+function onnxScaledDim(ctx: OnnxContext, d: Dim, scale: number): Dim {
+  if (typeof d === 'number') return Math.floor(Math.fround(Math.fround(scale) * d));
+  const out = exactScaledDim(d, scale);
+  if (out === null) ctx.unsupported(`scale ${scale} on the symbolic dim ${fmtDims([d])} cannot be expressed exactly; give sizes instead`);
+  return out;
+}
+
+/**
+ * The shortest decimal that rounds to the float32 `v` (0.6000000238 → 0.6): ONNX scales are
+ * float32, and ONNX Runtime maps coordinates in float32, where (x + 0.5) / 0.6f lands on the
+ * same integers as the decimal 0.6 does in float64.
+ */
+function float32Decimal(v: number): number {
+  for (let p = 1; p <= 9; p++) {
+    const d = Number(v.toPrecision(p));
+    if (Math.fround(d) === v) return d;
+  }
+  return v;
+}
+
+defineOnnxOp('Resize', (ctx) => {
+  const x = ctx.input(0);
+  const shape = x.tensorType.shape;
+  const rank = shape.length;
+  if (rank !== 4) ctx.unsupported(`only 4-D [N, C, H, W] inputs are supported, got ${fmtDims(shape)}`);
+  const mode = ctx.attrString('mode', 'nearest');
+  if (mode !== 'nearest' && mode !== 'linear') ctx.unsupported(`mode ${JSON.stringify(mode)} is not supported (nearest and linear are)`);
+  const coord = ctx.attrString('coordinate_transformation_mode', 'half_pixel');
+  if (!RESIZE_COORDINATES.has(coord)) ctx.unsupported(`coordinate_transformation_mode ${JSON.stringify(coord)} is not supported`);
+  const nearestMode = ctx.attrString('nearest_mode', 'round_prefer_floor');
+  if (!['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'].includes(nearestMode)) ctx.bad(`unknown nearest_mode ${JSON.stringify(nearestMode)}`);
+  if (ctx.attrInt('exclude_outside', 0) !== 0) ctx.unsupported('exclude_outside=1 is not supported');
+  if (ctx.attrInt('antialias', 0) !== 0) ctx.unsupported('antialias=1 is not supported');
+  if (ctx.attrString('keep_aspect_ratio_policy', 'stretch') !== 'stretch') ctx.unsupported('keep_aspect_ratio_policy other than stretch is not supported');
+  if (mode === 'linear' && !isFloating(x.tensorType.dtype)) ctx.unsupported(`linear resizing of ${x.tensorType.dtype} is not supported`);
+  const axes = ctx.opset >= 18 && ctx.has('axes') ? ctx.attrInts('axes').map((a) => (a < 0 ? a + rank : a)) : range(0, rank);
+  if (axes.some((a) => a < 0 || a >= rank) || new Set(axes).size !== axes.length) ctx.bad(`axes [${ctx.attrInts('axes').join(', ')}] are invalid for rank ${rank}`);
+
+  const scalesT = ctx.hasInput(2) ? ctx.constant(2) : null;
+  if (ctx.hasInput(2) && scalesT === null) ctx.unsupported('scales (input 2) must be a constant');
+  const hasScales = scalesT !== null && scalesT.size > 0;
+  const sizesK = ctx.hasInput(3) ? ctx.known(3) : null;
+  if (ctx.hasInput(3) && sizesK === null) ctx.unsupported('sizes (input 3) depends on tensor data, not only on shapes; it cannot be compiled');
+  const hasSizes = sizesK !== null && sizesK.dims.length > 0;
+  if (hasScales === hasSizes) ctx.bad('exactly one of scales and sizes must be given');
+
+  // Per-dim scale (when given) and output size over the whole rank.
+  const fullScales: number[] = new Array<number>(rank).fill(1);
+  const outShape: Dim[] = [...shape];
+  if (hasScales) {
+    const values = scalesT.toArray().map((v) => (scalesT.dtype === 'float32' ? float32Decimal(v) : v));
+    if (values.length !== axes.length) ctx.bad(`scales has ${values.length} elements for ${axes.length} axes`);
+    axes.forEach((a, i) => {
+      fullScales[a] = values[i]!;
+      if (!(values[i]! > 0)) ctx.bad(`scales must be positive, got [${values.join(', ')}]`);
+      outShape[a] = onnxScaledDim(ctx, shape[a]!, values[i]!);
+    });
+  } else {
+    const dims = sizesK!.dims;
+    if (dims.length !== axes.length) ctx.bad(`sizes has ${dims.length} elements for ${axes.length} axes`);
+    axes.forEach((a, i) => {
+      outShape[a] = dims[i]!;
+    });
+  }
+  if (!dimEquals(outShape[0]!, shape[0]!) || !dimEquals(outShape[1]!, shape[1]!) || fullScales[0] !== 1 || fullScales[1] !== 1) {
+    ctx.unsupported('resizing the batch or channel dims is not supported (only H and W)');
+  }
+  const spatial = outShape.slice(2);
+  const size = spatial.map((d) => ctx.dimArg(d));
+  const scaleFactors = hasScales ? fullScales.slice(2) : null;
+  // ATen sizes from scale_factors are floor(in * scale) in double precision: usable when they
+  // agree with ONNX Runtime's float32 product.
+  const atenScalesAgree =
+    scaleFactors !== null && spatial.every((d, i) => typeof d !== 'number' || d === Math.floor((shape[i + 2] as number) * scaleFactors[i]!));
+  const byScales = { output_size: null, scale_factors: scaleFactors };
+  const bySize = { output_size: size, scale_factors: null };
+  if (mode === 'nearest' && coord === 'asymmetric' && nearestMode === 'floor' && (!hasScales || atenScalesAgree)) {
+    return [ctx.emit('aten.upsample_nearest2d.vec', { input: x, ...(hasScales ? byScales : bySize) })];
+  }
+  if (mode === 'linear' && coord === 'align_corners') {
+    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: true, ...bySize })];
+  }
+  // PyTorch's bilinear is half_pixel (pytorch_half_pixel differs only for an output size of 1).
+  const bilinearHalf = coord === 'half_pixel' || (coord === 'pytorch_half_pixel' && spatial.every((d) => typeof d === 'number' && d > 1));
+  if (mode === 'linear' && bilinearHalf && (!hasScales || atenScalesAgree)) {
+    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: false, ...(hasScales ? byScales : bySize) })];
+  }
+  return [
+    ctx.emit('trt.resize', {
+      self: x,
+      size,
+      scales: scaleFactors,
+      mode,
+      coordinate_transformation_mode: coord,
+      nearest_mode: nearestMode,
+    }),
+  ];
+});
+
+// ---------------------------------------------------------------------------------------------
+// TopK
+
+defineOnnxOp('TopK', (ctx: OnnxContext) => {
+  const x = ctx.input(0);
+  const k = ctx.known(1);
+  if (k === null) ctx.unsupported('K (input 1) depends on tensor data, not only on shapes; it cannot be compiled');
+  if (k.dims.length !== 1) ctx.bad(`K must hold a single value, got ${k.dims.length}`);
+  const node = ctx.call('aten.topk.default', {
+    self: x,
+    k: ctx.dimArg(k.dims[0]!),
+    dim: ctx.attrInt('axis', -1),
+    largest: ctx.attrInt('largest', 1) === 1,
+    sorted: ctx.attrInt('sorted', 1) === 1,
+  });
+  return [node.outputs[0]!, node.outputs[1]!];
+});

@@ -1,0 +1,239 @@
+/**
+ * Folders: ONNX shape arithmetic (Shape → Gather → Unsqueeze → Concat → Reshape, and the
+ * integer math around it) evaluated at import time on symbolic dims. What comes out is an
+ * exact list of dims, so Reshape/Expand/ConstantOfShape receive SymInt arguments (as in a
+ * torch.export graph) instead of tensors computed at run time. A folder returns null when
+ * its inputs are not all known; the op's ordinary mapper then runs.
+ */
+import { Value } from '../../../ir/graph';
+import {
+  dimEquals,
+  isStatic,
+  symAdd,
+  symFloorDiv,
+  symMax,
+  symMin,
+  symMod,
+  symMul,
+  symProduct,
+  symSub,
+  type Dim,
+} from '../../../ir/symbolic';
+import { Tensor } from '../../../tensor';
+import { known, type Known, type OnnxContext, type OnnxResult } from '../context';
+import { defineOnnxFolder } from '../registry';
+
+/** All inputs known (shape-like), or null. */
+function allKnown(ctx: OnnxContext): Known[] | null {
+  const out: Known[] = [];
+  for (let i = 0; i < ctx.node.inputs.length; i++) {
+    if (!ctx.hasInput(i)) continue;
+    const k = ctx.known(i);
+    if (k === null) return null;
+    out.push(k);
+  }
+  return out;
+}
+
+function normIndex(i: number, n: number): number | null {
+  const j = i < 0 ? i + n : i;
+  return j >= 0 && j < n ? j : null;
+}
+
+defineOnnxFolder('Identity', (ctx) => [ctx.raw(0)]);
+
+defineOnnxFolder('Shape', (ctx) => {
+  const r = ctx.raw(0);
+  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : r.scalar ? [] : [r.dims.length];
+  const rank = shape.length;
+  const clamp = (x: number): number => Math.min(Math.max(x < 0 ? x + rank : x, 0), rank);
+  const start = ctx.opset >= 15 ? clamp(ctx.attrInt('start', 0)) : 0;
+  const end = ctx.opset >= 15 && ctx.has('end') ? clamp(ctx.attrInt('end')) : rank;
+  return [known(shape.slice(start, Math.max(start, end)))];
+});
+
+defineOnnxFolder('Size', (ctx) => {
+  const r = ctx.raw(0);
+  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : r.scalar ? [] : [r.dims.length];
+  return [known([symProduct(shape)], true)];
+});
+
+defineOnnxFolder('Constant', (ctx) => {
+  const a = ctx.node.attributes;
+  let t: Tensor | null = ctx.attrTensor('value');
+  if (t === null && a.has('value_int')) t = Tensor.scalar('int64', ctx.attrInt('value_int'));
+  if (t === null && a.has('value_ints')) t = Tensor.from('int64', [ctx.attrInts('value_ints').length], ctx.attrInts('value_ints'));
+  if (t === null && a.has('value_float')) t = Tensor.scalar('float32', ctx.attrFloat('value_float'));
+  if (t === null && a.has('value_floats')) t = Tensor.from('float32', [ctx.attrFloats('value_floats').length], ctx.attrFloats('value_floats'));
+  if (t === null) return ctx.unsupported('only value, value_int(s) and value_float(s) constants are supported');
+  return [ctx.constantValue(t, 'value')];
+});
+
+defineOnnxFolder('Gather', (ctx) => {
+  const data = ctx.known(0);
+  const indices = ctx.constant(1);
+  if (data === null || data.scalar || indices === null || indices.rank > 1) return null;
+  if (ctx.attrInt('axis', 0) !== 0 && ctx.attrInt('axis', 0) !== -1) return null;
+  const picked: Dim[] = [];
+  for (const i of indices.toArray()) {
+    const j = normIndex(i, data.dims.length);
+    if (j === null) return ctx.bad(`index ${i} is out of range for a shape of length ${data.dims.length}`);
+    picked.push(data.dims[j]!);
+  }
+  return [known(picked, indices.rank === 0, data.dtype)];
+});
+
+defineOnnxFolder('Concat', (ctx) => {
+  const ins = allKnown(ctx);
+  if (ins === null || ins.some((k) => k.scalar)) return null;
+  return [known(ins.flatMap((k) => k.dims), false, ins[0]?.dtype ?? 'int64')];
+});
+
+defineOnnxFolder('Unsqueeze', (ctx) => {
+  const k = ctx.known(0);
+  if (k === null || !k.scalar) return null;
+  const axes = ctx.opset >= 13 ? ctx.known(1) : known(ctx.attrInts('axes'));
+  if (axes === null || axes.dims.length !== 1 || !(axes.dims[0] === 0 || axes.dims[0] === -1)) return null;
+  return [known(k.dims, false, k.dtype)];
+});
+
+defineOnnxFolder('Squeeze', (ctx) => {
+  const k = ctx.known(0);
+  if (k === null || k.scalar || k.dims.length !== 1) return null;
+  return [known(k.dims, true, k.dtype)];
+});
+
+defineOnnxFolder('Slice', (ctx) => {
+  const k = ctx.known(0);
+  if (k === null || k.scalar) return null;
+  const consts = [1, 2, 3, 4].map((i) => (ctx.hasInput(i) ? ctx.known(i) : undefined));
+  if (consts.some((c) => c === null) || consts.slice(0, 2).some((c) => c === undefined)) return null;
+  const [starts, ends, axes, steps] = consts as Array<Known | undefined>;
+  const nums = (c: Known | undefined): number[] | null => (c === undefined ? null : c.dims.every(isStatic) ? (c.dims as number[]) : null);
+  const s = nums(starts);
+  const e = nums(ends);
+  if (s === null || e === null || s.length !== 1) return null;
+  const ax = nums(axes) ?? [0];
+  const st = nums(steps) ?? [1];
+  if ((ax[0] !== 0 && ax[0] !== -1) || st[0] === 0) return null;
+  const n = k.dims.length;
+  const step = st[0]!;
+  const clamp = (x: number, lo: number, hi: number): number => Math.min(Math.max(x, lo), hi);
+  let start = s[0]! < 0 ? s[0]! + n : s[0]!;
+  let end = e[0]! < 0 ? e[0]! + n : e[0]!;
+  const out: Dim[] = [];
+  if (step > 0) {
+    start = clamp(start, 0, n);
+    end = clamp(end, 0, n);
+    for (let i = start; i < end; i += step) out.push(k.dims[i]!);
+  } else {
+    start = clamp(start, -1, n - 1);
+    end = clamp(end, -1, n - 1);
+    for (let i = start; i > end; i += step) out.push(k.dims[i]!);
+  }
+  return [known(out, false, k.dtype)];
+});
+
+defineOnnxFolder('Cast', (ctx) => {
+  const k = ctx.known(0);
+  const to = ctx.attrInt('to');
+  if (k === null || k.dtype === 'bool') return null;
+  if (to === 7) return [known(k.dims, k.scalar, 'int64')];
+  if (to === 6) return [known(k.dims, k.scalar, 'int32')];
+  return null;
+});
+
+defineOnnxFolder('Reshape', (ctx) => {
+  const k = ctx.known(0);
+  const shape = ctx.known(1);
+  if (k === null || shape === null || !shape.dims.every(isStatic)) return null;
+  const target = shape.dims as number[];
+  if (target.length > 1) return null;
+  if (target.length === 0) return k.dims.length === 1 ? [known(k.dims, true, k.dtype)] : null;
+  if (target[0] === -1 || target[0] === k.dims.length) return [known(k.dims, false, k.dtype)];
+  return null;
+});
+
+/** Elementwise fold of two known lists with scalar broadcasting. */
+function binary(ctx: OnnxContext, f: (a: Dim, b: Dim) => Dim | null): OnnxResult[] | null {
+  const ins = allKnown(ctx);
+  if (ins === null || ins.length !== 2) return null;
+  const [a, b] = ins as [Known, Known];
+  if (a.dtype === 'bool' || b.dtype === 'bool') return null;
+  const n = Math.max(a.dims.length, b.dims.length);
+  if (!(a.dims.length === n || a.dims.length === 1) || !(b.dims.length === n || b.dims.length === 1)) return null;
+  const out: Dim[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = f(a.dims[a.dims.length === 1 ? 0 : i]!, b.dims[b.dims.length === 1 ? 0 : i]!);
+    if (r === null) return null;
+    out.push(r);
+  }
+  return [known(out, a.scalar && b.scalar, a.dtype)];
+}
+
+const truncDiv = (a: Dim, b: Dim): Dim | null => {
+  if (b === 0) return null;
+  if (isStatic(a) && isStatic(b)) return Math.trunc(a / b);
+  // Symbolic dims are non-negative: truncation equals floor for a positive divisor.
+  return isStatic(b) && b > 0 ? symFloorDiv(a, b) : null;
+};
+
+defineOnnxFolder('Add', (ctx) => binary(ctx, symAdd));
+defineOnnxFolder('Sub', (ctx) => binary(ctx, symSub));
+defineOnnxFolder('Mul', (ctx) => binary(ctx, symMul));
+defineOnnxFolder('Div', (ctx) => binary(ctx, truncDiv));
+defineOnnxFolder('Mod', (ctx) => (ctx.attrInt('fmod', 0) === 0 ? binary(ctx, (a, b) => (b === 0 ? null : symMod(a, b))) : null));
+defineOnnxFolder('Max', (ctx) => binary(ctx, symMax));
+defineOnnxFolder('Min', (ctx) => binary(ctx, symMin));
+defineOnnxFolder('Neg', (ctx) => {
+  const k = ctx.known(0);
+  return k === null || k.dtype === 'bool' ? null : [known(k.dims.map((d) => symSub(0, d)), k.scalar, k.dtype)];
+});
+
+defineOnnxFolder('Equal', (ctx) => {
+  const ins = allKnown(ctx);
+  if (ins === null || ins.length !== 2) return null;
+  const [a, b] = ins as [Known, Known];
+  const n = Math.max(a.dims.length, b.dims.length);
+  const out: Dim[] = [];
+  for (let i = 0; i < n; i++) {
+    const x = a.dims[a.dims.length === 1 ? 0 : i]!;
+    const y = b.dims[b.dims.length === 1 ? 0 : i]!;
+    if (dimEquals(x, y)) out.push(1);
+    else if (isStatic(x) && isStatic(y)) out.push(0);
+    else return null; // a symbol against another value: only known at run time
+  }
+  return [known(out, a.scalar && b.scalar, 'bool')];
+});
+
+defineOnnxFolder('Where', (ctx) => {
+  const ins = allKnown(ctx);
+  if (ins === null || ins.length !== 3) return null;
+  const [c, a, b] = ins as [Known, Known, Known];
+  if (!c.dims.every(isStatic)) return null;
+  const n = Math.max(c.dims.length, a.dims.length, b.dims.length);
+  const at = (k: Known, i: number): Dim => k.dims[k.dims.length === 1 ? 0 : i]!;
+  const out: Dim[] = [];
+  for (let i = 0; i < n; i++) out.push(at(c, i) !== 0 ? at(a, i) : at(b, i));
+  return [known(out, c.scalar && a.scalar && b.scalar, a.dtype)];
+});
+
+defineOnnxFolder('ConstantOfShape', (ctx) => {
+  const shape = ctx.known(0);
+  const value = ctx.attrTensor('value');
+  if (shape === null || shape.dims.length !== 1 || !isStatic(shape.dims[0]!) || (shape.dims[0] as number) > 64) return null;
+  const dtype = value?.dtype ?? 'float32';
+  if (dtype !== 'int64' && dtype !== 'int32') return null;
+  const fill = value === null ? 0 : value.toArray()[0]!;
+  return [known(new Array<Dim>(shape.dims[0] as number).fill(fill), false, dtype)];
+});
+
+defineOnnxFolder('Range', (ctx) => {
+  const ins = allKnown(ctx);
+  if (ins === null || ins.length !== 3 || !ins.every((k) => k.scalar && isStatic(k.dims[0]!))) return null;
+  const [start, limit, delta] = ins.map((k) => k.dims[0] as number) as [number, number, number];
+  if (delta === 0) return ctx.bad('Range delta is zero');
+  const count = Math.max(Math.ceil((limit - start) / delta), 0);
+  if (count > 64) return null;
+  return [known(Array.from({ length: count }, (_, i) => start + i * delta), false, ins[0]!.dtype)];
+});

@@ -1,0 +1,7 @@
+/** The CPU interpreter of Graph IR. */
+import './ops';
+
+export { interpret } from './interpret';
+export { bindInputs } from './bind-inputs';
+export { defineImpl, implementedOps } from './registry';
+export type { ImplContext, ImplFn, RuntimeArg, RuntimeValue } from './registry';

@@ -1,0 +1,109 @@
+/**
+ * Runs a Graph on the CPU. It is the test oracle for the compiler and runs fallback segments.
+ */
+import { BadModelError, InternalError, TensorRTNodeError, UnsupportedOpError } from '../errors';
+import { Value, type Arg, type Graph, type Node } from '../ir/graph';
+import { evaluateDim } from '../ir/symbolic';
+import { Tensor } from '../tensor';
+import { bindInputs } from './bind-inputs';
+import { getImpl, type RuntimeArg, type RuntimeValue } from './registry';
+
+function resolve(arg: Arg, env: Map<Value, RuntimeValue>): RuntimeArg {
+  if (arg instanceof Value) {
+    const v = env.get(arg);
+    if (v === undefined) throw new InternalError(`interpreter: %${arg.name} has no value (freed too early or never computed)`);
+    return v;
+  }
+  if (Array.isArray(arg)) return arg.map((a) => resolve(a, env));
+  return arg as RuntimeArg;
+}
+
+function describeNode(node: Node): string {
+  const origin = typeof node.meta.where === 'string' ? ` [${node.meta.where}]` : '';
+  return `node ${node.name} (${node.target})${origin}`;
+}
+
+/** The index of the last node that reads each value, so its tensor can be dropped after. */
+function lastUses(graph: Graph): Map<Value, number> {
+  const last = new Map<Value, number>();
+  graph.nodes.forEach((node, i) => {
+    for (const v of node.inputValues()) last.set(v, i);
+  });
+  for (const v of graph.outputs) last.set(v, Infinity);
+  return last;
+}
+
+/**
+ * Runs `graph` on `inputs` (an array in input order, or an object keyed by input name) and
+ * returns the outputs in order. Bad inputs are E_BAD_INPUT errors naming the input; an op
+ * without an implementation is E_UNSUPPORTED_OP naming the node.
+ */
+export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Tensor[] {
+  const { tensors, symbols } = bindInputs(graph, inputs);
+  const env = new Map<Value, RuntimeValue>();
+  graph.inputs.forEach((v, i) => env.set(v, tensors[i]!));
+  const last = lastUses(graph);
+  graph.nodes.forEach((node, index) => {
+    if (node.kind === 'placeholder') return;
+    if (node.kind === 'constant') {
+      env.set(node.output, node.tensor!);
+      return;
+    }
+    const impl = getImpl(node.target);
+    if (impl === undefined) {
+      throw new UnsupportedOpError(`${describeNode(node)}: the CPU interpreter has no implementation of ${node.target}`, {
+        details: { node: node.name, op: node.target },
+      });
+    }
+    const args: Record<string, RuntimeArg> = {};
+    for (const [k, a] of Object.entries(node.args)) args[k] = resolve(a, env);
+    let results: RuntimeValue[];
+    try {
+      results = impl(args, { node, symbols });
+    } catch (error) {
+      if (error instanceof TensorRTNodeError) {
+        throw new BadModelError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { node: node.name, op: node.target } });
+      }
+      throw new InternalError(`${describeNode(node)} failed: ${(error as Error).message}`, { cause: error });
+    }
+    if (results.length !== node.outputs.length) {
+      throw new InternalError(`${describeNode(node)} produced ${results.length} outputs, expected ${node.outputs.length}`);
+    }
+    node.outputs.forEach((v, i) => {
+      const r = results[i]!;
+      checkResult(node, v, r, symbols);
+      env.set(v, r);
+    });
+    for (const v of node.inputValues()) if (last.get(v) === index) env.delete(v);
+  });
+  return graph.outputs.map((v) => {
+    const r = env.get(v);
+    if (r instanceof Tensor) return r;
+    if (typeof r === 'number') return Tensor.scalar('int64', r);
+    throw new InternalError(`interpreter: graph output %${v.name} was not computed`);
+  });
+}
+
+/** An implementation must agree with the inferred type: catches kernel/inference drift early. */
+function checkResult(node: Node, value: Value, result: RuntimeValue, symbols: ReadonlyMap<string, number>): void {
+  if (value.type.kind === 'symint') {
+    if (typeof result !== 'number') throw new InternalError(`${describeNode(node)}: SymInt output %${value.name} is not a number`);
+    return;
+  }
+  if (!(result instanceof Tensor)) throw new InternalError(`${describeNode(node)}: output %${value.name} is not a tensor`);
+  const type = value.type;
+  const expectedShape = type.shape.map((d) => {
+    try {
+      return evaluateDim(d, symbols);
+    } catch {
+      return undefined;
+    }
+  });
+  const shapeOk = result.rank === type.shape.length && expectedShape.every((d, i) => d === undefined || d === result.shape[i]);
+  if (result.dtype !== type.dtype || !shapeOk) {
+    throw new InternalError(
+      `${describeNode(node)}: computed ${result.dtype}[${result.shape.join(', ')}] for %${value.name}, but inference said ` +
+        `${type.dtype}[${expectedShape.map((d) => d ?? '?').join(', ')}]`,
+    );
+  }
+}

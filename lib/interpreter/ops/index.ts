@@ -1,0 +1,6 @@
+/** Loads every op family's interpreter implementations. */
+import '../../ir/ops';
+import './sym';
+import './pointwise';
+import './nn';
+import './shape';

@@ -1,0 +1,36 @@
+/**
+ * The interpreter's op implementations: one function per op target, computing outputs from
+ * resolved arguments (tensors for tensor values, numbers for SymInt values) with lib/kernels.
+ */
+import { InternalError } from '../errors';
+import type { Node } from '../ir/graph';
+import type { Tensor } from '../tensor';
+
+/** An argument after resolution: values replaced by their runtime tensors or integers. */
+export type RuntimeArg = Tensor | number | boolean | string | null | readonly RuntimeArg[];
+
+export type RuntimeValue = Tensor | number;
+
+export interface ImplContext {
+  readonly node: Node;
+  /** Values of the graph's symbols for this run. */
+  readonly symbols: ReadonlyMap<string, number>;
+}
+
+export type ImplFn = (args: Readonly<Record<string, RuntimeArg>>, ctx: ImplContext) => RuntimeValue[];
+
+const impls = new Map<string, ImplFn>();
+
+/** Registers how the interpreter computes `target`. */
+export function defineImpl(target: string, fn: ImplFn): void {
+  if (impls.has(target)) throw new InternalError(`interpreter: ${target} is implemented twice`);
+  impls.set(target, fn);
+}
+
+export function getImpl(target: string): ImplFn | undefined {
+  return impls.get(target);
+}
+
+export function implementedOps(): string[] {
+  return [...impls.keys()].sort();
+}

@@ -1,0 +1,168 @@
+/**
+ * Element types of the Graph IR and of {@link Tensor} data. TensorRT itself has no complex
+ * or float64; the compiler lowers those before conversion (complex: trailing dim of 2).
+ */
+
+export type DType =
+  | 'float32'
+  | 'float16'
+  | 'bfloat16'
+  | 'float64'
+  | 'int8'
+  | 'uint8'
+  | 'int32'
+  | 'int64'
+  | 'bool'
+  | 'complex64'
+  | 'complex128';
+
+/** The typed array that holds a tensor's elements. */
+export type TypedArray = Float32Array | Float64Array | Uint16Array | Int8Array | Uint8Array | Int32Array | BigInt64Array;
+
+export type DTypeKind = 'float' | 'int' | 'bool' | 'complex';
+
+export interface DTypeInfo {
+  readonly name: DType;
+  readonly kind: DTypeKind;
+  /** Bytes per element (complex64: 8, a float32 pair). */
+  readonly itemBytes: number;
+  /** Typed-array slots per element: 2 for complex (interleaved real, imaginary), else 1. */
+  readonly lanes: 1 | 2;
+  /**
+   * How elements are stored: float16 and bfloat16 as their 16 raw bits in a Uint16Array
+   * (computed in float32), bool as 0/1 bytes, int64 as BigInt64Array, complex interleaved.
+   */
+  readonly storage:
+    | Float32ArrayConstructor
+    | Float64ArrayConstructor
+    | Uint16ArrayConstructor
+    | Int8ArrayConstructor
+    | Uint8ArrayConstructor
+    | Int32ArrayConstructor
+    | BigInt64ArrayConstructor;
+  /** The real type of a complex type's parts (complex64 → float32); itself otherwise. */
+  readonly component: DType;
+}
+
+const table: Record<DType, DTypeInfo> = {
+  float32: { name: 'float32', kind: 'float', itemBytes: 4, lanes: 1, storage: Float32Array, component: 'float32' },
+  float16: { name: 'float16', kind: 'float', itemBytes: 2, lanes: 1, storage: Uint16Array, component: 'float16' },
+  bfloat16: { name: 'bfloat16', kind: 'float', itemBytes: 2, lanes: 1, storage: Uint16Array, component: 'bfloat16' },
+  float64: { name: 'float64', kind: 'float', itemBytes: 8, lanes: 1, storage: Float64Array, component: 'float64' },
+  int8: { name: 'int8', kind: 'int', itemBytes: 1, lanes: 1, storage: Int8Array, component: 'int8' },
+  uint8: { name: 'uint8', kind: 'int', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'uint8' },
+  int32: { name: 'int32', kind: 'int', itemBytes: 4, lanes: 1, storage: Int32Array, component: 'int32' },
+  int64: { name: 'int64', kind: 'int', itemBytes: 8, lanes: 1, storage: BigInt64Array, component: 'int64' },
+  bool: { name: 'bool', kind: 'bool', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'bool' },
+  complex64: { name: 'complex64', kind: 'complex', itemBytes: 8, lanes: 2, storage: Float32Array, component: 'float32' },
+  complex128: { name: 'complex128', kind: 'complex', itemBytes: 16, lanes: 2, storage: Float64Array, component: 'float64' },
+};
+
+export const DTYPES: readonly DType[] = Object.freeze(Object.keys(table) as DType[]);
+
+export function isDType(value: unknown): value is DType {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(table, value);
+}
+
+export function dtypeInfo(dtype: DType): DTypeInfo {
+  const info = table[dtype];
+  if (info === undefined) throw new TypeError(`unknown dtype ${JSON.stringify(dtype)}`);
+  return info;
+}
+
+export const isFloating = (d: DType): boolean => table[d].kind === 'float';
+export const isComplex = (d: DType): boolean => table[d].kind === 'complex';
+export const isInteger = (d: DType): boolean => table[d].kind === 'int';
+
+/** The complex type whose parts are `d` (float32 → complex64, float64 → complex128). */
+export function complexOf(d: DType): DType {
+  if (d === 'float64') return 'complex128';
+  if (d === 'float32' || d === 'float16' || d === 'bfloat16') return 'complex64';
+  throw new TypeError(`no complex type has ${d} parts`);
+}
+
+// PyTorch's promotion lattice: bool < integers < floats < complex; within a kind, the wider
+// type wins (uint8 with int8 gives int16 in PyTorch; we have no int16 and give int32).
+const rank: Record<DType, number> = {
+  bool: 0,
+  uint8: 1,
+  int8: 1,
+  int32: 2,
+  int64: 3,
+  float16: 4,
+  bfloat16: 4,
+  float32: 5,
+  float64: 6,
+  complex64: 7,
+  complex128: 8,
+};
+
+/**
+ * The result type of a binary op on tensors of types `a` and `b` (torch.result_type for two
+ * tensors of the same category rules). float16 with bfloat16 gives float32, as in PyTorch;
+ * complex64 with float64 gives complex128.
+ */
+export function promoteTypes(a: DType, b: DType): DType {
+  if (a === b) return a;
+  if ((a === 'float16' && b === 'bfloat16') || (a === 'bfloat16' && b === 'float16')) return 'float32';
+  if ((a === 'uint8' && b === 'int8') || (a === 'int8' && b === 'uint8')) return 'int32';
+  if (isComplex(a) || isComplex(b)) {
+    const wide = a === 'complex128' || b === 'complex128' || a === 'float64' || b === 'float64';
+    return wide ? 'complex128' : 'complex64';
+  }
+  return rank[a] >= rank[b] ? a : b;
+}
+
+/**
+ * How an operand takes part in type promotion (at::native::ResultTypeState): a tensor of
+ * rank ≥ 1, a 0-d tensor, or a wrapped number (a Python scalar passed as an op argument).
+ */
+export type PromotionRole = 'tensor' | 'zerodim' | 'scalar';
+
+/** An operand as type promotion sees it: only its dtype and its role. */
+export interface PromotionOperand {
+  readonly dtype: DType;
+  readonly role: PromotionRole;
+}
+
+/**
+ * The dtype a wrapped number of this category promotes as: Python int is int64 and Python
+ * float takes the default dtype (float32), as at::native::update_result_type_state.
+ */
+export function scalarDType(kind: 'bool' | 'int' | 'float'): DType {
+  return kind === 'bool' ? 'bool' : kind === 'int' ? 'int64' : 'float32';
+}
+
+const promoteSkip = (a: DType | undefined, b: DType): DType => (a === undefined ? b : promoteTypes(a, b));
+
+/** at::native::combine_categories: a lower-priority group only matters when it is of a higher kind. */
+function combineCategories(higher: DType | undefined, lower: DType | undefined): DType | undefined {
+  if (higher === undefined) return lower;
+  if (lower === undefined) return higher;
+  if (isComplex(higher)) return higher;
+  if (isComplex(lower)) {
+    if (isFloating(higher)) return higher === 'float64' ? 'complex128' : 'complex64';
+    return lower;
+  }
+  if (isFloating(higher)) return higher;
+  if (higher === 'bool' || isFloating(lower)) return promoteTypes(higher, lower);
+  return higher;
+}
+
+/**
+ * torch.result_type over operands known only by dtype and role: tensors of rank ≥ 1 outrank
+ * 0-d tensors, which outrank wrapped numbers; a lower group only promotes when it is of a
+ * higher category (bool < int < float < complex). Shared by the CPU kernels (which see
+ * tensors) and type inference (which sees only types). Undefined for no operands.
+ */
+export function resultTypeOfOperands(operands: readonly PromotionOperand[]): DType | undefined {
+  let dim: DType | undefined;
+  let zero: DType | undefined;
+  let wrapped: DType | undefined;
+  for (const x of operands) {
+    if (x.role === 'tensor') dim = promoteSkip(dim, x.dtype);
+    else if (x.role === 'zerodim') zero = promoteSkip(zero, x.dtype);
+    else wrapped = promoteSkip(wrapped, x.dtype);
+  }
+  return combineCategories(dim, combineCategories(zero, wrapped));
+}

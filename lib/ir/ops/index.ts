@@ -1,0 +1,8 @@
+/** Loads every op family's declarations into the op table. */
+import './sym';
+import './pointwise';
+import './nn';
+import './shape';
+
+export { defineOp, getOp, opNames } from './registry';
+export type { InferFn, OpDefinition } from './registry';

@@ -1,0 +1,139 @@
+/**
+ * The shared plumbing of the CPU kernels: reading any dtype as float64 numbers, writing
+ * numbers back with the target dtype's rounding, strides and broadcasting.
+ *
+ * Kernels compute in float64 and round once on output. For float32 that is at least as
+ * accurate as PyTorch's float32 arithmetic; for float16/bfloat16 it matches PyTorch's CPU
+ * practice of computing in a wider type. int64 values are exact up to 2^53.
+ */
+import { InvalidArgumentError } from '../errors';
+import { dtypeInfo, type DType } from '../ir/dtype';
+import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from '../ir/half';
+import { shapeSize, Tensor, type Shape } from '../tensor';
+
+/**
+ * The elements as float64 (complex: interleaved, twice the length). Returns the tensor's own
+ * array when it already is a Float64Array: treat the result as read-only.
+ */
+export function readNumbers(t: Tensor): Float64Array {
+  const d = t.data;
+  if (d instanceof Float64Array) return d;
+  const out = new Float64Array(d.length);
+  if (t.dtype === 'float16') for (let i = 0; i < d.length; i++) out[i] = fromFloat16Bits(d[i] as number);
+  else if (t.dtype === 'bfloat16') for (let i = 0; i < d.length; i++) out[i] = fromBFloat16Bits(d[i] as number);
+  else if (d instanceof BigInt64Array) for (let i = 0; i < d.length; i++) out[i] = Number(d[i]);
+  else for (let i = 0; i < d.length; i++) out[i] = d[i] as number;
+  return out;
+}
+
+/**
+ * Builds a tensor of `dtype` from float64 numbers with the conversion PyTorch's `.to(dtype)`
+ * applies: floats round to nearest even; integers truncate toward zero and wrap to the
+ * type's width; bool is `value != 0`; NaN to an integer type gives 0 (PyTorch leaves it
+ * undefined); complex takes interleaved pairs.
+ */
+export function fromNumbers(dtype: DType, shape: Shape, values: ArrayLike<number>): Tensor {
+  const info = dtypeInfo(dtype);
+  const n = shapeSize(shape) * info.lanes;
+  if (values.length !== n) {
+    throw new InvalidArgumentError(`internal: ${n} values expected for ${dtype}[${shape.join(', ')}], got ${values.length}`);
+  }
+  const data = new info.storage(n);
+  switch (dtype) {
+    case 'float16':
+      for (let i = 0; i < n; i++) data[i] = toFloat16Bits(values[i]!);
+      break;
+    case 'bfloat16':
+      for (let i = 0; i < n; i++) data[i] = toBFloat16Bits(values[i]!);
+      break;
+    case 'bool':
+      for (let i = 0; i < n; i++) data[i] = values[i] !== 0 && !Number.isNaN(values[i]) ? 1 : 0;
+      break;
+    case 'int64':
+      for (let i = 0; i < n; i++) {
+        const v = values[i]!;
+        (data as BigInt64Array)[i] = Number.isFinite(v) ? BigInt.asIntN(64, BigInt(Math.trunc(v))) : 0n;
+      }
+      break;
+    case 'int8':
+    case 'uint8':
+    case 'int32':
+      // Typed-array stores already wrap modulo 2^bits after truncation toward zero.
+      for (let i = 0; i < n; i++) {
+        const v = values[i]!;
+        data[i] = Number.isFinite(v) ? Math.trunc(v) : 0;
+      }
+      break;
+    default:
+      (data as Float32Array | Float64Array).set(values);
+  }
+  return new Tensor(dtype, shape, data);
+}
+
+/** Row-major strides of a shape, in elements. */
+export function stridesOf(shape: Shape): number[] {
+  const strides = new Array<number>(shape.length);
+  let s = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= shape[i]!;
+  }
+  return strides;
+}
+
+/** NumPy broadcasting of shapes (right-aligned); throws naming both shapes when they clash. */
+export function broadcastShapes(...shapes: Shape[]): number[] {
+  const rank = Math.max(0, ...shapes.map((s) => s.length));
+  const out = new Array<number>(rank).fill(1);
+  for (const s of shapes) {
+    for (let i = 0; i < s.length; i++) {
+      const o = rank - s.length + i;
+      const d = s[i]!;
+      if (d === out[o]) continue;
+      if (out[o] === 1) out[o] = d;
+      else if (d !== 1) {
+        throw new InvalidArgumentError(`shapes ${shapes.map((x) => `[${x.join(', ')}]`).join(' and ')} cannot be broadcast together`);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * For each element of `outShape` (row-major), the index of the element of a tensor of
+ * `shape` that broadcasting reads. Broadcast axes get stride 0.
+ */
+export function broadcastIndex(shape: Shape, outShape: Shape): Int32Array {
+  const n = shapeSize(outShape);
+  const map = new Int32Array(n);
+  const rank = outShape.length;
+  const inStrides = stridesOf(shape);
+  const strides = new Array<number>(rank).fill(0);
+  for (let i = 0; i < shape.length; i++) {
+    const o = rank - shape.length + i;
+    strides[o] = shape[i] === 1 ? 0 : inStrides[i]!;
+  }
+  const counter = new Array<number>(rank).fill(0);
+  let offset = 0;
+  for (let k = 0; k < n; k++) {
+    map[k] = offset;
+    for (let ax = rank - 1; ax >= 0; ax--) {
+      counter[ax]!++;
+      offset += strides[ax]!;
+      if (counter[ax]! < outShape[ax]!) break;
+      offset -= strides[ax]! * outShape[ax]!;
+      counter[ax] = 0;
+    }
+  }
+  return map;
+}
+
+/** Normalizes a possibly negative axis against `rank`; throws naming the op otherwise. */
+export function normalizeAxis(axis: number, rank: number, op: string): number {
+  // A 0-d tensor accepts axis 0 and -1, as in PyTorch.
+  const a = axis < 0 ? axis + Math.max(rank, 1) : axis;
+  if (!Number.isInteger(a) || a < 0 || a >= Math.max(rank, 1)) {
+    throw new InvalidArgumentError(`${op}: axis ${axis} is out of range for a tensor of rank ${rank}`);
+  }
+  return a;
+}

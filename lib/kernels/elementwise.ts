@@ -1,0 +1,406 @@
+/**
+ * Binary elementwise CPU kernels with NumPy broadcasting and PyTorch type promotion:
+ * arithmetic, comparisons, logical ops and where().
+ *
+ * An operand may be a plain JS number or boolean, which plays the part of an ATen Scalar
+ * (a "wrapped number"): it does not promote a tensor of the same category. A JS number
+ * cannot say whether it was written `2` or `2.0`, so an integer-valued number counts as an
+ * int scalar; pass `{ value: 2, kind: 'float' }` where the distinction matters.
+ *
+ * Operands are first converted to the common dtype (as PyTorch's TensorIterator does), then
+ * computed in float64 and rounded once into the result dtype.
+ */
+import { InvalidArgumentError } from '../errors';
+import { isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
+import { shapeSize, Tensor, type Shape } from '../tensor';
+import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
+import { complexAdd, complexDiv, complexMul, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
+
+/** A Python-style scalar whose category is explicit (a JS number alone cannot say 2 from 2.0). */
+export interface Scalar {
+  readonly value: number;
+  readonly kind: 'bool' | 'int' | 'float';
+}
+
+/** What a binary kernel accepts for an operand: a tensor or a scalar. */
+export type Operand = Tensor | number | boolean | Scalar;
+
+/** The rounding modes of torch.div. */
+export type RoundingMode = 'trunc' | 'floor';
+
+const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
+
+function describe(x: Operand): string {
+  if (x instanceof Tensor) return `${x.dtype}${fmt(x.shape)}`;
+  if (typeof x === 'object') return `${x.kind} scalar ${x.value}`;
+  return `scalar ${String(x)}`;
+}
+
+function scalarKind(x: number | boolean | Scalar): Scalar['kind'] {
+  if (typeof x === 'boolean') return 'bool';
+  if (typeof x === 'number') return Number.isInteger(x) ? 'int' : 'float';
+  return x.kind;
+}
+
+function scalarValue(x: number | boolean | Scalar): number {
+  if (typeof x === 'boolean') return x ? 1 : 0;
+  if (typeof x === 'number') return x;
+  return x.value;
+}
+
+/**
+ * torch.result_type over any number of operands: tensors of rank ≥ 1 outrank 0-d tensors,
+ * which outrank scalars; a lower group only promotes when it is of a higher category
+ * (bool < int < float < complex). The rule itself is resultTypeOfOperands (lib/ir/dtype.ts),
+ * which type inference shares.
+ */
+export function resultTypeOf(operands: readonly Operand[]): DType {
+  const out = resultTypeOfOperands(
+    operands.map((x) =>
+      x instanceof Tensor ? { dtype: x.dtype, role: x.rank > 0 ? 'tensor' : 'zerodim' } : { dtype: scalarDType(scalarKind(x)), role: 'scalar' },
+    ),
+  );
+  if (out === undefined) throw new InvalidArgumentError('resultTypeOf: no operands');
+  return out;
+}
+
+/** torch.result_type(a, b): the dtype a binary op on `a` and `b` computes in and returns. */
+export function resultType(a: Operand, b: Operand): DType {
+  return resultTypeOf([a, b]);
+}
+
+const isIntegral = (d: DType): boolean => !isFloating(d) && !isComplex(d);
+
+/** An operand's values as float64 (row-major) with its shape; [] for a scalar. */
+export interface Dense {
+  readonly values: Float64Array;
+  readonly shape: Shape;
+}
+
+/** Values of `t` after conversion to `dtype` (rounding as .to(dtype)), as float64. */
+function valuesAs(t: Tensor, dtype: DType): Float64Array {
+  const v = readNumbers(t);
+  if (t.dtype === dtype || dtype === 'float64') return v;
+  return readNumbers(fromNumbers(dtype, t.shape, v));
+}
+
+/** An operand as float64 values in `dtype`'s value set; scalars become shape []. */
+export function operandValues(x: Operand, dtype: DType): Dense {
+  if (x instanceof Tensor) return { values: valuesAs(x, dtype), shape: x.shape };
+  const v = new Float64Array([scalarValue(x)]);
+  return { values: dtype === 'float64' ? v : readNumbers(fromNumbers(dtype, [], v)), shape: [] };
+}
+
+/** An operand as a tensor of `dtype` (scalars become 0-d tensors). */
+function operandTensor(x: Operand, dtype: DType): Tensor {
+  if (isComplex(dtype)) return toComplex(x instanceof Tensor ? x : scalarValue(x), dtype as ComplexDType);
+  const d = operandValues(x, dtype);
+  return fromNumbers(dtype, d.shape, d.values);
+}
+
+/** broadcastShapes with the kernel's name in the error. */
+export function broadcastFor(op: string, ...shapes: Shape[]): number[] {
+  try {
+    return broadcastShapes(...shapes);
+  } catch (e) {
+    throw new InvalidArgumentError(`${op}: ${(e as Error).message}`);
+  }
+}
+
+/** Index map from `outShape` into `shape`, or null when no broadcasting happens. */
+export function indexMap(shape: Shape, outShape: Shape): Int32Array | null {
+  if (shape.length === outShape.length && shape.every((d, i) => d === outShape[i])) return null;
+  return broadcastIndex(shape, outShape);
+}
+
+/** Applies `f` over the broadcast of two dense operands; result as float64. */
+function zipDense(op: string, x: Dense, y: Dense, f: (a: number, b: number) => number): { out: Float64Array; shape: number[] } {
+  const shape = broadcastFor(op, x.shape, y.shape);
+  const n = shapeSize(shape);
+  const ix = indexMap(x.shape, shape);
+  const iy = indexMap(y.shape, shape);
+  const xv = x.values;
+  const yv = y.values;
+  const out = new Float64Array(n);
+  for (let k = 0; k < n; k++) out[k] = f(xv[ix === null ? k : ix[k]!]!, yv[iy === null ? k : iy[k]!]!);
+  return { out, shape };
+}
+
+/** The shared body of the real binary kernels: convert to `computeDtype`, map, round into `outDtype`. */
+function mapBinary(
+  op: string,
+  a: Operand,
+  b: Operand,
+  computeDtype: DType,
+  outDtype: DType,
+  f: (x: number, y: number) => number,
+): Tensor {
+  const { out, shape } = zipDense(op, operandValues(a, computeDtype), operandValues(b, computeDtype), f);
+  return fromNumbers(outDtype, shape, out);
+}
+
+function rejectComplex(op: string, a: Operand, b: Operand, dtype: DType): void {
+  if (isComplex(dtype)) throw new InvalidArgumentError(`${op}: complex operands are not supported (got ${describe(a)} and ${describe(b)})`);
+}
+
+function checkAlpha(op: string, alpha: number, dtype: DType): void {
+  if (isIntegral(dtype) && !Number.isInteger(alpha)) {
+    throw new InvalidArgumentError(`${op}: alpha must be an integer for ${dtype} operands, got ${alpha}`);
+  }
+}
+
+/** a + alpha·b with broadcasting and PyTorch promotion (complex operands supported). */
+export function add(a: Operand, b: Operand, alpha = 1): Tensor {
+  const dtype = resultType(a, b);
+  checkAlpha('add', alpha, dtype);
+  if (isComplex(dtype)) return complexAdd(operandTensor(a, dtype), operandTensor(b, dtype), alpha, dtype);
+  return mapBinary('add', a, b, dtype, dtype, (x, y) => x + alpha * y);
+}
+
+function isBoolOperand(x: Operand): boolean {
+  return x instanceof Tensor ? x.dtype === 'bool' : scalarKind(x) === 'bool';
+}
+
+/** a − alpha·b with broadcasting and promotion; bool operands are an error, as in PyTorch. */
+export function sub(a: Operand, b: Operand, alpha = 1): Tensor {
+  if (isBoolOperand(a) || isBoolOperand(b)) {
+    throw new InvalidArgumentError(
+      `sub: subtraction with a bool operand is not supported (got ${describe(a)} and ${describe(b)}); use logicalXor or logicalNot`,
+    );
+  }
+  const dtype = resultType(a, b);
+  checkAlpha('sub', alpha, dtype);
+  if (isComplex(dtype)) return complexSub(operandTensor(a, dtype), operandTensor(b, dtype), alpha, dtype);
+  return mapBinary('sub', a, b, dtype, dtype, (x, y) => x - alpha * y);
+}
+
+/** a · b with broadcasting and promotion (complex operands supported). */
+export function mul(a: Operand, b: Operand): Tensor {
+  const dtype = resultType(a, b);
+  if (isComplex(dtype)) return complexMul(operandTensor(a, dtype), operandTensor(b, dtype), dtype);
+  return mapBinary('mul', a, b, dtype, dtype, (x, y) => x * y);
+}
+
+/** Wraps an integer op so that a zero divisor throws, as PyTorch's ZeroDivisionError. */
+function nonzeroDivisor(op: string, f: (x: number, y: number) => number): (x: number, y: number) => number {
+  return (x, y) => {
+    if (y === 0) throw new InvalidArgumentError(`${op}: integer division by zero`);
+    return f(x, y);
+  };
+}
+
+/**
+ * Python floor division on float64 (as PyTorch's div_floor_floating): exact for integers,
+ * and avoids floor(a / b) being off by one when a / b rounds up to an integer.
+ */
+export function floorDivide(a: number, b: number): number {
+  if (b === 0) return a / b;
+  const mod = a % b;
+  let div = (a - mod) / b;
+  if (mod !== 0 && b < 0 !== mod < 0) div -= 1;
+  if (div === 0) return Math.sign(a / b) * 0;
+  let floordiv = Math.floor(div);
+  if (div - floordiv > 0.5) floordiv += 1;
+  return floordiv;
+}
+
+function truncDivide(a: number, b: number): number {
+  return Math.trunc(a / b);
+}
+
+function integerTruncDivide(a: number, b: number): number {
+  return (a - (a % b)) / b;
+}
+
+/**
+ * a / b with broadcasting. Without a rounding mode it is true division and integer or bool
+ * operands give float32; 'trunc' and 'floor' keep the promoted type. Integer division by
+ * zero is an error, as in PyTorch.
+ */
+export function div(a: Operand, b: Operand, roundingMode?: RoundingMode): Tensor {
+  const common = resultType(a, b);
+  if (roundingMode === undefined) {
+    const dtype = isIntegral(common) ? 'float32' : common;
+    if (isComplex(dtype)) return complexDiv(operandTensor(a, dtype), operandTensor(b, dtype), dtype);
+    return mapBinary('div', a, b, dtype, dtype, (x, y) => x / y);
+  }
+  if (roundingMode !== 'trunc' && roundingMode !== 'floor') {
+    throw new InvalidArgumentError(`div: rounding mode must be undefined, 'trunc' or 'floor', got ${JSON.stringify(roundingMode)}`);
+  }
+  rejectComplex('div', a, b, common);
+  const op = `div(${roundingMode})`;
+  if (isIntegral(common)) {
+    return mapBinary(op, a, b, common, common, nonzeroDivisor(op, roundingMode === 'trunc' ? integerTruncDivide : floorDivide));
+  }
+  return mapBinary(op, a, b, common, common, roundingMode === 'trunc' ? truncDivide : floorDivide);
+}
+
+/** C pow semantics where JS differs: pow(1, y) = 1 and pow(-1, ±inf) = 1. */
+function floatPow(x: number, y: number): number {
+  if (x === 1) return 1;
+  if (x === -1 && (y === Infinity || y === -Infinity)) return 1;
+  return Math.pow(x, y);
+}
+
+/** Integer power as PyTorch's powi: a negative exponent gives 1/x truncated (so 0 unless |x| = 1). */
+function integerPow(x: number, y: number): number {
+  if (y >= 0) return Math.pow(x, y);
+  if (x === 1) return 1;
+  if (x === -1) return y % 2 === 0 ? 1 : -1;
+  return 0;
+}
+
+/** a ** b with broadcasting and promotion (int ** negative int follows PyTorch's integer rule). */
+export function pow(a: Operand, b: Operand): Tensor {
+  const dtype = resultType(a, b);
+  rejectComplex('pow', a, b, dtype);
+  return mapBinary('pow', a, b, dtype, dtype, isIntegral(dtype) ? integerPow : floatPow);
+}
+
+/** Elementwise maximum with broadcasting; NaN propagates. */
+export function maximum(a: Operand, b: Operand): Tensor {
+  const dtype = resultType(a, b);
+  rejectComplex('maximum', a, b, dtype);
+  return mapBinary('maximum', a, b, dtype, dtype, (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y)));
+}
+
+/** Elementwise minimum with broadcasting; NaN propagates. */
+export function minimum(a: Operand, b: Operand): Tensor {
+  const dtype = resultType(a, b);
+  rejectComplex('minimum', a, b, dtype);
+  return mapBinary('minimum', a, b, dtype, dtype, (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.min(x, y)));
+}
+
+/** Python modulo: the result has the sign of the divisor. */
+function pythonRemainder(x: number, y: number): number {
+  let mod = x % y;
+  if (mod !== 0 && y < 0 !== mod < 0) mod += y;
+  return mod;
+}
+
+/** torch.remainder: a − floor(a / b)·b, the sign of the divisor (Python %); integer by zero is an error. */
+export function remainder(a: Operand, b: Operand): Tensor {
+  const dtype = resultType(a, b);
+  rejectComplex('remainder', a, b, dtype);
+  if (isIntegral(dtype)) return mapBinary('remainder', a, b, dtype, dtype, nonzeroDivisor('remainder', pythonRemainder));
+  return mapBinary('remainder', a, b, dtype, dtype, pythonRemainder);
+}
+
+/** torch.fmod / ONNX Mod with fmod=1: C fmod, the sign of the dividend; integer by zero is an error. */
+export function fmod(a: Operand, b: Operand): Tensor {
+  const dtype = resultType(a, b);
+  rejectComplex('fmod', a, b, dtype);
+  if (isIntegral(dtype)) return mapBinary('fmod', a, b, dtype, dtype, nonzeroDivisor('fmod', (x, y) => x % y));
+  return mapBinary('fmod', a, b, dtype, dtype, (x, y) => x % y);
+}
+
+type Comparison = (x: number, y: number) => boolean;
+
+/** Compares in the promoted type; complex operands allow only eq and ne. */
+function compare(op: string, a: Operand, b: Operand, f: Comparison): Tensor {
+  const dtype = resultType(a, b);
+  if (isComplex(dtype)) {
+    if (op !== 'eq' && op !== 'ne') {
+      throw new InvalidArgumentError(`${op}: complex operands cannot be ordered (got ${describe(a)} and ${describe(b)})`);
+    }
+    return compareComplex(op, operandTensor(a, dtype), operandTensor(b, dtype));
+  }
+  return mapBinary(op, a, b, dtype, 'bool', (x, y) => (f(x, y) ? 1 : 0));
+}
+
+function compareComplex(op: 'eq' | 'ne', a: Tensor, b: Tensor): Tensor {
+  const same = logicalAnd(eq(real(a), real(b)), eq(imag(a), imag(b)));
+  return op === 'eq' ? same : logicalXor(same, true);
+}
+
+/** a == b, bool output. */
+export function eq(a: Operand, b: Operand): Tensor {
+  return compare('eq', a, b, (x, y) => x === y);
+}
+
+/** a != b, bool output (NaN != NaN is true). */
+export function ne(a: Operand, b: Operand): Tensor {
+  return compare('ne', a, b, (x, y) => x !== y);
+}
+
+/** a < b, bool output. */
+export function lt(a: Operand, b: Operand): Tensor {
+  return compare('lt', a, b, (x, y) => x < y);
+}
+
+/** a <= b, bool output. */
+export function le(a: Operand, b: Operand): Tensor {
+  return compare('le', a, b, (x, y) => x <= y);
+}
+
+/** a > b, bool output. */
+export function gt(a: Operand, b: Operand): Tensor {
+  return compare('gt', a, b, (x, y) => x > y);
+}
+
+/** a >= b, bool output. */
+export function ge(a: Operand, b: Operand): Tensor {
+  return compare('ge', a, b, (x, y) => x >= y);
+}
+
+/** Each element as 1 (nonzero, NaN included; complex: either part nonzero) or 0. */
+export function truthValues(x: Operand): Dense {
+  if (!(x instanceof Tensor)) return { values: new Float64Array([scalarValue(x) !== 0 ? 1 : 0]), shape: [] };
+  const v = readNumbers(x);
+  const out = new Float64Array(x.size);
+  if (isComplex(x.dtype)) for (let k = 0; k < out.length; k++) out[k] = v[2 * k] !== 0 || v[2 * k + 1] !== 0 ? 1 : 0;
+  else for (let k = 0; k < out.length; k++) out[k] = v[k] !== 0 ? 1 : 0;
+  return { values: out, shape: x.shape };
+}
+
+function logical(op: string, a: Operand, b: Operand, f: (x: number, y: number) => number): Tensor {
+  const { out, shape } = zipDense(op, truthValues(a), truthValues(b), f);
+  return fromNumbers('bool', shape, out);
+}
+
+/** Logical and of truth values (nonzero = true), bool output. */
+export function logicalAnd(a: Operand, b: Operand): Tensor {
+  return logical('logicalAnd', a, b, (x, y) => x & y);
+}
+
+/** Logical or of truth values (nonzero = true), bool output. */
+export function logicalOr(a: Operand, b: Operand): Tensor {
+  return logical('logicalOr', a, b, (x, y) => x | y);
+}
+
+/** Logical xor of truth values (nonzero = true), bool output. */
+export function logicalXor(a: Operand, b: Operand): Tensor {
+  return logical('logicalXor', a, b, (x, y) => x ^ y);
+}
+
+/** Interleaved values of an operand in `dtype` (two lanes per element for complex). */
+function laneValues(x: Operand, dtype: DType): Dense {
+  if (isComplex(dtype)) {
+    const t = operandTensor(x, dtype);
+    return { values: readNumbers(t), shape: t.shape };
+  }
+  return operandValues(x, dtype);
+}
+
+/** cond ? a : b with three-way broadcasting; `cond` must be bool, a and b are promoted together. */
+export function where(cond: Tensor, a: Operand, b: Operand): Tensor {
+  if (cond.dtype !== 'bool') throw new InvalidArgumentError(`where: the condition must be a bool tensor, got ${cond.dtype}${fmt(cond.shape)}`);
+  const dtype = resultType(a, b);
+  const x = laneValues(a, dtype);
+  const y = laneValues(b, dtype);
+  const shape = broadcastFor('where', cond.shape, x.shape, y.shape);
+  const n = shapeSize(shape);
+  const ic = broadcastIndex(cond.shape, shape);
+  const ix = broadcastIndex(x.shape, shape);
+  const iy = broadcastIndex(y.shape, shape);
+  const lanes = isComplex(dtype) ? 2 : 1;
+  const c = cond.data;
+  const out = new Float64Array(n * lanes);
+  for (let k = 0; k < n; k++) {
+    const pick = c[ic[k]!] !== 0;
+    const src = pick ? x.values : y.values;
+    const i = pick ? ix[k]! : iy[k]!;
+    for (let l = 0; l < lanes; l++) out[k * lanes + l] = src[i * lanes + l]!;
+  }
+  return fromNumbers(dtype, shape, out);
+}

@@ -1,0 +1,207 @@
+/**
+ * Matrix products: torch.matmul (batched, broadcasting), linear, addmm and ONNX Gemm.
+ *
+ * Products accumulate in float64 and round once to the result type (the promotion of the
+ * operand types). Complex operands are supported (interleaved pairs).
+ */
+import { InvalidArgumentError } from '../errors';
+import { dtypeInfo, promoteTypes, type DType } from '../ir/dtype';
+import { shapeSize, type Shape, type Tensor } from '../tensor';
+import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
+
+const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
+
+/** The values of `t` as float64 with `lanes` slots per element (a real tensor read as complex gets zero imaginary parts). */
+function readLanes(t: Tensor, lanes: 1 | 2): Float64Array {
+  const values = readNumbers(t);
+  if (dtypeInfo(t.dtype).lanes === lanes) return values;
+  const out = new Float64Array(values.length * 2);
+  for (let i = 0; i < values.length; i++) out[2 * i] = values[i]!;
+  return out;
+}
+
+/** The promoted result type of several operands. */
+function resultType(tensors: readonly Tensor[]): DType {
+  return tensors.map((t) => t.dtype).reduce((a, b) => promoteTypes(a, b));
+}
+
+/**
+ * out[oOff..] += A[M,K] @ B[K,N] (row-major, `lanes` slots per element). The i-k-j order
+ * keeps the innermost loop contiguous in both B and out.
+ */
+function accumulateProduct(
+  out: Float64Array,
+  oOff: number,
+  A: Float64Array,
+  aOff: number,
+  B: Float64Array,
+  bOff: number,
+  M: number,
+  K: number,
+  N: number,
+  lanes: 1 | 2,
+): void {
+  if (lanes === 1) {
+    for (let i = 0; i < M; i++) {
+      const oRow = oOff + i * N;
+      const aRow = aOff + i * K;
+      for (let k = 0; k < K; k++) {
+        const av = A[aRow + k]!;
+        const bRow = bOff + k * N;
+        for (let j = 0; j < N; j++) out[oRow + j]! += av * B[bRow + j]!;
+      }
+    }
+    return;
+  }
+  for (let i = 0; i < M; i++) {
+    const oRow = oOff + 2 * i * N;
+    const aRow = aOff + 2 * i * K;
+    for (let k = 0; k < K; k++) {
+      const ar = A[aRow + 2 * k]!;
+      const ai = A[aRow + 2 * k + 1]!;
+      const bRow = bOff + 2 * k * N;
+      for (let j = 0; j < N; j++) {
+        const br = B[bRow + 2 * j]!;
+        const bi = B[bRow + 2 * j + 1]!;
+        out[oRow + 2 * j]! += ar * br - ai * bi;
+        out[oRow + 2 * j + 1]! += ar * bi + ai * br;
+      }
+    }
+  }
+}
+
+/** A rows×cols matrix (lanes slots per element) transposed into a new array. */
+function transposeMatrix(m: Float64Array, off: number, rows: number, cols: number, lanes: 1 | 2): Float64Array {
+  const out = new Float64Array(rows * cols * lanes);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      for (let l = 0; l < lanes; l++) out[(c * rows + r) * lanes + l] = m[off + (r * cols + c) * lanes + l]!;
+    }
+  }
+  return out;
+}
+
+interface Product {
+  values: Float64Array;
+  shape: number[];
+}
+
+/** torch.matmul in float64, before rounding. */
+function matmulNumbers(a: Tensor, b: Tensor, lanes: 1 | 2, op: string): Product {
+  if (a.rank === 0 || b.rank === 0) {
+    throw new InvalidArgumentError(`${op}: both operands need at least 1 dim, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
+  }
+  const aShape = a.rank === 1 ? [1, a.shape[0]!] : a.shape;
+  const bShape = b.rank === 1 ? [b.shape[0]!, 1] : b.shape;
+  const M = aShape[aShape.length - 2]!;
+  const K = aShape[aShape.length - 1]!;
+  const N = bShape[bShape.length - 1]!;
+  if (bShape[bShape.length - 2] !== K) {
+    throw new InvalidArgumentError(`${op}: shapes ${fmt(a.shape)} and ${fmt(b.shape)} cannot be multiplied (${K} vs ${bShape[bShape.length - 2]})`);
+  }
+  const batchA = aShape.slice(0, -2);
+  const batchB = bShape.slice(0, -2);
+  let batch: number[];
+  try {
+    batch = broadcastShapes(batchA, batchB);
+  } catch {
+    throw new InvalidArgumentError(`${op}: batch dims of ${fmt(a.shape)} and ${fmt(b.shape)} cannot be broadcast`);
+  }
+  const mapA = broadcastIndex(batchA, batch);
+  const mapB = broadcastIndex(batchB, batch);
+  const A = readLanes(a, lanes);
+  const B = readLanes(b, lanes);
+  const count = shapeSize(batch);
+  const values = new Float64Array(count * M * N * lanes);
+  for (let i = 0; i < count; i++) {
+    accumulateProduct(values, i * M * N * lanes, A, mapA[i]! * M * K * lanes, B, mapB[i]! * K * N * lanes, M, K, N, lanes);
+  }
+  const shape = [...batch, ...(a.rank === 1 ? [] : [M]), ...(b.rank === 1 ? [] : [N])];
+  return { values, shape };
+}
+
+/** values = alpha * values + beta * c (c broadcast to `shape`; beta 0 ignores c, NaNs included, as PyTorch). */
+function addScaled(values: Float64Array, shape: Shape, c: Tensor | undefined | null, alpha: number, beta: number, lanes: 1 | 2, op: string): void {
+  if (alpha !== 1) for (let i = 0; i < values.length; i++) values[i]! *= alpha;
+  if (c === undefined || c === null || beta === 0) return;
+  const fits = c.rank <= shape.length && broadcastShapes(c.shape, shape).every((d, i) => d === shape[i]);
+  if (!fits) throw new InvalidArgumentError(`${op}: bias of shape ${fmt(c.shape)} does not broadcast to the result ${fmt(shape)}`);
+  const C = readLanes(c, lanes);
+  const index = broadcastIndex(c.shape, shape);
+  for (let k = 0; k < index.length; k++) {
+    for (let l = 0; l < lanes; l++) values[k * lanes + l]! += beta * C[index[k]! * lanes + l]!;
+  }
+}
+
+/**
+ * torch.matmul / ONNX MatMul: 1-D × 1-D is a dot product; a 1-D operand is promoted to a
+ * matrix and its dim removed from the result; batch dims broadcast.
+ */
+export function matmul(a: Tensor, b: Tensor): Tensor {
+  const dtype = resultType([a, b]);
+  const { values, shape } = matmulNumbers(a, b, dtypeInfo(dtype).lanes, 'matmul');
+  return fromNumbers(dtype, shape, values);
+}
+
+/** torch.nn.functional.linear: x[..., in] @ weight[out, in]^T + bias[out] (weight may be 1-D [in]). */
+export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
+  if (weight.rank !== 1 && weight.rank !== 2) {
+    throw new InvalidArgumentError(`linear: weight must be 1-D or 2-D, got ${fmt(weight.shape)}`);
+  }
+  if (x.rank === 0) throw new InvalidArgumentError('linear: input must have at least 1 dim');
+  const inFeatures = weight.shape[weight.rank - 1]!;
+  if (x.shape[x.rank - 1] !== inFeatures) {
+    throw new InvalidArgumentError(`linear: input ${fmt(x.shape)} does not end in the weight's ${inFeatures} input features (weight ${fmt(weight.shape)})`);
+  }
+  const dtype = resultType(bias ? [x, weight, bias] : [x, weight]);
+  const lanes = dtypeInfo(dtype).lanes;
+  const outFeatures = weight.rank === 2 ? weight.shape[0]! : 1;
+  const rows = shapeSize(x.shape.slice(0, -1));
+  const Wt = transposeMatrix(readLanes(weight, lanes), 0, outFeatures, inFeatures, lanes);
+  const values = new Float64Array(rows * outFeatures * lanes);
+  accumulateProduct(values, 0, readLanes(x, lanes), 0, Wt, 0, rows, inFeatures, outFeatures, lanes);
+  const shape = [...x.shape.slice(0, -1), ...(weight.rank === 2 ? [outFeatures] : [])];
+  addScaled(values, shape, bias, 1, 1, lanes, 'linear');
+  return fromNumbers(dtype, shape, values);
+}
+
+/** torch.addmm: beta * bias + alpha * (a @ b) for 2-D a, b; bias broadcasts to the product. */
+export function addmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
+  if (a.rank !== 2 || b.rank !== 2) throw new InvalidArgumentError(`addmm: a and b must be 2-D, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
+  const dtype = resultType([bias, a, b]);
+  const lanes = dtypeInfo(dtype).lanes;
+  const { values, shape } = matmulNumbers(a, b, lanes, 'addmm');
+  addScaled(values, shape, bias, alpha, beta, lanes, 'addmm');
+  return fromNumbers(dtype, shape, values);
+}
+
+/** Options of {@link gemm}, as ONNX Gemm's attributes. */
+export interface GemmOptions {
+  alpha?: number;
+  beta?: number;
+  transA?: boolean;
+  transB?: boolean;
+}
+
+/** ONNX Gemm: alpha * A' @ B' + beta * C, A' = transA ? A^T : A (2-D), C broadcasting to [M, N]. */
+export function gemm(a: Tensor, b: Tensor, c?: Tensor | null, options: GemmOptions = {}): Tensor {
+  const { alpha = 1, beta = 1, transA = false, transB = false } = options;
+  if (a.rank !== 2 || b.rank !== 2) throw new InvalidArgumentError(`gemm: A and B must be 2-D, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
+  const dtype = resultType(c ? [a, b, c] : [a, b]);
+  const lanes = dtypeInfo(dtype).lanes;
+  const [ar, ac] = a.shape as [number, number];
+  const [br, bc] = b.shape as [number, number];
+  const [M, K] = transA ? [ac, ar] : [ar, ac];
+  const [K2, N] = transB ? [bc, br] : [br, bc];
+  if (K !== K2) {
+    throw new InvalidArgumentError(`gemm: A ${fmt(a.shape)}${transA ? '^T' : ''} and B ${fmt(b.shape)}${transB ? '^T' : ''} have inner dims ${K} and ${K2}`);
+  }
+  let A = readLanes(a, lanes);
+  let B = readLanes(b, lanes);
+  if (transA) A = transposeMatrix(A, 0, ar, ac, lanes);
+  if (transB) B = transposeMatrix(B, 0, br, bc, lanes);
+  const values = new Float64Array(M * N * lanes);
+  accumulateProduct(values, 0, A, 0, B, 0, M, K, N, lanes);
+  addScaled(values, [M, N], c, alpha, beta, lanes, 'gemm');
+  return fromNumbers(dtype, [M, N], values);
+}

@@ -1,0 +1,46 @@
+/**
+ * Constant folding: a call whose inputs are all constants is computed once, now, with the
+ * interpreter's implementation, and replaced by a constant. Mutates the graph in place.
+ */
+import type { Graph, Node } from '../ir/graph';
+import { Value } from '../ir/graph';
+import { getImpl } from '../interpreter/registry';
+import '../interpreter/ops';
+import { Tensor } from '../tensor';
+
+/** Results bigger than this stay computed at run time (folding would bloat the weights). */
+const MAX_FOLDED_ELEMENTS = 1 << 16;
+
+function foldable(node: Node): boolean {
+  if (node.kind !== 'call' || node.outputs.some((v) => v.type.kind !== 'tensor')) return false;
+  const inputs = node.inputValues();
+  return inputs.length > 0 && inputs.every((v) => v.producer.kind === 'constant') && getImpl(node.target) !== undefined;
+}
+
+/** Folds every foldable node; returns how many were folded. */
+export function foldConstants(graph: Graph): number {
+  let folded = 0;
+  for (const node of [...graph.nodes]) {
+    if (!foldable(node)) continue;
+    const size = node.outputs.reduce((n, v) => n + v.tensorType.shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Infinity), 1), 0);
+    if (size > MAX_FOLDED_ELEMENTS) continue;
+    const args: Record<string, unknown> = {};
+    const resolve = (a: unknown): unknown => (a instanceof Value ? a.producer.tensor : Array.isArray(a) ? a.map(resolve) : a);
+    for (const [k, a] of Object.entries(node.args)) args[k] = resolve(a);
+    const results = getImpl(node.target)!(args as never, { node, symbols: new Map() });
+    node.outputs.forEach((v, i) => {
+      const t = results[i];
+      if (!(t instanceof Tensor)) return;
+      graph.replaceAllUses(v, graph.addConstant(`${v.name}_folded`, t));
+    });
+    folded++;
+  }
+  if (folded > 0) {
+    // New constants were appended; restore topological order (constants first is always valid).
+    const constants = graph.nodes.filter((n) => n.kind === 'constant' || n.kind === 'placeholder');
+    const rest = graph.nodes.filter((n) => n.kind === 'call');
+    graph.nodes.splice(0, graph.nodes.length, ...constants, ...rest);
+    graph.eliminateDeadCode();
+  }
+  return folded;
+}
