@@ -30,3 +30,5 @@ export { readNpy, writeNpy } from './kernels/npy';
 // Frontends.
 export { loadOnnx, mappedOnnxOps } from './frontends/onnx';
 export type { LoadOnnxOptions } from './frontends/onnx';
+export { loadPt2 } from './frontends/pt2';
+export type { LoadPt2Options } from './frontends/pt2';

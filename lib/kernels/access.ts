@@ -81,6 +81,38 @@ export function stridesOf(shape: Shape): number[] {
   return strides;
 }
 
+/**
+ * Steps the row-major multi-index `counter` over the box `dims` by one (axes at or after
+ * `end` held fixed; a full turn wraps it to zeros) and returns the change of
+ * Σ counter[i]·strides[i].
+ */
+export function stepIndex(counter: number[], dims: Shape, strides: readonly number[], end = dims.length): number {
+  let delta = 0;
+  for (let ax = end - 1; ax >= 0; ax--) {
+    counter[ax]!++;
+    delta += strides[ax]!;
+    if (counter[ax]! < dims[ax]!) break;
+    delta -= strides[ax]! * dims[ax]!;
+    counter[ax] = 0;
+  }
+  return delta;
+}
+
+/** All offsets Σ index[i]·strides[i] over the box `dims`, in row-major order. */
+export function boxOffsets(dims: Shape, strides: readonly number[]): Int32Array {
+  const out = new Int32Array(shapeSize(dims));
+  const rank = dims.length;
+  if (rank === 0 || out.length === 0) return out; // a 0-d box has the one offset 0
+  // Row by row: the last axis is swept inline, stepIndex advances the others.
+  const inner = dims[rank - 1]!;
+  const innerStride = strides[rank - 1]!;
+  const counter = new Array<number>(rank).fill(0);
+  for (let k = 0, base = 0; k < out.length; base += stepIndex(counter, dims, strides, rank - 1)) {
+    for (let j = 0, offset = base; j < inner; j++, offset += innerStride) out[k++] = offset;
+  }
+  return out;
+}
+
 /** NumPy broadcasting of shapes (right-aligned); throws naming both shapes when they clash. */
 export function broadcastShapes(...shapes: Shape[]): number[] {
   const rank = Math.max(0, ...shapes.map((s) => s.length));
@@ -104,8 +136,6 @@ export function broadcastShapes(...shapes: Shape[]): number[] {
  * `shape` that broadcasting reads. Broadcast axes get stride 0.
  */
 export function broadcastIndex(shape: Shape, outShape: Shape): Int32Array {
-  const n = shapeSize(outShape);
-  const map = new Int32Array(n);
   const rank = outShape.length;
   const inStrides = stridesOf(shape);
   const strides = new Array<number>(rank).fill(0);
@@ -113,19 +143,7 @@ export function broadcastIndex(shape: Shape, outShape: Shape): Int32Array {
     const o = rank - shape.length + i;
     strides[o] = shape[i] === 1 ? 0 : inStrides[i]!;
   }
-  const counter = new Array<number>(rank).fill(0);
-  let offset = 0;
-  for (let k = 0; k < n; k++) {
-    map[k] = offset;
-    for (let ax = rank - 1; ax >= 0; ax--) {
-      counter[ax]!++;
-      offset += strides[ax]!;
-      if (counter[ax]! < outShape[ax]!) break;
-      offset -= strides[ax]! * outShape[ax]!;
-      counter[ax] = 0;
-    }
-  }
-  return map;
+  return boxOffsets(outShape, strides);
 }
 
 /** Normalizes a possibly negative axis against `rank`; throws naming the op otherwise. */

@@ -77,6 +77,29 @@ function splitPad(total: number, lowerFirst: boolean): [number, number] {
   return lowerFirst ? [total - small, small] : [small, total - small];
 }
 
+/**
+ * ONNX SAME_UPPER / SAME_LOWER begin and end pads (also PyTorch padding 'same'): the total
+ * padding that makes out = ceil(in / stride), split by splitPad.
+ */
+export function samePads(
+  inSize: readonly number[],
+  kernel: readonly number[],
+  stride: readonly number[],
+  dilation: readonly number[],
+  lowerFirst: boolean,
+): [number[], number[]] {
+  const begin: number[] = [];
+  const end: number[] = [];
+  inSize.forEach((d, i) => {
+    const out = Math.ceil(d / stride[i]!);
+    const total = Math.max(0, (out - 1) * stride[i]! + dilation[i]! * (kernel[i]! - 1) + 1 - d);
+    const [b, e] = splitPad(total, lowerFirst);
+    begin.push(b);
+    end.push(e);
+  });
+  return [begin, end];
+}
+
 /** The 3-D geometry the loops run on: sizes and per-dim parameters, unit dims prepended. */
 interface Geometry {
   n: number;
@@ -94,6 +117,47 @@ interface Geometry {
 /** Pads a per-dim list to 3 entries by prepending `fill`. */
 const to3 = (v: readonly number[], fill: number): number[] => [...new Array<number>(3 - v.length).fill(fill), ...v];
 
+/** The per-dim lists of a convolution before they are padded to 3-D. */
+type SpatialDims = Pick<Geometry, 'inSize' | 'outSize' | 'kernel' | 'stride' | 'dilation' | 'padBegin'>;
+
+/** A Geometry with every per-dim list padded to 3 dims (unit sizes, no padding in front). */
+function geometryOf(n: number, groups: number, cin: number, cout: number, dims: SpatialDims): Geometry {
+  return {
+    n,
+    groups,
+    cin,
+    cout,
+    inSize: to3(dims.inSize, 1),
+    outSize: to3(dims.outSize, 1),
+    kernel: to3(dims.kernel, 1),
+    stride: to3(dims.stride, 1),
+    dilation: to3(dims.dilation, 1),
+    padBegin: to3(dims.padBegin, 0),
+  };
+}
+
+/**
+ * The scalars the loops of convForward and convTransposeForward read off a Geometry: sizes
+ * (I in, O out, K kernel), stride s, dilation d and begin pad p per dim (D, H, W), channels
+ * per group, and the input, output and kernel plane sizes.
+ */
+type LoopSizes = Record<
+  'IH' | 'IW' | 'OH' | 'OW' | 'KD' | 'KH' | 'KW' | 'sd' | 'sh' | 'sw' | 'dd' | 'dh' | 'dw' | 'pd' | 'ph' | 'pw' | 'cinG' | 'coutG' | 'inPlane' | 'outPlane' | 'kSize',
+  number
+>;
+
+function loopSizes(g: Geometry): LoopSizes {
+  const [ID, IH, IW] = g.inSize as [number, number, number];
+  const [OD, OH, OW] = g.outSize as [number, number, number];
+  const [KD, KH, KW] = g.kernel as [number, number, number];
+  const [sd, sh, sw] = g.stride as [number, number, number];
+  const [dd, dh, dw] = g.dilation as [number, number, number];
+  const [pd, ph, pw] = g.padBegin as [number, number, number];
+  const cinG = g.cin / g.groups;
+  const coutG = g.cout / g.groups;
+  return { IH, IW, OH, OW, KD, KH, KW, sd, sh, sw, dd, dh, dw, pd, ph, pw, cinG, coutG, inPlane: ID * IH * IW, outPlane: OD * OH * OW, kSize: KD * KH * KW };
+}
+
 /** Positions p in [0, count) whose partner p*stride + offset lies in [0, limit), as [lo, hi). */
 function validRange(offset: number, stride: number, limit: number, count: number): [number, number] {
   const lo = Math.max(0, Math.ceil(-offset / stride));
@@ -101,8 +165,34 @@ function validRange(offset: number, stride: number, limit: number, count: number
   return [lo, Math.max(lo, hi)];
 }
 
-/** Input and weight checked, batch dim added when missing; the number of spatial dims. */
-function convOperands(x: Tensor, weight: Tensor, op: string): { spatial: number; batched: boolean; dtype: DType } {
+/** One [lo, hi) range per kernel tap along a dim. */
+type TapRanges = [number, number][];
+
+/**
+ * For each of the 3 dims and each kernel tap k: the validRange of the positions p in
+ * [0, count) whose partner p*stride + k*dilation - padBegin lies in [0, limit).
+ */
+function tapRanges(g: Geometry, limit: readonly number[], count: readonly number[]): [TapRanges, TapRanges, TapRanges] {
+  const dim = (i: number): TapRanges =>
+    Array.from({ length: g.kernel[i]! }, (_, k) => validRange(k * g.dilation[i]! - g.padBegin[i]!, g.stride[i]!, limit[i]!, count[i]!));
+  return [dim(0), dim(1), dim(2)];
+}
+
+/** What conv and convTranspose read off their operands before checking channels. */
+interface ConvOperands {
+  /** Number of spatial dims (1 to 3). */
+  spatial: number;
+  batched: boolean;
+  dtype: DType;
+  /** The input shape with its batch dim (1 when unbatched). */
+  xs: Shape;
+  groups: number;
+  /** Input channels. */
+  cin: number;
+}
+
+/** Input and weight checked, batch dim added when missing; the number of spatial dims, groups and input channels. */
+function convOperands(x: Tensor, weight: Tensor, groupsOption: number | undefined, op: string): ConvOperands {
   const spatial = weight.rank - 2;
   if (spatial < 1 || spatial > 3) throw new InvalidArgumentError(`${op}: weight ${fmt(weight.shape)} must have 3 to 5 dims`);
   const batched = x.rank === spatial + 2;
@@ -111,7 +201,8 @@ function convOperands(x: Tensor, weight: Tensor, op: string): { spatial: number;
   }
   const dtype = promoteTypes(x.dtype, weight.dtype);
   if (isComplex(dtype)) throw new InvalidArgumentError(`${op}: complex tensors are not supported`);
-  return { spatial, batched, dtype };
+  const xs = batched ? x.shape : [1, ...x.shape];
+  return { spatial, batched, dtype, xs, groups: groupsOption ?? 1, cin: xs[1]! };
 }
 
 /** The bias values (zeros when absent), checked to have `channels` elements. */
@@ -129,10 +220,7 @@ function biasValues(bias: Tensor | null | undefined, channels: number, op: strin
  */
 export function conv(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvOptions = {}): Tensor {
   const op = 'conv';
-  const { spatial, batched, dtype } = convOperands(x, weight, op);
-  const xs = batched ? x.shape : [1, ...x.shape];
-  const groups = options.groups ?? 1;
-  const cin = xs[1]!;
+  const { spatial, batched, dtype, xs, groups, cin } = convOperands(x, weight, options.groups, op);
   const cout = weight.shape[0]!;
   if (!Number.isInteger(groups) || groups < 1 || cin % groups !== 0 || cout % groups !== 0 || weight.shape[1]! * groups !== cin) {
     throw new InvalidArgumentError(`${op}: input ${fmt(x.shape)}, weight ${fmt(weight.shape)} and groups ${groups} do not agree on channels`);
@@ -149,18 +237,7 @@ export function conv(x: Tensor, weight: Tensor, bias?: Tensor | null, options: C
   if (outSize.some((d) => d < 1)) {
     throw new InvalidArgumentError(`${op}: input ${fmt(x.shape)} is too small for kernel ${fmt(kernel)} with the given padding and dilation`);
   }
-  const geometry: Geometry = {
-    n: xs[0]!,
-    groups,
-    cin,
-    cout,
-    inSize: to3(inSize, 1),
-    outSize: to3(outSize, 1),
-    kernel: to3(kernel, 1),
-    stride: to3(stride, 1),
-    dilation: to3(dilation, 1),
-    padBegin: to3(padBegin, 0),
-  };
+  const geometry = geometryOf(xs[0]!, groups, cin, cout, { inSize, outSize, kernel, stride, dilation, padBegin });
   const out = convForward(readNumbers(x), readNumbers(weight), biasValues(bias, cout, op), geometry);
   const outShape = [...(batched ? [xs[0]!] : []), cout, ...outSize];
   return fromNumbers(dtype, outShape, out);
@@ -182,37 +259,16 @@ function convPads(
     if (options.padding === 'same' && auto === 'NOTSET' && stride.some((s) => s !== 1)) {
       throw new InvalidArgumentError(`${op}: padding 'same' needs stride 1, got [${stride.join(', ')}]`);
     }
-    const begin: number[] = [];
-    const end: number[] = [];
-    inSize.forEach((d, i) => {
-      const out = Math.ceil(d / stride[i]!);
-      const total = Math.max(0, (out - 1) * stride[i]! + dilation[i]! * (kernel[i]! - 1) + 1 - d);
-      const [b, e] = splitPad(total, auto === 'SAME_LOWER');
-      begin.push(b);
-      end.push(e);
-    });
-    return [begin, end];
+    return samePads(inSize, kernel, stride, dilation, auto === 'SAME_LOWER');
   }
   return explicitPads(options.padding as number | readonly number[] | undefined, options.pads, n, op);
 }
 
 /** The direct convolution loops (see the file comment); returns [N, Cout, *out] values. */
 function convForward(X: Float64Array, W: Float64Array, bias: Float64Array, g: Geometry): Float64Array {
-  const [ID, IH, IW] = g.inSize as [number, number, number];
-  const [OD, OH, OW] = g.outSize as [number, number, number];
-  const [KD, KH, KW] = g.kernel as [number, number, number];
-  const [sd, sh, sw] = g.stride as [number, number, number];
-  const [dd, dh, dw] = g.dilation as [number, number, number];
-  const [pd, ph, pw] = g.padBegin as [number, number, number];
-  const cinG = g.cin / g.groups;
-  const coutG = g.cout / g.groups;
-  const inPlane = ID * IH * IW;
-  const outPlane = OD * OH * OW;
-  const kSize = KD * KH * KW;
+  const { IH, IW, OH, OW, KD, KH, KW, sd, sh, sw, dd, dh, dw, pd, ph, pw, cinG, coutG, inPlane, outPlane, kSize } = loopSizes(g);
   const out = new Float64Array(g.n * g.cout * outPlane);
-  const rangeD = Array.from({ length: KD }, (_, k) => validRange(k * dd - pd, sd, ID, OD));
-  const rangeH = Array.from({ length: KH }, (_, k) => validRange(k * dh - ph, sh, IH, OH));
-  const rangeW = Array.from({ length: KW }, (_, k) => validRange(k * dw - pw, sw, IW, OW));
+  const [rangeD, rangeH, rangeW] = tapRanges(g, g.inSize, g.outSize);
   // Four output channels at a time share each input load, which roughly halves the memory
   // traffic of the innermost loop; the remainder of a group goes one channel at a time.
   for (let n = 0; n < g.n; n++) {
@@ -280,10 +336,7 @@ function convForward(X: Float64Array, W: Float64Array, bias: Float64Array, g: Ge
  */
 export function convTranspose(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvTransposeOptions = {}): Tensor {
   const op = 'convTranspose';
-  const { spatial, batched, dtype } = convOperands(x, weight, op);
-  const xs = batched ? x.shape : [1, ...x.shape];
-  const groups = options.groups ?? 1;
-  const cin = xs[1]!;
+  const { spatial, batched, dtype, xs, groups, cin } = convOperands(x, weight, options.groups, op);
   if (!Number.isInteger(groups) || groups < 1 || weight.shape[0] !== cin || cin % groups !== 0) {
     throw new InvalidArgumentError(`${op}: input ${fmt(x.shape)}, weight ${fmt(weight.shape)} and groups ${groups} do not agree on channels`);
   }
@@ -319,39 +372,16 @@ export function convTranspose(x: Tensor, weight: Tensor, bias?: Tensor | null, o
   if (outSize.some((d) => d < 1)) {
     throw new InvalidArgumentError(`${op}: padding leaves no output for input ${fmt(x.shape)} and weight ${fmt(weight.shape)}`);
   }
-  const geometry: Geometry = {
-    n: xs[0]!,
-    groups,
-    cin,
-    cout,
-    inSize: to3(inSize, 1),
-    outSize: to3(outSize, 1),
-    kernel: to3(kernel, 1),
-    stride: to3(stride, 1),
-    dilation: to3(dilation, 1),
-    padBegin: to3(padBegin, 0),
-  };
+  const geometry = geometryOf(xs[0]!, groups, cin, cout, { inSize, outSize, kernel, stride, dilation, padBegin });
   const out = convTransposeForward(readNumbers(x), readNumbers(weight), biasValues(bias, cout, op), geometry);
   return fromNumbers(dtype, [...(batched ? [xs[0]!] : []), cout, ...outSize], out);
 }
 
 /** Scatters each input pixel times each kernel tap into the output (the adjoint of convForward). */
 function convTransposeForward(X: Float64Array, W: Float64Array, bias: Float64Array, g: Geometry): Float64Array {
-  const [ID, IH, IW] = g.inSize as [number, number, number];
-  const [OD, OH, OW] = g.outSize as [number, number, number];
-  const [KD, KH, KW] = g.kernel as [number, number, number];
-  const [sd, sh, sw] = g.stride as [number, number, number];
-  const [dd, dh, dw] = g.dilation as [number, number, number];
-  const [pd, ph, pw] = g.padBegin as [number, number, number];
-  const cinG = g.cin / g.groups;
-  const coutG = g.cout / g.groups;
-  const inPlane = ID * IH * IW;
-  const outPlane = OD * OH * OW;
-  const kSize = KD * KH * KW;
+  const { IH, IW, OH, OW, KD, KH, KW, sd, sh, sw, dd, dh, dw, pd, ph, pw, cinG, coutG, inPlane, outPlane, kSize } = loopSizes(g);
   const out = new Float64Array(g.n * g.cout * outPlane);
-  const rangeD = Array.from({ length: KD }, (_, k) => validRange(k * dd - pd, sd, OD, ID));
-  const rangeH = Array.from({ length: KH }, (_, k) => validRange(k * dh - ph, sh, OH, IH));
-  const rangeW = Array.from({ length: KW }, (_, k) => validRange(k * dw - pw, sw, OW, IW));
+  const [rangeD, rangeH, rangeW] = tapRanges(g, g.outSize, g.inSize);
   for (let n = 0; n < g.n; n++) {
     for (let oc = 0; oc < g.cout; oc++) {
       const outBase = (n * g.cout + oc) * outPlane;

@@ -9,7 +9,7 @@ import { InvalidArgumentError } from '../errors';
 import { isComplex } from '../ir/dtype';
 import type { Shape, Tensor } from '../tensor';
 import { fromNumbers, readNumbers } from './access';
-import { perDim, type AutoPad } from './conv';
+import { perDim, samePads, type AutoPad } from './conv';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
 
@@ -140,15 +140,7 @@ function resolveSliding(x: Tensor, options: PoolOptions, dilationOption: number 
   let padEnd: number[];
   const auto = options.autoPad ?? 'NOTSET';
   if (auto === 'SAME_UPPER' || auto === 'SAME_LOWER') {
-    padBegin = [];
-    padEnd = [];
-    layout.spatial.forEach((d, i) => {
-      const out = Math.ceil(d / stride[i]!);
-      const total = Math.max(0, (out - 1) * stride[i]! + dilation[i]! * (kernel[i]! - 1) + 1 - d);
-      const small = Math.floor(total / 2);
-      padBegin.push(auto === 'SAME_LOWER' ? total - small : small);
-      padEnd.push(auto === 'SAME_LOWER' ? small : total - small);
-    });
+    [padBegin, padEnd] = samePads(layout.spatial, kernel, stride, dilation, auto === 'SAME_LOWER');
   } else if (auto === 'VALID') {
     padBegin = new Array<number>(n).fill(0);
     padEnd = new Array<number>(n).fill(0);
@@ -175,84 +167,93 @@ function resolveSliding(x: Tensor, options: PoolOptions, dilationOption: number 
 /** Output shape: the input's leading (batch, channel) dims, then one size per window list. */
 const pooledShape = (r: Resolved): number[] => [...r.layout.lead, ...r.windows.map((w) => w.taps.length)];
 
-/** Max over each window and the flat spatial index of the first maximum (NaN wins, as in PyTorch). */
-function maxPlanes(X: Float64Array, r: Resolved): { values: Float64Array; indices: Float64Array } {
-  const [wd, wh, ww] = to3(r.windows);
-  const IH = wh.inSize;
-  const IW = ww.inSize;
-  const inPlane = wd.inSize * IH * IW;
-  const OD = wd.taps.length;
-  const OH = wh.taps.length;
-  const OW = ww.taps.length;
-  const total = r.layout.planes * OD * OH * OW;
-  const values = new Float64Array(total);
-  const indices = new Float64Array(total);
-  let o = 0;
+/** The window lists of a pool padded to 3 dims, with the input plane's row sizes and the output count. */
+interface WindowGrid {
+  windows: [DimWindows, DimWindows, DimWindows];
+  /** Input sizes of the last two dims (a spatial index is (d * IH + h) * IW + w). */
+  IH: number;
+  IW: number;
+  /** Number of output values: planes times windows. */
+  outputs: number;
+}
+
+function windowGrid(r: Resolved): WindowGrid {
+  const windows = to3(r.windows);
+  const [wd, wh, ww] = windows;
+  return { windows, IH: wh.inSize, IW: ww.inSize, outputs: r.layout.planes * wd.taps.length * wh.taps.length * ww.taps.length };
+}
+
+/**
+ * Calls `visit` once per output value, in output order: with the offset of its plane in the
+ * input, its window's input indices per dim and its output position per dim.
+ */
+function forEachWindow(
+  r: Resolved,
+  grid: WindowGrid,
+  visit: (base: number, td: Int32Array, th: Int32Array, tw: Int32Array, od: number, oh: number, ow: number) => void,
+): void {
+  const [wd, wh, ww] = grid.windows;
+  const inPlane = wd.inSize * grid.IH * grid.IW;
   for (let p = 0; p < r.layout.planes; p++) {
     const base = p * inPlane;
-    for (let od = 0; od < OD; od++) {
+    for (let od = 0; od < wd.taps.length; od++) {
       const td = wd.taps[od]!;
-      for (let oh = 0; oh < OH; oh++) {
+      for (let oh = 0; oh < wh.taps.length; oh++) {
         const th = wh.taps[oh]!;
-        for (let ow = 0; ow < OW; ow++) {
-          const tw = ww.taps[ow]!;
-          let best = -Infinity;
-          let bestIndex = -1;
-          for (let a = 0; a < td.length; a++) {
-            for (let b = 0; b < th.length; b++) {
-              const row = (td[a]! * IH + th[b]!) * IW;
-              for (let c = 0; c < tw.length; c++) {
-                const idx = row + tw[c]!;
-                const v = X[base + idx]!;
-                if (v > best || Number.isNaN(v) || bestIndex < 0) {
-                  best = v;
-                  bestIndex = idx;
-                }
-              }
-            }
-          }
-          values[o] = best;
-          indices[o++] = bestIndex;
-        }
+        for (let ow = 0; ow < ww.taps.length; ow++) visit(base, td, th, ww.taps[ow]!, od, oh, ow);
       }
     }
   }
+}
+
+/** Max over each window and the flat spatial index of the first maximum (NaN wins, as in PyTorch). */
+function maxPlanes(X: Float64Array, r: Resolved): { values: Float64Array; indices: Float64Array } {
+  const grid = windowGrid(r);
+  const { IH, IW } = grid;
+  const values = new Float64Array(grid.outputs);
+  const indices = new Float64Array(grid.outputs);
+  let o = 0;
+  forEachWindow(r, grid, (base, td, th, tw) => {
+    let best = -Infinity;
+    let bestIndex = -1;
+    for (let a = 0; a < td.length; a++) {
+      for (let b = 0; b < th.length; b++) {
+        const row = (td[a]! * IH + th[b]!) * IW;
+        for (let c = 0; c < tw.length; c++) {
+          const idx = row + tw[c]!;
+          const v = X[base + idx]!;
+          if (v > best || Number.isNaN(v) || bestIndex < 0) {
+            best = v;
+            bestIndex = idx;
+          }
+        }
+      }
+    }
+    values[o] = best;
+    indices[o++] = bestIndex;
+  });
   return { values, indices };
 }
 
 /** Sum over each window divided by `divisor(count, paddedCount)`. */
 function avgPlanes(X: Float64Array, r: Resolved, divisor: (count: number, padded: number) => number): Float64Array {
-  const [wd, wh, ww] = to3(r.windows);
-  const IH = wh.inSize;
-  const IW = ww.inSize;
-  const inPlane = wd.inSize * IH * IW;
-  const OD = wd.taps.length;
-  const OH = wh.taps.length;
-  const OW = ww.taps.length;
-  const values = new Float64Array(r.layout.planes * OD * OH * OW);
+  const grid = windowGrid(r);
+  const { IH, IW } = grid;
+  const [wd, wh, ww] = grid.windows;
+  const values = new Float64Array(grid.outputs);
   let o = 0;
-  for (let p = 0; p < r.layout.planes; p++) {
-    const base = p * inPlane;
-    for (let od = 0; od < OD; od++) {
-      const td = wd.taps[od]!;
-      for (let oh = 0; oh < OH; oh++) {
-        const th = wh.taps[oh]!;
-        for (let ow = 0; ow < OW; ow++) {
-          const tw = ww.taps[ow]!;
-          let sum = 0;
-          for (let a = 0; a < td.length; a++) {
-            for (let b = 0; b < th.length; b++) {
-              const row = base + (td[a]! * IH + th[b]!) * IW;
-              for (let c = 0; c < tw.length; c++) sum += X[row + tw[c]!]!;
-            }
-          }
-          const count = td.length * th.length * tw.length;
-          const padded = wd.paddedSize[od]! * wh.paddedSize[oh]! * ww.paddedSize[ow]!;
-          values[o++] = sum / divisor(count, padded);
-        }
+  forEachWindow(r, grid, (base, td, th, tw, od, oh, ow) => {
+    let sum = 0;
+    for (let a = 0; a < td.length; a++) {
+      for (let b = 0; b < th.length; b++) {
+        const row = base + (td[a]! * IH + th[b]!) * IW;
+        for (let c = 0; c < tw.length; c++) sum += X[row + tw[c]!]!;
       }
     }
-  }
+    const count = td.length * th.length * tw.length;
+    const padded = wd.paddedSize[od]! * wh.paddedSize[oh]! * ww.paddedSize[ow]!;
+    values[o++] = sum / divisor(count, padded);
+  });
   return values;
 }
 

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
 import { Tensor, type Shape } from '../tensor';
-import { fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
+import { boxOffsets, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
 import { toComplex, type ComplexDType } from './complex';
 
 const fmt = (t: Tensor): string => `${t.dtype}[${t.shape.join(', ')}]`;
@@ -19,26 +19,6 @@ interface ReducePlan {
   readonly bases: Int32Array;
   /** The offsets, relative to a base, of all elements reduced into one output element. */
   readonly offsets: Int32Array;
-}
-
-/** All offsets Σ index[i]·strides[i] over the box `dims`, in row-major order. */
-function boxOffsets(dims: readonly number[], strides: readonly number[]): Int32Array {
-  let n = 1;
-  for (const d of dims) n *= d;
-  const out = new Int32Array(n);
-  const counter = new Array<number>(dims.length).fill(0);
-  let offset = 0;
-  for (let k = 0; k < n; k++) {
-    out[k] = offset;
-    for (let ax = dims.length - 1; ax >= 0; ax--) {
-      counter[ax]!++;
-      offset += strides[ax]!;
-      if (counter[ax]! < dims[ax]!) break;
-      offset -= strides[ax]! * dims[ax]!;
-      counter[ax] = 0;
-    }
-  }
-  return out;
 }
 
 

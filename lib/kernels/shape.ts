@@ -7,7 +7,7 @@
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, type DType, type TypedArray } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../tensor';
-import { broadcastShapes, fromNumbers, normalizeAxis, stridesOf } from './access';
+import { broadcastShapes, fromNumbers, normalizeAxis, stepIndex, stridesOf } from './access';
 
 /** Element slots of any typed array, read and written without conversion. */
 type Slots = { [index: number]: number | bigint; readonly length: number };
@@ -65,13 +65,7 @@ export function copyStrided(t: Tensor, outShape: Shape, strides: readonly number
         dst[o++] = src[s + 1]!;
       }
     }
-    for (let ax = rank - 2; ax >= 0; ax--) {
-      counter[ax]!++;
-      base += strides[ax]!;
-      if (counter[ax]! < outShape[ax]!) break;
-      base -= strides[ax]! * outShape[ax]!;
-      counter[ax] = 0;
-    }
+    base += stepIndex(counter, outShape, strides, rank - 1);
   }
   return new Tensor(t.dtype, outShape, out);
 }

@@ -1,7 +1,8 @@
 /**
- * Runs one ONNX operator through onnxruntime-node, to get reference outputs for kernel
- * tests: builds a single-node model (ir_version 8, opset 17 unless told otherwise) with
- * onnx-proto, feeds our Tensors in and converts the results back to Tensors.
+ * Runs ONNX operators through onnxruntime-node, to get reference outputs for kernel tests:
+ * builds a single-node model (runOrtOp) or a small multi-node graph (runOrtGraph) with
+ * onnx-proto (ir_version 8, opset 17 unless told otherwise), or takes a whole serialized
+ * model (runOrtModel), feeds our Tensors in and converts the results back to Tensors.
  */
 import { Worker } from 'node:worker_threads';
 
@@ -22,6 +23,9 @@ export interface FloatsAttr {
 /** An attribute value: integers → INT, other numbers → FLOAT, number[] → INTS, string → STRING, Tensor → TENSOR. */
 export type OrtAttribute = number | string | readonly number[] | readonly string[] | FloatAttr | FloatsAttr | Tensor;
 
+/** Attributes by name; undefined entries are left out. */
+export type OrtAttributes = Readonly<Record<string, OrtAttribute | undefined>>;
+
 /** An input fed at run time (a Tensor), baked into the model as an initializer ({ constant }), or omitted (null). */
 export type OrtInput = Tensor | { readonly constant: Tensor } | null;
 
@@ -30,7 +34,7 @@ export interface OrtOpSpec {
   readonly opType: string;
   readonly inputs: readonly OrtInput[];
   /** Attributes by name; undefined entries are left out. */
-  readonly attributes?: Readonly<Record<string, OrtAttribute | undefined>>;
+  readonly attributes?: OrtAttributes;
   /** Number of outputs to fetch (default 1). */
   readonly outputCount?: number;
   /** Default 17. */
@@ -39,11 +43,32 @@ export interface OrtOpSpec {
   readonly domain?: string;
 }
 
+/** One node of a multi-node graph (ONNX domain), wired to the others by tensor names. */
+export interface OrtGraphNode {
+  readonly opType: string;
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+  readonly attributes?: OrtAttributes;
+}
+
+/** A graph of several nodes, fed `inputs` by name, whose `outputs` are fetched by name. */
+export interface OrtGraphSpec {
+  readonly nodes: readonly OrtGraphNode[];
+  readonly inputs: Readonly<Record<string, Tensor>>;
+  readonly outputs: readonly string[];
+  /** Default 17. */
+  readonly opset?: number;
+}
+
 /** Marks a float attribute (e.g. `alpha: floatAttr(1)`), which a bare integer would not be. */
 export const floatAttr = (value: number): FloatAttr => ({ float: value });
 /** Marks a FLOATS attribute. */
 export const floatsAttr = (values: readonly number[]): FloatsAttr => ({ floats: values });
 
+/**
+ * The dtypes this helper exchanges, with their ONNX TensorProto.DataType codes;
+ * onnxruntime-node's tensor type names are the same as our dtype names.
+ */
 const onnxTypes: Partial<Record<DType, number>> = {
   float32: 1,
   uint8: 2,
@@ -55,27 +80,7 @@ const onnxTypes: Partial<Record<DType, number>> = {
   float64: 11,
 };
 
-const ortTypes: Partial<Record<DType, string>> = {
-  float32: 'float32',
-  float16: 'float16',
-  float64: 'float64',
-  int8: 'int8',
-  uint8: 'uint8',
-  int32: 'int32',
-  int64: 'int64',
-  bool: 'bool',
-};
-
-const fromOrtType: Record<string, DType> = {
-  float32: 'float32',
-  float16: 'float16',
-  float64: 'float64',
-  int8: 'int8',
-  uint8: 'uint8',
-  int32: 'int32',
-  int64: 'int64',
-  bool: 'bool',
-};
+const isOrtType = (type: string): type is DType => typeof onnxTypes[type as DType] === 'number';
 
 function onnxType(dtype: DType): number {
   const t = onnxTypes[dtype];
@@ -113,6 +118,42 @@ function attributeProto(name: string, value: OrtAttribute): unknown {
   return { name, type: T.INTS, ints: [...(list as number[])] };
 }
 
+function nodeProto(opType: string, domain: string, inputs: readonly string[], outputs: readonly string[], attributes: OrtAttributes = {}): unknown {
+  return onnx.NodeProto.create({
+    opType,
+    domain,
+    input: inputs,
+    output: outputs,
+    attribute: Object.entries(attributes).flatMap(([k, v]) => (v === undefined ? [] : [attributeProto(k, v)])),
+  });
+}
+
+/** The parts of a graph that differ between the model builders. */
+interface GraphParts {
+  readonly name: string;
+  readonly nodes: readonly unknown[];
+  readonly inputs: readonly unknown[];
+  readonly initializers: readonly unknown[];
+  readonly outputNames: readonly string[];
+}
+
+/** Serializes an ir_version 8 model of one graph whose outputs are declared by name only. */
+function encodeModel(graph: GraphParts, domain: string, opset: number): Uint8Array {
+  const model = onnx.ModelProto.create({
+    irVersion: 8,
+    producerName: 'tensorrt-node-tests',
+    opsetImport: [{ domain, version: opset }],
+    graph: onnx.GraphProto.create({
+      name: graph.name,
+      node: graph.nodes,
+      input: graph.inputs,
+      initializer: graph.initializers,
+      output: graph.outputNames.map((name) => onnx.ValueInfoProto.create({ name })),
+    }),
+  });
+  return onnx.ModelProto.encode(model).finish();
+}
+
 /** The serialized one-node model (exported for debugging a failing comparison). */
 export function buildSingleOpModel(spec: OrtOpSpec): Uint8Array {
   const inputNames: string[] = [];
@@ -129,27 +170,24 @@ export function buildSingleOpModel(spec: OrtOpSpec): Uint8Array {
     else initializers.push(tensorProto(name, input.constant));
   });
   const outputNames = Array.from({ length: spec.outputCount ?? 1 }, (_, i) => `out${i}`);
-  const node = onnx.NodeProto.create({
-    opType: spec.opType,
-    domain: spec.domain ?? '',
-    input: inputNames,
-    output: outputNames,
-    attribute: Object.entries(spec.attributes ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [attributeProto(k, v)])),
-  });
-  const graph = onnx.GraphProto.create({
-    name: `single_${spec.opType}`,
-    node: [node],
-    input: graphInputs,
-    initializer: initializers,
-    output: outputNames.map((name) => onnx.ValueInfoProto.create({ name })),
-  });
-  const model = onnx.ModelProto.create({
-    irVersion: 8,
-    producerName: 'tensorrt-node-tests',
-    opsetImport: [{ domain: spec.domain ?? '', version: spec.opset ?? 17 }],
-    graph,
-  });
-  return onnx.ModelProto.encode(model).finish();
+  const domain = spec.domain ?? '';
+  const node = nodeProto(spec.opType, domain, inputNames, outputNames, spec.attributes);
+  return encodeModel({ name: `single_${spec.opType}`, nodes: [node], inputs: graphInputs, initializers, outputNames }, domain, spec.opset ?? 17);
+}
+
+/** The serialized multi-node model (exported for debugging a failing comparison). */
+export function buildGraphModel(spec: OrtGraphSpec): Uint8Array {
+  return encodeModel(
+    {
+      name: 'graph',
+      nodes: spec.nodes.map((n) => nodeProto(n.opType, '', n.inputs, n.outputs, n.attributes)),
+      inputs: Object.entries(spec.inputs).map(([name, t]) => valueInfo(name, t)),
+      initializers: [],
+      outputNames: spec.outputs,
+    },
+    '',
+    spec.opset ?? 17,
+  );
 }
 
 // Jest runs tests in a vm context whose typed-array constructors differ from the ones
@@ -211,14 +249,13 @@ export async function closeOrt(): Promise<void> {
 if (typeof afterAll === 'function') afterAll(closeOrt);
 
 function toWire(t: Tensor): WireTensor {
-  const type = ortTypes[t.dtype];
-  if (type === undefined) throw new Error(`runOrtOp: ${t.dtype} is not supported by onnxruntime-node`);
-  return { type, data: t.data.slice(), dims: [...t.shape] };
+  if (!isOrtType(t.dtype)) throw new Error(`runOrtOp: ${t.dtype} is not supported by onnxruntime-node`);
+  return { type: t.dtype, data: t.data.slice(), dims: [...t.shape] };
 }
 
 function fromWire(value: WireTensor): Tensor {
-  const dtype = fromOrtType[value.type];
-  if (dtype === undefined) throw new Error(`runOrtOp: onnxruntime returned an unsupported type ${value.type}`);
+  if (!isOrtType(value.type)) throw new Error(`runOrtOp: onnxruntime returned an unsupported type ${value.type}`);
+  const dtype = value.type;
   const info = dtypeInfo(dtype);
   const data = new info.storage(value.data.length);
   // float16 may arrive as a Float16Array where the runtime has one: copy its bits, not values.
@@ -231,22 +268,42 @@ function fromWire(value: WireTensor): Tensor {
   return new Tensor(dtype, value.dims.map(Number), data);
 }
 
-/** Runs `spec` in onnxruntime (CPU) and returns its outputs as Tensors. */
-export async function runOrtOp(spec: OrtOpSpec): Promise<Tensor[]> {
-  const model = buildSingleOpModel(spec);
-  const feeds: Record<string, WireTensor> = {};
-  spec.inputs.forEach((input, i) => {
-    if (input instanceof Tensor) feeds[`in${i}`] = toWire(input);
-  });
+/**
+ * Runs a serialized model in the worker on `feeds` (by input name) and returns the outputs
+ * named in `outputNames`, in that order; `label` names the model in an error.
+ */
+async function runInWorker(model: Uint8Array, feeds: Readonly<Record<string, Tensor>>, outputNames: readonly string[], label: string): Promise<Tensor[]> {
+  const wireFeeds: Record<string, WireTensor> = {};
+  for (const [name, t] of Object.entries(feeds)) wireFeeds[name] = toWire(t);
   const w = ortWorker();
   const id = nextId++;
   const reply = await new Promise<Reply>((resolve) => {
     pending.set(id, resolve);
-    w.postMessage({ id, model, feeds });
+    w.postMessage({ id, model, feeds: wireFeeds });
   });
-  if (reply.error !== undefined) throw new Error(`onnxruntime ${spec.opType}: ${reply.error}`);
-  const count = spec.outputCount ?? 1;
-  return Array.from({ length: count }, (_, i) => fromWire(reply.outputs![`out${i}`]!));
+  if (reply.error !== undefined) throw new Error(`onnxruntime${label ? ` ${label}` : ''}: ${reply.error}`);
+  return outputNames.map((name) => fromWire(reply.outputs![name]!));
+}
+
+/** Runs `spec` in onnxruntime (CPU) and returns its outputs as Tensors. */
+export async function runOrtOp(spec: OrtOpSpec): Promise<Tensor[]> {
+  const feeds: Record<string, Tensor> = {};
+  spec.inputs.forEach((input, i) => {
+    if (input instanceof Tensor) feeds[`in${i}`] = input;
+  });
+  const outputNames = Array.from({ length: spec.outputCount ?? 1 }, (_, i) => `out${i}`);
+  return runInWorker(buildSingleOpModel(spec), feeds, outputNames, spec.opType);
+}
+
+/** Runs `spec` in onnxruntime (CPU) and returns its first (usually only) output. */
+export async function runOrtOp1(spec: OrtOpSpec): Promise<Tensor> {
+  const [output] = await runOrtOp(spec);
+  return output!;
+}
+
+/** Runs the multi-node graph `spec` in onnxruntime (CPU) and returns its `outputs` in order. */
+export async function runOrtGraph(spec: OrtGraphSpec): Promise<Tensor[]> {
+  return runInWorker(buildGraphModel(spec), spec.inputs, spec.outputs, `graph (${spec.nodes.map((n) => n.opType).join(', ')})`);
 }
 
 /** Runs a whole serialized model in onnxruntime with `inputs` in the graph's input order. */
@@ -256,14 +313,7 @@ export async function runOrtModel(model: Uint8Array, inputs: readonly Tensor[]):
   const inputNames: string[] = decoded.graph.input.map((i: { name: string }) => i.name).filter((n: string) => !initializers.has(n));
   const outputNames: string[] = decoded.graph.output.map((o: { name: string }) => o.name);
   if (inputNames.length !== inputs.length) throw new Error(`runOrtModel: the model has ${inputNames.length} inputs, got ${inputs.length}`);
-  const feeds: Record<string, WireTensor> = {};
-  inputNames.forEach((name, i) => (feeds[name] = toWire(inputs[i]!)));
-  const w = ortWorker();
-  const id = nextId++;
-  const reply = await new Promise<Reply>((resolve) => {
-    pending.set(id, resolve);
-    w.postMessage({ id, model, feeds });
-  });
-  if (reply.error !== undefined) throw new Error(`onnxruntime: ${reply.error}`);
-  return outputNames.map((name) => fromWire(reply.outputs![name]!));
+  const feeds: Record<string, Tensor> = {};
+  inputNames.forEach((name, i) => (feeds[name] = inputs[i]!));
+  return runInWorker(model, feeds, outputNames, '');
 }

@@ -15,7 +15,7 @@ import {
   viewAsReal,
 } from '../../lib/kernels/complex';
 import { Tensor } from '../../lib/tensor';
-import { expectClose, expectTensor } from './onnx-oracle';
+import { expectClose, expectTensor } from '../helpers/compare';
 
 // z = [1+2i, 3-4i, -0.5+0i]
 const z = (): Tensor => Tensor.from('complex64', [3], [1, 2, 3, -4, -0.5, 0]);
@@ -73,13 +73,13 @@ describe('arithmetic', () => {
     const a = Tensor.from('complex128', [3], [1, 2, 3, -4, 7, 1]);
     const b = Tensor.from('complex128', [3], [3, 4, 0, 2, 2, 0]);
     // (1+2i)/(3+4i) = (11 + 2i)/25; (3−4i)/(2i) = (−8 − 6i)/4; (7+i)/2
-    expectClose(complexDiv(a, b), Tensor.from('complex128', [3], [11 / 25, 2 / 25, -2, -1.5, 3.5, 0.5]), 1e-15, 1e-15);
+    expectClose(complexDiv(a, b), Tensor.from('complex128', [3], [11 / 25, 2 / 25, -2, -1.5, 3.5, 0.5]), { rtol: 1e-15, atol: 1e-15 });
   });
 
   it('complexDiv stays finite where c² + d² would overflow', () => {
     const a = Tensor.from('complex128', [1], [1e300, 1e300]);
     const b = Tensor.from('complex128', [1], [1e300, 1e300]);
-    expectClose(complexDiv(a, b), Tensor.from('complex128', [1], [1, 0]), 1e-15, 1e-15);
+    expectClose(complexDiv(a, b), Tensor.from('complex128', [1], [1, 0]), { rtol: 1e-15, atol: 1e-15 });
   });
 
   it('division by complex zero gives infinities or NaN', () => {
@@ -115,7 +115,7 @@ describe('parts, magnitude and phase', () => {
 
   it('complexAbs is the hypotenuse, without overflow', () => {
     expectTensor(complexAbs(z()), 'float32', [3], [Math.fround(Math.sqrt(5)), 5, 0.5]);
-    expectClose(complexAbs(Tensor.from('complex128', [1], [3e200, 4e200])), Tensor.from('float64', [1], [5e200]), 1e-15, 0);
+    expectClose(complexAbs(Tensor.from('complex128', [1], [3e200, 4e200])), Tensor.from('float64', [1], [5e200]), { rtol: 1e-15, atol: 0 });
   });
 
   it('angle is atan2(imag, real); of a real tensor 0 or π', () => {
@@ -130,7 +130,7 @@ describe('parts, magnitude and phase', () => {
     const ang = Tensor.from('float64', [2], [0, Math.PI / 2]);
     const p = polar(abs, ang);
     expect(p.dtype).toBe('complex128');
-    expectClose(p, Tensor.from('complex128', [2, 2], [1, 0, 0, 1, 2, 0, 0, 2]), 0, 1e-15);
+    expectClose(p, Tensor.from('complex128', [2, 2], [1, 0, 0, 1, 2, 0, 0, 2]), { rtol: 0, atol: 1e-15 });
     expect(polar(Tensor.from('float32', [1], [1]), Tensor.from('float32', [1], [0])).dtype).toBe('complex64');
     expect(() => polar(Tensor.from('float32', [1], [1]), Tensor.from('float64', [1], [0]))).toThrow(/polar: abs and angle/);
   });

@@ -25,7 +25,8 @@ import {
   type Operand,
 } from '../../lib/kernels/elementwise';
 import { Tensor } from '../../lib/tensor';
-import { expectClose, expectTensor, runOnnxOp } from './onnx-oracle';
+import { expectClose, expectExact, expectTensor } from '../helpers/compare';
+import { runOrtOp1 } from '../helpers/ort-single-op';
 
 /** Deterministic pseudo-random values in [lo, hi), so failures reproduce. */
 function seeded(n: number, lo: number, hi: number, seed = 1): number[] {
@@ -95,7 +96,7 @@ describe('binary arithmetic against onnxruntime', () => {
     it.each(shapes)(`${op} float32 %j with %j broadcasts`, async (sa, sb) => {
       const a = rand('float32', sa, -3, 3, 7);
       const b = rand('float32', sb, 0.5, 4, 11);
-      expectClose(f(a, b), await runOnnxOp(op, [a, b], 'float32'));
+      expectClose(f(a, b), await runOrtOp1({ opType: op, inputs: [a, b] }));
     });
   }
 
@@ -103,43 +104,43 @@ describe('binary arithmetic against onnxruntime', () => {
     const a = rand('float16', [2, 5], -4, 4, 3);
     const b = rand('float16', [5], -4, 4, 5);
     const ours = op === 'Add' ? add(a, b) : mul(a, b);
-    expectClose(ours, await runOnnxOp(op, [a, b], 'float16'), 1e-3, 1e-3);
+    expectClose(ours, await runOrtOp1({ opType: op, inputs: [a, b] }), { rtol: 1e-3, atol: 1e-3 });
   });
 
   it('Add and Mul int32 match', async () => {
     const a = rand('int32', [3, 4], -100, 100, 2);
     const b = rand('int32', [4], -100, 100, 9);
-    expectClose(add(a, b), await runOnnxOp('Add', [a, b], 'int32'), 0, 0);
-    expectClose(mul(a, b), await runOnnxOp('Mul', [a, b], 'int32'), 0, 0);
+    expectExact(add(a, b), await runOrtOp1({ opType: 'Add', inputs: [a, b] }));
+    expectExact(mul(a, b), await runOrtOp1({ opType: 'Mul', inputs: [a, b] }));
   });
 
   it('integer Div (truncating in ONNX) matches div(trunc)', async () => {
     const a = Tensor.from('int32', [6], [7, -7, 7, -7, 0, 9]);
     const b = Tensor.from('int32', [6], [2, 2, -2, -2, 3, 4]);
-    expectClose(div(a, b, 'trunc'), await runOnnxOp('Div', [a, b], 'int32'), 0, 0);
+    expectExact(div(a, b, 'trunc'), await runOrtOp1({ opType: 'Div', inputs: [a, b] }));
   });
 
   it('Pow float32 with broadcasting matches', async () => {
     const a = rand('float32', [2, 3], 0.1, 3, 4);
     const b = rand('float32', [3], -2, 2, 8);
-    expectClose(pow(a, b), await runOnnxOp('Pow', [a, b], 'float32'));
+    expectClose(pow(a, b), await runOrtOp1({ opType: 'Pow', inputs: [a, b] }));
   });
 
   it('Mod fmod=1 matches fmod on floats, Mod fmod=0 matches remainder on ints', async () => {
     const a = Tensor.from('float32', [6], [5.5, -5.5, 5.5, -5.5, 3, -0.25]);
     const b = Tensor.from('float32', [6], [2, 2, -2, -2, 1.5, 0.2]);
-    expectClose(fmod(a, b), await runOnnxOp('Mod', [a, b], 'float32', { fmod: { i: 1 } }));
+    expectClose(fmod(a, b), await runOrtOp1({ opType: 'Mod', inputs: [a, b], attributes: { fmod: 1 } }));
     const ia = Tensor.from('int32', [6], [7, -7, 7, -7, 6, -1]);
     const ib = Tensor.from('int32', [6], [3, 3, -3, -3, 3, 5]);
-    expectClose(remainder(ia, ib), await runOnnxOp('Mod', [ia, ib], 'int32'), 0, 0);
-    expectClose(fmod(ia, ib), await runOnnxOp('Mod', [ia, ib], 'int32', { fmod: { i: 1 } }), 0, 0);
+    expectExact(remainder(ia, ib), await runOrtOp1({ opType: 'Mod', inputs: [ia, ib] }));
+    expectExact(fmod(ia, ib), await runOrtOp1({ opType: 'Mod', inputs: [ia, ib], attributes: { fmod: 1 } }));
   });
 
   it('Max and Min match maximum and minimum', async () => {
     const a = rand('float32', [3, 1], -2, 2, 12);
     const b = rand('float32', [1, 4], -2, 2, 13);
-    expectClose(maximum(a, b), await runOnnxOp('Max', [a, b], 'float32'), 0, 0);
-    expectClose(minimum(a, b), await runOnnxOp('Min', [a, b], 'float32'), 0, 0);
+    expectExact(maximum(a, b), await runOrtOp1({ opType: 'Max', inputs: [a, b] }));
+    expectExact(minimum(a, b), await runOrtOp1({ opType: 'Min', inputs: [a, b] }));
   });
 });
 
@@ -154,7 +155,7 @@ describe('comparisons and logic against onnxruntime', () => {
     ['GreaterOrEqual', ge],
   ];
   it.each(cmp)('%s', async (op, f) => {
-    expectClose(f(a, b), await runOnnxOp(op, [a, b], 'bool'), 0, 0);
+    expectExact(f(a, b), await runOrtOp1({ opType: op, inputs: [a, b] }));
   });
 
   const p = Tensor.from('bool', [2, 2], [1, 1, 0, 0]);
@@ -165,21 +166,21 @@ describe('comparisons and logic against onnxruntime', () => {
     ['Xor', logicalXor],
   ];
   it.each(logic)('%s', async (op, f) => {
-    expectClose(f(p, q), await runOnnxOp(op, [p, q], 'bool'), 0, 0);
+    expectExact(f(p, q), await runOrtOp1({ opType: op, inputs: [p, q] }));
   });
 
   it('Where with three-way broadcasting', async () => {
     const cond = Tensor.from('bool', [2, 1, 3], [1, 0, 1, 0, 0, 1]);
     const x = rand('float32', [4, 1], -1, 1, 21);
     const y = rand('float32', [3], -1, 1, 22);
-    expectClose(where(cond, x, y), await runOnnxOp('Where', [cond, x, y], 'float32'), 0, 0);
+    expectExact(where(cond, x, y), await runOrtOp1({ opType: 'Where', inputs: [cond, x, y] }));
   });
 
   it('Where on int64 with a size-0 dimension', async () => {
     const cond = new Tensor('bool', [0, 2]);
     const x = Tensor.from('int64', [2], [1n, 2n]);
     const y = Tensor.from('int64', [1], [9n]);
-    expectClose(where(cond, x, y), await runOnnxOp('Where', [cond, x, y], 'int64'), 0, 0);
+    expectExact(where(cond, x, y), await runOrtOp1({ opType: 'Where', inputs: [cond, x, y] }));
   });
 });
 

@@ -1,7 +1,8 @@
 import { InvalidArgumentError } from '../../lib/errors';
 import { amax, amin, argmax, argmin, cumsum, logSoftmax, mean, prod, softmax, sum } from '../../lib/kernels/reduce';
 import { Tensor } from '../../lib/tensor';
-import { expectClose, expectTensor, runOnnxOp, type Attr } from './onnx-oracle';
+import { expectClose, expectExact, expectTensor } from '../helpers/compare';
+import { runOrtOp1, type OrtAttributes } from '../helpers/ort-single-op';
 
 function ramp(shape: number[], scale = 0.37, offset = -2): Tensor {
   const n = shape.reduce((a, b) => a * b, 1);
@@ -10,7 +11,7 @@ function ramp(shape: number[], scale = 0.37, offset = -2): Tensor {
 }
 
 const axesInput = (axes: number[]): Tensor => Tensor.from('int64', [axes.length], axes.map(BigInt));
-const keep = (k: boolean): Record<string, Attr> => ({ keepdims: { i: k ? 1 : 0 } });
+const keep = (k: boolean): OrtAttributes => ({ keepdims: k ? 1 : 0 });
 
 describe('sum, mean, prod, amax, amin against onnxruntime', () => {
   const x = ramp([2, 3, 4]);
@@ -23,35 +24,35 @@ describe('sum, mean, prod, amax, amin against onnxruntime', () => {
   ];
 
   it.each(axisCases)('ReduceSum over %j keepdims=%s', async (axes, keepdim) => {
-    expectClose(sum(x, axes, keepdim), await runOnnxOp('ReduceSum', [x, axesInput(axes)], 'float32', keep(keepdim)));
+    expectClose(sum(x, axes, keepdim), await runOrtOp1({ opType: 'ReduceSum', inputs: [x, axesInput(axes)], attributes: keep(keepdim) }));
   });
 
   it.each(axisCases)('ReduceMean over %j keepdims=%s', async (axes, keepdim) => {
-    expectClose(mean(x, axes, keepdim), await runOnnxOp('ReduceMean', [x], 'float32', { axes: { ints: axes }, ...keep(keepdim) }));
+    expectClose(mean(x, axes, keepdim), await runOrtOp1({ opType: 'ReduceMean', inputs: [x], attributes: { axes, ...keep(keepdim) } }));
   });
 
   it.each(axisCases)('ReduceProd over %j keepdims=%s', async (axes, keepdim) => {
-    expectClose(prod(x, axes, keepdim), await runOnnxOp('ReduceProd', [x], 'float32', { axes: { ints: axes }, ...keep(keepdim) }));
+    expectClose(prod(x, axes, keepdim), await runOrtOp1({ opType: 'ReduceProd', inputs: [x], attributes: { axes, ...keep(keepdim) } }));
   });
 
   it.each(axisCases)('ReduceMax / ReduceMin over %j keepdims=%s', async (axes, keepdim) => {
-    const attrs = { axes: { ints: axes }, ...keep(keepdim) };
-    expectClose(amax(x, axes, keepdim), await runOnnxOp('ReduceMax', [x], 'float32', attrs), 0, 0);
-    expectClose(amin(x, axes, keepdim), await runOnnxOp('ReduceMin', [x], 'float32', attrs), 0, 0);
+    const attrs = { axes, ...keep(keepdim) };
+    expectExact(amax(x, axes, keepdim), await runOrtOp1({ opType: 'ReduceMax', inputs: [x], attributes: attrs }));
+    expectExact(amin(x, axes, keepdim), await runOrtOp1({ opType: 'ReduceMin', inputs: [x], attributes: attrs }));
   });
 
   it('all axes when none are given', async () => {
     for (const keepdim of [false, true]) {
-      const expected = await runOnnxOp('ReduceSum', [x], 'float32', keep(keepdim));
+      const expected = await runOrtOp1({ opType: 'ReduceSum', inputs: [x], attributes: keep(keepdim) });
       expectClose(sum(x, undefined, keepdim), expected);
       expectClose(sum(x, [], keepdim), expected);
-      expectClose(mean(x, [], keepdim), await runOnnxOp('ReduceMean', [x], 'float32', keep(keepdim)));
+      expectClose(mean(x, [], keepdim), await runOrtOp1({ opType: 'ReduceMean', inputs: [x], attributes: keep(keepdim) }));
     }
   });
 
   it('a size-0 axis sums to zeros', async () => {
     const empty = new Tensor('float32', [0, 3]);
-    expectClose(sum(empty, [0]), await runOnnxOp('ReduceSum', [empty, axesInput([0])], 'float32', keep(false)));
+    expectClose(sum(empty, [0]), await runOrtOp1({ opType: 'ReduceSum', inputs: [empty, axesInput([0])], attributes: keep(false) }));
     expectTensor(sum(empty, [1]), 'float32', [0], []);
     expectTensor(prod(empty, [0]), 'float32', [3], [1, 1, 1]);
     expectTensor(mean(empty, [0]), 'float32', [3], [NaN, NaN, NaN]);
@@ -59,7 +60,7 @@ describe('sum, mean, prod, amax, amin against onnxruntime', () => {
 
   it('int32 ReduceSum matches with dtype kept', async () => {
     const t = Tensor.from('int32', [2, 3], [1, -2, 3, 40, 50, -60]);
-    expectClose(sum(t, [1], false, 'int32'), await runOnnxOp('ReduceSum', [t, axesInput([1])], 'int32', keep(false)), 0, 0);
+    expectExact(sum(t, [1], false, 'int32'), await runOrtOp1({ opType: 'ReduceSum', inputs: [t, axesInput([1])], attributes: keep(false) }));
   });
 });
 
@@ -135,17 +136,17 @@ describe('argmax and argmin', () => {
     [-1, false],
     [-2, true],
   ])('ArgMax / ArgMin axis %d keepdims=%s', async (axis, keepdim) => {
-    const attrs = { axis: { i: axis }, ...keep(keepdim) };
-    expectClose(argmax(x, axis, keepdim), await runOnnxOp('ArgMax', [x], 'int64', attrs), 0, 0);
-    expectClose(argmin(x, axis, keepdim), await runOnnxOp('ArgMin', [x], 'int64', attrs), 0, 0);
+    const attrs = { axis, ...keep(keepdim) };
+    expectExact(argmax(x, axis, keepdim), await runOrtOp1({ opType: 'ArgMax', inputs: [x], attributes: attrs }));
+    expectExact(argmin(x, axis, keepdim), await runOrtOp1({ opType: 'ArgMin', inputs: [x], attributes: attrs }));
   });
 
   it('ties go to the first index, or the last with selectLastIndex (as ONNX select_last_index)', async () => {
     const t = Tensor.from('float32', [2, 4], [1, 3, 3, 0, 5, 5, 5, 5]);
     for (const last of [false, true]) {
-      const attrs = { axis: { i: 1 }, keepdims: { i: 0 }, select_last_index: { i: last ? 1 : 0 } };
-      expectClose(argmax(t, 1, false, last), await runOnnxOp('ArgMax', [t], 'int64', attrs), 0, 0);
-      expectClose(argmin(t, 1, false, last), await runOnnxOp('ArgMin', [t], 'int64', attrs), 0, 0);
+      const attrs = { axis: 1, keepdims: 0, select_last_index: last ? 1 : 0 };
+      expectExact(argmax(t, 1, false, last), await runOrtOp1({ opType: 'ArgMax', inputs: [t], attributes: attrs }));
+      expectExact(argmin(t, 1, false, last), await runOrtOp1({ opType: 'ArgMin', inputs: [t], attributes: attrs }));
     }
     expectTensor(argmax(t, 1), 'int64', [2], [1, 0]);
     expectTensor(argmax(t, 1, false, true), 'int64', [2], [2, 3]);
@@ -170,15 +171,15 @@ describe('softmax and logSoftmax', () => {
   const x = ramp([2, 3, 4], 1, 0);
 
   it.each([0, 1, 2, -1, -3])('Softmax / LogSoftmax axis %d', async (axis) => {
-    expectClose(softmax(x, axis), await runOnnxOp('Softmax', [x], 'float32', { axis: { i: axis } }));
-    expectClose(logSoftmax(x, axis), await runOnnxOp('LogSoftmax', [x], 'float32', { axis: { i: axis } }));
+    expectClose(softmax(x, axis), await runOrtOp1({ opType: 'Softmax', inputs: [x], attributes: { axis } }));
+    expectClose(logSoftmax(x, axis), await runOrtOp1({ opType: 'LogSoftmax', inputs: [x], attributes: { axis } }));
   });
 
   it('is stable for large inputs', () => {
     const t = Tensor.from('float64', [3], [1000, 1001, -Infinity]);
     const e = Math.E;
-    expectClose(softmax(t, 0), Tensor.from('float64', [3], [1 / (1 + e), e / (1 + e), 0]), 1e-14, 0);
-    expectClose(logSoftmax(t, 0), Tensor.from('float64', [3], [-Math.log(1 + e), 1 - Math.log(1 + e), -Infinity]), 1e-14, 0);
+    expectClose(softmax(t, 0), Tensor.from('float64', [3], [1 / (1 + e), e / (1 + e), 0]), { rtol: 1e-14, atol: 0 });
+    expectClose(logSoftmax(t, 0), Tensor.from('float64', [3], [-Math.log(1 + e), 1 - Math.log(1 + e), -Infinity]), { rtol: 1e-14, atol: 0 });
   });
 
   it('keeps float16 and handles size-1 and size-0 axes', () => {
@@ -204,13 +205,13 @@ describe('cumsum', () => {
     [1, false, true],
     [-2, true, true],
   ])('CumSum axis %d exclusive=%s reverse=%s', async (axis, exclusive, reverse) => {
-    const attrs = { exclusive: { i: exclusive ? 1 : 0 }, reverse: { i: reverse ? 1 : 0 } };
-    expectClose(cumsum(x, axis, { exclusive, reverse }), await runOnnxOp('CumSum', [x, axisT(axis)], 'float32', attrs));
+    const attrs = { exclusive: exclusive ? 1 : 0, reverse: reverse ? 1 : 0 };
+    expectClose(cumsum(x, axis, { exclusive, reverse }), await runOrtOp1({ opType: 'CumSum', inputs: [x, axisT(axis)], attributes: attrs }));
   });
 
   it('int32 CumSum keeps int32 when asked (ONNX), PyTorch default gives int64', async () => {
     const t = Tensor.from('int32', [2, 3], [1, 2, 3, 4, 5, 6]);
-    expectClose(cumsum(t, 1, { dtype: 'int32' }), await runOnnxOp('CumSum', [t, axisT(1)], 'int32'), 0, 0);
+    expectExact(cumsum(t, 1, { dtype: 'int32' }), await runOrtOp1({ opType: 'CumSum', inputs: [t, axisT(1)] }));
     expectTensor(cumsum(t, 0), 'int64', [2, 3], [1, 2, 3, 5, 7, 9]);
     expectTensor(cumsum(Tensor.from('bool', [3], [1, 0, 1]), 0), 'int64', [3], [1, 1, 2]);
   });

@@ -37,7 +37,8 @@ import {
   trunc,
 } from '../../lib/kernels/unary';
 import { Tensor } from '../../lib/tensor';
-import { expectClose, expectTensor, runOnnx, runOnnxOp } from './onnx-oracle';
+import { expectClose, expectExact, expectTensor } from '../helpers/compare';
+import { floatAttr, runOrtGraph, runOrtOp1 } from '../helpers/ort-single-op';
 
 const X = Tensor.from('float32', [2, 4], [-3.5, -1, -0.25, 0, 0.3, 1, 2.5, 6]);
 const POSITIVE = Tensor.from('float32', [2, 3], [0.01, 0.5, 1, 2, 10, 1000]);
@@ -64,61 +65,61 @@ describe('float functions against onnxruntime', () => {
     ['Softplus', softplus, X],
   ];
   it.each(cases)('%s', async (op, f, input) => {
-    expectClose(f(input), await runOnnxOp(op, [input], 'float32'));
+    expectClose(f(input), await runOrtOp1({ opType: op, inputs: [input] }));
   });
 
   it('Round is half to even', async () => {
     const t = Tensor.from('float32', [10], [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, 2.51, -3.7, 7]);
-    expectClose(round(t), await runOnnxOp('Round', [t], 'float32'), 0, 0);
+    expectExact(round(t), await runOrtOp1({ opType: 'Round', inputs: [t] }));
   });
 
   it('HardSigmoid with ONNX (alpha 0.2) and PyTorch (1/6, 0.5) parameters', async () => {
-    const onnxDefault = await runOnnxOp('HardSigmoid', [X], 'float32');
+    const onnxDefault = await runOrtOp1({ opType: 'HardSigmoid', inputs: [X] });
     expectClose(hardsigmoid(X, { alpha: 0.2, beta: 0.5 }), onnxDefault);
-    const torchLike = await runOnnxOp('HardSigmoid', [X], 'float32', { alpha: { f: 1 / 6 }, beta: { f: 0.5 } });
+    const torchLike = await runOrtOp1({ opType: 'HardSigmoid', inputs: [X], attributes: { alpha: floatAttr(1 / 6), beta: floatAttr(0.5) } });
     expectClose(hardsigmoid(X), torchLike);
   });
 
   it('LeakyRelu and Elu with parameters', async () => {
-    expectClose(leakyRelu(X, 0.1), await runOnnxOp('LeakyRelu', [X], 'float32', { alpha: { f: 0.1 } }));
-    expectClose(elu(X, 0.7), await runOnnxOp('Elu', [X], 'float32', { alpha: { f: 0.7 } }));
+    expectClose(leakyRelu(X, 0.1), await runOrtOp1({ opType: 'LeakyRelu', inputs: [X], attributes: { alpha: floatAttr(0.1) } }));
+    expectClose(elu(X, 0.7), await runOrtOp1({ opType: 'Elu', inputs: [X], attributes: { alpha: floatAttr(0.7) } }));
   });
 
   it('Clip with min and max', async () => {
     const lo = Tensor.from('float32', [], [-1]);
     const hi = Tensor.from('float32', [], [2]);
-    expectClose(clamp(X, lo, hi), await runOnnxOp('Clip', [X, lo, hi], 'float32'), 0, 0);
-    expectClose(hardtanh(X), await runOnnxOp('Clip', [X, Tensor.from('float32', [], [-1]), Tensor.from('float32', [], [1])], 'float32'));
+    expectExact(clamp(X, lo, hi), await runOrtOp1({ opType: 'Clip', inputs: [X, lo, hi] }));
+    expectClose(hardtanh(X), await runOrtOp1({ opType: 'Clip', inputs: [X, Tensor.from('float32', [], [-1]), Tensor.from('float32', [], [1])] }));
   });
 
   it('exact gelu matches x·(1 + erf(x/√2))/2 built from ONNX Erf', async () => {
     const t = Tensor.from('float32', [3, 3], [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4]);
     const c = (v: number): Tensor => Tensor.from('float32', [], [v]);
-    const { y } = await runOnnx(
-      [
-        { op: 'Div', inputs: ['x', 'sqrt2'], outputs: ['a'] },
-        { op: 'Erf', inputs: ['a'], outputs: ['b'] },
-        { op: 'Add', inputs: ['b', 'one'], outputs: ['c'] },
-        { op: 'Mul', inputs: ['x', 'c'], outputs: ['d'] },
-        { op: 'Mul', inputs: ['d', 'half'], outputs: ['y'] },
+    const [y] = await runOrtGraph({
+      nodes: [
+        { opType: 'Div', inputs: ['x', 'sqrt2'], outputs: ['a'] },
+        { opType: 'Erf', inputs: ['a'], outputs: ['b'] },
+        { opType: 'Add', inputs: ['b', 'one'], outputs: ['c'] },
+        { opType: 'Mul', inputs: ['x', 'c'], outputs: ['d'] },
+        { opType: 'Mul', inputs: ['d', 'half'], outputs: ['y'] },
       ],
-      { x: t, sqrt2: c(Math.SQRT2), one: c(1), half: c(0.5) },
-      { y: 'float32' },
-    );
+      inputs: { x: t, sqrt2: c(Math.SQRT2), one: c(1), half: c(0.5) },
+      outputs: ['y'],
+    });
     expectClose(gelu(t), y!);
   });
 
   it('float64 Exp keeps float64', async () => {
     const t = Tensor.from('float64', [4], [-2, -0.1, 0.7, 3]);
-    expectClose(exp(t), await runOnnxOp('Exp', [t], 'float64'), 1e-12, 0);
+    expectClose(exp(t), await runOrtOp1({ opType: 'Exp', inputs: [t] }), { rtol: 1e-12, atol: 0 });
   });
 
   it('IsNaN, IsInf and Not', async () => {
     const t = Tensor.from('float32', [5], [NaN, Infinity, -Infinity, 0, 1]);
-    expectClose(isnan(t), await runOnnxOp('IsNaN', [t], 'bool'), 0, 0);
-    expectClose(isinf(t), await runOnnxOp('IsInf', [t], 'bool'), 0, 0);
+    expectExact(isnan(t), await runOrtOp1({ opType: 'IsNaN', inputs: [t] }));
+    expectExact(isinf(t), await runOrtOp1({ opType: 'IsInf', inputs: [t] }));
     const b = Tensor.from('bool', [3], [1, 0, 1]);
-    expectClose(logicalNot(b), await runOnnxOp('Not', [b], 'bool'), 0, 0);
+    expectExact(logicalNot(b), await runOrtOp1({ opType: 'Not', inputs: [b] }));
   });
 });
 
@@ -223,7 +224,7 @@ describe('dtype rules', () => {
 describe('activations by their definitions', () => {
   const xs = [-25, -3, -1, -0.5, 0, 0.5, 1, 3, 25];
   const t = Tensor.from('float64', [xs.length], xs);
-  const near = (actual: Tensor, expected: number[]): void => expectClose(actual, Tensor.from('float64', [expected.length], expected), 1e-12, 1e-15);
+  const near = (actual: Tensor, expected: number[]): void => expectClose(actual, Tensor.from('float64', [expected.length], expected), { rtol: 1e-12, atol: 1e-15 });
 
   it('silu = x·sigmoid(x)', () => near(silu(t), xs.map((x) => x / (1 + Math.exp(-x)))));
   it('hardswish = x·relu6(x + 3)/6', () => near(hardswish(t), xs.map((x) => (x * Math.min(6, Math.max(0, x + 3))) / 6)));
@@ -253,7 +254,7 @@ describe('round', () => {
 
   it('takes decimals as torch.round (scale, round half to even, scale back)', () => {
     // 0.125·100 = 12.5 exactly, which rounds to the even 12.
-    expectClose(round(Tensor.from('float64', [4], [1.2345, -2.5051, 0.125, 1234.5]), 2), Tensor.from('float64', [4], [1.23, -2.51, 0.12, 1234.5]), 0, 1e-12);
+    expectClose(round(Tensor.from('float64', [4], [1.2345, -2.5051, 0.125, 1234.5]), 2), Tensor.from('float64', [4], [1.23, -2.51, 0.12, 1234.5]), { rtol: 0, atol: 1e-12 });
     expectTensor(round(Tensor.from('float32', [2], [1250, 1350]), -2), 'float32', [2], [1200, 1400]);
     expectTensor(trunc(Tensor.from('float32', [2], [-2.7, 2.7])), 'float32', [2], [-2, 2]);
   });
@@ -306,7 +307,7 @@ describe('cast', () => {
     const t = Tensor.from('float32', [6], [2.7, -2.7, 0, 0.1, 65504, 1e-3]);
     for (const to of ['int32', 'bool', 'float16'] as DType[]) {
       const code = { int32: 6, bool: 9, float16: 10 }[to as 'int32' | 'bool' | 'float16'];
-      expectClose(cast(t, to), await runOnnxOp('Cast', [t], to, { to: { i: code } }), 0, 0);
+      expectExact(cast(t, to), await runOrtOp1({ opType: 'Cast', inputs: [t], attributes: { to: code } }));
     }
   });
 

@@ -6,35 +6,19 @@
  */
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { call } from '../../lib/ir/builder';
-import { Graph, tensorType, type Value } from '../../lib/ir/graph';
+import { Graph, tensorType } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
-import { buildSingleOpModel, type OrtAttribute } from '../helpers/ort-single-op';
+import { buildSingleOpModel, type OrtAttributes } from '../helpers/ort-single-op';
+import { expectValues, f32, run } from '../helpers/ops-setup';
 import { Random } from '../helpers/random';
-
-const f32 = (shape: number[], values: number[]): Tensor => Tensor.from('float32', shape, values);
-type Attrs = Record<string, OrtAttribute>;
-
-function expectValues(t: Tensor, expected: number[], digits = 5): void {
-  const got = t.toArray();
-  expect(got).toHaveLength(expected.length);
-  got.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, digits));
-}
-
-function run(target: string, inputs: Tensor[], args: (vs: Value[]) => Record<string, unknown>): Tensor[] {
-  const g = new Graph();
-  const vs = inputs.map((t, i) => g.addInput(`x${i}`, tensorType(t.dtype, t.shape)));
-  const node = call(g, target, args(vs) as never);
-  g.setOutputs(node.outputs);
-  return interpret(g, inputs);
-}
 
 describe('ONNX Conv against onnxruntime', () => {
   const rng = new Random(401);
   // [label, input shape, weight shape, attributes, with bias]
-  const cases: Array<[string, number[], number[], Attrs, boolean]> = [
+  const cases: Array<[string, number[], number[], OrtAttributes, boolean]> = [
     ['plain 3x3', [2, 3, 7, 7], [4, 3, 3, 3], {}, true],
     ['group 2, stride 2, dilation 2, pads 1', [1, 4, 9, 8], [6, 2, 3, 3], { group: 2, strides: [2, 2], dilations: [2, 2], pads: [1, 1, 1, 1] }, true],
     ['asymmetric pads', [1, 2, 6, 6], [3, 2, 3, 2], { pads: [0, 1, 2, 1] }, true],
@@ -78,7 +62,7 @@ describe('ONNX Conv against onnxruntime', () => {
 
 describe('ONNX ConvTranspose against onnxruntime', () => {
   const rng = new Random(402);
-  const cases: Array<[string, number[], number[], Attrs, boolean]> = [
+  const cases: Array<[string, number[], number[], OrtAttributes, boolean]> = [
     ['plain', [1, 3, 4, 4], [3, 2, 3, 3], {}, true],
     ['stride 2, pads 1, output_padding 1', [2, 2, 4, 5], [2, 3, 3, 3], { strides: [2, 2], pads: [1, 1, 1, 1], output_padding: [1, 1] }, true],
     ['asymmetric pads', [1, 2, 4, 4], [2, 2, 3, 3], { strides: [2, 2], pads: [0, 1, 2, 0] }, true],
@@ -99,7 +83,7 @@ describe('ONNX ConvTranspose against onnxruntime', () => {
 
 describe('ONNX MaxPool / AveragePool against onnxruntime', () => {
   const rng = new Random(403);
-  const maxCases: Array<[string, number[], Attrs]> = [
+  const maxCases: Array<[string, number[], OrtAttributes]> = [
     ['2x2 stride 2', [2, 3, 6, 6], { kernel_shape: [2, 2], strides: [2, 2] }],
     ['3x3 stride 2 pads 1', [1, 2, 7, 7], { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1] }],
     ['ceil_mode', [1, 2, 7, 6], { kernel_shape: [3, 3], strides: [2, 2], ceil_mode: 1 }],
@@ -126,7 +110,7 @@ describe('ONNX MaxPool / AveragePool against onnxruntime', () => {
     await expectOnnxMatchesOrt({ opType: 'MaxPool', inputs: [rng.intTensor([1, 2, 4, 4], 0, 200, 'uint8')], attributes: { kernel_shape: [3, 3], pads: [1, 1, 1, 1] }, opset: 13 });
   });
 
-  const avgCases: Array<[string, number[], Attrs]> = [
+  const avgCases: Array<[string, number[], OrtAttributes]> = [
     ['2x2 stride 2', [2, 3, 6, 6], { kernel_shape: [2, 2], strides: [2, 2] }],
     ['pads, count_include_pad 0', [1, 2, 5, 5], { kernel_shape: [3, 3], pads: [1, 1, 1, 1] }],
     ['pads, count_include_pad 1', [1, 2, 5, 5], { kernel_shape: [3, 3], pads: [1, 1, 1, 1], count_include_pad: 1 }],

@@ -6,29 +6,12 @@
  */
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { call } from '../../lib/ir/builder';
-import { Graph, tensorType, type Value } from '../../lib/ir/graph';
+import { Graph, tensorType } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
-import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
 import { buildSingleOpModel, floatAttr } from '../helpers/ort-single-op';
+import { expectValues, f32, run } from '../helpers/ops-setup';
 import { Random } from '../helpers/random';
-
-const f32 = (shape: number[], values: number[]): Tensor => Tensor.from('float32', shape, values);
-
-function expectValues(t: Tensor, expected: number[], digits = 5): void {
-  const got = t.toArray();
-  expect(got).toHaveLength(expected.length);
-  got.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, digits));
-}
-
-function run(target: string, inputs: Tensor[], args: (vs: Value[]) => Record<string, unknown>): Tensor[] {
-  const g = new Graph();
-  const vs = inputs.map((t, i) => g.addInput(`x${i}`, tensorType(t.dtype, t.shape)));
-  const node = call(g, target, args(vs) as never);
-  g.setOutputs(node.outputs);
-  return interpret(g, inputs);
-}
 
 describe('ONNX BatchNormalization against onnxruntime', () => {
   const rng = new Random(301);

@@ -6,14 +6,11 @@ import { loadOnnx } from '../../lib/frontends/onnx';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
-import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
 import { buildSingleOpModel } from '../helpers/ort-single-op';
+import { f32, i64, run } from '../helpers/ops-setup';
 import { Random } from '../helpers/random';
-
-const i64 = (values: readonly number[]): Tensor => Tensor.from('int64', [values.length], values);
-const f32 = (shape: number[], values: number[]): Tensor => Tensor.from('float32', shape, values);
 
 describe('ONNX Reduce* against onnxruntime', () => {
   const rng = new Random(101);
@@ -169,13 +166,6 @@ describe('ONNX TopK against onnxruntime', () => {
 });
 
 describe('ATen reductions on hand-derived values', () => {
-  function run(target: string, inputs: Tensor[], args: (vs: ReturnType<Graph['addInput']>[]) => Record<string, unknown>): Tensor[] {
-    const g = new Graph();
-    const vs = inputs.map((t, i) => g.addInput(`x${i}`, tensorType(t.dtype, t.shape)));
-    const node = call(g, target, args(vs) as never);
-    g.setOutputs(node.outputs);
-    return interpret(g, inputs);
-  }
   const x = f32([2, 3], [1, 5, 2, 7, -1, 7]);
 
   it('max.dim / min.dim give values and first indices', () => {

@@ -5,31 +5,14 @@
  */
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { call } from '../../lib/ir/builder';
-import { Graph, tensorType, type Value } from '../../lib/ir/graph';
+import { Graph, tensorType } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
-import { buildSingleOpModel, type OrtAttribute, type OrtInput } from '../helpers/ort-single-op';
+import { buildSingleOpModel, type OrtAttributes, type OrtInput } from '../helpers/ort-single-op';
+import { expectValues, f32, i64, run } from '../helpers/ops-setup';
 import { Random } from '../helpers/random';
-
-const f32 = (shape: number[], values: number[]): Tensor => Tensor.from('float32', shape, values);
-const i64 = (values: readonly number[]): Tensor => Tensor.from('int64', [values.length], values);
-type Attrs = Record<string, OrtAttribute>;
-
-function expectValues(t: Tensor, expected: number[], digits = 5): void {
-  const got = t.toArray();
-  expect(got).toHaveLength(expected.length);
-  got.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, digits));
-}
-
-function run(target: string, inputs: Tensor[], args: (vs: Value[]) => Record<string, unknown>): Tensor[] {
-  const g = new Graph();
-  const vs = inputs.map((t, i) => g.addInput(`x${i}`, tensorType(t.dtype, t.shape)));
-  const node = call(g, target, args(vs) as never);
-  g.setOutputs(node.outputs);
-  return interpret(g, inputs);
-}
 
 const withScales = (x: Tensor, scales: number[]): OrtInput[] => [x, null, { constant: f32([scales.length], scales) }];
 const withSizes = (x: Tensor, sizes: number[]): OrtInput[] => [x, null, null, { constant: i64(sizes) }];
@@ -77,7 +60,7 @@ describe('ONNX Resize against onnxruntime', () => {
   });
 
   it('maps PyTorch-compatible forms onto aten.upsample_*', () => {
-    const targetOf = (inputs: OrtInput[], attributes: Attrs): string => loadOnnx(buildSingleOpModel({ opType: 'Resize', inputs, attributes, opset: 13 })).calls()[0]!.target;
+    const targetOf = (inputs: OrtInput[], attributes: OrtAttributes): string => loadOnnx(buildSingleOpModel({ opType: 'Resize', inputs, attributes, opset: 13 })).calls()[0]!.target;
     expect(targetOf(withScales(x, [1, 1, 2, 2]), { coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor' })).toBe('aten.upsample_nearest2d.vec');
     expect(targetOf(withSizes(x, [2, 3, 8, 9]), { mode: 'linear', coordinate_transformation_mode: 'align_corners' })).toBe('aten.upsample_bilinear2d.vec');
     expect(targetOf(withScales(x, [1, 1, 2, 2]), { mode: 'linear' })).toBe('aten.upsample_bilinear2d.vec');

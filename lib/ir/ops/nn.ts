@@ -501,52 +501,60 @@ function spatialCount(ctx: InferContext): number {
   return ctx.tensor('weight').shape.length - 2;
 }
 
+/** Fails unless the weight has `n` spatial dims (the fixed rank of `op`, e.g. conv2d). */
+function requireSpatial(ctx: InferContext, n: number, op: string): void {
+  if (spatialCount(ctx) !== n) ctx.fail(`${op} needs a ${n + 2}-D weight, got ${fmtShape(ctx.tensor('weight').shape)}`);
+}
+
+/**
+ * Geometry of an ATen convolution from its padding, stride, dilation, output_padding (when
+ * `withOutputPadding`, else zeros) and groups arguments, read in that order.
+ */
+function atenConvGeometry(ctx: InferContext, n: number, withOutputPadding: boolean): Omit<ConvGeometry, 'transposed'> {
+  const padding = staticList(ctx, 'padding', n);
+  return {
+    stride: staticList(ctx, 'stride', n),
+    padBegin: padding,
+    padEnd: padding,
+    dilation: staticList(ctx, 'dilation', n),
+    outputPadding: withOutputPadding ? staticList(ctx, 'output_padding', n) : new Array<number>(n).fill(0),
+    groups: staticList(ctx, 'groups', 1)[0]!,
+  };
+}
+
+/**
+ * Geometry of the ONNX-form trt convolutions from their stride, pads_begin, pads_end,
+ * dilation and groups arguments, read in that order; no output padding.
+ */
+function paddedConvGeometry(ctx: InferContext, n: number, transposed: boolean): ConvGeometry {
+  return {
+    stride: staticList(ctx, 'stride', n),
+    padBegin: staticList(ctx, 'pads_begin', n),
+    padEnd: staticList(ctx, 'pads_end', n),
+    dilation: staticList(ctx, 'dilation', n),
+    outputPadding: new Array<number>(n).fill(0),
+    groups: ctx.int('groups'),
+    transposed,
+  };
+}
+
 defineOp(
   'aten.convolution.default(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor',
-  (ctx) => {
-    const n = spatialCount(ctx);
-    const padding = staticList(ctx, 'padding', n);
-    return convType(
-      ctx,
-      {
-        stride: staticList(ctx, 'stride', n),
-        padBegin: padding,
-        padEnd: padding,
-        dilation: staticList(ctx, 'dilation', n),
-        outputPadding: staticList(ctx, 'output_padding', n),
-        groups: staticList(ctx, 'groups', 1)[0]!,
-        transposed: ctx.bool('transposed'),
-      },
-      true,
-    );
-  },
+  (ctx) => convType(ctx, { ...atenConvGeometry(ctx, spatialCount(ctx), true), transposed: ctx.bool('transposed') }, true),
 );
 
 for (const n of [1, 2, 3]) {
   defineOp(
     `aten.conv${n}d.default(Tensor input, Tensor weight, Tensor? bias=None, SymInt[${n}] stride=1, SymInt[${n}] padding=0, SymInt[${n}] dilation=1, SymInt groups=1) -> Tensor`,
     (ctx) => {
-      if (spatialCount(ctx) !== n) ctx.fail(`conv${n}d needs a ${n + 2}-D weight, got ${fmtShape(ctx.tensor('weight').shape)}`);
-      const padding = staticList(ctx, 'padding', n);
-      return convType(
-        ctx,
-        {
-          stride: staticList(ctx, 'stride', n),
-          padBegin: padding,
-          padEnd: padding,
-          dilation: staticList(ctx, 'dilation', n),
-          outputPadding: new Array<number>(n).fill(0),
-          groups: staticList(ctx, 'groups', 1)[0]!,
-          transposed: false,
-        },
-        false,
-      );
+      requireSpatial(ctx, n, `conv${n}d`);
+      return convType(ctx, { ...atenConvGeometry(ctx, n, false), transposed: false }, false);
     },
   );
   defineOp(
     `aten.conv${n}d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[${n}] stride=1, str padding="valid", SymInt[${n}] dilation=1, SymInt groups=1) -> Tensor`,
     (ctx) => {
-      if (spatialCount(ctx) !== n) ctx.fail(`conv${n}d needs a ${n + 2}-D weight, got ${fmtShape(ctx.tensor('weight').shape)}`);
+      requireSpatial(ctx, n, `conv${n}d`);
       const mode = ctx.str('padding');
       const stride = staticList(ctx, 'stride', n);
       const dilation = staticList(ctx, 'dilation', n);
@@ -573,21 +581,8 @@ for (const n of [1, 2, 3]) {
   defineOp(
     `aten.conv_transpose${n}d.${overload}(Tensor input, Tensor weight, Tensor? bias=None, SymInt[${n}] stride=1, SymInt[${n}] padding=0, SymInt[${n}] output_padding=0, SymInt groups=1, SymInt[${n}] dilation=1) -> Tensor`,
     (ctx) => {
-      if (spatialCount(ctx) !== n) ctx.fail(`conv_transpose${n}d needs a ${n + 2}-D weight, got ${fmtShape(ctx.tensor('weight').shape)}`);
-      const padding = staticList(ctx, 'padding', n);
-      return convType(
-        ctx,
-        {
-          stride: staticList(ctx, 'stride', n),
-          padBegin: padding,
-          padEnd: padding,
-          dilation: staticList(ctx, 'dilation', n),
-          outputPadding: staticList(ctx, 'output_padding', n),
-          groups: staticList(ctx, 'groups', 1)[0]!,
-          transposed: true,
-        },
-        false,
-      );
+      requireSpatial(ctx, n, `conv_transpose${n}d`);
+      return convType(ctx, { ...atenConvGeometry(ctx, n, true), transposed: true }, false);
     },
   );
 }
@@ -595,38 +590,15 @@ for (const n of [1, 2, 3]) {
 // ONNX Conv / ConvTranspose with begin and end pads that differ (auto_pad SAME_*, explicit pads).
 defineOp(
   'trt.conv_padded(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] pads_begin, int[] pads_end, int[] dilation, int groups) -> Tensor',
-  (ctx) => {
-    const n = spatialCount(ctx);
-    return convType(
-      ctx,
-      {
-        stride: staticList(ctx, 'stride', n),
-        padBegin: staticList(ctx, 'pads_begin', n),
-        padEnd: staticList(ctx, 'pads_end', n),
-        dilation: staticList(ctx, 'dilation', n),
-        outputPadding: new Array<number>(n).fill(0),
-        groups: ctx.int('groups'),
-        transposed: false,
-      },
-      true,
-    );
-  },
+  (ctx) => convType(ctx, paddedConvGeometry(ctx, spatialCount(ctx), false), true),
 );
 
 defineOp(
   'trt.conv_transpose_padded(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] pads_begin, int[] pads_end, int[] output_padding, int[] dilation, int groups) -> Tensor',
   (ctx) => {
     const n = spatialCount(ctx);
-    const g: ConvGeometry = {
-      stride: staticList(ctx, 'stride', n),
-      padBegin: staticList(ctx, 'pads_begin', n),
-      padEnd: staticList(ctx, 'pads_end', n),
-      dilation: staticList(ctx, 'dilation', n),
-      // ONNX does not bound output_padding by the stride; checked separately below.
-      outputPadding: new Array<number>(n).fill(0),
-      groups: ctx.int('groups'),
-      transposed: true,
-    };
+    // ONNX does not bound output_padding by the stride: convType sees none, it is added below.
+    const g = paddedConvGeometry(ctx, n, true);
     const outputPadding = staticList(ctx, 'output_padding', n);
     if (outputPadding.some((p) => p < 0)) ctx.fail('output_padding must be non-negative');
     const [t] = convType(ctx, g, true) as [TensorType];

@@ -65,15 +65,21 @@ function resolvePads(ctx: OnnxContext, inSpatial: readonly Dim[], kernel: readon
         if (stride[i] === 1) total = span - 1;
         else if (typeof d === 'number') total = Math.max(0, (Math.ceil(d / stride[i]!) - 1) * stride[i]! + span - d);
         else return ctx.unsupported(`auto_pad ${auto} with stride ${stride[i]} needs a static input size (spatial dim ${i} is symbolic)`);
-        const small = Math.floor(total / 2);
-        begin.push(auto === 'SAME_UPPER' ? small : total - small);
-        end.push(auto === 'SAME_UPPER' ? total - small : small);
+        const [b, e] = splitPad(total, auto);
+        begin.push(b);
+        end.push(e);
       });
       return { begin, end };
     }
     default:
       return ctx.bad(`unknown auto_pad ${JSON.stringify(auto)}`);
   }
+}
+
+/** Splits a total padding into [begin, end]: the odd pixel goes to the end for SAME_UPPER, to the start otherwise. */
+function splitPad(total: number, auto: string): [number, number] {
+  const small = Math.floor(total / 2);
+  return auto === 'SAME_UPPER' ? [small, total - small] : [total - small, small];
 }
 
 const symmetric = (p: Pads): boolean => p.begin.every((b, i) => b === p.end[i]);
@@ -125,14 +131,22 @@ function floatOnly(ctx: OnnxContext, x: Value): void {
   if (!isFloating(x.tensorType.dtype)) ctx.unsupported(`${ctx.node.opType} of ${x.tensorType.dtype} tensors is not supported (floating-point only)`);
 }
 
+/**
+ * A floating-point-only reduction: emits `target` with self, the `extra` arguments, dim and
+ * keepdim.
+ */
+function floatReduction(target: string, extra: Parameters<OnnxContext['emit']>[1] = {}): (ctx: OnnxContext, x: Value, axes: number[], keepdim: boolean) => Value {
+  return (ctx, x, axes, keepdim) => {
+    floatOnly(ctx, x);
+    return ctx.emit(target, { self: x, ...extra, dim: axes, keepdim });
+  };
+}
+
 /** ONNX keeps the input type of sums and products; ATen would widen integers to int64. */
 const keepType = (x: Value): string | null => (isFloating(x.tensorType.dtype) ? null : x.tensorType.dtype);
 
 defineReduce('ReduceSum', 13, (ctx, x, axes, keepdim) => ctx.emit('aten.sum.dim_IntList', { self: x, dim: axes, keepdim, dtype: keepType(x) }));
-defineReduce('ReduceMean', 18, (ctx, x, axes, keepdim) => {
-  floatOnly(ctx, x);
-  return ctx.emit('aten.mean.dim', { self: x, dim: axes, keepdim });
-});
+defineReduce('ReduceMean', 18, floatReduction('aten.mean.dim'));
 defineReduce('ReduceMax', 18, (ctx, x, axes, keepdim) => ctx.emit('aten.amax.default', { self: x, dim: axes, keepdim }));
 defineReduce('ReduceMin', 18, (ctx, x, axes, keepdim) => ctx.emit('aten.amin.default', { self: x, dim: axes, keepdim }));
 defineReduce('ReduceProd', 18, (ctx, x, axes, keepdim) => {
@@ -148,28 +162,9 @@ defineReduce('ReduceProd', 18, (ctx, x, axes, keepdim) => {
 });
 const absolute = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.abs.default', { self: x });
 const square = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.mul.Tensor', { self: x, other: x });
-defineReduce(
-  'ReduceL1',
-  18,
-  (ctx, x, axes, keepdim) => {
-    floatOnly(ctx, x);
-    return ctx.emit('aten.linalg_vector_norm.default', { self: x, ord: 1, dim: axes, keepdim });
-  },
-  absolute,
-);
-defineReduce(
-  'ReduceL2',
-  18,
-  (ctx, x, axes, keepdim) => {
-    floatOnly(ctx, x);
-    return ctx.emit('aten.linalg_vector_norm.default', { self: x, ord: 2, dim: axes, keepdim });
-  },
-  absolute,
-);
-defineReduce('ReduceLogSumExp', 18, (ctx, x, axes, keepdim) => {
-  floatOnly(ctx, x);
-  return ctx.emit('aten.logsumexp.default', { self: x, dim: axes, keepdim });
-});
+defineReduce('ReduceL1', 18, floatReduction('aten.linalg_vector_norm.default', { ord: 1 }), absolute);
+defineReduce('ReduceL2', 18, floatReduction('aten.linalg_vector_norm.default', { ord: 2 }), absolute);
+defineReduce('ReduceLogSumExp', 18, floatReduction('aten.logsumexp.default'));
 defineReduce(
   'ReduceSumSquare',
   18,
@@ -334,46 +329,55 @@ defineOnnxOp('InstanceNormalization', (ctx: OnnxContext) => {
 // ---------------------------------------------------------------------------------------------
 // Convolution
 
-defineOnnxOp('Conv', (ctx) => {
+/** The inputs of Conv and ConvTranspose, their spatial rank and the attributes both read first. */
+interface ConvInputs {
+  x: Value;
+  w: Value;
+  bias: Value | null;
+  n: number;
+  kernel: number[];
+  stride: number[];
+  dilation: number[];
+}
+
+/** Reads and checks the ConvInputs (`what` names the op's kind in the error for an unsupported rank). */
+function convInputs(ctx: OnnxContext, what: string): ConvInputs {
   const x = ctx.input(0);
   const w = ctx.input(1);
   const bias = ctx.optInput(2);
   const n = w.tensorType.shape.length - 2;
-  if (n < 1 || n > 3) ctx.unsupported(`only 1-D, 2-D and 3-D convolutions are supported (weight ${fmtDims(w.tensorType.shape)})`);
+  if (n < 1 || n > 3) ctx.unsupported(`only 1-D, 2-D and 3-D ${what} are supported (weight ${fmtDims(w.tensorType.shape)})`);
   if (x.tensorType.shape.length !== n + 2) ctx.bad(`input ${fmtDims(x.tensorType.shape)} does not fit weight ${fmtDims(w.tensorType.shape)}`);
-  const kernel = convKernel(ctx, w);
-  const stride = spatialAttr(ctx, 'strides', n, 1, 1);
-  const dilation = spatialAttr(ctx, 'dilations', n, 1, 1);
+  return { x, w, bias, n, kernel: convKernel(ctx, w), stride: spatialAttr(ctx, 'strides', n, 1, 1), dilation: spatialAttr(ctx, 'dilations', n, 1, 1) };
+}
+
+/** aten.convolution.default, for symmetric padding. */
+function emitConvolution(ctx: OnnxContext, c: ConvInputs, padding: number[], transposed: boolean, outputPadding: number[], groups: number): Value {
+  return ctx.emit('aten.convolution.default', {
+    input: c.x,
+    weight: c.w,
+    bias: c.bias,
+    stride: c.stride,
+    padding,
+    dilation: c.dilation,
+    transposed,
+    output_padding: outputPadding,
+    groups,
+  });
+}
+
+defineOnnxOp('Conv', (ctx) => {
+  const c = convInputs(ctx, 'convolutions');
+  const { x, w, bias, n, kernel, stride, dilation } = c;
   const groups = ctx.attrInt('group', 1);
   const pads = resolvePads(ctx, x.tensorType.shape.slice(2), kernel, stride, dilation);
-  if (symmetric(pads)) {
-    return [
-      ctx.emit('aten.convolution.default', {
-        input: x,
-        weight: w,
-        bias,
-        stride,
-        padding: pads.begin,
-        dilation,
-        transposed: false,
-        output_padding: new Array<number>(n).fill(0),
-        groups,
-      }),
-    ];
-  }
+  if (symmetric(pads)) return [emitConvolution(ctx, c, pads.begin, false, new Array<number>(n).fill(0), groups)];
   return [ctx.emit('trt.conv_padded', { input: x, weight: w, bias, stride, pads_begin: pads.begin, pads_end: pads.end, dilation, groups })];
 });
 
 defineOnnxOp('ConvTranspose', (ctx) => {
-  const x = ctx.input(0);
-  const w = ctx.input(1);
-  const bias = ctx.optInput(2);
-  const n = w.tensorType.shape.length - 2;
-  if (n < 1 || n > 3) ctx.unsupported(`only 1-D, 2-D and 3-D transposed convolutions are supported (weight ${fmtDims(w.tensorType.shape)})`);
-  if (x.tensorType.shape.length !== n + 2) ctx.bad(`input ${fmtDims(x.tensorType.shape)} does not fit weight ${fmtDims(w.tensorType.shape)}`);
-  const kernel = convKernel(ctx, w);
-  const stride = spatialAttr(ctx, 'strides', n, 1, 1);
-  const dilation = spatialAttr(ctx, 'dilations', n, 1, 1);
+  const c = convInputs(ctx, 'transposed convolutions');
+  const { x, w, bias, n, kernel, stride, dilation } = c;
   const outputPadding = spatialAttr(ctx, 'output_padding', n, 0, 0);
   const groups = ctx.attrInt('group', 1);
   const auto = ctx.attrString('auto_pad', 'NOTSET');
@@ -396,9 +400,9 @@ defineOnnxOp('ConvTranspose', (ctx) => {
     (inSpatial as number[]).forEach((d, i) => {
       const total = stride[i]! * (d - 1) + outputPadding[i]! + (kernel[i]! - 1) * dilation[i]! + 1 - target![i]!;
       if (total < 0) ctx.unsupported(`output_shape ${target![i]} is larger than the full transposed convolution (${target![i]! + total}) in spatial dim ${i}`);
-      const small = Math.floor(total / 2);
-      begin.push(auto === 'SAME_UPPER' ? small : total - small);
-      end.push(auto === 'SAME_UPPER' ? total - small : small);
+      const [b, e] = splitPad(total, auto);
+      begin.push(b);
+      end.push(e);
     });
   } else if (auto === 'VALID') {
     begin = new Array<number>(n).fill(0);
@@ -412,21 +416,7 @@ defineOnnxOp('ConvTranspose', (ctx) => {
     return ctx.bad(`unknown auto_pad ${JSON.stringify(auto)}`);
   }
   const atenOk = begin.every((b, i) => b === end[i]) && outputPadding.every((p, i) => p < Math.max(stride[i]!, dilation[i]!));
-  if (atenOk) {
-    return [
-      ctx.emit('aten.convolution.default', {
-        input: x,
-        weight: w,
-        bias,
-        stride,
-        padding: begin,
-        dilation,
-        transposed: true,
-        output_padding: outputPadding,
-        groups,
-      }),
-    ];
-  }
+  if (atenOk) return [emitConvolution(ctx, c, begin, true, outputPadding, groups)];
   return [
     ctx.emit('trt.conv_transpose_padded', {
       input: x,
