@@ -46,7 +46,9 @@ export class Tensor {
     if (data === undefined) {
       data = new info.storage(length);
     } else {
-      if (!(data instanceof info.storage)) {
+      // Compared by tag, not instanceof: typed arrays from another realm (worker messages,
+      // vm contexts such as jest's) are valid data too.
+      if (Object.prototype.toString.call(data) !== `[object ${info.storage.name}]`) {
         throw new InvalidArgumentError(
           `a ${dtype} tensor needs its data in a ${info.storage.name}${info.lanes === 2 ? ' (interleaved real, imaginary)' : ''}, got ${
             (data as object).constructor?.name ?? typeof data

@@ -8,6 +8,7 @@ import { probeDevices } from '../devices';
 import { doctor, formatDoctorReport } from '../doctor';
 import { VERSION } from '../version';
 import { devicesExitCode, formatDevices } from './devices-command';
+import { compileCommand, runCommand } from './model-commands';
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
@@ -37,6 +38,30 @@ export function buildProgram(): Command {
       const report = await doctor();
       print(options.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
     });
+
+  const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+  const modelOptions = (cmd: Command): Command =>
+    cmd
+      .option('--backend <name>', 'auto (default), reference or tensorrt')
+      .option('--min-block-size <n>', 'smallest TensorRT segment worth building (default 5)')
+      .option('--torch-executed-ops <list>', 'comma-separated ops or node names to keep out of TensorRT')
+      .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot run in TensorRT');
+
+  modelOptions(
+    program
+      .command('compile <model>')
+      .description('compile an .onnx or .pt2 model and report what runs in TensorRT and why not')
+      .option('--shape <name=DxD>', 'static shape of an input with dynamic dims (repeatable)', collect)
+      .option('--dry-run', 'only print the support report; build nothing'),
+  ).action(async (model: string, options: Parameters<typeof compileCommand>[1]) => compileCommand(model, options, print));
+
+  modelOptions(
+    program
+      .command('run <model>')
+      .description('compile a model for the shapes of the given inputs, run it, and write its outputs as .npy files')
+      .option('--input <name=file.npy>', 'an input tensor (repeatable)', collect)
+      .option('--output-dir <dir>', 'where the output .npy files go (default: the current directory)'),
+  ).action(async (model: string, options: Parameters<typeof runCommand>[1]) => runCommand(model, options, print));
 
   return program;
 }

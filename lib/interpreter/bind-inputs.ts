@@ -2,8 +2,9 @@
  * Checks run inputs against a graph's inputs and binds the symbols their shapes carry.
  */
 import { BadInputError } from '../errors';
-import type { Graph } from '../ir/graph';
-import { evaluateDim, formatDim, formatShape } from '../ir/symbolic';
+import type { DType } from '../ir/dtype';
+import type { Graph, TensorType } from '../ir/graph';
+import { evaluateDim, formatDim, formatShape, type SymbolRange } from '../ir/symbolic';
 import { Tensor } from '../tensor';
 
 export interface BoundInputs {
@@ -11,40 +12,30 @@ export interface BoundInputs {
   symbols: Map<string, number>;
 }
 
+export interface InputShape {
+  dtype: DType;
+  shape: readonly number[];
+}
+
 /**
- * Orders inputs (an array in graph order, or an object by input name), checks count, dtype,
- * rank and every dim (static sizes equal, a symbol the same wherever it appears and inside
- * its range), and returns the symbol values. Errors are E_BAD_INPUT naming the input.
+ * Checks concrete input dtypes and shapes (in graph input order) against the graph's input
+ * types: dtype, rank, static dims, a symbol the same wherever it appears and inside its
+ * range, expressions (s0*2) consistent. Returns the symbol values. Errors are E_BAD_INPUT
+ * naming the input.
  */
-export function bindInputs(graph: Graph, given: readonly Tensor[] | Readonly<Record<string, Tensor>>): BoundInputs {
-  const names = graph.inputs.map((v) => v.name);
-  let tensors: Tensor[];
-  if (Array.isArray(given)) {
-    if (given.length !== names.length) {
-      throw new BadInputError(`expected ${names.length} inputs (${names.join(', ')}), got ${given.length}`);
-    }
-    tensors = [...given];
-  } else {
-    const record = given as Readonly<Record<string, Tensor>>;
-    const unknown = Object.keys(record).filter((k) => !names.includes(k));
-    const missing = names.filter((n) => !(n in record));
-    if (unknown.length > 0 || missing.length > 0) {
-      throw new BadInputError(
-        `inputs do not match the model's (${names.join(', ')}):` +
-          (missing.length ? ` missing ${missing.join(', ')};` : '') +
-          (unknown.length ? ` unknown ${unknown.join(', ')}` : ''),
-      );
-    }
-    tensors = names.map((n) => record[n]!);
-  }
+export interface ShapedInputs {
+  readonly inputs: ReadonlyArray<{ readonly name: string; readonly tensorType: TensorType }>;
+  readonly symbols: ReadonlyMap<string, SymbolRange>;
+}
+
+export function bindShapes(graph: ShapedInputs, given: readonly InputShape[]): Map<string, number> {
   const symbols = new Map<string, number>();
   graph.inputs.forEach((value, i) => {
-    const t = tensors[i];
+    const t = given[i]!;
     const type = value.tensorType;
     const label = `input "${value.name}"`;
-    if (!(t instanceof Tensor)) throw new BadInputError(`${label} must be a Tensor`);
     if (t.dtype !== type.dtype) throw new BadInputError(`${label} must be ${type.dtype}, got ${t.dtype}`);
-    if (t.rank !== type.shape.length) {
+    if (t.shape.length !== type.shape.length) {
       throw new BadInputError(`${label} must have rank ${type.shape.length} ${formatShape(type.shape)}, got shape [${t.shape.join(', ')}]`);
     }
     type.shape.forEach((d, axis) => {
@@ -60,7 +51,9 @@ export function bindInputs(graph: Graph, given: readonly Tensor[] | Readonly<Rec
           throw new BadInputError(`${label} dim ${axis} is ${d.name} = ${bound} elsewhere in the inputs, got ${actual}`);
         }
         if (range && (actual < range.min || actual > range.max)) {
-          throw new BadInputError(`${label} dim ${axis} (${d.name}) must be in [${range.min}, ${range.max}], got ${actual}`);
+          throw new BadInputError(`${label} dim ${axis} (${d.name}) must be in [${range.min}, ${range.max}], got ${actual}`, {
+            details: { input: value.name, dim: axis, symbol: d.name, range, reason: 'E_SHAPE_OUT_OF_RANGE' },
+          });
         }
         symbols.set(d.name, actual);
       }
@@ -76,10 +69,41 @@ export function bindInputs(graph: Graph, given: readonly Tensor[] | Readonly<Rec
       } catch {
         return; // a symbol only this expression uses: nothing to compare against
       }
-      if (expected !== tensors[i]!.shape[axis]) {
-        throw new BadInputError(`input "${value.name}" dim ${axis} must be ${formatDim(d)} = ${expected}, got ${tensors[i]!.shape[axis]}`);
+      if (expected !== given[i]!.shape[axis]) {
+        throw new BadInputError(`input "${value.name}" dim ${axis} must be ${formatDim(d)} = ${expected}, got ${given[i]!.shape[axis]}`);
       }
     });
   });
-  return { tensors, symbols };
+  return symbols;
+}
+
+/** Orders inputs given as an array (graph order) or an object by input name; checks the count and names. */
+export function orderInputs<T>(names: readonly string[], given: readonly T[] | Readonly<Record<string, T>>): T[] {
+  if (Array.isArray(given)) {
+    if (given.length !== names.length) throw new BadInputError(`expected ${names.length} inputs (${names.join(', ')}), got ${given.length}`);
+    return [...given];
+  }
+  const record = given as Readonly<Record<string, T>>;
+  const unknown = Object.keys(record).filter((k) => !names.includes(k));
+  const missing = names.filter((n) => !(n in record));
+  if (unknown.length > 0 || missing.length > 0) {
+    throw new BadInputError(
+      `inputs do not match the model's (${names.join(', ')}):` +
+        (missing.length ? ` missing ${missing.join(', ')};` : '') +
+        (unknown.length ? ` unknown ${unknown.join(', ')}` : ''),
+    );
+  }
+  return names.map((n) => record[n]!);
+}
+
+/** Orders and checks run inputs (Tensors) and returns them with the symbol values. */
+export function bindInputs(graph: Graph, given: readonly Tensor[] | Readonly<Record<string, Tensor>>): BoundInputs {
+  const tensors = orderInputs(
+    graph.inputs.map((v) => v.name),
+    given,
+  );
+  tensors.forEach((t, i) => {
+    if (!(t instanceof Tensor)) throw new BadInputError(`input "${graph.inputs[i]!.name}" must be a Tensor`);
+  });
+  return { tensors, symbols: bindShapes(graph, tensors) };
 }

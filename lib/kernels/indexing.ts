@@ -469,7 +469,7 @@ function lerpAxis(X: Float64Array, shape: number[], axis: number, outSize: numbe
  */
 export function resize(x: Tensor, size: readonly number[], options: ResizeOptions = {}): Tensor {
   const op = 'resize';
-  const lead = size.length === x.rank ? 0 : x.rank - 2;
+  const lead = size.length === x.rank ? 0 : 2;
   if (size.length !== x.rank && (x.rank < 3 || size.length !== x.rank - 2)) {
     throw new InvalidArgumentError(`${op}: size [${size.join(', ')}] must cover all dims or the spatial dims of ${fmt(x.shape)}`);
   }

@@ -430,7 +430,7 @@ export function flip(t: Tensor, axes: readonly number[]): Tensor {
 export type PadMode = 'constant' | 'reflect' | 'edge' | 'wrap';
 
 /** Source index along an axis of size `dim` for padded position `p` (relative to the data), or -1 for the constant. */
-function padSource(p: number, dim: number, mode: PadMode): number {
+export function padSource(p: number, dim: number, mode: PadMode): number {
   if (p >= 0 && p < dim) return p;
   switch (mode) {
     case 'constant':

@@ -11,17 +11,26 @@ import { Tensor } from '../tensor';
 /** Results bigger than this stay computed at run time (folding would bloat the weights). */
 const MAX_FOLDED_ELEMENTS = 1 << 16;
 
-function foldable(node: Node): boolean {
+export interface FoldOptions {
+  /**
+   * Also fold nodes without inputs (full, arange, sym_tensor with static values). Off for
+   * imports, which keep such nodes visible; on after shape specialization.
+   */
+  sources?: boolean;
+}
+
+function foldable(node: Node, options: FoldOptions): boolean {
   if (node.kind !== 'call' || node.outputs.some((v) => v.type.kind !== 'tensor')) return false;
   const inputs = node.inputValues();
-  return inputs.length > 0 && inputs.every((v) => v.producer.kind === 'constant') && getImpl(node.target) !== undefined;
+  if (inputs.length === 0 && !options.sources) return false;
+  return inputs.every((v) => v.producer.kind === 'constant') && getImpl(node.target) !== undefined;
 }
 
 /** Folds every foldable node; returns how many were folded. */
-export function foldConstants(graph: Graph): number {
+export function foldConstants(graph: Graph, options: FoldOptions = {}): number {
   let folded = 0;
   for (const node of [...graph.nodes]) {
-    if (!foldable(node)) continue;
+    if (!foldable(node, options)) continue;
     const size = node.outputs.reduce((n, v) => n + v.tensorType.shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Infinity), 1), 0);
     if (size > MAX_FOLDED_ELEMENTS) continue;
     const args: Record<string, unknown> = {};

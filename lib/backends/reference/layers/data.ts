@@ -1,0 +1,146 @@
+/**
+ * Data-movement and generator layers: IConstantLayer, IIdentityLayer, IShuffleLayer,
+ * ISliceLayer, IConcatenationLayer, IShapeLayer and IFillLayer (linspace). Elements move
+ * exactly, in any dtype.
+ */
+import { fromNumbers, readNumbers, stridesOf } from '../../../kernels/access';
+import { concat as concatKernel, full, padSource, permute, reshape, takeElements, type PadMode } from '../../../kernels/shape';
+import { shapeSize, type Tensor } from '../../../tensor';
+import { badData, fail, fmtShape, intValues, required, type Executor } from './common';
+
+export const constant: Executor<'constant'> = (p) => [p.weights];
+
+export const identity: Executor<'identity'> = (_p, inputs, layer) => [required(inputs, 0, layer)];
+
+/**
+ * IShuffleLayer: first transpose, then reshape (static dims or input 1, a 1-D shape tensor;
+ * -1 infers one dim; 0 copies the dim at its position only with zeroIsPlaceholder, else it
+ * is a literal 0), then second transpose.
+ */
+export const shuffle: Executor<'shuffle'> = (p, inputs, layer) => {
+  let t = required(inputs, 0, layer);
+  if (p.firstTranspose) t = permute(t, p.firstTranspose);
+  const dims = inputs[1] ? intValues(inputs[1]) : p.reshape;
+  if (dims) t = reshape(t, dims, { copyZeroDims: p.zeroIsPlaceholder });
+  if (p.secondTranspose) t = permute(t, p.secondTranspose);
+  return [t];
+};
+
+/**
+ * ISliceLayer: output dim i has size[i] elements; element j reads start[i] + j·stride[i]
+ * (stride 0 repeats one element). Coordinates outside [0, d) are, by mode: an error
+ * (strict_bounds), taken modulo d (wrap), clamped to the edge (clamp), the fill value
+ * (fill: input 4, else 0), or mirrored about the edge elements without repeating them
+ * (reflect; a single element repeats). start, size and stride may come from inputs 1-3.
+ */
+export const slice: Executor<'slice'> = (p, inputs, layer) => {
+  const x = required(inputs, 0, layer);
+  const rank = x.rank;
+  const vector = (i: number, fallback: readonly number[], what: string): number[] => {
+    const v = inputs[i] ? intValues(inputs[i]!) : [...fallback];
+    if (v.length !== rank) fail(layer, `${what} has ${v.length} entries for an input of rank ${rank}`);
+    return v;
+  };
+  const start = vector(1, p.start, 'start');
+  const size = vector(2, p.size, 'size');
+  const stride = vector(3, p.stride, 'stride');
+  if (size.some((n) => !Number.isInteger(n) || n < 0)) badData(layer, `size ${fmtShape(size)} has a negative entry`);
+  const FILL = -1;
+  const padMode: PadMode | null = p.mode === 'wrap' ? 'wrap' : p.mode === 'clamp' ? 'edge' : p.mode === 'reflect' ? 'reflect' : null;
+  const maps = size.map((n, axis) => {
+    const d = x.shape[axis]!;
+    const map = new Float64Array(n);
+    for (let j = 0; j < n; j++) {
+      const c = start[axis]! + j * stride[axis]!;
+      if (c >= 0 && c < d) {
+        map[j] = c;
+        continue;
+      }
+      if (p.mode === 'fill') {
+        map[j] = FILL;
+        continue;
+      }
+      if (padMode === null || d === 0) {
+        badData(layer, `axis ${axis}: element ${j} reads index ${c}, outside [0, ${d}) of input ${fmtShape(x.shape)} (mode ${p.mode})`, {
+          axis,
+          index: c,
+          dim: d,
+        });
+      }
+      map[j] = padSource(c, d, padMode);
+    }
+    return map;
+  });
+  const strides = stridesOf(x.shape);
+  const outShape = size;
+  const count = shapeSize(outShape);
+  // Out-of-bounds elements of fill mode read one extra element appended after the data.
+  const fillAt = x.size;
+  const source = new Float64Array(count);
+  const counter = new Array<number>(rank).fill(0);
+  let usesFill = false;
+  for (let k = 0; k < count; k++) {
+    let s = 0;
+    for (let axis = 0; axis < rank && s !== fillAt; axis++) {
+      const m = maps[axis]![counter[axis]!]!;
+      s = m === FILL ? fillAt : s + m * strides[axis]!;
+    }
+    usesFill ||= s === fillAt;
+    source[k] = s;
+    for (let axis = rank - 1; axis >= 0; axis--) {
+      if (++counter[axis]! < outShape[axis]!) break;
+      counter[axis] = 0;
+    }
+  }
+  if (!usesFill) return [takeElements(x, outShape, source)];
+  const fillInput = inputs[4];
+  if (fillInput && (fillInput.dtype !== x.dtype || fillInput.size !== 1)) {
+    fail(layer, `the fill value must be one ${x.dtype} element, got ${fillInput.dtype}${fmtShape(fillInput.shape)}`);
+  }
+  const fill = fillInput ?? full([1], 0, x.dtype);
+  const extended = concatKernel([x.reshape([x.size]), fill.reshape([1])], 0);
+  return [takeElements(extended, outShape, source)];
+};
+
+export const concat: Executor<'concat'> = (p, inputs, layer) => [
+  concatKernel(
+    inputs.map((_, i) => required(inputs, i, layer)),
+    p.axis,
+  ),
+];
+
+/** IShapeLayer: the input's dims as a 1-D int64 tensor. */
+export const shape: Executor<'shape'> = (_p, inputs, layer) => {
+  const x = required(inputs, 0, layer);
+  return [fromNumbers('int64', [x.rank], x.shape)];
+};
+
+/**
+ * IFillLayer, kLINSPACE: out[i_0, ..., i_n] = alpha + Σ beta[d]·i_d. dims, alpha (a scalar)
+ * and beta (1-D, one per output dim) come from inputs 0-2 when given.
+ */
+export const fill: Executor<'fill'> = (p, inputs, layer) => {
+  const dims = inputs[0] ? intValues(inputs[0]) : [...p.dims];
+  if (dims.some((d) => !Number.isInteger(d) || d < 0)) badData(layer, `dims ${fmtShape(dims)} has a negative entry`);
+  let alpha = p.alpha;
+  if (inputs[1]) {
+    if (inputs[1].size !== 1) fail(layer, `alpha must be a scalar, got shape ${fmtShape(inputs[1].shape)}`);
+    alpha = readNumbers(inputs[1])[0]!;
+  }
+  const beta = inputs[2] ? Array.from(readNumbers(inputs[2])) : [...p.beta];
+  if (beta.length !== dims.length) fail(layer, `beta has ${beta.length} entries for ${dims.length} output dims`);
+  const count = shapeSize(dims);
+  const values = new Float64Array(count);
+  const counter = new Array<number>(dims.length).fill(0);
+  for (let k = 0; k < count; k++) {
+    // Evaluated afresh for each element, so no rounding error accumulates along the output.
+    let v = alpha;
+    for (let d = 0; d < dims.length; d++) v += beta[d]! * counter[d]!;
+    values[k] = v;
+    for (let d = dims.length - 1; d >= 0; d--) {
+      if (++counter[d]! < dims[d]!) break;
+      counter[d] = 0;
+    }
+  }
+  return [fromNumbers(p.dtype, dims, values)];
+};

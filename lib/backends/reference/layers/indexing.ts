@@ -1,0 +1,99 @@
+/** IGatherLayer, IScatterLayer, ITopKLayer and IResizeLayer. */
+import { readNumbers } from '../../../kernels/access';
+import { gather as gatherKernel, gatherElements, gatherND, resize as resizeKernel, scatterElements, scatterND, topk as topkKernel } from '../../../kernels/indexing';
+import type { CoordinateTransform, NearestMode } from '../../../kernels/indexing';
+import { cast as castKernel } from '../../../kernels/unary';
+import type { ResizeRoundMode } from '../../../network';
+import type { Tensor } from '../../../tensor';
+import { badData, fail, fmtShape, intValues, required, type Executor, type LayerContext } from './common';
+
+/**
+ * Checks every index of `indices` against the dim it addresses (`dimOf(k)` for the k-th
+ * index value): [-d, d) is accepted, negatives counting from the end as in ONNX. TensorRT
+ * reads past-the-end indices as 0 and leaves negative ones undefined; the reference
+ * refuses anything outside [-d, d) with a BadInputError naming the index.
+ */
+function checkIndices(layer: LayerContext, indices: Tensor, dimOf: (k: number) => { dim: number; axis: number }): void {
+  const values = readNumbers(indices);
+  for (let k = 0; k < values.length; k++) {
+    const v = values[k]!;
+    const { dim, axis } = dimOf(k);
+    if (v < -dim || v >= dim) {
+      badData(layer, `index ${v} (element ${k} of the indices) is out of range [${-dim}, ${dim}) for axis ${axis}`, { index: v, axis, dim });
+    }
+  }
+}
+
+/**
+ * IGatherLayer. default: out = data[..., indices[...], ...] along `axis` (ONNX Gather);
+ * element: ONNX GatherElements; nd: ONNX GatherND with nbElementWiseDims batch dims.
+ */
+export const gather: Executor<'gather'> = (p, inputs, layer) => {
+  const data = required(inputs, 0, layer);
+  const indices = required(inputs, 1, layer);
+  switch (p.mode) {
+    case 'default': {
+      if ((p.nbElementWiseDims ?? 0) !== 0) fail(layer, 'default gather with nbElementWiseDims is not supported by the reference backend');
+      checkIndices(layer, indices, () => ({ dim: data.shape[p.axis]!, axis: p.axis }));
+      return [gatherKernel(data, indices, p.axis)];
+    }
+    case 'element':
+      checkIndices(layer, indices, () => ({ dim: data.shape[p.axis]!, axis: p.axis }));
+      return [gatherElements(data, indices, p.axis)];
+    case 'nd': {
+      const b = p.nbElementWiseDims ?? 0;
+      const last = indices.shape[indices.rank - 1]!;
+      checkIndices(layer, indices, (k) => ({ dim: data.shape[b + (k % last)]!, axis: b + (k % last) }));
+      return [gatherND(data, indices, b)];
+    }
+  }
+};
+
+/** IScatterLayer. element: ONNX ScatterElements along `axis`; nd: ONNX ScatterND. Later updates win. */
+export const scatter: Executor<'scatter'> = (p, inputs, layer) => {
+  const data = required(inputs, 0, layer);
+  const indices = required(inputs, 1, layer);
+  const updates = required(inputs, 2, layer);
+  if (p.mode === 'element') {
+    checkIndices(layer, indices, () => ({ dim: data.shape[p.axis]!, axis: p.axis }));
+    return [scatterElements(data, indices, updates, p.axis)];
+  }
+  const last = indices.shape[indices.rank - 1]!;
+  checkIndices(layer, indices, (k) => ({ dim: data.shape[k % last]!, axis: k % last }));
+  return [scatterND(data, indices, updates)];
+};
+
+/** ITopKLayer: the k largest (max) or smallest (min) along `axis`, sorted, ties to the lower index. */
+export const topk: Executor<'topk'> = (p, inputs, layer) => {
+  const x = required(inputs, 0, layer);
+  const dim = x.rank === 0 ? 1 : x.shape[p.axis]!;
+  if (p.k > dim) badData(layer, `k ${p.k} exceeds dim ${p.axis} of input ${fmtShape(x.shape)}`, { k: p.k, axis: p.axis, dim });
+  const [values, indices] = topkKernel(x, p.k, p.axis, p.op === 'max');
+  return [values, p.indicesType === 'int64' ? indices : castKernel(indices, 'int32')];
+};
+
+const NEAREST: Record<ResizeRoundMode, NearestMode> = {
+  half_up: 'round_prefer_ceil',
+  half_down: 'round_prefer_floor',
+  floor: 'floor',
+  ceil: 'ceil',
+};
+
+/**
+ * IResizeLayer to the output dims (static or input 1). Coordinates map back by
+ * half_pixel ((x + 0.5)·in/out − 0.5), asymmetric (x·in/out) or align_corners
+ * (x·(in − 1)/(out − 1)); the `upper` selector maps a dim resized to one element to input
+ * element 0 (the upper-left pixel), `formula` applies the formula there too. Nearest rounds
+ * the coordinate as `nearestRounding` says; linear interpolates each resized dim, clamping
+ * coordinates to the input.
+ */
+export const resize: Executor<'resize'> = (p, inputs, layer) => {
+  const x = required(inputs, 0, layer);
+  const outShape = inputs[1] ? intValues(inputs[1]) : [...p.outputDims];
+  if (p.mode === 'cubic') fail(layer, 'cubic resize is not supported by the reference backend');
+  if (outShape.some((d) => !Number.isInteger(d) || d < 0)) badData(layer, `output dims ${fmtShape(outShape)} has a negative entry`);
+  // pytorch_half_pixel is half_pixel except that a one-element output reads element 0.
+  const transform: CoordinateTransform =
+    p.coordinateTransformation === 'half_pixel' && p.selector === 'upper' ? 'pytorch_half_pixel' : p.coordinateTransformation;
+  return [resizeKernel(x, outShape, { mode: p.mode, coordinateTransformationMode: transform, nearestMode: NEAREST[p.nearestRounding] })];
+};

@@ -1,0 +1,4 @@
+/** Registers every built-in converter. */
+import './pointwise';
+import './nn';
+import './shape';

@@ -1,0 +1,578 @@
+/**
+ * Converters of the neural-network ops (lib/ir/ops/nn.ts): reductions, arg-extrema, softmax,
+ * cumulative sums, matrix products, convolution, pooling, normalization, attention,
+ * resizing and top-k. Layer building lives in lib/conversion/impl/*; these stay thin:
+ * read the node's arguments, refuse in checkArgs what TensorRT cannot do (the partitioner
+ * then sends the node to a fallback segment, naming the reason), build.
+ *
+ * All are registered for static shapes only ({ dynamic: false }).
+ */
+import { isFloating, type DType } from '../../ir/dtype';
+import type { Node } from '../../ir/graph';
+import { machineEpsilon } from '../../kernels/norm';
+import type { NetTensor } from '../../network';
+import type { ConversionContext } from '../context';
+import { registerConverter, type CheckArgs, type ConverterImpl } from '../registry';
+import { attention } from '../impl/attention';
+import { axisOf, cast, elementwise, reshape } from '../impl/basic';
+import { convolution, type ConvSpec } from '../impl/conv';
+import { linear, scaled, torchMatmul } from '../impl/linalg';
+import { batchNorm, groupNorm, layerNorm, moments, rmsNorm } from '../impl/norm';
+import {
+  constantData,
+  constantOf,
+  filledOf,
+  floatReason,
+  intList,
+  isConstant,
+  numArg,
+  boolArg,
+  optIntList,
+  optNumArg,
+  optValueArg,
+  outDType,
+  outShape,
+  reduce,
+  scalarOf,
+  squeeze,
+  staticShape,
+  symbolicReason,
+  unary,
+  valueArg,
+} from '../impl/nn-util';
+import {
+  ADAPTIVE_WINDOW_LIMIT,
+  TAP_LIMIT,
+  adaptivePool,
+  adaptiveTapCount,
+  adaptiveWindowCount,
+  avgPool,
+  maxPool,
+  windowVolume,
+  type SlidingSpec,
+} from '../impl/pool';
+import { argExtremum, cumsum, logsumexp, reductionAxes, reduceTo, softmax, topk } from '../impl/reduce';
+import { resize, type CoordinateMode, type NearestMode, type ResizeSpec } from '../impl/resize';
+
+// ---------------------------------------------------------------------------------------------
+// Registration helpers
+
+/** Runs the shared static-value check, then the converter's own checks in order. */
+function checks(...more: Array<(node: Node) => string | null>): CheckArgs {
+  return (node) => {
+    for (const check of [symbolicReason, ...more]) {
+      const reason = check(node);
+      if (reason !== null) return reason;
+    }
+    return true;
+  };
+}
+
+function register(target: string, impl: ConverterImpl, ...more: Array<(node: Node) => string | null>): void {
+  registerConverter(target, impl, { dynamic: false, checkArgs: checks(...more) });
+}
+
+const input = (ctx: ConversionContext, node: Node, name: string): NetTensor => ctx.tensor(valueArg(node, name));
+const optInput = (ctx: ConversionContext, node: Node, name: string): NetTensor | null => {
+  const v = optValueArg(node, name);
+  return v === null ? null : ctx.tensor(v);
+};
+const rankOf = (node: Node, name: string): number => valueArg(node, name).tensorType.shape.length;
+
+/** Refuses non-float operands (TensorRT's matrix multiply takes only floats). */
+const floatOperands =
+  (...names: string[]) =>
+  (node: Node): string | null => {
+    for (const name of names) {
+      const v = optValueArg(node, name);
+      const r = v && floatReason(v, name);
+      if (r) return r;
+    }
+    return null;
+  };
+
+/** Types the cumulative layer takes. */
+const CUMULATIVE_TYPES = new Set<DType>(['int32', 'int64', 'float16', 'float32', 'bfloat16', 'float64']);
+
+// ---------------------------------------------------------------------------------------------
+// Reductions
+
+function reduction(op: 'sum' | 'avg' | 'prod' | 'max' | 'min', dims: (node: Node) => number[] | null, keepdim: (node: Node) => boolean): ConverterImpl {
+  return (node, ctx) => {
+    const x = input(ctx, node, 'self');
+    const axes = reductionAxes(ctx, x.shape.length, dims(node));
+    return [reduceTo(ctx, x, op, axes, keepdim(node), outDType(node))];
+  };
+}
+
+const all = (): null => null;
+const noKeep = (): boolean => false;
+const keep = (node: Node): boolean => boolArg(node, 'keepdim');
+
+register('aten.sum.dim_IntList', reduction('sum', (n) => optIntList(n, 'dim'), keep));
+register('aten.sum.default', reduction('sum', all, noKeep));
+register('aten.mean.dim', reduction('avg', (n) => optIntList(n, 'dim'), keep));
+register('aten.mean.default', reduction('avg', all, noKeep));
+register('aten.prod.dim_int', reduction('prod', (n) => [numArg(n, 'dim')], keep));
+register('aten.prod.default', reduction('prod', all, noKeep));
+register('aten.amax.default', reduction('max', (n) => intList(n, 'dim'), keep));
+register('aten.amin.default', reduction('min', (n) => intList(n, 'dim'), keep));
+register('aten.max.default', reduction('max', all, noKeep));
+register('aten.min.default', reduction('min', all, noKeep));
+
+for (const [name, op] of [
+  ['max', 'max'],
+  ['min', 'min'],
+] as const) {
+  // Values and indices from one top-k with k = 1.
+  register(`aten.${name}.dim`, (node, ctx) => {
+    const x = input(ctx, node, 'self');
+    const rank = x.shape.length;
+    if (rank === 0) return [ctx.add({ kind: 'identity' }, [x]), constantOf(ctx, 'int64', [], [0], 'index')];
+    const axis = axisOf(ctx, numArg(node, 'dim'), rank);
+    const [values, indices] = topk(ctx, x, op, 1, axis);
+    return boolArg(node, 'keepdim') ? [values, indices] : [squeeze(ctx, values, [axis], 'values'), squeeze(ctx, indices, [axis], 'indices')];
+  });
+  register(`aten.arg${name}.default`, (node, ctx) => [argExtremum(ctx, input(ctx, node, 'self'), op, optNumArg(node, 'dim'), boolArg(node, 'keepdim'))]);
+  register(`trt.arg${name}_last`, (node, ctx) => [argExtremum(ctx, input(ctx, node, 'self'), op, numArg(node, 'dim'), boolArg(node, 'keepdim'), true)]);
+}
+
+register('aten.logsumexp.default', (node, ctx) => {
+  const x = input(ctx, node, 'self');
+  const axes = reductionAxes(ctx, x.shape.length, intList(node, 'dim'));
+  return [logsumexp(ctx, x, axes, boolArg(node, 'keepdim'), outDType(node))];
+});
+
+register(
+  'aten.linalg_vector_norm.default',
+  (node, ctx) => {
+    const dtype = outDType(node);
+    const x = cast(ctx, input(ctx, node, 'self'), dtype, 'cast_in');
+    const axes = reductionAxes(ctx, x.shape.length, optIntList(node, 'dim'));
+    const keepdim = boolArg(node, 'keepdim');
+    const ord = numArg(node, 'ord');
+    const magnitude = unary(ctx, x, 'abs');
+    if (ord === Infinity) return [reduce(ctx, magnitude, 'max', axes, keepdim)];
+    if (ord === -Infinity) return [reduce(ctx, magnitude, 'min', axes, keepdim)];
+    if (ord === 0) {
+      const nonzero = unary(ctx, ctx.add({ kind: 'elementwise', op: 'equal' }, [x, scalarOf(ctx, 0, x.dtype, x.shape.length, 'zero')], 'is_zero'), 'not', 'nonzero');
+      return [reduce(ctx, cast(ctx, nonzero, dtype, 'count'), 'sum', axes, keepdim)];
+    }
+    if (ord === 1) return [reduce(ctx, magnitude, 'sum', axes, keepdim)];
+    if (ord === 2) return [unary(ctx, reduce(ctx, ctx.add({ kind: 'elementwise', op: 'prod' }, [x, x], 'square'), 'sum', axes, keepdim), 'sqrt', 'norm')];
+    const power = (t: NetTensor, p: number, role: string): NetTensor =>
+      ctx.add({ kind: 'elementwise', op: 'pow' }, [t, scalarOf(ctx, p, t.dtype, t.shape.length, `${role}_exponent`)], role);
+    return [power(reduce(ctx, power(magnitude, ord, 'pow'), 'sum', axes, keepdim), 1 / ord, 'root')];
+  },
+  (node) => (typeof node.args.ord === 'number' ? null : 'ord must be a number'),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Softmax and cumulative sums
+
+for (const [target, log] of [
+  ['aten._softmax.default', false],
+  ['aten.softmax.int', false],
+  ['aten._log_softmax.default', true],
+  ['aten.log_softmax.int', true],
+] as const) {
+  register(target, (node, ctx) => [softmax(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node), log)]);
+}
+
+register(
+  'aten.cumsum.default',
+  (node, ctx) => [cumsum(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node))],
+  (node) => (CUMULATIVE_TYPES.has(outDType(node)) ? null : `TensorRT's cumulative layer does not compute ${outDType(node)}`),
+);
+
+register(
+  'trt.cumsum_onnx',
+  (node, ctx) => [cumsum(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node), boolArg(node, 'exclusive'), boolArg(node, 'reverse'))],
+  (node) => (CUMULATIVE_TYPES.has(outDType(node)) ? null : `TensorRT's cumulative layer does not compute ${outDType(node)}`),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products
+
+register('aten.matmul.default', (node, ctx) => [torchMatmul(ctx, input(ctx, node, 'self'), input(ctx, node, 'other'))], floatOperands('self', 'other'));
+register('aten.mm.default', (node, ctx) => [torchMatmul(ctx, input(ctx, node, 'self'), input(ctx, node, 'mat2'))], floatOperands('self', 'mat2'));
+register('aten.bmm.default', (node, ctx) => [torchMatmul(ctx, input(ctx, node, 'self'), input(ctx, node, 'mat2'))], floatOperands('self', 'mat2'));
+
+register(
+  'aten.addmm.default',
+  (node, ctx) => {
+    const product = scaled(ctx, torchMatmul(ctx, input(ctx, node, 'mat1'), input(ctx, node, 'mat2')), numArg(node, 'alpha'), 'alpha');
+    const beta = numArg(node, 'beta');
+    // beta = 0 ignores self entirely (NaN and inf included), as PyTorch does.
+    if (beta === 0) return [product];
+    const bias = input(ctx, node, 'self');
+    return [elementwise(ctx, product, scaled(ctx, bias, beta, 'beta'), 'sum', product.dtype, 'add')];
+  },
+  floatOperands('self', 'mat1', 'mat2'),
+  (node) => (typeof node.args.alpha === 'number' && typeof node.args.beta === 'number' ? null : 'alpha and beta must be numbers'),
+);
+
+register(
+  'aten.linear.default',
+  (node, ctx) => [linear(ctx, input(ctx, node, 'input'), input(ctx, node, 'weight'), optInput(ctx, node, 'bias'))],
+  floatOperands('input', 'weight', 'bias'),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Convolution
+
+/** TensorRT's (de)convolution layers take the kernel and bias as build-time weights. */
+function constantWeights(node: Node): string | null {
+  if (!isConstant(node.args.weight)) return 'the convolution weight is not a constant (TensorRT needs build-time kernel weights)';
+  const bias = node.args.bias;
+  if (bias !== null && bias !== undefined && !isConstant(bias)) return 'the convolution bias is not a constant (TensorRT needs build-time bias weights)';
+  return null;
+}
+
+const spatialOf = (node: Node): number => rankOf(node, 'weight') - 2;
+
+function convImpl(spec: (node: Node, n: number) => ConvSpec): ConverterImpl {
+  return (node, ctx) => {
+    const weight = constantData(valueArg(node, 'weight'));
+    const bias = optValueArg(node, 'bias');
+    return [convolution(ctx, input(ctx, node, 'input'), weight, bias === null ? null : constantData(bias), spec(node, spatialOf(node)))];
+  };
+}
+
+register(
+  'aten.convolution.default',
+  convImpl((node, n) => {
+    const padding = intList(node, 'padding', n);
+    return {
+      stride: intList(node, 'stride', n),
+      padBegin: padding,
+      padEnd: padding,
+      dilation: intList(node, 'dilation', n),
+      groups: intList(node, 'groups', 1)[0]!,
+      transposed: boolArg(node, 'transposed'),
+      outputPadding: boolArg(node, 'transposed') ? intList(node, 'output_padding', n) : new Array<number>(n).fill(0),
+    };
+  }),
+  constantWeights,
+);
+
+register(
+  'trt.conv_padded',
+  convImpl((node, n) => ({
+    stride: intList(node, 'stride', n),
+    padBegin: intList(node, 'pads_begin', n),
+    padEnd: intList(node, 'pads_end', n),
+    dilation: intList(node, 'dilation', n),
+    groups: numArg(node, 'groups'),
+    transposed: false,
+    outputPadding: new Array<number>(n).fill(0),
+  })),
+  constantWeights,
+);
+
+register(
+  'trt.conv_transpose_padded',
+  convImpl((node, n) => ({
+    stride: intList(node, 'stride', n),
+    padBegin: intList(node, 'pads_begin', n),
+    padEnd: intList(node, 'pads_end', n),
+    dilation: intList(node, 'dilation', n),
+    groups: numArg(node, 'groups'),
+    transposed: true,
+    outputPadding: intList(node, 'output_padding', n),
+  })),
+  constantWeights,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Pooling
+
+/** Types TensorRT's pooling layer takes; other max pools are computed in int32 taps (values cast back). */
+const NARROW = new Set<string>(['bool', 'uint8', 'int8']);
+
+/** Sliding geometry of an ATen pool (stride [] means the kernel). */
+function atenPool(node: Node, n: number, hasDilation: boolean): SlidingSpec {
+  const kernel = intList(node, 'kernel_size', n);
+  const stride = intList(node, 'stride', n);
+  const padding = intList(node, 'padding', n);
+  const shape = outShape(node);
+  return {
+    kernel,
+    stride: stride.length === 0 ? kernel : stride,
+    padBegin: padding,
+    padEnd: padding,
+    dilation: hasDilation ? intList(node, 'dilation', n) : new Array<number>(n).fill(1),
+    ceilMode: boolArg(node, 'ceil_mode'),
+    out: shape.slice(shape.length - n),
+  };
+}
+
+/** Sliding geometry of an ONNX-form trt pool (begin/end pads). */
+function paddedPool(node: Node, hasDilation: boolean): SlidingSpec {
+  const n = intList(node, 'kernel_size').length;
+  const shape = outShape(node);
+  return {
+    kernel: intList(node, 'kernel_size', n),
+    stride: intList(node, 'stride', n),
+    padBegin: intList(node, 'pads_begin', n),
+    padEnd: intList(node, 'pads_end', n),
+    dilation: hasDilation ? intList(node, 'dilation', n) : new Array<number>(n).fill(1),
+    ceilMode: boolArg(node, 'ceil_mode'),
+    out: shape.slice(shape.length - n),
+  };
+}
+
+/** Max pool values (and indices), narrow types through int32. */
+function maxPoolOf(ctx: ConversionContext, node: Node, spec: SlidingSpec, withIndices: boolean): [NetTensor, NetTensor | null] {
+  const x = input(ctx, node, 'self');
+  const via = NARROW.has(x.dtype) ? cast(ctx, x, 'int32', 'widen') : x;
+  const [values, indices] = maxPool(ctx, via, spec.kernel.length, spec, withIndices);
+  return [cast(ctx, values, x.dtype, 'narrow'), indices];
+}
+
+/** Taps are built per window position: refuse huge windows where they are needed. */
+function tapsNeeded(withIndices: boolean, spec: (node: Node) => SlidingSpec) {
+  return (node: Node): string | null => {
+    const s = spec(node);
+    const dtype = valueArg(node, 'self').tensorType.dtype;
+    const composed = withIndices || !isFloating(dtype) || s.dilation.some((d) => d !== 1);
+    const volume = windowVolume(s.kernel);
+    if (composed && volume > TAP_LIMIT) {
+      return `a ${s.kernel.join('x')} window has ${volume} positions; ${withIndices ? 'the indices output' : 'a dilated or integer max pool'} is composed per position, at most ${TAP_LIMIT}`;
+    }
+    return null;
+  };
+}
+
+for (const n of [1, 2, 3]) {
+  const spec = (node: Node): SlidingSpec => atenPool(node, n, true);
+  register(`aten.max_pool${n}d.default`, (node, ctx) => [maxPoolOf(ctx, node, spec(node), false)[0]], tapsNeeded(false, spec));
+  // The indices are composed from taps: only built when something reads them.
+  register(
+    `aten.max_pool${n}d_with_indices.default`,
+    (node, ctx) => maxPoolOf(ctx, node, spec(node), ctx.isUsed(node.outputs[1]!)),
+    tapsNeeded(true, spec),
+  );
+  register(`aten.avg_pool${n}d.default`, (node, ctx) => [
+    avgPool(ctx, input(ctx, node, 'self'), n, {
+      ...atenPool(node, n, false),
+      countIncludePad: boolArg(node, 'count_include_pad'),
+      divisorOverride: n === 1 ? null : optNumArg(node, 'divisor_override'),
+    }),
+  ]);
+}
+
+register('trt.max_pool_padded', (node, ctx) => [maxPoolOf(ctx, node, paddedPool(node, true), false)[0]], tapsNeeded(false, (node) => paddedPool(node, true)));
+
+register(
+  'trt.max_pool_onnx_indices',
+  (node, ctx) => {
+    const [values, indices] = maxPoolOf(ctx, node, paddedPool(node, true), true);
+    // ONNX's indices count over the whole [N, C, ...] tensor: add each plane's offset.
+    const shape = staticShape(valueArg(node, 'self'));
+    const plane = shape.slice(2).reduce((a, d) => a * d, 1);
+    const [N, C] = [shape[0]!, shape[1]!];
+    const offsets = Array.from({ length: N * C }, (_, p) => p * plane);
+    const offset = constantOf(ctx, 'int64', [N, C, ...shape.slice(2).map(() => 1)], offsets, 'plane_offset');
+    return [values, ctx.add({ kind: 'elementwise', op: 'sum' }, [indices!, offset], 'global_indices')];
+  },
+  tapsNeeded(true, (node) => paddedPool(node, true)),
+);
+
+register('trt.avg_pool_padded', (node, ctx) => [
+  avgPool(ctx, input(ctx, node, 'self'), intList(node, 'kernel_size').length, {
+    ...paddedPool(node, false),
+    countIncludePad: boolArg(node, 'count_include_pad'),
+    divisorOverride: null,
+  }),
+]);
+
+/** The adaptive pool's input spatial sizes and output sizes. */
+function adaptiveSizes(node: Node, n: number): { inSizes: number[]; out: number[] } {
+  const shape = staticShape(valueArg(node, 'self'));
+  const o = outShape(node);
+  return { inSizes: shape.slice(shape.length - n), out: o.slice(o.length - n) };
+}
+
+function adaptiveChecks(n: number, withIndices: boolean) {
+  return (node: Node): string | null => {
+    const { inSizes, out } = adaptiveSizes(node, n);
+    if (out.some((o) => o < 1)) return `output size [${out.join(', ')}] is empty`;
+    const windows = inSizes.map((d, i) => adaptiveWindowCount(d, out[i]!));
+    if (windows.some((w) => w > ADAPTIVE_WINDOW_LIMIT)) {
+      return `pooling [${inSizes.join(', ')}] to [${out.join(', ')}] needs uneven windows, composed per window (at most ${ADAPTIVE_WINDOW_LIMIT} per dim)`;
+    }
+    if (withIndices && !out.every((o) => o === 1)) {
+      const taps = adaptiveTapCount(inSizes, out);
+      if (taps > TAP_LIMIT) return `the indices of adaptive windows over [${inSizes.join(', ')}] need ${taps} window positions, at most ${TAP_LIMIT}`;
+    }
+    return null;
+  };
+}
+
+for (const n of [1, 2, 3]) {
+  const avg: ConverterImpl = (node, ctx) => [adaptivePool(ctx, input(ctx, node, 'self'), n, adaptiveSizes(node, n).out, 'avg', false)[0]];
+  register(`aten.adaptive_avg_pool${n}d.default`, avg, adaptiveChecks(n, false));
+  if (n > 1) register(`aten._adaptive_avg_pool${n}d.default`, avg, adaptiveChecks(n, false));
+  register(
+    `aten.adaptive_max_pool${n}d.default`,
+    (node, ctx) => {
+      const x = input(ctx, node, 'self');
+      const via = NARROW.has(x.dtype) ? cast(ctx, x, 'int32', 'widen') : x;
+      const { out } = adaptiveSizes(node, n);
+      if (out.every((o) => o === 1)) {
+        // Global: values and indices from one top-k over the flattened spatial dims.
+        const lead = via.shape.slice(0, via.shape.length - n);
+        const flat = reshape(ctx, via, [...lead, via.shape.slice(lead.length).reduce((a, d) => a * d, 1)], 'flatten');
+        const [values, indices] = topk(ctx, flat, 'max', 1, lead.length);
+        const shape = [...lead, ...out];
+        return [cast(ctx, reshape(ctx, values, shape, 'values'), x.dtype, 'narrow'), reshape(ctx, indices, shape, 'indices')];
+      }
+      const [values, indices] = adaptivePool(ctx, via, n, out, 'max', true);
+      return [cast(ctx, values, x.dtype, 'narrow'), indices!];
+    },
+    adaptiveChecks(n, true),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Normalization
+
+const normalizedCount = (node: Node): number => intList(node, 'normalized_shape').length;
+
+register('aten.layer_norm.default', (node, ctx) => [
+  layerNorm(ctx, input(ctx, node, 'input'), normalizedCount(node), optInput(ctx, node, 'weight'), optInput(ctx, node, 'bias'), numArg(node, 'eps')),
+]);
+
+register('aten.native_layer_norm.default', (node, ctx) => {
+  const x = input(ctx, node, 'input');
+  const n = normalizedCount(node);
+  const eps = numArg(node, 'eps');
+  const out = layerNorm(ctx, x, n, optInput(ctx, node, 'weight'), optInput(ctx, node, 'bias'), eps);
+  // The statistics (TensorRT drops them when nothing reads them).
+  const rank = x.shape.length;
+  const { mean, rstd } = moments(ctx, x, Array.from({ length: n }, (_, i) => rank - n + i), eps);
+  return [out, cast(ctx, mean, outDType(node, 1), 'mean_out'), cast(ctx, rstd, outDType(node, 2), 'rstd_out')];
+});
+
+register('aten.rms_norm.default', (node, ctx) => {
+  const x = valueArg(node, 'input');
+  const eps = optNumArg(node, 'eps') ?? machineEpsilon(x.tensorType.dtype);
+  return [rmsNorm(ctx, ctx.tensor(x), normalizedCount(node), optInput(ctx, node, 'weight'), eps)];
+});
+
+/** A batch-norm parameter: its data when constant (folded), else its network tensor. */
+function bnParam(ctx: ConversionContext, node: Node, name: string) {
+  const v = optValueArg(node, name);
+  if (v === null) return null;
+  return isConstant(v) ? constantData(v) : ctx.tensor(v);
+}
+
+function batchNormOf(ctx: ConversionContext, node: Node): NetTensor {
+  return batchNorm(
+    ctx,
+    input(ctx, node, 'input'),
+    { mean: bnParam(ctx, node, 'running_mean')!, variance: bnParam(ctx, node, 'running_var')!, weight: bnParam(ctx, node, 'weight'), bias: bnParam(ctx, node, 'bias') },
+    numArg(node, 'eps'),
+  );
+}
+
+register('aten.batch_norm.default', (node, ctx) => [batchNormOf(ctx, node)], (node) =>
+  boolArg(node, 'training') ? 'training-mode batch_norm updates running statistics; export the model in eval() mode' : null,
+);
+
+register('aten._native_batch_norm_legit_no_training.default', (node, ctx) => {
+  const out = batchNormOf(ctx, node);
+  // save_mean and save_invstd are empty in inference.
+  return [out, filledOf(ctx, 0, out.dtype, [0], 'save_mean'), filledOf(ctx, 0, out.dtype, [0], 'save_invstd')];
+});
+
+register('aten.group_norm.default', (node, ctx) => [
+  groupNorm(ctx, input(ctx, node, 'input'), numArg(node, 'num_groups'), optInput(ctx, node, 'weight'), optInput(ctx, node, 'bias'), numArg(node, 'eps')).out,
+]);
+
+register('aten.native_group_norm.default', (node, ctx) => {
+  const { out, mean, rstd } = groupNorm(ctx, input(ctx, node, 'input'), numArg(node, 'group'), optInput(ctx, node, 'weight'), optInput(ctx, node, 'bias'), numArg(node, 'eps'));
+  return [out, mean, rstd];
+});
+
+// ---------------------------------------------------------------------------------------------
+// Attention
+
+register(
+  'aten.scaled_dot_product_attention.default',
+  (node, ctx) => [
+    attention(ctx, input(ctx, node, 'query'), input(ctx, node, 'key'), input(ctx, node, 'value'), {
+      mask: optInput(ctx, node, 'attn_mask'),
+      causal: boolArg(node, 'is_causal'),
+      scale: optNumArg(node, 'scale'),
+      gqa: boolArg(node, 'enable_gqa'),
+    }),
+  ],
+  (node) => (numArg(node, 'dropout_p') !== 0 ? 'dropout_p must be 0 in inference' : null),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Resizing
+
+function scalesArg(node: Node, name: string): number[] | null {
+  const a = node.args[name];
+  return Array.isArray(a) ? (a as number[]) : null;
+}
+
+function resizeImpl(spec: (node: Node) => ResizeSpec, inputName: string): ConverterImpl {
+  return (node, ctx) => {
+    const x = input(ctx, node, inputName);
+    const shape = outShape(node);
+    return [resize(ctx, x, shape.slice(2), spec(node))];
+  };
+}
+
+register(
+  'aten.upsample_nearest2d.vec',
+  resizeImpl((node) => ({ mode: 'nearest', coordinate: 'asymmetric', nearest: 'floor', scales: node.args.output_size === null ? scalesArg(node, 'scale_factors') : null }), 'input'),
+);
+
+register(
+  'aten.upsample_bilinear2d.vec',
+  resizeImpl(
+    (node) => ({
+      mode: 'linear',
+      coordinate: boolArg(node, 'align_corners') ? 'align_corners' : 'half_pixel',
+      nearest: 'floor',
+      scales: node.args.output_size === null ? scalesArg(node, 'scale_factors') : null,
+    }),
+    'input',
+  ),
+);
+
+register(
+  'trt.resize',
+  resizeImpl(
+    (node) => ({
+      mode: node.args.mode as 'nearest' | 'linear',
+      coordinate: node.args.coordinate_transformation_mode as CoordinateMode,
+      nearest: node.args.nearest_mode as NearestMode,
+      scales: scalesArg(node, 'scales'),
+    }),
+    'self',
+  ),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Top-k
+
+register(
+  'aten.topk.default',
+  (node, ctx) => {
+    const x = input(ctx, node, 'self');
+    const axis = x.shape.length === 0 ? 0 : axisOf(ctx, numArg(node, 'dim'), x.shape.length);
+    return topk(ctx, x, boolArg(node, 'largest') ? 'max' : 'min', numArg(node, 'k'), axis);
+  },
+  (node) => {
+    const k = numArg(node, 'k');
+    if (k < 1) return `k = ${k}: TensorRT's top-k needs k >= 1`;
+    if (k > 3840) return `k = ${k} exceeds TensorRT's top-k limit of 3840`;
+    return null;
+  },
+);

@@ -1,0 +1,106 @@
+/**
+ * Convolution and transposed convolution on TensorRT's (de)convolution layers, which take
+ * static weights and 2-D or 3-D spatial inputs: a 1-D convolution runs as 2-D with a
+ * trailing unit dim; a transposed convolution's output padding becomes less end padding,
+ * or when it exceeds the padding, extra zero rows with the bias added afterwards.
+ */
+import { InternalError } from '../../errors';
+import { cast as castKernel } from '../../kernels/unary';
+import type { NetTensor } from '../../network';
+import type { Tensor } from '../../tensor';
+import type { ConversionContext } from '../context';
+import { elementwise, reshape } from './basic';
+import { alongAxis, slice } from './nn-util';
+
+export interface ConvSpec {
+  stride: number[];
+  padBegin: number[];
+  padEnd: number[];
+  dilation: number[];
+  groups: number;
+  transposed: boolean;
+  /** Transposed only: extra output rows at the end of each spatial dim. */
+  outputPadding: number[];
+}
+
+/** Weights in the TensorRT type of the activations (float64 weights under truncateDouble). */
+function weightsFor(t: Tensor, x: NetTensor): Tensor {
+  return t.dtype === x.dtype ? t : castKernel(t, x.dtype);
+}
+
+/**
+ * (Transposed) convolution of a batched [N, C, ...spatial] input with constant `weight`
+ * (PyTorch layout: [Cout, Cin/groups, k...] or transposed [Cin, Cout/groups, k...]).
+ */
+export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor, bias: Tensor | null, spec: ConvSpec): NetTensor {
+  const n = weight.rank - 2;
+  if (n < 1 || n > 3 || x.shape.length !== n + 2) throw new InternalError(`${ctx.name()}: input [${x.shape}] does not fit weight [${weight.shape}]`);
+  let kernel = weightsFor(weight, x);
+  let b = bias === null ? null : weightsFor(bias, x);
+  let input = x;
+  let s = spec;
+  if (n === 1) {
+    // 1-D as 2-D: a trailing spatial dim of 1 with a 1-wide kernel.
+    input = reshape(ctx, x, [...x.shape, 1], 'as_2d');
+    kernel = kernel.reshape([...kernel.shape, 1]);
+    s = {
+      ...spec,
+      stride: [...spec.stride, 1],
+      padBegin: [...spec.padBegin, 0],
+      padEnd: [...spec.padEnd, 0],
+      dilation: [...spec.dilation, 1],
+      outputPadding: [...spec.outputPadding, 0],
+    };
+  }
+  const kernelSize = kernel.shape.slice(2);
+  let out: NetTensor;
+  if (!s.transposed) {
+    out = ctx.add(
+      {
+        kind: 'convolution',
+        nbOutputMaps: kernel.shape[0]!,
+        kernelSize,
+        stride: s.stride,
+        prePadding: s.padBegin,
+        postPadding: s.padEnd,
+        dilation: s.dilation,
+        groups: s.groups,
+        kernel,
+        bias: b,
+      },
+      [input],
+    );
+  } else {
+    const cout = kernel.shape[1]! * s.groups;
+    // Output padding extends the end: less end padding, or rows beyond the full output.
+    const post = s.padEnd.map((p, i) => p - s.outputPadding[i]!);
+    const extra = post.map((p) => Math.max(0, -p));
+    const grow = extra.some((e) => e > 0);
+    out = ctx.add(
+      {
+        kind: 'deconvolution',
+        nbOutputMaps: cout,
+        kernelSize,
+        stride: s.stride,
+        prePadding: s.padBegin,
+        postPadding: post.map((p) => Math.max(0, p)),
+        dilation: s.dilation,
+        groups: s.groups,
+        kernel,
+        bias: grow ? null : b,
+      },
+      [input],
+    );
+    if (grow) {
+      // Rows past the full transposed-convolution output hold only the bias.
+      const size = out.shape.map((d, i) => (i < 2 ? d : d + extra[i - 2]!));
+      out = slice(ctx, out, out.shape.map(() => 0), size, out.shape.map(() => 1), 'output_padding', 0);
+      if (b !== null) {
+        const biasT = ctx.constant(b.reshape(alongAxis(out.shape.length, 1, cout)), ctx.name('bias'));
+        out = elementwise(ctx, out, biasT, 'sum', out.dtype, 'add_bias');
+      }
+      b = null;
+    }
+  }
+  return n === 1 ? reshape(ctx, out, out.shape.slice(0, 3), 'as_1d') : out;
+}

@@ -1,0 +1,160 @@
+/**
+ * The converter registry (seed 001): a target maps to candidate converters; selection takes
+ * the node's shapes, the settings and each candidate's own `checkArgs` into account, and
+ * says why when nothing fits.
+ */
+import { InternalError } from '../errors';
+import type { Node } from '../ir/graph';
+import { Value } from '../ir/graph';
+import type { NetTensor } from '../network';
+import type { ConversionContext } from './context';
+
+/**
+ * Builds the layers for `node` and returns one network tensor per node output; null for an
+ * output nothing reads (`ctx.isUsed`), so costly unused outputs need not be built.
+ */
+export type ConverterImpl = (node: Node, ctx: ConversionContext) => ReadonlyArray<NetTensor | null>;
+
+/** `true` when the converter can handle the node, otherwise the reason it cannot. */
+export type CheckArgs = (node: Node, settings: SelectionSettings) => true | string;
+
+export interface ConverterOptions {
+  /** Handles nodes whose inputs have run-time (symbolic) dims. Default true. */
+  dynamic?: boolean;
+  /** Handles nodes whose inputs are all static. Default true. */
+  static?: boolean;
+  checkArgs?: CheckArgs;
+  /** Higher is tried first among candidates of the same strictness. Default 0. */
+  priority?: number;
+  /** Shown in listings and reasons (defaults to the target). */
+  name?: string;
+}
+
+export interface ConverterCandidate {
+  readonly target: string;
+  readonly impl: ConverterImpl;
+  readonly dynamic: boolean;
+  readonly static: boolean;
+  readonly checkArgs?: CheckArgs;
+  readonly priority: number;
+  readonly name: string;
+  /** Registration order, the last tie-breaker. */
+  readonly order: number;
+}
+
+/** What selection depends on besides the node. */
+export interface SelectionSettings {
+  /** Ops (targets like `aten.mul.Tensor`) or node names forced to run in a fallback segment. */
+  torchExecutedOps?: ReadonlySet<string>;
+  /** Allow float64 tensors by computing them in float32 (TensorRT has no float64). */
+  truncateDouble?: boolean;
+}
+
+export type Selection = { ok: true; converter: ConverterCandidate } | { ok: false; reasons: string[] };
+
+const table = new Map<string, ConverterCandidate[]>();
+let registered = 0;
+
+/** Registers a converter for `target`. Registering with the target alone gives static+dynamic support. */
+export function registerConverter(target: string, impl: ConverterImpl, options: ConverterOptions = {}): ConverterCandidate {
+  const candidate: ConverterCandidate = {
+    target,
+    impl,
+    dynamic: options.dynamic ?? true,
+    static: options.static ?? true,
+    checkArgs: options.checkArgs,
+    priority: options.priority ?? 0,
+    name: options.name ?? target,
+    order: registered++,
+  };
+  if (!candidate.dynamic && !candidate.static) throw new InternalError(`converter ${candidate.name} supports neither static nor dynamic shapes`);
+  const list = table.get(target) ?? [];
+  list.push(candidate);
+  table.set(target, list);
+  return candidate;
+}
+
+/** Removes a converter (tests, and users replacing a built-in one). */
+export function unregisterConverter(candidate: ConverterCandidate): void {
+  const list = table.get(candidate.target);
+  if (!list) return;
+  const i = list.indexOf(candidate);
+  if (i >= 0) list.splice(i, 1);
+  if (list.length === 0) table.delete(candidate.target);
+}
+
+/** True when any tensor input of `node` has a symbolic dim. */
+export function hasDynamicInputs(node: Node): boolean {
+  return node.inputValues().some((v) => v.type.kind === 'symint' || (v.type.kind === 'tensor' && v.type.shape.some((d) => typeof d !== 'number')));
+}
+
+/**
+ * The candidates for a node, strictest first: for a dynamic node the dynamic-only ones, then
+ * those supporting both; for a static node the static-only ones, then both. Within a group,
+ * higher priority first, then registration order.
+ */
+export function candidatesFor(node: Node): ConverterCandidate[] {
+  const dynamic = hasDynamicInputs(node);
+  const all = table.get(node.target) ?? [];
+  const fits = all.filter((c) => (dynamic ? c.dynamic : c.static));
+  const strict = (c: ConverterCandidate): number => (dynamic ? (c.static ? 1 : 0) : c.dynamic ? 1 : 0);
+  return fits.sort((a, b) => strict(a) - strict(b) || b.priority - a.priority || a.order - b.order);
+}
+
+const UNREPRESENTABLE: Record<string, string> = {
+  float64: 'TensorRT has no float64 (set truncateDouble to compute it in float32)',
+  complex64: 'TensorRT has no complex types (the complex lowering pass rewrites complex subgraphs into real arithmetic)',
+  complex128: 'TensorRT has no complex types',
+};
+
+/** Picks the converter for `node`, or collects every reason none fits. */
+export function selectConverter(node: Node, settings: SelectionSettings = {}): Selection {
+  if (settings.torchExecutedOps?.has(node.target) || settings.torchExecutedOps?.has(node.name)) {
+    return { ok: false, reasons: ['forced to a fallback segment by torchExecutedOps'] };
+  }
+  for (const v of [...node.inputValues(), ...node.outputs]) {
+    if (v instanceof Value && v.type.kind === 'tensor') {
+      const why = UNREPRESENTABLE[v.type.dtype];
+      if (why !== undefined && !(v.type.dtype === 'float64' && settings.truncateDouble)) return { ok: false, reasons: [`%${v.name} is ${v.type.dtype}: ${why}`] };
+    }
+  }
+  const all = table.get(node.target) ?? [];
+  if (all.length === 0) return { ok: false, reasons: [`no converter is registered for ${node.target}`] };
+  const dynamic = hasDynamicInputs(node);
+  const candidates = candidatesFor(node);
+  const reasons: string[] = [];
+  if (candidates.length === 0) {
+    reasons.push(`the ${all.length} converter(s) for ${node.target} support only ${dynamic ? 'static' : 'dynamic'} shapes`);
+  }
+  for (const c of candidates) {
+    const verdict = c.checkArgs ? c.checkArgs(node, settings) : true;
+    if (verdict === true) return { ok: true, converter: c };
+    reasons.push(`${c.name}: ${verdict}`);
+  }
+  return { ok: false, reasons };
+}
+
+export interface ConverterListing {
+  target: string;
+  name: string;
+  dynamic: boolean;
+  static: boolean;
+  priority: number;
+  checksArgs: boolean;
+}
+
+/** Every registered converter with its flags, sorted by target, then in selection order for static nodes. */
+export function listConverters(): ConverterListing[] {
+  return [...table.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .flatMap(([, list]) =>
+      [...list]
+        .sort((a, b) => b.priority - a.priority || a.order - b.order)
+        .map((c) => ({ target: c.target, name: c.name, dynamic: c.dynamic, static: c.static, priority: c.priority, checksArgs: c.checkArgs !== undefined })),
+    );
+}
+
+/** Targets with at least one converter. */
+export function convertibleTargets(): string[] {
+  return [...table.keys()].sort();
+}

@@ -1,0 +1,627 @@
+/**
+ * Graph serialization: a {@link Graph} as plain JSON data plus one binary blob of constant
+ * data, and back. Compiled programs keep their fallback segments (sub-graphs the CPU
+ * interpreter runs) this way, both to send them to a worker thread and to save them in a
+ * program file. Deserialized data comes from files, so it is validated throughout: every
+ * problem is an `E_BAD_MODEL` error that names what is wrong.
+ *
+ * ## Format, version 1
+ *
+ * `serializeGraph` returns `{ json, weights }`. `json` (a {@link SerializedGraph}) holds only
+ * JSON data (objects, arrays, strings, finite numbers, booleans, null), so `JSON.stringify`
+ * and `JSON.parse` give it back unchanged:
+ *
+ * ```text
+ * {
+ *   version: 1,
+ *   name: string,                         // Graph.name
+ *   symbols: [{ name, min, max }],        // Graph.symbols, in order; min/max are a
+ *                                         // SerializedBound: a finite number, or the
+ *                                         // strings "Infinity" / "-Infinity"
+ *   nodes: [ node ],                      // Graph.nodes, in order
+ *   inputs: [ valueId ],                  // Graph.inputs (placeholder values)
+ *   outputs: [ valueId ],                 // Graph.outputs
+ *   outputNames: [ string ],              // Graph.outputNames
+ * }
+ * node = { kind: "placeholder", name, outputs: [value], meta? }
+ *      | { kind: "constant", name, constant: { dtype, shape, origin, offset, byteLength },
+ *          outputs: [value], meta? }
+ *      | { kind: "call", name, target, args: { argName: arg }, outputs: [value...], meta? }
+ * value = { name, type }                  // one per node output, in output order
+ * type  = { kind: "tensor", dtype, shape: [dim] } | { kind: "symint", expr: dim }
+ * dim   = integer | { op: "sym", name } | { op: "add"|"sub"|"mul"|"floordiv"|"mod"|"max"|"min", a: dim, b: dim }
+ * arg   = { value: valueId }              // a graph value
+ *       | number                          // a finite number other than -0, exactly as in memory
+ *                                         // (also beyond 2^53: a double survives JSON)
+ *       | { number: "Infinity" | "-Infinity" | "NaN" | "-0" }
+ *       | string | boolean | null | [arg...]
+ * meta  = the node's meta entries whose values are JSON data (others are left out)
+ * ```
+ *
+ * Value ids are implicit: values are numbered from 0 in the order they are defined, i.e. node
+ * by node and, within a node, output by output. An argument may only name a value defined by
+ * an earlier node.
+ *
+ * A constant's data is `byteLength` bytes at `offset` in `weights`: the tensor's storage
+ * (lib/tensor.ts: float16 as raw bits, bool as 0/1 bytes, int64 as 64-bit integers, complex
+ * interleaved) in the host byte order, little-endian on every platform tensorrt-node
+ * supports. Offsets are multiples of 8, so when `weights` itself starts 8-byte aligned the
+ * deserialized constants view it without copying. Constant nodes that share one Tensor object
+ * share one range of `weights` (distinct tensors never share an offset, even empty ones), and
+ * constants with the same dtype, shape, offset and byteLength come back sharing one Tensor.
+ *
+ * ## One buffer
+ *
+ * `serializeGraphToBuffer` packs both parts into one Uint8Array (whose ArrayBuffer it owns
+ * entirely, ready for `postMessage(bytes.buffer, [bytes.buffer])`):
+ *
+ * ```text
+ * offset 0   8 bytes   magic "TRTNGRAF" (ASCII)
+ *        8   uint32 LE buffer version (1)
+ *       12   uint32 LE J, the byte length of the JSON text
+ *       16   uint64 LE W, the byte length of the weights
+ *       24   J bytes   JSON.stringify(json), UTF-8
+ *            zero padding to a multiple of 8
+ *            W bytes   weights
+ * ```
+ */
+import { BadModelError, InternalError, InvalidArgumentError } from '../errors';
+import { Tensor } from '../tensor';
+import { dtypeInfo, isDType, type DType } from './dtype';
+import { Graph, symIntType, tensorType, Value, type Arg, type ConstantOrigin, type Node, type NodeKind, type ValueType } from './graph';
+import { getOp } from './ops';
+import type { Dim, SymExpr, SymOp } from './symbolic';
+import { verifyGraph } from './verify';
+
+/** The version of the JSON format written by {@link serializeGraph}. */
+export const GRAPH_FORMAT_VERSION = 1;
+/** The version of the one-buffer container written by {@link serializeGraphToBuffer}. */
+export const GRAPH_BUFFER_VERSION = 1;
+export const GRAPH_BUFFER_MAGIC = 'TRTNGRAF';
+const HEADER_BYTES = 24;
+const ALIGN = 8;
+
+// ---------------------------------------------------------------------------------------
+// The JSON types
+
+/** JSON data (what `JSON.parse` can return). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** A number JSON cannot write as a number literal. */
+export type SpecialNumber = 'Infinity' | '-Infinity' | 'NaN' | '-0';
+
+/** A symbol range bound: a finite number, or "Infinity" / "-Infinity". */
+export type SerializedBound = number | 'Infinity' | '-Infinity';
+
+export type SerializedDim = number | { op: 'sym'; name: string } | { op: SymOp; a: SerializedDim; b: SerializedDim };
+
+export type SerializedType = { kind: 'tensor'; dtype: DType; shape: SerializedDim[] } | { kind: 'symint'; expr: SerializedDim };
+
+export type SerializedArg = null | boolean | number | string | { value: number } | { number: SpecialNumber } | SerializedArg[];
+
+export interface SerializedValue {
+  name: string;
+  type: SerializedType;
+}
+
+export interface SerializedConstant {
+  dtype: DType;
+  shape: number[];
+  origin: ConstantOrigin;
+  /** Byte offset of the data in the weights blob (a multiple of 8). */
+  offset: number;
+  byteLength: number;
+}
+
+interface SerializedNodeBase {
+  name: string;
+  outputs: SerializedValue[];
+  /** JSON-able meta entries; absent when there are none. */
+  meta?: Record<string, JsonValue>;
+}
+
+export interface SerializedPlaceholderNode extends SerializedNodeBase {
+  kind: 'placeholder';
+}
+
+export interface SerializedConstantNode extends SerializedNodeBase {
+  kind: 'constant';
+  constant: SerializedConstant;
+}
+
+export interface SerializedCallNode extends SerializedNodeBase {
+  kind: 'call';
+  target: string;
+  args: Record<string, SerializedArg>;
+}
+
+export type SerializedNode = SerializedPlaceholderNode | SerializedConstantNode | SerializedCallNode;
+
+export interface SerializedGraph {
+  version: typeof GRAPH_FORMAT_VERSION;
+  name: string;
+  symbols: { name: string; min: SerializedBound; max: SerializedBound }[];
+  nodes: SerializedNode[];
+  inputs: number[];
+  outputs: number[];
+  outputNames: string[];
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+const SYM_OPS: readonly SymOp[] = ['add', 'sub', 'mul', 'floordiv', 'mod', 'max', 'min'];
+const ORIGINS: readonly ConstantOrigin[] = ['parameter', 'buffer', 'constant'];
+const NODE_KINDS: readonly NodeKind[] = ['placeholder', 'constant', 'call'];
+/** How deep lists, dims and meta may nest (deeper input is rejected, not overflowed). */
+const MAX_DEPTH = 500;
+
+const align = (n: number): number => Math.ceil(n / ALIGN) * ALIGN;
+
+function specialNumber(x: number): SpecialNumber | undefined {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return 'Infinity';
+  if (x === -Infinity) return '-Infinity';
+  if (Object.is(x, -0)) return '-0';
+  return undefined;
+}
+
+/** A deep copy of `v` when it is JSON data that JSON gives back exactly, else undefined. */
+function jsonCopy(v: unknown, depth = 0): JsonValue | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
+  if (typeof v === 'number') return specialNumber(v) === undefined ? v : undefined;
+  if (Array.isArray(v)) {
+    const out: JsonValue[] = [];
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) return undefined;
+      const c = jsonCopy(v[i], depth + 1);
+      if (c === undefined) return undefined;
+      out.push(c);
+    }
+    return out;
+  }
+  if (typeof v === 'object') {
+    const proto = Object.getPrototypeOf(v) as unknown;
+    if (proto !== Object.prototype && proto !== null) return undefined;
+    const out: Record<string, JsonValue> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const c = jsonCopy(x, depth + 1);
+      if (c === undefined) return undefined;
+      defineEntry(out, k, c);
+    }
+    return out;
+  }
+  return undefined;
+}
+
+/** Sets `obj[key]` as an own data property, also for "__proto__". */
+function defineEntry<T>(obj: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function writeDim(d: Dim, where: string): SerializedDim {
+  if (typeof d === 'number') {
+    if (!Number.isInteger(d)) throw new InternalError(`serializeGraph: ${where} has the non-integer dim ${d}`);
+    return d;
+  }
+  if (d.op === 'sym') return { op: 'sym', name: d.name };
+  return { op: d.op, a: writeDim(d.a, where), b: writeDim(d.b, where) };
+}
+
+function writeType(t: ValueType, where: string): SerializedType {
+  return t.kind === 'tensor'
+    ? { kind: 'tensor', dtype: t.dtype, shape: t.shape.map((d) => writeDim(d, where)) }
+    : { kind: 'symint', expr: writeDim(t.expr, where) };
+}
+
+function writeBound(x: number, where: string): SerializedBound {
+  if (Number.isFinite(x)) return x;
+  if (x === Infinity) return 'Infinity';
+  if (x === -Infinity) return '-Infinity';
+  throw new InternalError(`serializeGraph: ${where} is ${x}`);
+}
+
+interface Plan {
+  json: SerializedGraph;
+  /** Each distinct tensor and where its bytes go in the weights. */
+  blobs: { tensor: Tensor; offset: number }[];
+  weightsLength: number;
+}
+
+function plan(graph: Graph): Plan {
+  const ids = new Map<Value, number>();
+  const blobs: Plan['blobs'] = [];
+  const placed = new Map<Tensor, number>();
+  let cursor = 0;
+
+  const writeArg = (a: Arg, where: string): SerializedArg => {
+    if (a instanceof Value) {
+      const id = ids.get(a);
+      if (id === undefined) throw new InternalError(`serializeGraph: ${where} reads %${a.name}, which no earlier node of the graph defines`);
+      return { value: id };
+    }
+    if (Array.isArray(a)) return (a as readonly Arg[]).map((x) => writeArg(x, where));
+    if (typeof a === 'number') {
+      const special = specialNumber(a);
+      return special === undefined ? a : { number: special };
+    }
+    if (a === null || typeof a === 'string' || typeof a === 'boolean') return a;
+    throw new InternalError(`serializeGraph: ${where} is not a graph argument (${a === undefined ? 'undefined' : typeof a})`);
+  };
+
+  const nodes = graph.nodes.map((node): SerializedNode => {
+    const where = `node ${node.name}`;
+    let base: SerializedNode;
+    if (node.kind === 'call') {
+      const args: Record<string, SerializedArg> = {};
+      for (const [k, a] of Object.entries(node.args)) defineEntry(args, k, writeArg(a, `${where} argument ${k}`));
+      base = { kind: 'call', name: node.name, target: node.target, args, outputs: [] };
+    } else if (node.kind === 'constant') {
+      const t = node.tensor;
+      if (t === undefined) throw new InternalError(`serializeGraph: constant ${where} has no data`);
+      let offset = placed.get(t);
+      if (offset === undefined) {
+        offset = align(cursor);
+        // An empty tensor still takes a slot, so distinct tensors never share an offset.
+        cursor = offset + Math.max(t.data.byteLength, 1);
+        placed.set(t, offset);
+        blobs.push({ tensor: t, offset });
+      }
+      const constant: SerializedConstant = {
+        dtype: t.dtype,
+        shape: [...t.shape],
+        origin: node.origin ?? 'constant',
+        offset,
+        byteLength: t.data.byteLength,
+      };
+      base = { kind: 'constant', name: node.name, constant, outputs: [] };
+    } else {
+      base = { kind: 'placeholder', name: node.name, outputs: [] };
+    }
+    for (const v of node.outputs) {
+      base.outputs.push({ name: v.name, type: writeType(v.type, `value %${v.name}`) });
+      ids.set(v, ids.size);
+    }
+    const meta: Record<string, JsonValue> = {};
+    let hasMeta = false;
+    for (const [k, v] of Object.entries(node.meta)) {
+      const c = jsonCopy(v);
+      if (c === undefined) continue;
+      defineEntry(meta, k, c);
+      hasMeta = true;
+    }
+    if (hasMeta) base.meta = meta;
+    return base;
+  });
+
+  const idOf = (v: Value, where: string): number => {
+    const id = ids.get(v);
+    if (id === undefined) throw new InternalError(`serializeGraph: ${where} %${v.name} is not defined by any node of the graph`);
+    return id;
+  };
+  const json: SerializedGraph = {
+    version: GRAPH_FORMAT_VERSION,
+    name: graph.name,
+    symbols: [...graph.symbols].map(([name, r]) => ({
+      name,
+      min: writeBound(r.min, `symbol ${name}'s minimum`),
+      max: writeBound(r.max, `symbol ${name}'s maximum`),
+    })),
+    nodes,
+    inputs: graph.inputs.map((v) => idOf(v, 'graph input')),
+    outputs: graph.outputs.map((v) => idOf(v, 'graph output')),
+    outputNames: [...graph.outputNames],
+  };
+  return { json, blobs, weightsLength: cursor };
+}
+
+function writeBlobs(p: Plan, into: Uint8Array, base: number): void {
+  for (const { tensor, offset } of p.blobs) {
+    const d = tensor.data;
+    into.set(new Uint8Array(d.buffer, d.byteOffset, d.byteLength), base + offset);
+  }
+}
+
+/**
+ * The graph as JSON data and its constants' bytes (see the format at the top of this file).
+ * Meta entries that are not JSON data are left out. An inconsistent graph (a node reading a
+ * value no earlier node defines, a constant without data...) is an `E_INTERNAL` error.
+ */
+export function serializeGraph(graph: Graph): { json: SerializedGraph; weights: Uint8Array } {
+  const p = plan(graph);
+  const weights = new Uint8Array(p.weightsLength);
+  writeBlobs(p, weights, 0);
+  return { json: p.json, weights };
+}
+
+/** The graph in one buffer (the layout at the top of this file), for transfer to a worker. */
+export function serializeGraphToBuffer(graph: Graph): Uint8Array<ArrayBuffer> {
+  const p = plan(graph);
+  const text = new TextEncoder().encode(JSON.stringify(p.json));
+  const weightsStart = align(HEADER_BYTES + text.length);
+  const bytes = new Uint8Array(weightsStart + p.weightsLength);
+  for (let i = 0; i < GRAPH_BUFFER_MAGIC.length; i++) bytes[i] = GRAPH_BUFFER_MAGIC.charCodeAt(i);
+  const view = new DataView(bytes.buffer);
+  view.setUint32(8, GRAPH_BUFFER_VERSION, true);
+  view.setUint32(12, text.length, true);
+  view.setBigUint64(16, BigInt(p.weightsLength), true);
+  bytes.set(text, HEADER_BYTES);
+  writeBlobs(p, bytes, weightsStart);
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+type Json = Record<string, unknown>;
+
+class Reader {
+  constructor(public label = 'serialized graph') {}
+
+  fail(message: string): never {
+    throw new BadModelError(`${this.label}: ${message}`);
+  }
+
+  object(x: unknown, what: string): Json {
+    if (typeof x !== 'object' || x === null || Array.isArray(x)) this.fail(`${what} is not an object (got ${describe(x)})`);
+    return x as Json;
+  }
+
+  array(x: unknown, what: string): unknown[] {
+    if (!Array.isArray(x)) this.fail(`${what} is not a list (got ${describe(x)})`);
+    return x;
+  }
+
+  string(x: unknown, what: string): string {
+    if (typeof x !== 'string') this.fail(`${what} is not a string (got ${describe(x)})`);
+    return x;
+  }
+
+  /** A non-negative safe integer. */
+  index(x: unknown, what: string): number {
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) this.fail(`${what} is not a non-negative integer (got ${describe(x)})`);
+    return x;
+  }
+
+  dim(x: unknown, what: string, depth = 0): Dim {
+    if (depth > MAX_DEPTH) this.fail(`${what} nests too deeply`);
+    if (typeof x === 'number') {
+      if (!Number.isInteger(x)) this.fail(`${what} has the dim ${describe(x)}, not an integer`);
+      return x;
+    }
+    const o = this.object(x, what);
+    if (o.op === 'sym') {
+      const name = this.string(o.name, `${what}: a symbol's name`);
+      return { op: 'sym', name };
+    }
+    if (!SYM_OPS.includes(o.op as SymOp)) this.fail(`${what} has a dim with the unknown op ${describe(o.op)}`);
+    const e: SymExpr = { op: o.op as SymOp, a: this.dim(o.a, what, depth + 1), b: this.dim(o.b, what, depth + 1) };
+    return e;
+  }
+
+  type(x: unknown, what: string): ValueType {
+    const t = this.object(x, what);
+    if (t.kind === 'tensor') {
+      if (!isDType(t.dtype)) this.fail(`${what} has the unknown dtype ${describe(t.dtype)}`);
+      return tensorType(t.dtype, this.array(t.shape, `${what}'s shape`).map((d) => this.dim(d, what)));
+    }
+    if (t.kind === 'symint') return symIntType(this.dim(t.expr, what));
+    return this.fail(`${what} has the unknown kind ${describe(t.kind)}`);
+  }
+
+  bound(x: unknown, what: string): number {
+    if (typeof x === 'number' && Number.isFinite(x)) return x;
+    if (x === 'Infinity') return Infinity;
+    if (x === '-Infinity') return -Infinity;
+    return this.fail(`${what} is not a number or "Infinity"/"-Infinity" (got ${describe(x)})`);
+  }
+}
+
+function describe(x: unknown): string {
+  if (x === undefined) return 'nothing';
+  if (Array.isArray(x)) return 'a list';
+  if (typeof x === 'object' && x !== null) return 'an object';
+  if (typeof x === 'string') return JSON.stringify(x.length > 40 ? `${x.slice(0, 40)}…` : x);
+  return String(x);
+}
+
+const SPECIAL: Record<SpecialNumber, number> = { Infinity: Infinity, '-Infinity': -Infinity, NaN: NaN, '-0': -0 };
+
+/**
+ * Rebuilds a graph from {@link serializeGraph}'s output. Constants view `weights` without
+ * copying where their offset is aligned for their element type (copied otherwise). `json` may
+ * come straight from `JSON.parse` of a file: it is validated, and anything wrong (an unknown
+ * version or op, a reference to a missing value, data outside `weights`, a dtype, shape and
+ * byte length that disagree, a graph the verifier rejects) is an `E_BAD_MODEL` error naming it.
+ */
+export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
+  if (!(weights instanceof Uint8Array)) throw new InvalidArgumentError('deserializeGraph: weights must be a Uint8Array');
+  const r: Reader = new Reader();
+  const g = r.object(json, 'the serialized graph');
+  if (g.version === undefined) r.fail('no format version (not a serialized graph?)');
+  if (g.version !== GRAPH_FORMAT_VERSION) {
+    r.fail(`format version ${describe(g.version)} is not supported (this tensorrt-node reads version ${GRAPH_FORMAT_VERSION})`);
+  }
+  const name = r.string(g.name, 'the graph name');
+  r.label = `serialized graph "${name}"`;
+  const graph = new Graph(name);
+
+  for (const [i, s] of r.array(g.symbols, 'symbols').entries()) {
+    const o = r.object(s, `symbol ${i}`);
+    const sname = r.string(o.name, `symbol ${i}'s name`);
+    if (graph.symbols.has(sname)) r.fail(`symbol ${sname} is declared twice`);
+    graph.symbols.set(sname, { min: r.bound(o.min, `symbol ${sname}'s minimum`), max: r.bound(o.max, `symbol ${sname}'s maximum`) });
+  }
+
+  const values: Value[] = [];
+  const tensors = new Map<string, Tensor>();
+  /** Makes sure `name` is reserved in the graph, so later uniqueName() calls avoid it. */
+  const reserve = (got: string, wanted: string): void => {
+    if (got !== wanted) graph.uniqueName(wanted);
+  };
+
+  const readArg = (x: unknown, where: string, depth: number): Arg => {
+    if (depth > MAX_DEPTH) r.fail(`${where} nests too deeply`);
+    if (x === null || typeof x === 'boolean' || typeof x === 'string') return x;
+    if (typeof x === 'number') {
+      if (!Number.isFinite(x)) r.fail(`${where} is ${x}, which JSON cannot hold`);
+      return x;
+    }
+    if (Array.isArray(x)) return x.map((a) => readArg(a, where, depth + 1));
+    const o = r.object(x, where);
+    if (Object.hasOwn(o, 'value')) {
+      const id = o.value;
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0 || id >= values.length) {
+        r.fail(`${where} reads value ${describe(id)}, which no earlier node defines (${values.length} values are defined before it)`);
+      }
+      return values[id]!;
+    }
+    if (Object.hasOwn(o, 'number')) {
+      const n = o.number;
+      if (typeof n !== 'string' || !Object.hasOwn(SPECIAL, n)) r.fail(`${where} is the unknown number ${describe(n)}`);
+      return SPECIAL[n as SpecialNumber];
+    }
+    return r.fail(`${where} is an object that is neither {value} nor {number}`);
+  };
+
+  const readConstant = (x: unknown, where: string): { tensor: Tensor; origin: ConstantOrigin } => {
+    const c = r.object(x, `${where}'s constant`);
+    if (!isDType(c.dtype)) r.fail(`${where}: unknown dtype ${describe(c.dtype)}`);
+    const dtype = c.dtype;
+    if (!ORIGINS.includes(c.origin as ConstantOrigin)) r.fail(`${where}: unknown origin ${describe(c.origin)}`);
+    const origin = c.origin as ConstantOrigin;
+    const shape = r.array(c.shape, `${where}'s shape`).map((d) => r.index(d, `${where}: a dim of its shape`));
+    const offset = r.index(c.offset, `${where}'s offset`);
+    const byteLength = r.index(c.byteLength, `${where}'s byteLength`);
+    const info = dtypeInfo(dtype);
+    const size = shape.reduce((a, b) => a * b, 1);
+    if (size * info.itemBytes !== byteLength) {
+      r.fail(`${where}: a ${dtype}[${shape.join(', ')}] constant needs ${size * info.itemBytes} bytes, its byteLength says ${byteLength}`);
+    }
+    if (offset + byteLength > weights.byteLength) {
+      r.fail(`${where}: its data (bytes ${offset} to ${offset + byteLength}) lies past the end of the weights (${weights.byteLength} bytes)`);
+    }
+    const key = `${dtype}:${shape.join(',')}:${offset}:${byteLength}`;
+    let tensor = tensors.get(key);
+    if (tensor === undefined) {
+      const start = weights.byteOffset + offset;
+      const length = size * info.lanes;
+      const data =
+        start % info.storage.BYTES_PER_ELEMENT === 0
+          ? new info.storage(weights.buffer as ArrayBuffer, start, length)
+          : new info.storage(weights.slice(offset, offset + byteLength).buffer, 0, length);
+      tensor = new Tensor(dtype, shape, data);
+      tensors.set(key, tensor);
+    }
+    return { tensor, origin };
+  };
+
+  for (const [i, x] of r.array(g.nodes, 'nodes').entries()) {
+    const n = r.object(x, `node ${i}`);
+    const nodeName = r.string(n.name, `node ${i}'s name`);
+    const where = `node ${i} (${nodeName})`;
+    if (!NODE_KINDS.includes(n.kind as NodeKind)) r.fail(`${where} has the unknown kind ${describe(n.kind)}`);
+    const kind = n.kind as NodeKind;
+    const outs = r.array(n.outputs, `${where}'s outputs`).map((o, k) => {
+      const v = r.object(o, `${where} output ${k}`);
+      return { name: r.string(v.name, `${where} output ${k}'s name`), type: r.type(v.type, `${where} output ${k}'s type`) };
+    });
+    if (kind !== 'call' && outs.length !== 1) r.fail(`${where}: a ${kind} has one output, not ${outs.length}`);
+    let node: Node;
+    if (kind === 'placeholder') {
+      node = graph.addInput(nodeName, outs[0]!.type).producer;
+    } else if (kind === 'constant') {
+      const { tensor, origin } = readConstant(n.constant, where);
+      const t = outs[0]!.type;
+      const matches = t.kind === 'tensor' && t.dtype === tensor.dtype && t.shape.length === tensor.shape.length && t.shape.every((d, k) => d === tensor.shape[k]);
+      if (!matches) {
+        r.fail(`${where}: its value's type does not match its ${tensor.dtype}[${tensor.shape.join(', ')}] data`);
+      }
+      node = graph.addConstant(nodeName, tensor, origin).producer;
+    } else {
+      const target = r.string(n.target, `${where}'s target`);
+      const op = getOp(target);
+      if (op === undefined) r.fail(`${where} calls the unknown op ${target}`);
+      const given = r.object(n.args, `${where}'s args`);
+      const args: Record<string, Arg> = {};
+      for (const [k, a] of Object.entries(given)) {
+        if (!op.schema.args.some((s) => s.name === k)) r.fail(`${where} (${target}) has the unknown argument ${k}`);
+        args[k] = readArg(a, `${where} argument ${k}`, 0);
+      }
+      node = graph.addCall(target, args, outs.map((o) => o.type), nodeName);
+    }
+    reserve(node.name, nodeName);
+    node.name = nodeName;
+    node.outputs.forEach((v, k) => {
+      const wanted = outs[k]!.name;
+      reserve(v.name, wanted);
+      v.name = wanted;
+      values.push(v);
+    });
+    if (n.meta !== undefined) {
+      for (const [k, v] of Object.entries(r.object(n.meta, `${where}'s meta`))) {
+        const copy = jsonCopy(v);
+        if (copy === undefined) r.fail(`${where}: meta entry ${k} is not JSON data`);
+        defineEntry(node.meta, k, copy);
+      }
+    }
+  }
+
+  const valueAt = (x: unknown, what: string): Value => {
+    const id = r.index(x, what);
+    if (id >= values.length) r.fail(`${what} is value ${id}, but the graph defines only ${values.length}`);
+    return values[id]!;
+  };
+  const inputs = r.array(g.inputs, 'inputs').map((x, i) => {
+    const v = valueAt(x, `input ${i}`);
+    if (v.producer.kind !== 'placeholder') r.fail(`input ${i} (%${v.name}) is not a placeholder`);
+    return v;
+  });
+  graph.inputs.splice(0, graph.inputs.length, ...inputs);
+  const outputs = r.array(g.outputs, 'outputs').map((x, i) => valueAt(x, `output ${i}`));
+  const outputNames = r.array(g.outputNames, 'outputNames').map((x, i) => r.string(x, `output name ${i}`));
+  if (outputNames.length !== outputs.length) r.fail(`${outputs.length} outputs but ${outputNames.length} output names`);
+  graph.setOutputs(outputs, outputNames);
+
+  try {
+    verifyGraph(graph, 'serialized graph');
+  } catch (error) {
+    if (error instanceof InternalError) throw new BadModelError(error.message, { cause: error, details: error.details });
+    throw error;
+  }
+  return graph;
+}
+
+/** Rebuilds a graph from {@link serializeGraphToBuffer}'s bytes (validated like {@link deserializeGraph}). */
+export function deserializeGraphFromBuffer(source: Uint8Array | ArrayBufferLike): Graph {
+  const bytes = source instanceof ArrayBuffer || source instanceof SharedArrayBuffer ? new Uint8Array(source) : source;
+  if (!(bytes instanceof Uint8Array)) throw new InvalidArgumentError('deserializeGraphFromBuffer expects a Uint8Array or an ArrayBuffer');
+  const r: Reader = new Reader('graph buffer');
+  if (bytes.length < HEADER_BYTES) r.fail(`truncated: ${bytes.length} bytes, its header alone needs ${HEADER_BYTES}`);
+  const magic = String.fromCharCode(...bytes.subarray(0, GRAPH_BUFFER_MAGIC.length));
+  if (magic !== GRAPH_BUFFER_MAGIC) r.fail(`bad magic ${JSON.stringify(magic)} (expected "${GRAPH_BUFFER_MAGIC}"): not a serialized graph`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint32(8, true);
+  if (version !== GRAPH_BUFFER_VERSION) r.fail(`version ${version} is not supported (this tensorrt-node reads version ${GRAPH_BUFFER_VERSION})`);
+  const jsonLength = view.getUint32(12, true);
+  const weightsLength64 = view.getBigUint64(16, true);
+  if (weightsLength64 > BigInt(Number.MAX_SAFE_INTEGER)) r.fail(`its header gives an impossible weights length ${weightsLength64}`);
+  const weightsLength = Number(weightsLength64);
+  const jsonEnd = HEADER_BYTES + jsonLength;
+  const weightsStart = align(jsonEnd);
+  const total = weightsStart + weightsLength;
+  if (bytes.length < total) {
+    r.fail(
+      `truncated: ${bytes.length} bytes, its header announces ${total} (${jsonLength} bytes of JSON and ${weightsLength} bytes of weights)`,
+    );
+  }
+  if (bytes.length > total) r.fail(`${bytes.length - total} unexpected bytes after the weights`);
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(HEADER_BYTES, jsonEnd)));
+  } catch (cause) {
+    throw new BadModelError(`graph buffer: its JSON part is unreadable: ${(cause as Error).message}`, { cause });
+  }
+  return deserializeGraph(json, bytes.subarray(weightsStart, total));
+}

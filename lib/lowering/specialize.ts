@@ -1,0 +1,34 @@
+/**
+ * Shape specialization: binds symbols to concrete sizes everywhere (types, SymInt
+ * arguments), so that the graph is static. SymInt-producing nodes become dead and are
+ * removed; shape-derived tensors (`trt.sym_tensor`) fold into constants. Mutates `graph`.
+ */
+import { Value, tensorType, symIntType, type Arg, type Graph } from '../ir/graph';
+import { evaluateDim, type Dim } from '../ir/symbolic';
+import { foldConstants } from './constant-folding';
+
+export function specializeShapes(graph: Graph, values: ReadonlyMap<string, number>): void {
+  if (values.size === 0) return;
+  const dim = (d: Dim): Dim => {
+    try {
+      return evaluateDim(d, values);
+    } catch {
+      return d; // a symbol without a value stays symbolic
+    }
+  };
+  for (const node of graph.nodes) {
+    for (const v of node.outputs) {
+      v.type = v.type.kind === 'tensor' ? tensorType(v.type.dtype, v.type.shape.map(dim)) : symIntType(dim(v.type.expr));
+    }
+  }
+  const replace = (a: Arg): Arg => {
+    if (a instanceof Value && a.type.kind === 'symint' && typeof a.type.expr === 'number') return a.type.expr;
+    return Array.isArray(a) ? a.map(replace) : a;
+  };
+  for (const node of graph.nodes) {
+    for (const key of Object.keys(node.args)) node.args[key] = replace(node.args[key]!);
+  }
+  for (const name of values.keys()) graph.symbols.delete(name);
+  graph.eliminateDeadCode();
+  foldConstants(graph, { sources: true });
+}

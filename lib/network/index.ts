@@ -1,0 +1,7 @@
+/** The TensorRT network IR. */
+export * from './layers';
+export { Network } from './network';
+export type { NetTensor, NetworkInput, NetworkOutput, ProfileShapes } from './network';
+export { inferLayer } from './shape-inference';
+export type { TensorInfo } from './shape-inference';
+export { printNetwork } from './printer';

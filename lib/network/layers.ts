@@ -1,0 +1,199 @@
+/**
+ * TensorRT 10.x layers as data. Each kind carries the parameters the matching
+ * INetworkDefinition::add* call and its setters take; inputs and outputs are tensor ids of
+ * the owning Network. Semantics follow TensorRT, not PyTorch: elementwise inputs must have
+ * equal rank (a 1 broadcasts), slice takes sizes not ends, shuffle's reshape treats 0
+ * literally unless `zeroIsPlaceholder`, there are no bool or uint8 constants, and a shape
+ * layer yields int64. Converters (lib/conversion) bridge the difference.
+ */
+import type { Tensor } from '../tensor';
+
+/** TensorRT's DataType values this project uses. */
+export type TrtDType = 'float32' | 'float16' | 'bfloat16' | 'int8' | 'uint8' | 'int32' | 'int64' | 'bool';
+
+export const TRT_DTYPES: readonly TrtDType[] = ['float32', 'float16', 'bfloat16', 'int8', 'uint8', 'int32', 'int64', 'bool'];
+
+/** TensorRT's Dims::MAX_DIMS. */
+export const MAX_RANK = 8;
+
+export type ElementWiseOp =
+  | 'sum'
+  | 'prod'
+  | 'max'
+  | 'min'
+  | 'sub'
+  | 'div'
+  | 'pow'
+  | 'floor_div'
+  | 'and'
+  | 'or'
+  | 'xor'
+  | 'equal'
+  | 'greater'
+  | 'less';
+
+export type UnaryOp =
+  | 'exp'
+  | 'log'
+  | 'sqrt'
+  | 'recip'
+  | 'abs'
+  | 'neg'
+  | 'sin'
+  | 'cos'
+  | 'tan'
+  | 'sinh'
+  | 'cosh'
+  | 'asin'
+  | 'acos'
+  | 'atan'
+  | 'asinh'
+  | 'acosh'
+  | 'atanh'
+  | 'ceil'
+  | 'floor'
+  | 'erf'
+  | 'not'
+  | 'sign'
+  | 'round'
+  | 'isinf'
+  | 'isnan';
+
+export type ActivationType =
+  | 'relu'
+  | 'sigmoid'
+  | 'tanh'
+  | 'leaky_relu'
+  | 'elu'
+  | 'selu'
+  | 'softsign'
+  | 'softplus'
+  | 'clip'
+  | 'hard_sigmoid'
+  | 'scaled_tanh'
+  | 'thresholded_relu'
+  | 'gelu_erf'
+  | 'gelu_tanh';
+
+export type ReduceOp = 'sum' | 'prod' | 'max' | 'min' | 'avg';
+export type MatrixOp = 'none' | 'transpose' | 'vector';
+export type SampleMode = 'strict_bounds' | 'wrap' | 'clamp' | 'fill' | 'reflect';
+export type GatherMode = 'default' | 'element' | 'nd';
+export type ScatterMode = 'element' | 'nd';
+export type PoolingType = 'max' | 'average';
+export type ResizeMode = 'nearest' | 'linear' | 'cubic';
+export type ResizeCoordinateTransformation = 'align_corners' | 'asymmetric' | 'half_pixel';
+export type ResizeSelector = 'formula' | 'upper';
+export type ResizeRoundMode = 'half_up' | 'half_down' | 'floor' | 'ceil';
+
+/**
+ * Parameters per layer kind. Optional tensor inputs (shape tensors) are documented per kind;
+ * an input given as a tensor overrides the static parameter of the same role.
+ */
+export type LayerParams =
+  /** No inputs; the weights are the output. Dtype must not be bool or uint8. */
+  | { kind: 'constant'; weights: Tensor }
+  | { kind: 'identity' }
+  | { kind: 'cast'; to: TrtDType }
+  /** Inputs: a, b (same rank and dtype; 1 broadcasts). Comparisons give bool. */
+  | { kind: 'elementwise'; op: ElementWiseOp }
+  | { kind: 'unary'; op: UnaryOp }
+  | { kind: 'activation'; type: ActivationType; alpha?: number; beta?: number }
+  /** Inputs: a, b. Batch dims (all but the last two) must have equal rank; 1 broadcasts. */
+  | { kind: 'matmul'; opA: MatrixOp; opB: MatrixOp }
+  /**
+   * Inputs: data, [reshape dims as a 1-D int64 shape tensor]. Applies firstTranspose, then
+   * reshape (static `reshape` or input 1; -1 infers one dim; 0 copies when zeroIsPlaceholder),
+   * then secondTranspose.
+   */
+  | {
+      kind: 'shuffle';
+      firstTranspose?: number[];
+      reshape?: number[];
+      secondTranspose?: number[];
+      zeroIsPlaceholder: boolean;
+    }
+  /**
+   * Inputs: data, [start], [size], [stride] (1-D int64 shape tensors), [fill value (mode
+   * fill)]. Output dim i is size[i]; element j reads start[i] + j*stride[i] (stride 0
+   * broadcasts), out-of-bounds handled by `mode`.
+   */
+  | { kind: 'slice'; start: number[]; size: number[]; stride: number[]; mode: SampleMode }
+  | { kind: 'concat'; axis: number }
+  /** Inputs: data, indices (int32/int64). */
+  | { kind: 'gather'; mode: GatherMode; axis: number; nbElementWiseDims?: number }
+  /** Inputs: data, indices, updates. */
+  | { kind: 'scatter'; mode: ScatterMode; axis: number }
+  | { kind: 'reduce'; op: ReduceOp; axes: number[]; keepDims: boolean }
+  | { kind: 'softmax'; axis: number }
+  /** Output: 1-D int64 tensor of the input's dims. */
+  | { kind: 'shape' }
+  /**
+   * Linspace fill: out[i...] = alpha + Σ beta[d]·i_d. Inputs: [dims as a shape tensor],
+   * [alpha scalar], [beta 1-D]; static `dims`, `alpha`, `beta` otherwise.
+   */
+  | { kind: 'fill'; dims: number[]; alpha: number; beta: number[]; dtype: TrtDType }
+  /** Inputs: condition (bool), then, else; equal ranks, 1 broadcasts. */
+  | { kind: 'select' }
+  /** Inputs: x, [kernel], [bias]; static weights otherwise. N-d (2-D or 3-D spatial). */
+  | {
+      kind: 'convolution';
+      nbOutputMaps: number;
+      kernelSize: number[];
+      stride: number[];
+      prePadding: number[];
+      postPadding: number[];
+      dilation: number[];
+      groups: number;
+      kernel: Tensor;
+      bias: Tensor | null;
+    }
+  | {
+      kind: 'deconvolution';
+      nbOutputMaps: number;
+      kernelSize: number[];
+      stride: number[];
+      prePadding: number[];
+      postPadding: number[];
+      dilation: number[];
+      groups: number;
+      kernel: Tensor;
+      bias: Tensor | null;
+    }
+  | {
+      kind: 'pooling';
+      type: PoolingType;
+      window: number[];
+      stride: number[];
+      prePadding: number[];
+      postPadding: number[];
+      /** explicit_round_up is PyTorch's ceil_mode. */
+      paddingMode: 'explicit_round_down' | 'explicit_round_up';
+      averageCountExcludesPadding: boolean;
+    }
+  /** Inputs: x, scale, bias (broadcastable to the normalized shape). */
+  | { kind: 'normalization'; axes: number[]; epsilon: number; nbGroups: number }
+  /** Inputs: x, [output dims shape tensor]. */
+  | {
+      kind: 'resize';
+      mode: ResizeMode;
+      outputDims: number[];
+      coordinateTransformation: ResizeCoordinateTransformation;
+      selector: ResizeSelector;
+      nearestRounding: ResizeRoundMode;
+    }
+  /** Outputs: values, indices (int32 or int64). */
+  | { kind: 'topk'; op: 'max' | 'min'; k: number; axis: number; indicesType: 'int32' | 'int64' }
+  | { kind: 'cumulative'; op: 'sum'; axis: number; exclusive: boolean; reverse: boolean };
+
+export type LayerKind = LayerParams['kind'];
+
+export interface Layer {
+  readonly index: number;
+  /** Named after the IR node that produced it (`node/role`), so engine layers trace back to the model. */
+  readonly name: string;
+  readonly params: LayerParams;
+  /** Tensor ids; null for an omitted optional input. */
+  readonly inputs: ReadonlyArray<number | null>;
+  readonly outputs: readonly number[];
+}

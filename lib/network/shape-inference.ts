@@ -1,0 +1,347 @@
+/**
+ * Output dtype and shape of each layer kind, as TensorRT computes them (-1 for a dim only
+ * known at run time). A violation of a layer's rules is a converter bug: it throws an
+ * InternalError naming the layer, before anything reaches a builder.
+ *
+ * Shape tensors: small int64 tensors whose values TensorRT computes at build time when it
+ * can. `value` below mirrors that: known for constants, shapes of static tensors and simple
+ * arithmetic on them, so static reshapes and slices stay static.
+ */
+import { InternalError } from '../errors';
+import type { LayerParams, TrtDType } from './layers';
+import { MAX_RANK } from './layers';
+
+export interface TensorInfo {
+  dtype: TrtDType;
+  shape: readonly number[];
+  /** The values of a rank-0/1 integer tensor when known at build time. */
+  value?: readonly number[];
+}
+
+const isFloat = (d: TrtDType): boolean => d === 'float32' || d === 'float16' || d === 'bfloat16';
+const isInt = (d: TrtDType): boolean => d === 'int32' || d === 'int64' || d === 'int8';
+
+function volume(shape: readonly number[]): number {
+  return shape.reduce((a, d) => (a < 0 || d < 0 ? -1 : a * d), 1);
+}
+
+function broadcastEqualRank(fail: (m: string) => never, shapes: Array<readonly number[]>): number[] {
+  const rank = shapes[0]!.length;
+  if (shapes.some((s) => s.length !== rank)) fail(`inputs must have equal rank, got ${shapes.map((s) => `[${s}]`).join(', ')}`);
+  const out: number[] = [];
+  for (let i = 0; i < rank; i++) {
+    const dims = shapes.map((s) => s[i]!);
+    const big = dims.filter((d) => d !== 1);
+    if (big.length === 0) out.push(1);
+    else if (big.some((d) => d === -1)) out.push(big.every((d) => d === -1 || d === big.find((x) => x !== -1)) ? (big.find((x) => x !== -1) ?? -1) : -1);
+    else if (big.every((d) => d === big[0])) out.push(big[0]!);
+    else fail(`dim ${i} cannot broadcast: ${dims.join(' vs ')}`);
+  }
+  return out;
+}
+
+function normAxis(fail: (m: string) => never, axis: number, rank: number): number {
+  if (axis < 0 || axis >= Math.max(rank, 1)) fail(`axis ${axis} is out of range for rank ${rank}`);
+  return axis;
+}
+
+function foldElementwise(op: string, a: readonly number[], b: readonly number[]): number[] | undefined {
+  const n = Math.max(a.length, b.length);
+  if (!((a.length === n || a.length === 1) && (b.length === n || b.length === 1))) return undefined;
+  const f: Record<string, (x: number, y: number) => number> = {
+    sum: (x, y) => x + y,
+    sub: (x, y) => x - y,
+    prod: (x, y) => x * y,
+    max: Math.max,
+    min: Math.min,
+    floor_div: (x, y) => Math.floor(x / y),
+    div: (x, y) => Math.trunc(x / y),
+  };
+  const fn = f[op];
+  if (!fn) return undefined;
+  return Array.from({ length: n }, (_, i) => fn(a[a.length === 1 ? 0 : i]!, b[b.length === 1 ? 0 : i]!));
+}
+
+/** Reshape dims with -1 (infer) and, if allowed, 0 (copy; the copied dim may itself be -1 = dynamic). */
+function reshapeDims(fail: (m: string) => never, input: readonly number[], dims: readonly number[], zeroIsPlaceholder: boolean): number[] {
+  const out = dims.map((d, i) => (d === 0 && zeroIsPlaceholder ? (input[i] ?? fail(`reshape 0 at ${i} has no input dim to copy`)) : d));
+  const inferAt = dims.flatMap((d, i) => (d === -1 ? [i] : []));
+  if (inferAt.length > 1) fail('reshape has more than one -1');
+  const total = volume(input);
+  const others = out.filter((_, i) => i !== inferAt[0]);
+  if (others.some((d) => d < -1)) fail(`reshape dims [${dims}] hold a negative size`);
+  if (total < 0 || others.some((d) => d < 0)) return out; // run-time dims: TensorRT resolves them then
+  const known = others.reduce((a, d) => a * d, 1);
+  if (inferAt.length === 1) {
+    if (known === 0 || total % known !== 0) fail(`cannot reshape [${input}] (${total} elements) to [${dims}]`);
+    out[inferAt[0]!] = total / known;
+  } else if (known !== total) {
+    fail(`cannot reshape [${input}] (${total} elements) to [${dims}]`);
+  }
+  return out;
+}
+
+function permuteDims(fail: (m: string) => never, shape: readonly number[], perm: readonly number[] | undefined): number[] {
+  if (!perm) return [...shape];
+  if (perm.length !== shape.length || [...perm].sort((a, b) => a - b).some((p, i) => p !== i)) fail(`permutation [${perm}] does not fit rank ${shape.length}`);
+  return perm.map((p) => shape[p]!);
+}
+
+function spatialOut(input: number, window: number, stride: number, pre: number, post: number, dilation: number, roundUp: boolean): number {
+  if (input < 0) return -1;
+  const effective = dilation * (window - 1) + 1;
+  const span = input + pre + post - effective;
+  return (roundUp ? Math.ceil(span / stride) : Math.floor(span / stride)) + 1;
+}
+
+/**
+ * Infers the outputs of a layer. `inputs` holds the input tensors' info (null where an
+ * optional input is omitted); `name` labels errors.
+ */
+export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo | null>, name: string): TensorInfo[] {
+  const fail = (m: string): never => {
+    throw new InternalError(`network layer "${name}" (${params.kind}): ${m}`);
+  };
+  const x = (i: number): TensorInfo => inputs[i] ?? fail(`input ${i} is required`);
+  const out = ((): TensorInfo[] => {
+    switch (params.kind) {
+      case 'constant': {
+        const d = params.weights.dtype as TrtDType;
+        if (d === 'bool' || d === 'uint8') fail('TensorRT has no bool or uint8 constants: use int32 and a cast');
+        const t = params.weights;
+        const value = (d === 'int32' || d === 'int64') && t.rank <= 1 && t.size <= 64 ? t.toArray() : undefined;
+        return [{ dtype: d, shape: [...t.shape], value }];
+      }
+      case 'identity':
+        return [{ ...x(0) }];
+      case 'cast': {
+        const a = x(0);
+        return [{ dtype: params.to, shape: a.shape, value: isInt(params.to) ? a.value?.map(Math.trunc) : undefined }];
+      }
+      case 'elementwise': {
+        const a = x(0);
+        const b = x(1);
+        if (a.dtype !== b.dtype) fail(`input types differ: ${a.dtype} and ${b.dtype}`);
+        const logical = params.op === 'and' || params.op === 'or' || params.op === 'xor';
+        if (logical !== (a.dtype === 'bool')) fail(`${params.op} needs ${logical ? 'bool' : 'non-bool'} inputs, got ${a.dtype}`);
+        const shape = broadcastEqualRank(fail, [a.shape, b.shape]);
+        const compare = params.op === 'equal' || params.op === 'greater' || params.op === 'less';
+        const value = a.value && b.value && !compare ? foldElementwise(params.op, a.value, b.value) : undefined;
+        return [{ dtype: compare ? 'bool' : a.dtype, shape, value }];
+      }
+      case 'unary': {
+        const a = x(0);
+        if (params.op === 'not' && a.dtype !== 'bool') fail('not needs a bool input');
+        const intOk = params.op === 'abs' || params.op === 'sign' || params.op === 'neg';
+        if (params.op !== 'not' && !isFloat(a.dtype) && !(intOk && isInt(a.dtype))) fail(`${params.op} does not take ${a.dtype}`);
+        const bool = params.op === 'isinf' || params.op === 'isnan';
+        return [{ dtype: bool ? 'bool' : a.dtype, shape: a.shape, value: params.op === 'neg' ? a.value?.map((v) => -v) : undefined }];
+      }
+      case 'activation': {
+        const a = x(0);
+        if (!isFloat(a.dtype) && !(params.type === 'relu' && isInt(a.dtype))) fail(`${params.type} does not take ${a.dtype}`);
+        return [{ dtype: a.dtype, shape: a.shape }];
+      }
+      case 'matmul': {
+        const a = x(0);
+        const b = x(1);
+        if (a.dtype !== b.dtype) fail(`input types differ: ${a.dtype} and ${b.dtype}`);
+        if (!isFloat(a.dtype)) fail(`matmul does not take ${a.dtype}`);
+        const vecA = params.opA === 'vector';
+        const vecB = params.opB === 'vector';
+        const ra = a.shape.length - (vecA ? 1 : 2);
+        const rb = b.shape.length - (vecB ? 1 : 2);
+        if (ra !== rb || ra < 0) fail(`batch ranks differ: [${a.shape}] and [${b.shape}]`);
+        const batch = broadcastEqualRank(fail, [a.shape.slice(0, ra), b.shape.slice(0, rb)]);
+        const mat = (s: readonly number[], op: string): [number, number] => {
+          const r = s.slice(-2);
+          return op === 'transpose' ? [r[1]!, r[0]!] : [r[0]!, r[1]!];
+        };
+        const [m, ka] = vecA ? [1, a.shape[a.shape.length - 1]!] : mat(a.shape, params.opA);
+        const [kb, n] = vecB ? [b.shape[b.shape.length - 1]!, 1] : mat(b.shape, params.opB);
+        if (ka !== kb && ka >= 0 && kb >= 0) fail(`inner dims differ: [${a.shape}] ${params.opA} x [${b.shape}] ${params.opB}`);
+        return [{ dtype: a.dtype, shape: [...batch, ...(vecA ? [] : [m]), ...(vecB ? [] : [n])] }];
+      }
+      case 'shuffle': {
+        const a = x(0);
+        let shape = permuteDims(fail, a.shape, params.firstTranspose);
+        const dimsInput = inputs[1];
+        if (dimsInput) {
+          if (dimsInput.shape.length !== 1 || dimsInput.dtype !== 'int64') fail('reshape dims must be a 1-D int64 shape tensor');
+          shape = dimsInput.value ? reshapeDims(fail, shape, dimsInput.value, params.zeroIsPlaceholder) : new Array<number>(dimsInput.shape[0]!).fill(-1);
+        } else if (params.reshape) {
+          shape = reshapeDims(fail, shape, params.reshape, params.zeroIsPlaceholder);
+        }
+        shape = permuteDims(fail, shape, params.secondTranspose);
+        const value = a.value && !params.firstTranspose && !params.secondTranspose && volume(shape) === a.value.length ? a.value : undefined;
+        return [{ dtype: a.dtype, shape, value }];
+      }
+      case 'slice': {
+        const a = x(0);
+        const rank = a.shape.length;
+        const vec = (i: number, fallback: number[]): number[] | null => {
+          const t = inputs[i];
+          if (!t) return fallback;
+          return t.value ? [...t.value] : null;
+        };
+        const start = vec(1, params.start);
+        const size = vec(2, params.size);
+        const stride = vec(3, params.stride);
+        if (size === null) return [{ dtype: a.dtype, shape: new Array<number>(rank).fill(-1) }];
+        for (const [label, v] of [['start', start], ['size', size], ['stride', stride]] as const) {
+          if (v !== null && v.length !== rank) fail(`${label} has ${v.length} entries for rank ${rank}`);
+        }
+        if (params.mode === 'strict_bounds' && start && stride) {
+          size.forEach((n, i) => {
+            const d = a.shape[i]!;
+            if (d < 0 || n === 0) return;
+            const last = start[i]! + (n - 1) * stride[i]!;
+            if (start[i]! < 0 || start[i]! >= d || last < 0 || last >= d) fail(`axis ${i}: start ${start[i]}, size ${n}, stride ${stride[i]} reads outside [0, ${d})`);
+          });
+        }
+        const value =
+          a.value && rank === 1 && start && stride && size.every((n) => n >= 0)
+            ? Array.from({ length: size[0]! }, (_, j) => a.value![start[0]! + j * stride[0]!]!)
+            : undefined;
+        return [{ dtype: a.dtype, shape: size, value: value?.every((v) => v !== undefined) ? value : undefined }];
+      }
+      case 'concat': {
+        const all = inputs.map((t, i) => t ?? fail(`input ${i} is missing`));
+        if (all.length === 0) fail('no inputs');
+        const rank = all[0]!.shape.length;
+        const axis = normAxis(fail, params.axis, rank);
+        if (all.some((t) => t.dtype !== all[0]!.dtype)) fail('inputs must share one dtype');
+        const shape = [...all[0]!.shape];
+        for (const t of all.slice(1)) {
+          if (t.shape.length !== rank) fail('inputs must share one rank');
+          t.shape.forEach((d, i) => {
+            if (i !== axis && d !== shape[i] && d >= 0 && shape[i]! >= 0) fail(`dim ${i} differs: ${d} vs ${shape[i]}`);
+          });
+        }
+        shape[axis] = all.reduce((s, t) => (s < 0 || t.shape[axis]! < 0 ? -1 : s + t.shape[axis]!), 0);
+        const value = rank === 1 && all.every((t) => t.value) ? all.flatMap((t) => [...t.value!]) : undefined;
+        return [{ dtype: all[0]!.dtype, shape, value }];
+      }
+      case 'gather': {
+        const data = x(0);
+        const idx = x(1);
+        if (idx.dtype !== 'int32' && idx.dtype !== 'int64') fail(`indices must be int32 or int64, got ${idx.dtype}`);
+        const rank = data.shape.length;
+        if (params.mode === 'element') {
+          if (idx.shape.length !== rank) fail('element gather needs indices of the data rank');
+          return [{ dtype: data.dtype, shape: idx.shape }];
+        }
+        if (params.mode === 'nd') {
+          const b = params.nbElementWiseDims ?? 0;
+          const last = idx.shape[idx.shape.length - 1]!;
+          if (last < 0) fail('nd gather needs a static last index dim');
+          return [{ dtype: data.dtype, shape: [...idx.shape.slice(0, -1), ...data.shape.slice(b + last)] }];
+        }
+        const axis = normAxis(fail, params.axis, rank);
+        const shape = [...data.shape.slice(0, axis), ...idx.shape, ...data.shape.slice(axis + 1)];
+        const value =
+          data.value && rank === 1 && idx.value ? idx.value.map((i) => data.value![i < 0 ? i + data.value!.length : i]!) : undefined;
+        return [{ dtype: data.dtype, shape, value: value?.every((v) => v !== undefined) ? value : undefined }];
+      }
+      case 'scatter': {
+        const data = x(0);
+        const idx = x(1);
+        const upd = x(2);
+        if (idx.dtype !== 'int32' && idx.dtype !== 'int64') fail('indices must be int32 or int64');
+        if (upd.dtype !== data.dtype) fail('updates must have the data dtype');
+        return [{ dtype: data.dtype, shape: data.shape }];
+      }
+      case 'reduce': {
+        const a = x(0);
+        const axes = new Set(params.axes.map((ax) => normAxis(fail, ax, a.shape.length)));
+        const shape = params.keepDims ? a.shape.map((d, i) => (axes.has(i) ? 1 : d)) : a.shape.filter((_, i) => !axes.has(i));
+        if (a.dtype === 'bool') fail('reduce does not take bool');
+        return [{ dtype: a.dtype, shape }];
+      }
+      case 'softmax': {
+        const a = x(0);
+        normAxis(fail, params.axis, a.shape.length);
+        if (!isFloat(a.dtype)) fail(`softmax does not take ${a.dtype}`);
+        return [{ dtype: a.dtype, shape: a.shape }];
+      }
+      case 'shape': {
+        const a = x(0);
+        return [{ dtype: 'int64', shape: [a.shape.length], value: a.shape.every((d) => d >= 0) ? [...a.shape] : undefined }];
+      }
+      case 'fill': {
+        const dimsInput = inputs[0];
+        const dims = dimsInput ? (dimsInput.value ? [...dimsInput.value] : new Array<number>(dimsInput.shape[0]!).fill(-1)) : params.dims;
+        if (!['float32', 'float16', 'int32', 'int64'].includes(params.dtype)) fail(`fill does not output ${params.dtype}`);
+        const value =
+          dims.length <= 1 && dims.every((d) => d >= 0) && !inputs[1] && !inputs[2] && (params.dtype === 'int32' || params.dtype === 'int64')
+            ? Array.from({ length: dims[0] ?? 1 }, (_, i) => params.alpha + (params.beta[0] ?? 0) * i)
+            : undefined;
+        return [{ dtype: params.dtype, shape: dims, value: value && value.length <= 64 ? value : undefined }];
+      }
+      case 'select': {
+        const c = x(0);
+        const a = x(1);
+        const b = x(2);
+        if (c.dtype !== 'bool') fail('condition must be bool');
+        if (a.dtype !== b.dtype) fail(`branches differ in dtype: ${a.dtype} and ${b.dtype}`);
+        return [{ dtype: a.dtype, shape: broadcastEqualRank(fail, [c.shape, a.shape, b.shape]) }];
+      }
+      case 'convolution':
+      case 'deconvolution': {
+        const a = x(0);
+        const n = params.kernelSize.length;
+        if (a.shape.length !== n + 2) fail(`input rank ${a.shape.length} does not fit ${n}-D kernels`);
+        if (!isFloat(a.dtype)) fail(`${params.kind} does not take ${a.dtype}`);
+        const c = a.shape[1]!;
+        if (c < 0) fail('the channel dim must be static');
+        const spatial = params.kernelSize.map((k, i) => {
+          const d = a.shape[2 + i]!;
+          if (params.kind === 'convolution') return spatialOut(d, k, params.stride[i]!, params.prePadding[i]!, params.postPadding[i]!, params.dilation[i]!, false);
+          return d < 0 ? -1 : (d - 1) * params.stride[i]! - params.prePadding[i]! - params.postPadding[i]! + params.dilation[i]! * (k - 1) + 1;
+        });
+        if (spatial.some((d) => d === 0 || d < -1)) fail(`output spatial size [${spatial}] is empty`);
+        return [{ dtype: a.dtype, shape: [a.shape[0]!, params.nbOutputMaps, ...spatial] }];
+      }
+      case 'pooling': {
+        const a = x(0);
+        const n = params.window.length;
+        if (a.shape.length !== n + 2) fail(`input rank ${a.shape.length} does not fit ${n}-D windows`);
+        const spatial = params.window.map((w, i) =>
+          spatialOut(a.shape[2 + i]!, w, params.stride[i]!, params.prePadding[i]!, params.postPadding[i]!, 1, params.paddingMode === 'explicit_round_up'),
+        );
+        return [{ dtype: a.dtype, shape: [a.shape[0]!, a.shape[1]!, ...spatial] }];
+      }
+      case 'normalization': {
+        const a = x(0);
+        x(1);
+        x(2);
+        params.axes.forEach((ax) => normAxis(fail, ax, a.shape.length));
+        return [{ dtype: a.dtype, shape: a.shape }];
+      }
+      case 'resize': {
+        const a = x(0);
+        const dimsInput = inputs[1];
+        const shape = dimsInput ? (dimsInput.value ? [...dimsInput.value] : new Array<number>(a.shape.length).fill(-1)) : params.outputDims;
+        if (shape.length !== a.shape.length) fail('output dims must have the input rank');
+        return [{ dtype: a.dtype, shape }];
+      }
+      case 'topk': {
+        const a = x(0);
+        const axis = normAxis(fail, params.axis, a.shape.length);
+        if (params.k > 3840) fail(`k ${params.k} exceeds TensorRT's limit of 3840`);
+        const shape = a.shape.map((d, i) => (i === axis ? params.k : d));
+        return [
+          { dtype: a.dtype, shape },
+          { dtype: params.indicesType, shape },
+        ];
+      }
+      case 'cumulative': {
+        const a = x(0);
+        normAxis(fail, params.axis, a.shape.length);
+        return [{ dtype: a.dtype, shape: a.shape }];
+      }
+    }
+  })();
+  for (const t of out) if (t.shape.length > MAX_RANK) fail(`output rank ${t.shape.length} exceeds TensorRT's ${MAX_RANK}`);
+  return out;
+}

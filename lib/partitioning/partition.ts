@@ -1,0 +1,164 @@
+/**
+ * Partitioning: which nodes run in TensorRT and which in fallback (interpreter) segments.
+ * Each call node asks the converter registry; consecutive convertible nodes form a TensorRT
+ * segment; a TensorRT segment with fewer than `minBlockSize` ops is not worth an engine
+ * boundary and falls back; adjacent fallback segments merge. The report says, per op, what
+ * happened and why.
+ */
+import { UnsupportedOpError } from '../errors';
+import { selectConverter, type SelectionSettings } from '../conversion/registry';
+import type { Graph, Node, Value } from '../ir/graph';
+
+export interface PartitionSettings extends SelectionSettings {
+  /** Smallest TensorRT segment worth building (default 5 ops). */
+  minBlockSize?: number;
+  /** Fail, listing every unsupported op, instead of falling back. */
+  requireFullCompilation?: boolean;
+}
+
+export type SegmentKind = 'tensorrt' | 'fallback';
+
+export interface Segment {
+  readonly index: number;
+  readonly kind: SegmentKind;
+  readonly nodes: Node[];
+  /** Values read from outside the segment (graph inputs or earlier segments' outputs; not constants). */
+  readonly inputs: Value[];
+  /** Values later segments or the graph outputs read. */
+  readonly outputs: Value[];
+}
+
+export interface OpReport {
+  node: string;
+  target: string;
+  /** Runs in TensorRT. */
+  converted: boolean;
+  /** The chosen converter, when converted. */
+  converter?: string;
+  /** Why not (or why it was moved to fallback). */
+  reasons: string[];
+  segment: number;
+}
+
+export interface PartitionReport {
+  ops: OpReport[];
+  segments: Array<{ index: number; kind: SegmentKind; ops: number; inputs: string[]; outputs: string[] }>;
+}
+
+export interface Partition {
+  segments: Segment[];
+  report: PartitionReport;
+}
+
+function boundary(graph: Graph, groups: Array<{ kind: SegmentKind; nodes: Node[] }>): Segment[] {
+  const owner = new Map<Node, number>();
+  groups.forEach((g, i) => g.nodes.forEach((n) => owner.set(n, i)));
+  const readers = new Map<Value, Set<number>>();
+  groups.forEach((g, i) =>
+    g.nodes.forEach((n) =>
+      n.inputValues().forEach((v) => {
+        const set = readers.get(v) ?? new Set<number>();
+        set.add(i);
+        readers.set(v, set);
+      }),
+    ),
+  );
+  const graphOutputs = new Set(graph.outputs);
+  return groups.map((g, i) => {
+    const inputs: Value[] = [];
+    const seen = new Set<Value>();
+    for (const n of g.nodes) {
+      for (const v of n.inputValues()) {
+        if (seen.has(v) || v.producer.kind === 'constant' || owner.get(v.producer) === i) continue;
+        seen.add(v);
+        inputs.push(v);
+      }
+    }
+    const outputs = g.nodes.flatMap((n) => n.outputs).filter((v) => graphOutputs.has(v) || [...(readers.get(v) ?? [])].some((j) => j !== i));
+    return { index: i, kind: g.kind, nodes: g.nodes, inputs, outputs };
+  });
+}
+
+export function partition(graph: Graph, settings: PartitionSettings = {}): Partition {
+  const minBlockSize = settings.requireFullCompilation ? 1 : (settings.minBlockSize ?? 5);
+  const calls = graph.calls();
+  const verdicts = new Map<Node, OpReport>();
+  for (const node of calls) {
+    const s = selectConverter(node, settings);
+    verdicts.set(node, {
+      node: node.name,
+      target: node.target,
+      converted: s.ok,
+      converter: s.ok ? s.converter.name : undefined,
+      reasons: s.ok ? [] : s.reasons,
+      segment: -1,
+    });
+  }
+  if (settings.requireFullCompilation) {
+    const refused = calls.filter((n) => !verdicts.get(n)!.converted);
+    if (refused.length > 0) {
+      const lines = refused.map((n) => `  - node ${n.name} (${n.target}): ${verdicts.get(n)!.reasons.join('; ')}`);
+      throw new UnsupportedOpError(
+        `requireFullCompilation is set, but ${refused.length} op(s) cannot run in TensorRT:\n${lines.join('\n')}`,
+        { details: { ops: refused.map((n) => ({ node: n.name, target: n.target, reasons: verdicts.get(n)!.reasons })) } },
+      );
+    }
+  }
+  // Consecutive runs of one kind, in graph order.
+  let groups: Array<{ kind: SegmentKind; nodes: Node[] }> = [];
+  for (const node of calls) {
+    const kind: SegmentKind = verdicts.get(node)!.converted ? 'tensorrt' : 'fallback';
+    const last = groups[groups.length - 1];
+    if (last && last.kind === kind) last.nodes.push(node);
+    else groups.push({ kind, nodes: [node] });
+  }
+  // Small TensorRT runs fall back; then neighbours of one kind merge.
+  for (const g of groups) {
+    if (g.kind === 'tensorrt' && g.nodes.length < minBlockSize) {
+      g.kind = 'fallback';
+      for (const n of g.nodes) {
+        const r = verdicts.get(n)!;
+        r.converted = false;
+        r.reasons = [`convertible (${r.converter}), but its TensorRT block has ${g.nodes.length} op(s), fewer than minBlockSize ${minBlockSize}`];
+        r.converter = undefined;
+      }
+    }
+  }
+  groups = groups.reduce<typeof groups>((acc, g) => {
+    const last = acc[acc.length - 1];
+    if (last && last.kind === g.kind) last.nodes.push(...g.nodes);
+    else acc.push({ kind: g.kind, nodes: [...g.nodes] });
+    return acc;
+  }, []);
+  const segments = boundary(graph, groups);
+  for (const s of segments) for (const n of s.nodes) verdicts.get(n)!.segment = s.index;
+  return {
+    segments,
+    report: {
+      ops: calls.map((n) => verdicts.get(n)!),
+      segments: segments.map((s) => ({
+        index: s.index,
+        kind: s.kind,
+        ops: s.nodes.length,
+        inputs: s.inputs.map((v) => v.name),
+        outputs: s.outputs.map((v) => v.name),
+      })),
+    },
+  };
+}
+
+/** The report as text: what `compile --dry-run` prints. */
+export function formatPartitionReport(report: PartitionReport): string {
+  const lines: string[] = [];
+  const converted = report.ops.filter((o) => o.converted).length;
+  lines.push(`${converted}/${report.ops.length} ops run in TensorRT, in ${report.segments.filter((s) => s.kind === 'tensorrt').length} segment(s)`);
+  for (const s of report.segments) {
+    lines.push(`segment ${s.index} [${s.kind}] ${s.ops} op(s); inputs: ${s.inputs.join(', ') || '-'}; outputs: ${s.outputs.join(', ') || '-'}`);
+  }
+  const refused = report.ops.filter((o) => !o.converted);
+  if (refused.length > 0) {
+    lines.push('not converted:');
+    for (const o of refused) lines.push(`  ${o.node} (${o.target}): ${o.reasons.join('; ')}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,34 @@
+/**
+ * End to end: the CNN, MLP and encoder fixtures compile (both frontends) into TensorRT
+ * segments with no fallback and, run on the reference backend through a worker thread,
+ * match the outputs PyTorch stored for them.
+ */
+import * as path from 'node:path';
+
+import { compile } from '../../lib/compile';
+import { expectClose, FP32 } from '../helpers/compare';
+import { loadFixture } from '../helpers/fixtures';
+
+const cases = ['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1'].flatMap((name) => [
+  [name, 'onnx'],
+  [name, 'pt2'],
+]) as Array<[string, 'onnx' | 'pt2']>;
+
+describe.each(cases)('%s (.%s)', (name, format) => {
+  const fixture = loadFixture(name);
+  const file = path.join(fixture.dir, fixture.files[format]!);
+
+  test('compiles with zero fallback and matches PyTorch', async () => {
+    const { inputs, outputs } = fixture.cases[0]!;
+    const program = await compile(file, { backend: 'reference', inputs: inputs.map((t) => ({ shape: [...t.shape] })) });
+    try {
+      const fallback = program.report.ops.filter((o) => !o.converted);
+      expect(fallback.map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
+      expect(program.report.segments.every((s) => s.kind === 'tensorrt')).toBe(true);
+      const actual = await program.run(inputs);
+      actual.forEach((t, i) => expectClose(t, outputs[i]!, FP32, `${name} output ${i}`));
+    } finally {
+      await program.dispose();
+    }
+  }, 120_000);
+});
