@@ -32,3 +32,15 @@ export { loadOnnx, mappedOnnxOps } from './frontends/onnx';
 export type { LoadOnnxOptions } from './frontends/onnx';
 export { loadPt2 } from './frontends/pt2';
 export type { LoadPt2Options } from './frontends/pt2';
+
+// The compiler.
+export { compile, dryRun } from './compile';
+export type { CompileSettings, InputSpec, ModelSource } from './compile';
+export { Program } from './runtime/program';
+export type { ProgramIO } from './runtime/segments';
+export { formatPartitionReport } from './partitioning/partition';
+export type { OpReport, PartitionReport } from './partitioning/partition';
+export { listConverters, registerConverter, unregisterConverter } from './conversion/registry';
+export type { CheckArgs, ConverterImpl, ConverterOptions, ConverterListing } from './conversion/registry';
+export { Network, printNetwork } from './network';
+export type { Logger, LogLevel } from './logger';

@@ -198,7 +198,8 @@ export function readNpy(buffer: Uint8Array): Tensor {
     fail(`data at byte ${dataStart} needs ${bytes} bytes for ${dtype} shape (${shape.join(', ')}), but only ${available} remain`);
   }
   // A fresh, aligned copy: the tensor must not alias the caller's buffer.
-  const data = buffer.slice(dataStart, dataStart + bytes);
+  // Uint8Array's slice copies; a Node Buffer's slice would only view (and keep its pool offset).
+  const data = Uint8Array.prototype.slice.call(buffer, dataStart, dataStart + bytes);
   const width = info.itemBytes / info.lanes;
   if (bigEndian === HOST_LITTLE_ENDIAN && width > 1) swapBytes(data, width);
   const values = new info.storage(data.buffer, 0, shapeSize(shape) * info.lanes);

@@ -212,3 +212,12 @@ describe('writeNpy', () => {
     expect(() => writeNpy(new Tensor('bfloat16', [2]))).toThrow(/writeNpy: NumPy has no bfloat16 type; cast/);
   });
 });
+
+test('reads from a Node Buffer that views a larger pool at an offset', () => {
+  const t = Tensor.from('float32', [3], [1.5, -2, 3.25]);
+  const bytes = writeNpy(t);
+  // Buffer.from(array) of a small size lands inside Node's shared pool, at a non-zero offset.
+  const pooled = Buffer.concat([Buffer.from([1, 2, 3]), Buffer.from(bytes)]).subarray(3);
+  expect(pooled.byteOffset).not.toBe(0);
+  expect(Array.from(readNpy(pooled).data as Float32Array)).toEqual([1.5, -2, 3.25]);
+});

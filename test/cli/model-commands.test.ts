@@ -1,0 +1,58 @@
+/**
+ * The main job from the command line: `tensorrt-node run` compiles a fixture model for the
+ * shapes of its .npy inputs and writes outputs that match PyTorch's; `compile --dry-run`
+ * prints the support report; failures exit 1 with the error code.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { readNpy, writeNpy } from '../../lib/kernels/npy';
+import { parseShapeOption } from '../../lib/cli/model-commands';
+import { expectClose, FP32 } from '../helpers/compare';
+import { loadFixture } from '../helpers/fixtures';
+
+const cli = path.join(__dirname, '..', '..', 'dist', 'cli', 'index.js');
+const run = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 120_000 });
+
+let tmp: string;
+beforeAll(() => {
+  if (!fs.existsSync(cli)) throw new Error('dist/ is missing: run `npm run build` first');
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-cli-'));
+});
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+test('run writes outputs that match PyTorch', () => {
+  const fixture = loadFixture('squeezenet1_1');
+  const input = path.join(tmp, 'x.npy');
+  fs.writeFileSync(input, writeNpy(fixture.cases[0]!.inputs[0]!));
+  const r = run(['run', path.join(fixture.dir, 'model.onnx'), '--input', `input0=${input}`, '--output-dir', path.join(tmp, 'out')]);
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(0);
+  expect(r.stdout).toMatch(/output0: float32\[1, 10\] → .*output0\.npy/);
+  expect(r.stdout).toMatch(/ran in [\d.]+ ms on the reference backend \(\d+\/\d+ ops in TensorRT segments\)/);
+  expectClose(readNpy(fs.readFileSync(path.join(tmp, 'out', 'output0.npy'))), fixture.cases[0]!.outputs[0]!, FP32);
+});
+
+test('compile --dry-run prints the support report', () => {
+  const r = run(['compile', path.join(loadFixture('mlp').dir, 'model.pt2'), '--shape', 'x=4x32', '--dry-run', '--torch-executed-ops', 'aten.relu.default']);
+  expect(r.status).toBe(0);
+  expect(r.stdout).toContain('forced to a fallback segment by torchExecutedOps');
+  expect(r.stdout).toMatch(/^\d+\/\d+ ops run in TensorRT/);
+});
+
+test('errors exit 1 with their code', () => {
+  const missing = run(['run', path.join(tmp, 'nope.onnx')]);
+  expect(missing.status).toBe(1);
+  expect(missing.stderr).toMatch(/^tensorrt-node: \[E_BAD_MODEL\] cannot read ONNX model .*nope\.onnx/);
+  const dynamic = run(['compile', path.join(loadFixture('mlp').dir, 'model.onnx')]);
+  expect(dynamic.status).toBe(1);
+  expect(dynamic.stderr).toContain('[E_INVALID_ARGUMENT] input "input0" has dynamic dims [batch, 32]');
+});
+
+test('shape options parse and refuse junk', () => {
+  expect(parseShapeOption('input0=1x3x224x224')).toEqual(['input0', [1, 3, 224, 224]]);
+  expect(parseShapeOption('t=scalar')).toEqual(['t', []]);
+  expect(() => parseShapeOption('input0=1,3')).toThrow(/is not name=DxDxD/);
+});
