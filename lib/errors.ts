@@ -18,6 +18,12 @@ export type ErrorCode =
   | 'E_BAD_MODEL'
   | 'E_BAD_INPUT'
   | 'E_UNSUPPORTED_OP'
+  | 'E_COMPLEX128'
+  | 'E_BAD_PROGRAM'
+  | 'E_NO_COMPATIBLE_DEVICE'
+  | 'E_SHARDING'
+  | 'E_SHAPE_OUT_OF_RANGE'
+  | 'E_DYNAMIC_UNSUPPORTED'
   | 'E_INTERNAL';
 
 /** Extra, machine-readable facts about an error (library paths tried, CUDA error names...). */
@@ -107,6 +113,57 @@ export class UnsupportedOpError extends TensorRTNodeError {
   }
 }
 
+/**
+ * A complex128 model input, buffer or constant, which TensorRT can only take as float32
+ * (`E_COMPLEX128`); the message names it. Set `truncateDouble` to compute it in float32.
+ */
+export class ComplexDoubleError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_COMPLEX128', message, options);
+  }
+}
+
+/** A program file (.trtp) is malformed, corrupt, or of a format version this library does not read (`E_BAD_PROGRAM`). */
+export class BadProgramError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_BAD_PROGRAM', message, options);
+  }
+}
+
+/** No available device can run a program's engines (`E_NO_COMPATIBLE_DEVICE`); the message names what was needed and found. */
+export class NoCompatibleDeviceError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_NO_COMPATIBLE_DEVICE', message, options);
+  }
+}
+
+/** A model cannot be split for tensor parallelism (`E_SHARDING`); the message names the layer and why. */
+export class ShardingError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_SHARDING', message, options);
+  }
+}
+
+/**
+ * A run-time input shape lies outside the range a program or engine was compiled for
+ * (`E_SHAPE_OUT_OF_RANGE`); the message and `details` name the input, the dim and the range.
+ */
+export class ShapeOutOfRangeError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_SHAPE_OUT_OF_RANGE', message, options);
+  }
+}
+
+/**
+ * Ops whose int arguments depend on a dynamic dim have no shape-tensor (`_dyn`) variant
+ * (`E_DYNAMIC_UNSUPPORTED`); one error lists every such op and the argument at fault.
+ */
+export class DynamicUnsupportedError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_DYNAMIC_UNSUPPORTED', message, options);
+  }
+}
+
 /** A bug in tensorrt-node itself: please report it (`E_INTERNAL`). */
 export class InternalError extends TensorRTNodeError {
   constructor(message: string, options?: ErrorOptions) {
@@ -124,6 +181,12 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_BAD_MODEL: BadModelError,
   E_BAD_INPUT: BadInputError,
   E_UNSUPPORTED_OP: UnsupportedOpError,
+  E_COMPLEX128: ComplexDoubleError,
+  E_BAD_PROGRAM: BadProgramError,
+  E_NO_COMPATIBLE_DEVICE: NoCompatibleDeviceError,
+  E_SHARDING: ShardingError,
+  E_SHAPE_OUT_OF_RANGE: ShapeOutOfRangeError,
+  E_DYNAMIC_UNSUPPORTED: DynamicUnsupportedError,
   E_INTERNAL: InternalError,
 };
 

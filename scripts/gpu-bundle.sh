@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .gpu
 [ -f .gpu/node.xz ] || xz -T2 -6 -c "$(command -v node)" > .gpu/node.xz
-prod=$(node -e "console.log(Object.keys(require('./package.json').dependencies).map(d=>'node_modules/'+d).join(' '))")
+# Every production dependency, transitive ones included (onnx-proto needs protobufjs...).
+prod=$(npm ls --omit=dev --all --parseable 2>/dev/null | tail -n +2 | sed "s#^$PWD/##" | sort -u | tr '\n' ' ')
 # shellcheck disable=SC2086
-tar -cJf .gpu/bundle.tar.xz package.json dist build/Release/tensorrt_node.node $prod test/gpu scripts/gpu-run.sh
+tar -cJf .gpu/bundle.tar.xz package.json dist build/Release/tensorrt_node.node $prod test/gpu test/fixtures/mlp scripts/gpu-run.sh
 ls -la .gpu

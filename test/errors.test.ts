@@ -23,6 +23,12 @@ const EXPECTED: Record<ErrorCode, string> = {
   E_BAD_MODEL: 'BadModelError',
   E_BAD_INPUT: 'BadInputError',
   E_UNSUPPORTED_OP: 'UnsupportedOpError',
+  E_COMPLEX128: 'ComplexDoubleError',
+  E_BAD_PROGRAM: 'BadProgramError',
+  E_NO_COMPATIBLE_DEVICE: 'NoCompatibleDeviceError',
+  E_SHARDING: 'ShardingError',
+  E_SHAPE_OUT_OF_RANGE: 'ShapeOutOfRangeError',
+  E_DYNAMIC_UNSUPPORTED: 'DynamicUnsupportedError',
   E_INTERNAL: 'InternalError',
 };
 

@@ -26,8 +26,8 @@ export interface Runner {
   /**
    * Runs the engine on one set of inputs (by name; every input exactly once) and returns
    * every output by name. Synchronous: the runtime calls it on a worker thread. Bad inputs
-   * (a missing or unknown name, a wrong dtype or rank, a dim outside the optimization
-   * profile) throw BadInputError; the returned tensors belong to the caller.
+   * (a missing or unknown name, a wrong dtype or rank) throw BadInputError, a dim outside
+   * every optimization profile ShapeOutOfRangeError; the returned tensors belong to the caller.
    */
   run(inputs: Readonly<Record<string, Tensor>>): Record<string, Tensor>;
   /** Releases what the runner holds; it must not be used afterwards. */

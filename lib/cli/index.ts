@@ -8,6 +8,7 @@ import { probeDevices } from '../devices';
 import { doctor, formatDoctorReport } from '../doctor';
 import { VERSION } from '../version';
 import { devicesExitCode, formatDevices } from './devices-command';
+import { inspectCommand } from './inspect-command';
 import { compileCommand, runCommand } from './model-commands';
 
 function print(text: string): void {
@@ -62,6 +63,12 @@ export function buildProgram(): Command {
       .option('--input <name=file.npy>', 'an input tensor (repeatable)', collect)
       .option('--output-dir <dir>', 'where the output .npy files go (default: the current directory)'),
   ).action(async (model: string, options: Parameters<typeof runCommand>[1]) => runCommand(model, options, print));
+
+  program
+    .command('inspect <file>')
+    .description('show what a .trtp program file holds: manifest, device requirements, I/O, segments')
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string, options: { json?: boolean }) => inspectCommand(file, options, print));
 
   return program;
 }

@@ -6,52 +6,28 @@
 import { getBackend } from '../backends';
 import { convertSegment } from '../conversion/convert';
 import '../conversion/converters';
-import { BadInputError, InvalidArgumentError, TensorRTMissingError } from '../errors';
-import { bindShapes, orderInputs, type InputShape } from '../interpreter/bind-inputs';
-import type { Graph, Value } from '../ir/graph';
+import { TensorRTMissingError } from '../errors';
+import type { Value } from '../ir/graph';
 import { serializeGraphToBuffer } from '../ir/serialize';
 import { extractSubgraph } from '../ir/subgraph';
-import { formatShape, isStaticShape } from '../ir/symbolic';
 import { verifyGraph } from '../ir/verify';
 import { resolveLogger, type Logger } from '../logger';
+import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
 import { formatPartitionReport, partition } from '../partitioning/partition';
 import { Program } from '../runtime/program';
 import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
 import { isTensorRTAvailable } from '../tensorrt';
+import { engineDeviceForBackend } from './device-target';
 import { loadModel, type ModelSource } from './load-model';
-import { resolveSettings, type CompileSettings, type InputSpec, type ResolvedSettings } from './settings';
+import { isDynamicPlan, planInputShapes } from './input-shapes';
+import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../lowering/dynamic';
+import { resolveSettings, type CompileSettings, type ResolvedSettings, type TensorParallelSettings } from './settings';
+import { compileTensorParallel } from './tensor-parallel';
+import type { TensorParallelProgram } from '../runtime/tensor-parallel';
 
-export type { CompileSettings, InputSpec } from './settings';
+export type { CompileSettings, InputSpec, TensorParallelSettings } from './settings';
 export type { ModelSource } from './load-model';
-
-/** The static input shapes to compile for, from the settings or the graph's own static dims. */
-function inputShapes(graph: Graph, settings: ResolvedSettings): InputShape[] {
-  const names = graph.inputs.map((v) => v.name);
-  let specs: Array<Omit<InputSpec, 'name'> | undefined>;
-  if (settings.inputs === undefined) specs = names.map(() => undefined);
-  else if (Array.isArray(settings.inputs)) {
-    const named = settings.inputs.some((s) => s.name !== undefined);
-    specs = named ? orderInputs(names, Object.fromEntries(settings.inputs.map((s) => [s.name ?? '', s]))) : orderInputs(names, settings.inputs);
-  } else specs = orderInputs(names, settings.inputs);
-  return graph.inputs.map((v, i) => {
-    const type = v.tensorType;
-    const spec = specs[i];
-    if (spec === undefined) {
-      if (!isStaticShape(type.shape)) {
-        throw new InvalidArgumentError(
-          `input "${v.name}" has dynamic dims ${formatShape(type.shape)}: give its shape in settings.inputs, e.g. ` +
-            `{ inputs: { ${JSON.stringify(v.name)}: { shape: [${type.shape.map((d) => (typeof d === 'number' ? d : 1)).join(', ')}] } } }`,
-        );
-      }
-      return { dtype: type.dtype, shape: type.shape as number[] };
-    }
-    if (spec.dtype !== undefined && spec.dtype !== type.dtype) {
-      throw new InvalidArgumentError(`settings.inputs: input "${v.name}" is ${type.dtype} in the model, not ${spec.dtype}`);
-    }
-    return { dtype: type.dtype, shape: spec.shape };
-  });
-}
 
 function io(values: readonly Value[], names: readonly string[]): ProgramIO[] {
   return values.map((v, i) => ({ name: names[i]!, value: v.name, dtype: v.tensorType.dtype, shape: [...v.tensorType.shape] }));
@@ -72,29 +48,35 @@ async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<s
 }
 
 /**
- * Compiles a model into a Program.
+ * Compiles a model into a Program; with `tensorParallel: n`, into a TensorParallelProgram of
+ * n ranks (lib/compile/tensor-parallel.ts).
  *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad settings, or a dynamic input without a shape.
  * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: with requireFullCompilation, every op TensorRT cannot run.
  * @throws {BadModelError} `E_BAD_MODEL`: the model cannot be read.
+ * @throws {ShardingError} `E_SHARDING`: with tensorParallel, a model that cannot be split n ways.
  */
-export async function compile(model: ModelSource, settings: CompileSettings = {}): Promise<Program> {
+export function compile(model: ModelSource, settings: TensorParallelSettings): Promise<TensorParallelProgram>;
+export function compile(model: ModelSource, settings?: CompileSettings): Promise<Program>;
+export async function compile(model: ModelSource, settings: CompileSettings = {}): Promise<Program | TensorParallelProgram> {
   const resolved = resolveSettings(settings);
+  if (resolved.tensorParallel !== undefined) return compileTensorParallel(model, settings as TensorParallelSettings, (g, s) => compile(g, s));
   const log = resolveLogger(resolved.logger);
   const graph = loadModel(model);
-  const ranges = new Map(graph.symbols);
-  let symbols: Map<string, number>;
-  try {
-    symbols = bindShapes(graph, inputShapes(graph, resolved));
-  } catch (error) {
-    if (error instanceof BadInputError) throw new InvalidArgumentError(`settings.inputs: ${error.message}`, { cause: error });
-    throw error;
-  }
-  specializeShapes(graph, symbols);
+  // Input shapes: static specs fix symbols; ranges and profiles keep them dynamic (./input-shapes.ts).
+  const shapes = planInputShapes(graph, resolved.inputs, log);
+  // Complex values become real carriers [..., 2] before shapes are bound (lib/lowering/complex/).
+  const complex = lowerComplex(graph, { truncateDouble: resolved.truncateDouble, fallback: resolved.complexFallback });
+  if (complex.changed) log('info', complex.describe());
+  specializeShapes(graph, shapes.staticSymbols);
+  applySymbolRanges(graph, shapes);
   verifyGraph(graph, 'specialized graph');
   const backendName = await chooseBackend(resolved, log);
   const backend = getBackend(backendName);
-  const { segments, report } = partition(graph, resolved);
+  const device = await engineDeviceForBackend(resolved.device, backend, log);
+  // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/lowering/dynamic/).
+  const dynamic = isDynamicPlan(shapes);
+  const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
   log('info', formatPartitionReport(report));
 
   const programSegments: ProgramSegment[] = [];
@@ -103,8 +85,9 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
     const outputs = s.outputs.map((v) => v.name);
     if (s.kind === 'tensorrt') {
       log('debug', `building segment ${s.index} (${s.nodes.length} ops) with the ${backendName} backend`);
-      const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs }, resolved);
-      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, {}), inputs, outputs });
+      const profiles = dynamic ? segmentProfiles(s, shapes) : undefined;
+      const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, resolved);
+      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, {}), inputs, outputs, device: structuredClone(device) });
     } else {
       const sub = extractSubgraph(graph, `${graph.name}_segment${s.index}`, s.nodes, s.inputs, s.outputs);
       programSegments.push({ kind: 'fallback', graph: serializeGraphToBuffer(sub), inputs, outputs });
@@ -117,13 +100,13 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
     constants[v.name] = { dtype: t.dtype, shape: [...t.shape], data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength).slice() };
   }
   const data: ProgramData = {
-    inputs: io(graph.inputs, graph.inputs.map((v) => v.name)),
-    outputs: io(graph.outputs, graph.outputNames),
+    inputs: complex.present(io(graph.inputs, graph.inputs.map((v) => v.name)), 'inputs'),
+    outputs: complex.present(io(graph.outputs, graph.outputNames), 'outputs'),
     segments: programSegments,
     constants,
   };
-  // Symbols bound at compile time are gone from the graph; the program keeps their ranges for messages.
-  return new Program(data, report, backendName, new Map([...ranges].filter(([s]) => graph.symbols.has(s))));
+  // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
+  return new Program(data, report, backendName, new Map(graph.symbols));
 }
 
 /**
@@ -133,6 +116,9 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
 export async function dryRun(model: ModelSource, settings: CompileSettings = {}): Promise<import('../partitioning/partition').PartitionReport> {
   const resolved = resolveSettings(settings);
   const graph = loadModel(model);
-  specializeShapes(graph, bindShapes(graph, inputShapes(graph, resolved)));
-  return partition(graph, resolved).report;
+  const shapes = planInputShapes(graph, resolved.inputs, resolveLogger(resolved.logger));
+  lowerComplex(graph, { truncateDouble: resolved.truncateDouble, fallback: resolved.complexFallback });
+  specializeShapes(graph, shapes.staticSymbols);
+  applySymbolRanges(graph, shapes);
+  return (isDynamicPlan(shapes) ? partitionDynamic(graph, resolved) : partition(graph, resolved)).report;
 }

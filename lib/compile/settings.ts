@@ -2,25 +2,87 @@
  * compile() settings: defaults, and validation that names the key and the value at fault.
  */
 import { InvalidArgumentError } from '../errors';
-import { isDType, type DType } from '../ir/dtype';
+import type { DType } from '../ir/dtype';
 import type { Logger } from '../logger';
+import { checkInputSpecForm } from './input-shapes';
+import { resolveDeviceSetting, type DeviceSetting, type ResolvedDeviceSetting } from './device-target';
 
-/** A static input shape for compilation (dynamic profiles come with dynamic-shape support). */
-export interface InputSpec {
+/**
+ * How compile() sees one model input (`settings.inputs`), in one of three forms:
+ *
+ * - static, `{ shape: [4, 32] }`: compiled for exactly this shape; the model's symbolic
+ *   dims in it are fixed (specialized) everywhere in the graph.
+ * - one range, `{ min: [1, 32], opt: [8, 32], max: [64, 32] }`: run-time dims anywhere in
+ *   [min, max] (TensorRT's optimization profile), tuned for `opt`. `opt` may be left out:
+ *   it is then the max, and the logger says so. Dims the model fixes need min = max = that
+ *   size. A symbol whose range is a single value is specialized as in a static shape.
+ * - several optimization profiles, `{ profiles: [{ min, opt?, max }, ...] }`: one TensorRT
+ *   optimization profile each (each engine carries them all and picks the first that fits
+ *   the run's shapes). Every input given with `profiles` gives the same number of them; an
+ *   input given as a shape or one range uses it in every profile.
+ *
+ * Specs given by name (an object keyed by input name, or a list with names) may leave inputs
+ * out; a list without names gives every input in order. Inputs without a spec take their
+ * ranges from the symbols they share with given inputs, else from the model: torch.export
+ * `range_constraints`, ONNX `dim_param` symbols (unbounded, so such an input needs a spec).
+ * One symbol shared by several inputs (the sequence length of `x` and `freqs_cis`) must get
+ * the same range wherever it is given. min > max, opt outside [min, max], a range outside
+ * the model's range for that symbol, or a size that differs from a static dim are
+ * E_INVALID_ARGUMENT errors naming the input and dim. At run time, a dim outside the
+ * compiled range is E_SHAPE_OUT_OF_RANGE naming the input, dim and range.
+ */
+export type InputSpec = StaticInputSpec | RangeInputSpec | ProfilesInputSpec;
+
+/** Fields every input spec may have. */
+interface InputSpecBase {
   /** Matches a graph input by name; without names, specs apply in input order. */
   name?: string;
-  shape: number[];
   /** Checked against the model's input dtype when given. */
   dtype?: DType;
 }
+
+/** A static input shape (see {@link InputSpec}). */
+export interface StaticInputSpec extends InputSpecBase {
+  shape: number[];
+}
+
+/** The range of an input's shape in one optimization profile: every dim in [min, max], tuned for opt (default max). */
+export interface ShapeRange {
+  min: number[];
+  opt?: number[];
+  max: number[];
+}
+
+/** A dynamic input with one optimization profile (see {@link InputSpec}). */
+export interface RangeInputSpec extends InputSpecBase, ShapeRange {}
+
+/** A dynamic input with several optimization profiles (see {@link InputSpec}). */
+export interface ProfilesInputSpec extends InputSpecBase {
+  profiles: ShapeRange[];
+}
+
+/** `T` without its name, for each member of a union. */
+type Unnamed<T> = T extends unknown ? Omit<T, 'name'> : never;
+
+/** An input spec keyed by input name (the record form of `settings.inputs`). */
+export type NamedInputSpec = Unnamed<InputSpec>;
 
 export type BackendChoice = 'auto' | 'reference' | 'tensorrt';
 
 export interface CompileSettings {
   /** `auto` (default): TensorRT when usable here, else the CPU reference backend. */
   backend?: BackendChoice;
-  /** Static shapes for the inputs; needed when the model has dynamic dims. */
-  inputs?: InputSpec[] | Record<string, Omit<InputSpec, 'name'>>;
+  /**
+   * Shapes, ranges or optimization profiles of the inputs (see {@link InputSpec}); needed
+   * for dims the model leaves unbounded (ONNX dim_param).
+   */
+  inputs?: InputSpec[] | Record<string, NamedInputSpec>;
+  /**
+   * Ops whose int arguments depend on a dynamic dim but that have no shape-tensor (`_dyn`)
+   * variant: false (default) fails with one E_DYNAMIC_UNSUPPORTED listing them all and the
+   * argument at fault; true runs them in fallback segments (the report says why).
+   */
+  dynamicFallback?: boolean;
   /** Smallest TensorRT segment worth an engine (default 5 ops). */
   minBlockSize?: number;
   /** Ops (targets such as `aten.mul.Tensor`) or node names to run outside TensorRT. */
@@ -29,34 +91,48 @@ export interface CompileSettings {
   requireFullCompilation?: boolean;
   /** Compute float64 in float32 (TensorRT has no float64). Default false. */
   truncateDouble?: boolean;
+  /**
+   * Complex ops with no rewrite into real arithmetic (lib/lowering/complex/): false (default)
+   * fails listing them all (E_UNSUPPORTED_OP); true runs them in fallback segments, with
+   * their complex operands converted from and to real carriers at the segment boundary.
+   */
+  complexFallback?: boolean;
   /** Receives progress and decisions (default: silent, or stderr when DEBUG=tensorrt-node). */
   logger?: Logger;
+  /** Target device of the TensorRT engines (default: the current GPU); the reference backend records that it needs none. */
+  device?: DeviceSetting;
+}
+
+/** Settings of a tensor-parallel compile: compile() then returns a TensorParallelProgram (lib/compile/tensor-parallel.ts). */
+export interface TensorParallelSettings extends CompileSettings {
+  /** Split the model's Llama-style blocks across this many ranks (an integer >= 1; rank r targets GPU r). */
+  tensorParallel: number;
 }
 
 export interface ResolvedSettings {
   backend: BackendChoice;
-  inputs: InputSpec[] | Record<string, Omit<InputSpec, 'name'>> | undefined;
+  inputs: InputSpec[] | Record<string, NamedInputSpec> | undefined;
+  dynamicFallback: boolean;
   minBlockSize: number;
   torchExecutedOps: Set<string>;
   requireFullCompilation: boolean;
   truncateDouble: boolean;
+  complexFallback: boolean;
   logger: Logger | undefined;
+  device: ResolvedDeviceSetting;
+  /** Ranks of a tensor-parallel compile; undefined for an ordinary one. */
+  tensorParallel: number | undefined;
 }
 
-const KEYS = ['backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'logger'];
+const KEYS = ['backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'device', 'dynamicFallback', 'tensorParallel'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
 }
 
 function checkShape(label: string, spec: unknown): void {
-  if (typeof spec !== 'object' || spec === null) bad(`${label} must be an object with a shape`);
-  const s = spec as Record<string, unknown>;
-  for (const k of Object.keys(s)) if (!['name', 'shape', 'dtype'].includes(k)) bad(`${label} has an unknown key "${k}" (known: name, shape, dtype)`);
-  if (!Array.isArray(s.shape) || !s.shape.every((d) => Number.isInteger(d) && (d as number) >= 0)) {
-    bad(`${label}.shape must be a list of non-negative integers, got ${JSON.stringify(s.shape)}`);
-  }
-  if (s.dtype !== undefined && !isDType(s.dtype)) bad(`${label}.dtype ${JSON.stringify(s.dtype)} is not a dtype`);
+  const problem = checkInputSpecForm(label, spec);
+  if (problem !== null) bad(problem);
 }
 
 /** Validates and fills defaults. Unknown keys and bad values are E_INVALID_ARGUMENT errors. */
@@ -75,22 +151,30 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
   if (s.torchExecutedOps !== undefined && !(Array.isArray(s.torchExecutedOps) && s.torchExecutedOps.every((o) => typeof o === 'string'))) {
     bad('torchExecutedOps must be a list of op targets or node names');
   }
-  for (const key of ['requireFullCompilation', 'truncateDouble'] as const) {
+  for (const key of ['requireFullCompilation', 'truncateDouble', 'complexFallback', 'dynamicFallback'] as const) {
     if (s[key] !== undefined && typeof s[key] !== 'boolean') bad(`${key} must be a boolean, got ${JSON.stringify(s[key])}`);
   }
   if (s.logger !== undefined && typeof s.logger !== 'function') bad('logger must be a function (level, message) => void');
+  const tensorParallel = (s as Partial<TensorParallelSettings>).tensorParallel;
+  if (tensorParallel !== undefined && !(Number.isSafeInteger(tensorParallel) && tensorParallel >= 1)) {
+    bad(`tensorParallel must be an integer >= 1, got ${JSON.stringify(tensorParallel)}`);
+  }
   if (s.inputs !== undefined) {
     if (Array.isArray(s.inputs)) s.inputs.forEach((spec, i) => checkShape(`inputs[${i}]`, spec));
     else if (typeof s.inputs === 'object' && s.inputs !== null) for (const [k, spec] of Object.entries(s.inputs)) checkShape(`inputs.${k}`, spec);
-    else bad('inputs must be a list of {name?, shape, dtype?} or an object keyed by input name');
+    else bad('inputs must be a list of {name?, shape | min/opt/max | profiles, dtype?} or an object keyed by input name');
   }
   return {
     backend: s.backend ?? 'auto',
     inputs: s.inputs,
+    dynamicFallback: s.dynamicFallback ?? false,
     minBlockSize: s.minBlockSize ?? 5,
     torchExecutedOps: new Set(s.torchExecutedOps ?? []),
     requireFullCompilation: s.requireFullCompilation ?? false,
     truncateDouble: s.truncateDouble ?? false,
+    complexFallback: s.complexFallback ?? false,
     logger: s.logger,
+    device: resolveDeviceSetting(s.device),
+    tensorParallel,
   };
 }

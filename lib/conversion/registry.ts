@@ -83,6 +83,11 @@ export function unregisterConverter(candidate: ConverterCandidate): void {
   if (list.length === 0) table.delete(candidate.target);
 }
 
+/** The converters registered for `target`, in registration order (to derive variants of them). */
+export function registeredConverters(target: string): readonly ConverterCandidate[] {
+  return [...(table.get(target) ?? [])];
+}
+
 /** True when any tensor input of `node` has a symbolic dim. */
 export function hasDynamicInputs(node: Node): boolean {
   return node.inputValues().some((v) => v.type.kind === 'symint' || (v.type.kind === 'tensor' && v.type.shape.some((d) => typeof d !== 'number')));

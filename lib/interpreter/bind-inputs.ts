@@ -1,7 +1,7 @@
 /**
  * Checks run inputs against a graph's inputs and binds the symbols their shapes carry.
  */
-import { BadInputError } from '../errors';
+import { BadInputError, ShapeOutOfRangeError } from '../errors';
 import type { DType } from '../ir/dtype';
 import type { Graph, TensorType } from '../ir/graph';
 import { evaluateDim, formatDim, formatShape, type SymbolRange } from '../ir/symbolic';
@@ -21,7 +21,8 @@ export interface InputShape {
  * Checks concrete input dtypes and shapes (in graph input order) against the graph's input
  * types: dtype, rank, static dims, a symbol the same wherever it appears and inside its
  * range, expressions (s0*2) consistent. Returns the symbol values. Errors are E_BAD_INPUT
- * naming the input.
+ * naming the input; a dim outside its symbol's range is E_SHAPE_OUT_OF_RANGE naming the input,
+ * the dim and the range.
  */
 export interface ShapedInputs {
   readonly inputs: ReadonlyArray<{ readonly name: string; readonly tensorType: TensorType }>;
@@ -51,8 +52,8 @@ export function bindShapes(graph: ShapedInputs, given: readonly InputShape[]): M
           throw new BadInputError(`${label} dim ${axis} is ${d.name} = ${bound} elsewhere in the inputs, got ${actual}`);
         }
         if (range && (actual < range.min || actual > range.max)) {
-          throw new BadInputError(`${label} dim ${axis} (${d.name}) must be in [${range.min}, ${range.max}], got ${actual}`, {
-            details: { input: value.name, dim: axis, symbol: d.name, range, reason: 'E_SHAPE_OUT_OF_RANGE' },
+          throw new ShapeOutOfRangeError(`${label} dim ${axis} (${d.name}) must be in [${range.min}, ${range.max}], got ${actual}`, {
+            details: { input: value.name, dim: axis, symbol: d.name, value: actual, min: range.min, max: range.max },
           });
         }
         symbols.set(d.name, actual);

@@ -12,6 +12,7 @@ import { dtypeInfo, isComplex, isInteger } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
 import { allocateData, copyRange, takeElements } from './shape';
+import { lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type NearestMode } from './resize-coords';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
 
@@ -387,11 +388,7 @@ export function topk(t: Tensor, k: number, axis = -1, largest = true, sorted = t
   return [takeElements(t, outShape, source), fromNumbers('int64', outShape, picked)];
 }
 
-/** ONNX Resize coordinate_transformation_mode: how an output coordinate maps back to the input. */
-export type CoordinateTransform = 'half_pixel' | 'pytorch_half_pixel' | 'align_corners' | 'asymmetric';
-
-/** ONNX Resize nearest_mode: how a fractional source coordinate picks a pixel. */
-export type NearestMode = 'round_prefer_floor' | 'round_prefer_ceil' | 'floor' | 'ceil';
+export type { CoordinateTransform, NearestMode } from './resize-coords';
 
 /** Options of {@link resize}. */
 export interface ResizeOptions {
@@ -408,35 +405,6 @@ export interface ResizeOptions {
   scales?: readonly number[];
 }
 
-/** The source coordinate of output coordinate `x` along a dim resized from `inSize` to `outSize`. */
-function sourceCoordinate(x: number, inSize: number, outSize: number, scale: number | undefined, mode: CoordinateTransform): number {
-  // With no explicit scale, in/out is used as an exact ratio so integer results stay exact.
-  const back = (v: number): number => (scale === undefined ? (v * inSize) / outSize : v / scale);
-  switch (mode) {
-    case 'asymmetric':
-      return back(x);
-    case 'half_pixel':
-      return back(x + 0.5) - 0.5;
-    case 'pytorch_half_pixel':
-      return outSize > 1 ? back(x + 0.5) - 0.5 : 0;
-    case 'align_corners':
-      return outSize === 1 ? 0 : (x * (inSize - 1)) / (outSize - 1);
-  }
-}
-
-function roundNearest(v: number, mode: NearestMode): number {
-  switch (mode) {
-    case 'floor':
-      return Math.floor(v);
-    case 'ceil':
-      return Math.ceil(v);
-    case 'round_prefer_ceil':
-      return Math.floor(v + 0.5);
-    case 'round_prefer_floor':
-      return Math.ceil(v - 0.5);
-  }
-}
-
 /** Linear interpolation of one dim: out[.., o, ..] = (1-w)*in[.., i0, ..] + w*in[.., i1, ..]. */
 function lerpAxis(X: Float64Array, shape: number[], axis: number, outSize: number, coord: (o: number) => number): Float64Array {
   const inSize = shape[axis]!;
@@ -444,10 +412,7 @@ function lerpAxis(X: Float64Array, shape: number[], axis: number, outSize: numbe
   const inner = shapeSize(shape.slice(axis + 1));
   const out = new Float64Array(outer * outSize * inner);
   for (let o = 0; o < outSize; o++) {
-    const c = Math.min(Math.max(coord(o), 0), inSize - 1);
-    const i0 = Math.floor(c);
-    const i1 = Math.min(i0 + 1, inSize - 1);
-    const w1 = c - i0;
+    const { i0, i1, w1 } = lerpTaps(coord(o), inSize);
     const w0 = 1 - w1;
     for (let p = 0; p < outer; p++) {
       const src0 = (p * inSize + i0) * inner;
@@ -479,7 +444,7 @@ export function resize(x: Tensor, size: readonly number[], options: ResizeOption
   }
   const outShape = [...x.shape.slice(0, lead), ...size];
   const mode = options.coordinateTransformationMode ?? 'half_pixel';
-  const axes = size.map((_, i) => lead + i).filter((a, i) => outShape[a] !== x.shape[a] || (options.scales !== undefined && options.scales[i] !== 1));
+  const axes = resizedAxes(x.shape, size, options.scales);
   for (const a of axes) {
     if (x.shape[a] === 0 && outShape[a]! > 0) throw new InvalidArgumentError(`${op}: cannot resize empty dim ${a} of ${fmt(x.shape)}`);
   }
@@ -489,7 +454,7 @@ export function resize(x: Tensor, size: readonly number[], options: ResizeOption
     const nearest = options.nearestMode ?? 'round_prefer_floor';
     const maps = outShape.map((d, a) =>
       Int32Array.from({ length: d }, (_, o) =>
-        axes.includes(a) ? Math.min(Math.max(roundNearest(coordOf(a)(o), nearest), 0), x.shape[a]! - 1) : o,
+        axes.includes(a) ? nearestIndex(coordOf(a)(o), x.shape[a]!, nearest) : o,
       ),
     );
     return takeElements(x, outShape, combineAxisMaps(x.shape, outShape, maps));

@@ -4,18 +4,14 @@
  * removed; shape-derived tensors (`trt.sym_tensor`) fold into constants. Mutates `graph`.
  */
 import { Value, tensorType, symIntType, type Arg, type Graph } from '../ir/graph';
-import { evaluateDim, type Dim } from '../ir/symbolic';
+import { symApply, type Dim } from '../ir/symbolic';
 import { foldConstants } from './constant-folding';
 
 export function specializeShapes(graph: Graph, values: ReadonlyMap<string, number>): void {
   if (values.size === 0) return;
-  const dim = (d: Dim): Dim => {
-    try {
-      return evaluateDim(d, values);
-    } catch {
-      return d; // a symbol without a value stays symbolic
-    }
-  };
+  // Symbols without a value stay symbolic; expressions mixing both (batch*seq with only seq
+  // bound) are rebuilt with the bound ones substituted (batch*16).
+  const dim = (d: Dim): Dim => substituteDim(d, values);
   for (const node of graph.nodes) {
     for (const v of node.outputs) {
       v.type = v.type.kind === 'tensor' ? tensorType(v.type.dtype, v.type.shape.map(dim)) : symIntType(dim(v.type.expr));
@@ -31,4 +27,11 @@ export function specializeShapes(graph: Graph, values: ReadonlyMap<string, numbe
   for (const name of values.keys()) graph.symbols.delete(name);
   graph.eliminateDeadCode();
   foldConstants(graph, { sources: true });
+}
+
+/** `d` with the symbols in `values` replaced by their values, folded through the canonical builders. */
+export function substituteDim(d: Dim, values: ReadonlyMap<string, number>): Dim {
+  if (typeof d === 'number') return d;
+  if (d.op === 'sym') return values.get(d.name) ?? d;
+  return symApply(d.op, substituteDim(d.a, values), substituteDim(d.b, values));
 }

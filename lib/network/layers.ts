@@ -86,6 +86,19 @@ export type ResizeCoordinateTransformation = 'align_corners' | 'asymmetric' | 'h
 export type ResizeSelector = 'formula' | 'upper';
 export type ResizeRoundMode = 'half_up' | 'half_down' | 'floor' | 'ceil';
 
+/** The parameters convolution and deconvolution layers share (IConvolutionLayer / IDeconvolutionLayer). */
+export interface ConvolutionParams {
+  nbOutputMaps: number;
+  kernelSize: number[];
+  stride: number[];
+  prePadding: number[];
+  postPadding: number[];
+  dilation: number[];
+  groups: number;
+  kernel: Tensor;
+  bias: Tensor | null;
+}
+
 /**
  * Parameters per layer kind. Optional tensor inputs (shape tensors) are documented per kind;
  * an input given as a tensor overrides the static parameter of the same role.
@@ -136,30 +149,9 @@ export type LayerParams =
   /** Inputs: condition (bool), then, else; equal ranks, 1 broadcasts. */
   | { kind: 'select' }
   /** Inputs: x, [kernel], [bias]; static weights otherwise. N-d (2-D or 3-D spatial). */
-  | {
-      kind: 'convolution';
-      nbOutputMaps: number;
-      kernelSize: number[];
-      stride: number[];
-      prePadding: number[];
-      postPadding: number[];
-      dilation: number[];
-      groups: number;
-      kernel: Tensor;
-      bias: Tensor | null;
-    }
-  | {
-      kind: 'deconvolution';
-      nbOutputMaps: number;
-      kernelSize: number[];
-      stride: number[];
-      prePadding: number[];
-      postPadding: number[];
-      dilation: number[];
-      groups: number;
-      kernel: Tensor;
-      bias: Tensor | null;
-    }
+  | ({ kind: 'convolution' } & ConvolutionParams)
+  /** As convolution; the kernel is laid out CKRS instead of KCRS. */
+  | ({ kind: 'deconvolution' } & ConvolutionParams)
   | {
       kind: 'pooling';
       type: PoolingType;

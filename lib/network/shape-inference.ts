@@ -16,7 +16,34 @@ export interface TensorInfo {
   shape: readonly number[];
   /** The values of a rank-0/1 integer tensor when known at build time. */
   value?: readonly number[];
+  /**
+   * What is known of a rank-0/1 integer tensor when only some elements are (a shape tensor
+   * mixing constants and dims of dynamic tensors, as TensorRT tracks them): each element's
+   * build-time value, or null for one known only at run time. Absent when `value` is set or
+   * nothing is known.
+   */
+  known?: readonly (number | null)[];
 }
+
+/** Per element of a rank-0/1 integer tensor: its build-time value or null; undefined when not even the length is known. */
+export function knownElements(t: TensorInfo): Array<number | null> | undefined {
+  if (t.value) return [...t.value];
+  if (t.known) return [...t.known];
+  if (t.dtype !== 'int32' && t.dtype !== 'int64') return undefined;
+  if (t.shape.length === 0) return [null];
+  if (t.shape.length === 1 && t.shape[0]! >= 0 && t.shape[0]! <= 64) return new Array<number | null>(t.shape[0]!).fill(null);
+  return undefined;
+}
+
+/** `value` when every element is known, `known` when some are, nothing otherwise. */
+function withKnown(info: TensorInfo, known: ReadonlyArray<number | null> | undefined): TensorInfo {
+  if (info.value || known === undefined || known.length > 64) return info;
+  if (known.every((k) => k !== null)) return { ...info, value: known as number[] };
+  return known.some((k) => k !== null) ? { ...info, known: [...known] } : info;
+}
+
+/** Dims from a shape tensor's known elements: run-time ones are -1. */
+const dimsFromKnown = (known: ReadonlyArray<number | null>): number[] => known.map((k) => (k === null ? -1 : k));
 
 const isFloat = (d: TrtDType): boolean => d === 'float32' || d === 'float16' || d === 'bfloat16';
 const isInt = (d: TrtDType): boolean => d === 'int32' || d === 'int64' || d === 'int8';
@@ -60,6 +87,19 @@ function foldElementwise(op: string, a: readonly number[], b: readonly number[])
   const fn = f[op];
   if (!fn) return undefined;
   return Array.from({ length: n }, (_, i) => fn(a[a.length === 1 ? 0 : i]!, b[b.length === 1 ? 0 : i]!));
+}
+
+/** foldElementwise per element on partially known operands (an unknown operand gives an unknown result). */
+function foldKnown(op: string, a: ReadonlyArray<number | null> | undefined, b: ReadonlyArray<number | null> | undefined): Array<number | null> | undefined {
+  if (!a || !b) return undefined;
+  const n = Math.max(a.length, b.length);
+  if (!((a.length === n || a.length === 1) && (b.length === n || b.length === 1))) return undefined;
+  return Array.from({ length: n }, (_, i) => {
+    const x = a[a.length === 1 ? 0 : i]!;
+    const y = b[b.length === 1 ? 0 : i]!;
+    if (x === null || y === null) return null;
+    return foldElementwise(op, [x], [y])?.[0] ?? null;
+  });
 }
 
 /** Reshape dims with -1 (infer) and, if allowed, 0 (copy; the copied dim may itself be -1 = dynamic). */
@@ -116,7 +156,8 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         return [{ ...x(0) }];
       case 'cast': {
         const a = x(0);
-        return [{ dtype: params.to, shape: a.shape, value: isInt(params.to) ? a.value?.map(Math.trunc) : undefined }];
+        const out: TensorInfo = { dtype: params.to, shape: a.shape, value: isInt(params.to) ? a.value?.map(Math.trunc) : undefined };
+        return [isInt(params.to) && isInt(a.dtype) ? withKnown(out, a.known) : out];
       }
       case 'elementwise': {
         const a = x(0);
@@ -127,7 +168,9 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         const shape = broadcastEqualRank(fail, [a.shape, b.shape]);
         const compare = params.op === 'equal' || params.op === 'greater' || params.op === 'less';
         const value = a.value && b.value && !compare ? foldElementwise(params.op, a.value, b.value) : undefined;
-        return [{ dtype: compare ? 'bool' : a.dtype, shape, value }];
+        const out: TensorInfo = { dtype: compare ? 'bool' : a.dtype, shape, value };
+        if (value || compare || !isInt(a.dtype) || shape.length > 1) return [out];
+        return [withKnown(out, foldKnown(params.op, knownElements(a), knownElements(b)))];
       }
       case 'unary': {
         const a = x(0);
@@ -168,13 +211,19 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         const dimsInput = inputs[1];
         if (dimsInput) {
           if (dimsInput.shape.length !== 1 || dimsInput.dtype !== 'int64') fail('reshape dims must be a 1-D int64 shape tensor');
-          shape = dimsInput.value ? reshapeDims(fail, shape, dimsInput.value, params.zeroIsPlaceholder) : new Array<number>(dimsInput.shape[0]!).fill(-1);
+          const known = knownElements(dimsInput);
+          shape = dimsInput.value
+            ? reshapeDims(fail, shape, dimsInput.value, params.zeroIsPlaceholder)
+            : known
+              ? known.map((k, i) => (k === null ? -1 : k === 0 && params.zeroIsPlaceholder ? (shape[i] ?? fail(`reshape 0 at ${i} has no input dim to copy`)) : k))
+              : new Array<number>(dimsInput.shape[0]!).fill(-1);
         } else if (params.reshape) {
           shape = reshapeDims(fail, shape, params.reshape, params.zeroIsPlaceholder);
         }
         shape = permuteDims(fail, shape, params.secondTranspose);
         const value = a.value && !params.firstTranspose && !params.secondTranspose && volume(shape) === a.value.length ? a.value : undefined;
-        return [{ dtype: a.dtype, shape, value }];
+        const known = !value && a.known && !params.firstTranspose && !params.secondTranspose && shape.length <= 1 && volume(shape) === a.known.length ? a.known : undefined;
+        return [withKnown({ dtype: a.dtype, shape, value }, known)];
       }
       case 'slice': {
         const a = x(0);
@@ -187,7 +236,10 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         const start = vec(1, params.start);
         const size = vec(2, params.size);
         const stride = vec(3, params.stride);
-        if (size === null) return [{ dtype: a.dtype, shape: new Array<number>(rank).fill(-1) }];
+        if (size === null) {
+          const known = inputs[2] ? knownElements(inputs[2]) : undefined;
+          return [{ dtype: a.dtype, shape: known && known.length === rank ? dimsFromKnown(known) : new Array<number>(rank).fill(-1) }];
+        }
         for (const [label, v] of [['start', start], ['size', size], ['stride', stride]] as const) {
           if (v !== null && v.length !== rank) fail(`${label} has ${v.length} entries for rank ${rank}`);
         }
@@ -220,7 +272,9 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         }
         shape[axis] = all.reduce((s, t) => (s < 0 || t.shape[axis]! < 0 ? -1 : s + t.shape[axis]!), 0);
         const value = rank === 1 && all.every((t) => t.value) ? all.flatMap((t) => [...t.value!]) : undefined;
-        return [{ dtype: all[0]!.dtype, shape, value }];
+        const parts = rank === 1 && !value ? all.map(knownElements) : [];
+        const known = parts.length > 0 && parts.every((k) => k !== undefined) ? parts.flatMap((k) => k!) : undefined;
+        return [withKnown({ dtype: all[0]!.dtype, shape, value }, known)];
       }
       case 'gather': {
         const data = x(0);
@@ -241,7 +295,10 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         const shape = [...data.shape.slice(0, axis), ...idx.shape, ...data.shape.slice(axis + 1)];
         const value =
           data.value && rank === 1 && idx.value ? idx.value.map((i) => data.value![i < 0 ? i + data.value!.length : i]!) : undefined;
-        return [{ dtype: data.dtype, shape, value: value?.every((v) => v !== undefined) ? value : undefined }];
+        const out: TensorInfo = { dtype: data.dtype, shape, value: value?.every((v) => v !== undefined) ? value : undefined };
+        const dataKnown = rank === 1 && idx.value && !out.value ? knownElements(data) : undefined;
+        const known = dataKnown && idx.value!.map((i) => dataKnown[i < 0 ? i + dataKnown.length : i] ?? null);
+        return [withKnown(out, known)];
       }
       case 'scatter': {
         const data = x(0);
@@ -266,11 +323,12 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
       }
       case 'shape': {
         const a = x(0);
-        return [{ dtype: 'int64', shape: [a.shape.length], value: a.shape.every((d) => d >= 0) ? [...a.shape] : undefined }];
+        return [withKnown({ dtype: 'int64', shape: [a.shape.length] }, a.shape.map((d) => (d >= 0 ? d : null)))];
       }
       case 'fill': {
         const dimsInput = inputs[0];
-        const dims = dimsInput ? (dimsInput.value ? [...dimsInput.value] : new Array<number>(dimsInput.shape[0]!).fill(-1)) : params.dims;
+        const dimsKnown = dimsInput ? knownElements(dimsInput) : undefined;
+        const dims = dimsInput ? (dimsKnown ? dimsFromKnown(dimsKnown) : new Array<number>(dimsInput.shape[0]!).fill(-1)) : params.dims;
         if (!['float32', 'float16', 'int32', 'int64'].includes(params.dtype)) fail(`fill does not output ${params.dtype}`);
         const value =
           dims.length <= 1 && dims.every((d) => d >= 0) && !inputs[1] && !inputs[2] && (params.dtype === 'int32' || params.dtype === 'int64')
@@ -321,7 +379,8 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
       case 'resize': {
         const a = x(0);
         const dimsInput = inputs[1];
-        const shape = dimsInput ? (dimsInput.value ? [...dimsInput.value] : new Array<number>(a.shape.length).fill(-1)) : params.outputDims;
+        const dimsKnown = dimsInput ? knownElements(dimsInput) : undefined;
+        const shape = dimsInput ? (dimsKnown && dimsKnown.length === a.shape.length ? dimsFromKnown(dimsKnown) : new Array<number>(a.shape.length).fill(-1)) : params.outputDims;
         if (shape.length !== a.shape.length) fail('output dims must have the input rank');
         return [{ dtype: a.dtype, shape }];
       }

@@ -6,7 +6,7 @@
  * happened and why.
  */
 import { UnsupportedOpError } from '../errors';
-import { selectConverter, type SelectionSettings } from '../conversion/registry';
+import { selectConverter, type Selection, type SelectionSettings } from '../conversion/registry';
 import type { Graph, Node, Value } from '../ir/graph';
 
 export interface PartitionSettings extends SelectionSettings {
@@ -14,6 +14,8 @@ export interface PartitionSettings extends SelectionSettings {
   minBlockSize?: number;
   /** Fail, listing every unsupported op, instead of falling back. */
   requireFullCompilation?: boolean;
+  /** Chooses each node's converter (default selectConverter; dynamic graphs pass one that knows the `_dyn` variants). */
+  select?: (node: Node, settings: SelectionSettings) => Selection;
 }
 
 export type SegmentKind = 'tensorrt' | 'fallback';
@@ -38,11 +40,20 @@ export interface OpReport {
   /** Why not (or why it was moved to fallback). */
   reasons: string[];
   segment: number;
+  /** The shape-tensor (`_dyn`) op it runs as in its TensorRT segment, when legalization rewrote it. */
+  dynamicVariant?: string;
+}
+
+/** A node of a TensorRT segment that runs as a `_dyn` variant (dynamic shapes). */
+export interface DynamicOpReport {
+  node: string;
+  target: string;
+  variant: string;
 }
 
 export interface PartitionReport {
   ops: OpReport[];
-  segments: Array<{ index: number; kind: SegmentKind; ops: number; inputs: string[]; outputs: string[] }>;
+  segments: Array<{ index: number; kind: SegmentKind; ops: number; inputs: string[]; outputs: string[]; dynamicOps?: DynamicOpReport[] }>;
 }
 
 export interface Partition {
@@ -84,7 +95,7 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
   const calls = graph.calls();
   const verdicts = new Map<Node, OpReport>();
   for (const node of calls) {
-    const s = selectConverter(node, settings);
+    const s = (settings.select ?? selectConverter)(node, settings);
     verdicts.set(node, {
       node: node.name,
       target: node.target,
@@ -154,6 +165,9 @@ export function formatPartitionReport(report: PartitionReport): string {
   lines.push(`${converted}/${report.ops.length} ops run in TensorRT, in ${report.segments.filter((s) => s.kind === 'tensorrt').length} segment(s)`);
   for (const s of report.segments) {
     lines.push(`segment ${s.index} [${s.kind}] ${s.ops} op(s); inputs: ${s.inputs.join(', ') || '-'}; outputs: ${s.outputs.join(', ') || '-'}`);
+    if (s.dynamicOps && s.dynamicOps.length > 0) {
+      lines.push(`  runs as _dyn variants: ${s.dynamicOps.map((d) => `${d.node} (${d.target}) → ${d.variant}`).join(', ')}`);
+    }
   }
   const refused = report.ops.filter((o) => !o.converted);
   if (refused.length > 0) {

@@ -10,6 +10,7 @@ import type { Graph } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
 import { interpret } from '../interpreter';
 import { Tensor } from '../tensor';
+import { fromCarrier, toCarrier } from './complex-io';
 import type { ProgramData } from './segments';
 
 type Loaded = { kind: 'tensorrt'; runner: Runner; inputs: string[]; outputs: string[] } | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[] };
@@ -34,7 +35,7 @@ export class ProgramExecutor {
   /** Inputs in program input order; returns outputs in program output order. */
   run(inputs: readonly Tensor[]): Tensor[] {
     const env = new Map<string, Tensor>(this.constants);
-    this.data.inputs.forEach((io, i) => env.set(io.value, inputs[i]!));
+    this.data.inputs.forEach((io, i) => env.set(io.value, toCarrier(io, inputs[i]!)));
     const take = (name: string): Tensor => {
       const t = env.get(name);
       if (t === undefined) throw new InternalError(`program: value ${name} is needed before any segment computed it`);
@@ -51,7 +52,7 @@ export class ProgramExecutor {
         s.outputs.forEach((name, i) => env.set(name, out[i]!));
       }
     }
-    return this.data.outputs.map((io) => take(io.value));
+    return this.data.outputs.map((io) => fromCarrier(io, take(io.value)));
   }
 
   dispose(): void {

@@ -14,6 +14,7 @@ import { formatShape, type SymbolRange } from '../ir/symbolic';
 import { PACKAGE_ROOT } from '../native';
 import type { PartitionReport } from '../partitioning/partition';
 import { Tensor } from '../tensor';
+import { saveProgram, saveProgramBuffer } from './program-file';
 import type { ProgramData, ProgramIO } from './segments';
 
 /** Thrown by calls on a disposed program (`E_INVALID_ARGUMENT`). */
@@ -63,6 +64,21 @@ export class Program {
 
   get outputs(): readonly ProgramIO[] {
     return this.data.outputs;
+  }
+
+  /** @internal The ranges of the symbols in the I/O shapes (saved in program files). */
+  get symbolRanges(): ReadonlyMap<string, SymbolRange> {
+    return this.shaped.symbols;
+  }
+
+  /** Writes the program to `file` as a `.trtp` program file (docs/program-format.md); `loadProgram(file)` reads it back. */
+  async save(file: string): Promise<void> {
+    await saveProgram(this, file);
+  }
+
+  /** The program as `.trtp` bytes; `loadProgramBuffer(bytes)` reads them back. */
+  saveBuffer(): Uint8Array {
+    return saveProgramBuffer(this);
   }
 
   /** Runs the program; inputs in order or by name. Bad inputs reject with E_BAD_INPUT naming the input. */

@@ -5,6 +5,8 @@
  */
 import type { DType } from '../ir/dtype';
 import type { Dim } from '../ir/symbolic';
+import type { ComplexIOAdapter } from './complex-io';
+import type { EngineDevice } from './device-selection';
 
 export interface EngineSegment {
   kind: 'tensorrt';
@@ -13,6 +15,10 @@ export interface EngineSegment {
   engine: Uint8Array;
   inputs: string[];
   outputs: string[];
+  /** The device the engine was built for (lib/runtime/device-selection.ts); compile() always sets it. */
+  device?: EngineDevice;
+  /** Set by loadProgram(): the device selected to run the engine (absent for CPU engines). */
+  placement?: { ordinal: number; name: string; reason: string };
 }
 
 export interface FallbackSegment {
@@ -32,6 +38,8 @@ export interface ProgramIO {
   value: string;
   dtype: DType;
   shape: Dim[];
+  /** Set for a complex input/output: the value is its real carrier [..., 2] (lib/runtime/complex-io.ts converts). */
+  complex?: ComplexIOAdapter;
 }
 
 /** Everything needed to run a program: what the worker thread receives. */

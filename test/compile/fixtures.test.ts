@@ -7,9 +7,9 @@ import * as path from 'node:path';
 
 import { compile } from '../../lib/compile';
 import { expectClose, FP32 } from '../helpers/compare';
-import { loadFixture } from '../helpers/fixtures';
+import { loadFixture, ONNX_FIXTURES } from '../helpers/fixtures';
 
-const cases = ['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1'].flatMap((name) => [
+const cases = ONNX_FIXTURES.flatMap((name) => [
   [name, 'onnx'],
   [name, 'pt2'],
 ]) as Array<[string, 'onnx' | 'pt2']>;

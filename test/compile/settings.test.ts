@@ -20,6 +20,9 @@ test('defaults', () => {
     torchExecutedOps: new Set(),
     requireFullCompilation: false,
     truncateDouble: false,
+    complexFallback: false,
+    dynamicFallback: false,
+    device: { type: 'gpu', gpuId: undefined, dlaCore: null, allowGpuFallback: false },
     logger: undefined,
   });
 });

@@ -1,6 +1,7 @@
 /**
- * NN converters as registered: every NN target is static-only and checks its arguments;
- * dynamic nodes are refused with a reason; float64 graphs convert under truncateDouble.
+ * NN converters as registered: every NN target has a static converter that checks its
+ * arguments (some also a dynamic-only one, lib/conversion/converters/dynamic.ts); dynamic
+ * nodes without one are refused with a reason; float64 graphs convert under truncateDouble.
  */
 import { convertSegment } from '../../lib/conversion/convert';
 import { listConverters, selectConverter } from '../../lib/conversion/registry';
@@ -13,6 +14,7 @@ import { referenceBackend } from '../../lib/backends/reference';
 import { interpret } from '../../lib/interpreter';
 import { cast } from '../../lib/kernels/unary';
 import { expectClose } from '../helpers/compare';
+import { convolutionArgs } from '../helpers/conv-args';
 import { rng } from './nn-helpers';
 
 const NN_TARGETS = [
@@ -43,21 +45,24 @@ const NN_TARGETS = [
   'aten.topk.default',
 ];
 
-test('NN converters are static-only and check their arguments', () => {
-  const listed = new Map(listConverters().map((c) => [c.target, c]));
+test('NN converters have a static converter that checks its arguments', () => {
+  const listing = listConverters();
   for (const target of NN_TARGETS) {
-    expect(listed.get(target)).toMatchObject({ target, dynamic: false, static: true, checksArgs: true });
+    expect(listing.filter((c) => c.target === target && c.static)).toEqual([expect.objectContaining({ target, dynamic: false, static: true, checksArgs: true })]);
   }
 });
 
-test('a node with a run-time dim is refused: the converters handle static shapes', () => {
+test('a node with a run-time dim is refused where only static converters exist', () => {
   const g = new Graph('dyn');
   g.symbols.set('s0', { min: 1, max: 8 });
   const x = g.addInput('x', tensorType('float32', [sym('s0'), 4]));
-  const node = call(g, 'aten._softmax.default', { self: x, dim: -1, half_to_float: false });
+  const node = call(g, 'aten.cumsum.default', { self: x, dim: -1 });
   const s = selectConverter(node);
   expect(s.ok).toBe(false);
   if (!s.ok) expect(s.reasons.join('; ')).toMatch(/support only static shapes/);
+  // softmax has a dynamic-only converter too.
+  const soft = selectConverter(call(g, 'aten._softmax.default', { self: x, dim: -1, half_to_float: false }));
+  expect(soft.ok && soft.converter).toMatchObject({ static: false, dynamic: true });
 });
 
 test('float64 graphs convert in float32 under truncateDouble', async () => {
@@ -65,17 +70,7 @@ test('float64 graphs convert in float32 under truncateDouble', async () => {
   const x = g.addInput('x', tensorType('float64', [2, 3, 6, 6]));
   const w = g.addConstant('w', rng.tensor([4, 3, 3, 3], 'float64'), 'parameter');
   const b = g.addConstant('b', rng.tensor([4], 'float64'), 'parameter');
-  const conv = call(g, 'aten.convolution.default', {
-    input: x,
-    weight: w,
-    bias: b,
-    stride: [1, 1],
-    padding: [1, 1],
-    dilation: [1, 1],
-    transposed: false,
-    output_padding: [0, 0],
-    groups: 1,
-  }).output;
+  const conv = call(g, 'aten.convolution.default', convolutionArgs({ input: x, weight: w, bias: b, stride: [1, 1], padding: [1, 1] })).output;
   const pooled = call(g, 'aten.avg_pool2d.default', { self: conv, kernel_size: [2, 2], stride: [], padding: [0, 0], ceil_mode: true, count_include_pad: true }).output;
   const out = call(g, 'aten._log_softmax.default', { self: pooled, dim: 1, half_to_float: false }).output;
   g.setOutputs([out]);

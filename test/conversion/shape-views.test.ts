@@ -166,12 +166,12 @@ describe('refusals', () => {
     expect(verdict('aten.cat.default', [{ dtype: 'int8', shape: [2] }, { dtype: 'float32', shape: [2] }], (v) => ({ tensors: v }))).toMatch(/INT8 only for quantized/);
   });
 
-  test('the converters are static-only: a node with a symbolic dim is left to fallback', () => {
+  test('converters without a dynamic registration leave a node with a symbolic dim to fallback', () => {
     expect(verdict('aten.view.default', [{ dtype: 'float32', shape: [2, 3] }], (v) => ({ self: v[0]!, size: [6] }))).toBe(true);
     const g = new Graph('dyn');
     g.symbols.set('s0', { min: 2, max: 64 });
     const x = g.addInput('x', tensorType('float32', [sym('s0'), 3]));
-    const node = call(g, 'aten.transpose.int', { self: x, dim0: 0, dim1: 1 });
+    const node = call(g, 'aten.flip.default', { self: x, dims: [0] });
     const s = selectConverter(node);
     expect(s.ok).toBe(false);
     if (!s.ok) expect(s.reasons.join('; ')).toMatch(/support only static shapes/);

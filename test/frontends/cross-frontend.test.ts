@@ -12,13 +12,13 @@ import { loadPt2 } from '../../lib/frontends/pt2';
 import { interpret } from '../../lib/interpreter';
 import type { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
-import { loadFixture } from '../helpers/fixtures';
+import { loadFixture, ONNX_FIXTURES } from '../helpers/fixtures';
 import { runOrtModel } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';
 
 const rng = new Random(4242);
 
-describe.each(['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1'])('%s: .onnx and .pt2 agree', (name) => {
+describe.each(ONNX_FIXTURES)('%s: .onnx and .pt2 agree', (name) => {
   const fixture = loadFixture(name);
   const onnxFile = path.join(fixture.dir, fixture.files.onnx!);
   const pt2File = path.join(fixture.dir, fixture.files.pt2!);

@@ -10,6 +10,18 @@ import { shapeSize, Tensor } from '../../lib/tensor';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
+/** The fixtures exported both ways (model.onnx and model.pt2). */
+export const ONNX_FIXTURES = ['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1'] as const;
+
+/** Every fixture with a model.pt2: the torch.export-only ones (complex rotary embeddings), then ONNX_FIXTURES. */
+export const PT2_FIXTURES = [
+  'rotary_only',
+  'llama_rotary_complex_input',
+  'llama_rotary_complex_input_dynamic',
+  'llama_tokens_complex_buffer',
+  ...ONNX_FIXTURES,
+] as const;
+
 interface TensorMeta {
   file: string;
   dtype: DType;

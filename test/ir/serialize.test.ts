@@ -24,7 +24,7 @@ import {
 } from '../../lib/ir/serialize';
 import { sym } from '../../lib/ir/symbolic';
 import { Tensor } from '../../lib/tensor';
-import { FIXTURES, loadFixture } from '../helpers/fixtures';
+import { FIXTURES, loadFixture, ONNX_FIXTURES, PT2_FIXTURES } from '../helpers/fixtures';
 
 const INT64_MAX = Number('9223372036854775807'); // the slice "to the end" sentinel, 2^63 as a double
 
@@ -105,19 +105,8 @@ function expectViews(graph: Graph, buffer: ArrayBufferLike): void {
 }
 
 const FIXTURE_GRAPHS: [string, string, () => Graph][] = [
-  ...['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1'].map(
-    (name): [string, string, () => Graph] => [`${name}.onnx`, name, () => loadOnnx(path.join(FIXTURES, name, 'model.onnx'))],
-  ),
-  ...[
-    'rotary_only',
-    'llama_rotary_complex_input',
-    'llama_rotary_complex_input_dynamic',
-    'llama_tokens_complex_buffer',
-    'mlp',
-    'encoder',
-    'mobilenet_v3_small',
-    'squeezenet1_1',
-  ].map((name): [string, string, () => Graph] => [`${name}.pt2`, name, () => loadPt2(path.join(FIXTURES, name, 'model.pt2'))]),
+  ...ONNX_FIXTURES.map((name): [string, string, () => Graph] => [`${name}.onnx`, name, () => loadOnnx(path.join(FIXTURES, name, 'model.onnx'))]),
+  ...PT2_FIXTURES.map((name): [string, string, () => Graph] => [`${name}.pt2`, name, () => loadPt2(path.join(FIXTURES, name, 'model.pt2'))]),
 ];
 
 describe.each(FIXTURE_GRAPHS)('%s round trip', (_label, fixtureName, load) => {

@@ -10,6 +10,7 @@ import { Graph, tensorType } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/tensor';
+import { convolutionArgs } from '../helpers/conv-args';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
 import { buildSingleOpModel, type OrtAttributes } from '../helpers/ort-single-op';
 import { expectValues, f32, run } from '../helpers/ops-setup';
@@ -168,17 +169,9 @@ describe('ATen convolution and pooling on hand-derived values', () => {
     const [y] = run('aten.conv_transpose2d.input', [input, w], ([i, weight]) => ({ input: i, weight, stride: 2 }));
     expect(y!.shape).toEqual([1, 1, 4, 4]);
     expectValues(y!, [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]);
-    const [z] = run('aten.convolution.default', [input, w], ([i, weight]) => ({
-      input: i,
-      weight,
-      bias: null,
-      stride: [1, 1],
-      padding: [0, 0],
-      dilation: [1, 1],
-      transposed: true,
-      output_padding: [0, 0],
-      groups: 1,
-    }));
+    const [z] = run('aten.convolution.default', [input, w], ([i, weight]) =>
+      convolutionArgs({ input: i!, weight: weight!, stride: [1, 1], padding: [0, 0], transposed: true }),
+    );
     expectValues(z!, [1, 3, 2, 4, 10, 6, 3, 7, 4]);
   });
 
@@ -243,17 +236,7 @@ describe('symbolic inference of convolution and pooling', () => {
     const g = graph();
     const x = g.addInput('x', tensorType('float32', [sym('s0'), 3, 32, 30]));
     const w = g.addConstant('w', new Tensor('float32', [8, 3, 3, 3]));
-    const y = call(g, 'aten.convolution.default', {
-      input: x,
-      weight: w,
-      bias: null,
-      stride: [2, 2],
-      padding: [1, 1],
-      dilation: [1, 1],
-      transposed: false,
-      output_padding: [0, 0],
-      groups: 1,
-    }).output;
+    const y = call(g, 'aten.convolution.default', convolutionArgs({ input: x, weight: w, stride: [2, 2], padding: [1, 1] })).output;
     expect(formatShape(y.tensorType.shape)).toBe('[s0, 8, 16, 15]');
     g.setOutputs([y]);
     const [out] = interpret(g, [new Random(404).tensor([2, 3, 32, 30])]);

@@ -5,7 +5,7 @@
  * have exactly the dtypes and shapes inferLayer gives for the concrete inputs (a mismatch is
  * an InternalError naming the layer: the executor and TensorRT's rules disagree).
  */
-import { BadInputError, InternalError, InvalidArgumentError, TensorRTNodeError } from '../../errors';
+import { BadInputError, InternalError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError } from '../../errors';
 import type { TypedArray } from '../../ir/dtype';
 import { inferLayer, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
 import { Tensor } from '../../tensor';
@@ -206,9 +206,9 @@ export class ReferenceRunner implements Runner {
       violations.length > 1
         ? ` (no optimization profile fits: ${violations.map((v) => `profile ${v.profile} needs "${v.input}" dim ${v.dim} in [${v.min}, ${v.max}]`).join('; ')})`
         : '';
-    throw new BadInputError(
+    throw new ShapeOutOfRangeError(
       `input "${first.input}" dim ${first.dim} is ${first.value}, outside the optimization profile's range [${first.min}, ${first.max}]${others}`,
-      { details: { ...first, reason: 'E_SHAPE_OUT_OF_RANGE' } },
+      { details: { ...first } },
     );
   }
 }

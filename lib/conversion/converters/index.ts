@@ -2,3 +2,5 @@
 import './pointwise';
 import './nn';
 import './shape';
+import './dynamic'; // after the static families: it derives dynamic variants of their converters
+import './complex';

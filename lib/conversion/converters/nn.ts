@@ -9,6 +9,7 @@
  */
 import { isFloating, type DType } from '../../ir/dtype';
 import type { Node } from '../../ir/graph';
+import { atenConvGeometry, atenPoolGeometry, paddedConvGeometry, paddedPoolGeometry } from '../../ir/ops/nn-geometry';
 import { machineEpsilon } from '../../kernels/norm';
 import type { NetTensor } from '../../network';
 import type { ConversionContext } from '../context';
@@ -23,6 +24,7 @@ import {
   constantOf,
   filledOf,
   floatReason,
+  geometryArgs,
   intList,
   isConstant,
   numArg,
@@ -242,45 +244,21 @@ function convImpl(spec: (node: Node, n: number) => ConvSpec): ConverterImpl {
 register(
   'aten.convolution.default',
   convImpl((node, n) => {
-    const padding = intList(node, 'padding', n);
-    return {
-      stride: intList(node, 'stride', n),
-      padBegin: padding,
-      padEnd: padding,
-      dilation: intList(node, 'dilation', n),
-      groups: intList(node, 'groups', 1)[0]!,
-      transposed: boolArg(node, 'transposed'),
-      outputPadding: boolArg(node, 'transposed') ? intList(node, 'output_padding', n) : new Array<number>(n).fill(0),
-    };
+    const transposed = boolArg(node, 'transposed');
+    return { ...atenConvGeometry(geometryArgs(node), n, transposed), transposed };
   }),
   constantWeights,
 );
 
 register(
   'trt.conv_padded',
-  convImpl((node, n) => ({
-    stride: intList(node, 'stride', n),
-    padBegin: intList(node, 'pads_begin', n),
-    padEnd: intList(node, 'pads_end', n),
-    dilation: intList(node, 'dilation', n),
-    groups: numArg(node, 'groups'),
-    transposed: false,
-    outputPadding: new Array<number>(n).fill(0),
-  })),
+  convImpl((node, n) => paddedConvGeometry(geometryArgs(node), n, false)),
   constantWeights,
 );
 
 register(
   'trt.conv_transpose_padded',
-  convImpl((node, n) => ({
-    stride: intList(node, 'stride', n),
-    padBegin: intList(node, 'pads_begin', n),
-    padEnd: intList(node, 'pads_end', n),
-    dilation: intList(node, 'dilation', n),
-    groups: numArg(node, 'groups'),
-    transposed: true,
-    outputPadding: intList(node, 'output_padding', n),
-  })),
+  convImpl((node, n) => ({ ...paddedConvGeometry(geometryArgs(node), n, true), outputPadding: intList(node, 'output_padding', n) })),
   constantWeights,
 );
 
@@ -290,36 +268,21 @@ register(
 /** Types TensorRT's pooling layer takes; other max pools are computed in int32 taps (values cast back). */
 const NARROW = new Set<string>(['bool', 'uint8', 'int8']);
 
+/** The IR's output spatial sizes of a pool with `n` spatial dims. */
+function pooledOut(node: Node, n: number): number[] {
+  const shape = outShape(node);
+  return shape.slice(shape.length - n);
+}
+
 /** Sliding geometry of an ATen pool (stride [] means the kernel). */
 function atenPool(node: Node, n: number, hasDilation: boolean): SlidingSpec {
-  const kernel = intList(node, 'kernel_size', n);
-  const stride = intList(node, 'stride', n);
-  const padding = intList(node, 'padding', n);
-  const shape = outShape(node);
-  return {
-    kernel,
-    stride: stride.length === 0 ? kernel : stride,
-    padBegin: padding,
-    padEnd: padding,
-    dilation: hasDilation ? intList(node, 'dilation', n) : new Array<number>(n).fill(1),
-    ceilMode: boolArg(node, 'ceil_mode'),
-    out: shape.slice(shape.length - n),
-  };
+  return { ...atenPoolGeometry(geometryArgs(node), n, hasDilation), out: pooledOut(node, n) };
 }
 
 /** Sliding geometry of an ONNX-form trt pool (begin/end pads). */
 function paddedPool(node: Node, hasDilation: boolean): SlidingSpec {
   const n = intList(node, 'kernel_size').length;
-  const shape = outShape(node);
-  return {
-    kernel: intList(node, 'kernel_size', n),
-    stride: intList(node, 'stride', n),
-    padBegin: intList(node, 'pads_begin', n),
-    padEnd: intList(node, 'pads_end', n),
-    dilation: hasDilation ? intList(node, 'dilation', n) : new Array<number>(n).fill(1),
-    ceilMode: boolArg(node, 'ceil_mode'),
-    out: shape.slice(shape.length - n),
-  };
+  return { ...paddedPoolGeometry(geometryArgs(node), n, hasDilation), out: pooledOut(node, n) };
 }
 
 /** Max pool values (and indices), narrow types through int32. */

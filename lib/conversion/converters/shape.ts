@@ -190,29 +190,29 @@ reg('aten.unbind.int', (node, ctx) => {
 // Slices and selects
 // ---------------------------------------------------------------------------------------
 
-reg(
-  'aten.slice.Tensor',
-  (node, ctx) => {
+/** A slice of `self` along `dim` by `step`, from the start and count `bounds` gives for a dim of size n. */
+function sliceAlongDim(bounds: (node: Node, n: number, step: number) => { start: number; count: number }): ConverterImpl {
+  return (node, ctx) => {
     const self = value(node, 'self');
     const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
     const n = staticShape(self)[axis]!;
     const step = num(node, 'step');
-    const { start, count } = sliceBounds(n, optNum(node, 'start'), optNum(node, 'end'), step);
+    const { start, count } = bounds(node, n, step);
     return [sliceAxis(ctx, ctx.tensor(self), axis, start, count, step)];
-  },
+  };
+}
+
+reg(
+  'aten.slice.Tensor',
+  sliceAlongDim((node, n, step) => sliceBounds(n, optNum(node, 'start'), optNum(node, 'end'), step)),
   (node) => (num(node, 'step') > 0 ? true : `step ${String(node.args.step)} must be positive`),
 );
 
 reg(
   'trt.slice_onnx',
-  (node, ctx) => {
-    const self = value(node, 'self');
-    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
-    const n = staticShape(self)[axis]!;
-    const step = num(node, 'step');
-    const b = step > 0 ? sliceBounds(n, num(node, 'start'), num(node, 'end'), step) : negativeSliceBounds(n, num(node, 'start'), num(node, 'end'), step);
-    return [sliceAxis(ctx, ctx.tensor(self), axis, b.start, b.count, step)];
-  },
+  sliceAlongDim((node, n, step) =>
+    step > 0 ? sliceBounds(n, num(node, 'start'), num(node, 'end'), step) : negativeSliceBounds(n, num(node, 'start'), num(node, 'end'), step),
+  ),
   (node) => (num(node, 'step') !== 0 ? true : 'step must not be 0'),
 );
 
@@ -737,7 +737,7 @@ reg('aten.select_scatter.default', (node, ctx) => {
 // ---------------------------------------------------------------------------------------
 
 const symRefusal: CheckArgs = (node) =>
-  `${node.target} computes a SymInt on the host: specialization folds it in static graphs, and dynamic graphs need the shape-tensor legalization (not implemented yet), so it must not reach conversion`;
+  `${node.target} computes a SymInt on the host: specialization folds it in static graphs, and in dynamic graphs the shape-tensor legalization (lib/lowering/dynamic/) turns it into a _dyn op, so it must not reach conversion`;
 
 const noConversion: ConverterImpl = (node) => {
   throw new TypeError(`${node.target} has no layers`);
@@ -759,6 +759,6 @@ registerConverter(
     checkArgs: (node) =>
       (node.args.values as Arg[]).every((a) => typeof a === 'number')
         ? true
-        : 'its values include run-time SymInts; dynamic graphs need the shape-tensor legalization (not implemented yet)',
+        : 'its values include run-time SymInts; in dynamic graphs the shape-tensor legalization (lib/lowering/dynamic/) turns it into trt.sym_list_dyn',
   },
 );

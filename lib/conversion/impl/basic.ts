@@ -7,6 +7,7 @@ import type { DType } from '../../ir/dtype';
 import type { ElementWiseOp, NetTensor, TrtDType } from '../../network';
 import type { ConversionContext } from '../context';
 import { trtType } from '../context';
+import { prependOnes } from './dynamic';
 
 /** `t` cast to `dtype` (no layer when it already has that type). */
 export function cast(ctx: ConversionContext, t: NetTensor, dtype: DType, role = 'cast'): NetTensor {
@@ -31,7 +32,8 @@ export function permute(ctx: ConversionContext, t: NetTensor, perm: readonly num
 export function toRank(ctx: ConversionContext, t: NetTensor, rank: number, role = 'broadcast'): NetTensor {
   if (t.shape.length === rank) return t;
   if (t.shape.length > rank) throw new InternalError(`${ctx.name()}: cannot lower rank ${t.shape.length} to ${rank}`);
-  if (t.shape.some((d) => d < 0)) throw new InternalError(`${ctx.name()}: rank alignment of dynamic shapes needs shape tensors`);
+  // Run-time dims: the new shape is [1, ..., 1, shape(t)...], a shape tensor (impl/dynamic.ts).
+  if (t.shape.some((d) => d < 0)) return prependOnes(ctx, t, rank - t.shape.length, role);
   return reshape(ctx, t, [...new Array<number>(rank - t.shape.length).fill(1), ...t.shape], role);
 }
 

@@ -5,6 +5,7 @@
  * or when it exceeds the padding, extra zero rows with the bias added afterwards.
  */
 import { InternalError } from '../../errors';
+import type { ConvGeometry } from '../../ir/ops/nn-geometry';
 import { cast as castKernel } from '../../kernels/unary';
 import type { NetTensor } from '../../network';
 import type { Tensor } from '../../tensor';
@@ -12,16 +13,8 @@ import type { ConversionContext } from '../context';
 import { elementwise, reshape } from './basic';
 import { alongAxis, slice } from './nn-util';
 
-export interface ConvSpec {
-  stride: number[];
-  padBegin: number[];
-  padEnd: number[];
-  dilation: number[];
-  groups: number;
-  transposed: boolean;
-  /** Transposed only: extra output rows at the end of each spatial dim. */
-  outputPadding: number[];
-}
+/** Geometry of a (transposed) convolution, as shape inference reads it from the node. */
+export type ConvSpec = ConvGeometry;
 
 /** Weights in the TensorRT type of the activations (float64 weights under truncateDouble). */
 function weightsFor(t: Tensor, x: NetTensor): Tensor {

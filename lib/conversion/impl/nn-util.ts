@@ -5,22 +5,18 @@
  */
 import { InternalError } from '../../errors';
 import { isFloating, type DType } from '../../ir/dtype';
+import type { GeometryArgs } from '../../ir/ops/nn-geometry';
 import { Value, type Arg, type Node } from '../../ir/graph';
 import type { NetTensor, ReduceOp, TrtDType, UnaryOp } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
 import { reshape } from './basic';
+import { staticShape } from './shape';
 
 // ---------------------------------------------------------------------------------------------
 // Reading nodes
 
-/** The static shape of a tensor value (converters here are registered for static shapes only). */
-export function staticShape(v: Value): number[] {
-  return v.tensorType.shape.map((d) => {
-    if (typeof d !== 'number') throw new InternalError(`%${v.name} has a symbolic dim; this converter handles static shapes only`);
-    return d;
-  });
-}
+export { staticShape };
 
 /** The static shape of output `i` of `node`. */
 export const outShape = (node: Node, i = 0): number[] => staticShape(node.outputs[i]!);
@@ -58,6 +54,18 @@ export function optIntList(node: Node, name: string): number[] | null {
 
 export const numArg = (node: Node, name: string): number => node.args[name] as number;
 export const boolArg = (node: Node, name: string): boolean => node.args[name] as boolean;
+
+/** The node's static arguments, for the conv/pool geometry readers shared with shape inference. */
+export function geometryArgs(node: Node): GeometryArgs {
+  return {
+    list: (name, n) => intList(node, name, n),
+    int: (name) => numArg(node, name),
+    bool: (name) => boolArg(node, name),
+    fail: (message) => {
+      throw new InternalError(`node ${node.name}: ${message}`);
+    },
+  };
+}
 export function optNumArg(node: Node, name: string): number | null {
   const a = node.args[name];
   return typeof a === 'number' ? a : null;

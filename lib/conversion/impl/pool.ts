@@ -20,6 +20,7 @@
  *   per-window reduces; their indices come from taps gathered with clamped window indices.
  */
 import { InternalError } from '../../errors';
+import type { PoolGeometry } from '../../ir/ops/nn-geometry';
 import type { NetTensor, TrtDType } from '../../network';
 import type { ConversionContext } from '../context';
 import { reshape } from './basic';
@@ -31,13 +32,7 @@ export const TAP_LIMIT = 256;
 /** Most windows along one dim of an adaptive pool composed from per-window reduces. */
 export const ADAPTIVE_WINDOW_LIMIT = 64;
 
-export interface SlidingSpec {
-  kernel: number[];
-  stride: number[];
-  padBegin: number[];
-  padEnd: number[];
-  dilation: number[];
-  ceilMode: boolean;
+export interface SlidingSpec extends PoolGeometry {
   /** The IR's output spatial sizes (PyTorch's rule, the ground truth). */
   out: number[];
 }

@@ -7,10 +7,11 @@
  */
 import type { NetTensor, ResizeCoordinateTransformation, ResizeRoundMode, ResizeSelector } from '../../network';
 import type { ConversionContext } from '../context';
+import { lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type NearestMode } from '../../kernels/resize-coords';
 import { alongAxis, constantOf, gatherAxis } from './nn-util';
 
-export type CoordinateMode = 'half_pixel' | 'pytorch_half_pixel' | 'align_corners' | 'asymmetric';
-export type NearestMode = 'round_prefer_floor' | 'round_prefer_ceil' | 'floor' | 'ceil';
+export type CoordinateMode = CoordinateTransform;
+export type { NearestMode };
 
 export interface ResizeSpec {
   mode: 'nearest' | 'linear';
@@ -20,46 +21,12 @@ export interface ResizeSpec {
   scales: number[] | null;
 }
 
-/** The source coordinate of output coordinate `x` (ONNX Resize's coordinate transforms). */
-function sourceCoordinate(x: number, inSize: number, outSize: number, scale: number | undefined, mode: CoordinateMode): number {
-  const back = (v: number): number => (scale === undefined ? (v * inSize) / outSize : v / scale);
-  switch (mode) {
-    case 'asymmetric':
-      return back(x);
-    case 'half_pixel':
-      return back(x + 0.5) - 0.5;
-    case 'pytorch_half_pixel':
-      return outSize > 1 ? back(x + 0.5) - 0.5 : 0;
-    case 'align_corners':
-      return outSize === 1 ? 0 : (x * (inSize - 1)) / (outSize - 1);
-  }
-}
-
-function roundNearest(v: number, mode: NearestMode): number {
-  switch (mode) {
-    case 'floor':
-      return Math.floor(v);
-    case 'ceil':
-      return Math.ceil(v);
-    case 'round_prefer_ceil':
-      return Math.floor(v + 0.5);
-    case 'round_prefer_floor':
-      return Math.ceil(v - 0.5);
-  }
-}
-
 const ROUNDING: Record<NearestMode, ResizeRoundMode> = {
   floor: 'floor',
   ceil: 'ceil',
   round_prefer_ceil: 'half_up',
   round_prefer_floor: 'half_down',
 };
-
-/** Axes (of the trailing `out.length`) that actually resize, as the reference semantics skip the rest. */
-function resizedAxes(inShape: readonly number[], out: readonly number[], scales: number[] | null): number[] {
-  const lead = inShape.length - out.length;
-  return out.map((_, i) => lead + i).filter((a, i) => out[i] !== inShape[a] || (scales !== null && scales[i] !== 1));
-}
 
 /** True when TensorRT's out/in coordinate mapping equals the model's along every resized axis. */
 export function layerMatches(inShape: readonly number[], out: readonly number[], spec: ResizeSpec): boolean {
@@ -95,14 +62,14 @@ export function resize(ctx: ConversionContext, x: NetTensor, out: readonly numbe
     const o = out[i]!;
     const coord = (k: number): number => sourceCoordinate(k, inSize, o, spec.scales?.[i], spec.coordinate);
     if (spec.mode === 'nearest') {
-      const index = Array.from({ length: o }, (_, k) => Math.min(Math.max(roundNearest(coord(k), spec.nearest), 0), inSize - 1));
+      const index = Array.from({ length: o }, (_, k) => nearestIndex(coord(k), inSize, spec.nearest));
       t = gatherAxis(ctx, t, a, index, `nearest${i}`);
       continue;
     }
-    const c = Array.from({ length: o }, (_, k) => Math.min(Math.max(coord(k), 0), inSize - 1));
-    const i0 = c.map(Math.floor);
-    const i1 = i0.map((v) => Math.min(v + 1, inSize - 1));
-    const w1 = c.map((v, k) => v - i0[k]!);
+    const taps = Array.from({ length: o }, (_, k) => lerpTaps(coord(k), inSize));
+    const i0 = taps.map((p) => p.i0);
+    const i1 = taps.map((p) => p.i1);
+    const w1 = taps.map((p) => p.w1);
     const shape = alongAxis(t.shape.length, a, o);
     const lo = ctx.add({ kind: 'elementwise', op: 'prod' }, [gatherAxis(ctx, t, a, i0, `lower${i}`), constantOf(ctx, t.dtype, shape, w1.map((w) => 1 - w), `lower_weight${i}`)], `lower_part${i}`);
     const hi = ctx.add({ kind: 'elementwise', op: 'prod' }, [gatherAxis(ctx, t, a, i1, `upper${i}`), constantOf(ctx, t.dtype, shape, w1, `upper_weight${i}`)], `upper_part${i}`);

@@ -4,3 +4,6 @@ import './sym';
 import './pointwise';
 import './nn';
 import './shape';
+import './complex';
+import './dynamic';
+import './collective';

@@ -3,6 +3,9 @@ import './sym';
 import './pointwise';
 import './nn';
 import './shape';
+import './complex';
+import './dynamic';
+import './collective';
 
 export { defineOp, getOp, opNames } from './registry';
 export type { InferFn, OpDefinition } from './registry';

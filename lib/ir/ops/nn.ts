@@ -7,10 +7,20 @@
  * ArgMax's select_last_index, MaxPool's whole-tensor indices). Inference gives exact
  * symbolic shapes: output sizes of convolutions and pools are expressions of the input dims.
  */
+import { pooledSize } from '../../kernels/pool';
 import { isComplex, isFloating, type DType } from '../dtype';
 import { tensorType, type TensorType, type ValueType } from '../graph';
 import { isStatic, symAdd, symFloorDiv, symMin, symMul, symSub, type Dim } from '../symbolic';
 import type { InferContext } from './infer-context';
+import {
+  atenConvGeometry,
+  atenPoolGeometry,
+  paddedConvGeometry,
+  paddedPoolGeometry,
+  type ConvGeometry,
+  type GeometryArgs,
+  type PoolGeometry,
+} from './nn-geometry';
 import { defineOp } from './registry';
 import { broadcastDims, normAxis } from './shape-rules';
 
@@ -432,14 +442,14 @@ export function convTransposeOutDim(input: Dim, kernel: number, stride: number, 
   return plusConst(symMul(input, stride), -stride - padBegin - padEnd + dilation * (kernel - 1) + outputPadding + 1);
 }
 
-interface ConvGeometry {
-  stride: number[];
-  padBegin: number[];
-  padEnd: number[];
-  dilation: number[];
-  outputPadding: number[];
-  groups: number;
-  transposed: boolean;
+/** The static arguments of the op being inferred, for the geometry readers of ./nn-geometry. */
+function geometryArgs(ctx: InferContext): GeometryArgs {
+  return {
+    list: (name, n, allowEmpty) => staticList(ctx, name, n, allowEmpty),
+    int: (name) => ctx.int(name),
+    bool: (name) => ctx.bool(name),
+    fail: (message) => ctx.fail(message),
+  };
 }
 
 /** Output type of a (transposed) convolution; `batchedOnly` rejects unbatched inputs. */
@@ -506,41 +516,9 @@ function requireSpatial(ctx: InferContext, n: number, op: string): void {
   if (spatialCount(ctx) !== n) ctx.fail(`${op} needs a ${n + 2}-D weight, got ${fmtShape(ctx.tensor('weight').shape)}`);
 }
 
-/**
- * Geometry of an ATen convolution from its padding, stride, dilation, output_padding (when
- * `withOutputPadding`, else zeros) and groups arguments, read in that order.
- */
-function atenConvGeometry(ctx: InferContext, n: number, withOutputPadding: boolean): Omit<ConvGeometry, 'transposed'> {
-  const padding = staticList(ctx, 'padding', n);
-  return {
-    stride: staticList(ctx, 'stride', n),
-    padBegin: padding,
-    padEnd: padding,
-    dilation: staticList(ctx, 'dilation', n),
-    outputPadding: withOutputPadding ? staticList(ctx, 'output_padding', n) : new Array<number>(n).fill(0),
-    groups: staticList(ctx, 'groups', 1)[0]!,
-  };
-}
-
-/**
- * Geometry of the ONNX-form trt convolutions from their stride, pads_begin, pads_end,
- * dilation and groups arguments, read in that order; no output padding.
- */
-function paddedConvGeometry(ctx: InferContext, n: number, transposed: boolean): ConvGeometry {
-  return {
-    stride: staticList(ctx, 'stride', n),
-    padBegin: staticList(ctx, 'pads_begin', n),
-    padEnd: staticList(ctx, 'pads_end', n),
-    dilation: staticList(ctx, 'dilation', n),
-    outputPadding: new Array<number>(n).fill(0),
-    groups: ctx.int('groups'),
-    transposed,
-  };
-}
-
 defineOp(
   'aten.convolution.default(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor',
-  (ctx) => convType(ctx, { ...atenConvGeometry(ctx, spatialCount(ctx), true), transposed: ctx.bool('transposed') }, true),
+  (ctx) => convType(ctx, { ...atenConvGeometry(geometryArgs(ctx), spatialCount(ctx), true), transposed: ctx.bool('transposed') }, true),
 );
 
 for (const n of [1, 2, 3]) {
@@ -548,7 +526,7 @@ for (const n of [1, 2, 3]) {
     `aten.conv${n}d.default(Tensor input, Tensor weight, Tensor? bias=None, SymInt[${n}] stride=1, SymInt[${n}] padding=0, SymInt[${n}] dilation=1, SymInt groups=1) -> Tensor`,
     (ctx) => {
       requireSpatial(ctx, n, `conv${n}d`);
-      return convType(ctx, { ...atenConvGeometry(ctx, n, false), transposed: false }, false);
+      return convType(ctx, { ...atenConvGeometry(geometryArgs(ctx), n, false), transposed: false }, false);
     },
   );
   defineOp(
@@ -582,7 +560,7 @@ for (const n of [1, 2, 3]) {
     `aten.conv_transpose${n}d.${overload}(Tensor input, Tensor weight, Tensor? bias=None, SymInt[${n}] stride=1, SymInt[${n}] padding=0, SymInt[${n}] output_padding=0, SymInt groups=1, SymInt[${n}] dilation=1) -> Tensor`,
     (ctx) => {
       requireSpatial(ctx, n, `conv_transpose${n}d`);
-      return convType(ctx, { ...atenConvGeometry(ctx, n, true), transposed: true }, false);
+      return convType(ctx, { ...atenConvGeometry(geometryArgs(ctx), n, true), transposed: true }, false);
     },
   );
 }
@@ -590,7 +568,7 @@ for (const n of [1, 2, 3]) {
 // ONNX Conv / ConvTranspose with begin and end pads that differ (auto_pad SAME_*, explicit pads).
 defineOp(
   'trt.conv_padded(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] pads_begin, int[] pads_end, int[] dilation, int groups) -> Tensor',
-  (ctx) => convType(ctx, paddedConvGeometry(ctx, spatialCount(ctx), false), true),
+  (ctx) => convType(ctx, paddedConvGeometry(geometryArgs(ctx), spatialCount(ctx), false), true),
 );
 
 defineOp(
@@ -598,7 +576,7 @@ defineOp(
   (ctx) => {
     const n = spatialCount(ctx);
     // ONNX does not bound output_padding by the stride: convType sees none, it is added below.
-    const g = paddedConvGeometry(ctx, n, true);
+    const g = paddedConvGeometry(geometryArgs(ctx), n, true);
     const outputPadding = staticList(ctx, 'output_padding', n);
     if (outputPadding.some((p) => p < 0)) ctx.fail('output_padding must be non-negative');
     const [t] = convType(ctx, g, true) as [TensorType];
@@ -616,28 +594,13 @@ defineOp(
  * written exactly as min(ceil form, (in + padBegin - 1)//stride + 1) when it can happen.
  */
 export function poolOutDim(input: Dim, kernel: number, stride: number, padBegin: number, padEnd: number, dilation: number, ceilMode: boolean): Dim {
+  if (typeof input === 'number') return pooledSize(input, kernel, stride, padBegin, padEnd, dilation, ceilMode);
   const span = dilation * (kernel - 1);
-  if (typeof input === 'number') {
-    const room = input + padBegin + padEnd - span - 1;
-    if (room < 0) return 0;
-    let out = (ceilMode ? Math.ceil(room / stride) : Math.floor(room / stride)) + 1;
-    if (ceilMode && (out - 1) * stride >= input + padBegin) out--;
-    return out;
-  }
   const room = plusConst(input, padBegin + padEnd - span - 1);
   if (!ceilMode) return plusConst(symFloorDiv(room, stride), 1);
   const ceil = plusConst(symFloorDiv(plusConst(room, stride - 1), stride), 1);
   if (stride < span + 2 - padEnd) return ceil; // the last window always starts inside
   return symMin(ceil, plusConst(symFloorDiv(plusConst(input, padBegin - 1), stride), 1));
-}
-
-interface PoolGeometry {
-  kernel: number[];
-  stride: number[];
-  padBegin: number[];
-  padEnd: number[];
-  dilation: number[];
-  ceilMode: boolean;
 }
 
 /** The pooled shape of an input with `n` spatial dims (rank n+1 or n+2). */
@@ -655,36 +618,15 @@ function pooledShape(ctx: InferContext, self: TensorType, n: number, g: PoolGeom
   return [...lead, ...spatial];
 }
 
-/** kernel_size, stride (default: the kernel), padding, dilation of an ATen pool. */
-function atenPoolGeometry(ctx: InferContext, n: number, hasDilation: boolean): PoolGeometry {
-  const kernel = staticList(ctx, 'kernel_size', n);
-  const strideList = staticList(ctx, 'stride', n, true);
-  const padding = staticList(ctx, 'padding', n);
-  const dilation = hasDilation ? staticList(ctx, 'dilation', n) : new Array<number>(n).fill(1);
-  // PyTorch: "pad should be at most half of effective kernel size".
-  padding.forEach((p, i) => {
-    const limit = hasDilation ? Math.floor(((kernel[i]! - 1) * dilation[i]! + 1) / 2) : Math.floor(kernel[i]! / 2);
-    if (p > limit) ctx.fail(`padding ${p} should be at most half of the kernel size (${limit})`);
-  });
-  return {
-    kernel,
-    stride: strideList.length === 0 ? kernel : strideList,
-    padBegin: padding,
-    padEnd: padding,
-    dilation,
-    ceilMode: ctx.bool('ceil_mode'),
-  };
-}
-
 for (const n of [1, 2, 3]) {
   const maxArgs = `Tensor self, int[${n}] kernel_size, int[${n}] stride=[], int[${n}] padding=0, int[${n}] dilation=1, bool ceil_mode=False`;
   defineOp(`aten.max_pool${n}d.default(${maxArgs}) -> Tensor`, (ctx) => {
     const self = ctx.tensor('self');
-    return [tensorType(self.dtype, pooledShape(ctx, self, n, atenPoolGeometry(ctx, n, true)))];
+    return [tensorType(self.dtype, pooledShape(ctx, self, n, atenPoolGeometry(geometryArgs(ctx), n, true)))];
   });
   defineOp(`aten.max_pool${n}d_with_indices.default(${maxArgs}) -> (Tensor, Tensor)`, (ctx) => {
     const self = ctx.tensor('self');
-    const shape = pooledShape(ctx, self, n, atenPoolGeometry(ctx, n, true));
+    const shape = pooledShape(ctx, self, n, atenPoolGeometry(geometryArgs(ctx), n, true));
     return [tensorType(self.dtype, shape), tensorType('int64', shape)];
   });
   const avgArgs =
@@ -694,7 +636,7 @@ for (const n of [1, 2, 3]) {
     const self = ctx.tensor('self');
     requireFloat(ctx, self.dtype, 'input');
     if (n > 1 && ctx.optInt('divisor_override') === 0) ctx.fail('divisor_override must not be zero');
-    return [tensorType(self.dtype, pooledShape(ctx, self, n, atenPoolGeometry(ctx, n, false)))];
+    return [tensorType(self.dtype, pooledShape(ctx, self, n, atenPoolGeometry(geometryArgs(ctx), n, false)))];
   });
 
   const sizeType = n === 1 ? 'int[1]' : `SymInt[${n}]`;
@@ -722,25 +664,13 @@ function adaptiveShape(ctx: InferContext, self: TensorType, n: number): Dim[] {
   return [...self.shape.slice(0, self.shape.length - n), ...list];
 }
 
-/** Pool geometry of the ONNX-form trt pools (begin/end pads, stride given). */
-function onnxPoolGeometry(ctx: InferContext, n: number, hasDilation: boolean): PoolGeometry {
-  return {
-    kernel: staticList(ctx, 'kernel_size', n),
-    stride: staticList(ctx, 'stride', n),
-    padBegin: staticList(ctx, 'pads_begin', n),
-    padEnd: staticList(ctx, 'pads_end', n),
-    dilation: hasDilation ? staticList(ctx, 'dilation', n) : new Array<number>(n).fill(1),
-    ceilMode: ctx.bool('ceil_mode'),
-  };
-}
-
 const poolRank = (ctx: InferContext): number => ctx.ints('kernel_size').length;
 
 defineOp(
   'trt.max_pool_padded(Tensor self, int[] kernel_size, int[] stride, int[] pads_begin, int[] pads_end, int[] dilation, bool ceil_mode=False) -> Tensor',
   (ctx) => {
     const self = ctx.tensor('self');
-    return [tensorType(self.dtype, pooledShape(ctx, self, poolRank(ctx), onnxPoolGeometry(ctx, poolRank(ctx), true)))];
+    return [tensorType(self.dtype, pooledShape(ctx, self, poolRank(ctx), paddedPoolGeometry(geometryArgs(ctx), poolRank(ctx), true)))];
   },
 );
 
@@ -751,7 +681,7 @@ defineOp(
     const self = ctx.tensor('self');
     const n = poolRank(ctx);
     if (self.shape.length !== n + 2) ctx.fail(`input ${fmtShape(self.shape)} must have ${n + 2} dims [N, C, ...]`);
-    const shape = pooledShape(ctx, self, n, onnxPoolGeometry(ctx, n, true));
+    const shape = pooledShape(ctx, self, n, paddedPoolGeometry(geometryArgs(ctx), n, true));
     return [tensorType(self.dtype, shape), tensorType('int64', shape)];
   },
 );
@@ -761,7 +691,7 @@ defineOp(
   (ctx) => {
     const self = ctx.tensor('self');
     requireFloat(ctx, self.dtype, 'input');
-    return [tensorType(self.dtype, pooledShape(ctx, self, poolRank(ctx), onnxPoolGeometry(ctx, poolRank(ctx), false)))];
+    return [tensorType(self.dtype, pooledShape(ctx, self, poolRank(ctx), paddedPoolGeometry(geometryArgs(ctx), poolRank(ctx), false)))];
   },
 );
 

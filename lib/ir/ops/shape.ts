@@ -219,7 +219,7 @@ function normAxes(ctx: InferContext, axes: readonly number[], rank: number, what
 // ---------------------------------------------------------------------------------------
 
 /** The output shape of view/reshape: at most one -1, inferred from the element count. */
-function reshapeShape(ctx: InferContext, input: readonly Dim[], size: readonly Dim[]): Dim[] {
+export function reshapeShape(ctx: InferContext, input: readonly Dim[], size: readonly Dim[]): Dim[] {
   const inferred = size.filter((d) => d === -1).length;
   if (inferred > 1) ctx.fail(`shape ${fmtShape(size)} has more than one -1`);
   size.forEach((d) => {
@@ -566,7 +566,7 @@ defineOp('aten.narrow.default(Tensor(a) self, int dim, SymInt start, SymInt leng
 // ---------------------------------------------------------------------------------------
 
 /** torch.expand's shape rule (-1 keeps a dim; size-1 dims stretch; new dims lead). */
-function expandShape(ctx: InferContext, input: readonly Dim[], size: readonly Dim[]): Dim[] {
+export function expandShape(ctx: InferContext, input: readonly Dim[], size: readonly Dim[]): Dim[] {
   const lead = size.length - input.length;
   if (lead < 0) ctx.fail(`the target ${fmtShape(size)} has fewer dims than the input ${fmtShape(input)}`);
   return size.map((t, i) => {

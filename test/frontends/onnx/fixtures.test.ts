@@ -13,14 +13,14 @@ import type { Graph } from '../../../lib/ir/graph';
 import { printGraph } from '../../../lib/ir/printer';
 import type { Tensor } from '../../../lib/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
-import { loadFixture } from '../../helpers/fixtures';
+import { loadFixture, ONNX_FIXTURES } from '../../helpers/fixtures';
 import { runOrtModel } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';
 
 const rng = new Random(20261129);
 
 
-describe.each(['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1'])('ONNX fixture %s', (name) => {
+describe.each(ONNX_FIXTURES)('ONNX fixture %s', (name) => {
   const fixture = loadFixture(name);
   const file = path.join(fixture.dir, fixture.files.onnx!);
   let graph: Graph;

@@ -14,18 +14,7 @@ import { findProblems } from '../../../lib/ir/verify';
 import { readNumbers } from '../../../lib/kernels/access';
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
-import { FIXTURES, loadFixture } from '../../helpers/fixtures';
-
-const FIXTURE_NAMES = [
-  'rotary_only',
-  'llama_rotary_complex_input',
-  'llama_rotary_complex_input_dynamic',
-  'llama_tokens_complex_buffer',
-  'mlp',
-  'encoder',
-  'mobilenet_v3_small',
-  'squeezenet1_1',
-] as const;
+import { FIXTURES, loadFixture, PT2_FIXTURES } from '../../helpers/fixtures';
 
 function maxAbsDiff(a: Tensor, b: Tensor): number {
   const x = readNumbers(a);
@@ -45,7 +34,7 @@ function graphOf(name: string): Graph {
   return g;
 }
 
-describe.each(FIXTURE_NAMES)('%s.pt2', (name) => {
+describe.each(PT2_FIXTURES)('%s.pt2', (name) => {
   test('imports into a valid graph', () => {
     const g = graphOf(name);
     expect(findProblems(g)).toEqual([]);

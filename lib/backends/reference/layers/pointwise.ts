@@ -48,6 +48,7 @@ import {
   tan,
   tanh,
 } from '../../../kernels/unary';
+import type { ElementWiseOp, UnaryOp } from '../../../network';
 import type { Tensor } from '../../../tensor';
 import { required, type Executor } from './common';
 
@@ -66,97 +67,55 @@ function integerDivide(a: Tensor, b: Tensor, mode: 'trunc' | 'floor'): Tensor {
   return castKernel(div(castKernel(a, 'float64'), castKernel(b, 'float64'), mode), a.dtype);
 }
 
-export const elementwise: Executor<'elementwise'> = (p, inputs, layer) => {
-  const a = required(inputs, 0, layer);
-  const b = required(inputs, 1, layer);
-  switch (p.op) {
-    case 'sum':
-      return [add(a, b)];
-    case 'prod':
-      return [mul(a, b)];
-    case 'max':
-      return [maximum(a, b)];
-    case 'min':
-      return [minimum(a, b)];
-    case 'sub':
-      return [sub(a, b)];
-    case 'div':
-      return [isInteger(a.dtype) ? integerDivide(a, b, 'trunc') : div(a, b)];
-    case 'floor_div':
-      return [isInteger(a.dtype) ? integerDivide(a, b, 'floor') : div(a, b, 'floor')];
-    case 'pow':
-      return [pow(a, b)];
-    case 'and':
-      return [logicalAnd(a, b)];
-    case 'or':
-      return [logicalOr(a, b)];
-    case 'xor':
-      return [logicalXor(a, b)];
-    case 'equal':
-      return [eq(a, b)];
-    case 'greater':
-      return [gt(a, b)];
-    case 'less':
-      return [lt(a, b)];
-  }
+const ELEMENTWISE: Record<ElementWiseOp, (a: Tensor, b: Tensor) => Tensor> = {
+  sum: add,
+  prod: mul,
+  max: maximum,
+  min: minimum,
+  sub,
+  div: (a, b) => (isInteger(a.dtype) ? integerDivide(a, b, 'trunc') : div(a, b)),
+  floor_div: (a, b) => (isInteger(a.dtype) ? integerDivide(a, b, 'floor') : div(a, b, 'floor')),
+  pow,
+  and: logicalAnd,
+  or: logicalOr,
+  xor: logicalXor,
+  equal: eq,
+  greater: gt,
+  less: lt,
 };
 
-export const unary: Executor<'unary'> = (p, inputs, layer) => {
-  const a = required(inputs, 0, layer);
-  switch (p.op) {
-    case 'exp':
-      return [exp(a)];
-    case 'log':
-      return [log(a)];
-    case 'sqrt':
-      return [sqrt(a)];
-    case 'recip':
-      return [reciprocal(a)];
-    case 'abs':
-      return [abs(a)];
-    case 'neg':
-      return [neg(a)];
-    case 'sin':
-      return [sin(a)];
-    case 'cos':
-      return [cos(a)];
-    case 'tan':
-      return [tan(a)];
-    case 'sinh':
-      return [mapValues(a, Math.sinh)];
-    case 'cosh':
-      return [mapValues(a, Math.cosh)];
-    case 'asin':
-      return [mapValues(a, Math.asin)];
-    case 'acos':
-      return [mapValues(a, Math.acos)];
-    case 'atan':
-      return [mapValues(a, Math.atan)];
-    case 'asinh':
-      return [mapValues(a, Math.asinh)];
-    case 'acosh':
-      return [mapValues(a, Math.acosh)];
-    case 'atanh':
-      return [mapValues(a, Math.atanh)];
-    case 'ceil':
-      return [ceil(a)];
-    case 'floor':
-      return [floor(a)];
-    case 'erf':
-      return [erf(a)];
-    case 'not':
-      return [logicalNot(a)];
-    case 'sign':
-      return [sign(a)];
-    case 'round':
-      // kROUND: round half to even.
-      return [round(a)];
-    case 'isinf':
-      return [isinf(a)];
-    case 'isnan':
-      return [isnan(a)];
-  }
+export const elementwise: Executor<'elementwise'> = (p, inputs, layer) => [ELEMENTWISE[p.op](required(inputs, 0, layer), required(inputs, 1, layer))];
+
+const UNARY: Record<UnaryOp, (a: Tensor) => Tensor> = {
+  exp,
+  log,
+  sqrt,
+  recip: reciprocal,
+  abs,
+  neg,
+  sin,
+  cos,
+  tan,
+  sinh: (a) => mapValues(a, Math.sinh),
+  cosh: (a) => mapValues(a, Math.cosh),
+  asin: (a) => mapValues(a, Math.asin),
+  acos: (a) => mapValues(a, Math.acos),
+  atan: (a) => mapValues(a, Math.atan),
+  asinh: (a) => mapValues(a, Math.asinh),
+  acosh: (a) => mapValues(a, Math.acosh),
+  atanh: (a) => mapValues(a, Math.atanh),
+  ceil,
+  floor,
+  erf,
+  not: logicalNot,
+  sign,
+  // kROUND: round half to even.
+  round: (a) => round(a),
+  isinf,
+  isnan,
 };
+
+export const unary: Executor<'unary'> = (p, inputs, layer) => [UNARY[p.op](required(inputs, 0, layer))];
 
 /** log(1 + e^z) without overflow for large z. */
 const softplusNumber = (z: number): number => Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z)));

@@ -1,0 +1,161 @@
+/**
+ * `tensorrt-node inspect model.trtp`: what a program file holds (manifest, device
+ * requirements, I/O, segments) and whether this machine can run it, without loading it.
+ */
+import * as fs from 'node:fs';
+
+import { probeDevices, type CudaDevice } from '../devices';
+import { BadProgramError, NoCompatibleDeviceError } from '../errors';
+import { formatShape, type Dim } from '../ir/symbolic';
+import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../runtime/device-selection';
+import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
+
+/** One engine's device needs, and what this machine would do with it. */
+export interface EngineRequirement {
+  segment: number;
+  device: EngineDevice;
+  /** In words, e.g. `GPU with compute capability 9.0`. */
+  needs: string;
+  /** Here: the device it would run on, or why none can (absent for CPU engines). */
+  here?: { device: number; name: string; reason: string; warnings: string[] } | { error: string };
+}
+
+/** What `inspect` reports (`--json` prints it). */
+export interface InspectReport {
+  file: string;
+  bytes: number;
+  format: string;
+  formatVersion: string;
+  writtenBy: string;
+  backend: string;
+  backends: Record<string, string>;
+  /** True when some engine needs a GPU or DLA. */
+  needsGpu: boolean;
+  engines: EngineRequirement[];
+  inputs: Array<{ name: string; dtype: string; shape: string; extra?: unknown }>;
+  outputs: Array<{ name: string; dtype: string; shape: string; extra?: unknown }>;
+  segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[] }>;
+  constants: Array<{ value: string; dtype: string; shape: number[]; bytes: number }>;
+  /** Every blob's SHA-256 was checked against the manifest. */
+  checksumsVerified: boolean;
+  manifest: ProgramManifest;
+}
+
+function needsText(d: EngineDevice): string {
+  if (d.type === 'cpu') return `no GPU (${d.backend} backend ${d.backendVersion}, runs on the CPU)`;
+  const cc = formatComputeCapability(d.computeCapability!);
+  const built = `built on device ${d.gpuId} "${d.deviceName}" with ${d.backend} ${d.backendVersion}`;
+  if (d.type === 'dla') return `DLA core ${d.dlaCore} of device ${d.gpuId} with compute capability ${cc}${d.allowGpuFallback ? ', GPU fallback allowed' : ''} (${built})`;
+  if (d.hardwareCompatibility === 'ampere+') return `a GPU with compute capability 8.0 or newer (hardware compatibility "ampere+"; ${built}, compute capability ${cc})`;
+  return `a GPU with compute capability ${cc} (hardware compatibility "${d.hardwareCompatibility}"; ${built})`;
+}
+
+function ioEntry(x: ManifestIO): InspectReport['inputs'][number] {
+  const entry: InspectReport['inputs'][number] = { name: x.name, dtype: x.dtype, shape: formatShape(x.shape as Dim[]) };
+  if (x.extra !== undefined) entry.extra = x.extra;
+  return entry;
+}
+
+/**
+ * Reads and checks a program file (container, format version, checksums; nothing is
+ * deserialized) and says which device each engine would run on here.
+ *
+ * @param available the device list (default: `probeDevices()`, empty without a GPU).
+ * @throws {BadProgramError} `E_BAD_PROGRAM` when the file cannot be read or is malformed.
+ */
+export async function inspectProgramFile(file: string, available?: readonly CudaDevice[]): Promise<InspectReport> {
+  let bytes: Uint8Array;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch (cause) {
+    throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
+  }
+  const { manifest: m, blobs } = readProgramFile(bytes, `program file "${file}"`);
+  const engines: EngineRequirement[] = [];
+  let list = available;
+  for (const [i, s] of m.segments.entries()) {
+    if (s.kind !== 'tensorrt') continue;
+    const req: EngineRequirement = { segment: i, device: s.device, needs: needsText(s.device) };
+    const target = deviceTargetOf(s.device);
+    if (target !== null) {
+      list ??= (await probeDevices()).devices;
+      try {
+        const sel = selectDevice(target, list, list.some((d) => d.ordinal === DEFAULT_CURRENT_DEVICE) ? DEFAULT_CURRENT_DEVICE : null);
+        req.here = { device: sel.device.ordinal, name: sel.device.name, reason: sel.reason, warnings: sel.warnings };
+      } catch (error) {
+        if (!(error instanceof NoCompatibleDeviceError)) throw error;
+        req.here = { error: error.message };
+      }
+    }
+    engines.push(req);
+  }
+  return {
+    file,
+    bytes: bytes.byteLength,
+    format: m.format,
+    formatVersion: m.formatVersion,
+    writtenBy: `${m.library.name} ${m.library.version}`,
+    backend: m.backend,
+    backends: m.backends,
+    needsGpu: engines.some((e) => e.device.type !== 'cpu'),
+    engines,
+    inputs: m.inputs.map(ioEntry),
+    outputs: m.outputs.map(ioEntry),
+    segments: m.segments.map((s, index) => {
+      const blob = s.kind === 'tensorrt' ? s.engine : s.graph;
+      return { index, kind: s.kind, ...(s.kind === 'tensorrt' ? { backend: s.backend } : {}), blob, bytes: blobs.get(blob)!.byteLength, inputs: s.inputs, outputs: s.outputs };
+    }),
+    constants: m.constants.map((c) => ({ value: c.value, dtype: c.dtype, shape: c.shape, bytes: blobs.get(c.blob)!.byteLength })),
+    checksumsVerified: true,
+    manifest: m,
+  };
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The human-readable form of an {@link InspectReport}. */
+export function formatInspectReport(r: InspectReport): string {
+  const lines: string[] = [];
+  lines.push(`${r.file}: ${r.format}, format version ${r.formatVersion}, written by ${r.writtenBy} (${formatBytes(r.bytes)})`);
+  lines.push(`backends: ${Object.entries(r.backends).map(([n, v]) => `${n} ${v}`).join(', ') || 'none'}`);
+  lines.push('');
+  lines.push(`device requirements: ${r.needsGpu ? 'a GPU' : 'none (every engine runs on the CPU)'}`);
+  for (const e of r.engines) {
+    lines.push(`  segment ${e.segment}: ${e.needs}`);
+    if (e.here === undefined) continue;
+    if ('error' in e.here) lines.push(`    here: cannot run: ${e.here.error}`);
+    else {
+      lines.push(`    here: device ${e.here.device} "${e.here.name}" (${e.here.reason})`);
+      for (const w of e.here.warnings) lines.push(`    warning: ${w}`);
+    }
+  }
+  lines.push('');
+  lines.push('inputs:');
+  for (const x of r.inputs) lines.push(`  ${x.name}: ${x.dtype}${x.shape}${x.extra === undefined ? '' : ` ${JSON.stringify(x.extra)}`}`);
+  lines.push('outputs:');
+  for (const x of r.outputs) lines.push(`  ${x.name}: ${x.dtype}${x.shape}${x.extra === undefined ? '' : ` ${JSON.stringify(x.extra)}`}`);
+  lines.push('');
+  lines.push('segments:');
+  for (const s of r.segments) {
+    const what = s.kind === 'tensorrt' ? `engine (${s.backend})` : 'fallback graph';
+    lines.push(`  ${s.index}: ${what}, ${s.blob} (${formatBytes(s.bytes)}): ${s.inputs.join(', ')} -> ${s.outputs.join(', ')}`);
+  }
+  if (r.constants.length > 0) {
+    lines.push('constant outputs:');
+    for (const c of r.constants) lines.push(`  ${c.value}: ${c.dtype}[${c.shape.join(', ')}] (${formatBytes(c.bytes)})`);
+  }
+  lines.push('');
+  const blobCount = Object.keys(r.manifest.blobs).length;
+  lines.push(`blobs: ${blobCount}, SHA-256 ${r.checksumsVerified ? 'verified' : 'not verified'}`);
+  return lines.join('\n');
+}
+
+/** `inspect <file> [--json]`. */
+export async function inspectCommand(file: string, options: { json?: boolean }, print: (s: string) => void): Promise<void> {
+  const report = await inspectProgramFile(file);
+  print(options.json ? JSON.stringify(report, null, 2) : formatInspectReport(report));
+}

@@ -1,0 +1,142 @@
+/**
+ * The compile-time target device (settings `device`, seed 003): validating the setting, and
+ * turning it into the record every engine segment keeps (lib/runtime/device-selection.ts).
+ */
+import { probeDevices, type CudaDevice } from '../devices';
+import { InvalidArgumentError, NoDeviceError } from '../errors';
+import type { Logger } from '../logger';
+import { DEFAULT_CURRENT_DEVICE, DLA_COMPUTE_CAPABILITIES, formatComputeCapability, formatFoundDevices, type EngineDevice } from '../runtime/device-selection';
+
+/** `settings.device`: where TensorRT engines should run (Torch-TensorRT's CompileSpec::Device). */
+export interface DeviceSetting {
+  /** `gpu` (default) or `dla`. */
+  type?: 'gpu' | 'dla';
+  /** CUDA ordinal to build for (default: the current device, CUDA's device 0). */
+  gpuId?: number;
+  /** DLA only: the DLA core (default 0). */
+  dlaCore?: number;
+  /** DLA only: build layers the DLA cannot run for the GPU instead of failing (default false). */
+  allowGpuFallback?: boolean;
+}
+
+/** A validated {@link DeviceSetting} with defaults filled in (gpuId stays open until a device list is known). */
+export interface ResolvedDeviceSetting {
+  type: 'gpu' | 'dla';
+  gpuId: number | undefined;
+  dlaCore: number | null;
+  allowGpuFallback: boolean;
+}
+
+const DEVICE_KEYS = ['type', 'gpuId', 'dlaCore', 'allowGpuFallback'];
+
+function bad(message: string): never {
+  throw new InvalidArgumentError(`compile settings: ${message}`);
+}
+
+/**
+ * Validates `settings.device` and fills defaults.
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` naming the key and the value at fault.
+ */
+export function resolveDeviceSetting(value: unknown): ResolvedDeviceSetting {
+  if (value === undefined) return { type: 'gpu', gpuId: undefined, dlaCore: null, allowGpuFallback: false };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    bad(`device must be an object {type?, gpuId?, dlaCore?, allowGpuFallback?}, got ${JSON.stringify(value)}`);
+  }
+  const d = value as Record<string, unknown>;
+  for (const k of Object.keys(d)) if (!DEVICE_KEYS.includes(k)) bad(`device has an unknown key "${k}" (known: ${DEVICE_KEYS.join(', ')})`);
+  if (d.type !== undefined && d.type !== 'gpu' && d.type !== 'dla') bad(`device.type must be "gpu" or "dla", got ${JSON.stringify(d.type)}`);
+  const type = (d.type ?? 'gpu') as 'gpu' | 'dla';
+  for (const key of ['gpuId', 'dlaCore'] as const) {
+    if (d[key] !== undefined && !(Number.isSafeInteger(d[key]) && (d[key] as number) >= 0)) {
+      bad(`device.${key} must be a non-negative integer, got ${JSON.stringify(d[key])}`);
+    }
+  }
+  if (d.allowGpuFallback !== undefined && typeof d.allowGpuFallback !== 'boolean') {
+    bad(`device.allowGpuFallback must be a boolean, got ${JSON.stringify(d.allowGpuFallback)}`);
+  }
+  if (type === 'gpu') {
+    if (d.dlaCore !== undefined) bad('device.dlaCore is only meaningful with device.type "dla"');
+    if (d.allowGpuFallback !== undefined) bad('device.allowGpuFallback is only meaningful with device.type "dla"');
+  }
+  return {
+    type,
+    gpuId: d.gpuId as number | undefined,
+    dlaCore: type === 'dla' ? ((d.dlaCore as number | undefined) ?? 0) : null,
+    allowGpuFallback: type === 'dla' ? ((d.allowGpuFallback as boolean | undefined) ?? false) : false,
+  };
+}
+
+/**
+ * The device record of the engines a backend builds. The reference backend runs on the CPU:
+ * its engines record `type: 'cpu'` whatever the setting says. Other backends build for the
+ * device the setting names (default: `currentDevice`), found in `available`, whose compute
+ * capability and name are recorded.
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: the named GPU does not exist, or a DLA
+ *   target on a device without DLA cores.
+ */
+export function engineDeviceRecord(
+  setting: ResolvedDeviceSetting,
+  backend: { name: string; version: string },
+  available: readonly CudaDevice[],
+  currentDevice: number = DEFAULT_CURRENT_DEVICE,
+): EngineDevice {
+  if (backend.name === 'reference') {
+    return {
+      type: 'cpu',
+      gpuId: null,
+      dlaCore: null,
+      allowGpuFallback: false,
+      computeCapability: null,
+      deviceName: null,
+      hardwareCompatibility: 'none',
+      backend: backend.name,
+      backendVersion: backend.version,
+    };
+  }
+  const gpuId = setting.gpuId ?? currentDevice;
+  const device = available.find((d) => d.ordinal === gpuId);
+  if (device === undefined) {
+    bad(`device.gpuId ${gpuId}: there is no such CUDA device to build the ${backend.name} engines for (found: ${formatFoundDevices(available)})`);
+  }
+  const cc = formatComputeCapability(device.computeCapability);
+  if (setting.type === 'dla' && !DLA_COMPUTE_CAPABILITIES.includes(cc)) {
+    bad(`device.type "dla": device ${gpuId} "${device.name}" (compute capability ${cc}) has no DLA cores (DLA exists on compute capability ${DLA_COMPUTE_CAPABILITIES.join(' and ')})`);
+  }
+  return {
+    type: setting.type,
+    gpuId,
+    dlaCore: setting.dlaCore,
+    allowGpuFallback: setting.allowGpuFallback,
+    computeCapability: { ...device.computeCapability },
+    deviceName: device.name,
+    hardwareCompatibility: 'none',
+    backend: backend.name,
+    backendVersion: backend.version,
+  };
+}
+
+/**
+ * {@link engineDeviceRecord} for compile(): asks the driver for the device list only when the
+ * backend needs a GPU, and logs when a device setting does not apply (reference backend).
+ *
+ * @throws {NoDeviceError} `E_NO_DEVICE`: a GPU backend, but the driver lists no device.
+ */
+export async function engineDeviceForBackend(
+  setting: ResolvedDeviceSetting,
+  backend: { name: string; version: string },
+  log: Logger,
+): Promise<EngineDevice> {
+  if (backend.name === 'reference') {
+    if (setting.gpuId !== undefined || setting.type !== 'gpu') {
+      log('info', 'the reference backend runs on the CPU: settings.device does not apply, and the engines record that they need no GPU');
+    }
+    return engineDeviceRecord(setting, backend, []);
+  }
+  const probe = await probeDevices();
+  if (probe.devices.length === 0) {
+    throw new NoDeviceError(`the ${backend.name} backend needs a CUDA device, but none is usable here: ${probe.error?.message ?? 'no device'}`);
+  }
+  return engineDeviceRecord(setting, backend, probe.devices);
+}

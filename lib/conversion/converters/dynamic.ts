@@ -1,0 +1,777 @@
+/**
+ * Dynamic-shape converters (seed 002).
+ *
+ * 1. The `_dyn` ops (lib/ir/ops/dynamic.ts). Their shape arguments are int64 shape tensors,
+ *    and these converters take them only as such: they never read an int that is really a
+ *    run-time value, and static converters never see a `_dyn` op. Registered for static
+ *    and dynamic inputs alike (a `_dyn` node's data input may happen to be static).
+ *
+ * 2. Dynamic-capable converters of ordinary ops: registered `{ static: false, dynamic: true }`
+ *    next to the static ones, for nodes whose tensors have run-time (-1) dims but whose int
+ *    arguments are static (the legalization pass has already rewritten every op whose int
+ *    arguments depend on a symbol). Only where correct with -1 dims:
+ *    - pointwise ops: the static converters themselves (they read ranks only; rank
+ *      alignment of run-time dims goes through a shape tensor, impl/basic.ts toRank);
+ *    - permute / transpose / t, embedding (static table): the static converters;
+ *    - views (view/reshape/flatten/unflatten/squeeze/unsqueeze): a reshape whose dims are the
+ *      IR output dims, each static, or copied from an equal input dim, or inferred (-1);
+ *    - select, slice / narrow / split / chunk / unbind along a static axis, cat, stack,
+ *      expand / expand_as, *_like fills, single-index aten.index (static table);
+ *    - linear / matmul / mm / bmm, softmax / log_softmax, sum / mean / amax / amin,
+ *      layer_norm / native_layer_norm / rms_norm (static normalized dims),
+ *      scaled_dot_product_attention (a run-time causal mask from a fill layer).
+ */
+import { isFloating, type DType } from '../../ir/dtype';
+import { Value, type Arg, type Node } from '../../ir/graph';
+import { dimEquals, isStatic, type Dim } from '../../ir/symbolic';
+import type { NetTensor } from '../../network';
+import { Tensor } from '../../tensor';
+import type { ConversionContext } from '../context';
+import { registerConverter, registeredConverters, type CheckArgs, type ConverterImpl } from '../registry';
+import { axisOf, cast, trt } from '../impl/basic';
+import {
+  asVector,
+  dimOf,
+  expandToShape,
+  isDynamic,
+  prependOnes,
+  reshapeFromDims,
+  reshapeTo,
+  shapeArith,
+  shapeConstant,
+  shapeOf,
+  shapeVector,
+  sizeWithAxis,
+  sliceDynamic,
+} from '../impl/dynamic';
+import { indexTensor } from '../impl/indices';
+import { linear, scaled, torchMatmul } from '../impl/linalg';
+import { layerNorm, moments, rmsNorm } from '../impl/norm';
+import { reduceTo, reductionAxes, softmax } from '../impl/reduce';
+import { machineEpsilon } from '../../kernels/norm';
+
+// ---------------------------------------------------------------------------------------
+// Argument access
+// ---------------------------------------------------------------------------------------
+
+function value(node: Node, name: string): Value {
+  const a = node.args[name];
+  if (!(a instanceof Value)) throw new TypeError(`${node.name}: argument ${name} is not a value`);
+  return a;
+}
+
+function optValue(node: Node, name: string): Value | null {
+  const a = node.args[name];
+  return a instanceof Value ? a : null;
+}
+
+function num(node: Node, name: string): number {
+  const a = node.args[name];
+  if (typeof a === 'boolean') return Number(a);
+  if (typeof a !== 'number') throw new TypeError(`${node.name}: argument ${name} is not a static number`);
+  return a;
+}
+
+function optNum(node: Node, name: string): number | null {
+  const a = node.args[name];
+  return a === null || a === undefined ? null : num(node, name);
+}
+
+function nums(node: Node, name: string): number[] {
+  const a = node.args[name];
+  const list: readonly Arg[] = Array.isArray(a) ? a : a === null || a === undefined ? [] : [a as Arg];
+  return list.map((x) => {
+    if (typeof x !== 'number') throw new TypeError(`${node.name}: argument ${name} holds a non-static entry`);
+    return x;
+  });
+}
+
+const irShape = (v: Value): readonly Dim[] => v.tensorType.shape;
+const rankOf = (v: Value): number => v.tensorType.shape.length;
+const outDType = (node: Node, i = 0): DType => node.outputs[i]!.tensorType.dtype;
+
+/** Reasons shared by the dynamic-capable converters; null when fine. */
+type Reason = string | null;
+
+/** True when every int / int[] argument is a literal (SymInt values are the legalization's job). */
+function staticIntArgs(node: Node): Reason {
+  for (const [name, a] of Object.entries(node.args)) {
+    const bad = (x: Arg): boolean => (x instanceof Value && x.type.kind === 'symint') || (Array.isArray(x) && x.some(bad));
+    if (bad(a)) return `argument ${name} holds a run-time SymInt; the legalization pass rewrites such ops into _dyn variants`;
+  }
+  return null;
+}
+
+/** TensorRT moves int8/uint8 only as quantized / I/O types. */
+function noQuantized(node: Node): Reason {
+  for (const v of [...node.inputValues(), ...node.outputs]) {
+    if (v.type.kind === 'tensor' && (v.type.dtype === 'int8' || v.type.dtype === 'uint8')) return `%${v.name} is ${v.type.dtype}, which TensorRT does not move`;
+  }
+  return null;
+}
+
+function checks(...more: Array<(node: Node) => Reason>): CheckArgs {
+  return (node) => {
+    for (const c of [staticIntArgs, ...more]) {
+      const r = c(node);
+      if (r !== null) return r;
+    }
+    return true;
+  };
+}
+
+/** Registers a converter for nodes with run-time dims only (static nodes keep their static converter). */
+function dynamicOnly(targets: string | readonly string[], impl: ConverterImpl, ...more: Array<(node: Node) => Reason>): void {
+  for (const target of typeof targets === 'string' ? [targets] : targets) {
+    registerConverter(target, impl, { static: false, dynamic: true, checkArgs: checks(...more), name: `${target} (dynamic)` });
+  }
+}
+
+/**
+ * Registers the static converters of `targets` for run-time dims too, unchanged: for ops
+ * whose converters read ranks, never dims (audited one by one). `more` adds refusals.
+ */
+function alsoDynamic(targets: readonly string[], ...more: Array<(node: Node) => Reason>): void {
+  for (const target of targets) {
+    for (const c of registeredConverters(target).filter((x) => x.static && !x.dynamic)) {
+      const extra = checks(...more);
+      registerConverter(target, c.impl, {
+        static: false,
+        dynamic: true,
+        priority: c.priority,
+        name: `${c.name} (dynamic)`,
+        checkArgs: (node, settings) => {
+          const r = extra(node, settings);
+          if (r !== true) return r;
+          return c.checkArgs ? c.checkArgs(node, settings) : true;
+        },
+      });
+    }
+  }
+}
+
+/**
+ * Pins the dims the IR knows statically onto a network tensor whose shape inference lost
+ * them (a no-op reshape at run time), so layers that need static dims (normalized dims,
+ * attention's head size) see them.
+ */
+function pinned(ctx: ConversionContext, t: NetTensor, v: Value, role = 'pin'): NetTensor {
+  const shape = irShape(v);
+  if (!t.shape.some((d, i) => d < 0 && isStatic(shape[i]!))) return t;
+  return reshapeFromDims(
+    ctx,
+    t,
+    shape.map((d, axis) => (isStatic(d) ? d : { axis })),
+    role,
+  );
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. The _dyn ops
+// ---------------------------------------------------------------------------------------
+
+/** Registers a `_dyn` converter (static and dynamic inputs). */
+function dyn(target: string, impl: ConverterImpl, check?: (node: Node) => Reason): void {
+  registerConverter(target, impl, { checkArgs: check ? (node) => check(node) ?? true : undefined });
+}
+
+dyn('trt.size_dyn', (node, ctx) => {
+  const self = value(node, 'self');
+  return [dimOf(ctx, ctx.tensor(self), axisOf(ctx, num(node, 'dim'), rankOf(self)))];
+});
+
+dyn('trt.shape_dyn', (node, ctx) => {
+  const x = ctx.tensor(value(node, 'self'));
+  return [isDynamic(x) ? shapeOf(ctx, x) : shapeConstant(ctx, [...x.shape], 'shape')];
+});
+
+const ARITHMETIC: Record<string, 'sum' | 'sub' | 'prod' | 'floor_div' | 'max' | 'min' | 'mod'> = {
+  'trt.sym_add_dyn': 'sum',
+  'trt.sym_sub_dyn': 'sub',
+  'trt.sym_mul_dyn': 'prod',
+  'trt.sym_floordiv_dyn': 'floor_div',
+  'trt.sym_mod_dyn': 'mod',
+  'trt.sym_max_dyn': 'max',
+  'trt.sym_min_dyn': 'min',
+};
+
+for (const [target, op] of Object.entries(ARITHMETIC)) {
+  dyn(target, (node, ctx) => {
+    const a = cast(ctx, ctx.tensor(value(node, 'a')), 'int64', 'a_int64');
+    const b = cast(ctx, ctx.tensor(value(node, 'b')), 'int64', 'b_int64');
+    if (op !== 'mod') return [shapeArith(ctx, a, b, op)];
+    // Python's a % b (the sign of b): a - floor(a / b) * b.
+    const q = shapeArith(ctx, a, b, 'floor_div', 'quotient');
+    return [shapeArith(ctx, a, shapeArith(ctx, q, b, 'prod', 'multiple'), 'sub', 'mod')];
+  });
+}
+
+dyn('trt.sym_list_dyn', (node, ctx) => {
+  const items = (node.args.items as Arg[]).map((a) => ctx.tensor(a as Value));
+  return [shapeVector(ctx, items, 'list')];
+});
+
+dyn('trt.reshape_dyn', (node, ctx) => [reshapeTo(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'shape')))], noQuantized);
+
+dyn('trt.expand_dyn', (node, ctx) => [expandToShape(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'size')))], noQuantized);
+
+dyn(
+  'trt.slice_dyn',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const x = ctx.tensor(self);
+    const rank = rankOf(self);
+    const axis = axisOf(ctx, num(node, 'dim'), rank);
+    const start = shapeVector(
+      ctx,
+      Array.from({ length: rank }, (_, i) => (i === axis ? ctx.tensor(value(node, 'start')) : 0)),
+      'start',
+    );
+    const size = sizeWithAxis(ctx, x, axis, ctx.tensor(value(node, 'length')), 'size');
+    const stride = Array.from({ length: rank }, (_, i) => (i === axis ? num(node, 'step') : 1));
+    return [sliceDynamic(ctx, x, start, size, stride)];
+  },
+  (node) => noQuantized(node) ?? (num(node, 'step') > 0 ? null : 'step must be positive'),
+);
+
+dyn(
+  'trt.select_dyn',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    return [ctx.add({ kind: 'gather', mode: 'default', axis }, [ctx.tensor(self), ctx.tensor(value(node, 'index'))])];
+  },
+  noQuantized,
+);
+
+/** One value of `dtype` broadcast to the 1-D int64 shape `size` (a stride-0 slice of a ones-shaped constant). */
+function filledDynamic(ctx: ConversionContext, fill: number | boolean, dtype: DType, size: NetTensor, role = 'fill'): NetTensor {
+  const rank = size.shape[0]!;
+  const v = typeof fill === 'boolean' ? Number(fill) : fill;
+  const scalar = ctx.constant(Tensor.from(dtype, new Array<number>(rank).fill(1), [dtype === 'bool' ? (v !== 0 ? 1 : 0) : v]), ctx.name(`${role}_value`));
+  if (rank === 0) return scalar;
+  const zeros = new Array<number>(rank).fill(0);
+  return sliceDynamic(ctx, scalar, zeros, size, zeros, role);
+}
+
+const fillValue = (node: Node): number | boolean => {
+  const v = node.args.fill_value;
+  return typeof v === 'boolean' ? v : num(node, 'fill_value');
+};
+
+dyn('trt.full_dyn', (node, ctx) => [filledDynamic(ctx, fillValue(node), outDType(node), ctx.tensor(value(node, 'size')))], (node) =>
+  trtOrNull(outDType(node)),
+);
+
+const FILL_TYPES = new Set<DType>(['float32', 'float16', 'int32', 'int64']);
+
+dyn(
+  'trt.arange_dyn',
+  (node, ctx) => {
+    const dtype = outDType(node);
+    const via: DType = FILL_TYPES.has(dtype) ? dtype : isFloating(dtype) ? 'float32' : 'int64';
+    const start = cast(ctx, ctx.tensor(value(node, 'start')), via, 'start_cast');
+    const beta = ctx.constant(Tensor.from(via, [1], [num(node, 'step')]), ctx.name('step'));
+    const dims = asVector(ctx, ctx.tensor(value(node, 'length')), 'dims');
+    const out = ctx.add({ kind: 'fill', dims: [0], alpha: 0, beta: [num(node, 'step')], dtype: trt(ctx, via) }, [dims, start, beta], 'arange');
+    return [cast(ctx, out, dtype, 'cast_out')];
+  },
+  (node) => trtOrNull(outDType(node)) ?? (Number.isInteger(num(node, 'step')) || isFloating(outDType(node)) ? null : 'a fractional step needs a float dtype'),
+);
+
+function trtOrNull(dtype: DType): Reason {
+  return dtype === 'float64' || dtype === 'complex64' || dtype === 'complex128' || dtype === 'int8' || dtype === 'uint8' ? `TensorRT cannot produce ${dtype} here` : null;
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. Dynamic-capable converters of ordinary ops
+// ---------------------------------------------------------------------------------------
+
+// Pointwise: the static converters read ranks only.
+const POINTWISE = [
+  ...['add', 'sub', 'rsub', 'mul'].flatMap((op) => [`aten.${op}.Tensor`, `aten.${op}.Scalar`]),
+  'aten.div.Tensor',
+  'aten.div.Scalar',
+  'aten.div.Tensor_mode',
+  'aten.div.Scalar_mode',
+  'aten.floor_divide.default',
+  'aten.floor_divide.Scalar',
+  'aten.remainder.Tensor',
+  'aten.remainder.Scalar',
+  'aten.remainder.Scalar_Tensor',
+  'aten.fmod.Tensor',
+  'aten.fmod.Scalar',
+  'aten.pow.Tensor_Tensor',
+  'aten.pow.Tensor_Scalar',
+  'aten.pow.Scalar',
+  'aten.maximum.default',
+  'aten.minimum.default',
+  ...['eq', 'ne', 'lt', 'le', 'gt', 'ge'].flatMap((op) => [`aten.${op}.Tensor`, `aten.${op}.Scalar`]),
+  'aten.logical_and.default',
+  'aten.logical_or.default',
+  'aten.logical_xor.default',
+  'aten.logical_not.default',
+  'aten.bitwise_not.default',
+  'aten.where.self',
+  'aten.where.ScalarSelf',
+  'aten.where.ScalarOther',
+  'aten.where.Scalar',
+  'aten.masked_fill.Scalar',
+  'aten.masked_fill.Tensor',
+  ...['exp', 'log', 'sqrt', 'reciprocal', 'sin', 'cos', 'tan', 'erf'].map((op) => `aten.${op}.default`),
+  'aten.tanh.default',
+  'aten.sigmoid.default',
+  'aten.rsqrt.default',
+  'aten.log1p.default',
+  'aten.neg.default',
+  'aten.abs.default',
+  'aten.sign.default',
+  'aten.floor.default',
+  'aten.ceil.default',
+  'aten.round.default',
+  'aten.round.decimals',
+  'aten.trunc.default',
+  'aten.isnan.default',
+  'aten.isinf.default',
+  'aten.relu.default',
+  'aten.gelu.default',
+  'aten.silu.default',
+  'aten.hardswish.default',
+  'aten.hardsigmoid.default',
+  'trt.hardsigmoid_onnx',
+  'aten.leaky_relu.default',
+  'aten.elu.default',
+  'aten.softplus.default',
+  'aten._prelu_kernel.default',
+  'aten.clamp.default',
+  'aten.clamp.Tensor',
+  'aten.clamp_min.default',
+  'aten.clamp_min.Tensor',
+  'aten.clamp_max.default',
+  'aten.clamp_max.Tensor',
+  'aten.hardtanh.default',
+  'aten._to_copy.default',
+  'aten.to.dtype',
+  'aten.type_as.default',
+  'aten.clone.default',
+  'aten.alias.default',
+  'aten.detach.default',
+  'aten.contiguous.default',
+  'aten.dropout.default',
+];
+
+alsoDynamic(POINTWISE);
+
+// Permutations read the rank only; an embedding table is static.
+alsoDynamic(['aten.permute.default', 'aten.transpose.int', 'aten.t.default']);
+alsoDynamic(['aten.embedding.default'], (node) => (irShape(value(node, 'weight')).every(isStatic) ? null : 'the embedding table has run-time dims'));
+
+/**
+ * The IR output dims of a view, each static, or the input axis holding an equal dim, or -1
+ * (inferred) for at most one; null when more than one dim cannot be read from the input.
+ */
+function viewDims(self: Value, out: Value): Array<number | { axis: number }> | null {
+  const input = irShape(self);
+  const used = new Set<number>();
+  let inferred = 0;
+  const dims = irShape(out).map((d) => {
+    if (isStatic(d)) return d;
+    const axis = input.findIndex((e, j) => !used.has(j) && dimEquals(e, d));
+    if (axis >= 0) {
+      used.add(axis);
+      return { axis };
+    }
+    inferred++;
+    return -1;
+  });
+  return inferred <= 1 ? dims : null;
+}
+
+dynamicOnly(
+  [
+    'aten.view.default',
+    'aten.reshape.default',
+    'aten._unsafe_view.default',
+    'aten.flatten.using_ints',
+    'aten.unflatten.int',
+    'aten.squeeze.default',
+    'aten.squeeze.dim',
+    'aten.squeeze.dims',
+    'aten.unsqueeze.default',
+  ],
+  (node, ctx) => [reshapeFromDims(ctx, ctx.tensor(value(node, 'self')), viewDims(value(node, 'self'), node.outputs[0]!)!)],
+  noQuantized,
+  (node) =>
+    viewDims(value(node, 'self'), node.outputs[0]!) === null
+      ? `more than one run-time dim of the output ${node.outputs[0]!.name} cannot be read from the input's dims`
+      : null,
+);
+
+/** The axis argument `dim` normalized, refusing run-time dims along it. */
+const staticAxis = (node: Node): Reason => {
+  const self = value(node, 'self');
+  const rank = rankOf(self);
+  const d = num(node, 'dim');
+  const axis = d < 0 ? d + rank : d;
+  return isStatic(irShape(self)[axis]!) ? null : `dim ${d} has a run-time size; the legalization pass turns such ops into _dyn variants`;
+};
+
+// select: a gather of one (wrapped) index along the axis.
+dynamicOnly(
+  'aten.select.int',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const index = num(node, 'index');
+    const n = irShape(self)[axis]!;
+    const i = index < 0 ? index + (n as number) : index;
+    const idx = ctx.constant(Tensor.from('int64', [], [i]), ctx.name('index'));
+    return [ctx.add({ kind: 'gather', mode: 'default', axis }, [ctx.tensor(self), idx])];
+  },
+  noQuantized,
+  (node) => (num(node, 'index') >= 0 ? null : staticAxis(node)),
+);
+
+/** `count` elements from `start` by `step` along a static-size axis; other dims whole. */
+function sliceAlong(ctx: ConversionContext, x: NetTensor, axis: number, start: number, count: number, step: number, role = 'slice'): NetTensor {
+  const rank = x.shape.length;
+  const starts = Array.from({ length: rank }, (_, i) => (i === axis ? (count === 0 ? 0 : start) : 0));
+  const strides = Array.from({ length: rank }, (_, i) => (i === axis ? step : 1));
+  return sliceDynamic(ctx, x, starts, sizeWithAxis(ctx, x, axis, count, `${role}_size`), strides, role);
+}
+
+/** PyTorch's slice bounds on a dim of static size n (step > 0). */
+function bounds(n: number, start: number | null, end: number | null, step: number): { start: number; count: number } {
+  const clamp = (v: number): number => Math.min(Math.max(v < 0 ? v + n : v, 0), n);
+  const s = start === null ? 0 : clamp(start);
+  const e = end === null ? n : clamp(end);
+  return { start: s, count: Math.max(0, Math.ceil((e - s) / step)) };
+}
+
+dynamicOnly(
+  'aten.slice.Tensor',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const step = num(node, 'step');
+    const b = bounds(irShape(self)[axis] as number, optNum(node, 'start'), optNum(node, 'end'), step);
+    return [sliceAlong(ctx, ctx.tensor(self), axis, b.start, b.count, step)];
+  },
+  noQuantized,
+  staticAxis,
+  (node) => (num(node, 'step') > 0 ? null : 'step must be positive'),
+);
+
+dynamicOnly(
+  'aten.narrow.default',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const n = irShape(self)[axis] as number;
+    const start = num(node, 'start');
+    return [sliceAlong(ctx, ctx.tensor(self), axis, start < 0 ? start + n : start, num(node, 'length'), 1)];
+  },
+  noQuantized,
+  staticAxis,
+);
+
+// split / chunk / unbind along a static-size axis: one slice (or gather) per output.
+dynamicOnly(
+  ['aten.split.Tensor', 'aten.split_with_sizes.default', 'aten.chunk.default'],
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const x = ctx.tensor(self);
+    let start = 0;
+    return node.outputs.map((o, i) => {
+      const size = irShape(o)[axis] as number;
+      const piece = sliceAlong(ctx, x, axis, start, size, 1, `split${i}`);
+      start += size;
+      return piece;
+    });
+  },
+  noQuantized,
+  staticAxis,
+);
+
+dynamicOnly(
+  'aten.unbind.int',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const x = ctx.tensor(self);
+    return node.outputs.map((_, i) =>
+      ctx.add({ kind: 'gather', mode: 'default', axis }, [x, ctx.constant(Tensor.from('int64', [], [i]), ctx.name(`index${i}`))], `select${i}`),
+    );
+  },
+  noQuantized,
+  staticAxis,
+);
+
+dynamicOnly(
+  'aten.cat.default',
+  (node, ctx) => {
+    const all = node.args.tensors as Value[];
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(all[0]!));
+    const dtype = outDType(node);
+    const parts = all.filter((v) => irShape(v)[axis] !== 0);
+    const used = parts.length > 0 ? parts : [all[0]!];
+    const ts = used.map((v, i) => cast(ctx, ctx.tensor(v), dtype, `cast${i}`));
+    return [ts.length === 1 ? ts[0]! : ctx.add({ kind: 'concat', axis }, ts)];
+  },
+  noQuantized,
+  (node) => {
+    const all = node.args.tensors as Value[];
+    return all.every((v) => rankOf(v) === rankOf(all[0]!)) ? null : 'tensors of different ranks (legacy empty tensors) need static shapes';
+  },
+);
+
+dynamicOnly(
+  'aten.stack.default',
+  (node, ctx) => {
+    const all = node.args.tensors as Value[];
+    const rank = rankOf(all[0]!);
+    const axis = axisOf(ctx, num(node, 'dim'), rank + 1);
+    const dtype = outDType(node);
+    const ts = all.map((v, i) => {
+      const t = cast(ctx, ctx.tensor(v), dtype, `cast${i}`);
+      const dims: Array<number | { axis: number }> = t.shape.map((_, a) => ({ axis: a }));
+      dims.splice(axis, 0, 1);
+      return reshapeFromDims(ctx, t, dims, `unsqueeze${i}`);
+    });
+    return [ts.length === 1 ? ts[0]! : ctx.add({ kind: 'concat', axis }, ts)];
+  },
+  noQuantized,
+);
+
+dynamicOnly(
+  'aten.expand.default',
+  (node, ctx) => [expandToShape(ctx, ctx.tensor(value(node, 'self')), shapeConstant(ctx, nums(node, 'size'), 'size'))],
+  noQuantized,
+);
+
+dynamicOnly(
+  'aten.expand_as.default',
+  (node, ctx) => {
+    const other = ctx.tensor(value(node, 'other'));
+    const target = isDynamic(other) ? shapeOf(ctx, other, 'size') : shapeConstant(ctx, [...other.shape], 'size');
+    return [expandToShape(ctx, ctx.tensor(value(node, 'self')), target)];
+  },
+  noQuantized,
+);
+
+/** A run-time-shaped fill like `self`. */
+function filledLike(value_: (node: Node) => number | boolean): ConverterImpl {
+  return (node, ctx) => {
+    const x = ctx.tensor(value(node, 'self'));
+    return [filledDynamic(ctx, value_(node), outDType(node), shapeOf(ctx, x, 'size'))];
+  };
+}
+
+dynamicOnly('aten.full_like.default', filledLike(fillValue), (node) => trtOrNull(outDType(node)));
+dynamicOnly('aten.zeros_like.default', filledLike(() => 0), (node) => trtOrNull(outDType(node)));
+dynamicOnly('aten.ones_like.default', filledLike(() => 1), (node) => trtOrNull(outDType(node)));
+
+// aten.index with one index tensor into a static table (ONNX Gather of an embedding).
+dynamicOnly(
+  'aten.index.Tensor',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const indices = node.args.indices as Arg[];
+    const d = indices.findIndex((x) => x instanceof Value);
+    const shape = irShape(self) as number[];
+    return [ctx.add({ kind: 'gather', mode: 'default', axis: d }, [ctx.tensor(self), indexTensor(ctx, indices[d] as Value, shape[d]!)])];
+  },
+  noQuantized,
+  (node) => {
+    const self = value(node, 'self');
+    const given = (node.args.indices as Arg[]).filter((x): x is Value => x instanceof Value);
+    if (!irShape(self).every(isStatic)) return 'the indexed tensor has run-time dims';
+    if (given.length !== 1) return 'only one index tensor is supported with run-time dims';
+    const dtype = given[0]!.tensorType.dtype;
+    return dtype === 'bool' || dtype === 'uint8' ? 'boolean mask indices are data-dependent' : null;
+  },
+);
+
+// ---------------------------------------------------------------------------------------
+// Matrix products, softmax, reductions, normalization, attention
+// ---------------------------------------------------------------------------------------
+
+/** Refuses non-float operands (TensorRT's matrix multiply takes only floats). */
+const floats =
+  (...names: string[]) =>
+  (node: Node): Reason => {
+    for (const name of names) {
+      const v = optValue(node, name);
+      if (v && !isFloating(v.tensorType.dtype)) return `${name} is ${v.tensorType.dtype}; TensorRT computes this only in floating point`;
+    }
+    return null;
+  };
+
+dynamicOnly('aten.linear.default', (node, ctx) => {
+  const bias = optValue(node, 'bias');
+  return [linear(ctx, ctx.tensor(value(node, 'input')), ctx.tensor(value(node, 'weight')), bias ? ctx.tensor(bias) : null)];
+}, floats('input', 'weight', 'bias'));
+dynamicOnly('aten.matmul.default', (node, ctx) => [torchMatmul(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'other')))], floats('self', 'other'));
+dynamicOnly(['aten.mm.default', 'aten.bmm.default'], (node, ctx) => [torchMatmul(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'mat2')))], floats('self', 'mat2'));
+
+for (const [target, log] of [
+  ['aten._softmax.default', false],
+  ['aten.softmax.int', false],
+  ['aten._log_softmax.default', true],
+  ['aten.log_softmax.int', true],
+] as const) {
+  dynamicOnly(target, (node, ctx) => [softmax(ctx, ctx.tensor(value(node, 'self')), num(node, 'dim'), outDType(node), log)], (node) =>
+    isFloating(outDType(node)) ? null : `softmax of ${outDType(node)}`,
+  );
+}
+
+function reduction(op: 'sum' | 'avg' | 'max' | 'min', dims: (node: Node) => number[] | null, keepdim: (node: Node) => boolean): ConverterImpl {
+  return (node, ctx) => {
+    const x = ctx.tensor(value(node, 'self'));
+    return [reduceTo(ctx, x, op, reductionAxes(ctx, x.shape.length, dims(node)), keepdim(node), outDType(node))];
+  };
+}
+
+const optDims = (node: Node): number[] | null => (node.args.dim === null || node.args.dim === undefined ? null : nums(node, 'dim'));
+const keep = (node: Node): boolean => node.args.keepdim === true;
+const reducible = (node: Node): Reason => trtOrNull(outDType(node)) ?? (outDType(node) === 'bool' ? 'a bool reduction' : null);
+
+dynamicOnly('aten.sum.dim_IntList', reduction('sum', optDims, keep), reducible);
+dynamicOnly('aten.sum.default', reduction('sum', () => null, () => false), reducible);
+dynamicOnly('aten.mean.dim', reduction('avg', optDims, keep), reducible);
+dynamicOnly('aten.mean.default', reduction('avg', () => null, () => false), reducible);
+dynamicOnly('aten.amax.default', reduction('max', optDims, keep), reducible);
+dynamicOnly('aten.amin.default', reduction('min', optDims, keep), reducible);
+
+/** The normalized dims (the last `count`) must be static: TensorRT's normalization takes static scale/bias. */
+const staticNormalized = (node: Node): Reason => {
+  const count = nums(node, 'normalized_shape').length;
+  const shape = irShape(value(node, 'input'));
+  return shape.slice(shape.length - count).every(isStatic) ? null : 'the normalized dims have run-time sizes';
+};
+
+dynamicOnly(
+  'aten.layer_norm.default',
+  (node, ctx) => {
+    const w = optValue(node, 'weight');
+    const b = optValue(node, 'bias');
+    const x = pinned(ctx, ctx.tensor(value(node, 'input')), value(node, 'input'));
+    return [layerNorm(ctx, x, nums(node, 'normalized_shape').length, w && ctx.tensor(w), b && ctx.tensor(b), num(node, 'eps'))];
+  },
+  floats('input'),
+  staticNormalized,
+);
+
+dynamicOnly(
+  'aten.native_layer_norm.default',
+  (node, ctx) => {
+    const w = optValue(node, 'weight');
+    const b = optValue(node, 'bias');
+    const x = pinned(ctx, ctx.tensor(value(node, 'input')), value(node, 'input'));
+    const n = nums(node, 'normalized_shape').length;
+    const eps = num(node, 'eps');
+    const out = layerNorm(ctx, x, n, w && ctx.tensor(w), b && ctx.tensor(b), eps);
+    if (!ctx.isUsed(node.outputs[1]!) && !ctx.isUsed(node.outputs[2]!)) return [out, null, null];
+    const rank = x.shape.length;
+    const { mean, rstd } = moments(ctx, x, Array.from({ length: n }, (_, i) => rank - n + i), eps);
+    return [out, cast(ctx, mean, outDType(node, 1), 'mean_out'), cast(ctx, rstd, outDType(node, 2), 'rstd_out')];
+  },
+  floats('input'),
+  staticNormalized,
+);
+
+dynamicOnly(
+  'aten.rms_norm.default',
+  (node, ctx) => {
+    const input = value(node, 'input');
+    const w = optValue(node, 'weight');
+    const eps = optNum(node, 'eps') ?? machineEpsilon(input.tensorType.dtype);
+    return [rmsNorm(ctx, pinned(ctx, ctx.tensor(input), input), nums(node, 'normalized_shape').length, w && ctx.tensor(w), eps)];
+  },
+  floats('input'),
+  staticNormalized,
+);
+
+/**
+ * scaled_dot_product_attention with run-time sequence lengths: softmax(Q·Kᵀ·scale + mask)·V,
+ * the causal mask built at run time as (j - i > 0 ? -inf : 0) from a linspace fill over
+ * [L, S] (top-left aligned, as PyTorch).
+ */
+dynamicOnly(
+  'aten.scaled_dot_product_attention.default',
+  (node, ctx) => {
+    const query = value(node, 'query');
+    const q = pinned(ctx, ctx.tensor(query), query, 'query_pin');
+    const k = pinned(ctx, ctx.tensor(value(node, 'key')), value(node, 'key'), 'key_pin');
+    const v = ctx.tensor(value(node, 'value'));
+    const E = irShape(query).at(-1) as number;
+    const scale = optNum(node, 'scale') ?? 1 / Math.sqrt(E);
+    let scores = scaled(ctx, torchMatmul(ctx, q, k, true, 'scores'), scale, 'scale');
+    const rank = scores.shape.length;
+    const mask = optValue(node, 'attn_mask');
+    if (mask !== null) {
+      const m = ctx.tensor(mask);
+      if (m.dtype === 'bool') {
+        const [mm, s] = [prependOnes(ctx, m, rank - m.shape.length, 'mask_rank'), scores];
+        const negInf = ctx.constant(Tensor.from(scores.dtype, new Array<number>(rank).fill(1), [-Infinity]), ctx.name('neg_inf'));
+        scores = ctx.add({ kind: 'select' }, [mm, s, negInf], 'masked');
+      } else {
+        const mm = prependOnes(ctx, cast(ctx, m, scores.dtype, 'mask_cast'), rank - m.shape.length, 'mask_rank');
+        scores = ctx.add({ kind: 'elementwise', op: 'sum' }, [scores, mm], 'masked');
+      }
+    } else if (node.args.is_causal === true) {
+      const dims = shapeVector(ctx, [dimOf(ctx, scores, rank - 2, 'L'), dimOf(ctx, scores, rank - 1, 'S')], 'mask_dims');
+      const offset = ctx.add({ kind: 'fill', dims: [0, 0], alpha: 0, beta: [-1, 1], dtype: 'float32' }, [dims], 'col_minus_row');
+      const zero = ctx.constant(Tensor.from('float32', [1, 1], [0]), ctx.name('zero'));
+      const above = ctx.add({ kind: 'elementwise', op: 'greater' }, [offset, zero], 'above_diagonal');
+      const negInf = ctx.constant(Tensor.from(scores.dtype, [1, 1], [-Infinity]), ctx.name('neg_inf'));
+      const none = ctx.constant(Tensor.from(scores.dtype, [1, 1], [0]), ctx.name('no_mask'));
+      const bias = prependOnes(ctx, ctx.add({ kind: 'select' }, [above, negInf, none], 'causal_bias'), rank - 2, 'causal_rank');
+      scores = ctx.add({ kind: 'elementwise', op: 'sum' }, [scores, bias], 'masked');
+    }
+    const probs = ctx.add({ kind: 'softmax', axis: rank - 1 }, [scores], 'softmax');
+    return [torchMatmul(ctx, probs, v, false, 'output')];
+  },
+  floats('query', 'key', 'value'),
+  (node) => {
+    if (num(node, 'dropout_p') !== 0) return 'dropout_p must be 0 in inference';
+    if (!isStatic(irShape(value(node, 'query')).at(-1)!)) return 'the head size (last dim of query) must be static';
+    const q = irShape(value(node, 'query'));
+    const k = irShape(value(node, 'key'));
+    if (node.args.enable_gqa === true && !dimEquals(q.at(-3) ?? 1, k.at(-3) ?? 1)) return 'grouped-query attention with run-time shapes is not supported';
+    return null;
+  },
+);
+
+// ---------------------------------------------------------------------------------------
+// Complex lowering ops (lib/ir/ops/complex.ts) with run-time dims
+// ---------------------------------------------------------------------------------------
+
+/**
+ * trt.complex_mul on real carriers [..., 2]: the parts sliced off the static last axis
+ * (sizes of the other dims read at run time), re = ar·br − ai·bi, im = ar·bi + ai·br,
+ * concatenated back.
+ */
+dynamicOnly(
+  'trt.complex_mul',
+  (node, ctx) => {
+    const dtype = outDType(node);
+    const [a, b] = [cast(ctx, ctx.tensor(value(node, 'self')), dtype, 'cast_a'), cast(ctx, ctx.tensor(value(node, 'other')), dtype, 'cast_b')];
+    const rank = Math.max(a.shape.length, b.shape.length);
+    const [x, y] = [prependOnes(ctx, a, rank - a.shape.length, 'rank_a'), prependOnes(ctx, b, rank - b.shape.length, 'rank_b')];
+    const last = rank - 1;
+    const part = (t: NetTensor, index: 0 | 1, role: string): NetTensor => sliceAlong(ctx, t, last, index, 1, 1, role);
+    const ew = (p: NetTensor, q: NetTensor, op: 'prod' | 'sub' | 'sum', role: string): NetTensor => ctx.add({ kind: 'elementwise', op }, [p, q], role);
+    const [ar, ai, br, bi] = [part(x, 0, 'a_re'), part(x, 1, 'a_im'), part(y, 0, 'b_re'), part(y, 1, 'b_im')];
+    const re = ew(ew(ar, br, 'prod', 'ar_br'), ew(ai, bi, 'prod', 'ai_bi'), 'sub', 're');
+    const im = ew(ew(ar, bi, 'prod', 'ar_bi'), ew(ai, br, 'prod', 'ai_br'), 'sum', 'im');
+    return [ctx.add({ kind: 'concat', axis: last }, [re, im], 'pair')];
+  },
+  (node) => {
+    const d = outDType(node);
+    if (!isFloating(d)) return `${node.target} computes in floats, got ${d}`;
+    const carriers = [value(node, 'self'), value(node, 'other')];
+    return carriers.every((v) => irShape(v).at(-1) === 2) ? null : 'the carriers must end in a static dim of 2';
+  },
+);

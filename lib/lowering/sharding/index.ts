@@ -1,0 +1,14 @@
+/**
+ * Tensor parallelism over the Graph IR: find Llama-style blocks by pattern
+ * ({@link findBlocks}), split them into one graph per rank ({@link shardGraph}), and cut a
+ * rank graph at its all-reduce collectives ({@link splitAtCollectives}) for runtimes that run
+ * the ranks in lockstep.
+ */
+export { findBlocks, isProjection } from './match';
+export type { ColumnRole, MatchedBlock } from './match';
+export { shardGraph } from './shard';
+export type { BlockSharding, ShardedGraph, ShardedWeight } from './shard';
+export { allReduceGraph, hasCollectives, splitAtCollectives } from './split';
+export type { AllReduceStep, CollectiveStep, GraphStep } from './split';
+export { columnSliceCopy, leadingSliceView } from './weights';
+export type { WeightLayout } from './weights';

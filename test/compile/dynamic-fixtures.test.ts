@@ -1,0 +1,206 @@
+/**
+ * Dynamic shapes end to end (seed 002): each fixture is compiled ONCE with run-time dims
+ * (optimization profiles from the model's range_constraints or from settings.inputs), then
+ * run through the program's worker at every size PyTorch stored for it (compared with
+ * PyTorch's outputs) and at the profile bounds (compared with the interpreter running the
+ * model as loaded).
+ *
+ * What the fixtures allow:
+ * - encoder .pt2: batch (s23 ∈ [1, 16]) and sequence (s27 ∈ [2, 128]) are both dynamic.
+ * - encoder .onnx: the TorchScript exporter baked the sequence length 16 into the attention
+ *   reshapes (Reshape to [16, batch*4, 16]), so the ONNX graph is only valid at seq = 16:
+ *   its `seq` dim_param is fixed by a range of one value (and thereby specialized), batch is
+ *   dynamic.
+ * - mlp: batch dynamic (.pt2: s77 ∈ [1, 64] from the model; .onnx: dim_param `batch`,
+ *   unbounded in the model, given as a range).
+ * - llama_rotary_complex_input_dynamic (.pt2 only): sequence s25 ∈ [2, 64] shared by `x`
+ *   and the complex `freqs_cis` (lowered to real carriers by lib/lowering/complex/).
+ */
+import * as path from 'node:path';
+
+import { compile, type CompileSettings } from '../../lib/compile';
+import { loadModel } from '../../lib/compile/load-model';
+import { ShapeOutOfRangeError } from '../../lib/errors';
+import { interpret } from '../../lib/interpreter';
+import type { Program } from '../../lib/runtime/program';
+import { loadProgramBuffer } from '../../lib/runtime/program-file';
+import { Tensor } from '../../lib/tensor';
+import { expectClose, FP32 } from '../helpers/compare';
+import { loadFixture } from '../helpers/fixtures';
+import { Random } from '../helpers/random';
+
+const rng = new Random(4242);
+
+interface Case {
+  fixture: string;
+  format: 'pt2' | 'onnx';
+  settings: CompileSettings;
+  /** Inputs at the profile bounds (and in between), compared with the interpreter. */
+  bounds: () => Tensor[][];
+  /** TensorRT segments expected (fallback segments: none). */
+  segments: number;
+}
+
+const ids = (batch: number, seq: number): Tensor[] => [rng.intTensor([batch, seq], 0, 999)];
+const llama = (seq: number): Tensor[] => [rng.tensor([1, seq, 64]), Tensor.from('complex64', [seq, 8], rng.floats(seq * 16))];
+
+const CASES: Case[] = [
+  { fixture: 'mlp', format: 'pt2', settings: {}, bounds: () => [1, 64, 17].map((n) => [rng.tensor([n, 32])]), segments: 1 },
+  {
+    fixture: 'mlp',
+    format: 'onnx',
+    settings: { inputs: { input0: { min: [1, 32], opt: [8, 32], max: [64, 32] } } },
+    bounds: () => [1, 64, 17].map((n) => [rng.tensor([n, 32])]),
+    segments: 1,
+  },
+  {
+    fixture: 'encoder',
+    format: 'pt2',
+    settings: {},
+    bounds: () => [ids(1, 2), ids(16, 128), ids(3, 33)],
+    segments: 1,
+  },
+  {
+    fixture: 'encoder',
+    format: 'onnx',
+    settings: { inputs: { input0: { min: [1, 16], max: [16, 16] } } },
+    bounds: () => [ids(1, 16), ids(16, 16), ids(5, 16)],
+    segments: 1,
+  },
+  {
+    fixture: 'llama_rotary_complex_input_dynamic',
+    format: 'pt2',
+    settings: {},
+    bounds: () => [llama(2), llama(64), llama(37)],
+    segments: 1,
+  },
+];
+
+describe.each(CASES.map((c) => [`${c.fixture} (.${c.format})`, c] as const))('%s, compiled once with run-time dims', (_label, c) => {
+  const fixture = loadFixture(c.fixture);
+  const file = path.join(fixture.dir, fixture.files[c.format]!);
+  let program: Program;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    program = await compile(file, { backend: 'reference', ...c.settings, logger: (level, message) => logs.push(`${level}: ${message}`) });
+  }, 120_000);
+  afterAll(() => program?.dispose());
+
+  test('every op runs in TensorRT, with _dyn variants where shapes are computed', () => {
+    const refused = program.report.ops.filter((o) => !o.converted);
+    expect(refused.map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
+    expect(program.report.segments.map((s) => s.kind)).toEqual(new Array(c.segments).fill('tensorrt'));
+    expect(program.inputs.some((io) => io.shape.some((d) => typeof d !== 'number'))).toBe(true);
+  });
+
+  test('matches PyTorch at every size stored in the fixture', async () => {
+    for (const [k, { inputs, outputs }] of fixture.cases.entries()) {
+      const actual = await program.run(inputs);
+      actual.forEach((t, i) => expectClose(t, outputs[i]!, FP32, `${c.fixture} case ${k} output ${i}`));
+    }
+  }, 120_000);
+
+  test('matches the interpreter at the profile bounds', async () => {
+    const graph = loadModel(file);
+    for (const inputs of c.bounds()) {
+      const expected = interpret(graph, inputs);
+      const actual = await program.run(inputs);
+      actual.forEach((t, i) => expectClose(t, expected[i]!, FP32, `${c.fixture} at [${inputs[0]!.shape.join(', ')}] output ${i}`));
+    }
+  }, 120_000);
+});
+
+describe('reports and errors', () => {
+  test('the encoder report lists, per segment, the ops that run as _dyn variants', async () => {
+    const fixture = loadFixture('encoder');
+    const program = await compile(path.join(fixture.dir, 'model.pt2'), { backend: 'reference' });
+    try {
+      const dyn = program.report.segments[0]!.dynamicOps!;
+      expect(dyn).toContainEqual({ node: 'sym_size_int_4', target: 'aten.sym_size.int', variant: 'trt.size_dyn' });
+      expect(dyn).toContainEqual({ node: 'mul_3', target: 'sym.mul', variant: 'trt.sym_mul_dyn' });
+      expect(dyn).toContainEqual({ node: 'view_3', target: 'aten.view.default', variant: 'trt.reshape_dyn' });
+      expect(dyn.filter((d) => d.variant === 'trt.reshape_dyn')).toHaveLength(22); // 11 views per layer
+    } finally {
+      await program.dispose();
+    }
+  });
+
+  test('a run-time shape outside the compiled range is E_SHAPE_OUT_OF_RANGE naming the input, dim and range', async () => {
+    const fixture = loadFixture('llama_rotary_complex_input_dynamic');
+    const program = await compile(path.join(fixture.dir, 'model.pt2'), { backend: 'reference' });
+    try {
+      const error = await program.run(llama(65)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ShapeOutOfRangeError);
+      expect((error as ShapeOutOfRangeError).code).toBe('E_SHAPE_OUT_OF_RANGE');
+      expect((error as Error).message).toBe('input "x" dim 1 (s25) must be in [2, 64], got 65');
+      expect((error as ShapeOutOfRangeError).details).toMatchObject({ input: 'x', dim: 1, min: 2, max: 64, value: 65 });
+    } finally {
+      await program.dispose();
+    }
+  });
+
+  test('llama with its complex multiplies forced to fallback: SymInts and profiles cross segments', async () => {
+    const fixture = loadFixture('llama_rotary_complex_input_dynamic');
+    const program = await compile(path.join(fixture.dir, 'model.pt2'), { backend: 'reference', torchExecutedOps: ['trt.complex_mul'], minBlockSize: 1 });
+    try {
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt', 'fallback', 'tensorrt', 'fallback', 'tensorrt', 'fallback', 'tensorrt']);
+      for (const { inputs, outputs } of fixture.cases) {
+        const [y] = await program.run(inputs);
+        expectClose(y!, outputs[0]!, FP32, `seq ${inputs[0]!.shape[1]}`);
+      }
+    } finally {
+      await program.dispose();
+    }
+  }, 120_000);
+
+  test('a saved dynamic program keeps its profiles and ranges', async () => {
+    const fixture = loadFixture('mlp');
+    const file = path.join(fixture.dir, 'model.pt2');
+    const compiled = await compile(file, { backend: 'reference' });
+    const bytes = compiled.saveBuffer();
+    await compiled.dispose();
+    const program = await loadProgramBuffer(bytes);
+    try {
+      const graph = loadModel(file);
+      for (const n of [1, 64]) {
+        const x = rng.tensor([n, 32]);
+        expectClose((await program.run([x]))[0]!, interpret(graph, [x])[0]!, FP32, `batch ${n}`);
+      }
+      const error = await program.run([rng.tensor([65, 32])]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ShapeOutOfRangeError);
+      expect((error as Error).message).toBe('input "x" dim 0 (s77) must be in [1, 64], got 65');
+    } finally {
+      await program.dispose();
+    }
+  });
+
+  test('several optimization profiles: one engine serves both ranges; between them nothing fits', async () => {
+    const fixture = loadFixture('mlp');
+    const program = await compile(path.join(fixture.dir, 'model.onnx'), {
+      backend: 'reference',
+      inputs: {
+        input0: {
+          profiles: [
+            { min: [1, 32], opt: [4, 32], max: [8, 32] },
+            { min: [16, 32], max: [64, 32] },
+          ],
+        },
+      },
+    });
+    try {
+      const graph = loadModel(path.join(fixture.dir, 'model.onnx'));
+      for (const n of [1, 8, 16, 64]) {
+        const x = rng.tensor([n, 32]);
+        expectClose((await program.run([x]))[0]!, interpret(graph, [x])[0]!, FP32, `batch ${n}`);
+      }
+      const gap = await program.run([rng.tensor([12, 32])]).catch((e: unknown) => e);
+      expect(gap).toBeInstanceOf(ShapeOutOfRangeError);
+      expect((gap as Error).message).toMatch(/^input "input0" dim 0 is 12, outside the optimization profile's range \[1, 8\] \(no optimization profile fits: .*profile 1 needs "input0" dim 0 in \[16, 64\]\)/);
+      const above = await program.run([rng.tensor([65, 32])]).catch((e: unknown) => e);
+      expect((above as Error).message).toBe('input "input0" dim 0 (batch) must be in [1, 64], got 65');
+    } finally {
+      await program.dispose();
+    }
+  });
+});
