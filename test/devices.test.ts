@@ -5,6 +5,7 @@
 import { formatCudaVersion, formatGpuUuid, parsePciBusId, toCudaDevice, toDeviceReport } from '../lib/devices';
 import type { RawDevice, RawDeviceQuery } from '../lib/native';
 import { formatTensorRTVersion } from '../lib/tensorrt';
+import { FAKE_H200 } from './helpers/devices';
 
 describe('formatGpuUuid', () => {
   test('groups 32 hex digits as nvidia-smi prints them', () => {
@@ -95,18 +96,7 @@ describe('toDeviceReport', () => {
     const raw: RawDeviceQuery = { driverVersion: 12040, libraryPath: '/usr/lib/x86_64-linux-gnu/libcuda.so.1', devices: [rawH200] };
     expect(toDeviceReport(raw)).toEqual({
       driver: { version: '12.4', versionNumber: 12040, library: '/usr/lib/x86_64-linux-gnu/libcuda.so.1' },
-      devices: [
-        {
-          ordinal: 0,
-          name: 'NVIDIA H200',
-          uuid: 'GPU-8f2a4c1d-e5b6-4793-a01b-2c3d4e5f6071',
-          pciBusId: '0000:19:00.0',
-          pci: { domain: 0, bus: 0x19, device: 0, function: 0 },
-          computeCapability: { major: 9, minor: 0 },
-          totalMemoryBytes: 150754820096,
-          multiprocessorCount: 132,
-        },
-      ],
+      devices: [FAKE_H200],
     });
   });
 

@@ -89,7 +89,11 @@ export interface CompileSettings {
   torchExecutedOps?: string[];
   /** Fail, listing every op that cannot run in TensorRT, instead of falling back. */
   requireFullCompilation?: boolean;
-  /** Compute float64 in float32 (TensorRT has no float64). Default false. */
+  /**
+   * Compute float64 in float32 inside TensorRT segments (TensorRT has no float64). Default
+   * false. The program still takes and returns float64 tensors, and fallback segments get
+   * the float64 values their graphs expect (lib/runtime/execute.ts casts at the boundaries).
+   */
   truncateDouble?: boolean;
   /**
    * Complex ops with no rewrite into real arithmetic (lib/lowering/complex/): false (default)

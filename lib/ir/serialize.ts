@@ -70,7 +70,8 @@ import { Tensor } from '../tensor';
 import { dtypeInfo, isDType, type DType } from './dtype';
 import { Graph, symIntType, tensorType, Value, type Arg, type ConstantOrigin, type Node, type NodeKind, type ValueType } from './graph';
 import { getOp } from './ops';
-import type { Dim, SymExpr, SymOp } from './symbolic';
+import { describeJson, JsonReader } from './json-reader';
+import type { Dim, SymOp } from './symbolic';
 import { verifyGraph } from './verify';
 
 /** The version of the JSON format written by {@link serializeGraph}. */
@@ -150,7 +151,6 @@ export interface SerializedGraph {
 // ---------------------------------------------------------------------------------------
 // Writing
 
-const SYM_OPS: readonly SymOp[] = ['add', 'sub', 'mul', 'floordiv', 'mod', 'max', 'min'];
 const ORIGINS: readonly ConstantOrigin[] = ['parameter', 'buffer', 'constant'];
 const NODE_KINDS: readonly NodeKind[] = ['placeholder', 'constant', 'call'];
 /** How deep lists, dims and meta may nest (deeper input is rejected, not overflowed). */
@@ -200,14 +200,17 @@ function defineEntry<T>(obj: Record<string, T>, key: string, value: T): void {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-function writeDim(d: Dim, where: string): SerializedDim {
+/** A dim as serialized (SerializedDim); `bad` makes the error for a non-integer dim, which no valid graph holds. */
+export function serializeDim(d: Dim, bad: (dim: number) => Error): SerializedDim {
   if (typeof d === 'number') {
-    if (!Number.isInteger(d)) throw new InternalError(`serializeGraph: ${where} has the non-integer dim ${d}`);
+    if (!Number.isInteger(d)) throw bad(d);
     return d;
   }
   if (d.op === 'sym') return { op: 'sym', name: d.name };
-  return { op: d.op, a: writeDim(d.a, where), b: writeDim(d.b, where) };
+  return { op: d.op, a: serializeDim(d.a, bad), b: serializeDim(d.b, bad) };
 }
+
+const writeDim = (d: Dim, where: string): SerializedDim => serializeDim(d, (x) => new InternalError(`serializeGraph: ${where} has the non-integer dim ${x}`));
 
 function writeType(t: ValueType, where: string): SerializedType {
   return t.kind === 'tensor'
@@ -354,50 +357,13 @@ export function serializeGraphToBuffer(graph: Graph): Uint8Array<ArrayBuffer> {
 // ---------------------------------------------------------------------------------------
 // Reading
 
-type Json = Record<string, unknown>;
-
-class Reader {
-  constructor(public label = 'serialized graph') {}
+class Reader extends JsonReader {
+  constructor(label = 'serialized graph') {
+    super(label, { maxDepth: MAX_DEPTH, quoteLength: 40, strict: false });
+  }
 
   fail(message: string): never {
     throw new BadModelError(`${this.label}: ${message}`);
-  }
-
-  object(x: unknown, what: string): Json {
-    if (typeof x !== 'object' || x === null || Array.isArray(x)) this.fail(`${what} is not an object (got ${describe(x)})`);
-    return x as Json;
-  }
-
-  array(x: unknown, what: string): unknown[] {
-    if (!Array.isArray(x)) this.fail(`${what} is not a list (got ${describe(x)})`);
-    return x;
-  }
-
-  string(x: unknown, what: string): string {
-    if (typeof x !== 'string') this.fail(`${what} is not a string (got ${describe(x)})`);
-    return x;
-  }
-
-  /** A non-negative safe integer. */
-  index(x: unknown, what: string): number {
-    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) this.fail(`${what} is not a non-negative integer (got ${describe(x)})`);
-    return x;
-  }
-
-  dim(x: unknown, what: string, depth = 0): Dim {
-    if (depth > MAX_DEPTH) this.fail(`${what} nests too deeply`);
-    if (typeof x === 'number') {
-      if (!Number.isInteger(x)) this.fail(`${what} has the dim ${describe(x)}, not an integer`);
-      return x;
-    }
-    const o = this.object(x, what);
-    if (o.op === 'sym') {
-      const name = this.string(o.name, `${what}: a symbol's name`);
-      return { op: 'sym', name };
-    }
-    if (!SYM_OPS.includes(o.op as SymOp)) this.fail(`${what} has a dim with the unknown op ${describe(o.op)}`);
-    const e: SymExpr = { op: o.op as SymOp, a: this.dim(o.a, what, depth + 1), b: this.dim(o.b, what, depth + 1) };
-    return e;
   }
 
   type(x: unknown, what: string): ValueType {
@@ -409,22 +375,9 @@ class Reader {
     if (t.kind === 'symint') return symIntType(this.dim(t.expr, what));
     return this.fail(`${what} has the unknown kind ${describe(t.kind)}`);
   }
-
-  bound(x: unknown, what: string): number {
-    if (typeof x === 'number' && Number.isFinite(x)) return x;
-    if (x === 'Infinity') return Infinity;
-    if (x === '-Infinity') return -Infinity;
-    return this.fail(`${what} is not a number or "Infinity"/"-Infinity" (got ${describe(x)})`);
-  }
 }
 
-function describe(x: unknown): string {
-  if (x === undefined) return 'nothing';
-  if (Array.isArray(x)) return 'a list';
-  if (typeof x === 'object' && x !== null) return 'an object';
-  if (typeof x === 'string') return JSON.stringify(x.length > 40 ? `${x.slice(0, 40)}…` : x);
-  return String(x);
-}
+const describe = (x: unknown): string => describeJson(x, 40);
 
 const SPECIAL: Record<SpecialNumber, number> = { Infinity: Infinity, '-Infinity': -Infinity, NaN: NaN, '-0': -0 };
 

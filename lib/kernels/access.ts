@@ -146,6 +146,20 @@ export function broadcastIndex(shape: Shape, outShape: Shape): Int32Array {
   return boxOffsets(outShape, strides);
 }
 
+/**
+ * The broadcast shape of two operands of `op` and, per output element, the element of each
+ * that it reads; shapes that clash throw InvalidArgumentError naming `op`.
+ */
+export function broadcastPair(op: string, a: Shape, b: Shape): { shape: number[]; ia: Int32Array; ib: Int32Array } {
+  let shape: number[];
+  try {
+    shape = broadcastShapes(a, b);
+  } catch (e) {
+    throw new InvalidArgumentError(`${op}: ${(e as Error).message}`);
+  }
+  return { shape, ia: broadcastIndex(a, shape), ib: broadcastIndex(b, shape) };
+}
+
 /** Normalizes a possibly negative axis against `rank`; throws naming the op otherwise. */
 export function normalizeAxis(axis: number, rank: number, op: string): number {
   // A 0-d tensor accepts axis 0 and -1, as in PyTorch.

@@ -8,7 +8,7 @@
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isFloating, promoteTypes, type DType } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../tensor';
-import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
+import { broadcastPair, fromNumbers, readNumbers } from './access';
 
 /** The two complex dtypes. */
 export type ComplexDType = 'complex64' | 'complex128';
@@ -68,16 +68,9 @@ type PairOp = (ar: number, ai: number, br: number, bi: number, out: Float64Array
 /** Applies `f` to each broadcast pair of complex elements and rounds into `dtype`. */
 function mapComplexPairs(op: string, a: Tensor, b: Tensor, dtype: DType | undefined, f: PairOp): Tensor {
   const outDtype = dtype === undefined ? complexResultType(a.dtype, b.dtype) : checkComplexDType(op, dtype);
-  let shape: number[];
-  try {
-    shape = broadcastShapes(a.shape, b.shape);
-  } catch (e) {
-    throw new InvalidArgumentError(`${op}: ${(e as Error).message}`);
-  }
+  const { shape, ia: ix, ib: iy } = broadcastPair(op, a.shape, b.shape);
   const x = readNumbers(toComplex(a, outDtype));
   const y = readNumbers(toComplex(b, outDtype));
-  const ix = broadcastIndex(a.shape, shape);
-  const iy = broadcastIndex(b.shape, shape);
   const n = shapeSize(shape);
   const out = new Float64Array(2 * n);
   for (let k = 0; k < n; k++) {
@@ -191,16 +184,9 @@ export function polar(abs: Tensor, angleT: Tensor): Tensor {
       `polar: abs and angle must both be float32 or both float64, got ${abs.dtype}${fmt(abs.shape)} and ${angleT.dtype}${fmt(angleT.shape)}`,
     );
   }
-  let shape: number[];
-  try {
-    shape = broadcastShapes(abs.shape, angleT.shape);
-  } catch (e) {
-    throw new InvalidArgumentError(`polar: ${(e as Error).message}`);
-  }
+  const { shape, ia: ir, ib: it } = broadcastPair('polar', abs.shape, angleT.shape);
   const r = readNumbers(abs);
   const th = readNumbers(angleT);
-  const ir = broadcastIndex(abs.shape, shape);
-  const it = broadcastIndex(angleT.shape, shape);
   const n = shapeSize(shape);
   const out = new Float64Array(2 * n);
   for (let k = 0; k < n; k++) {

@@ -61,7 +61,12 @@ export interface Partition {
   report: PartitionReport;
 }
 
-function boundary(graph: Graph, groups: Array<{ kind: SegmentKind; nodes: Node[] }>): Segment[] {
+/**
+ * The segments of consecutive node groups, in order: each segment's inputs are the values it
+ * reads from outside itself (graph inputs or earlier groups' outputs; not constants), in
+ * first-read order; its outputs the values later groups or the graph outputs read.
+ */
+export function segmentBoundaries(graph: Graph, groups: ReadonlyArray<{ kind: SegmentKind; nodes: Node[] }>): Segment[] {
   const owner = new Map<Node, number>();
   groups.forEach((g, i) => g.nodes.forEach((n) => owner.set(n, i)));
   const readers = new Map<Value, Set<number>>();
@@ -141,7 +146,7 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
     else acc.push({ kind: g.kind, nodes: [...g.nodes] });
     return acc;
   }, []);
-  const segments = boundary(graph, groups);
+  const segments = segmentBoundaries(graph, groups);
   for (const s of segments) for (const n of s.nodes) verdicts.get(n)!.segment = s.index;
   return {
     segments,

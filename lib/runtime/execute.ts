@@ -1,61 +1,139 @@
 /**
  * Runs a program's segments in order. Used by the worker thread; pure and synchronous, so it
- * is also the single place that defines what running a program means.
+ * is also the single place that defines what running a program means. The tensor-parallel
+ * executor (./tensor-parallel-execute.ts) runs each rank with the same pieces.
+ *
+ * Float widths at segment boundaries (truncateDouble): TensorRT has no float64, so a
+ * TensorRT segment computes the graph's float64 values in float32. Every value is kept at
+ * the dtype its consumer expects: a float64 value entering an engine is cast to float32;
+ * an engine's float32 result read by a fallback graph that types it float64, or returned as
+ * a float64 program output, is cast back to float64.
  */
 import { getBackend } from '../backends';
 import type { Runner } from '../backends/types';
 import { InternalError } from '../errors';
-import { dtypeInfo } from '../ir/dtype';
+import { dtypeInfo, type DType } from '../ir/dtype';
 import type { Graph } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
 import { interpret } from '../interpreter';
 import { Tensor } from '../tensor';
 import { fromCarrier, toCarrier } from './complex-io';
-import type { ProgramData } from './segments';
+import type { ProgramData, ProgramIO, ProgramSegment } from './segments';
 
-type Loaded = { kind: 'tensorrt'; runner: Runner; inputs: string[]; outputs: string[] } | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[] };
+/** A segment ready to run: an engine runner, or a fallback graph with the dtypes its inputs must have. */
+export type LoadedSegment =
+  | { kind: 'tensorrt'; runner: Runner; inputs: string[]; outputs: string[] }
+  | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[]; inputDTypes: DType[] };
 
+/** Loads one segment: creates its engine runner, or deserializes its fallback graph. */
+export function loadSegment(s: ProgramSegment): LoadedSegment {
+  if (s.kind === 'tensorrt') return { kind: 'tensorrt', runner: getBackend(s.backend).createRunner(s.engine), inputs: s.inputs, outputs: s.outputs };
+  const graph = deserializeGraphFromBuffer(s.graph);
+  return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs, inputDTypes: graph.inputs.map((v) => v.tensorType.dtype) };
+}
+
+/** Releases the engine runners of loaded segments (only TensorRT segments have one). */
+export function disposeSegments(segments: ReadonlyArray<{ kind: string; runner?: Runner }>): void {
+  for (const s of segments) s.runner?.dispose();
+}
+
+/** The program's constant outputs as tensors over their own copies of the bytes. */
+export function loadConstants(data: ProgramData): Map<string, Tensor> {
+  const out = new Map<string, Tensor>();
+  for (const [name, c] of Object.entries(data.constants)) {
+    const info = dtypeInfo(c.dtype);
+    const copy = c.data.slice();
+    out.set(name, new Tensor(c.dtype, c.shape, new info.storage(copy.buffer, 0, copy.byteLength / (info.itemBytes / info.lanes))));
+  }
+  return out;
+}
+
+/**
+ * `t` as `dtype` when they differ only in float width (a float64 value computed in float32
+ * by a TensorRT segment, or going into one); any other `t` is returned as it is.
+ */
+export function floatWidthAs(t: Tensor, dtype: DType): Tensor {
+  if (t.dtype === dtype) return t;
+  if (t.dtype === 'float32' && dtype === 'float64') return new Tensor('float64', t.shape, Float64Array.from(t.data as Float32Array));
+  if (t.dtype === 'float64' && dtype === 'float32') return new Tensor('float32', t.shape, Float32Array.from(t.data as Float64Array));
+  return t;
+}
+
+/** The dtype a program output's value has inside the program: its carrier's for a complex output. */
+const innerDType = (io: ProgramIO): DType => io.complex?.carrier ?? io.dtype;
+
+/** The values of one run of one program (one rank): constants, inputs, and what segments compute. */
+export class ProgramRun {
+  private readonly env: Map<string, Tensor>;
+
+  /**
+   * @param constants the program's constants (loadConstants()).
+   * @param inputs in program input order.
+   * @param where names the program in errors (`program`, `rank 1`).
+   */
+  constructor(
+    private readonly data: ProgramData,
+    constants: ReadonlyMap<string, Tensor>,
+    inputs: readonly Tensor[],
+    private readonly where: string,
+  ) {
+    this.env = new Map<string, Tensor>(constants);
+    data.inputs.forEach((io, i) => this.env.set(io.value, toCarrier(io, inputs[i]!)));
+  }
+
+  /** The value `name`, as some earlier segment (or the inputs) left it. */
+  take(name: string): Tensor {
+    const t = this.env.get(name);
+    if (t === undefined) throw new InternalError(`${this.where}: value ${name} is needed before any segment computed it`);
+    return t;
+  }
+
+  /** Sets the value `name`. */
+  set(name: string, t: Tensor): void {
+    this.env.set(name, t);
+  }
+
+  /** Runs one segment on the values it reads and records what it computes. */
+  runSegment(s: LoadedSegment): void {
+    if (s.kind === 'tensorrt') {
+      const feeds: Record<string, Tensor> = {};
+      for (const name of s.inputs) feeds[name] = floatWidthAs(this.take(name), 'float32');
+      const out = s.runner.run(feeds);
+      for (const name of s.outputs) this.env.set(name, out[name] ?? this.take(name));
+    } else {
+      const out = interpret(
+        s.graph,
+        s.inputs.map((name, i) => floatWidthAs(this.take(name), s.inputDTypes[i]!)),
+      );
+      s.outputs.forEach((name, i) => this.env.set(name, out[i]!));
+    }
+  }
+
+  /** The program outputs in declared order, at their declared dtypes. */
+  outputs(): Tensor[] {
+    return this.data.outputs.map((io) => fromCarrier(io, floatWidthAs(this.take(io.value), innerDType(io))));
+  }
+}
+
+/** Runs one program: its segments loaded once, then run in order for each set of inputs. */
 export class ProgramExecutor {
-  private readonly segments: Loaded[];
-  private readonly constants = new Map<string, Tensor>();
+  private readonly segments: LoadedSegment[];
+  private readonly constants: Map<string, Tensor>;
 
   constructor(private readonly data: ProgramData) {
-    this.segments = data.segments.map((s) =>
-      s.kind === 'tensorrt'
-        ? { kind: 'tensorrt', runner: getBackend(s.backend).createRunner(s.engine), inputs: s.inputs, outputs: s.outputs }
-        : { kind: 'fallback', graph: deserializeGraphFromBuffer(s.graph), inputs: s.inputs, outputs: s.outputs },
-    );
-    for (const [name, c] of Object.entries(data.constants)) {
-      const info = dtypeInfo(c.dtype);
-      const copy = c.data.slice();
-      this.constants.set(name, new Tensor(c.dtype, c.shape, new info.storage(copy.buffer, 0, copy.byteLength / (info.itemBytes / info.lanes))));
-    }
+    this.segments = data.segments.map(loadSegment);
+    this.constants = loadConstants(data);
   }
 
   /** Inputs in program input order; returns outputs in program output order. */
   run(inputs: readonly Tensor[]): Tensor[] {
-    const env = new Map<string, Tensor>(this.constants);
-    this.data.inputs.forEach((io, i) => env.set(io.value, toCarrier(io, inputs[i]!)));
-    const take = (name: string): Tensor => {
-      const t = env.get(name);
-      if (t === undefined) throw new InternalError(`program: value ${name} is needed before any segment computed it`);
-      return t;
-    };
-    for (const s of this.segments) {
-      if (s.kind === 'tensorrt') {
-        const feeds: Record<string, Tensor> = {};
-        for (const name of s.inputs) feeds[name] = take(name);
-        const out = s.runner.run(feeds);
-        for (const name of s.outputs) env.set(name, out[name] ?? take(name));
-      } else {
-        const out = interpret(s.graph, s.inputs.map(take));
-        s.outputs.forEach((name, i) => env.set(name, out[i]!));
-      }
-    }
-    return this.data.outputs.map((io) => fromCarrier(io, take(io.value)));
+    const run = new ProgramRun(this.data, this.constants, inputs, 'program');
+    for (const s of this.segments) run.runSegment(s);
+    return run.outputs();
   }
 
+  /** Releases the engine runners. */
   dispose(): void {
-    for (const s of this.segments) if (s.kind === 'tensorrt') s.runner.dispose();
+    disposeSegments(this.segments);
   }
 }

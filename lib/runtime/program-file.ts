@@ -26,8 +26,9 @@ import {
   TensorRTNodeError,
 } from '../errors';
 import { dtypeInfo, isDType, type DType } from '../ir/dtype';
-import { deserializeGraphFromBuffer, type SerializedDim } from '../ir/serialize';
-import { formatShape, type Dim, type SymbolRange, type SymOp } from '../ir/symbolic';
+import { describeJson, JsonReader } from '../ir/json-reader';
+import { deserializeGraphFromBuffer, serializeDim, type SerializedDim } from '../ir/serialize';
+import { formatShape, type Dim, type SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import { Tensor } from '../tensor';
 import { VERSION } from '../version';
@@ -52,7 +53,6 @@ export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 0 } as const;
 /** The manifest's entry name. */
 export const MANIFEST_ENTRY = 'manifest.json';
 
-const SYM_OPS: readonly SymOp[] = ['add', 'sub', 'mul', 'floordiv', 'mod', 'max', 'min'];
 const BLOB_NAME = /^(engines|graphs|constants|data)\/[A-Za-z0-9._-]{1,200}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 /** How deep generic values and symbolic dims may nest. */
@@ -207,14 +207,7 @@ function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-function writeDim(d: Dim, where: string): SerializedDim {
-  if (typeof d === 'number') {
-    if (!Number.isInteger(d)) throw new InternalError(`cannot save ${where}: the dim ${d} is not an integer`);
-    return d;
-  }
-  if (d.op === 'sym') return { op: 'sym', name: d.name };
-  return { op: d.op, a: writeDim(d.a, where), b: writeDim(d.b, where) };
-}
+const writeDim = (d: Dim, where: string): SerializedDim => serializeDim(d, (x) => new InternalError(`cannot save ${where}: the dim ${x} is not an integer`));
 
 function writeBound(x: number): number | 'Infinity' | '-Infinity' {
   if (x === Infinity) return 'Infinity';
@@ -332,51 +325,20 @@ export async function saveProgram(program: Program, file: string): Promise<void>
 // ---------------------------------------------------------------------------------------
 // Reading and checking
 
-function describe(x: unknown): string {
-  if (x === undefined) return 'nothing';
-  if (Array.isArray(x)) return 'a list';
-  if (typeof x === 'object' && x !== null) return 'an object';
-  if (typeof x === 'string') return JSON.stringify(x.length > 60 ? `${x.slice(0, 60)}…` : x);
-  return String(x);
-}
+const describe = (x: unknown): string => describeJson(x, 60);
 
 /** Validating accessors over untrusted JSON; every failure is a BadProgramError prefixed with the label. */
-class Reader {
-  constructor(readonly label: string) {}
+class Reader extends JsonReader {
+  constructor(label: string) {
+    super(label, { maxDepth: MAX_DEPTH, quoteLength: 60, strict: true });
+  }
 
   fail(message: string, details?: Record<string, unknown>): never {
     throw new BadProgramError(`${this.label}: ${message}`, details === undefined ? undefined : { details });
   }
 
-  object(x: unknown, what: string, keys?: { required: readonly string[]; optional?: readonly string[] }): Record<string, unknown> {
-    if (typeof x !== 'object' || x === null || Array.isArray(x)) this.fail(`${what} is not an object (got ${describe(x)})`);
-    const o = x as Record<string, unknown>;
-    if (keys !== undefined) {
-      for (const k of keys.required) if (!Object.hasOwn(o, k)) this.fail(`${what} has no "${k}"`);
-      for (const k of Object.keys(o)) {
-        if (!keys.required.includes(k) && !(keys.optional ?? []).includes(k)) this.fail(`${what} has the unknown key "${k}"`);
-      }
-    }
-    return o;
-  }
-
-  array(x: unknown, what: string): unknown[] {
-    if (!Array.isArray(x)) this.fail(`${what} is not a list (got ${describe(x)})`);
-    return x;
-  }
-
-  string(x: unknown, what: string): string {
-    if (typeof x !== 'string') this.fail(`${what} is not a string (got ${describe(x)})`);
-    return x;
-  }
-
   strings(x: unknown, what: string): string[] {
     return this.array(x, what).map((s, i) => this.string(s, `${what}[${i}]`));
-  }
-
-  index(x: unknown, what: string): number {
-    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) this.fail(`${what} is not a non-negative integer (got ${describe(x)})`);
-    return x;
   }
 
   boolean(x: unknown, what: string): boolean {
@@ -387,29 +349,6 @@ class Reader {
   dtype(x: unknown, what: string): DType {
     if (!isDType(x)) this.fail(`${what} is the unknown dtype ${describe(x)}`);
     return x;
-  }
-
-  dim(x: unknown, what: string, depth = 0): Dim {
-    if (depth > MAX_DEPTH) this.fail(`${what} nests too deeply`);
-    if (typeof x === 'number') {
-      if (!Number.isSafeInteger(x)) this.fail(`${what} has the dim ${describe(x)}, not an integer`);
-      return x;
-    }
-    const o = this.object(x, what);
-    if (o.op === 'sym') {
-      this.object(x, what, { required: ['op', 'name'] });
-      return { op: 'sym', name: this.string(o.name, `${what}: a symbol's name`) };
-    }
-    if (!SYM_OPS.includes(o.op as SymOp)) this.fail(`${what} has a dim with the unknown op ${describe(o.op)}`);
-    this.object(x, what, { required: ['op', 'a', 'b'] });
-    return { op: o.op as SymOp, a: this.dim(o.a, what, depth + 1), b: this.dim(o.b, what, depth + 1) };
-  }
-
-  bound(x: unknown, what: string): number {
-    if (typeof x === 'number' && Number.isFinite(x)) return x;
-    if (x === 'Infinity') return Infinity;
-    if (x === '-Infinity') return -Infinity;
-    return this.fail(`${what} is not a number or "Infinity"/"-Infinity" (got ${describe(x)})`);
   }
 
   blobRef(x: unknown, what: string, referenced: Set<string>): string {

@@ -5,30 +5,24 @@
  * reduced and every rank goes on with the result. Pure and synchronous; the worker thread of
  * TensorParallelProgram (lib/runtime/tensor-parallel.ts) runs it.
  *
- * Everything else is what ProgramExecutor (lib/runtime/execute.ts) does for one program:
- * constants, complex inputs and outputs converted at the boundary (lib/runtime/complex-io.ts).
+ * Everything else is what ProgramExecutor (lib/runtime/execute.ts) does for one program, with
+ * its pieces (ProgramRun): constants, complex inputs and outputs converted at the boundary
+ * (lib/runtime/complex-io.ts), float widths kept at what each consumer expects.
  *
  * A collective segment is a fallback segment whose graph is one `trt.all_reduce` node
  * (lib/compile/tensor-parallel.ts cuts the ranks' programs so). Run alone by a plain
  * ProgramExecutor it would be the identity, so every rank's ProgramData stays a valid program.
  */
-import { getBackend } from '../backends';
-import type { Runner } from '../backends/types';
 import { InternalError } from '../errors';
-import { dtypeInfo, isComplex } from '../ir/dtype';
+import { isComplex, type DType } from '../ir/dtype';
 import type { Graph } from '../ir/graph';
 import { ALL_REDUCE } from '../ir/ops/collective';
-import { deserializeGraphFromBuffer } from '../ir/serialize';
-import { interpret } from '../interpreter';
 import { fromNumbers, readNumbers } from '../kernels/access';
 import { Tensor } from '../tensor';
-import { fromCarrier, toCarrier } from './complex-io';
+import { disposeSegments, floatWidthAs, loadConstants, loadSegment, ProgramRun, type LoadedSegment } from './execute';
 import type { ProgramData } from './segments';
 
-type Step =
-  | { kind: 'tensorrt'; runner: Runner; inputs: string[]; outputs: string[] }
-  | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[] }
-  | { kind: 'all_reduce'; op: string; input: string; output: string; node: string };
+type Step = LoadedSegment | { kind: 'all_reduce'; op: string; input: string; output: string; node: string; dtype: DType };
 
 /** The collective a fallback segment graph is, if it is one (a single `trt.all_reduce` node). */
 export function collectiveOf(graph: Graph): { op: string; node: string } | undefined {
@@ -66,24 +60,15 @@ export function allReduce(tensors: readonly Tensor[], op: string): Tensor {
   return fromNumbers(first.dtype, first.shape, acc);
 }
 
+/** A rank's segments, its collective segments as all-reduce steps. */
 function load(data: ProgramData): Step[] {
   return data.segments.map((s): Step => {
-    if (s.kind === 'tensorrt') return { kind: 'tensorrt', runner: getBackend(s.backend).createRunner(s.engine), inputs: s.inputs, outputs: s.outputs };
-    const graph = deserializeGraphFromBuffer(s.graph);
-    const collective = collectiveOf(graph);
-    if (collective !== undefined) return { kind: 'all_reduce', ...collective, input: s.inputs[0]!, output: s.outputs[0]! };
-    return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs };
+    const loaded = loadSegment(s);
+    if (loaded.kind !== 'fallback') return loaded;
+    const collective = collectiveOf(loaded.graph);
+    if (collective === undefined) return loaded;
+    return { kind: 'all_reduce', ...collective, input: s.inputs[0]!, output: s.outputs[0]!, dtype: loaded.inputDTypes[0]! };
   });
-}
-
-function constantsOf(data: ProgramData): Map<string, Tensor> {
-  const out = new Map<string, Tensor>();
-  for (const [name, c] of Object.entries(data.constants)) {
-    const info = dtypeInfo(c.dtype);
-    const copy = c.data.slice();
-    out.set(name, new Tensor(c.dtype, c.shape, new info.storage(copy.buffer, 0, copy.byteLength / (info.itemBytes / info.lanes))));
-  }
-  return out;
 }
 
 /** Runs every rank of a tensor-parallel program, in lockstep at its collectives. */
@@ -93,21 +78,12 @@ export class TensorParallelExecutor {
 
   constructor(private readonly data: readonly ProgramData[]) {
     this.ranks = data.map(load);
-    this.constants = data.map(constantsOf);
+    this.constants = data.map(loadConstants);
   }
 
   /** Inputs in program input order (the same for every rank); returns each rank's outputs. */
   run(inputs: readonly Tensor[]): Tensor[][] {
-    const envs = this.data.map((d, r) => {
-      const env = new Map<string, Tensor>(this.constants[r]);
-      d.inputs.forEach((io, i) => env.set(io.value, toCarrier(io, inputs[i]!)));
-      return env;
-    });
-    const take = (r: number, name: string): Tensor => {
-      const t = envs[r]!.get(name);
-      if (t === undefined) throw new InternalError(`rank ${r}: value ${name} is needed before any segment computed it`);
-      return t;
-    };
+    const runs = this.data.map((d, r) => new ProgramRun(d, this.constants[r]!, inputs, `rank ${r}`));
     const pcs = this.ranks.map(() => 0);
     for (;;) {
       // Every rank runs up to its next collective (or its end).
@@ -115,15 +91,7 @@ export class TensorParallelExecutor {
         for (; pcs[r]! < steps.length; pcs[r]!++) {
           const s = steps[pcs[r]!]!;
           if (s.kind === 'all_reduce') return s;
-          if (s.kind === 'tensorrt') {
-            const feeds: Record<string, Tensor> = {};
-            for (const name of s.inputs) feeds[name] = take(r, name);
-            const out = s.runner.run(feeds);
-            for (const name of s.outputs) envs[r]!.set(name, out[name] ?? take(r, name));
-          } else {
-            const out = interpret(s.graph, s.inputs.map((name) => take(r, name)));
-            s.outputs.forEach((name, i) => envs[r]!.set(name, out[i]!));
-          }
+          runs[r]!.runSegment(s);
         }
         return undefined;
       });
@@ -133,20 +101,20 @@ export class TensorParallelExecutor {
         throw new InternalError(`tensor-parallel ranks diverged: they stopped at ${waiting.map((s, r) => `rank ${r}: ${s ? `${s.node} (${s.op})` : 'the end'}`).join(', ')}`);
       }
       const reduced = allReduce(
-        waiting.map((s, r) => take(r, s!.input)),
+        waiting.map((s, r) => floatWidthAs(runs[r]!.take(s!.input), s!.dtype)),
         first.op,
       );
       waiting.forEach((s, r) => {
         // Each rank gets its own copy, as each device would.
-        envs[r]!.set(s!.output, r === 0 ? reduced : new Tensor(reduced.dtype, reduced.shape, reduced.data.slice()));
+        runs[r]!.set(s!.output, r === 0 ? reduced : new Tensor(reduced.dtype, reduced.shape, reduced.data.slice()));
         pcs[r]!++;
       });
     }
-    return this.data.map((d, r) => d.outputs.map((io) => fromCarrier(io, take(r, io.value))));
+    return runs.map((run) => run.outputs());
   }
 
   /** Releases every rank's engine runners. */
   dispose(): void {
-    for (const steps of this.ranks) for (const s of steps) if (s.kind === 'tensorrt') s.runner.dispose();
+    for (const steps of this.ranks) disposeSegments(steps);
   }
 }

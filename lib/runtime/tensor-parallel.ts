@@ -9,19 +9,15 @@
  * are not built yet: on GPUs this program would still run its ranks one after another on
  * one thread, which only the reference backend supports today.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
-
-import { createError, InternalError, TensorRTNodeError } from '../errors';
-import { bindShapes, orderInputs } from '../interpreter/bind-inputs';
-import { tensorType, type TensorType } from '../ir/graph';
-import { formatShape, type SymbolRange } from '../ir/symbolic';
+import { InternalError } from '../errors';
+import type { SymbolRange } from '../ir/symbolic';
 import type { BlockSharding } from '../lowering/sharding/shard';
-import { PACKAGE_ROOT } from '../native';
 import type { PartitionReport } from '../partitioning/partition';
-import { Tensor } from '../tensor';
+import type { Tensor } from '../tensor';
+import { formatIO, shapedInputs } from './program-io';
 import type { ProgramData, ProgramIO } from './segments';
+import { WorkerClient } from './worker-client';
+import { fromWire, type WireTensor } from './worker-protocol';
 
 /** The device a rank needs: rank r on CUDA device `gpuId` (r, or r after the `device.gpuId` setting). */
 export interface RankDevice {
@@ -67,39 +63,9 @@ export class TensorParallelRank {
   }
 }
 
-/** Thrown by calls on a disposed program (`E_INVALID_ARGUMENT`). */
-function disposedError(): TensorRTNodeError {
-  return createError('E_INVALID_ARGUMENT', 'this tensor-parallel program has been disposed');
-}
-
-function workerScript(): string {
-  const here = path.join(__dirname, 'tensor-parallel-worker.js');
-  if (fs.existsSync(here)) return here;
-  const built = path.join(PACKAGE_ROOT, 'dist', 'runtime', 'tensor-parallel-worker.js');
-  if (fs.existsSync(built)) return built;
-  throw new InternalError(`the tensor-parallel worker script is missing (looked for ${here} and ${built}); run \`npm run build\``);
-}
-
-interface WireTensor {
-  dtype: Tensor['dtype'];
-  shape: number[];
-  data: Tensor['data'];
-}
-
-interface Pending {
-  resolve: (t: Tensor[][]) => void;
-  reject: (e: Error) => void;
-}
-
-const finalizer = new FinalizationRegistry<Worker>((worker) => void worker.terminate());
-
 /** What `compile(model, {tensorParallel: n})` returns: n ranks that run as one program. */
 export class TensorParallelProgram {
-  private worker: Worker | null = null;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
-  private disposed = false;
-  private readonly shaped: { inputs: Array<{ name: string; tensorType: TensorType }>; symbols: ReadonlyMap<string, SymbolRange> };
+  private readonly client: WorkerClient<Tensor[][]>;
 
   constructor(
     /** The ranks, rank r at index r. */
@@ -109,7 +75,14 @@ export class TensorParallelProgram {
     symbols: ReadonlyMap<string, SymbolRange> = new Map(),
   ) {
     if (ranks.length === 0) throw new InternalError('a tensor-parallel program needs at least one rank');
-    this.shaped = { inputs: ranks[0]!.inputs.map((io) => ({ name: io.name, tensorType: tensorType(io.dtype, io.shape) })), symbols };
+    this.client = new WorkerClient<Tensor[][]>({
+      script: 'tensor-parallel-worker.js',
+      what: 'tensor-parallel worker',
+      workerData: () => ({ ranks: this.ranks.map((r) => r.data) }),
+      decode: (outputs) => (outputs as WireTensor[][]).map((ts) => ts.map(fromWire)),
+      inputs: shapedInputs(ranks[0]!.inputs, symbols),
+      disposedMessage: 'this tensor-parallel program has been disposed',
+    });
   }
 
   /** The number of ranks. */
@@ -147,63 +120,12 @@ export class TensorParallelProgram {
 
   /** Runs every rank and returns every rank's outputs (index r: rank r). */
   async runAllRanks(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<Tensor[][]> {
-    if (this.disposed) throw disposedError();
-    const ordered = orderInputs(
-      this.inputs.map((io) => io.name),
-      inputs,
-    );
-    ordered.forEach((t, i) => {
-      if (!(t instanceof Tensor)) throw createError('E_BAD_INPUT', `input "${this.inputs[i]!.name}" must be a Tensor`);
-    });
-    bindShapes(this.shaped, ordered);
-    const worker = this.start();
-    const id = this.nextId++;
-    const result = new Promise<Tensor[][]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    worker.ref();
-    worker.postMessage({ type: 'run', id, inputs: ordered.map((t) => ({ dtype: t.dtype, shape: [...t.shape], data: t.data })) });
-    return result;
-  }
-
-  private start(): Worker {
-    if (this.worker !== null) return this.worker;
-    const worker = new Worker(workerScript(), { workerData: { ranks: this.ranks.map((r) => r.data) } });
-    worker.on('message', (m: { id: number; outputs?: WireTensor[][]; error?: { code: string; message: string; details: Record<string, unknown> } }) => {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if (this.pending.size === 0) worker.unref();
-      if (!p) return;
-      try {
-        if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
-        else p.resolve(m.outputs!.map((ts) => ts.map((t) => new Tensor(t.dtype, t.shape, t.data))));
-      } catch (error) {
-        p.reject(error as Error);
-      }
-    });
-    worker.on('error', (error) => this.failAll(createError('E_INTERNAL', `the tensor-parallel worker failed: ${error.message}`)));
-    worker.on('exit', (code) => {
-      if (this.pending.size > 0) this.failAll(createError('E_INTERNAL', `the tensor-parallel worker exited (code ${code}) during a run`));
-      this.worker = null;
-    });
-    worker.unref();
-    finalizer.register(this, worker, this);
-    this.worker = worker;
-    return worker;
-  }
-
-  private failAll(error: Error): void {
-    for (const p of this.pending.values()) p.reject(error);
-    this.pending.clear();
+    return this.client.run(inputs);
   }
 
   /** Stops the worker and releases every rank's engines. Idempotent; later run() calls reject. */
   async dispose(): Promise<void> {
-    if (this.disposed) return;
-    this.disposed = true;
-    const w = this.worker;
-    this.worker = null;
-    finalizer.unregister(this);
-    this.failAll(disposedError());
-    if (w !== null) await w.terminate();
+    await this.client.dispose();
   }
 
   /** `await using` support: dispose(). */
@@ -213,7 +135,6 @@ export class TensorParallelProgram {
 
   /** One line: inputs, outputs, and each rank's segments. */
   toString(): string {
-    const io = (x: readonly ProgramIO[]): string => x.map((i) => `${i.name}: ${i.dtype}${formatShape(i.shape)}`).join(', ');
-    return `TensorParallelProgram(${io(this.inputs)}) -> (${io(this.outputs)}) x${this.size} ranks [${this.ranks.map(String).join('; ')}]`;
+    return `TensorParallelProgram(${formatIO(this.inputs)}) -> (${formatIO(this.outputs)}) x${this.size} ranks [${this.ranks.map(String).join('; ')}]`;
   }
 }

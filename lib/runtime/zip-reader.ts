@@ -31,6 +31,17 @@ export interface ZipEntry {
   method: number;
 }
 
+/** The fields local and central headers share, in the same layout (the central one 2 bytes later). */
+interface HeaderFields {
+  flags: number;
+  method: number;
+  crc: number;
+  compressedSize: number;
+  size: number;
+  nameLength: number;
+  extraLength: number;
+}
+
 interface CentralEntry {
   name: string;
   method: number;
@@ -40,6 +51,10 @@ interface CentralEntry {
   size: number;
   localOffset: number;
 }
+
+/** Where the shared fields start: a local header's "version needed", a central header's (after "version made by"). */
+const LOCAL_FIELDS_AT = 4;
+const CENTRAL_FIELDS_AT = 6;
 
 /**
  * Reads every entry of a zip archive, in central-directory order.
@@ -54,6 +69,25 @@ export function readZip(bytes: Uint8Array, label: string): ZipEntry[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const u16 = (at: number): number => view.getUint16(at, true);
   const u32 = (at: number): number => view.getUint32(at, true);
+  /** The shared header fields whose "version needed" field is at `at` (flags follow it). */
+  const fields = (at: number): HeaderFields => ({
+    flags: u16(at + 2),
+    method: u16(at + 4),
+    crc: u32(at + 10),
+    compressedSize: u32(at + 14),
+    size: u32(at + 18),
+    nameLength: u16(at + 22),
+    extraLength: u16(at + 24),
+  });
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  /** The `length` bytes at `at` as UTF-8, or undefined when they are not UTF-8. */
+  const decodeName = (at: number, length: number): string | undefined => {
+    try {
+      return utf8.decode(bytes.subarray(at, at + length));
+    } catch {
+      return undefined;
+    }
+  };
 
   if (bytes.length < EOCD_BYTES) fail(`not a program file: ${bytes.length} bytes, too short for a zip archive (truncated?)`);
   // The end-of-central-directory record: the last one whose comment runs exactly to the end.
@@ -77,31 +111,19 @@ export function readZip(bytes: Uint8Array, label: string): ZipEntry[] {
     fail(`its central directory (${cdSize} bytes at offset ${cdOffset}) does not end where the end record starts (offset ${eocd}): corrupt or truncated`);
   }
 
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
   const central: CentralEntry[] = [];
   const names = new Set<string>();
   let at = cdOffset;
   for (let i = 0; i < entryCount; i++) {
     if (at + CENTRAL_BYTES > eocd) fail(`central directory entry ${i} runs past the central directory`);
     if (u32(at) !== CENTRAL_SIGNATURE) fail(`central directory entry ${i} has a bad signature (corrupt)`);
-    const flags = u16(at + 8);
-    const method = u16(at + 10);
-    const crc = u32(at + 16);
-    const compressedSize = u32(at + 20);
-    const size = u32(at + 24);
-    const nameLength = u16(at + 28);
-    const extraLength = u16(at + 30);
+    const { flags, method, crc, compressedSize, size, nameLength, extraLength } = fields(at + CENTRAL_FIELDS_AT);
     const commentLength = u16(at + 32);
     const startDisk = u16(at + 34);
     const localOffset = u32(at + 42);
     const end = at + CENTRAL_BYTES + nameLength + extraLength + commentLength;
     if (end > eocd) fail(`central directory entry ${i} runs past the central directory`);
-    let name: string;
-    try {
-      name = utf8.decode(bytes.subarray(at + CENTRAL_BYTES, at + CENTRAL_BYTES + nameLength));
-    } catch {
-      return fail(`central directory entry ${i} has a name that is not UTF-8`);
-    }
+    const name = decodeName(at + CENTRAL_BYTES, nameLength) ?? fail(`central directory entry ${i} has a name that is not UTF-8`);
     const where = `entry "${name}"`;
     if (name.length === 0) fail(`central directory entry ${i} has an empty name`);
     if (names.has(name)) fail(`${where} appears twice`);
@@ -125,24 +147,11 @@ export function readZip(bytes: Uint8Array, label: string): ZipEntry[] {
     const lo = c.localOffset;
     if (lo + LOCAL_BYTES > cdOffset) fail(`${where}: its local header (offset ${lo}) lies outside the archive's data (truncated or corrupt)`);
     if (u32(lo) !== LOCAL_SIGNATURE) fail(`${where}: bad local header signature at offset ${lo} (corrupt)`);
-    const flags = u16(lo + 6);
-    const method = u16(lo + 8);
-    const crc = u32(lo + 14);
-    const compressedSize = u32(lo + 18);
-    const size = u32(lo + 22);
-    const nameLength = u16(lo + 26);
-    const extraLength = u16(lo + 28);
+    const { flags, method, crc, compressedSize, size, nameLength, extraLength } = fields(lo + LOCAL_FIELDS_AT);
     const dataStart = lo + LOCAL_BYTES + nameLength + extraLength;
     if (method !== c.method || (flags & 0x1) !== 0) fail(`${where}: its local header disagrees with the central directory (method or flags): corrupt`);
     if (dataStart > cdOffset) fail(`${where}: its local header runs past the archive's data (truncated or corrupt)`);
-    const localName = bytes.subarray(lo + LOCAL_BYTES, lo + LOCAL_BYTES + nameLength);
-    let decoded: string | undefined;
-    try {
-      decoded = utf8.decode(localName);
-    } catch {
-      decoded = undefined;
-    }
-    if (decoded !== c.name) fail(`${where}: its local header names another entry: corrupt`);
+    if (decodeName(lo + LOCAL_BYTES, nameLength) !== c.name) fail(`${where}: its local header names another entry: corrupt`);
     // With a data descriptor (flag bit 3) the local header may leave CRC and sizes zero.
     const described = (c.flags & 0x8) !== 0 && crc === 0 && compressedSize === 0 && size === 0;
     if (!described && (crc !== c.crc || compressedSize !== c.compressedSize || size !== c.size)) {

@@ -3,30 +3,10 @@
  * 1 error) and the terminal table, on hand-made probes.
  */
 import { DEVICES_EXIT, devicesExitCode, formatDevices } from '../../lib/cli/devices-command';
-import type { CudaDevice, DeviceProbe } from '../../lib/devices';
+import type { DeviceProbe } from '../../lib/devices';
+import { FAKE_A100, FAKE_H200 } from '../helpers/devices';
 
 const driver = { version: '13.0', versionNumber: 13000, library: '/usr/lib/x86_64-linux-gnu/libcuda.so.1' };
-
-const h200: CudaDevice = {
-  ordinal: 0,
-  name: 'NVIDIA H200',
-  uuid: 'GPU-8f2a4c1d-e5b6-4793-a01b-2c3d4e5f6071',
-  pciBusId: '0000:19:00.0',
-  pci: { domain: 0, bus: 0x19, device: 0, function: 0 },
-  computeCapability: { major: 9, minor: 0 },
-  totalMemoryBytes: 150754820096,
-  multiprocessorCount: 132,
-};
-const a100: CudaDevice = {
-  ordinal: 1,
-  name: 'NVIDIA A100-SXM4-80GB',
-  uuid: 'GPU-feedface-0001-0203-8090-a0b0c0d0e0ff',
-  pciBusId: '0000:3B:00.0',
-  pci: { domain: 0, bus: 0x3b, device: 0, function: 0 },
-  computeCapability: { major: 8, minor: 0 },
-  totalMemoryBytes: 85100068864,
-  multiprocessorCount: 108,
-};
 
 function failed(code: string, message = `failure ${code}`, withDriver = false): DeviceProbe {
   return { ok: false, driver: withDriver ? driver : null, devices: [], error: { code, message } };
@@ -38,7 +18,7 @@ describe('devicesExitCode', () => {
   });
 
   test('0 when devices were listed', () => {
-    expect(devicesExitCode({ ok: true, driver, devices: [h200], error: null })).toBe(0);
+    expect(devicesExitCode({ ok: true, driver, devices: [FAKE_H200], error: null })).toBe(0);
   });
 
   test.each([
@@ -57,14 +37,14 @@ describe('devicesExitCode', () => {
 });
 
 describe('formatDevices', () => {
-  const table = formatDevices({ ok: true, driver, devices: [h200, a100], error: null }).split('\n');
+  const table = formatDevices({ ok: true, driver, devices: [FAKE_H200, FAKE_A100], error: null }).split('\n');
 
   test('a driver line, a header and one row per device', () => {
     expect(table).toHaveLength(4);
     expect(table[0]).toBe(`CUDA driver 13.0 (${driver.library})`);
     expect(table[1]!.split(/\s{2,}/)).toEqual(['#', 'name', 'cc', 'memory', 'SMs', 'PCI bus', 'UUID']);
-    expect(table[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '132', '0000:19:00.0', h200.uuid]);
-    expect(table[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '108', '0000:3B:00.0', a100.uuid]);
+    expect(table[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '132', '0000:19:00.0', FAKE_H200.uuid]);
+    expect(table[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '108', '0000:3B:00.0', FAKE_A100.uuid]);
   });
 
   test('columns are aligned and lines carry no trailing spaces', () => {

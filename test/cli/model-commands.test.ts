@@ -3,22 +3,21 @@
  * shapes of its .npy inputs and writes outputs that match PyTorch's; `compile --dry-run`
  * prints the support report; failures exit 1 with the error code.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { readNpy, writeNpy } from '../../lib/kernels/npy';
 import { parseShapeOption } from '../../lib/cli/model-commands';
+import { DIST_CLI, runCli } from '../helpers/built-package';
 import { expectClose, FP32 } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';
 
-const cli = path.join(__dirname, '..', '..', 'dist', 'cli', 'index.js');
-const run = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 120_000 });
+const run = (args: string[]) => runCli(args, {}, 120_000);
 
 let tmp: string;
 beforeAll(() => {
-  if (!fs.existsSync(cli)) throw new Error('dist/ is missing: run `npm run build` first');
+  if (!fs.existsSync(DIST_CLI)) throw new Error('dist/ is missing: run `npm run build` first');
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-cli-'));
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));

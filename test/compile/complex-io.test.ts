@@ -8,28 +8,18 @@
 import * as path from 'node:path';
 
 import { compile, dryRun } from '../../lib/compile';
-import { TensorRTNodeError } from '../../lib/errors';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType, type Value } from '../../lib/ir/graph';
 import { fromCarrier, toCarrier } from '../../lib/runtime/complex-io';
 import type { ProgramIO } from '../../lib/runtime/segments';
 import { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
+import { rejection } from '../helpers/errors';
 import { loadFixture } from '../helpers/fixtures';
 import { Random } from '../helpers/random';
 import { rotaryGraph } from '../lowering/complex/helpers';
 
 const rng = new Random(6128);
-
-async function rejection(p: Promise<unknown>): Promise<TensorRTNodeError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof TensorRTNodeError) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
-}
 
 const asFloat32 = (t: Tensor): Tensor => (t.dtype === 'float32' ? t : new Tensor('float32', t.shape, Float32Array.from(t.data as Float64Array)));
 

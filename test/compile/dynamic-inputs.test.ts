@@ -9,24 +9,19 @@ import * as path from 'node:path';
 import { compile, type CompileSettings } from '../../lib/compile';
 import { planInputShapes, profilesForShape } from '../../lib/compile/input-shapes';
 import { resolveSettings } from '../../lib/compile/settings';
-import { TensorRTNodeError } from '../../lib/errors';
+import type { TensorRTNodeError } from '../../lib/errors';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { sym, symAdd, symMul } from '../../lib/ir/symbolic';
+import { rejection as rejectionOf } from '../helpers/errors';
 import { FIXTURES } from '../helpers/fixtures';
 
 const mlpOnnx = path.join(FIXTURES, 'mlp', 'model.onnx');
 const mlpPt2 = path.join(FIXTURES, 'mlp', 'model.pt2');
 const llama = path.join(FIXTURES, 'llama_rotary_complex_input_dynamic', 'model.pt2');
 
-async function rejection(file: string, settings: CompileSettings): Promise<TensorRTNodeError> {
-  try {
-    const p = await compile(file, { backend: 'reference', ...settings });
-    await p.dispose();
-  } catch (e) {
-    if (e instanceof TensorRTNodeError) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
+/** The typed error compiling `file` with `settings` fails with (a program that compiles is disposed). */
+function rejection(file: string, settings: CompileSettings): Promise<TensorRTNodeError> {
+  return rejectionOf(compile(file, { backend: 'reference', ...settings }).then((p) => p.dispose()));
 }
 
 describe('inconsistent ranges are E_INVALID_ARGUMENT naming the input and dim', () => {

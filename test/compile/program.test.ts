@@ -5,27 +5,17 @@
 import * as path from 'node:path';
 
 import { compile } from '../../lib/compile';
-import { TensorRTNodeError } from '../../lib/errors';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/tensor';
 import { expectClose } from '../helpers/compare';
+import { rejection } from '../helpers/errors';
 import { FIXTURES } from '../helpers/fixtures';
 import { Random } from '../helpers/random';
 
 const mlp = path.join(FIXTURES, 'mlp', 'model.onnx');
 const rng = new Random(99);
-
-async function rejection(p: Promise<unknown>): Promise<TensorRTNodeError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof TensorRTNodeError) return e;
-    throw e;
-  }
-  throw new Error('expected a rejection');
-}
 
 test('dynamic inputs need a shape, and the error says how to give one', async () => {
   const e = await rejection(compile(mlp, { backend: 'reference' }));

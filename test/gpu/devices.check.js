@@ -3,9 +3,8 @@
 // devices() reports with nvidia-smi, field by field, and prints a JSON summary. Exit 0 when
 // they agree, 1 when they differ, 3 when there is no GPU here (the caller skips).
 const { execFileSync } = require('node:child_process');
-const path = require('node:path');
 
-const { devices } = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
+const { devicesOrSkip } = require('./check-util');
 
 function nvidiaSmi() {
   try {
@@ -27,13 +26,7 @@ function nvidiaSmi() {
 }
 
 (async () => {
-  let report;
-  try {
-    report = await devices();
-  } catch (error) {
-    console.log(JSON.stringify({ skipped: true, code: error.code, message: error.message }));
-    process.exit(error.code === 'E_CUDA_MISSING' || error.code === 'E_NO_DEVICE' ? 3 : 1);
-  }
+  const report = await devicesOrSkip();
   const smi = nvidiaSmi();
   const problems = [];
   if (smi === null) problems.push('nvidia-smi is not available to compare with');

@@ -9,7 +9,8 @@ const crypto = require('node:crypto');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..', '..');
-const { devices, selectDevice, loadProgramBuffer } = require(path.join(root, 'dist', 'index.js'));
+const { selectDevice, loadProgramBuffer } = require(path.join(root, 'dist', 'index.js'));
+const { devicesOrSkip } = require('./check-util');
 const { zipSync } = require(require.resolve('fflate', { paths: [root] }));
 
 const record = (major, minor, deviceName) => ({
@@ -60,13 +61,7 @@ const errorOf = async (f) => {
 };
 
 (async () => {
-  let report;
-  try {
-    report = await devices();
-  } catch (error) {
-    console.log(JSON.stringify({ skipped: true, code: error.code, message: error.message }));
-    process.exit(error.code === 'E_CUDA_MISSING' || error.code === 'E_NO_DEVICE' ? 3 : 1);
-  }
+  const report = await devicesOrSkip();
   const problems = [];
   const found = report.devices.map((d) => ({ ordinal: d.ordinal, name: d.name, computeCapability: `${d.computeCapability.major}.${d.computeCapability.minor}` }));
 

@@ -47,16 +47,21 @@ export interface ChildResult {
   stderr: string;
 }
 
-/** Runs `node <args>` in the repository root and waits for it. */
-export function runNode(args: string[], env: Record<string, string> = {}): ChildResult {
+/** Runs `node <args>` in the repository root and waits for it (at most `timeout` ms). */
+export function runNode(args: string[], env: Record<string, string> = {}, timeout = 30_000): ChildResult {
   const result = spawnSync(process.execPath, args, {
     cwd: REPO_ROOT,
     env: childEnv(env),
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout,
   });
   if (result.error) throw result.error;
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the built CLI, `node dist/cli/index.js <args>`, like {@link runNode}. */
+export function runCli(args: string[], env: Record<string, string> = {}, timeout = 30_000): ChildResult {
+  return runNode([DIST_CLI, ...args], env, timeout);
 }
 
 /** A thrown value as the probe script serializes it. */

@@ -9,16 +9,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import {
-  DIST_CLI,
   makeTempDir,
   removeTempDir,
   requireBuild,
-  runNode,
+  runCli,
   runProbe,
   type ChildResult,
   type ProbeOutcome,
   type SerializedError,
 } from '../helpers/built-package';
+import { FAKE_A100, FAKE_H200 } from '../helpers/devices';
 import { buildFakeCudaLibraries, buildFakeLibrary, type FakeCudaScenario } from '../helpers/fake-libs';
 import type { DeviceProbe, DeviceReport } from '../../lib/devices';
 import type { DoctorReport } from '../../lib/doctor';
@@ -61,7 +61,7 @@ function errorOf(outcome: ProbeOutcome): SerializedError {
 }
 
 function cli(args: string[], env: Record<string, string> = {}): ChildResult {
-  return runNode([DIST_CLI, ...args], env);
+  return runCli(args, env);
 }
 
 function cliJson<T>(args: string[], env: Record<string, string> = {}): { status: number | null; json: T; stdout: string } {
@@ -70,27 +70,6 @@ function cliJson<T>(args: string[], env: Record<string, string> = {}): { status:
   return { status: result.status, json: JSON.parse(result.stdout) as T, stdout: result.stdout };
 }
 
-const H200 = {
-  ordinal: 0,
-  name: 'NVIDIA H200',
-  uuid: 'GPU-8f2a4c1d-e5b6-4793-a01b-2c3d4e5f6071',
-  pciBusId: '0000:19:00.0',
-  pci: { domain: 0, bus: 0x19, device: 0, function: 0 },
-  computeCapability: { major: 9, minor: 0 },
-  totalMemoryBytes: 150754820096,
-  multiprocessorCount: 132,
-};
-const A100 = {
-  ordinal: 1,
-  name: 'NVIDIA A100-SXM4-80GB',
-  // Bytes >= 0x80 check that the native char -> hex conversion does not sign-extend.
-  uuid: 'GPU-feedface-0001-0203-8090-a0b0c0d0e0ff',
-  pciBusId: '0000:3B:00.0',
-  pci: { domain: 0, bus: 0x3b, device: 0, function: 0 },
-  computeCapability: { major: 8, minor: 0 },
-  totalMemoryBytes: 85100068864,
-  multiprocessorCount: 108,
-};
 const DOCTOR_KEYS = ['addon', 'cuda', 'defaultBackend', 'node', 'tensorrt', 'tensorrtNode'];
 
 describeOnLinux('devices() with a fake CUDA driver', () => {
@@ -99,7 +78,7 @@ describeOnLinux('devices() with a fake CUDA driver', () => {
     if (!outcome.ok) throw new Error(`devices() rejected: ${JSON.stringify(outcome.error)}`);
     expect(outcome.value).toEqual({
       driver: { version: '13.0', versionNumber: 13000, library: cuda.twoDevices },
-      devices: [H200, A100],
+      devices: [FAKE_H200, FAKE_A100],
     });
   });
 
@@ -172,7 +151,7 @@ describeOnLinux('tensorrt-node devices (CLI) with a fake CUDA driver', () => {
     expect(json).toEqual({
       ok: true,
       driver: { version: '13.0', versionNumber: 13000, library: cuda.twoDevices },
-      devices: [H200, A100],
+      devices: [FAKE_H200, FAKE_A100],
       error: null,
     });
   });
@@ -183,8 +162,8 @@ describeOnLinux('tensorrt-node devices (CLI) with a fake CUDA driver', () => {
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`CUDA driver 13.0 (${cuda.twoDevices})`);
     expect(lines[1]).toMatch(/^#\s+name\s+cc\s+memory\s+SMs\s+PCI bus\s+UUID$/);
-    expect(lines[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '132', '0000:19:00.0', H200.uuid]);
-    expect(lines[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '108', '0000:3B:00.0', A100.uuid]);
+    expect(lines[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '132', '0000:19:00.0', FAKE_H200.uuid]);
+    expect(lines[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '108', '0000:3B:00.0', FAKE_A100.uuid]);
     expect(lines).toHaveLength(4);
   });
 
@@ -238,7 +217,7 @@ describeOnLinux('tensorrt-node doctor (CLI) with fake libraries', () => {
     expect(json.cuda).toEqual({
       ok: true,
       driver: { version: '13.0', versionNumber: 13000, library: cuda.twoDevices },
-      devices: [H200, A100],
+      devices: [FAKE_H200, FAKE_A100],
       error: null,
     });
     expect(json.addon).toMatchObject({ loaded: true, source: 'build/Release' });

@@ -10,11 +10,10 @@ import * as path from 'node:path';
 
 import {
   BUILT_ADDON,
-  DIST_CLI,
   makeTempDir,
   removeTempDir,
   requireBuild,
-  runNode,
+  runCli,
   runProbe,
   type ProbeOutcome,
   type SerializedError,
@@ -147,11 +146,11 @@ describe('lazy loading', () => {
 
   test('the CLI still answers when the addon cannot load: devices exits 1, doctor exits 0', () => {
     const env = { TENSORRT_NODE_BINARY: path.join(tmp!, 'absent.node') };
-    const devices = runNode([DIST_CLI, 'devices', '--json'], env);
+    const devices = runCli(['devices', '--json'], env);
     expect(devices.status).toBe(1);
     expect(JSON.parse(devices.stdout)).toMatchObject({ ok: false, error: { code: 'E_ADDON_LOAD' } });
 
-    const doctor = runNode([DIST_CLI, 'doctor', '--json'], env);
+    const doctor = runCli(['doctor', '--json'], env);
     expect(doctor.status).toBe(0);
     const report = JSON.parse(doctor.stdout) as DoctorReport;
     expect(report.addon).toMatchObject({ loaded: false, code: 'E_ADDON_LOAD' });

@@ -7,6 +7,8 @@ import { resolveSettings } from '../../lib/compile/settings';
 import type { CudaDevice } from '../../lib/devices';
 import { InvalidArgumentError, NoCompatibleDeviceError } from '../../lib/errors';
 import { deviceTargetOf, isCompatibleDevice, selectDevice, type DeviceTarget, type SelectableDevice } from '../../lib/runtime/device-selection';
+import { referenceEngineDevice, TEST_H200 } from '../helpers/devices';
+import { thrown } from '../helpers/errors';
 
 const gpu = (ordinal: number, name: string, cc: string): SelectableDevice => {
   const [major, minor] = cc.split('.').map(Number) as [number, number];
@@ -30,16 +32,7 @@ const target = (over: Partial<DeviceTarget> = {}): DeviceTarget => ({
   ...over,
 });
 
-function noDevice(fn: () => unknown): NoCompatibleDeviceError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(NoCompatibleDeviceError);
-    expect((error as NoCompatibleDeviceError).code).toBe('E_NO_COMPATIBLE_DEVICE');
-    return error as NoCompatibleDeviceError;
-  }
-  throw new Error('expected E_NO_COMPATIBLE_DEVICE');
-}
+const noDevice = (fn: () => unknown): NoCompatibleDeviceError => thrown(fn, NoCompatibleDeviceError, 'E_NO_COMPATIBLE_DEVICE');
 
 describe('selectDevice: GPU engines', () => {
   test('one GPU with the same compute capability is the only candidate', () => {
@@ -238,32 +231,13 @@ describe('selectDevice: DLA engines', () => {
 });
 
 describe('engine device records', () => {
-  const h200: CudaDevice = {
-    ordinal: 0,
-    name: H200,
-    uuid: 'GPU-00000000-0000-0000-0000-000000000000',
-    pciBusId: '0000:3B:00.0',
-    pci: { domain: 0, bus: 0x3b, device: 0, function: 0 },
-    computeCapability: { major: 9, minor: 0 },
-    totalMemoryBytes: 150e9,
-    multiprocessorCount: 132,
-  };
+  const h200 = TEST_H200;
   const orin: CudaDevice = { ...h200, ordinal: 1, name: ORIN, computeCapability: { major: 8, minor: 7 } };
 
   test('the reference backend records that it needs no GPU, whatever the setting', () => {
     for (const setting of [undefined, { gpuId: 3 }, { type: 'dla' as const, dlaCore: 1 }]) {
       const record = engineDeviceRecord(resolveDeviceSetting(setting), { name: 'reference', version: '0.1.0' }, [h200]);
-      expect(record).toEqual({
-        type: 'cpu',
-        gpuId: null,
-        dlaCore: null,
-        allowGpuFallback: false,
-        computeCapability: null,
-        deviceName: null,
-        hardwareCompatibility: 'none',
-        backend: 'reference',
-        backendVersion: '0.1.0',
-      });
+      expect(record).toEqual(referenceEngineDevice('0.1.0'));
       expect(deviceTargetOf(record)).toBeNull();
     }
   });

@@ -3,34 +3,22 @@
  * and as JSON, from a saved mlp program and from a GPU-bound program file; the CLI itself
  * (built dist/) exits 0, and 1 with the typed error for a damaged file.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { formatInspectReport, inspectProgramFile } from '../../lib/cli/inspect-command';
 import { compile } from '../../lib/compile';
-import type { CudaDevice } from '../../lib/devices';
 import { BadProgramError } from '../../lib/errors';
 import { packProgramFile, readProgramFile } from '../../lib/runtime/program-file';
+import { DIST_CLI, runCli } from '../helpers/built-package';
+import { TEST_H200 } from '../helpers/devices';
 import { loadFixture } from '../helpers/fixtures';
 
-const root = path.join(__dirname, '..', '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtp-inspect-'));
 const file = path.join(tmp, 'mlp.trtp');
 const gpuFile = path.join(tmp, 'gpu.trtp');
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-const h200: CudaDevice = {
-  ordinal: 0,
-  name: 'NVIDIA H200',
-  uuid: 'GPU-00000000-0000-0000-0000-000000000000',
-  pciBusId: '0000:3B:00.0',
-  pci: { domain: 0, bus: 0x3b, device: 0, function: 0 },
-  computeCapability: { major: 9, minor: 0 },
-  totalMemoryBytes: 150e9,
-  multiprocessorCount: 132,
-};
 
 beforeAll(async () => {
   const fixture = loadFixture('mlp');
@@ -90,7 +78,7 @@ test('a GPU-bound program: what it needs, and what this machine would do', async
     },
   });
   expect(formatInspectReport(none)).toContain('    here: cannot run: Unable to deserialize program: engines were built for compute capability 9.0');
-  const h = await inspectProgramFile(gpuFile, [h200]);
+  const h = await inspectProgramFile(gpuFile, [TEST_H200]);
   expect(h.engines[0]!.here).toEqual({ device: 0, name: 'NVIDIA H200', reason: 'the only compatible device', warnings: [] });
   expect(formatInspectReport(h)).toContain('    here: device 0 "NVIDIA H200" (the only compatible device)');
   // Without an injected list, the real (empty, GPU-less) device list is used.
@@ -104,11 +92,10 @@ test('a damaged file is E_BAD_PROGRAM', async () => {
 });
 
 describe('the CLI (dist/)', () => {
-  const cli = path.join(root, 'dist', 'cli', 'index.js');
-  const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+  const run = (...args: string[]) => runCli(args);
 
   test('inspect prints text, --json prints the report', () => {
-    if (!fs.existsSync(cli)) throw new Error('dist/ is missing: run `npm run build:ts` first');
+    if (!fs.existsSync(DIST_CLI)) throw new Error('dist/ is missing: run `npm run build:ts` first');
     const text = run('inspect', gpuFile);
     expect(text.status).toBe(0);
     expect(text.stdout).toContain('device requirements: a GPU');

@@ -13,7 +13,7 @@ import { zipSync } from 'fflate';
 
 import { compile } from '../../lib/compile';
 import type { CudaDevice } from '../../lib/devices';
-import { BadProgramError, NoCompatibleDeviceError, TensorRTNodeError } from '../../lib/errors';
+import { BadProgramError, NoCompatibleDeviceError } from '../../lib/errors';
 import { sym, symMul } from '../../lib/ir/symbolic';
 import { Program } from '../../lib/runtime/program';
 import {
@@ -29,6 +29,8 @@ import {
 import type { ProgramData } from '../../lib/runtime/segments';
 import { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
+import { referenceEngineDevice, TEST_H200 } from '../helpers/devices';
+import { rejection } from '../helpers/errors';
 import { loadFixture } from '../helpers/fixtures';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtp-test-'));
@@ -43,17 +45,6 @@ function expectIdentical(actual: Tensor[], expected: Tensor[], label: string): v
   expect(actual.map((t) => [t.dtype, [...t.shape]])).toEqual(expected.map((t) => [t.dtype, [...t.shape]]));
   actual.forEach((t, i) => expect(Buffer.compare(Buffer.from(bytesOf(t)), Buffer.from(bytesOf(expected[i]!)))).toBe(0));
   expect(label).toBeTruthy();
-}
-
-/** The typed error `promise` rejects with. */
-async function rejection(promise: Promise<unknown>): Promise<TensorRTNodeError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TensorRTNodeError);
-    return error as TensorRTNodeError;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** Entries of a program file (it is a plain zip: stored entries). */
@@ -139,17 +130,7 @@ describe('what a program file records', () => {
     ]);
     for (const s of m.segments) {
       if (s.kind !== 'tensorrt') continue;
-      expect(s.device).toEqual({
-        type: 'cpu',
-        gpuId: null,
-        dlaCore: null,
-        allowGpuFallback: false,
-        computeCapability: null,
-        deviceName: null,
-        hardwareCompatibility: 'none',
-        backend: 'reference',
-        backendVersion: m.library.version,
-      });
+      expect(s.device).toEqual(referenceEngineDevice(m.library.version));
     }
     expect(Object.keys(m.blobs).sort()).toEqual([...blobs.keys()].sort());
     for (const [name, info] of Object.entries(m.blobs)) {
@@ -376,17 +357,6 @@ describe('device compatibility at load', () => {
     return packProgramFile(manifest, blobs);
   }
 
-  const h200: CudaDevice = {
-    ordinal: 0,
-    name: 'NVIDIA H200',
-    uuid: 'GPU-00000000-0000-0000-0000-000000000000',
-    pciBusId: '0000:3B:00.0',
-    pci: { domain: 0, bus: 0x3b, device: 0, function: 0 },
-    computeCapability: { major: 9, minor: 0 },
-    totalMemoryBytes: 150e9,
-    multiprocessorCount: 132,
-  };
-
   test('a GPU-bound program fails on this GPU-less machine with E_NO_COMPATIBLE_DEVICE (real devices())', async () => {
     const e = await rejection(loadProgramBuffer(gpuBound()));
     expect(e).toBeInstanceOf(NoCompatibleDeviceError);
@@ -410,26 +380,26 @@ describe('device compatibility at load', () => {
     blobs.get('engines/segment0.engine')![10] ^= 1;
     expect((await rejection(loadProgramBuffer(packProgramFile(manifest, blobs)))).code).toBe('E_BAD_PROGRAM');
     // With an H200 present the device check passes; the engine then needs the TensorRT backend.
-    const e = await rejection(loadProgramBuffer(bytes, { availableDevices: [h200] }));
+    const e = await rejection(loadProgramBuffer(bytes, { availableDevices: [TEST_H200] }));
     expect(e.code).toBe('E_TENSORRT_MISSING');
     expect(e.message).toContain('segments[0] is a TensorRT engine, but this tensorrt-node has no usable TensorRT backend');
   });
 
   test('injected devices: an 8.0 record is refused with the seed message; an explicit incompatible device too', async () => {
-    const e = await rejection(loadProgramBuffer(gpuBound({ major: 8, minor: 0 }), { availableDevices: [h200] }));
+    const e = await rejection(loadProgramBuffer(gpuBound({ major: 8, minor: 0 }), { availableDevices: [TEST_H200] }));
     expect(e.message).toBe(
       'Unable to deserialize program: engines were built for compute capability 8.0, but no device with compute capability 8.0 is available (found: device 0 "NVIDIA H200" (compute capability 9.0))',
     );
-    const e2 = await rejection(loadProgramBuffer(gpuBound(), { availableDevices: [h200], device: 1 }));
+    const e2 = await rejection(loadProgramBuffer(gpuBound(), { availableDevices: [TEST_H200], device: 1 }));
     expect(e2.message).toContain('device 1 was asked for, but there is no device 1');
   });
 
   test('every GPU engine gets a device; the explicit device option reorders, CPU engines get none', async () => {
-    const second: CudaDevice = { ...h200, ordinal: 1, uuid: 'GPU-11111111-0000-0000-0000-000000000000' };
+    const second: CudaDevice = { ...TEST_H200, ordinal: 1, uuid: 'GPU-11111111-0000-0000-0000-000000000000' };
     const contents = readProgramFile(gpuBound());
-    const [auto] = await selectProgramDevices(contents, { availableDevices: [h200, second] });
+    const [auto] = await selectProgramDevices(contents, { availableDevices: [TEST_H200, second] });
     expect(auto).toMatchObject({ device: { ordinal: 0 }, rule: 'current-device' });
-    const [asked] = await selectProgramDevices(contents, { availableDevices: [h200, second], device: 1 });
+    const [asked] = await selectProgramDevices(contents, { availableDevices: [TEST_H200, second], device: 1 });
     expect(asked).toMatchObject({ device: { ordinal: 1 }, rule: 'explicit' });
     expect(await selectProgramDevices(readProgramFile(reference), { availableDevices: [] })).toEqual([null]);
   });
@@ -440,16 +410,22 @@ describe('device compatibility at load', () => {
       'Unable to deserialize program: engines were built for DLA core 1 of device 0 with compute capability 8.7, but no device 0 with compute capability 8.7 is available (found: no CUDA device)',
     );
     const ampere = gpuBound({ major: 8, minor: 6 }, { hardwareCompatibility: 'ampere+' });
-    expect((await rejection(loadProgramBuffer(ampere, { availableDevices: [h200] }))).code).toBe('E_TENSORRT_MISSING'); // 9.0 runs ampere+ engines
+    expect((await rejection(loadProgramBuffer(ampere, { availableDevices: [TEST_H200] }))).code).toBe('E_TENSORRT_MISSING'); // 9.0 runs ampere+ engines
     expect((await rejection(loadProgramBuffer(ampere))).message).toContain('no device with compute capability 8.0 or newer is available (found: no CUDA device)');
   });
 });
 
 describe('generic round trip of ProgramData fields', () => {
-  test('symbolic dims, symbol ranges, constants and fields this format has no dedicated place for', async () => {
+  /** The mlp fixture and its program compiled for [4, 32], disposed (the tests build programs from its data). */
+  async function compiledMlp(): Promise<{ fixture: ReturnType<typeof loadFixture>; compiled: Program }> {
     const fixture = loadFixture('mlp');
     const compiled = await compile(path.join(fixture.dir, fixture.files.onnx!), { backend: 'reference', inputs: [{ shape: [4, 32] }] });
     await compiled.dispose();
+    return { fixture, compiled };
+  }
+
+  test('symbolic dims, symbol ranges, constants and fields this format has no dedicated place for', async () => {
+    const { fixture, compiled } = await compiledMlp();
     const s0 = sym('s0');
     const constant = new Float32Array([1.5, -0, NaN, Infinity]);
     const data = {
@@ -503,9 +479,7 @@ describe('generic round trip of ProgramData fields', () => {
   }, 60_000);
 
   test('a program with a constant output runs from the file', async () => {
-    const fixture = loadFixture('mlp');
-    const compiled = await compile(path.join(fixture.dir, fixture.files.onnx!), { backend: 'reference', inputs: [{ shape: [4, 32] }] });
-    await compiled.dispose();
+    const { fixture, compiled } = await compiledMlp();
     const constant = new Float32Array([1.5, -0, NaN, Infinity]);
     const data: ProgramData = {
       ...compiled.data,
@@ -523,9 +497,7 @@ describe('generic round trip of ProgramData fields', () => {
   }, 60_000);
 
   test('a field that is not data cannot be saved (a library bug, named)', async () => {
-    const fixture = loadFixture('mlp');
-    const compiled = await compile(path.join(fixture.dir, fixture.files.onnx!), { backend: 'reference', inputs: [{ shape: [4, 32] }] });
-    await compiled.dispose();
+    const { fixture, compiled } = await compiledMlp();
     const data = { ...compiled.data, inputs: [{ ...compiled.data.inputs[0]!, hook: () => 1 }] } as unknown as ProgramData;
     expect(() => new Program(data, compiled.report, 'reference').saveBuffer()).toThrow('cannot save input 0 (input0).hook: a function is not data');
   }, 60_000);

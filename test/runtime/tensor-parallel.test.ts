@@ -7,23 +7,13 @@
 import * as path from 'node:path';
 
 import { compile } from '../../lib/compile';
-import { TensorRTNodeError } from '../../lib/errors';
 import { deserializeGraphFromBuffer } from '../../lib/ir/serialize';
 import { allReduce } from '../../lib/runtime/tensor-parallel-execute';
 import { TensorParallelProgram } from '../../lib/runtime/tensor-parallel';
 import { Tensor } from '../../lib/tensor';
 import { expectClose, expectExact, expectTensor, FP32 } from '../helpers/compare';
+import { rejection } from '../helpers/errors';
 import { loadFixture } from '../helpers/fixtures';
-
-async function rejection(p: Promise<unknown>): Promise<TensorRTNodeError> {
-  try {
-    await p;
-  } catch (error) {
-    if (error instanceof TensorRTNodeError) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
-}
 
 const staticShapes = (inputs: readonly Tensor[]) => inputs.map((t) => ({ shape: [...t.shape] }));
 

@@ -28,6 +28,7 @@ import type { NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
 import { registerConverter, registeredConverters, type CheckArgs, type ConverterImpl } from '../registry';
+import { num, nums, optNum, optValue, value } from '../impl/args';
 import { axisOf, cast, trt } from '../impl/basic';
 import {
   asVector,
@@ -45,46 +46,15 @@ import {
   sliceDynamic,
 } from '../impl/dynamic';
 import { indexTensor } from '../impl/indices';
+import { sliceBounds, VIEW_TARGETS } from '../impl/shape';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
 import { layerNorm, moments, rmsNorm } from '../impl/norm';
-import { reduceTo, reductionAxes, softmax } from '../impl/reduce';
+import { reduceTo, reductionAxes, softmax, SOFTMAX_TARGETS } from '../impl/reduce';
 import { machineEpsilon } from '../../kernels/norm';
 
 // ---------------------------------------------------------------------------------------
 // Argument access
 // ---------------------------------------------------------------------------------------
-
-function value(node: Node, name: string): Value {
-  const a = node.args[name];
-  if (!(a instanceof Value)) throw new TypeError(`${node.name}: argument ${name} is not a value`);
-  return a;
-}
-
-function optValue(node: Node, name: string): Value | null {
-  const a = node.args[name];
-  return a instanceof Value ? a : null;
-}
-
-function num(node: Node, name: string): number {
-  const a = node.args[name];
-  if (typeof a === 'boolean') return Number(a);
-  if (typeof a !== 'number') throw new TypeError(`${node.name}: argument ${name} is not a static number`);
-  return a;
-}
-
-function optNum(node: Node, name: string): number | null {
-  const a = node.args[name];
-  return a === null || a === undefined ? null : num(node, name);
-}
-
-function nums(node: Node, name: string): number[] {
-  const a = node.args[name];
-  const list: readonly Arg[] = Array.isArray(a) ? a : a === null || a === undefined ? [] : [a as Arg];
-  return list.map((x) => {
-    if (typeof x !== 'number') throw new TypeError(`${node.name}: argument ${name} holds a non-static entry`);
-    return x;
-  });
-}
 
 const irShape = (v: Value): readonly Dim[] => v.tensorType.shape;
 const rankOf = (v: Value): number => v.tensorType.shape.length;
@@ -388,17 +358,7 @@ function viewDims(self: Value, out: Value): Array<number | { axis: number }> | n
 }
 
 dynamicOnly(
-  [
-    'aten.view.default',
-    'aten.reshape.default',
-    'aten._unsafe_view.default',
-    'aten.flatten.using_ints',
-    'aten.unflatten.int',
-    'aten.squeeze.default',
-    'aten.squeeze.dim',
-    'aten.squeeze.dims',
-    'aten.unsqueeze.default',
-  ],
+  VIEW_TARGETS,
   (node, ctx) => [reshapeFromDims(ctx, ctx.tensor(value(node, 'self')), viewDims(value(node, 'self'), node.outputs[0]!)!)],
   noQuantized,
   (node) =>
@@ -440,21 +400,13 @@ function sliceAlong(ctx: ConversionContext, x: NetTensor, axis: number, start: n
   return sliceDynamic(ctx, x, starts, sizeWithAxis(ctx, x, axis, count, `${role}_size`), strides, role);
 }
 
-/** PyTorch's slice bounds on a dim of static size n (step > 0). */
-function bounds(n: number, start: number | null, end: number | null, step: number): { start: number; count: number } {
-  const clamp = (v: number): number => Math.min(Math.max(v < 0 ? v + n : v, 0), n);
-  const s = start === null ? 0 : clamp(start);
-  const e = end === null ? n : clamp(end);
-  return { start: s, count: Math.max(0, Math.ceil((e - s) / step)) };
-}
-
 dynamicOnly(
   'aten.slice.Tensor',
   (node, ctx) => {
     const self = value(node, 'self');
     const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
     const step = num(node, 'step');
-    const b = bounds(irShape(self)[axis] as number, optNum(node, 'start'), optNum(node, 'end'), step);
+    const b = sliceBounds(irShape(self)[axis] as number, optNum(node, 'start'), optNum(node, 'end'), step);
     return [sliceAlong(ctx, ctx.tensor(self), axis, b.start, b.count, step)];
   },
   noQuantized,
@@ -615,12 +567,7 @@ dynamicOnly('aten.linear.default', (node, ctx) => {
 dynamicOnly('aten.matmul.default', (node, ctx) => [torchMatmul(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'other')))], floats('self', 'other'));
 dynamicOnly(['aten.mm.default', 'aten.bmm.default'], (node, ctx) => [torchMatmul(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'mat2')))], floats('self', 'mat2'));
 
-for (const [target, log] of [
-  ['aten._softmax.default', false],
-  ['aten.softmax.int', false],
-  ['aten._log_softmax.default', true],
-  ['aten.log_softmax.int', true],
-] as const) {
+for (const [target, log] of SOFTMAX_TARGETS) {
   dynamicOnly(target, (node, ctx) => [softmax(ctx, ctx.tensor(value(node, 'self')), num(node, 'dim'), outDType(node), log)], (node) =>
     isFloating(outDType(node)) ? null : `softmax of ${outDType(node)}`,
   );
@@ -651,35 +598,25 @@ const staticNormalized = (node: Node): Reason => {
   return shape.slice(shape.length - count).every(isStatic) ? null : 'the normalized dims have run-time sizes';
 };
 
-dynamicOnly(
-  'aten.layer_norm.default',
-  (node, ctx) => {
-    const w = optValue(node, 'weight');
-    const b = optValue(node, 'bias');
-    const x = pinned(ctx, ctx.tensor(value(node, 'input')), value(node, 'input'));
-    return [layerNorm(ctx, x, nums(node, 'normalized_shape').length, w && ctx.tensor(w), b && ctx.tensor(b), num(node, 'eps'))];
-  },
-  floats('input'),
-  staticNormalized,
-);
-
-dynamicOnly(
-  'aten.native_layer_norm.default',
-  (node, ctx) => {
+/** layer_norm; with `stats`, native_layer_norm (mean and rstd too, when something reads them). */
+function layerNormImpl(stats: boolean): ConverterImpl {
+  return (node, ctx) => {
     const w = optValue(node, 'weight');
     const b = optValue(node, 'bias');
     const x = pinned(ctx, ctx.tensor(value(node, 'input')), value(node, 'input'));
     const n = nums(node, 'normalized_shape').length;
     const eps = num(node, 'eps');
     const out = layerNorm(ctx, x, n, w && ctx.tensor(w), b && ctx.tensor(b), eps);
+    if (!stats) return [out];
     if (!ctx.isUsed(node.outputs[1]!) && !ctx.isUsed(node.outputs[2]!)) return [out, null, null];
     const rank = x.shape.length;
     const { mean, rstd } = moments(ctx, x, Array.from({ length: n }, (_, i) => rank - n + i), eps);
     return [out, cast(ctx, mean, outDType(node, 1), 'mean_out'), cast(ctx, rstd, outDType(node, 2), 'rstd_out')];
-  },
-  floats('input'),
-  staticNormalized,
-);
+  };
+}
+
+dynamicOnly('aten.layer_norm.default', layerNormImpl(false), floats('input'), staticNormalized);
+dynamicOnly('aten.native_layer_norm.default', layerNormImpl(true), floats('input'), staticNormalized);
 
 dynamicOnly(
   'aten.rms_norm.default',

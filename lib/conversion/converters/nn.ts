@@ -53,7 +53,7 @@ import {
   windowVolume,
   type SlidingSpec,
 } from '../impl/pool';
-import { argExtremum, cumsum, logsumexp, reductionAxes, reduceTo, softmax, topk } from '../impl/reduce';
+import { argExtremum, cumsum, logsumexp, reductionAxes, reduceTo, softmax, SOFTMAX_TARGETS, topk } from '../impl/reduce';
 import { resize, type CoordinateMode, type NearestMode, type ResizeSpec } from '../impl/resize';
 
 // ---------------------------------------------------------------------------------------------
@@ -172,12 +172,7 @@ register(
 // ---------------------------------------------------------------------------------------------
 // Softmax and cumulative sums
 
-for (const [target, log] of [
-  ['aten._softmax.default', false],
-  ['aten.softmax.int', false],
-  ['aten._log_softmax.default', true],
-  ['aten.log_softmax.int', true],
-] as const) {
+for (const [target, log] of SOFTMAX_TARGETS) {
   register(target, (node, ctx) => [softmax(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node), log)]);
 }
 

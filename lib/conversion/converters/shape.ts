@@ -5,12 +5,13 @@
  * (negative, clamped, INT64_MAX) are resolved here into TensorRT's start/size/stride.
  */
 import type { DType } from '../../ir/dtype';
-import { Value, type Arg, type Node } from '../../ir/graph';
+import type { Arg, Node, Value } from '../../ir/graph';
 import { arange, full } from '../../kernels/shape';
 import type { NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
 import { registerConverter, type CheckArgs, type ConverterImpl } from '../registry';
+import { num, nums, optNum, optValues, value, values } from '../impl/args';
 import { axisOf, cast, permute, reshape, toRank } from '../impl/basic';
 import { indexTensor, wrapNegative } from '../impl/indices';
 import {
@@ -28,46 +29,12 @@ import {
   squeezeAxis,
   staticShape,
   unsqueeze,
+  VIEW_TARGETS,
 } from '../impl/shape';
 
 // ---------------------------------------------------------------------------------------
 // Argument access and registration
 // ---------------------------------------------------------------------------------------
-
-function value(node: Node, name: string): Value {
-  const a = node.args[name];
-  if (!(a instanceof Value)) throw new TypeError(`${node.name}: argument ${name} is not a value`);
-  return a;
-}
-
-function num(node: Node, name: string): number {
-  const a = node.args[name];
-  if (typeof a === 'boolean') return Number(a);
-  if (typeof a !== 'number') throw new TypeError(`${node.name}: argument ${name} is not a static number`);
-  return a;
-}
-
-function optNum(node: Node, name: string): number | null {
-  const a = node.args[name];
-  return a === null || a === undefined ? null : num(node, name);
-}
-
-function nums(node: Node, name: string): number[] {
-  const a = node.args[name];
-  const list: readonly Arg[] = Array.isArray(a) ? a : [a as Arg];
-  return list.map((x) => {
-    if (typeof x !== 'number') throw new TypeError(`${node.name}: argument ${name} holds a non-static entry`);
-    return x;
-  });
-}
-
-function values(node: Node, name: string): Value[] {
-  return (node.args[name] as Arg[]).map((a) => a as Value);
-}
-
-function optValues(node: Node, name: string): Array<Value | null> {
-  return (node.args[name] as Arg[]).map((a) => (a instanceof Value ? a : null));
-}
 
 const rankOf = (v: Value): number => v.tensorType.shape.length;
 
@@ -99,20 +66,7 @@ function reg(targets: string | readonly string[], impl: ConverterImpl, check?: C
 
 const toOutputShape: ConverterImpl = (node, ctx) => [reshape(ctx, ctx.tensor(value(node, 'self')), outShape(ctx))];
 
-reg(
-  [
-    'aten.view.default',
-    'aten.reshape.default',
-    'aten._unsafe_view.default',
-    'aten.flatten.using_ints',
-    'aten.unflatten.int',
-    'aten.squeeze.default',
-    'aten.squeeze.dim',
-    'aten.squeeze.dims',
-    'aten.unsqueeze.default',
-  ],
-  toOutputShape,
-);
+reg(VIEW_TARGETS, toOutputShape);
 
 reg('aten.permute.default', (node, ctx) => {
   const self = value(node, 'self');

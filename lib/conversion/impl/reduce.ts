@@ -95,6 +95,14 @@ export function argExtremum(ctx: ConversionContext, x: NetTensor, op: 'max' | 'm
   return keepdim ? idx : squeeze(ctx, idx, [axis]);
 }
 
+/** The softmax ops and whether each is the log-softmax: converted alike for static and run-time shapes. */
+export const SOFTMAX_TARGETS: ReadonlyArray<readonly [target: string, log: boolean]> = [
+  ['aten._softmax.default', false],
+  ['aten.softmax.int', false],
+  ['aten._log_softmax.default', true],
+  ['aten.log_softmax.int', true],
+];
+
 /** Softmax (or log-softmax, as x - max - log(sum(exp(x - max)))) along `dim`, in `dtype`. */
 export function softmax(ctx: ConversionContext, x: NetTensor, dim: number, dtype: DType, log: boolean): NetTensor {
   let t = cast(ctx, x, dtype, 'cast_in');

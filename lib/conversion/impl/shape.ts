@@ -12,6 +12,19 @@ import type { NetTensor, SampleMode } from '../../network';
 import type { ConversionContext } from '../context';
 import { reshape, toRank } from './basic';
 
+/** The view ops (a reshape to the IR output shape), converted alike for static and run-time shapes. */
+export const VIEW_TARGETS: readonly string[] = [
+  'aten.view.default',
+  'aten.reshape.default',
+  'aten._unsafe_view.default',
+  'aten.flatten.using_ints',
+  'aten.unflatten.int',
+  'aten.squeeze.default',
+  'aten.squeeze.dim',
+  'aten.squeeze.dims',
+  'aten.unsqueeze.default',
+];
+
 /** The static shape of an IR tensor value (throws on a symbolic dim: converters here are static-only). */
 export function staticShape(v: Value): number[] {
   return v.tensorType.shape.map((d) => {

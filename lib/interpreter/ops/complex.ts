@@ -2,9 +2,8 @@
  * Interpreter implementations of the complex-lowering ops (lib/ir/ops/complex.ts):
  * `trt.complex_mul` on real carriers ([..., 2] pairs) and `aten.atan2.default`.
  */
-import { InvalidArgumentError } from '../../errors';
 import type { DType } from '../../ir/dtype';
-import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from '../../kernels/access';
+import { broadcastPair, fromNumbers, readNumbers } from '../../kernels/access';
 import { complexMul, viewAsComplex, viewAsReal } from '../../kernels/complex';
 import { resultType } from '../../kernels/elementwise';
 import { shapeSize, type Tensor } from '../../tensor';
@@ -24,16 +23,9 @@ export function carrierMul(a: Tensor, b: Tensor): Tensor {
 export function atan2(y: Tensor, x: Tensor): Tensor {
   const promoted: DType = resultType(y, x);
   const dtype: DType = promoted === 'float16' || promoted === 'bfloat16' || promoted === 'float32' || promoted === 'float64' ? promoted : 'float32';
-  let shape: number[];
-  try {
-    shape = broadcastShapes(y.shape, x.shape);
-  } catch (e) {
-    throw new InvalidArgumentError(`atan2: ${(e as Error).message}`);
-  }
+  const { shape, ia: iy, ib: ix } = broadcastPair('atan2', y.shape, x.shape);
   const ys = readNumbers(y);
   const xs = readNumbers(x);
-  const iy = broadcastIndex(y.shape, shape);
-  const ix = broadcastIndex(x.shape, shape);
   const out = new Float64Array(shapeSize(shape));
   for (let k = 0; k < out.length; k++) out[k] = Math.atan2(ys[iy[k]!]!, xs[ix[k]!]!);
   return fromNumbers(dtype, shape, out);

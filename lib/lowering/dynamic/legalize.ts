@@ -24,7 +24,7 @@ import { SYM_ARITHMETIC_DYN } from '../../ir/ops/dynamic';
 import { InferContext } from '../../ir/ops/infer-context';
 import { dimEquals, formatDim, isStatic, symbolsOf, type Dim } from '../../ir/symbolic';
 import { verifyGraph } from '../../ir/verify';
-import type { DynamicOpReport, Partition, PartitionReport, PartitionSettings, Segment, SegmentKind } from '../../partitioning/partition';
+import { segmentBoundaries, type DynamicOpReport, type Partition, type PartitionReport, type PartitionSettings, type Segment } from '../../partitioning/partition';
 import { Tensor } from '../../tensor';
 import { DYNAMIC_RULES, SYMINT_OPS, dimOfArg, symIntArgs, type DynBuilder, type DynamicRule } from './variants';
 
@@ -373,36 +373,6 @@ function rematerializeFallback(graph: Graph, seg: Segment): Node[] {
   return [...b.created, ...seg.nodes];
 }
 
-/** Inputs and outputs of consecutive node groups (as partitioning computes them). */
-function boundaries(graph: Graph, groups: ReadonlyArray<{ kind: SegmentKind; nodes: Node[] }>): Segment[] {
-  const owner = new Map<Node, number>();
-  groups.forEach((g, i) => g.nodes.forEach((n) => owner.set(n, i)));
-  const readers = new Map<Value, Set<number>>();
-  groups.forEach((g, i) =>
-    g.nodes.forEach((n) =>
-      n.inputValues().forEach((v) => {
-        const set = readers.get(v) ?? new Set<number>();
-        set.add(i);
-        readers.set(v, set);
-      }),
-    ),
-  );
-  const graphOutputs = new Set(graph.outputs);
-  return groups.map((g, i) => {
-    const inputs: Value[] = [];
-    const seen = new Set<Value>();
-    for (const n of g.nodes) {
-      for (const v of n.inputValues()) {
-        if (seen.has(v) || v.producer.kind === 'constant' || owner.get(v.producer) === i) continue;
-        seen.add(v);
-        inputs.push(v);
-      }
-    }
-    const outputs = g.nodes.flatMap((n) => n.outputs).filter((v) => graphOutputs.has(v) || [...(readers.get(v) ?? [])].some((j) => j !== i));
-    return { index: i, kind: g.kind, nodes: g.nodes, inputs, outputs };
-  });
-}
-
 /**
  * Legalizes a partitioned dynamic graph in place: TensorRT segments get `_dyn` variants and
  * shape tensors, fallback segments recompute the SymInts they read; the graph is reordered
@@ -433,7 +403,7 @@ export function legalizeSegments(graph: Graph, part: Partition, settings: Select
   const alive = new Set(graph.nodes);
   const kept = part.segments.filter((s) => graph.nodes.some((n) => owner.get(n) === s.index));
   const renumber = new Map(kept.map((s, i) => [s.index, i]));
-  const segments = boundaries(
+  const segments = segmentBoundaries(
     graph,
     kept.map((s) => ({ kind: s.kind, nodes: graph.nodes.filter((n) => owner.get(n) === s.index) })),
   );

@@ -52,7 +52,7 @@ const VIEWS = new Set([
 ]);
 
 /** Casts and copies: same values, same shape. */
-const CASTS = new Set([
+export const CASTS: ReadonlySet<string> = new Set([
   'aten._to_copy.default',
   'aten.to.dtype',
   'aten.type_as.default',

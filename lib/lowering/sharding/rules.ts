@@ -10,7 +10,7 @@
 import { ShardingError } from '../../errors';
 import { Value, type Arg, type Node, type TensorType } from '../../ir/graph';
 import { dimEquals, formatShape, type Dim } from '../../ir/symbolic';
-import type { MatchedBlock } from './match';
+import { CASTS, type MatchedBlock } from './match';
 
 /** The share of one kind of heads (or MLP columns) a rank keeps. */
 export interface GroupSlice {
@@ -352,13 +352,7 @@ const symSize: Rule = (c: RuleContext) => {
 };
 
 const UNARY = [
-  'aten._to_copy.default',
-  'aten.to.dtype',
-  'aten.type_as.default',
-  'aten.clone.default',
-  'aten.contiguous.default',
-  'aten.alias.default',
-  'aten.detach.default',
+  ...CASTS,
   'aten.dropout.default',
   'aten.silu.default',
   'aten.gelu.default',

@@ -9,6 +9,7 @@ import { BadInputError, BadModelError, InternalError, InvalidArgumentError, Shap
 import { Network, printNetwork } from '../../../lib/network';
 import { Tensor } from '../../../lib/tensor';
 import { expectExact, expectTensor } from '../../helpers/compare';
+import { thrown } from '../../helpers/errors';
 import { Random } from '../../helpers/random';
 
 const rng = new Random(5);
@@ -150,28 +151,10 @@ describe('run-time input checks', () => {
     runner = referenceBackend.createRunner(await referenceBackend.build(sampleNetwork(), {}));
   });
   afterAll(() => runner.dispose());
-  const errorOf = (f: () => unknown): BadInputError => {
-    try {
-      f();
-    } catch (e) {
-      expect(e).toBeInstanceOf(BadInputError);
-      expect((e as BadInputError).code).toBe('E_BAD_INPUT');
-      return e as BadInputError;
-    }
-    throw new Error('expected a BadInputError');
-  };
+  const errorOf = (f: () => unknown): BadInputError => thrown(f, BadInputError, 'E_BAD_INPUT');
 
   it('a dynamic dim outside the optimization profile is E_SHAPE_OUT_OF_RANGE naming the input, dim and range', () => {
-    const rangeError = (f: () => unknown): ShapeOutOfRangeError => {
-      try {
-        f();
-      } catch (e) {
-        expect(e).toBeInstanceOf(ShapeOutOfRangeError);
-        expect((e as ShapeOutOfRangeError).code).toBe('E_SHAPE_OUT_OF_RANGE');
-        return e as ShapeOutOfRangeError;
-      }
-      throw new Error('expected a ShapeOutOfRangeError');
-    };
+    const rangeError = (f: () => unknown): ShapeOutOfRangeError => thrown(f, ShapeOutOfRangeError, 'E_SHAPE_OUT_OF_RANGE');
     const e = rangeError(() => runner.run({ x: new Tensor('float32', [9, 4]) }));
     expect(e.message).toBe(`input "x" dim 0 is 9, outside the optimization profile's range [1, 8]`);
     expect(e.details).toEqual({ input: 'x', dim: 0, value: 9, min: 1, max: 8, profile: 0 });

@@ -4,17 +4,14 @@
  * interleaved floats). Dynamic fixtures keep their symbols and ranges and run at every size
  * recorded from one import.
  */
-import * as path from 'node:path';
-
-import { loadPt2 } from '../../../lib/frontends/pt2';
 import { interpret } from '../../../lib/interpreter';
-import type { Graph } from '../../../lib/ir/graph';
 import { printGraph } from '../../../lib/ir/printer';
 import { findProblems } from '../../../lib/ir/verify';
 import { readNumbers } from '../../../lib/kernels/access';
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
-import { FIXTURES, loadFixture, PT2_FIXTURES } from '../../helpers/fixtures';
+import { loadFixture, PT2_FIXTURES } from '../../helpers/fixtures';
+import { pt2Graph } from '../../helpers/pt2-graphs';
 
 function maxAbsDiff(a: Tensor, b: Tensor): number {
   const x = readNumbers(a);
@@ -24,19 +21,9 @@ function maxAbsDiff(a: Tensor, b: Tensor): number {
   return m;
 }
 
-const graphs = new Map<string, Graph>();
-function graphOf(name: string): Graph {
-  let g = graphs.get(name);
-  if (g === undefined) {
-    g = loadPt2(path.join(FIXTURES, name, 'model.pt2'));
-    graphs.set(name, g);
-  }
-  return g;
-}
-
 describe.each(PT2_FIXTURES)('%s.pt2', (name) => {
   test('imports into a valid graph', () => {
-    const g = graphOf(name);
+    const g = pt2Graph(name);
     expect(findProblems(g)).toEqual([]);
     expect(g.outputs.length).toBe(loadFixture(name).cases[0]!.outputs.length);
     // Assertions and casts to the same dtype are gone; no node reads an undeclared op.
@@ -46,7 +33,7 @@ describe.each(PT2_FIXTURES)('%s.pt2', (name) => {
   });
 
   test('runs in the interpreter and matches PyTorch (every recorded size, one import)', () => {
-    const g = graphOf(name);
+    const g = pt2Graph(name);
     const fixture = loadFixture(name);
     const diffs: number[] = [];
     fixture.cases.forEach((c, k) => {
@@ -63,7 +50,7 @@ describe.each(PT2_FIXTURES)('%s.pt2', (name) => {
 
 describe('graph inputs and symbols', () => {
   test('complex64 graph inputs stay complex', () => {
-    const g = graphOf('rotary_only');
+    const g = pt2Graph('rotary_only');
     expect(g.inputs.map((v) => [v.name, v.tensorType.dtype])).toEqual([
       ['xq', 'float32'],
       ['xk', 'float32'],
@@ -75,7 +62,7 @@ describe('graph inputs and symbols', () => {
   });
 
   test('a complex64 buffer becomes a constant, sliced by the sequence length', () => {
-    const g = graphOf('llama_tokens_complex_buffer');
+    const g = pt2Graph('llama_tokens_complex_buffer');
     const buffer = g.nodes.find((n) => n.kind === 'constant' && n.origin === 'buffer');
     expect(buffer?.meta.fqn).toBe('freqs_cis');
     expect(buffer?.output.tensorType.dtype).toBe('complex64');
@@ -86,7 +73,7 @@ describe('graph inputs and symbols', () => {
   });
 
   test('dynamic sequence length: symbol, range and shapes', () => {
-    const g = graphOf('llama_rotary_complex_input_dynamic');
+    const g = pt2Graph('llama_rotary_complex_input_dynamic');
     expect([...g.symbols]).toEqual([['s25', { min: 2, max: 64 }]]);
     const text = printGraph(g);
     expect(text).toContain('graph model(%x: float32[1, s25, 64], %freqs_cis: complex64[s25, 8]):');
@@ -95,7 +82,7 @@ describe('graph inputs and symbols', () => {
   });
 
   test('encoder: two symbols with their ranges; SymInt arithmetic becomes sym.*', () => {
-    const g = graphOf('encoder');
+    const g = pt2Graph('encoder');
     expect(Object.fromEntries(g.symbols)).toEqual({ s23: { min: 1, max: 16 }, s27: { min: 2, max: 128 } });
     const text = printGraph(g);
     expect(text).toContain('%ids: int64[s23, s27]');
@@ -105,19 +92,19 @@ describe('graph inputs and symbols', () => {
   });
 
   test('mlp: dynamic batch', () => {
-    const g = graphOf('mlp');
+    const g = pt2Graph('mlp');
     expect([...g.symbols]).toEqual([['s77', { min: 1, max: 64 }]]);
     expect(printGraph(g)).toContain('%x: float32[s77, 32]');
     expect(printGraph(g)).toMatch(/return \(softmax=%\w+\)|return \(%softmax\)/);
   });
 
   test('static models have no symbols', () => {
-    expect(graphOf('mobilenet_v3_small').symbols.size).toBe(0);
-    expect(graphOf('squeezenet1_1').symbols.size).toBe(0);
+    expect(pt2Graph('mobilenet_v3_small').symbols.size).toBe(0);
+    expect(pt2Graph('squeezenet1_1').symbols.size).toBe(0);
   });
 
   test('in-place ops (relu_, hardswish_, add_, dropout_) become functional ops', () => {
-    const g = graphOf('mobilenet_v3_small');
+    const g = pt2Graph('mobilenet_v3_small');
     const ops = new Set(g.calls().map((n) => n.target));
     for (const op of ops) expect(op).not.toMatch(/_\.(default|Tensor)$/);
     expect(ops).toContain('aten.hardswish.default');
@@ -127,7 +114,7 @@ describe('graph inputs and symbols', () => {
   });
 
   test('the dynamic model runs at other lengths within its range', () => {
-    const g = graphOf('llama_rotary_complex_input_dynamic');
+    const g = pt2Graph('llama_rotary_complex_input_dynamic');
     const fixture = loadFixture('llama_rotary_complex_input_dynamic');
     // Seq 8 and 16 are the fixture's; a third length checks nothing was specialized.
     const [x, freqs] = fixture.cases[1]!.inputs as [Tensor, Tensor];

@@ -11,7 +11,6 @@
 import * as path from 'node:path';
 
 import '../../../lib/conversion/converters';
-import { TensorRTNodeError } from '../../../lib/errors';
 import { loadPt2 } from '../../../lib/frontends/pt2';
 import { call } from '../../../lib/ir/builder';
 import { Graph, tensorType, type Arg, type Value } from '../../../lib/ir/graph';
@@ -24,21 +23,12 @@ import { isComplexValue, lowerComplex } from '../../../lib/lowering/complex';
 import { partition } from '../../../lib/partitioning/partition';
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
+import { thrownError } from '../../helpers/errors';
 import { loadFixture } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';
 import { bodyLines, builder, carrierOf, copyGraph, rotaryGraph } from './helpers';
 
 const rng = new Random(6000);
-
-function thrown(f: () => unknown): TensorRTNodeError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TensorRTNodeError) return e;
-    throw e;
-  }
-  throw new Error('expected an error');
-}
 
 /** No value of the graph is complex any more. */
 function expectNoComplex(g: Graph): void {
@@ -391,7 +381,7 @@ describe('complex128 inputs and constants', () => {
   test('without truncateDouble: E_COMPLEX128 naming the input and the buffer, the graph unchanged', () => {
     const g = wideGraph();
     const before = printGraph(g);
-    const e = thrown(() => lowerComplex(g));
+    const e = thrownError(() => lowerComplex(g));
     expect(e.code).toBe('E_COMPLEX128');
     expect(e.message).toContain('input "z" complex128[3]');
     expect(e.message).toContain('buffer "k" complex128[3]');
@@ -439,7 +429,7 @@ describe('ops without a rule', () => {
 
   test('are listed in one E_UNSUPPORTED_OP, nothing rewritten', () => {
     const g = unsupported();
-    const e = thrown(() => lowerComplex(g));
+    const e = thrownError(() => lowerComplex(g));
     expect(e.code).toBe('E_UNSUPPORTED_OP');
     expect(e.message).toMatch(/^3 op\(s\) on complex values/);
     for (const what of ['node root (aten.sqrt.default)', 'node lg (aten.log.default)', 'node sn (aten.sin.default)', 'complexFallback: true']) expect(e.message).toContain(what);

@@ -8,7 +8,7 @@
  */
 import * as path from 'node:path';
 
-import { ShardingError, TensorRTNodeError } from '../../../lib/errors';
+import { ShardingError } from '../../../lib/errors';
 import { loadPt2 } from '../../../lib/frontends/pt2';
 import { interpret } from '../../../lib/interpreter';
 import { call } from '../../../lib/ir/builder';
@@ -17,32 +17,14 @@ import { findProblems } from '../../../lib/ir/verify';
 import { findBlocks, shardGraph } from '../../../lib/lowering/sharding';
 import { readNumbers } from '../../../lib/kernels/access';
 import { expectClose, expectExact, FP32 } from '../../helpers/compare';
+import { thrownError } from '../../helpers/errors';
 import { FIXTURES, loadFixture } from '../../helpers/fixtures';
+import { pt2Graph } from '../../helpers/pt2-graphs';
 import { interpretRanks, tinyLlama } from './helpers';
-
-const graphs = new Map<string, Graph>();
-function model(name: string): Graph {
-  let g = graphs.get(name);
-  if (g === undefined) {
-    g = loadPt2(path.join(FIXTURES, name, 'model.pt2'));
-    graphs.set(name, g);
-  }
-  return g;
-}
-
-function thrown(f: () => unknown): TensorRTNodeError {
-  try {
-    f();
-  } catch (error) {
-    if (error instanceof TensorRTNodeError) return error;
-    throw error;
-  }
-  throw new Error('expected an error');
-}
 
 describe('pattern matching', () => {
   test('finds the attention and SwiGLU blocks of both layers, named by their weights', () => {
-    const blocks = findBlocks(model('llama_rotary_complex_input'));
+    const blocks = findBlocks(pt2Graph('llama_rotary_complex_input'));
     expect(blocks.map((b) => [b.kind, b.layer, b.columns.map((c) => `${c.role}:${c.node.name}`).join(' '), b.row.name])).toEqual([
       ['attention', 'p_layers_0_attention', 'q:linear k:linear_1 v:linear_2', 'linear_3'],
       ['mlp', 'p_layers_0_feed_forward', 'gate:linear_4 up:linear_5', 'linear_6'],
@@ -52,16 +34,16 @@ describe('pattern matching', () => {
   });
 
   test('the sharding report: heads, key/value heads divided (n=2) or replicated (n=4), MLP columns', () => {
-    const two = shardGraph(model('llama_rotary_complex_input'), 2).blocks;
+    const two = shardGraph(pt2Graph('llama_rotary_complex_input'), 2).blocks;
     expect(two[0]).toMatchObject({ kind: 'attention', heads: 4, kvHeads: 2, kvMode: 'divide', row: { weight: 'p_layers_0_attention_wo_weight' } });
     expect(two[1]).toMatchObject({ kind: 'mlp', hidden: 128, row: { weight: 'p_layers_0_feed_forward_w2_weight' } });
-    expect(shardGraph(model('llama_rotary_complex_input'), 4).blocks[2]).toMatchObject({ heads: 4, kvHeads: 2, kvMode: 'replicate' });
+    expect(shardGraph(pt2Graph('llama_rotary_complex_input'), 4).blocks[2]).toMatchObject({ heads: 4, kvHeads: 2, kvMode: 'replicate' });
   });
 });
 
 describe.each([1, 2, 4])('llama_rotary_complex_input split %i ways', (n) => {
   const fixture = loadFixture('llama_rotary_complex_input');
-  const g = model('llama_rotary_complex_input');
+  const g = pt2Graph('llama_rotary_complex_input');
 
   test('rank graphs are valid, with heads divided and an all-reduce after each row-parallel layer', () => {
     const { ranks } = shardGraph(g, n);
@@ -128,7 +110,7 @@ describe.each([1, 2, 4])('llama_rotary_complex_input split %i ways', (n) => {
 
 describe.each([2, 4])('llama_rotary_complex_input_dynamic split %i ways (symbolic sequence length)', (n) => {
   const fixture = loadFixture('llama_rotary_complex_input_dynamic');
-  const g = model('llama_rotary_complex_input_dynamic');
+  const g = pt2Graph('llama_rotary_complex_input_dynamic');
   const { ranks } = shardGraph(g, n);
 
   test('rank graphs keep the symbolic sequence length', () => {
@@ -154,7 +136,7 @@ describe.each([2, 4])('llama_rotary_complex_input_dynamic split %i ways (symboli
 describe('llama_tokens_complex_buffer (embedding, complex freqs_cis buffer, LM head left replicated)', () => {
   test.each([2, 4])('split %i ways, every rank matches PyTorch', (n) => {
     const fixture = loadFixture('llama_tokens_complex_buffer');
-    const g = model('llama_tokens_complex_buffer');
+    const g = pt2Graph('llama_tokens_complex_buffer');
     const sharded = shardGraph(g, n);
     expect(sharded.blocks).toHaveLength(4);
     const perRank = interpretRanks(sharded.ranks, fixture.cases[0]!.inputs);
@@ -189,7 +171,7 @@ describe('biases (structure only)', () => {
 
 describe('errors', () => {
   test('n that does not divide the query heads names the layer', () => {
-    const e = thrown(() => shardGraph(model('llama_rotary_complex_input'), 3));
+    const e = thrownError(() => shardGraph(pt2Graph('llama_rotary_complex_input'), 3));
     expect(e).toBeInstanceOf(ShardingError);
     expect(e.code).toBe('E_SHARDING');
     expect(e.message).toContain('attention layer "p_layers_0_attention"');
@@ -199,7 +181,7 @@ describe('errors', () => {
 
   test('key/value heads that neither divide by n nor divide n name the layer', () => {
     // 6 query heads split 3 ways, but 2 key/value heads can be neither divided nor replicated.
-    const e = thrown(() => shardGraph(tinyLlama(6, 2, 0), 3));
+    const e = thrownError(() => shardGraph(tinyLlama(6, 2, 0), 3));
     expect(e.code).toBe('E_SHARDING');
     expect(e.message).toContain('attention layer "layers_0_attn"');
     expect(e.message).toContain('its 2 key/value heads do not divide by 3');
@@ -209,14 +191,14 @@ describe('errors', () => {
   });
 
   test('MLP columns that do not divide name the layer', () => {
-    const e = thrown(() => shardGraph(tinyLlama(4, 2, 6), 4));
+    const e = thrownError(() => shardGraph(tinyLlama(4, 2, 6), 4));
     expect(e.code).toBe('E_SHARDING');
     expect(e.message).toContain('MLP layer "layers_0_ffn"');
     expect(e.message).toContain('its 6 hidden columns do not divide by 4');
   });
 
   test('a model without a Llama-style block names its linear layers', () => {
-    const e = thrown(() => shardGraph(loadPt2(path.join(FIXTURES, 'mlp', 'model.pt2')), 2));
+    const e = thrownError(() => shardGraph(loadPt2(path.join(FIXTURES, 'mlp', 'model.pt2')), 2));
     expect(e.code).toBe('E_SHARDING');
     expect(e.message).toMatch(/graph "\w+" has no Llama-style block/);
     expect(e.message).toMatch(/its linear layers "linear" \(weight \w+\)/);
@@ -227,7 +209,7 @@ describe('errors', () => {
     const x = g.addInput('x', tensorType('float32', [1, 2, 3, 4]));
     const s = call(g, 'aten.scaled_dot_product_attention.default', { query: x, key: x, value: x }, { name: 'attn' });
     g.setOutputs([s.output]);
-    const e = thrown(() => shardGraph(g, 2));
+    const e = thrownError(() => shardGraph(g, 2));
     expect(e.code).toBe('E_SHARDING');
     expect(e.message).toContain('attention at sdpa node "attn": cannot find its query projection: it does not come from a linear layer');
   });
@@ -240,14 +222,14 @@ describe('errors', () => {
         return call(graph, 'aten.div.Tensor', { self: q, other: m }).output;
       },
     });
-    const e = thrown(() => shardGraph(g, 2));
+    const e = thrownError(() => shardGraph(g, 2));
     expect(e.code).toBe('E_SHARDING');
     expect(e.message).toBe('cannot split layer "layers_0_attn" 2 ways at node head_mean (aten.mean.dim): it reduces over the head-sharded axis 2');
     expect(e.details).toMatchObject({ layer: 'layers_0_attn', node: 'head_mean', n: 2 });
   });
 
   test('bad n is E_INVALID_ARGUMENT', () => {
-    for (const n of [0, -1, 1.5, NaN]) expect(thrown(() => shardGraph(tinyLlama(4, 2, 8), n)).code).toBe('E_INVALID_ARGUMENT');
+    for (const n of [0, -1, 1.5, NaN]) expect(thrownError(() => shardGraph(tinyLlama(4, 2, 8), n)).code).toBe('E_INVALID_ARGUMENT');
   });
 
   test('the model graph is not changed', () => {
