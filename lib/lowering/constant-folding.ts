@@ -2,8 +2,7 @@
  * Constant folding: a call whose inputs are all constants is computed once, now, with the
  * interpreter's implementation, and replaced by a constant. Mutates the graph in place.
  */
-import type { Graph, Node } from '../ir/graph';
-import { Value } from '../ir/graph';
+import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import { getImpl } from '../interpreter/registry';
 import '../interpreter/ops';
 import { Tensor } from '../tensor';
@@ -29,7 +28,12 @@ function foldable(node: Node, options: FoldOptions): boolean {
 /** Folds every foldable node; returns how many were folded. */
 export function foldConstants(graph: Graph, options: FoldOptions = {}): number {
   let folded = 0;
+  // Replacements are applied as each node is reached (nodes are in topological order), so the
+  // pass stays linear: one replaceAllUses per folded value would rescan the graph each time.
+  const replaced = new Map<Value, Value>();
+  const remap = (a: Arg): Arg => (a instanceof Value ? (replaced.get(a) ?? a) : Array.isArray(a) ? a.map(remap) : a);
   for (const node of [...graph.nodes]) {
+    if (replaced.size > 0) for (const key of Object.keys(node.args)) node.args[key] = remap(node.args[key]!);
     if (!foldable(node, options)) continue;
     const size = node.outputs.reduce((n, v) => n + v.tensorType.shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Infinity), 1), 0);
     if (size > MAX_FOLDED_ELEMENTS) continue;
@@ -39,11 +43,11 @@ export function foldConstants(graph: Graph, options: FoldOptions = {}): number {
     const results = getImpl(node.target)!(args as never, { node, symbols: new Map() });
     node.outputs.forEach((v, i) => {
       const t = results[i];
-      if (!(t instanceof Tensor)) return;
-      graph.replaceAllUses(v, graph.addConstant(`${v.name}_folded`, t));
+      if (t instanceof Tensor) replaced.set(v, graph.addConstant(`${v.name}_folded`, t));
     });
     folded++;
   }
+  graph.outputs = graph.outputs.map((v) => replaced.get(v) ?? v);
   if (folded > 0) {
     // New constants were appended; restore topological order (constants first is always valid).
     const constants = graph.nodes.filter((n) => n.kind === 'constant' || n.kind === 'placeholder');
