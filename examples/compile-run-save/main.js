@@ -38,6 +38,11 @@ function maxAbsDiff(a, b) {
 }
 
 async function main() {
+  if (!fs.existsSync(path.join(fixtureDir, 'meta.json'))) {
+    console.error(`usage: node ${path.basename(__filename)} FIXTURE_DIR (no meta.json in ${fixtureDir})`);
+    process.exitCode = 2;
+    return;
+  }
   const meta = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'meta.json'), 'utf8'));
   const input = readTensor(meta.inputs[0]);
   const expected = readTensor(meta.outputs[0]);

@@ -78,6 +78,11 @@ function summary(report) {
 }
 
 async function main() {
+  if (!fs.existsSync(path.join(fixtureDir, 'meta.json'))) {
+    console.error(`usage: node ${path.basename(__filename)} FIXTURE_DIR (no meta.json in ${fixtureDir})`);
+    process.exitCode = 2;
+    return;
+  }
   const meta = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'meta.json'), 'utf8'));
   const model = path.join(fixtureDir, meta.files.onnx);
   const [, c, h, w] = meta.inputs[0].shape;

@@ -29,7 +29,10 @@ class BadRequest extends Error {
 
 // A torch.export archive carries the batch range (range_constraints); for an ONNX model
 // give one here, e.g. { inputs: [{ min: [1, 32], max: [64, 32] }] }.
-const program = await compile(model);
+const program = await compile(model).catch((error) => {
+  console.error(`${error.code ?? 'error'}: ${error.message}`);
+  process.exit(1);
+});
 const [inputInfo] = program.inputs;
 console.log(`compiled ${path.basename(model)}: ${inputInfo.name}: ${inputInfo.dtype}${formatShape(inputInfo.shape)} (${program.backend} backend)`);
 

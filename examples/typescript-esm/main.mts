@@ -50,6 +50,10 @@ async function check(program: Program, input: Tensor, expected: Tensor): Promise
   return close(all!, expected) && singles.every(([out], i) => close(out!, row(expected, i)));
 }
 
+if (!fs.existsSync(path.join(fixtureDir, 'meta.json'))) {
+  console.error(`usage: node main.mjs FIXTURE_DIR (no meta.json in ${fixtureDir})`);
+  process.exit(2);
+}
 const meta = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'meta.json'), 'utf8')) as FixtureMeta;
 const input = readTensor(meta.inputs[0]!);
 const expected = readTensor(meta.outputs[0]!);
