@@ -4,8 +4,9 @@
 // (and most ops between them) out of TensorRT. This example registers a converter for 2-D
 // convolutions whose batch dim is known only at run time, with a checkArgs that refuses what
 // it does not handle (when no candidate accepts a node, every refusal is listed in the report's
-// `reasons`; the chosen converter is the report's `converter`), then compiles MobileNetV3 for
-// batch 1..8 once and checks batch 2 and batch 1 against PyTorch.
+// `reasons`; the chosen converter is the report's `converter`): first a narrower version that
+// refuses grouped convolutions, to show a refusal in the report, then the full one. It
+// compiles MobileNetV3 for batch 1..8 once and checks batch 2 and batch 1 against PyTorch.
 //
 //   node examples/custom-converter/main.js [FIXTURE_DIR]     (default test/fixtures/mobilenet_v3_small)
 const fs = require('node:fs');
@@ -92,6 +93,20 @@ async function main() {
   const conv = (r) => r.ops.find((op) => op.target === 'aten.convolution.default');
   console.log(`built-in converters only: ${summary(before)}`);
   console.log(`  first convolution: ${conv(before).reasons[0]}`);
+
+  // A narrower converter first: its checkArgs refuses grouped (depthwise) convolutions, and
+  // the report gives that reason for each node it refused (they fall back).
+  const narrow = registerConverter('aten.convolution.default', convolution, {
+    static: false,
+    dynamic: true,
+    checkArgs: (node) => (node.args.groups !== 1 ? 'grouped convolutions are not handled' : checkArgs(node)),
+    name: `${NAME}, groups = 1`,
+  });
+  const partial = await dryRun(model, batchRange);
+  unregisterConverter(narrow);
+  const depthwise = partial.ops.find((op) => op.reasons.some((r) => r.startsWith(`${NAME}, groups = 1:`)));
+  console.log(`with a groups = 1 converter: ${summary(partial)}`);
+  console.log(`  ${depthwise.node}: ${depthwise.reasons.join('; ')}`);
 
   const converter = registerConverter('aten.convolution.default', convolution, { static: false, dynamic: true, checkArgs, name: NAME });
   try {
