@@ -1,7 +1,8 @@
 // An HTTP inference service on node:http. One program is compiled at start-up and shared by
 // every request: Program.run() queues work on the program's worker thread, so concurrent
-// requests never block the event loop. SIGINT/SIGTERM stop accepting connections, let the
-// requests in flight finish, then dispose of the program and exit with code 0.
+// requests never block the event loop. SIGINT/SIGTERM stop accepting connections, let every
+// request already being handled finish (connections that have not sent one are closed), then
+// dispose of the program and exit with code 0.
 //
 //   node examples/http-service/server.mjs [MODEL]          (default test/fixtures/mlp/model.pt2)
 //   PORT=8080 HOST=127.0.0.1 (PORT=0 picks a free port; the address is printed)
