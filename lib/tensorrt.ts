@@ -15,7 +15,7 @@ export interface TensorRTLibrary {
 export interface TensorRTStatus {
   /** libnvinfer was found (and answered its version), or why not. */
   library: ({ found: true } & TensorRTLibrary) | { found: false; code: string; reason: string };
-  /** The addon was compiled with the TensorRT backend (needs TENSORRT_ROOT at build time). */
+  /** The addon was compiled with the TensorRT backend (not written yet: no build sets this today). */
   backendBuilt: boolean;
   /** Both: compile() may use the `tensorrt` backend. */
   available: boolean;

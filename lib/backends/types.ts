@@ -1,9 +1,9 @@
 /**
  * What compile() needs from an execution backend: turn a Network (lib/network) into engine
- * bytes, and turn engine bytes into something that runs. Two backends implement it: the
- * TensorRT one (the native addon; engine bytes are a TensorRT plan) and the CPU reference
- * one (lib/backends/reference; engine bytes are the serialized Network), which is the
- * default where TensorRT is absent and the oracle converter tests compare against.
+ * bytes, and turn engine bytes into something that runs. One backend implements it today:
+ * the CPU reference one (lib/backends/reference; engine bytes are the serialized Network),
+ * the default where TensorRT is absent and the oracle converter tests compare against. The
+ * TensorRT one (in the native addon; engine bytes a TensorRT plan) is not written yet.
  *
  * Engine bytes are self-contained: a Runner can be created from them in another process or
  * on a worker thread, without the Network they came from.

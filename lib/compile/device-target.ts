@@ -1,5 +1,5 @@
 /**
- * The compile-time target device (settings `device`, seed 003): validating the setting, and
+ * The compile-time target device (settings `device`, docs/program-format.md "Devices"): validating the setting, and
  * turning it into the record every engine segment keeps (lib/runtime/device-selection.ts).
  */
 import { probeDevices, type CudaDevice } from '../devices';

@@ -1,5 +1,5 @@
 /**
- * The converter registry (seed 001): a target maps to candidate converters; selection takes
+ * The converter registry (docs/architecture.md, lib/conversion/): a target maps to candidate converters; selection takes
  * the node's shapes, the settings and each candidate's own `checkArgs` into account, and
  * says why when nothing fits.
  */

@@ -1,7 +1,7 @@
 /**
  * A TensorRT network description as plain data: what a converter builds and a backend
- * consumes (the native addon replays it into an INetworkDefinition; the reference backend
- * runs it on the CPU).
+ * consumes (the reference backend runs it on the CPU; the TensorRT backend, not written yet,
+ * is to replay it into an INetworkDefinition).
  */
 import { InternalError } from '../errors';
 import type { Layer, LayerParams, TrtDType } from './layers';

@@ -1,5 +1,5 @@
 /**
- * A program's complex boundary (seed 000, "Runtime changes"). Inside a compiled program
+ * A program's complex boundary (docs/complex-numbers.md, "Runtime boundary"). Inside a compiled program
  * complex values travel as real carriers with a trailing dim of 2 (lib/lowering/complex/);
  * the caller still passes and receives complex64/complex128 tensors. The executor converts
  * at the boundary:

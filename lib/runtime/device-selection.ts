@@ -1,6 +1,6 @@
 /**
  * Which device runs an engine: the records a compiled engine keeps about the device it was
- * built for, and the selection hierarchy (seed 003, "device aware serialization") that picks
+ * built for, and the selection hierarchy (docs/program-format.md, "Devices") that picks
  * a device for it when a program is loaded.
  *
  * GPU engines:

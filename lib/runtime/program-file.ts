@@ -716,7 +716,7 @@ async function availableDevices(): Promise<CudaDevice[]> {
 /**
  * Selects a device for every GPU or DLA engine of a checked file (CPU engines need none).
  *
- * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE` with the seed's message.
+ * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE` with the message docs/program-format.md shows.
  */
 export async function selectProgramDevices(
   contents: ProgramFileContents,

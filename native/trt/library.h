@@ -1,6 +1,6 @@
 // Finding the TensorRT runtime library (libnvinfer) without TensorRT's headers: only its
-// C-linkage version function is used here. The TensorRT backend proper (which needs the
-// headers, TENSORRT_ROOT) builds on this loader.
+// C-linkage version function is used here. The TensorRT backend proper (not written yet; it
+// will need TensorRT's headers at build time) is to build on this loader.
 #pragma once
 
 #include <string>

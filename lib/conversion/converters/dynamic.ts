@@ -1,5 +1,5 @@
 /**
- * Dynamic-shape converters (seed 002).
+ * Dynamic-shape converters (docs/dynamic-shapes.md).
  *
  * 1. The `_dyn` ops (lib/ir/ops/dynamic.ts). Their shape arguments are int64 shape tensors,
  *    and these converters take them only as such: they never read an int that is really a

@@ -46,7 +46,7 @@ import {
 // ---------------------------------------------------------------------------------------
 // Registration.
 
-/** Refuses SymInt arguments (run-time scalars; dynamic graphs are a later issue). */
+/** Refuses SymInt arguments (run-time scalars): legalization gives such nodes a `_dyn` variant or a fallback (docs/dynamic-shapes.md). */
 function symIntRefusal(node: Node): string | null {
   for (const [name, a] of Object.entries(node.args)) {
     if (a instanceof Value && a.type.kind === 'symint') return `argument ${name} is a run-time SymInt, which static conversion cannot take`;
@@ -460,7 +460,7 @@ register(['aten.hardtanh.default'], (node, ctx) => clampImpl(node, ctx, operandA
 // ---------------------------------------------------------------------------------------
 // Casts, copies and constants.
 
-/** Refuses a cast target TensorRT cannot hold (seed 001: the partitioner sends the node to fallback). */
+/** Refuses a cast target TensorRT cannot hold (the partitioner then sends the node to a fallback segment). */
 function castTargetCheck(target: (node: Node) => DType | null): CheckArgs {
   return (node, settings) => {
     const to = target(node);

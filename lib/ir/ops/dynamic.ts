@@ -1,6 +1,6 @@
 /**
  * `_dyn` ops: shape-tensor variants of ops whose int / int[] arguments may depend on a
- * run-time (symbolic) dim (seed 002). Where the static op takes a SymInt or SymInt[], its
+ * run-time (symbolic) dim (docs/dynamic-shapes.md). Where the static op takes a SymInt or SymInt[], its
  * `_dyn` variant takes an int64 *shape tensor* instead, so that a converter never receives
  * an int that is really a run-time value: its schema says Tensor, and it gets a Tensor.
  *

@@ -1,9 +1,9 @@
 /**
- * Detection of complex subgraphs (seed 000, "Detection stage"): which nodes compute complex
+ * Detection of complex subgraphs (docs/complex-numbers.md, "Detection"): which nodes compute complex
  * values, where those values leave complex arithmetic, and what they read from outside.
  *
  * A complex subgraph is found by a backward walk from an anchor, a node that reads complex
- * values and produces none (`aten.view_as_real`, the RFC's anchor; also `real`, `imag`,
+ * values and produces none (`aten.view_as_real`, the anchor of Torch-TensorRT's complex lowering; also `real`, `imag`,
  * `abs`, `angle`, `sym_size`...). The walk goes over call nodes with a complex output and
  * stops at anything else (graph inputs, constants, real-valued producers), which become the
  * subgraph's input nodes. Subgraphs that share nodes are merged: in Llama the reshaped
@@ -14,7 +14,7 @@
 import { isComplex } from '../../ir/dtype';
 import type { Graph, Node, Value } from '../../ir/graph';
 
-/** One connected piece of complex arithmetic (the RFC's ComplexSubGraphInfo). */
+/** One connected piece of complex arithmetic (Torch-TensorRT's ComplexSubGraphInfo). */
 export interface ComplexSubgraph {
   /** The nodes the backward walk started from, in graph order: they read complex values and produce none. */
   readonly anchorNodes: Node[];
@@ -41,7 +41,7 @@ export function isComplexValue(v: Value): boolean {
 }
 
 /**
- * The positions of complex graph inputs and outputs (the RFC's find_complex_indices), read
+ * The positions of complex graph inputs and outputs (Torch-TensorRT's find_complex_indices), read
  * from the graph before the complex lowering pass rewrites them into real carriers.
  */
 export function findComplexIndices(graph: Graph): ComplexIndices {
@@ -224,7 +224,7 @@ export function findComplexOpSubgraphs(graph: Graph, anchorTarget: AnchorFilter 
   return new ComplexSubgraphDetector().findComplexOpSubgraphs(graph, anchorTarget);
 }
 
-/** Formats a subgraph the way the RFC prints ComplexSubGraphInfo. */
+/** Formats a subgraph the way Torch-TensorRT prints ComplexSubGraphInfo. */
 export function formatComplexSubgraph(s: ComplexSubgraph): string {
   const names = (ns: readonly Node[]): string => `[${ns.map((n) => n.name).join(', ')}]`;
   const outs = s.outputs.length > 0 ? `, outputs=[${s.outputs.map((v) => v.name).join(', ')}]` : '';

@@ -1,9 +1,10 @@
 /**
- * The complex lowering pass (seed 000): TensorRT has no complex types, so before
+ * The complex lowering pass (docs/complex-numbers.md): TensorRT has no complex types, so before
  * partitioning every complex value is rewritten into a real "carrier" with a trailing dim of
  * 2 (lib/lowering/complex/rewrite.ts), found by complex-subgraph detection
  * (lib/lowering/complex/detect.ts) and rewritten op by op (lib/lowering/complex/rules.ts).
- * Rotary embeddings (view_as_complex → complex mul → view_as_real) then run inside TensorRT.
+ * Rotary embeddings (view_as_complex → complex mul → view_as_real) then convert into TensorRT
+ * segments like any real arithmetic.
  *
  * The compiled program keeps the model's signature: complex inputs and outputs are still
  * complex64/complex128 tensors for the caller. {@link ComplexLowering} records how they map

@@ -1,5 +1,5 @@
 /**
- * The complex rewrite (seed 000, "Graph Rewrite stage"): complex graph inputs, buffers and
+ * The complex rewrite (docs/complex-numbers.md, "Rewrite"): complex graph inputs, buffers and
  * constants become real carriers with a trailing dim of 2, and every node of every complex
  * subgraph (lib/lowering/complex/detect.ts) is rewritten into real arithmetic on carriers by
  * its rule (lib/lowering/complex/rules.ts). Afterwards no value of the graph is complex,

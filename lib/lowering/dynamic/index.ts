@@ -1,5 +1,5 @@
 /**
- * Dynamic shapes in compile() (seed 002): the symbols a plan leaves dynamic keep their
+ * Dynamic shapes in compile() (docs/dynamic-shapes.md): the symbols a plan leaves dynamic keep their
  * (profile-union) ranges in the graph; partitioning knows the `_dyn` variants; TensorRT
  * segments are legalized to shape tensors (./legalize.ts, rules in ./variants.ts); every
  * TensorRT segment input with run-time dims gets one optimization profile per input profile,

@@ -1,5 +1,5 @@
 /**
- * Dynamic legalization (seed 002): after partitioning, TensorRT segments get `_dyn`
+ * Dynamic legalization (docs/dynamic-shapes.md): after partitioning, TensorRT segments get `_dyn`
  * shape-tensor variants wherever an int argument depends on a symbol; fallback segments keep
  * the original ops. SymInt values never cross a segment boundary afterwards:
  *
