@@ -9,7 +9,7 @@ import { BadModelError, TensorRTNodeError, UnsupportedOpError } from '../../erro
 import { call } from '../../ir/builder';
 import { Graph, tensorType, Value } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
-import { isStatic, sym, type Dim } from '../../ir/symbolic';
+import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../tensor';
 import { decodeAttribute, OnnxContext, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
 import { toNumber, type LongLike } from './long';
@@ -148,8 +148,9 @@ class Importer implements ValueResolver {
           mapper === undefined ? ctx.unsupported(`${view.opType} is only supported on shape values known at import time`) : mapper(ctx);
       }
     } catch (error) {
-      if (error instanceof TensorRTNodeError) throw error;
-      throw new BadModelError(`${ctx.where}: ${(error as Error).message}`, { cause: error });
+      // A symbolic size over the limits is only known to be this node's fault here.
+      if (error instanceof TensorRTNodeError && !(error instanceof SymbolicLimitError)) throw error;
+      throw new BadModelError(`${ctx.where}: ${(error as Error).message}`, { cause: error, details: { node: view.name, op: view.opType } });
     }
     view.outputs.forEach((name, i) => {
       if (name === '') return; // an output the model does not use

@@ -20,7 +20,7 @@ import { isFloating, isInteger, type DType } from '../../ir/dtype';
 import { formatType, Graph, tensorType, Value, type Arg, type Node, type TensorType } from '../../ir/graph';
 import { getOp, opNames } from '../../ir/ops/registry';
 import type { OpSchema } from '../../ir/schema';
-import { evaluateDim, formatShape, symbolsOf, type Dim } from '../../ir/symbolic';
+import { evaluateDim, formatShape, symbolsOf, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../tensor';
 import type { Pt2Archive } from './archive';
 import {
@@ -198,6 +198,12 @@ class Importer {
     try {
       d = parseSymExpr(text);
     } catch (cause) {
+      if (cause instanceof SymbolicLimitError) {
+        throw new BadModelError(`${this.source}: ${what} has a size expression beyond tensorrt-node's limits: ${cause.message}`, {
+          cause,
+          details: { file: this.source, ...cause.details },
+        });
+      }
       throw new UnsupportedOpError(`${this.source}: ${what} has the size expression "${text}", which tensorrt-node cannot read: ${(cause as Error).message}`, {
         cause,
         details: { file: this.source },
@@ -539,7 +545,8 @@ class Importer {
     try {
       this.importNodeInner(node, index, name, target, where);
     } catch (error) {
-      if (error instanceof TensorRTNodeError) throw error;
+      // A symbolic size over the limits is only known to be this node's fault here.
+      if (error instanceof TensorRTNodeError && !(error instanceof SymbolicLimitError)) throw error;
       throw new BadModelError(`${this.source}: ${where}: ${(error as Error).message}`, { cause: error });
     }
   }
@@ -639,7 +646,7 @@ class Importer {
     try {
       return call(this.graph, target, args, options);
     } catch (error) {
-      if (error instanceof BadModelError) throw new BadModelError(`${this.source}: ${error.message}`, { cause: error, details: error.details });
+      if (error instanceof BadModelError && !(error instanceof SymbolicLimitError)) throw new BadModelError(`${this.source}: ${error.message}`, { cause: error, details: error.details });
       throw error;
     }
   }
