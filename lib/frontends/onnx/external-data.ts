@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import type { onnx } from 'onnx-proto';
 
 import { BadModelError } from '../../errors';
+import { openRegularFile, readExactly } from '../regular-file';
 
 export interface ExternalDataOptions {
   /** Directory that external-data locations are relative to (the model file's). */
@@ -19,9 +20,6 @@ export interface ExternalDataOptions {
   /** Opened external-data files by real path, shared across one model's tensors; the loader closes them. */
   externalFiles?: Map<string, number>;
 }
-
-/** O_NONBLOCK makes opening a FIFO return at once (fstat then refuses it) instead of waiting for a writer. */
-const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
 
 /** A non-negative safe integer written in decimal (`offset`, `length`), or undefined for a bad one. */
 function decimal(text: string): number | undefined {
@@ -75,37 +73,19 @@ class ExternalFile {
     return { file: path.join(realDir, path.basename(file)), realBase };
   }
 
-  /** Opens `file` (a real path) without following a link, and checks that it is a regular file. */
+  /** Opens `file` (a real path) without following a link, as a regular file still inside `realBase`. */
   open(file: string, realBase: string): number {
-    let fd: number;
-    try {
-      fd = fs.openSync(file, OPEN_FLAGS);
-    } catch (cause) {
-      const code = (cause as NodeJS.ErrnoException).code;
-      if (code === 'ELOOP' || code === 'EMLINK') this.fail('is a symbolic link; external data must be a regular file in the model directory', file, cause);
-      return this.fail(`cannot be opened (${(cause as Error).message})`, file, cause);
-    }
-    try {
-      const stat = fs.fstatSync(fd);
-      if (!stat.isFile()) this.fail(`is not a regular file (${kindOf(stat)})`, file);
-      // Where the kernel says the descriptor really is (Linux): closes the window between the
-      // realpath check of the directories and the open.
-      const opened = procPath(fd);
-      if (opened !== undefined && !isWithin(realBase, opened)) this.fail(`was opened as ${opened}, outside the model's directory`, file);
-      return fd;
-    } catch (error) {
+    const fail = (reason: string, cause?: unknown): never => this.fail(reason, file, cause);
+    const { fd } = openRegularFile(file, true, fail);
+    // Where the kernel says the descriptor really is (Linux): closes the window between the
+    // realpath check of the directories and the open.
+    const opened = procPath(fd);
+    if (opened !== undefined && !isWithin(realBase, opened)) {
       fs.closeSync(fd);
-      throw error;
+      this.fail(`was opened as ${opened}, outside the model's directory`, file);
     }
+    return fd;
   }
-}
-
-function kindOf(stat: fs.Stats): string {
-  if (stat.isDirectory()) return 'a directory';
-  if (stat.isFIFO()) return 'a FIFO';
-  if (stat.isSocket()) return 'a socket';
-  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
-  return 'not a plain file';
 }
 
 function procPath(fd: number): string | undefined {
@@ -156,17 +136,5 @@ function readRange(ext: ExternalFile, fd: number, file: string, entries: Map<str
   }
   if (length !== expectedBytes) ext.fail(`holds ${length} bytes for the tensor (offset ${offset}), but its shape and type need ${expectedBytes}`, file);
   // A fresh buffer is aligned for every element type: no copy beyond the read itself.
-  const bytes = new Uint8Array(length);
-  let done = 0;
-  while (done < length) {
-    let n: number;
-    try {
-      n = fs.readSync(fd, bytes, done, length - done, offset + done);
-    } catch (cause) {
-      return ext.fail(`cannot be read (${(cause as Error).message})`, file, cause);
-    }
-    if (n === 0) ext.fail(`ended early (at byte ${offset + done}; it changed while being read)`, file);
-    done += n;
-  }
-  return bytes;
+  return readExactly(fd, offset, length, (reason, cause) => ext.fail(reason, file, cause));
 }

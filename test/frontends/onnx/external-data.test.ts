@@ -146,3 +146,29 @@ describe('the range', () => {
     expect(refusal('w.bin', { offset: '12', length: '8' }).message).toContain('holds 8 bytes for the tensor (offset 12), but its shape and type need 16');
   });
 });
+
+describe('the model file itself', () => {
+  test('a FIFO given as the model is refused at once', () => {
+    const fifo = path.join(dir, 'model.onnx');
+    execFileSync('mkfifo', [fifo]);
+    const e = thrownError(() => loadOnnx(fifo));
+    expect(e.code).toBe('E_BAD_MODEL');
+    expect(e.message).toBe(`cannot read ONNX model ${fifo}: the file is not a regular file (a FIFO)`);
+  });
+
+  test('a directory given as the model', () => {
+    const e = thrownError(() => loadOnnx(dir));
+    expect(e.code).toBe('E_BAD_MODEL');
+    expect(e.message).toContain('is not a regular file (a directory)');
+  });
+
+  test('a link to the model is followed (the caller chose the path)', () => {
+    fs.writeFileSync(path.join(dir, 'w.bin'), Buffer.from(WEIGHTS.buffer));
+    fs.writeFileSync(path.join(dir, 'model.onnx'), model('w.bin'));
+    const link = path.join(tmp, `model-link-${path.basename(dir)}.onnx`);
+    fs.symlinkSync(path.join(dir, 'model.onnx'), link);
+    // External data is relative to the link's directory (tmp), where w.bin is not.
+    expect(thrownError(() => loadOnnx(link)).message).toContain('"w.bin"');
+    expect(run(loadOnnx(link, { baseDir: dir }))).toEqual([1.5, 0.5, 5, 12]);
+  });
+});
