@@ -3,7 +3,9 @@
  * sizes against the bytes present, exact integer sizes, non-empty symbol ranges. Archives are
  * edited copies of the mlp and llama_rotary_complex_input_dynamic fixtures.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { unzipSync, zipSync } from 'fflate';
@@ -114,5 +116,27 @@ describe('sizes and symbols', () => {
       p.graph_module.graph.tensor_values.to.sizes[1] = { as_expr: { expr_str: 's25 + 100000000000000000000' } };
     });
     refusal(bytes, 'tensor "to" size 1', 'the integer 100000000000000000000 is past 2^53');
+  });
+});
+
+describe('the archive file itself', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-pt2-file-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('a FIFO given as the archive is refused at once, not waited on', () => {
+    const fifo = path.join(dir, 'model.pt2');
+    execFileSync('mkfifo', [fifo]);
+    const e = thrownError(() => loadPt2(fifo));
+    expect(e.code).toBe('E_BAD_MODEL');
+    expect(e.message).toBe(`cannot read .pt2 archive ${fifo}: the file is not a regular file (a FIFO)`);
+  });
+
+  test('a directory given as the archive', () => {
+    const e = thrownError(() => loadPt2(dir));
+    expect(e.code).toBe('E_BAD_MODEL');
+    expect(e.message).toContain('is not a regular file (a directory)');
   });
 });
