@@ -125,7 +125,10 @@ class HeaderParser {
       // Python 2 wrote longs as 3L.
       const m = /^(\d+)L?/.exec(this.text.slice(this.pos));
       if (m === null) this.error('expected a non-negative integer in the shape');
-      out.push(Number(m[1]));
+      const dim = Number(m[1]);
+      // Past 2^53 a dim is no longer exact (and no data could back it).
+      if (!Number.isSafeInteger(dim)) this.error(`the shape's dim ${m[1]} is past 2^53`);
+      out.push(dim);
       this.pos += m[0].length;
       if (!this.peek(')')) this.expect(',');
     }

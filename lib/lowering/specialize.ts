@@ -30,8 +30,14 @@ export function specializeShapes(graph: Graph, values: ReadonlyMap<string, numbe
 }
 
 /** `d` with the symbols in `values` replaced by their values, folded through the canonical builders. */
-export function substituteDim(d: Dim, values: ReadonlyMap<string, number>): Dim {
+export function substituteDim(d: Dim, values: ReadonlyMap<string, number>, memo = new Map<Dim, Dim>()): Dim {
   if (typeof d === 'number') return d;
   if (d.op === 'sym') return values.get(d.name) ?? d;
-  return symApply(d.op, substituteDim(d.a, values), substituteDim(d.b, values));
+  // Shared subexpressions are substituted once (linear in the shared nodes, not the written-out tree).
+  let r = memo.get(d);
+  if (r === undefined) {
+    r = symApply(d.op, substituteDim(d.a, values, memo), substituteDim(d.b, values, memo));
+    memo.set(d, r);
+  }
+  return r;
 }

@@ -149,6 +149,26 @@ describe('readNpy errors say what and where', () => {
   });
 });
 
+describe('readNpy shapes are exact integers', () => {
+  const header = (shape: string): string => `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }`;
+
+  it.each(['(1000000000000000000000, 0)', '(0, 9007199254740993)', '(9007199254740992L,)'])('a dim past 2^53 is refused: %s', (shape) => {
+    const b = npyBytes(header(shape), new Uint8Array(0));
+    expect(() => readNpy(b)).toThrow(InvalidArgumentError);
+    expect(() => readNpy(b)).toThrow(/malformed header at byte \d+: the shape's dim \d+ is past 2\^53/);
+  });
+
+  it('the largest exact dim is read (an empty array)', () => {
+    const t = readNpy(npyBytes(header('(9007199254740991, 0)'), new Uint8Array(0)));
+    expect(t.shape).toEqual([2 ** 53 - 1, 0]);
+    expect(t.size).toBe(0);
+  });
+
+  it('exact dims whose product no data backs are refused before allocating', () => {
+    expect(() => readNpy(npyBytes(header('(1099511627776, 1099511627776)'), new Uint8Array(0)))).toThrow(/needs 4\.8\d*e\+24 bytes for float32 shape \(1099511627776, 1099511627776\), but only 0 remain/);
+  });
+});
+
 describe('writeNpy', () => {
   it('writes exactly the bytes of the spec (numpy.save layout) for float32 (2, 3)', () => {
     const t = Tensor.from('float32', [2, 3], [0, 1.5, -2, 3, 4, 5]);

@@ -9,7 +9,7 @@ import { BadModelError, TensorRTNodeError, UnsupportedOpError } from '../../erro
 import { call } from '../../ir/builder';
 import { Graph, tensorType, Value } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
-import { isStatic, sym, type Dim } from '../../ir/symbolic';
+import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../tensor';
 import { decodeAttribute, OnnxContext, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
 import { toNumber, type LongLike } from './long';
@@ -88,7 +88,11 @@ class Importer implements ValueResolver {
     }
     if (d.dimValue !== null && d.dimValue !== undefined && (typeof d.dimValue === 'number' || 'low' in (d.dimValue as object))) {
       const n = toNumber(d.dimValue as number | LongLike);
-      if (n < 0) throw new BadModelError(`${this.options.source}: input "${inputName}" dim ${axis} is negative (${n})`);
+      if (!Number.isSafeInteger(n) || n < 0) {
+        throw new BadModelError(`${this.options.source}: input "${inputName}" dim ${axis} is ${n}, not a non-negative integer below 2^53`, {
+          details: { input: inputName, axis },
+        });
+      }
       return n;
     }
     // Neither value nor name: a dim only known at run time.
@@ -116,6 +120,7 @@ class Importer implements ValueResolver {
     const names = new Set<string>();
     for (const init of this.model.graph!.initializer ?? []) {
       const name = init.name ?? '';
+      if (names.has(name)) throw new BadModelError(`${this.options.source}: initializer "${name}" is defined twice`, { details: { initializer: name } });
       const t = tensorFromProto(init, `initializer "${name}"`, this.options);
       this.values.set(name, this.graph.addConstant(name, t, 'parameter'));
       names.add(name);
@@ -148,13 +153,16 @@ class Importer implements ValueResolver {
           mapper === undefined ? ctx.unsupported(`${view.opType} is only supported on shape values known at import time`) : mapper(ctx);
       }
     } catch (error) {
-      if (error instanceof TensorRTNodeError) throw error;
-      throw new BadModelError(`${ctx.where}: ${(error as Error).message}`, { cause: error });
+      // A symbolic size over the limits is only known to be this node's fault here.
+      if (error instanceof TensorRTNodeError && !(error instanceof SymbolicLimitError)) throw error;
+      throw new BadModelError(`${ctx.where}: ${(error as Error).message}`, { cause: error, details: { node: view.name, op: view.opType } });
     }
     view.outputs.forEach((name, i) => {
       if (name === '') return; // an output the model does not use
       const r = results![i];
       if (r === undefined) ctx.unsupported(`output ${i} ("${name}") is not produced by this importer`);
+      // ONNX graphs are single-assignment: a second definition would silently replace the first.
+      if (this.values.has(name)) ctx.bad(`output ${i} ("${name}") is already defined by an earlier node, input or initializer`);
       this.values.set(name, r);
       if (r instanceof Value && r.producer.kind === 'call' && r.name !== name) r.name = this.graph.uniqueName(name);
     });
@@ -168,8 +176,12 @@ class Importer implements ValueResolver {
     (g.node ?? []).forEach((node, i) => this.importNode(node, i, opset));
     const outputs: Value[] = [];
     const names: string[] = [];
+    const seen = new Set<string>();
     for (const out of g.output ?? []) {
       const name = out.name ?? '';
+      // Outputs are returned by name: a repeated name would silently shadow the earlier one.
+      if (seen.has(name)) throw new BadModelError(`${this.options.source}: the graph lists output "${name}" twice`, { details: { output: name } });
+      seen.add(name);
       const v = this.materialize(this.lookup(name), name);
       const declared = out.type?.tensorType?.elemType;
       if (declared && dtypeFromOnnx(declared, `output "${name}"`) !== v.tensorType.dtype) {

@@ -9,6 +9,7 @@ import type { Graph } from '../../ir/graph';
 import '../../ir/ops';
 import { verifyGraph } from '../../ir/verify';
 import { foldConstants } from '../../lowering/constant-folding';
+import { readRegularFile } from '../regular-file';
 import { importModel } from './import';
 import './ops';
 import { decodeModel } from './proto';
@@ -38,11 +39,9 @@ export function loadOnnx(source: string | Uint8Array, options: LoadOnnxOptions =
   let baseDir = options.baseDir;
   if (typeof source === 'string') {
     name = source;
-    try {
-      bytes = fs.readFileSync(source);
-    } catch (cause) {
-      throw new BadModelError(`cannot read ONNX model ${source}: ${(cause as Error).message}`, { cause, details: { file: source } });
-    }
+    bytes = readRegularFile(source, (reason, cause) => {
+      throw new BadModelError(`cannot read ONNX model ${source}: the file ${reason}`, { cause, details: { file: source } });
+    });
     baseDir ??= path.dirname(path.resolve(source));
   } else if (source instanceof Uint8Array) {
     name = 'ONNX model buffer';

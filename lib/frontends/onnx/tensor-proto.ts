@@ -3,14 +3,13 @@
  * Raw data is used in place when its bytes happen to be aligned for the element type (the
  * tensor then views the model file's buffer; no copy) and copied otherwise.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-
 import type { onnx } from 'onnx-proto';
 
 import { BadModelError, UnsupportedOpError } from '../../errors';
 import { dtypeInfo, type DType } from '../../ir/dtype';
-import { shapeSize, Tensor } from '../../tensor';
+import { Tensor } from '../../tensor';
+import { checkedTensorSize } from '../tensor-size';
+import { readExternalData, type ExternalDataOptions } from './external-data';
 import { toBigInt, toNumber, type LongLike } from './long';
 
 /** ONNX TensorProto.DataType codes. */
@@ -60,11 +59,7 @@ export function onnxTypeOf(dtype: DType): number {
   throw new TypeError(`no ONNX type for ${dtype}`);
 }
 
-export interface TensorProtoOptions {
-  /** Directory that external-data locations are relative to (the model file's). */
-  baseDir?: string;
-  /** Cache of opened external-data files, shared across one model's tensors. */
-  externalFiles?: Map<string, number>;
+export interface TensorProtoOptions extends ExternalDataOptions {
   /**
    * The model bytes belong to the loader (read from a file), so raw data may be moved within
    * them to align it. Never set for a caller's buffer.
@@ -107,99 +102,55 @@ function readRaw(bytes: Uint8Array, dtype: DType, count: number, what: string, r
   return new info.storage(copy.buffer, 0, slots);
 }
 
-function readExternal(proto: onnx.ITensorProto, what: string, options: TensorProtoOptions): Uint8Array {
-  const entries = new Map((proto.externalData ?? []).map((e) => [e.key ?? '', e.value ?? '']));
-  const location = entries.get('location');
-  if (!location) throw new BadModelError(`${what}: external data without a location`);
-  if (options.baseDir === undefined) {
-    throw new BadModelError(`${what} keeps its data in the external file "${location}", but the model was loaded from a buffer: load it from its path instead`);
+/** The typed field that holds a `dtype` tensor's values when it has no raw data, and its name. */
+function typedField(proto: onnx.ITensorProto, dtype: DType): [ArrayLike<number | LongLike> | null | undefined, string] {
+  switch (dtype) {
+    case 'float32':
+    case 'complex64':
+      return [proto.floatData, 'float_data'];
+    case 'float64':
+    case 'complex128':
+      return [proto.doubleData, 'double_data'];
+    case 'int64':
+      return [proto.int64Data as ArrayLike<number | LongLike> | undefined, 'int64_data'];
+    default:
+      // int32, int8, uint8, bool; float16 and bfloat16 as 16-bit patterns, one per entry.
+      return [proto.int32Data, 'int32_data'];
   }
-  const file = path.resolve(options.baseDir, location);
-  const rel = path.relative(options.baseDir, file);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) {
-    throw new BadModelError(`${what}: external data location "${location}" points outside the model's directory`);
-  }
-  const offset = Number(entries.get('offset') ?? '0');
-  let fd = options.externalFiles?.get(file);
-  if (fd === undefined) {
-    try {
-      fd = fs.openSync(file, 'r');
-    } catch (cause) {
-      throw new BadModelError(`${what}: its external data file ${file} cannot be opened (${(cause as Error).message})`, {
-        cause,
-        details: { file },
-      });
-    }
-    options.externalFiles?.set(file, fd);
-  }
-  const size = fs.fstatSync(fd).size;
-  const length = entries.has('length') ? Number(entries.get('length')) : size - offset;
-  if (!Number.isInteger(offset) || !Number.isInteger(length) || offset < 0 || length < 0 || offset + length > size) {
-    throw new BadModelError(`${what}: external data range offset ${offset}, length ${length} lies outside ${file} (${size} bytes)`, {
-      details: { file },
-    });
-  }
-  // Read into a fresh, aligned buffer: no copy beyond the read itself.
-  const bytes = new Uint8Array(length);
-  let done = 0;
-  while (done < length) {
-    const n = fs.readSync(fd, bytes, done, length - done, offset + done);
-    if (n === 0) throw new BadModelError(`${what}: ${file} ended early`);
-    done += n;
-  }
-  return bytes;
 }
 
-/** Converts a TensorProto; `what` names it in errors (e.g. `initializer "fc.weight"`). */
+/**
+ * Converts a TensorProto; `what` names it in errors (e.g. `initializer "fc.weight"`). The
+ * declared size is checked against the data present before any buffer is allocated.
+ */
 export function tensorFromProto(proto: onnx.ITensorProto, what: string, options: TensorProtoOptions = {}): Tensor {
   const dtype = dtypeFromOnnx(proto.dataType ?? 0, what);
   const shape = (proto.dims ?? []).map((d) => toNumber(d as number | LongLike));
-  if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new BadModelError(`${what} has invalid dims [${shape.join(', ')}]`);
-  const count = shapeSize(shape);
-  if (count > 2 ** 31) throw new BadModelError(`${what} has ${count} elements, more than tensorrt-node can hold in memory`);
+  const { count, bytes } = checkedTensorSize(shape, dtype, (reason) => {
+    throw new BadModelError(`${what} ${reason}`, { details: { tensor: what } });
+  });
   const info = dtypeInfo(dtype);
   if (proto.dataLocation === 1) {
-    return new Tensor(dtype, shape, readRaw(readExternal(proto, what, options), dtype, count, what));
+    return new Tensor(dtype, shape, readRaw(readExternalData(proto, what, bytes, options), dtype, count, what));
   }
   if (proto.rawData && proto.rawData.length > 0) {
     return new Tensor(dtype, shape, readRaw(proto.rawData, dtype, count, what, options.ownsBuffer === true));
   }
   const slots = count * info.lanes;
+  const [field, fieldName] = typedField(proto, dtype);
+  const values = field ?? [];
+  if (values.length !== slots) {
+    throw new BadModelError(`${what}: ${fieldName} holds ${values.length} values, its shape [${shape.join(', ')}] needs ${slots}`, {
+      details: { tensor: what },
+    });
+  }
   const data = new info.storage(slots);
-  const take = <T>(field: ArrayLike<T> | null | undefined, name: string): ArrayLike<T> => {
-    const values = field ?? [];
-    if (values.length !== slots) throw new BadModelError(`${what}: ${name} holds ${values.length} values, its shape needs ${slots}`);
-    return values;
-  };
-  switch (dtype) {
-    case 'float32':
-    case 'complex64': {
-      const v = take(proto.floatData, 'float_data');
-      for (let i = 0; i < slots; i++) data[i] = v[i]!;
-      break;
-    }
-    case 'float64':
-    case 'complex128': {
-      const v = take(proto.doubleData, 'double_data');
-      for (let i = 0; i < slots; i++) data[i] = v[i]!;
-      break;
-    }
-    case 'int64': {
-      const v = take(proto.int64Data as ArrayLike<number | LongLike> | undefined, 'int64_data');
-      for (let i = 0; i < slots; i++) (data as BigInt64Array)[i] = toBigInt(v[i] as never);
-      break;
-    }
-    case 'float16':
-    case 'bfloat16': {
-      // int32_data holds the 16-bit patterns, one per entry.
-      const v = take(proto.int32Data, 'int32_data');
-      for (let i = 0; i < slots; i++) data[i] = v[i]! & 0xffff;
-      break;
-    }
-    default: {
-      const v = take(proto.int32Data, 'int32_data');
-      for (let i = 0; i < slots; i++) data[i] = v[i]!;
-    }
+  if (dtype === 'int64') {
+    for (let i = 0; i < slots; i++) (data as BigInt64Array)[i] = toBigInt(values[i] as never);
+  } else if (dtype === 'float16' || dtype === 'bfloat16') {
+    for (let i = 0; i < slots; i++) data[i] = (values[i] as number) & 0xffff;
+  } else {
+    for (let i = 0; i < slots; i++) data[i] = values[i] as number;
   }
   return new Tensor(dtype, shape, data);
 }

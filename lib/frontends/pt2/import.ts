@@ -20,7 +20,7 @@ import { isFloating, isInteger, type DType } from '../../ir/dtype';
 import { formatType, Graph, tensorType, Value, type Arg, type Node, type TensorType } from '../../ir/graph';
 import { getOp, opNames } from '../../ir/ops/registry';
 import type { OpSchema } from '../../ir/schema';
-import { evaluateDim, formatShape, symbolsOf, type Dim } from '../../ir/symbolic';
+import { evaluateDim, formatShape, symbolsOf, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../tensor';
 import type { Pt2Archive } from './archive';
 import {
@@ -198,6 +198,12 @@ class Importer {
     try {
       d = parseSymExpr(text);
     } catch (cause) {
+      if (cause instanceof SymbolicLimitError) {
+        throw new BadModelError(`${this.source}: ${what} has a size expression beyond tensorrt-node's limits: ${cause.message}`, {
+          cause,
+          details: { file: this.source, ...cause.details },
+        });
+      }
       throw new UnsupportedOpError(`${this.source}: ${what} has the size expression "${text}", which tensorrt-node cannot read: ${(cause as Error).message}`, {
         cause,
         details: { file: this.source },
@@ -209,7 +215,10 @@ class Importer {
 
   private symInt(s: SymIntJson, what: string): Dim {
     if (!isObject(s as never)) this.bad(`${what} is not a SymInt`);
-    if (typeof s.as_int === 'number') return s.as_int;
+    if (typeof s.as_int === 'number') {
+      if (!Number.isSafeInteger(s.as_int)) this.bad(`${what} is ${s.as_int}, not an integer below 2^53`);
+      return s.as_int;
+    }
     if (isObject(s.as_expr as never) && typeof s.as_expr!.expr_str === 'string') {
       const d = this.parseExpr(s.as_expr!.expr_str, what);
       const hint = s.as_expr!.hint;
@@ -232,7 +241,11 @@ class Importer {
     const dtype = this.dtype(meta.dtype, `tensor "${name}"`);
     const type = tensorType(
       dtype,
-      meta.sizes.map((s, i) => this.symInt(s, `tensor "${name}" size ${i}`)),
+      meta.sizes.map((s, i) => {
+        const d = this.symInt(s, `tensor "${name}" size ${i}`);
+        if (typeof d === 'number' && d < 0) this.bad(`tensor "${name}" size ${i} is ${d}, a negative size`);
+        return d;
+      }),
     );
     this.types.set(name, type);
     return type;
@@ -263,17 +276,23 @@ class Importer {
       }
       if (typeof d === 'number' || d.op !== 'sym') continue;
       const bound = (v: unknown, fallback: number): number => {
-        if (typeof v === 'number') return Math.abs(v) >= Number.MAX_SAFE_INTEGER ? Math.sign(v) * Infinity : v;
-        if (typeof v === 'string') {
+        if (v === null || v === undefined) return fallback;
+        let n: number | undefined;
+        if (typeof v === 'number' && Number.isInteger(v)) n = v;
+        else if (typeof v === 'string') {
           if (/^-(int_)?oo$/.test(v)) return -Infinity;
           if (/^(int_)?oo$/.test(v)) return Infinity;
-          if (/^-?\d+$/.test(v)) return Number(v);
+          if (/^-?\d+$/.test(v)) n = Number(v);
         }
-        if (v === null || v === undefined) return fallback;
-        return this.bad(`range_constraints["${key}"] has a bad bound ${JSON.stringify(v)}`);
+        if (n === undefined) return this.bad(`range_constraints["${key}"] has a bad bound ${JSON.stringify(v)}`);
+        // Past 2^53 a bound is not exact: only "unbounded" is meant there.
+        return Math.abs(n) >= Number.MAX_SAFE_INTEGER ? Math.sign(n) * Infinity : n;
       };
       const min = Math.max(0, bound(range?.min_val, 0));
       const max = bound(range?.max_val, Infinity);
+      if (min > max) {
+        this.bad(`range_constraints["${key}"] gives symbol ${d.name} the empty range [${min}, ${max}] (a size is at least 0, and min_val may not exceed max_val)`);
+      }
       this.graph.symbols.set(d.name, { min, max });
     }
   }
@@ -539,7 +558,8 @@ class Importer {
     try {
       this.importNodeInner(node, index, name, target, where);
     } catch (error) {
-      if (error instanceof TensorRTNodeError) throw error;
+      // A symbolic size over the limits is only known to be this node's fault here.
+      if (error instanceof TensorRTNodeError && !(error instanceof SymbolicLimitError)) throw error;
       throw new BadModelError(`${this.source}: ${where}: ${(error as Error).message}`, { cause: error });
     }
   }
@@ -639,7 +659,7 @@ class Importer {
     try {
       return call(this.graph, target, args, options);
     } catch (error) {
-      if (error instanceof BadModelError) throw new BadModelError(`${this.source}: ${error.message}`, { cause: error, details: error.details });
+      if (error instanceof BadModelError && !(error instanceof SymbolicLimitError)) throw new BadModelError(`${this.source}: ${error.message}`, { cause: error, details: error.details });
       throw error;
     }
   }

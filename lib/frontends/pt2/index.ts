@@ -1,13 +1,12 @@
 /**
  * The torch.export frontend: `loadPt2(pathOrBuffer)` → Graph.
  */
-import * as fs from 'node:fs';
-
 import { BadModelError, InvalidArgumentError } from '../../errors';
 import type { Graph } from '../../ir/graph';
 import '../../ir/ops';
 import { verifyGraph } from '../../ir/verify';
 import { decompose } from '../../lowering/decompositions';
+import { readRegularFile } from '../regular-file';
 import { Pt2Archive } from './archive';
 import { importProgram } from './import';
 
@@ -37,11 +36,9 @@ export function loadPt2(source: string | Uint8Array, options: LoadPt2Options = {
   let name: string;
   if (typeof source === 'string') {
     name = source;
-    try {
-      bytes = fs.readFileSync(source);
-    } catch (cause) {
-      throw new BadModelError(`cannot read .pt2 archive ${source}: ${(cause as Error).message}`, { cause, details: { file: source } });
-    }
+    bytes = readRegularFile(source, (reason, cause) => {
+      throw new BadModelError(`cannot read .pt2 archive ${source}: the file ${reason}`, { cause, details: { file: source } });
+    });
   } else if (source instanceof Uint8Array) {
     name = 'pt2 buffer';
     bytes = source;

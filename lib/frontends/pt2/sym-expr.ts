@@ -4,7 +4,7 @@
  * PyTorch 2.5+ writes) or as plain text (`s0`, `2*s0`, `s0//4`, `Max(s0, 4)`). Both parse to a
  * lib/ir/symbolic Dim built with the sym* builders, so equal sizes compare equal.
  */
-import { symAdd, symFloorDiv, symMax, symMin, symMod, symMul, symSub, sym, type Dim } from '../../ir/symbolic';
+import { symAdd, symFloorDiv, symMax, symMin, symMod, symMul, symSub, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 
 type Token =
   | { kind: 'num'; value: number }
@@ -22,7 +22,9 @@ function tokenize(text: string): Token[] {
     } else if (/\d/.test(c)) {
       let j = i;
       while (j < text.length && /\d/.test(text[j]!)) j++;
-      tokens.push({ kind: 'num', value: Number(text.slice(i, j)) });
+      const value = Number(text.slice(i, j));
+      if (!Number.isSafeInteger(value)) throw new SymbolicLimitError(`the integer ${text.slice(i, j)} is past 2^53, where sizes are not exact`);
+      tokens.push({ kind: 'num', value });
       i = j;
     } else if (/[A-Za-z_]/.test(c)) {
       let j = i;
@@ -215,7 +217,8 @@ class Parser {
 
 /**
  * Parses a torch.export size expression into a Dim. Throws a SyntaxError saying what is not
- * understood (the caller names the value it belongs to).
+ * understood, or a SymbolicLimitError for an expression past the limits of lib/ir/symbolic
+ * (integers past 2^53 included); the caller names the value it belongs to.
  */
 export function parseSymExpr(text: string): Dim {
   return new Parser(tokenize(text)).parse();

@@ -7,9 +7,16 @@
 import { BadModelError, UnsupportedOpError } from '../../errors';
 import { dtypeInfo } from '../../ir/dtype';
 import { boxOffsets } from '../../kernels/access';
-import { shapeSize, Tensor } from '../../tensor';
+import { Tensor } from '../../tensor';
+import { checkedTensorSize } from '../tensor-size';
 import type { Pt2Archive } from './archive';
 import { dtypeFromScalarType, isObject, type PayloadMetaJson, type SymIntJson, type TensorMetaJson } from './serde';
+
+/**
+ * Most bytes a loaded tensor may have beyond those its payload holds: the zeros of a fake
+ * (meta) storage saved without data, or the repeats of zero strides.
+ */
+export const MAX_UNBACKED_BYTES = 64 * 2 ** 20;
 
 export interface PayloadConfig {
   /** The config entry, for messages. */
@@ -90,15 +97,22 @@ export function loadPayloadTensor(archive: Pt2Archive, payload: PayloadConfig, n
   const sizes = staticInts(t.sizes, 'sizes', fail);
   const strides = t.strides === undefined ? null : staticInts(t.strides, 'strides', fail);
   const offset = t.storage_offset === undefined ? 0 : staticInts(t.storage_offset, 'storage_offset', fail)[0]!;
-  if (sizes.some((d) => !Number.isInteger(d) || d < 0)) fail(`bad sizes [${sizes.join(', ')}]`);
+  // Everything is checked against the bytes present before the tensor is allocated.
+  const { count, bytes: needed } = checkedTensorSize(sizes, dtype, (reason) => fail(`the tensor ${reason}`));
   if (strides !== null && strides.length !== sizes.length) fail(`${strides.length} strides for ${sizes.length} sizes`);
 
   const info = dtypeInfo(dtype);
   const bytes = archive.bytes(relative, `${what} "${name}"`);
-  const count = shapeSize(sizes);
-  const result = new Tensor(dtype, sizes);
-  if (count === 0) return result;
-  if (bytes.length === 0) return result; // a fake (meta) tensor was saved: torch loads zeros too
+  if (count === 0) return new Tensor(dtype, sizes);
+  // A fake (meta) storage or zero strides make a tensor bigger than its bytes; bounded, so
+  // that a few bytes of archive cannot ask for gigabytes.
+  if (needed > bytes.length + MAX_UNBACKED_BYTES) {
+    fail(
+      `needs ${needed} bytes for sizes [${sizes.join(', ')}] but the archive holds ${bytes.length}; ` +
+        `tensorrt-node makes up at most ${MAX_UNBACKED_BYTES} bytes (zeros of a fake storage, repeats of zero strides)`,
+    );
+  }
+  if (bytes.length === 0) return new Tensor(dtype, sizes); // a fake (meta) tensor was saved: torch loads zeros too
   if (bytes.length % info.itemBytes !== 0) {
     fail(`${bytes.length} bytes is not a whole number of ${dtype} elements (${info.itemBytes} bytes each)`);
   }
@@ -108,8 +122,11 @@ export function loadPayloadTensor(archive: Pt2Archive, payload: PayloadConfig, n
     s *= sizes[i]!;
   }
   const st = strides ?? contiguous;
-  if (st.some((s) => !Number.isInteger(s) || s < 0) || offset < 0) fail(`negative strides or storage offset are not supported`);
-  // The last element the tensor reads, in elements from the storage start.
+  if (st.some((s) => !Number.isSafeInteger(s) || s < 0) || !Number.isSafeInteger(offset) || offset < 0) {
+    fail(`strides [${st.join(', ')}] and storage offset ${offset} must be non-negative integers below 2^53`);
+  }
+  // The last element the tensor reads, in elements from the storage start (may be inexact
+  // past 2^53, but then it is far beyond any storage present).
   const extent = offset + sizes.reduce((acc, d, i) => acc + (d - 1) * st[i]!, 0) + 1;
   const available = bytes.length / info.itemBytes;
   if (available < extent) {
@@ -118,6 +135,7 @@ export function loadPayloadTensor(archive: Pt2Archive, payload: PayloadConfig, n
         `${strides === null ? '' : `, strides [${st.join(', ')}]`}${offset ? `, storage offset ${offset}` : ''} needs ${extent * info.itemBytes}`,
     );
   }
+  const result = new Tensor(dtype, sizes);
   // Copy into an aligned buffer of the storage type, then gather if strided.
   const isContiguous = sizes.every((d, i) => d === 1 || st[i] === contiguous[i]);
   const out = new Uint8Array(result.data.buffer, result.data.byteOffset, result.data.byteLength);

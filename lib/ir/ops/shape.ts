@@ -44,13 +44,33 @@ const fmtShape = (s: readonly Dim[]): string =>
 
 /** True when `a <= b` holds for every value the graph's symbols may take. */
 export function provablyLE(ctx: InferContext, a: Dim, b: Dim): boolean {
+  return le(ctx, new Map(), a, b);
+}
+
+/**
+ * provablyLE over shared expressions: `memo` (per top-level question) answers each pair of
+ * shared nodes once, so nested max/min cost the product of their shared nodes, not of their
+ * written-out trees.
+ */
+function le(ctx: InferContext, memo: Map<Dim, Map<Dim, boolean>>, a: Dim, b: Dim): boolean {
   if (isStatic(a) && isStatic(b)) return a <= b;
+  let row = memo.get(a);
+  const hit = row?.get(b);
+  if (hit !== undefined) return hit;
+  const answer = leUncached(ctx, memo, a, b);
+  if (row === undefined) memo.set(a, (row = new Map()));
+  row.set(b, answer);
+  return answer;
+}
+
+function leUncached(ctx: InferContext, memo: Map<Dim, Map<Dim, boolean>>, a: Dim, b: Dim): boolean {
   if (dimEquals(a, b)) return true;
+  const rec = (x: Dim, y: Dim): boolean => le(ctx, memo, x, y);
   // max(x, y) <= b when both are; min(x, y) <= b when either is; and the mirror images.
-  if (!isStatic(a) && a.op === 'max' && provablyLE(ctx, a.a, b) && provablyLE(ctx, a.b, b)) return true;
-  if (!isStatic(a) && a.op === 'min' && (provablyLE(ctx, a.a, b) || provablyLE(ctx, a.b, b))) return true;
-  if (!isStatic(b) && b.op === 'min' && provablyLE(ctx, a, b.a) && provablyLE(ctx, a, b.b)) return true;
-  if (!isStatic(b) && b.op === 'max' && (provablyLE(ctx, a, b.a) || provablyLE(ctx, a, b.b))) return true;
+  if (!isStatic(a) && a.op === 'max' && rec(a.a, b) && rec(a.b, b)) return true;
+  if (!isStatic(a) && a.op === 'min' && (rec(a.a, b) || rec(a.b, b))) return true;
+  if (!isStatic(b) && b.op === 'min' && rec(a, b.a) && rec(a, b.b)) return true;
+  if (!isStatic(b) && b.op === 'max' && (rec(a, b.a) || rec(a, b.b))) return true;
   // The difference in canonical form, so that s0 - (s0-1) is seen to be 1.
   return dimBounds(sumDims([b, symSub(0, a)]), ctx.symbols).min >= 0;
 }
