@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 'use strict';
 // Builds the package's parts: `ts` (lib/ → dist/, tsc), `native` (the addon in build/Release,
-// node-gyp) and `prebuild` (the release binary in prebuilds/<platform>-<arch>/, prebuildify).
+// node-gyp) and `prebuild` (the release binary in prebuilds/<platform>-<arch>/).
 //
-//   node scripts/build.js [PART...]              the parts named (default: ts native), always
+//   node scripts/build.js [PART...]              the parts named (default: all), always
 //   node scripts/build.js --if-stale [PART...]   only those older than their sources
 //
-// npm ci's `prepare` and `pretest` use --if-stale, so `npm ci && npm test` builds once;
-// `prepack` adds `prebuild`, so npm pack and publish ship JavaScript and the Linux binary.
+// `prepare` (npm ci, npm install, npm pack), `prepack` and `pretest` use --if-stale, so
+// `npm ci && npm test` builds once and npm pack ships JavaScript and this platform's binary.
 // Staleness is judged by modification times, like make: git sets a checked-out file's mtime
 // to the checkout time, so switching branches or pulling rebuilds what changed.
 const { spawnSync } = require('node:child_process');
@@ -25,7 +25,7 @@ for (const arg of named) {
     process.exit(2);
   }
 }
-const parts = new Set(named.length > 0 ? named : ['ts', 'native']);
+const parts = new Set(named.length > 0 ? named : PARTS);
 
 /** Newest mtime (ms) of the files under `entries` (files or directories), 0 when none exist. */
 function newestMtime(entries) {
@@ -58,7 +58,7 @@ function isFresh(output, sources) {
 }
 
 function run(command, commandArgs) {
-  // Local binaries (tsc, node-gyp, prebuildify) by their JS entry points: no PATH, no shell.
+  // Local binaries (tsc, node-gyp) by their JS entry points: no PATH, no shell.
   const result = spawnSync(process.execPath, [require.resolve(command, { paths: [ROOT] }), ...commandArgs], {
     cwd: ROOT,
     stdio: 'inherit',
@@ -89,13 +89,23 @@ step('native', 'addon → build/Release (node-gyp)', 'build/Release/tensorrt_nod
   run('node-gyp/bin/node-gyp.js', ['rebuild']);
 });
 
-// N-API, so one binary serves every Node ≥ 20.17 (and Electron) on this platform; the libc
-// tag makes node-gyp-build skip it on musl instead of failing to dlopen it. Built against the
-// oldest supported Node's headers. prebuildify rebuilds build/ and moves the binary out of
-// build/Release; `node-gyp build` (make, nothing to recompile) puts it back for the tests.
+// The release binary is the node-gyp build itself, copied (and stripped where `strip` exists)
+// under the name node-gyp-build matches: N-API 8 (NAPI_VERSION in binding.gyp), so one file
+// serves every Node ≥ 20.17 and Electron on this platform; the libc tag makes node-gyp-build
+// pass over a glibc binary on musl instead of failing to dlopen it. Copying rather than
+// recompiling (as prebuildify would) keeps build/Release intact while tests load it.
+function libcTag() {
+  if (process.platform !== 'linux') return '';
+  const header = process.report.getReport().header;
+  return header.glibcVersionRuntime ? '.glibc' : '.musl';
+}
 const PREBUILD_DIR = `prebuilds/${process.platform}-${process.arch}`;
-step('prebuild', `prebuild → ${PREBUILD_DIR}/ (prebuildify)`, PREBUILD_DIR, NATIVE_SOURCES, () => {
+const PREBUILD = `${PREBUILD_DIR}/tensorrt-node.napi${libcTag()}.node`;
+step('prebuild', `prebuild → ${PREBUILD}`, PREBUILD, ['build/Release/tensorrt_node.node'], () => {
   fs.rmSync(path.join(ROOT, PREBUILD_DIR), { recursive: true, force: true });
-  run('prebuildify/bin.js', ['--napi', '--strip', '--tag-libc', '--target', 'node@20.17.0']);
-  run('node-gyp/bin/node-gyp.js', ['build']);
+  fs.mkdirSync(path.join(ROOT, PREBUILD_DIR), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'build/Release/tensorrt_node.node'), path.join(ROOT, PREBUILD));
+  const strip = spawnSync('strip', ['--strip-unneeded', PREBUILD], { cwd: ROOT, stdio: 'inherit' });
+  if (strip.error) process.stderr.write(`build: strip not found; ${PREBUILD} keeps its symbols\n`);
+  else if (strip.status !== 0) process.exit(strip.status ?? 1);
 });

@@ -14,6 +14,8 @@ export const DIST_INDEX = path.join(REPO_ROOT, 'dist', 'index.js');
 export const DIST_NATIVE = path.join(REPO_ROOT, 'dist', 'native.js');
 export const DIST_CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
 export const BUILT_ADDON = path.join(REPO_ROOT, 'build', 'Release', 'tensorrt_node.node');
+/** Where scripts/build.js puts this platform's release binary (the prebuild npm pack ships). */
+export const PREBUILDS_DIR = path.join(REPO_ROOT, 'prebuilds', `${process.platform}-${process.arch}`);
 /** Runs one scenario against dist/ in a child process and prints its outcome as JSON. */
 export const PROBE_SCRIPT = path.join(__dirname, 'native-probe.js');
 
@@ -102,4 +104,37 @@ export function makeTempDir(prefix: string): string {
 
 export function removeTempDir(dir: string | undefined): void {
   if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** One file of a packed tarball, as `npm pack --json` lists it. */
+export interface PackedFile {
+  path: string;
+  size: number;
+}
+
+export interface PackResult {
+  /** Absolute path of the .tgz. */
+  tarball: string;
+  files: PackedFile[];
+}
+
+/**
+ * `npm pack` of the built repository into `dest`, without lifecycle scripts: the suite's
+ * pretest has built everything, and a rebuild here would race tests that load the addon.
+ * Throws when the prebuild is missing, since the tarball would then ship no binary.
+ */
+export function npmPack(dest: string): PackResult {
+  requireBuild();
+  const prebuilds = fs.existsSync(PREBUILDS_DIR) ? fs.readdirSync(PREBUILDS_DIR).filter((f) => f.endsWith('.node')) : [];
+  if (prebuilds.length === 0) throw new Error(`No prebuild in ${PREBUILDS_DIR}: run \`npm run build\` first`);
+  // npm prints warnings on stderr; the JSON is on stdout.
+  const result = spawnSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`npm pack exited with status ${result.status}:\n${result.stderr}`);
+  const [packed] = JSON.parse(result.stdout) as { filename: string; files: PackedFile[] }[];
+  return { tarball: path.join(dest, packed!.filename), files: packed!.files };
 }
