@@ -82,6 +82,10 @@ export async function main(model: string, input: Float32Array): Promise<number[]
   }
 }
 export type Addon = DoctorReport['addon'];
+// Proves the declarations were read (an untyped or any-typed package would make this line
+// valid, and an unused @ts-expect-error is itself an error).
+// @ts-expect-error compile is a function, not a number
+export const notANumber: number = compile;
 `;
 
 const TSCONFIG_BASE = { strict: true, noEmit: true, skipLibCheck: false, target: 'ES2022', types: ['node'] };
@@ -140,17 +144,6 @@ describe('npm install of the packed tarball', () => {
     const result = run(process.execPath, [TSC, '-p', `tsconfig.${resolution}.json`], consumer);
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
-  });
-
-  test('a type error in consumer code is reported (the check is not vacuous)', () => {
-    fs.writeFileSync(path.join(consumer, 'bad.ts'), "import { compile } from 'tensorrt-node';\nexport const x: number = compile;\n");
-    fs.writeFileSync(
-      path.join(consumer, 'tsconfig.bad.json'),
-      JSON.stringify({ compilerOptions: { ...TSCONFIG_BASE, module: 'node16', moduleResolution: 'node16' }, files: ['bad.ts'] }),
-    );
-    const result = run(process.execPath, [TSC, '-p', 'tsconfig.bad.json'], consumer);
-    expect(result.status).not.toBe(0);
-    expect(result.stdout).toContain("bad.ts(2,14): error TS2322");
   });
 
   test('the installed CLI runs (npx tensorrt-node doctor --json) and loads the packaged prebuild', () => {
