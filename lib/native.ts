@@ -80,8 +80,12 @@ export interface LoadAddonOptions {
 /** The package root: lib/ and dist/ both sit one level below it. */
 export const PACKAGE_ROOT = path.resolve(__dirname, '..');
 
-function unpackedFromAsar(file: string): string {
-  // Electron can read but not dlopen inside app.asar; packagers unpack .node files beside it.
+/**
+ * The copy of `file` that Electron packagers unpack beside app.asar (app.asar.unpacked/...);
+ * `file` itself when it is not inside an app.asar. Electron can read but not dlopen inside
+ * the archive, nor start a worker thread from it.
+ */
+export function unpackedFromAsar(file: string): string {
   return file.replace(`${path.sep}app.asar${path.sep}`, `${path.sep}app.asar.unpacked${path.sep}`);
 }
 

@@ -33,7 +33,13 @@ export function requireBuild(): void {
 }
 
 /** Environment variables through which the package can be redirected; never inherited. */
-const PACKAGE_ENV = ['TENSORRT_NODE_BINARY', 'TENSORRT_NODE_CUDA_LIBRARY', 'TENSORRT_NODE_TENSORRT_LIBRARY', 'TENSORRT_NODE_PREBUILD'];
+const PACKAGE_ENV = [
+  'TENSORRT_NODE_BINARY',
+  'TENSORRT_NODE_CUDA_LIBRARY',
+  'TENSORRT_NODE_TENSORRT_LIBRARY',
+  'TENSORRT_NODE_PREBUILD',
+  'TENSORRT_NODE_WORKER_DIR',
+];
 
 /** The parent's environment without the package's own variables, plus `overrides`. */
 export function childEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
