@@ -144,3 +144,39 @@ export function npmPack(dest: string): PackResult {
   const [packed] = JSON.parse(result.stdout) as { filename: string; files: PackedFile[] }[];
   return { tarball: path.join(dest, packed!.filename), files: packed!.files };
 }
+
+const MLP = path.join(REPO_ROOT, 'test', 'fixtures', 'mlp');
+
+/**
+ * A `node -e` script that require()s tensorrt-node as `moduleSpec`, compiles the mlp fixture,
+ * runs its input on the program's worker thread and prints `{ ok: true, shape, data }` or
+ * `{ ok: false, code, message }`: a run of the installed or copied package, end to end.
+ */
+export function mlpRunScript(moduleSpec: string): string {
+  return [
+    "const fs = require('node:fs');",
+    `const { compile, Tensor } = require(${JSON.stringify(moduleSpec)});`,
+    '(async () => {',
+    `  const bytes = fs.readFileSync(${JSON.stringify(path.join(MLP, 'input0.bin'))});`,
+    '  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));',
+    `  const program = await compile(${JSON.stringify(path.join(MLP, 'model.onnx'))}, { inputs: { input0: { shape: [4, 32] } } });`,
+    '  try {',
+    "    const [out] = await program.run([new Tensor('float32', [4, 32], input)]);",
+    '    console.log(JSON.stringify({ ok: true, shape: out.shape, data: Array.from(out.data) }));',
+    '  } catch (e) {',
+    '    console.log(JSON.stringify({ ok: false, code: e.code, message: e.message }));',
+    '  } finally {',
+    '    await program.dispose();',
+    '  }',
+    '})();',
+  ].join('\n');
+}
+
+/** What {@link mlpRunScript} printed. */
+export type MlpRunOutcome = { ok: true; shape: number[]; data: number[] } | { ok: false; code: string; message: string };
+
+/** The mlp fixture's output as PyTorch computed it (float32 [4, 10]). */
+export function mlpReference(): number[] {
+  const bytes = fs.readFileSync(path.join(MLP, 'output0.bin'));
+  return Array.from(new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)));
+}

@@ -9,8 +9,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { childEnv, makeTempDir, npmPack, removeTempDir, REPO_ROOT } from '../helpers/built-package';
-import { FIXTURES } from '../helpers/fixtures';
+import { childEnv, makeTempDir, mlpReference, mlpRunScript, npmPack, removeTempDir, REPO_ROOT, type MlpRunOutcome } from '../helpers/built-package';
 
 const TSC = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
@@ -162,24 +161,11 @@ describe('npm install of the packed tarball', () => {
   });
 
   test('runs a model on the installed worker thread and matches PyTorch', () => {
-    const fixture = path.join(FIXTURES, 'mlp');
-    const script = [
-      "const fs = require('node:fs');",
-      "const { compile, Tensor } = require('tensorrt-node');",
-      '(async () => {',
-      `  const bytes = fs.readFileSync(${JSON.stringify(path.join(fixture, 'input0.bin'))});`,
-      '  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));',
-      `  const program = await compile(${JSON.stringify(path.join(fixture, 'model.onnx'))}, { inputs: { input0: { shape: [4, 32] } } });`,
-      "  const [out] = await program.run([new Tensor('float32', [4, 32], input)]);",
-      '  await program.dispose();',
-      '  console.log(JSON.stringify({ shape: out.shape, data: Array.from(out.data) }));',
-      '})();',
-    ].join('\n');
-    const out = JSON.parse(ok(process.execPath, ['-e', script], consumer)) as { shape: number[]; data: number[] };
-    const expected = fs.readFileSync(path.join(fixture, 'output0.bin'));
-    const reference = new Float32Array(expected.buffer.slice(expected.byteOffset, expected.byteOffset + expected.length));
+    const out = JSON.parse(ok(process.execPath, ['-e', mlpRunScript('tensorrt-node')], consumer)) as MlpRunOutcome;
+    if (!out.ok) throw new Error(`the run failed: ${out.code}: ${out.message}`);
+    const reference = mlpReference();
     expect(out.shape).toEqual([4, 10]);
     expect(out.data).toHaveLength(reference.length);
-    for (let i = 0; i < reference.length; i++) expect(Math.abs(out.data[i]! - reference[i]!)).toBeLessThan(1e-5);
+    out.data.forEach((v, i) => expect(Math.abs(v - reference[i]!)).toBeLessThan(1e-5));
   });
 });

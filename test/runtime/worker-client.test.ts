@@ -7,8 +7,7 @@ import * as path from 'node:path';
 
 import { InternalError, InvalidArgumentError } from '../../lib/errors';
 import { resolveWorkerScript, WORKER_DIR_ENV } from '../../lib/runtime/worker-client';
-import { DIST_INDEX, makeTempDir, removeTempDir, REPO_ROOT, runNode } from '../helpers/built-package';
-import { FIXTURES } from '../helpers/fixtures';
+import { DIST_INDEX, makeTempDir, mlpReference, mlpRunScript, removeTempDir, REPO_ROOT, runNode, type MlpRunOutcome } from '../helpers/built-package';
 
 const APP = path.join(path.sep, 'opt', 'MyApp', 'resources');
 const IN_ASAR = path.join(APP, 'app.asar', 'node_modules', 'tensorrt-node');
@@ -69,25 +68,7 @@ describe('resolveWorkerScript', () => {
 
 describe(`${WORKER_DIR_ENV} in a running program (child process, built package)`, () => {
   let tmp: string | undefined;
-  const fixture = path.join(FIXTURES, 'mlp');
-  // Compiles the mlp fixture with dist/, runs it and prints the outputs or the error.
-  const script = [
-    "const fs = require('node:fs');",
-    `const { compile, Tensor } = require(${JSON.stringify(DIST_INDEX)});`,
-    '(async () => {',
-    `  const bytes = fs.readFileSync(${JSON.stringify(path.join(fixture, 'input0.bin'))});`,
-    '  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));',
-    `  const program = await compile(${JSON.stringify(path.join(fixture, 'model.onnx'))}, { inputs: { input0: { shape: [4, 32] } } });`,
-    '  try {',
-    "    const [out] = await program.run([new Tensor('float32', [4, 32], input)]);",
-    '    console.log(JSON.stringify({ ok: true, data: Array.from(out.data) }));',
-    '  } catch (e) {',
-    '    console.log(JSON.stringify({ ok: false, code: e.code, message: e.message }));',
-    '  } finally {',
-    '    await program.dispose();',
-    '  }',
-    '})();',
-  ].join('\n');
+  const script = mlpRunScript(DIST_INDEX);
 
   beforeAll(() => {
     if (!fs.existsSync(DIST_INDEX)) throw new Error('dist/ is missing: run `npm run build:ts` first');
@@ -103,11 +84,10 @@ describe(`${WORKER_DIR_ENV} in a running program (child process, built package)`
     fs.copyFileSync(path.join(REPO_ROOT, 'package.json'), path.join(copy, 'package.json'));
     fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(copy, 'node_modules'));
     const result = runNode(['-e', script], { [WORKER_DIR_ENV]: path.join(copy, 'dist', 'runtime') });
-    const out = JSON.parse(result.stdout) as { ok: boolean; data: number[]; message?: string };
-    expect(out.message).toBeUndefined();
-    const expected = fs.readFileSync(path.join(fixture, 'output0.bin'));
-    const reference = Array.from(new Float32Array(expected.buffer.slice(expected.byteOffset, expected.byteOffset + expected.length)));
-    expect(out.ok).toBe(true);
+    const out = JSON.parse(result.stdout) as MlpRunOutcome;
+    if (!out.ok) throw new Error(`the run failed: ${out.code}: ${out.message}`);
+    const reference = mlpReference();
+    expect(out.shape).toEqual([4, 10]);
     expect(out.data).toHaveLength(reference.length);
     out.data.forEach((v, i) => expect(Math.abs(v - reference[i]!)).toBeLessThan(1e-5));
   });
