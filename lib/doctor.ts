@@ -61,7 +61,15 @@ function indent(text: string, prefix: string): string {
     .join('\n');
 }
 
-/** The report as text for a terminal. */
+const NEEDS_ADDON = 'not checked (it needs the native addon, which did not load)';
+const PAD = '                ';
+
+/** A probe's failure that only repeats the addon's: printed once, under "Native addon". */
+function isAddonFailure(report: DoctorReport, code: string | undefined): boolean {
+  return !report.addon.loaded && code === 'E_ADDON_LOAD';
+}
+
+/** The report as text for a terminal: each fact once. */
 export function formatDoctorReport(report: DoctorReport): string {
   const lines: string[] = [];
   lines.push(`tensorrt-node ${report.tensorrtNode.version}`);
@@ -70,10 +78,11 @@ export function formatDoctorReport(report: DoctorReport): string {
   if (report.addon.loaded) {
     lines.push(`Native addon  ${report.addon.path} (found via ${report.addon.source}, N-API ${report.addon.napiVersion})`);
   } else {
-    lines.push(`Native addon  not loaded [${report.addon.code}]`, indent(report.addon.reason, '                '));
+    lines.push(`Native addon  not loaded [${report.addon.code}]`, indent(report.addon.reason, PAD));
   }
   const c = report.cuda;
-  if (c.driver) lines.push(`CUDA driver   CUDA ${c.driver.version} (${c.driver.library})`);
+  if (isAddonFailure(report, c.error?.code)) lines.push(`CUDA driver   ${NEEDS_ADDON}`);
+  else if (c.driver) lines.push(`CUDA driver   CUDA ${c.driver.version} (${c.driver.library})`);
   else lines.push(`CUDA driver   not available [${c.error?.code}]`);
   if (c.ok) {
     for (const d of c.devices) {
@@ -82,22 +91,29 @@ export function formatDoctorReport(report: DoctorReport): string {
           `${(d.totalMemoryBytes / GIB).toFixed(1)} GiB, ${d.multiprocessorCount} SMs, ${d.uuid}, PCI ${d.pciBusId}`,
       );
     }
-  } else if (c.error) {
+  } else if (c.error && !isAddonFailure(report, c.error.code)) {
     if (c.driver) lines.push(`GPUs          none [${c.error.code}]`);
-    lines.push(indent(c.error.message, '                '));
+    lines.push(indent(c.error.message, PAD));
   }
   const t = report.tensorrt;
   if ('error' in t) {
-    lines.push(`TensorRT      unknown [${t.error.code}]`, indent(t.error.message, '                '));
+    if (isAddonFailure(report, t.error.code)) lines.push(`TensorRT      ${NEEDS_ADDON}`);
+    else lines.push(`TensorRT      unknown [${t.error.code}]`, indent(t.error.message, PAD));
+  } else if (t.library.found) {
+    lines.push(`TensorRT      ${t.library.version} (${t.library.path})`);
   } else {
-    if (t.library.found) lines.push(`TensorRT      ${t.library.version} (${t.library.path})`);
-    else lines.push(`TensorRT      library not found [${t.library.code}]`, indent(t.library.reason, '                '));
-    lines.push(
-      `TRT backend   ${t.backendBuilt ? 'built into the addon' : 'not built into this addon (it is compiled when TENSORRT_ROOT points at TensorRT headers)'}`,
-    );
+    lines.push(`TensorRT      library not found [${t.library.code}]`, indent(t.library.reason, PAD));
   }
+  const backendBuilt = !('error' in t) && t.backendBuilt;
   lines.push(
-    `Default       ${report.defaultBackend === 'tensorrt' ? 'tensorrt backend' : 'reference backend (CPU; TensorRT is not usable here)'}`,
+    backendBuilt
+      ? 'TRT backend   built into the addon'
+      : 'TRT backend   not implemented yet: this version finds libnvinfer but builds and runs no engines',
+  );
+  lines.push(
+    report.defaultBackend === 'tensorrt'
+      ? 'Default       tensorrt backend'
+      : `Default       reference backend (CPU${backendBuilt ? '; TensorRT is not usable here' : ''})`,
   );
   return lines.join('\n');
 }

@@ -1,6 +1,10 @@
 /**
  * tensorrt-node: compile model graphs into NVIDIA TensorRT engines and run them from Node.js.
  */
+// onnx-proto's declarations, which ours import, name protobufjs's global `Long` type
+// (@types/long, a dependency of protobufjs): referenced here so consumers whose tsconfig
+// narrows `types` still compile with skipLibCheck off.
+/// <reference types="long" preserve="true" />
 export * from './errors';
 export { devices, probeDevices, formatCudaVersion, formatGpuUuid, parsePciBusId } from './devices';
 export type { CudaDevice, CudaDriver, ComputeCapability, DeviceProbe, DeviceReport, PciAddress } from './devices';

@@ -5,8 +5,9 @@
  * that lists every place looked at and the command that fixes it.
  *
  * Lookup order: `TENSORRT_NODE_BINARY` (a .node file, for bundlers and unusual layouts), then
- * node-gyp-build's order: build/Release, build/Debug, prebuilds/<platform>-<arch>/, and
- * prebuilds/ beside the Node executable. Inside Electron's app.asar the unpacked copy is used.
+ * node-gyp-build's order in the package root (or the directory `TENSORRT_NODE_PREBUILD`
+ * names): build/Release, build/Debug, prebuilds/<platform>-<arch>/, and prebuilds/ beside the
+ * Node executable. Inside Electron's app.asar the unpacked copy is used.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -71,7 +72,7 @@ export interface LoadedAddon {
 }
 
 export interface LoadAddonOptions {
-  /** Package root to search (default: this package). */
+  /** Package root to search (default: `process.env.TENSORRT_NODE_PREBUILD`, else this package). */
   root?: string;
   /** Explicit .node file (default: `process.env.TENSORRT_NODE_BINARY`). */
   binary?: string;
@@ -80,8 +81,12 @@ export interface LoadAddonOptions {
 /** The package root: lib/ and dist/ both sit one level below it. */
 export const PACKAGE_ROOT = path.resolve(__dirname, '..');
 
-function unpackedFromAsar(file: string): string {
-  // Electron can read but not dlopen inside app.asar; packagers unpack .node files beside it.
+/**
+ * The copy of `file` that Electron packagers unpack beside app.asar (app.asar.unpacked/...);
+ * `file` itself when it is not inside an app.asar. Electron can read but not dlopen inside
+ * the archive, nor start a worker thread from it.
+ */
+export function unpackedFromAsar(file: string): string {
   return file.replace(`${path.sep}app.asar${path.sep}`, `${path.sep}app.asar.unpacked${path.sep}`);
 }
 
@@ -124,9 +129,10 @@ function sourceOf(file: string, root: string): AddonSource {
 }
 
 const FIX =
-  'To fix: install a tensorrt-node release that ships a prebuild for this platform, or build the addon from ' +
-  'source in the package directory with `npm run build:native` (needs python3, make and a C++17 compiler; ' +
-  'no CUDA or TensorRT needed), or point TENSORRT_NODE_BINARY at a built tensorrt_node.node.';
+  'To fix: use a tensorrt-node package with a prebuild for this platform (it ships linux-x64 for glibc), or ' +
+  'build the addon in a clone of the tensorrt-node repository (`npm ci` builds it, `npm run build:native` ' +
+  'rebuilds it; needs python3, make and a C++17 compiler, no CUDA or TensorRT) and point ' +
+  'TENSORRT_NODE_BINARY at its build/Release/tensorrt_node.node.';
 
 function requireBinding(file: string): NativeBinding {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -139,7 +145,7 @@ function requireBinding(file: string): NativeBinding {
  * @internal
  */
 export function loadAddon(options: LoadAddonOptions = {}): LoadedAddon {
-  const root = unpackedFromAsar(path.resolve(options.root ?? PACKAGE_ROOT));
+  const root = unpackedFromAsar(path.resolve(options.root ?? (process.env.TENSORRT_NODE_PREBUILD || PACKAGE_ROOT)));
   const explicit = options.binary ?? process.env.TENSORRT_NODE_BINARY;
   const named = options.binary !== undefined ? 'the binary option' : 'TENSORRT_NODE_BINARY';
   let file: string;

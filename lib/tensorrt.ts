@@ -1,6 +1,6 @@
 /**
  * Whether TensorRT can be used here: its runtime library (found with dlopen, never linked)
- * and the addon's TensorRT backend (compiled only when TensorRT's headers were given).
+ * and the addon's TensorRT backend, which is not implemented yet (so never available today).
  */
 import { TensorRTNodeError } from './errors';
 import { getAddon } from './native';
@@ -15,7 +15,11 @@ export interface TensorRTLibrary {
 export interface TensorRTStatus {
   /** libnvinfer was found (and answered its version), or why not. */
   library: ({ found: true } & TensorRTLibrary) | { found: false; code: string; reason: string };
-  /** The addon was compiled with the TensorRT backend (not written yet: no build sets this today). */
+  /**
+   * The addon has a TensorRT backend (building and running engines). Always false in this
+   * version: the TensorRT backend is not implemented yet, and programs run on the CPU
+   * reference backend.
+   */
   backendBuilt: boolean;
   /** Both: compile() may use the `tensorrt` backend. */
   available: boolean;
@@ -49,7 +53,11 @@ export async function tensorrtStatus(): Promise<TensorRTStatus> {
   return { library, backendBuilt, available: library.found && backendBuilt };
 }
 
-/** True when programs can be compiled for and run on TensorRT here. */
+/**
+ * Resolves `true` when programs can be compiled for and run on TensorRT here; never rejects.
+ * Asynchronous because the probe dlopens libnvinfer, a large library, on the thread pool:
+ * `if (await isTensorRTAvailable()) ...`.
+ */
 export async function isTensorRTAvailable(): Promise<boolean> {
   try {
     return (await tensorrtStatus()).available;

@@ -10,25 +10,53 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
-import { createError, InternalError, type TensorRTNodeError } from '../errors';
-import { PACKAGE_ROOT } from '../native';
+import { createError, InternalError, InvalidArgumentError, type TensorRTNodeError } from '../errors';
+import { PACKAGE_ROOT, unpackedFromAsar } from '../native';
 import type { ShapedInputs } from '../interpreter/bind-inputs';
 import type { Tensor } from '../tensor';
 import { checkRunInputs } from './program-io';
 import { toWire, type WorkerReply, type WorkerRequest } from './worker-protocol';
 
+/** Names a directory holding the compiled worker scripts (bundlers, unusual layouts). */
+export const WORKER_DIR_ENV = 'TENSORRT_NODE_WORKER_DIR';
+
 /**
- * The compiled worker script `file` (e.g. `worker.js`). From dist/ it sits beside this file;
- * when the sources run directly (tests with ts transpilation), the built copy in dist/ is used.
+ * Where the compiled worker script `file` (e.g. `worker.js`) is, given the directories that
+ * may hold it. `override` (the {@link WORKER_DIR_ENV} value) replaces the default places:
+ * `here` (dist/runtime when running the build) and `packageRoot`/dist/runtime (when the
+ * sources run directly, as in tests). A place inside Electron's app.asar is looked up first in
+ * app.asar.unpacked, where a worker thread can start from.
  *
- * @throws {InternalError} `E_INTERNAL`: neither exists (the package was not built).
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: the override holds no `file`.
+ * @throws {InternalError} `E_INTERNAL`: no default place holds it (the package was not built).
  */
+export function resolveWorkerScript(
+  file: string,
+  what: string,
+  places: { here: string; packageRoot: string; override?: string | undefined },
+  exists: (file: string) => boolean = fs.existsSync,
+): string {
+  const dirs = places.override ? [path.resolve(places.override)] : [places.here, path.join(places.packageRoot, 'dist', 'runtime')];
+  const candidates = [...new Set(dirs)].flatMap((dir) => {
+    const script = path.join(dir, file);
+    const unpacked = unpackedFromAsar(script);
+    return unpacked === script ? [script] : [unpacked, script];
+  });
+  const found = candidates.find((candidate) => exists(candidate));
+  if (found !== undefined) return found;
+  if (places.override) {
+    throw new InvalidArgumentError(
+      `${WORKER_DIR_ENV} is ${places.override}, but the ${what} script ${file} is not there (looked for ${candidates.join(', ')}). ` +
+        `Point it at the dist/runtime directory of a copy of tensorrt-node (all of dist/ and package.json), or unset it.`,
+      { details: { tried: candidates } },
+    );
+  }
+  throw new InternalError(`the ${what} script is missing (looked for ${candidates.join(', ')}); run \`npm run build\``);
+}
+
+/** {@link resolveWorkerScript} for this module's location and environment. */
 export function workerScript(file: string, what: string): string {
-  const here = path.join(__dirname, file);
-  if (fs.existsSync(here)) return here;
-  const built = path.join(PACKAGE_ROOT, 'dist', 'runtime', file);
-  if (fs.existsSync(built)) return built;
-  throw new InternalError(`the ${what} script is missing (looked for ${here} and ${built}); run \`npm run build\``);
+  return resolveWorkerScript(file, what, { here: __dirname, packageRoot: PACKAGE_ROOT, override: process.env[WORKER_DIR_ENV] });
 }
 
 /** How a WorkerClient starts its worker and reads its answers. */

@@ -14,6 +14,8 @@ export const DIST_INDEX = path.join(REPO_ROOT, 'dist', 'index.js');
 export const DIST_NATIVE = path.join(REPO_ROOT, 'dist', 'native.js');
 export const DIST_CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
 export const BUILT_ADDON = path.join(REPO_ROOT, 'build', 'Release', 'tensorrt_node.node');
+/** Where scripts/build.js puts this platform's release binary (the prebuild npm pack ships). */
+export const PREBUILDS_DIR = path.join(REPO_ROOT, 'prebuilds', `${process.platform}-${process.arch}`);
 /** Runs one scenario against dist/ in a child process and prints its outcome as JSON. */
 export const PROBE_SCRIPT = path.join(__dirname, 'native-probe.js');
 
@@ -31,7 +33,13 @@ export function requireBuild(): void {
 }
 
 /** Environment variables through which the package can be redirected; never inherited. */
-const PACKAGE_ENV = ['TENSORRT_NODE_BINARY', 'TENSORRT_NODE_CUDA_LIBRARY', 'TENSORRT_NODE_TENSORRT_LIBRARY', 'TENSORRT_NODE_PREBUILD'];
+const PACKAGE_ENV = [
+  'TENSORRT_NODE_BINARY',
+  'TENSORRT_NODE_CUDA_LIBRARY',
+  'TENSORRT_NODE_TENSORRT_LIBRARY',
+  'TENSORRT_NODE_PREBUILD',
+  'TENSORRT_NODE_WORKER_DIR',
+];
 
 /** The parent's environment without the package's own variables, plus `overrides`. */
 export function childEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -102,4 +110,73 @@ export function makeTempDir(prefix: string): string {
 
 export function removeTempDir(dir: string | undefined): void {
   if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** One file of a packed tarball, as `npm pack --json` lists it. */
+export interface PackedFile {
+  path: string;
+  size: number;
+}
+
+export interface PackResult {
+  /** Absolute path of the .tgz. */
+  tarball: string;
+  files: PackedFile[];
+}
+
+/**
+ * `npm pack` of the built repository into `dest`, without lifecycle scripts: the suite's
+ * pretest has built everything, and a rebuild here would race tests that load the addon.
+ * Throws when the prebuild is missing, since the tarball would then ship no binary.
+ */
+export function npmPack(dest: string): PackResult {
+  requireBuild();
+  const prebuilds = fs.existsSync(PREBUILDS_DIR) ? fs.readdirSync(PREBUILDS_DIR).filter((f) => f.endsWith('.node')) : [];
+  if (prebuilds.length === 0) throw new Error(`No prebuild in ${PREBUILDS_DIR}: run \`npm run build\` first`);
+  // npm prints warnings on stderr; the JSON is on stdout.
+  const result = spawnSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`npm pack exited with status ${result.status}:\n${result.stderr}`);
+  const [packed] = JSON.parse(result.stdout) as { filename: string; files: PackedFile[] }[];
+  return { tarball: path.join(dest, packed!.filename), files: packed!.files };
+}
+
+const MLP = path.join(REPO_ROOT, 'test', 'fixtures', 'mlp');
+
+/**
+ * A `node -e` script that require()s tensorrt-node as `moduleSpec`, compiles the mlp fixture,
+ * runs its input on the program's worker thread and prints `{ ok: true, shape, data }` or
+ * `{ ok: false, code, message }`: a run of the installed or copied package, end to end.
+ */
+export function mlpRunScript(moduleSpec: string): string {
+  return [
+    "const fs = require('node:fs');",
+    `const { compile, Tensor } = require(${JSON.stringify(moduleSpec)});`,
+    '(async () => {',
+    `  const bytes = fs.readFileSync(${JSON.stringify(path.join(MLP, 'input0.bin'))});`,
+    '  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));',
+    `  const program = await compile(${JSON.stringify(path.join(MLP, 'model.onnx'))}, { inputs: { input0: { shape: [4, 32] } } });`,
+    '  try {',
+    "    const [out] = await program.run([new Tensor('float32', [4, 32], input)]);",
+    '    console.log(JSON.stringify({ ok: true, shape: out.shape, data: Array.from(out.data) }));',
+    '  } catch (e) {',
+    '    console.log(JSON.stringify({ ok: false, code: e.code, message: e.message }));',
+    '  } finally {',
+    '    await program.dispose();',
+    '  }',
+    '})();',
+  ].join('\n');
+}
+
+/** What {@link mlpRunScript} printed. */
+export type MlpRunOutcome = { ok: true; shape: number[]; data: number[] } | { ok: false; code: string; message: string };
+
+/** The mlp fixture's output as PyTorch computed it (float32 [4, 10]). */
+export function mlpReference(): number[] {
+  const bytes = fs.readFileSync(path.join(MLP, 'output0.bin'));
+  return Array.from(new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)));
 }

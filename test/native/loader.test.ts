@@ -114,6 +114,24 @@ describe('loadAddon', () => {
     expect(error.message).toContain('npm run build:native');
   });
 
+  test('TENSORRT_NODE_PREBUILD names the directory searched instead of the package (prebuilds/<platform>-<arch>/)', () => {
+    const root = makeTempDir('prebuild-root');
+    try {
+      const dir = path.join(root, 'prebuilds', `${os.platform()}-${os.arch()}`);
+      fs.mkdirSync(dir, { recursive: true });
+      const copy = path.join(dir, 'tensorrt-node.napi.node');
+      fs.copyFileSync(BUILT_ADDON, copy);
+      const outcome = runProbe<ProbeOutcome<Loaded>>('load-addon', { TENSORRT_NODE_PREBUILD: root });
+      expect(outcome).toMatchObject({ ok: true, value: { path: copy, source: 'prebuilds' } });
+      // An empty directory is searched too (and reported), not silently replaced by the package.
+      fs.rmSync(copy);
+      const error = errorOf(runProbe<ProbeOutcome>('load-addon', { TENSORRT_NODE_PREBUILD: root }));
+      expect(error.message).toContain(`  - ${dir} (no .node file)`);
+    } finally {
+      removeTempDir(root);
+    }
+  });
+
   test('a package root without any binary is E_ADDON_LOAD listing every place and the fix', () => {
     const root = makeTempDir('empty-root');
     try {

@@ -1,0 +1,68 @@
+/**
+ * The doctor's text report: every fact once. The CLI runs (test/native/loader.test.ts,
+ * test/native/fake-driver.test.ts) cover the data; here the formatting of hand-built reports.
+ */
+import { formatDoctorReport, type DoctorReport } from '../lib/doctor';
+
+const ADDON_REASON = 'The tensorrt-node native addon was not found at /nowhere/x.node, the path TENSORRT_NODE_BINARY names.';
+const NODE = { version: '20.17.0', napiVersion: 9, platform: 'linux', arch: 'x64', electron: null };
+
+function occurrences(text: string, part: string): number {
+  return text.split(part).length - 1;
+}
+
+describe('formatDoctorReport', () => {
+  test('an addon that did not load is explained once; CUDA and TensorRT say they were not checked', () => {
+    const failure = { code: 'E_ADDON_LOAD', message: ADDON_REASON };
+    const report: DoctorReport = {
+      tensorrtNode: { version: '0.1.0' },
+      node: NODE,
+      addon: { loaded: false, code: 'E_ADDON_LOAD', reason: ADDON_REASON },
+      cuda: { ok: false, driver: null, devices: [], error: failure },
+      tensorrt: { error: failure },
+      defaultBackend: 'reference',
+    };
+    const text = formatDoctorReport(report);
+    expect(occurrences(text, ADDON_REASON)).toBe(1);
+    expect(text).toContain('Native addon  not loaded [E_ADDON_LOAD]');
+    expect(text).toContain('CUDA driver   not checked (it needs the native addon, which did not load)');
+    expect(text).toContain('TensorRT      not checked (it needs the native addon, which did not load)');
+    expect(text).toContain('TRT backend   not implemented yet');
+    expect(text).toContain('Default       reference backend (CPU)');
+  });
+
+  test('with the addon loaded, each probe prints its own failure once, and no build hint for a backend that does not exist', () => {
+    const cudaMessage = 'The CUDA driver library could not be loaded, so no GPU can be used.';
+    const trtReason = 'The TensorRT library (libnvinfer) could not be loaded.';
+    const report: DoctorReport = {
+      tensorrtNode: { version: '0.1.0' },
+      node: NODE,
+      addon: { loaded: true, path: '/pkg/build/Release/tensorrt_node.node', source: 'build/Release', napiVersion: 9 },
+      cuda: { ok: false, driver: null, devices: [], error: { code: 'E_CUDA_MISSING', message: cudaMessage } },
+      tensorrt: { library: { found: false, code: 'E_TENSORRT_MISSING', reason: trtReason }, backendBuilt: false, available: false },
+      defaultBackend: 'reference',
+    };
+    const text = formatDoctorReport(report);
+    expect(occurrences(text, cudaMessage)).toBe(1);
+    expect(occurrences(text, trtReason)).toBe(1);
+    expect(text).toContain('CUDA driver   not available [E_CUDA_MISSING]');
+    expect(text).toContain('TensorRT      library not found [E_TENSORRT_MISSING]');
+    expect(text).toContain('TRT backend   not implemented yet: this version finds libnvinfer but builds and runs no engines');
+    expect(text).not.toContain('TENSORRT_ROOT');
+    expect(text.split('\n').filter((line) => line.startsWith('TRT backend'))).toHaveLength(1);
+  });
+
+  test('a probe failing for its own reason while the addon loaded is still printed', () => {
+    const report: DoctorReport = {
+      tensorrtNode: { version: '0.1.0' },
+      node: NODE,
+      addon: { loaded: true, path: '/pkg/x.node', source: 'prebuilds', napiVersion: 9 },
+      cuda: { ok: false, driver: null, devices: [], error: { code: 'E_ADDON_LOAD', message: 'worker could not load it' } },
+      tensorrt: { error: { code: 'E_INTERNAL', message: 'boom' } },
+      defaultBackend: 'reference',
+    };
+    const text = formatDoctorReport(report);
+    expect(text).toContain('worker could not load it');
+    expect(text).toContain('TensorRT      unknown [E_INTERNAL]');
+  });
+});
