@@ -214,6 +214,18 @@ for op, val in [('zeros', 0), ('ones', 1)]:
 case('arange', 'aten.arange.start', [], "start: 9007199254740992, end: 9007199254740996, dtype: 'int64'", [i64([4], [2**53 + k for k in range(4)])])
 case('arange step', 'aten.arange.start_step', [], "start: -9007199254740992, end: -9007199254741000, step: -3, dtype: 'int64'", [i64([3], [-2**53 - 3 * k for k in range(3)])])
 case('arange end', 'aten.arange.default', [], "end: 3, dtype: 'int64'", [i64([3], [0, 1, 2])])
+# Max pooling (order and ties decide; float64 would tie 2^53 with 2^53 + 1).
+V = [2**53, B, -B, -2**53]
+def pool_pairs(v): return [max(v[0:2]), max(v[2:4])], [v[0:2].index(max(v[0:2])), 2 + v[2:4].index(max(v[2:4]))]
+pv, pi = pool_pairs(V)
+v1 = i64([1, 1, 4], V)
+for n, shape, k in [(1, [1, 1, 4], '[2]'), (2, [1, 1, 2, 2], '[1, 2]'), (3, [1, 1, 1, 2, 2], '[1, 1, 2]')]:
+    out = shape[:-1] + [2] if n == 1 else shape[:-1] + [1]
+    case(f'max_pool{n}d', f'aten.max_pool{n}d.default', [i64(shape, V)], f'self: v[0], kernel_size: {k}', [i64(out, pv)])
+    case(f'max_pool{n}d_with_indices', f'aten.max_pool{n}d_with_indices.default', [i64(shape, V)], f'self: v[0], kernel_size: {k}', [i64(out, pv), i64(out, pi)])
+    case(f'adaptive_max_pool{n}d', f'aten.adaptive_max_pool{n}d.default', [i64(shape, V)], f"self: v[0], output_size: {'[2]' if n == 1 else '[2, 1]' if n == 2 else '[1, 2, 1]'}", [i64(out if n == 1 else shape[:-1] + [1], pv), i64(out if n == 1 else shape[:-1] + [1], pi)])
+case('max_pool padded', 'trt.max_pool_padded', [v1], 'self: v[0], kernel_size: [2], stride: [2], pads_begin: [0], pads_end: [0], dilation: [1]', [i64([1, 1, 2], pv)])
+case('max_pool onnx indices', 'trt.max_pool_onnx_indices', [v1], 'self: v[0], kernel_size: [2], stride: [2], pads_begin: [0], pads_end: [0], dilation: [1]', [i64([1, 1, 2], pv), i64([1, 1, 2], pi)])
 # Matrix products.
 A = [[B, 1], [2, 3]]; Bm = [[3, MAX], [1, -1]]
 def matmul(a, b): return [[W(sum(a[i][k] * b[k][j] for k in range(2))) for j in range(2)] for i in range(2)]
