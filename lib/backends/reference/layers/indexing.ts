@@ -22,8 +22,11 @@ function checkIndices(layer: LayerContext, indices: Tensor, dimOf: (k: number) =
     const v = values[k]!;
     const { dim, axis } = dimOf(k);
     if (v < 0 || v >= dim) {
-      const index = String(indices.data[k]);
-      const why = v < 0 ? ` (negative after the conversion added ${dim} to negative indices: the model's index was below ${-dim})` : '';
+      const raw = indices.data[k]!;
+      const index = String(raw);
+      // Negative here means the model's index, before the conversion's one wrap, was below -d.
+      const original = typeof raw === 'bigint' ? raw - BigInt(dim) : raw - dim;
+      const why = v < 0 ? ` (the conversion adds ${dim} to negative indices: the model's index ${original} is outside [${-dim}, ${dim}))` : '';
       badData(layer, `index ${index} (element ${k} of the indices) is out of range [0, ${dim}) for axis ${axis}${why}`, { index, axis, dim });
     }
   }
