@@ -124,12 +124,15 @@ export function indexMap(shape: Shape, outShape: Shape): Int32Array | null {
   return broadcastIndex(shape, outShape);
 }
 
+/** The broadcast of two operand shapes: its shape, size, and each side's index map (null: read in place). */
+function pairPlan(op: string, a: Shape, b: Shape): { shape: number[]; n: number; ix: Int32Array | null; iy: Int32Array | null } {
+  const shape = broadcastFor(op, a, b);
+  return { shape, n: shapeSize(shape), ix: indexMap(a, shape), iy: indexMap(b, shape) };
+}
+
 /** Applies `f` over the broadcast of two dense operands; result as float64. */
 function zipDense(op: string, x: Dense, y: Dense, f: (a: number, b: number) => number): { out: Float64Array; shape: number[] } {
-  const shape = broadcastFor(op, x.shape, y.shape);
-  const n = shapeSize(shape);
-  const ix = indexMap(x.shape, shape);
-  const iy = indexMap(y.shape, shape);
+  const { shape, n, ix, iy } = pairPlan(op, x.shape, y.shape);
   const xv = x.values;
   const yv = y.values;
   const out = new Float64Array(n);
@@ -161,14 +164,9 @@ function zipInt64<A extends BigInt64Array | Uint8Array, R>(
   f: (x: bigint, y: bigint) => R,
   store: (out: A, k: number, r: R) => void,
 ): { out: A; shape: number[] } {
-  const x = operandInt64(a);
-  const y = operandInt64(b);
-  const shape = broadcastFor(op, x.shape, y.shape);
-  const n = shapeSize(shape);
-  const ix = indexMap(x.shape, shape);
-  const iy = indexMap(y.shape, shape);
-  const xv = x.values;
-  const yv = y.values;
+  const { values: xv, shape: xs } = operandInt64(a);
+  const { values: yv, shape: ys } = operandInt64(b);
+  const { shape, n, ix, iy } = pairPlan(op, xs, ys);
   const out = create(n);
   for (let k = 0; k < n; k++) store(out, k, f(xv[ix === null ? k : ix[k]!]!, yv[iy === null ? k : iy[k]!]!));
   return { out, shape };

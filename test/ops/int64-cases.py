@@ -1,6 +1,6 @@
 # Hand computation of the int64 regression table (test/ops/int64-exact.test.ts) with Python
 # integers, independent of the TypeScript kernels: `python3 test/ops/int64-cases.py` prints the
-# case list pasted into the test.
+# case list pasted into the test, `... shared` the shared input constants above it.
 B = 2**53 + 1
 MAX = 2**63 - 1
 MIN = -2**63
@@ -16,7 +16,10 @@ def ipow(a, e):
 def lit(v):
     if isinstance(v, bool): return 'true' if v else 'false'
     return f'{v}n'
-def i64(shape, vals): return f"i64({list(shape)}, [{', '.join(lit(v) for v in vals)}])"
+NAMED = {}  # tensor literal -> the name of a shared constant in the test file
+def i64(shape, vals):
+    text = f"i64({list(shape)}, [{', '.join(lit(v) for v in vals)}])"
+    return NAMED.get(text, text)
 def boolt(shape, vals): return f"bool({list(shape)}, [{', '.join('1' if v else '0' for v in vals)}])"
 def f64(shape, vals): return f"f64({list(shape)}, [{', '.join(repr(float(v)) if v == v else 'NaN' for v in vals)}])"
 def i32(shape, vals): return f"i32({list(shape)}, [{', '.join(str(v) for v in vals)}])"
@@ -28,7 +31,12 @@ cases = []
 def case(name, target, inputs, args, outputs):
     cases.append(f"  c({name!r}, {target!r}, [{', '.join(inputs)}], (v) => ({{ {args} }}), [{', '.join(outputs)}]),")
 
-x = i64([4], X); y = i64([4], Y); x2 = i64([4], X2)
+SHARED = []
+def shared(name, text):
+    SHARED.append(f'const {name} = {text};')
+    NAMED[text] = name
+    return name
+x = shared('X', i64([4], X)); y = shared('Y', i64([4], Y)); x2 = shared('X2', i64([4], X2))
 two = 'self: v[0], other: v[1]'
 case('add', 'aten.add.Tensor', [x, y], two, [i64([4], [W(a + b) for a, b in zip(X, Y)])])
 case('add alpha', 'aten.add.Tensor', [x, y], two + ', alpha: 2', [i64([4], [W(a + 2 * b) for a, b in zip(X, Y)])])
@@ -120,7 +128,7 @@ case('round decimals', 'aten.round.decimals', [x], 'self: v[0], decimals: 0', [x
 case('dropout', 'aten.dropout.default', [x], 'input: v[0], p: 0.5, train: false', [x])
 # Reductions.
 M = [[B, B, 1], [MAX, 1, MIN]]
-m = i64([2, 3], M[0] + M[1])
+m = shared('M', i64([2, 3], M[0] + M[1]))
 case('sum', 'aten.sum.default', [x], 'self: v[0]', [i64([], [W(sum(X))])])
 case('sum dim', 'aten.sum.dim_IntList', [m], 'self: v[0], dim: [1]', [i64([2], [W(sum(r)) for r in M])])
 case('sum of int32 into int64', 'aten.sum.default', [i32([3], [2**31 - 1] * 3)], 'self: v[0]', [i64([], [3 * (2**31 - 1)])])
@@ -129,7 +137,7 @@ case('prod dim', 'aten.prod.dim_int', [m], 'self: v[0], dim: 1', [i64([2], [W(B 
 case('cumsum', 'aten.cumsum.default', [x], 'self: v[0], dim: 0', [i64([4], [W(sum(X[:k + 1])) for k in range(4)])])
 case('cumsum onnx exclusive reverse', 'trt.cumsum_onnx', [x], 'self: v[0], dim: 0, exclusive: true, reverse: true', [i64([4], [W(sum(X[k + 1:])) for k in range(4)])])
 T = [2**53, B, 2**53, B - 2]
-t = i64([4], T)
+t = shared('T', i64([4], T))
 case('amax', 'aten.amax.default', [m], 'self: v[0], dim: [1]', [i64([2], [max(r) for r in M])])
 case('amin', 'aten.amin.default', [t], 'self: v[0]', [i64([], [min(T)])])
 case('max', 'aten.max.default', [t], 'self: v[0]', [i64([], [max(T)])])
@@ -238,4 +246,6 @@ case('bmm', 'aten.bmm.default', [i64([1, 2, 2], A[0] + A[1]), i64([1, 2, 2], Bm[
 BT = [[Bm[0][0], Bm[1][0]], [Bm[0][1], Bm[1][1]]]
 case('linear', 'aten.linear.default', [a, i64([2, 2], BT[0] + BT[1]), i64([2], [1, 1])], 'input: v[0], weight: v[1], bias: v[2]', [i64([2, 2], [W(v + 1) for v in flat])])
 case('addmm', 'aten.addmm.default', [i64([2], [1, -1]), a, bm], 'self: v[0], mat1: v[1], mat2: v[2], beta: 2, alpha: 3', [i64([2, 2], [W(3 * R[i][j] + 2 * (1, -1)[j]) for i in range(2) for j in range(2)])])
-print('\n'.join(cases))
+import sys
+if sys.argv[1:] == ['shared']: print('\n'.join(SHARED))
+else: print('\n'.join(cases))
