@@ -187,7 +187,7 @@ function extreme(op: string, t: Tensor, axes: Axes | undefined, keepdim: boolean
     throw new InvalidArgumentError(`${op}: cannot reduce over a dimension of size 0 in ${fmt(t)} (axes ${JSON.stringify(axes ?? [])})`);
   }
   if (t.dtype === 'int64') {
-    const greater = pick(0, 1) === 1;
+    const greater = pick === Math.max;
     return reduceInt64(t.data as BigInt64Array, plan, null, (m, v) => ((greater ? v > m : v < m) ? v : m));
   }
   return reduceWith(readNumbers(t), 1, plan, t.dtype, (values, base, offsets, _lanes, out, at) => {
