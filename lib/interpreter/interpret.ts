@@ -1,7 +1,7 @@
 /**
  * Runs a Graph on the CPU. It is the test oracle for the compiler and runs fallback segments.
  */
-import { BadModelError, InternalError, TensorRTNodeError, UnsupportedOpError } from '../errors';
+import { BadInputError, BadModelError, InternalError, TensorRTNodeError, UnsupportedOpError } from '../errors';
 import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import { evaluateDim } from '../ir/symbolic';
 import { Tensor } from '../tensor';
@@ -61,6 +61,10 @@ export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Rec
     try {
       results = impl(args, { node, symbols });
     } catch (error) {
+      // Run-time data the op cannot process (an index out of range) is the input's fault.
+      if (error instanceof BadInputError) {
+        throw new BadInputError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { ...error.details, node: node.name, op: node.target } });
+      }
       if (error instanceof TensorRTNodeError) {
         throw new BadModelError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { node: node.name, op: node.target } });
       }

@@ -2,9 +2,11 @@
  * The shared plumbing of the CPU kernels: reading any dtype as float64 numbers, writing
  * numbers back with the target dtype's rounding, strides and broadcasting.
  *
- * Kernels compute in float64 and round once on output. For float32 that is at least as
- * accurate as PyTorch's float32 arithmetic; for float16/bfloat16 it matches PyTorch's CPU
- * practice of computing in a wider type. int64 values are exact up to 2^53.
+ * Float kernels compute in float64 and round once on output. For float32 that is at least
+ * as accurate as PyTorch's float32 arithmetic; for float16/bfloat16 it matches PyTorch's CPU
+ * practice of computing in a wider type. float64 holds integers exactly only up to 2^53, so
+ * int64 arithmetic has its own exact path (./int64.ts); readNumbers is for float kernels and
+ * for integer values known to be small (indices, shapes).
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, type DType } from '../ir/dtype';
@@ -26,11 +28,26 @@ export function readNumbers(t: Tensor): Float64Array {
   return out;
 }
 
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/**
+ * A float as int64, truncated toward zero. Values outside int64 saturate (±infinity included)
+ * and NaN gives 0: PyTorch leaves these undefined (x86 gives INT64_MIN, ARM saturates), and
+ * saturation is the choice that keeps the sign and order of the input.
+ */
+export function floatToInt64(v: number): bigint {
+  if (Number.isNaN(v)) return 0n;
+  if (v >= 2 ** 63) return INT64_MAX;
+  if (v < -(2 ** 63)) return INT64_MIN;
+  return BigInt(Math.trunc(v));
+}
+
 /**
  * Builds a tensor of `dtype` from float64 numbers with the conversion PyTorch's `.to(dtype)`
- * applies: floats round to nearest even; integers truncate toward zero and wrap to the
- * type's width; bool is `value != 0`; NaN to an integer type gives 0 (PyTorch leaves it
- * undefined); complex takes interleaved pairs.
+ * applies: floats round to nearest even; integers truncate toward zero; int8/uint8/int32
+ * wrap to the type's width and int64 saturates (see floatToInt64); bool is `value != 0`; NaN
+ * to an integer type gives 0 (PyTorch leaves it undefined); complex takes interleaved pairs.
  */
 export function fromNumbers(dtype: DType, shape: Shape, values: ArrayLike<number>): Tensor {
   const info = dtypeInfo(dtype);
@@ -50,10 +67,7 @@ export function fromNumbers(dtype: DType, shape: Shape, values: ArrayLike<number
       for (let i = 0; i < n; i++) data[i] = values[i] !== 0 && !Number.isNaN(values[i]) ? 1 : 0;
       break;
     case 'int64':
-      for (let i = 0; i < n; i++) {
-        const v = values[i]!;
-        (data as BigInt64Array)[i] = Number.isFinite(v) ? BigInt.asIntN(64, BigInt(Math.trunc(v))) : 0n;
-      }
+      for (let i = 0; i < n; i++) (data as BigInt64Array)[i] = floatToInt64(values[i]!);
       break;
     case 'int8':
     case 'uint8':

@@ -8,13 +8,16 @@
  * int scalar; pass `{ value: 2, kind: 'float' }` where the distinction matters.
  *
  * Operands are first converted to the common dtype (as PyTorch's TensorIterator does), then
- * computed in float64 and rounded once into the result dtype.
+ * computed in float64 and rounded once into the result dtype. int64 is computed exactly, as
+ * bigints wrapping in two's complement (./int64.ts); int32 and narrower are exact in float64
+ * except products, which go through Math.imul.
  */
 import { InvalidArgumentError } from '../errors';
 import { isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
 import { complexAdd, complexDiv, complexMul, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
+import { floorDivInt64, int64AsFloat, int64Of, int64Values, powInt32, powInt64, remainderInt64 } from './int64';
 
 /** A Python-style scalar whose category is explicit (a JS number alone cannot say 2 from 2.0). */
 export interface Scalar {
@@ -77,8 +80,12 @@ export interface Dense {
   readonly shape: Shape;
 }
 
-/** Values of `t` after conversion to `dtype` (rounding as .to(dtype)), as float64. */
-function valuesAs(t: Tensor, dtype: DType): Float64Array {
+/** Values of `t` after conversion to the real type `dtype` (rounding as .to(dtype)), as float64. */
+export function valuesAs(t: Tensor, dtype: DType): Float64Array {
+  if (t.dtype === 'int64' && isFloating(dtype)) {
+    const v = int64AsFloat(t, dtype);
+    return dtype === 'float64' ? v : readNumbers(fromNumbers(dtype, t.shape, v));
+  }
   const v = readNumbers(t);
   if (t.dtype === dtype || dtype === 'float64') return v;
   return readNumbers(fromNumbers(dtype, t.shape, v));
@@ -94,6 +101,10 @@ export function operandValues(x: Operand, dtype: DType): Dense {
 /** An operand as a tensor of `dtype` (scalars become 0-d tensors). */
 function operandTensor(x: Operand, dtype: DType): Tensor {
   if (isComplex(dtype)) return toComplex(x instanceof Tensor ? x : scalarValue(x), dtype as ComplexDType);
+  if (dtype === 'int64') {
+    const d = operandInt64(x);
+    return new Tensor('int64', d.shape, d.values);
+  }
   const d = operandValues(x, dtype);
   return fromNumbers(dtype, d.shape, d.values);
 }
@@ -113,12 +124,15 @@ export function indexMap(shape: Shape, outShape: Shape): Int32Array | null {
   return broadcastIndex(shape, outShape);
 }
 
+/** The broadcast of two operand shapes: its shape, size, and each side's index map (null: read in place). */
+function pairPlan(op: string, a: Shape, b: Shape): { shape: number[]; n: number; ix: Int32Array | null; iy: Int32Array | null } {
+  const shape = broadcastFor(op, a, b);
+  return { shape, n: shapeSize(shape), ix: indexMap(a, shape), iy: indexMap(b, shape) };
+}
+
 /** Applies `f` over the broadcast of two dense operands; result as float64. */
 function zipDense(op: string, x: Dense, y: Dense, f: (a: number, b: number) => number): { out: Float64Array; shape: number[] } {
-  const shape = broadcastFor(op, x.shape, y.shape);
-  const n = shapeSize(shape);
-  const ix = indexMap(x.shape, shape);
-  const iy = indexMap(y.shape, shape);
+  const { shape, n, ix, iy } = pairPlan(op, x.shape, y.shape);
   const xv = x.values;
   const yv = y.values;
   const out = new Float64Array(n);
@@ -126,16 +140,59 @@ function zipDense(op: string, x: Dense, y: Dense, f: (a: number, b: number) => n
   return { out, shape };
 }
 
-/** The shared body of the real binary kernels: convert to `computeDtype`, map, round into `outDtype`. */
-function mapBinary(
+/** An operand's values as int64 (row-major) with its shape; [] for a scalar. */
+interface DenseInt64 {
+  readonly values: BigInt64Array;
+  readonly shape: Shape;
+}
+
+/** An operand converted to int64 (as .to(torch.int64)); scalars become shape []. */
+export function operandInt64(x: Operand): DenseInt64 {
+  if (x instanceof Tensor) return { values: int64Values(x), shape: x.shape };
+  return { values: BigInt64Array.of(int64Of(scalarValue(x))), shape: [] };
+}
+
+/**
+ * Applies `f` over the broadcast of two operands converted to int64, writing each result
+ * with `store` into an array of `length` that `create` allocates (BigInt64Array stores wrap).
+ */
+function zipInt64<A extends BigInt64Array | Uint8Array, R>(
   op: string,
   a: Operand,
   b: Operand,
-  computeDtype: DType,
-  outDtype: DType,
-  f: (x: number, y: number) => number,
-): Tensor {
-  const { out, shape } = zipDense(op, operandValues(a, computeDtype), operandValues(b, computeDtype), f);
+  create: (length: number) => A,
+  f: (x: bigint, y: bigint) => R,
+  store: (out: A, k: number, r: R) => void,
+): { out: A; shape: number[] } {
+  const { values: xv, shape: xs } = operandInt64(a);
+  const { values: yv, shape: ys } = operandInt64(b);
+  const { shape, n, ix, iy } = pairPlan(op, xs, ys);
+  const out = create(n);
+  for (let k = 0; k < n; k++) store(out, k, f(xv[ix === null ? k : ix[k]!]!, yv[iy === null ? k : iy[k]!]!));
+  return { out, shape };
+}
+
+const storeInt64 = (out: BigInt64Array, k: number, r: bigint): void => {
+  out[k] = r;
+};
+
+/** An int64 binary op, exact with two's-complement wrap-around. */
+function mapInt64(op: string, a: Operand, b: Operand, f: (x: bigint, y: bigint) => bigint): Tensor {
+  const { out, shape } = zipInt64(op, a, b, (n) => new BigInt64Array(n), f, storeInt64);
+  return new Tensor('int64', shape, out);
+}
+
+/** How a real binary op computes: in float64, and exactly for int64 results. */
+interface BinaryFns {
+  readonly number: (x: number, y: number) => number;
+  readonly int64?: (x: bigint, y: bigint) => bigint;
+}
+
+/** The shared body of the real binary kernels: convert to `computeDtype`, map, round into `outDtype`. */
+function mapBinary(op: string, a: Operand, b: Operand, computeDtype: DType, outDtype: DType, f: BinaryFns | ((x: number, y: number) => number)): Tensor {
+  const fns: BinaryFns = typeof f === 'function' ? { number: f } : f;
+  if (computeDtype === 'int64' && outDtype === 'int64' && fns.int64 !== undefined) return mapInt64(op, a, b, fns.int64);
+  const { out, shape } = zipDense(op, operandValues(a, computeDtype), operandValues(b, computeDtype), fns.number);
   return fromNumbers(outDtype, shape, out);
 }
 
@@ -154,7 +211,8 @@ export function add(a: Operand, b: Operand, alpha = 1): Tensor {
   const dtype = resultType(a, b);
   checkAlpha('add', alpha, dtype);
   if (isComplex(dtype)) return complexAdd(operandTensor(a, dtype), operandTensor(b, dtype), alpha, dtype);
-  return mapBinary('add', a, b, dtype, dtype, (x, y) => x + alpha * y);
+  const k = isIntegral(dtype) ? BigInt(alpha) : 0n;
+  return mapBinary('add', a, b, dtype, dtype, { number: (x, y) => x + alpha * y, int64: (x, y) => x + k * y });
 }
 
 function isBoolOperand(x: Operand): boolean {
@@ -171,22 +229,31 @@ export function sub(a: Operand, b: Operand, alpha = 1): Tensor {
   const dtype = resultType(a, b);
   checkAlpha('sub', alpha, dtype);
   if (isComplex(dtype)) return complexSub(operandTensor(a, dtype), operandTensor(b, dtype), alpha, dtype);
-  return mapBinary('sub', a, b, dtype, dtype, (x, y) => x - alpha * y);
+  const k = isIntegral(dtype) ? BigInt(alpha) : 0n;
+  return mapBinary('sub', a, b, dtype, dtype, { number: (x, y) => x - alpha * y, int64: (x, y) => x - k * y });
 }
 
 /** a · b with broadcasting and promotion (complex operands supported). */
 export function mul(a: Operand, b: Operand): Tensor {
   const dtype = resultType(a, b);
   if (isComplex(dtype)) return complexMul(operandTensor(a, dtype), operandTensor(b, dtype), dtype);
-  return mapBinary('mul', a, b, dtype, dtype, (x, y) => x * y);
+  // A product of two int32 values can pass 2^53; Math.imul wraps it exactly, as C does.
+  return mapBinary('mul', a, b, dtype, dtype, { number: isIntegral(dtype) ? Math.imul : (x, y) => x * y, int64: (x, y) => x * y });
 }
 
 /** Wraps an integer op so that a zero divisor throws, as PyTorch's ZeroDivisionError. */
-function nonzeroDivisor(op: string, f: (x: number, y: number) => number): (x: number, y: number) => number {
+function nonzeroDivisor<T extends number | bigint>(op: string, f: (x: T, y: T) => T): (x: T, y: T) => T {
   return (x, y) => {
-    if (y === 0) throw new InvalidArgumentError(`${op}: integer division by zero`);
+    if (y === 0 || y === 0n) throw new InvalidArgumentError(`${op}: integer division by zero`);
     return f(x, y);
   };
+}
+
+/** Integer division on both paths: C truncation or Python floor; a zero divisor throws. */
+function integerDivision(op: string, mode: RoundingMode): BinaryFns {
+  return mode === 'trunc'
+    ? { number: nonzeroDivisor(op, integerTruncDivide), int64: nonzeroDivisor(op, (x: bigint, y: bigint) => x / y) }
+    : { number: nonzeroDivisor(op, floorDivide), int64: nonzeroDivisor(op, floorDivInt64) };
 }
 
 /**
@@ -229,9 +296,7 @@ export function div(a: Operand, b: Operand, roundingMode?: RoundingMode): Tensor
   }
   rejectComplex('div', a, b, common);
   const op = `div(${roundingMode})`;
-  if (isIntegral(common)) {
-    return mapBinary(op, a, b, common, common, nonzeroDivisor(op, roundingMode === 'trunc' ? integerTruncDivide : floorDivide));
-  }
+  if (isIntegral(common)) return mapBinary(op, a, b, common, common, integerDivision(op, roundingMode));
   return mapBinary(op, a, b, common, common, roundingMode === 'trunc' ? truncDivide : floorDivide);
 }
 
@@ -242,33 +307,34 @@ function floatPow(x: number, y: number): number {
   return Math.pow(x, y);
 }
 
-/** Integer power as PyTorch's powi: a negative exponent gives 1/x truncated (so 0 unless |x| = 1). */
-function integerPow(x: number, y: number): number {
-  if (y >= 0) return Math.pow(x, y);
-  if (x === 1) return 1;
-  if (x === -1) return y % 2 === 0 ? 1 : -1;
-  return 0;
-}
-
-/** a ** b with broadcasting and promotion (int ** negative int follows PyTorch's integer rule). */
+/**
+ * a ** b with broadcasting and promotion. Integer powers wrap as PyTorch's powi does (by
+ * squaring, in the type's width); int ** negative int is 1/x truncated (0 unless |x| = 1).
+ */
 export function pow(a: Operand, b: Operand): Tensor {
   const dtype = resultType(a, b);
   rejectComplex('pow', a, b, dtype);
-  return mapBinary('pow', a, b, dtype, dtype, isIntegral(dtype) ? integerPow : floatPow);
+  return mapBinary('pow', a, b, dtype, dtype, isIntegral(dtype) ? { number: powInt32, int64: powInt64 } : floatPow);
 }
 
 /** Elementwise maximum with broadcasting; NaN propagates. */
 export function maximum(a: Operand, b: Operand): Tensor {
   const dtype = resultType(a, b);
   rejectComplex('maximum', a, b, dtype);
-  return mapBinary('maximum', a, b, dtype, dtype, (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y)));
+  return mapBinary('maximum', a, b, dtype, dtype, {
+    number: (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.max(x, y)),
+    int64: (x, y) => (x > y ? x : y),
+  });
 }
 
 /** Elementwise minimum with broadcasting; NaN propagates. */
 export function minimum(a: Operand, b: Operand): Tensor {
   const dtype = resultType(a, b);
   rejectComplex('minimum', a, b, dtype);
-  return mapBinary('minimum', a, b, dtype, dtype, (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.min(x, y)));
+  return mapBinary('minimum', a, b, dtype, dtype, {
+    number: (x, y) => (Number.isNaN(x) || Number.isNaN(y) ? NaN : Math.min(x, y)),
+    int64: (x, y) => (x < y ? x : y),
+  });
 }
 
 /** Python modulo: the result has the sign of the divisor. */
@@ -282,7 +348,12 @@ function pythonRemainder(x: number, y: number): number {
 export function remainder(a: Operand, b: Operand): Tensor {
   const dtype = resultType(a, b);
   rejectComplex('remainder', a, b, dtype);
-  if (isIntegral(dtype)) return mapBinary('remainder', a, b, dtype, dtype, nonzeroDivisor('remainder', pythonRemainder));
+  if (isIntegral(dtype)) {
+    return mapBinary('remainder', a, b, dtype, dtype, {
+      number: nonzeroDivisor('remainder', pythonRemainder),
+      int64: nonzeroDivisor('remainder', remainderInt64),
+    });
+  }
   return mapBinary('remainder', a, b, dtype, dtype, pythonRemainder);
 }
 
@@ -290,13 +361,22 @@ export function remainder(a: Operand, b: Operand): Tensor {
 export function fmod(a: Operand, b: Operand): Tensor {
   const dtype = resultType(a, b);
   rejectComplex('fmod', a, b, dtype);
-  if (isIntegral(dtype)) return mapBinary('fmod', a, b, dtype, dtype, nonzeroDivisor('fmod', (x, y) => x % y));
+  if (isIntegral(dtype)) {
+    return mapBinary('fmod', a, b, dtype, dtype, {
+      number: nonzeroDivisor('fmod', (x: number, y: number) => x % y),
+      int64: nonzeroDivisor('fmod', (x: bigint, y: bigint) => x % y),
+    });
+  }
   return mapBinary('fmod', a, b, dtype, dtype, (x, y) => x % y);
 }
 
-type Comparison = (x: number, y: number) => boolean;
+type Comparison = <T extends number | bigint>(x: T, y: T) => boolean;
 
-/** Compares in the promoted type; complex operands allow only eq and ne. */
+const storeBool = (out: Uint8Array, k: number, r: boolean): void => {
+  out[k] = r ? 1 : 0;
+};
+
+/** Compares in the promoted type (int64 as bigints); complex operands allow only eq and ne. */
 function compare(op: string, a: Operand, b: Operand, f: Comparison): Tensor {
   const dtype = resultType(a, b);
   if (isComplex(dtype)) {
@@ -304,6 +384,10 @@ function compare(op: string, a: Operand, b: Operand, f: Comparison): Tensor {
       throw new InvalidArgumentError(`${op}: complex operands cannot be ordered (got ${describe(a)} and ${describe(b)})`);
     }
     return compareComplex(op, operandTensor(a, dtype), operandTensor(b, dtype));
+  }
+  if (dtype === 'int64') {
+    const { out, shape } = zipInt64(op, a, b, (n) => new Uint8Array(n), f, storeBool);
+    return new Tensor('bool', shape, out);
   }
   return mapBinary(op, a, b, dtype, 'bool', (x, y) => (f(x, y) ? 1 : 0));
 }
@@ -373,21 +457,18 @@ export function logicalXor(a: Operand, b: Operand): Tensor {
   return logical('logicalXor', a, b, (x, y) => x ^ y);
 }
 
-/** Interleaved values of an operand in `dtype` (two lanes per element for complex). */
-function laneValues(x: Operand, dtype: DType): Dense {
-  if (isComplex(dtype)) {
-    const t = operandTensor(x, dtype);
-    return { values: readNumbers(t), shape: t.shape };
-  }
-  return operandValues(x, dtype);
-}
+/** Element slots of any typed array, read and written without conversion. */
+type Slots = { [index: number]: number | bigint; readonly length: number };
 
-/** cond ? a : b with three-way broadcasting; `cond` must be bool, a and b are promoted together. */
+/**
+ * cond ? a : b with three-way broadcasting; `cond` must be bool, a and b are promoted
+ * together. Elements are copied as stored in the promoted type, so every dtype is exact.
+ */
 export function where(cond: Tensor, a: Operand, b: Operand): Tensor {
   if (cond.dtype !== 'bool') throw new InvalidArgumentError(`where: the condition must be a bool tensor, got ${cond.dtype}${fmt(cond.shape)}`);
   const dtype = resultType(a, b);
-  const x = laneValues(a, dtype);
-  const y = laneValues(b, dtype);
+  const x = a instanceof Tensor && a.dtype === dtype ? a : operandTensor(a, dtype);
+  const y = b instanceof Tensor && b.dtype === dtype ? b : operandTensor(b, dtype);
   const shape = broadcastFor('where', cond.shape, x.shape, y.shape);
   const n = shapeSize(shape);
   const ic = broadcastIndex(cond.shape, shape);
@@ -395,12 +476,15 @@ export function where(cond: Tensor, a: Operand, b: Operand): Tensor {
   const iy = broadcastIndex(y.shape, shape);
   const lanes = isComplex(dtype) ? 2 : 1;
   const c = cond.data;
-  const out = new Float64Array(n * lanes);
+  const out = new Tensor(dtype, shape);
+  const dst = out.data as unknown as Slots;
+  const xs = x.data as unknown as Slots;
+  const ys = y.data as unknown as Slots;
   for (let k = 0; k < n; k++) {
     const pick = c[ic[k]!] !== 0;
-    const src = pick ? x.values : y.values;
+    const src = pick ? xs : ys;
     const i = pick ? ix[k]! : iy[k]!;
-    for (let l = 0; l < lanes; l++) out[k * lanes + l] = src[i * lanes + l]!;
+    for (let l = 0; l < lanes; l++) dst[k * lanes + l] = src[i * lanes + l]!;
   }
-  return fromNumbers(dtype, shape, out);
+  return out;
 }

@@ -4,10 +4,11 @@
  * and resizing (ONNX Resize, torch upsample/interpolate).
  *
  * Gathers, scatters without reduction, one-hot, top-k values and nearest resizing move
- * elements exactly, in any dtype. Index tensors may be any integer type; negative indices
- * count from the end, and out-of-range ones are errors that name the index.
+ * elements exactly, in any dtype; int64 scatter reductions are exact too. Index tensors may
+ * be any integer type; an index into a dim of size d must lie in [-d, d) (negatives count
+ * from the end), anything else is a BadInputError (`E_BAD_INPUT`) naming the index.
  */
-import { InvalidArgumentError } from '../errors';
+import { BadInputError, InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isInteger } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
@@ -19,16 +20,33 @@ const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
 /** Element slots of any typed array, read and written without conversion. */
 type Slots = { [index: number]: number | bigint; readonly length: number };
 
-/** The values of an integer index tensor. */
+/**
+ * The values of an integer index tensor as numbers. Past ±2^53 they round, but stay far
+ * outside any dim, so range checks hold; messages print the exact value (indexText).
+ */
 function readIndices(indices: Tensor, op: string): Float64Array {
   if (!isInteger(indices.dtype)) throw new InvalidArgumentError(`${op}: indices must be an integer tensor, got ${indices.dtype}`);
   return readNumbers(indices);
 }
 
-/** An index into a dim of size `dim`, negatives wrapped; throws naming the index otherwise. */
-function wrapIndex(index: number, dim: number, op: string, what: string): number {
+/** Where an index value came from, for the error that names it exactly. */
+interface IndexSource {
+  readonly indices: Tensor;
+  readonly k: number;
+}
+
+/**
+ * An index into a dim of size `dim`: [-d, d), negatives counted from the end. Anything else
+ * is run-time data the op cannot process: a BadInputError naming the exact index value.
+ */
+function wrapIndex(index: number, dim: number, op: string, what: string, source?: IndexSource): number {
   const i = index < 0 ? index + dim : index;
-  if (i < 0 || i >= dim) throw new InvalidArgumentError(`${op}: index ${index} is out of range for ${what} of size ${dim}`);
+  if (i < 0 || i >= dim) {
+    const exact = source === undefined ? String(index) : String(source.indices.data[source.k]);
+    throw new BadInputError(`${op}: index ${exact} is out of range [${-dim}, ${dim}) for ${what} of size ${dim}`, {
+      details: { index: exact, dim },
+    });
+  }
   return i;
 }
 
@@ -45,7 +63,7 @@ export function gather(data: Tensor, indices: Tensor, axis = 0): Tensor {
   const lanes = dtypeInfo(data.dtype).lanes;
   const outer = shapeSize(data.shape.slice(0, a));
   const inner = shapeSize(data.shape.slice(a + 1)) * lanes;
-  const wrapped = Array.from(idx, (v) => wrapIndex(v, dim, op, `axis ${a} of data ${fmt(data.shape)}`));
+  const wrapped = Array.from(idx, (v, k) => wrapIndex(v, dim, op, `axis ${a} of data ${fmt(data.shape)}`, { indices, k }));
   const outShape = [...data.shape.slice(0, a), ...indices.shape, ...data.shape.slice(a + 1)];
   const out = allocateData(data.dtype, shapeSize(outShape));
   let o = 0;
@@ -88,7 +106,7 @@ function elementOffsets(data: Tensor, indices: Tensor, axis: number, op: string)
   const counter = new Array<number>(rank).fill(0);
   let base = 0;
   for (let k = 0; k < idx.length; k++) {
-    const j = wrapIndex(idx[k]!, dim, op, `axis ${axis} of data ${fmt(data.shape)}`);
+    const j = wrapIndex(idx[k]!, dim, op, `axis ${axis} of data ${fmt(data.shape)}`, { indices, k });
     offsets[k] = base + j * dStrides[axis]!;
     for (let ax = rank - 1; ax >= 0; ax--) {
       counter[ax]!++;
@@ -110,7 +128,7 @@ export function gatherElements(data: Tensor, indices: Tensor, axis: number): Ten
 /** How scatters combine an update with the existing value: replace, or a reduction. */
 export type ScatterReduction = 'none' | 'add' | 'mul' | 'max' | 'min';
 
-/** Applies updates at `offsets` of a copy of data; 'none' copies slots exactly, reductions go through float64. */
+/** Applies updates at `offsets` of a copy of data; 'none' copies slots exactly, reductions go through float64 (int64: bigints). */
 function scatterAt(data: Tensor, offsets: ArrayLike<number>, block: number, updates: Tensor, reduction: ScatterReduction, op: string): Tensor {
   if (updates.dtype !== data.dtype) throw new InvalidArgumentError(`${op}: updates are ${updates.dtype} but data is ${data.dtype}`);
   const lanes = dtypeInfo(data.dtype).lanes;
@@ -120,6 +138,7 @@ function scatterAt(data: Tensor, offsets: ArrayLike<number>, block: number, upda
     return new Tensor(data.dtype, data.shape, out);
   }
   if (isComplex(data.dtype) && reduction !== 'add') throw new InvalidArgumentError(`${op}: reduction ${reduction} is not defined for complex`);
+  if (data.dtype === 'int64') return scatterInt64(data, offsets, block, updates, reduction);
   const out = Float64Array.from(readNumbers(data));
   const U = readNumbers(updates);
   const combine: (a: number, b: number) => number =
@@ -130,6 +149,26 @@ function scatterAt(data: Tensor, offsets: ArrayLike<number>, block: number, upda
     for (let i = 0; i < block * lanes; i++) out[dst + i] = combine(out[dst + i]!, U[src + i]!);
   }
   return fromNumbers(data.dtype, data.shape, out);
+}
+
+const INT64_COMBINE: Record<Exclude<ScatterReduction, 'none'>, (a: bigint, b: bigint) => bigint> = {
+  add: (a, b) => a + b,
+  mul: (a, b) => a * b,
+  max: (a, b) => (a > b ? a : b),
+  min: (a, b) => (a < b ? a : b),
+};
+
+/** scatterAt's reductions on int64 data, exactly (stores wrap as int64). */
+function scatterInt64(data: Tensor, offsets: ArrayLike<number>, block: number, updates: Tensor, reduction: Exclude<ScatterReduction, 'none'>): Tensor {
+  const out = (data.data as BigInt64Array).slice();
+  const U = updates.data as BigInt64Array;
+  const combine = INT64_COMBINE[reduction];
+  for (let k = 0; k < offsets.length; k++) {
+    const dst = offsets[k]!;
+    const src = k * block;
+    for (let i = 0; i < block; i++) out[dst + i] = combine(out[dst + i]!, U[src + i]!);
+  }
+  return new Tensor('int64', data.shape, out);
 }
 
 /**
@@ -157,7 +196,9 @@ function tupleOffsets(data: Tensor, indices: Tensor, op: string): { offsets: Int
   const offsets = new Int32Array(count);
   for (let t = 0; t < count; t++) {
     let off = 0;
-    for (let j = 0; j < k; j++) off += wrapIndex(idx[t * k + j]!, data.shape[j]!, op, `dim ${j} of data ${fmt(data.shape)}`) * strides[j]!;
+    for (let j = 0; j < k; j++) {
+      off += wrapIndex(idx[t * k + j]!, data.shape[j]!, op, `dim ${j} of data ${fmt(data.shape)}`, { indices, k: t * k + j }) * strides[j]!;
+    }
     offsets[t] = off;
   }
   return { offsets, block: shapeSize(data.shape.slice(k)), k };
@@ -210,7 +251,8 @@ export function gatherND(data: Tensor, indices: Tensor, batchDims = 0): Tensor {
     for (let t = 0; t < tuples; t++) {
       let off = bi * subTensorSize;
       for (let j = 0; j < k; j++) {
-        off += wrapIndex(idx[bi * perBatchIdx + t * k + j]!, sub[j]!, op, `dim ${b + j} of data ${fmt(data.shape)}`) * strides[j]!;
+        const at = bi * perBatchIdx + t * k + j;
+        off += wrapIndex(idx[at]!, sub[j]!, op, `dim ${b + j} of data ${fmt(data.shape)}`, { indices, k: at }) * strides[j]!;
       }
       copyRange(out, o, data.data, off * lanes, block * lanes);
       o += block * lanes;
@@ -295,7 +337,7 @@ export function indexTensor(t: Tensor, indices: readonly (Tensor | null | undefi
     const values = readIndices(index, op);
     const map = broadcastIndex(index.shape, bshape);
     for (let k = 0; k < count; k++) {
-      indexOffsets[k]! += wrapIndex(values[map[k]!]!, t.shape[d]!, op, `dim ${d} of ${fmt(t.shape)}`) * strides[d]!;
+      indexOffsets[k]! += wrapIndex(values[map[k]!]!, t.shape[d]!, op, `dim ${d} of ${fmt(t.shape)}`, { indices: index, k: map[k]! }) * strides[d]!;
     }
   });
   const adjacent = positions[positions.length - 1]! - positions[0]! === positions.length - 1;

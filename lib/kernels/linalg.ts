@@ -2,12 +2,16 @@
  * Matrix products: torch.matmul (batched, broadcasting), linear, addmm and ONNX Gemm.
  *
  * Products accumulate in float64 and round once to the result type (the promotion of the
- * operand types). Complex operands are supported (interleaved pairs).
+ * operand types); int64 products accumulate exactly, as bigints wrapping in two's
+ * complement. Complex operands are supported (interleaved pairs).
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, promoteTypes, type DType } from '../ir/dtype';
-import { shapeSize, type Shape, type Tensor } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
+import { add, mul } from './elementwise';
+import { int64Values } from './int64';
+import { permute } from './shape';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
 
@@ -86,8 +90,18 @@ interface Product {
   shape: number[];
 }
 
-/** torch.matmul in float64, before rounding. */
-function matmulNumbers(a: Tensor, b: Tensor, lanes: 1 | 2, op: string): Product {
+/** The geometry of torch.matmul: matrix sizes, broadcast batch and where each batch reads. */
+interface MatmulPlan {
+  readonly M: number;
+  readonly K: number;
+  readonly N: number;
+  /** Per output batch, the batch of a and of b that it multiplies. */
+  readonly mapA: Int32Array;
+  readonly mapB: Int32Array;
+  readonly shape: number[];
+}
+
+function planMatmul(a: Tensor, b: Tensor, op: string): MatmulPlan {
   if (a.rank === 0 || b.rank === 0) {
     throw new InvalidArgumentError(`${op}: both operands need at least 1 dim, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
   }
@@ -107,17 +121,50 @@ function matmulNumbers(a: Tensor, b: Tensor, lanes: 1 | 2, op: string): Product 
   } catch {
     throw new InvalidArgumentError(`${op}: batch dims of ${fmt(a.shape)} and ${fmt(b.shape)} cannot be broadcast`);
   }
-  const mapA = broadcastIndex(batchA, batch);
-  const mapB = broadcastIndex(batchB, batch);
+  const shape = [...batch, ...(a.rank === 1 ? [] : [M]), ...(b.rank === 1 ? [] : [N])];
+  return { M, K, N, mapA: broadcastIndex(batchA, batch), mapB: broadcastIndex(batchB, batch), shape };
+}
+
+/** torch.matmul in float64, before rounding. */
+function matmulNumbers(a: Tensor, b: Tensor, lanes: 1 | 2, op: string): Product {
+  const { M, K, N, mapA, mapB, shape } = planMatmul(a, b, op);
   const A = readLanes(a, lanes);
   const B = readLanes(b, lanes);
-  const count = shapeSize(batch);
-  const values = new Float64Array(count * M * N * lanes);
-  for (let i = 0; i < count; i++) {
+  const values = new Float64Array(mapA.length * M * N * lanes);
+  for (let i = 0; i < mapA.length; i++) {
     accumulateProduct(values, i * M * N * lanes, A, mapA[i]! * M * K * lanes, B, mapB[i]! * K * N * lanes, M, K, N, lanes);
   }
-  const shape = [...batch, ...(a.rank === 1 ? [] : [M]), ...(b.rank === 1 ? [] : [N])];
   return { values, shape };
+}
+
+/** torch.matmul of int64 (or smaller integer) operands, exactly: bigint sums wrapped to int64 as they go. */
+function matmulInt64(a: Tensor, b: Tensor, op: string): Tensor {
+  const { M, K, N, mapA, mapB, shape } = planMatmul(a, b, op);
+  const A = int64Values(a);
+  const B = int64Values(b);
+  const out = new BigInt64Array(mapA.length * M * N);
+  for (let batch = 0; batch < mapA.length; batch++) {
+    const aOff = mapA[batch]! * M * K;
+    const bOff = mapB[batch]! * K * N;
+    for (let i = 0; i < M; i++) {
+      for (let j = 0; j < N; j++) {
+        let acc = 0n;
+        for (let k = 0; k < K; k++) acc = BigInt.asIntN(64, acc + A[aOff + i * K + k]! * B[bOff + k * N + j]!);
+        out[(batch * M + i) * N + j] = acc;
+      }
+    }
+  }
+  return new Tensor('int64', shape, out);
+}
+
+/** beta·c + alpha·product in int64 (alpha and beta integers; beta 0 ignores c, as PyTorch). */
+function addScaledInt64(product: Tensor, c: Tensor | undefined | null, alpha: number, beta: number, op: string): Tensor {
+  if (!Number.isInteger(alpha) || !Number.isInteger(beta)) throw new InvalidArgumentError(`${op}: alpha ${alpha} and beta ${beta} must be integers for int64 operands`);
+  const scaled = alpha === 1 ? product : mul(product, alpha);
+  if (c === undefined || c === null || beta === 0) return scaled;
+  const fits = c.rank <= product.rank && broadcastShapes(c.shape, product.shape).every((d, i) => d === product.shape[i]);
+  if (!fits) throw new InvalidArgumentError(`${op}: bias of shape ${fmt(c.shape)} does not broadcast to the result ${fmt(product.shape)}`);
+  return add(scaled, beta === 1 ? c : mul(c, beta));
 }
 
 /** values = alpha * values + beta * c (c broadcast to `shape`; beta 0 ignores c, NaNs included, as PyTorch). */
@@ -139,6 +186,7 @@ function addScaled(values: Float64Array, shape: Shape, c: Tensor | undefined | n
  */
 export function matmul(a: Tensor, b: Tensor): Tensor {
   const dtype = resultType([a, b]);
+  if (dtype === 'int64') return matmulInt64(a, b, 'matmul');
   const { values, shape } = matmulNumbers(a, b, dtypeInfo(dtype).lanes, 'matmul');
   return fromNumbers(dtype, shape, values);
 }
@@ -154,6 +202,10 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
     throw new InvalidArgumentError(`linear: input ${fmt(x.shape)} does not end in the weight's ${inFeatures} input features (weight ${fmt(weight.shape)})`);
   }
   const dtype = resultType(bias ? [x, weight, bias] : [x, weight]);
+  if (dtype === 'int64') {
+    const product = matmulInt64(x, weight.rank === 2 ? permute(weight, [1, 0]) : weight, 'linear');
+    return addScaledInt64(product, bias, 1, 1, 'linear');
+  }
   const lanes = dtypeInfo(dtype).lanes;
   const outFeatures = weight.rank === 2 ? weight.shape[0]! : 1;
   const rows = shapeSize(x.shape.slice(0, -1));
@@ -169,6 +221,7 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
 export function addmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
   if (a.rank !== 2 || b.rank !== 2) throw new InvalidArgumentError(`addmm: a and b must be 2-D, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
   const dtype = resultType([bias, a, b]);
+  if (dtype === 'int64') return addScaledInt64(matmulInt64(a, b, 'addmm'), bias, alpha, beta, 'addmm');
   const lanes = dtypeInfo(dtype).lanes;
   const { values, shape } = matmulNumbers(a, b, lanes, 'addmm');
   addScaled(values, shape, bias, alpha, beta, lanes, 'addmm');
@@ -195,6 +248,10 @@ export function gemm(a: Tensor, b: Tensor, c?: Tensor | null, options: GemmOptio
   const [K2, N] = transB ? [bc, br] : [br, bc];
   if (K !== K2) {
     throw new InvalidArgumentError(`gemm: A ${fmt(a.shape)}${transA ? '^T' : ''} and B ${fmt(b.shape)}${transB ? '^T' : ''} have inner dims ${K} and ${K2}`);
+  }
+  if (dtype === 'int64') {
+    const product = matmulInt64(transA ? permute(a, [1, 0]) : a, transB ? permute(b, [1, 0]) : b, 'gemm');
+    return addScaledInt64(product, c, alpha, beta, 'gemm');
   }
   let A = readLanes(a, lanes);
   let B = readLanes(b, lanes);

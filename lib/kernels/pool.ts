@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { isComplex } from '../ir/dtype';
-import type { Shape, Tensor } from '../tensor';
+import { Tensor, type Shape } from '../tensor';
 import { fromNumbers, readNumbers } from './access';
 import { perDim, samePads, type AutoPad } from './conv';
 
@@ -266,10 +266,32 @@ function globalIndices(indices: Float64Array, r: Resolved): Float64Array {
   return out;
 }
 
-/** Max pooling (PyTorch max_pool1d/2d/3d, ONNX MaxPool); padding never wins. */
+/** What max pooling compares, and how the pooled keys become the output tensor. */
+interface MaxKeys {
+  readonly keys: Float64Array;
+  readonly restore: (shape: number[], pooled: Float64Array) => Tensor;
+}
+
+/**
+ * The keys max pooling compares: the values as float64, or for int64 (which float64 rounds
+ * past 2^53) each element's rank among the distinct values, since order and ties are all a
+ * maximum needs; `restore` maps pooled ranks back to the exact values.
+ */
+function maxKeys(x: Tensor): MaxKeys {
+  if (x.dtype !== 'int64') return { keys: readNumbers(x), restore: (shape, pooled) => fromNumbers(x.dtype, shape, pooled) };
+  const values = x.data as BigInt64Array;
+  const distinct = BigInt64Array.from(new Set(values)).sort();
+  const rank = new Map<bigint, number>();
+  distinct.forEach((v, i) => rank.set(v, i));
+  const keys = Float64Array.from(values, (v) => rank.get(v)!);
+  return { keys, restore: (shape, pooled) => new Tensor('int64', shape, BigInt64Array.from(pooled, (k) => distinct[k]!)) };
+}
+
+/** Max pooling (PyTorch max_pool1d/2d/3d, ONNX MaxPool); padding never wins; int64 is exact. */
 export function maxPool(x: Tensor, options: MaxPoolOptions): Tensor {
   const r = resolveSliding(x, options, options.dilation, 'maxPool');
-  return fromNumbers(x.dtype, pooledShape(r), maxPlanes(readNumbers(x), r).values);
+  const { keys, restore } = maxKeys(x);
+  return restore(pooledShape(r), maxPlanes(keys, r).values);
 }
 
 /**
@@ -279,9 +301,10 @@ export function maxPool(x: Tensor, options: MaxPoolOptions): Tensor {
  */
 export function maxPoolWithIndices(x: Tensor, options: MaxPoolOptions & { globalIndices?: boolean }): [Tensor, Tensor] {
   const r = resolveSliding(x, options, options.dilation, 'maxPoolWithIndices');
-  const { values, indices } = maxPlanes(readNumbers(x), r);
+  const { keys, restore } = maxKeys(x);
+  const { values, indices } = maxPlanes(keys, r);
   const shape = pooledShape(r);
-  return [fromNumbers(x.dtype, shape, values), fromNumbers('int64', shape, options.globalIndices ? globalIndices(indices, r) : indices)];
+  return [restore(shape, values), fromNumbers('int64', shape, options.globalIndices ? globalIndices(indices, r) : indices)];
 }
 
 /**
@@ -328,21 +351,26 @@ export function adaptiveMaxPool(x: Tensor, outputSize: number | readonly (number
 /** PyTorch adaptive_max_pool1d/2d/3d with the int64 flat spatial index of each maximum. */
 export function adaptiveMaxPoolWithIndices(x: Tensor, outputSize: number | readonly (number | null | undefined)[]): [Tensor, Tensor] {
   const r = resolveAdaptive(x, outputSize, 'adaptiveMaxPool');
-  const { values, indices } = maxPlanes(readNumbers(x), r);
+  const { keys, restore } = maxKeys(x);
+  const { values, indices } = maxPlanes(keys, r);
   const shape = pooledShape(r);
-  return [fromNumbers(x.dtype, shape, values), fromNumbers('int64', shape, indices)];
+  return [restore(shape, values), fromNumbers('int64', shape, indices)];
 }
 
-/** Reduces every plane (all dims after the first two) to one value, keeping the dims as 1s. */
-function globalPool(x: Tensor, op: string, reduce: (X: Float64Array, start: number, end: number) => number): Tensor {
+/** Reduces every plane (all dims after the first two) to one value of `values`, keeping the dims as 1s. */
+function globalPool(
+  x: Tensor,
+  op: string,
+  reduce: (X: Float64Array, start: number, end: number) => number,
+  { keys, restore }: MaxKeys = { keys: readNumbers(x), restore: (shape, pooled) => fromNumbers(x.dtype, shape, pooled) },
+): Tensor {
   if (x.rank < 2) throw new InvalidArgumentError(`${op}: input ${fmt(x.shape)} needs at least 2 dims [N, C, ...]`);
   if (isComplex(x.dtype)) throw new InvalidArgumentError(`${op}: complex tensors are not supported`);
   const plane = x.shape.slice(2).reduce((p, d) => p * d, 1);
   const planes = x.shape[0]! * x.shape[1]!;
-  const X = readNumbers(x);
   const out = new Float64Array(planes);
-  for (let p = 0; p < planes; p++) out[p] = reduce(X, p * plane, (p + 1) * plane);
-  return fromNumbers(x.dtype, [x.shape[0]!, x.shape[1]!, ...x.shape.slice(2).map(() => 1)], out);
+  for (let p = 0; p < planes; p++) out[p] = reduce(keys, p * plane, (p + 1) * plane);
+  return restore([x.shape[0]!, x.shape[1]!, ...x.shape.slice(2).map(() => 1)], out);
 }
 
 /** ONNX GlobalAveragePool: mean over all spatial dims, kept as size 1. */
@@ -356,13 +384,19 @@ export function globalAvgPool(x: Tensor): Tensor {
 
 /** ONNX GlobalMaxPool: max over all spatial dims (NaN propagates), kept as size 1. */
 export function globalMaxPool(x: Tensor): Tensor {
-  return globalPool(x, 'globalMaxPool', (X, start, end) => {
-    let best = -Infinity;
-    for (let i = start; i < end; i++) {
-      const v = X[i]!;
-      if (v > best || Number.isNaN(v)) best = v;
-      if (Number.isNaN(best)) break;
-    }
-    return best;
-  });
+  const keys = maxKeys(x);
+  return globalPool(
+    x,
+    'globalMaxPool',
+    (X, start, end) => {
+      let best = -Infinity;
+      for (let i = start; i < end; i++) {
+        const v = X[i]!;
+        if (v > best || Number.isNaN(v)) best = v;
+        if (Number.isNaN(best)) break;
+      }
+      return best;
+    },
+    keys,
+  );
 }

@@ -2,12 +2,15 @@
  * Reduction CPU kernels: sum, mean, prod, amax, amin, argmax, argmin over axes, softmax and
  * logSoftmax along one axis, and cumulative sums, with PyTorch's dtype rules (sums and
  * products of bool or integer tensors are int64; mean of an integer tensor is an error).
+ * int64 sums, products, extremes and arg-extremes are exact (bigints, wrapping as int64).
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
 import { Tensor, type Shape } from '../tensor';
 import { boxOffsets, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
 import { toComplex, type ComplexDType } from './complex';
+import { valuesAs } from './elementwise';
+import { int64Values } from './int64';
 
 const fmt = (t: Tensor): string => `${t.dtype}[${t.shape.join(', ')}]`;
 
@@ -106,15 +109,41 @@ function accumulationType(op: string, t: Tensor, dtype: DType | undefined): DTyp
   return isFloating(t.dtype) || isComplex(t.dtype) ? t.dtype : 'int64';
 }
 
-/** The input's values in `dtype` (PyTorch casts the input first when dtype= is given). */
-function valuesIn(op: string, t: Tensor, dtype: DType): Float64Array {
+function rejectComplexInto(op: string, t: Tensor, dtype: DType): void {
   if (isComplex(t.dtype) && !isComplex(dtype)) {
     throw new InvalidArgumentError(`${op}: cannot reduce ${fmt(t)} into the real type ${dtype}; take real() or abs() first`);
   }
+}
+
+/** The input's values in `dtype` (PyTorch casts the input first when dtype= is given). */
+function valuesIn(op: string, t: Tensor, dtype: DType): Float64Array {
+  rejectComplexInto(op, t, dtype);
   if (isComplex(dtype)) return readNumbers(toComplex(t, dtype as ComplexDType));
-  const v = readNumbers(t);
-  const exact = t.dtype === dtype || dtype === 'float64' || (dtype === 'int64' && !isFloating(t.dtype));
-  return exact ? v : readNumbers(fromNumbers(dtype, t.shape, v));
+  return valuesAs(t, dtype);
+}
+
+/** The input's values in int64 (cast first, as PyTorch does), exactly. */
+function int64In(op: string, t: Tensor): BigInt64Array {
+  rejectComplexInto(op, t, 'int64');
+  return int64Values(t);
+}
+
+/**
+ * An int64 reduction: `step` folded over each group from `init`, or from the group's first
+ * element when `init` is null; each step's result is wrapped to int64, so products never
+ * grow past 64 bits.
+ */
+function reduceInt64(values: BigInt64Array, plan: ReducePlan, init: bigint | null, step: (acc: bigint, v: bigint) => bigint): Tensor {
+  const out = new BigInt64Array(plan.bases.length);
+  const { offsets } = plan;
+  const from = init === null ? 1 : 0;
+  for (let k = 0; k < plan.bases.length; k++) {
+    const base = plan.bases[k]!;
+    let acc = init ?? values[base + offsets[0]!]!;
+    for (let j = from; j < offsets.length; j++) acc = BigInt.asIntN(64, step(acc, values[base + offsets[j]!]!));
+    out[k] = acc;
+  }
+  return new Tensor('int64', plan.outShape, out);
 }
 
 type Axes = number | readonly number[];
@@ -123,6 +152,7 @@ type Axes = number | readonly number[];
 export function sum(t: Tensor, axes?: Axes, keepdim = false, dtype?: DType): Tensor {
   const out = accumulationType('sum', t, dtype);
   const plan = planReduce(t.shape, reducedAxes('sum', t.shape, axes), keepdim);
+  if (out === 'int64') return reduceInt64(int64In('sum', t), plan, 0n, (acc, v) => acc + v);
   return reduceWith(valuesIn('sum', t, out), dtypeInfo(out).lanes, plan, out, sumOne);
 }
 
@@ -130,6 +160,7 @@ export function sum(t: Tensor, axes?: Axes, keepdim = false, dtype?: DType): Ten
 export function prod(t: Tensor, axes?: Axes, keepdim = false, dtype?: DType): Tensor {
   const out = accumulationType('prod', t, dtype);
   const plan = planReduce(t.shape, reducedAxes('prod', t.shape, axes), keepdim);
+  if (out === 'int64') return reduceInt64(int64In('prod', t), plan, 1n, (acc, v) => acc * v);
   return reduceWith(valuesIn('prod', t, out), dtypeInfo(out).lanes, plan, out, prodOne);
 }
 
@@ -154,6 +185,10 @@ function extreme(op: string, t: Tensor, axes: Axes | undefined, keepdim: boolean
   const plan = planReduce(t.shape, reducedAxes(op, t.shape, axes), keepdim);
   if (plan.offsets.length === 0) {
     throw new InvalidArgumentError(`${op}: cannot reduce over a dimension of size 0 in ${fmt(t)} (axes ${JSON.stringify(axes ?? [])})`);
+  }
+  if (t.dtype === 'int64') {
+    const greater = pick === Math.max;
+    return reduceInt64(t.data as BigInt64Array, plan, null, (m, v) => ((greater ? v > m : v < m) ? v : m));
   }
   return reduceWith(readNumbers(t), 1, plan, t.dtype, (values, base, offsets, _lanes, out, at) => {
     let m = values[base + offsets[0]!]!;
@@ -191,6 +226,7 @@ function argExtreme(op: string, t: Tensor, axis: number | undefined, keepdim: bo
   if (plan.offsets.length === 0) {
     throw new InvalidArgumentError(`${op}: cannot reduce over a dimension of size 0 in ${fmt(t)} (axis ${axis ?? 'all'})`);
   }
+  if (t.dtype === 'int64') return argExtremeInt64(t.data as BigInt64Array, plan, last, greater);
   return reduceWith(readNumbers(t), 1, plan, 'int64', (values, base, offsets, _lanes, out, at) => {
     let best = values[base + offsets[0]!]!;
     let index = 0;
@@ -203,6 +239,26 @@ function argExtreme(op: string, t: Tensor, axis: number | undefined, keepdim: bo
     }
     out[at] = index;
   });
+}
+
+/** argExtreme of int64 values, compared exactly (float64 would tie values past 2^53). */
+function argExtremeInt64(values: BigInt64Array, plan: ReducePlan, last: boolean, greater: boolean): Tensor {
+  const out = new BigInt64Array(plan.bases.length);
+  const { offsets } = plan;
+  for (let k = 0; k < plan.bases.length; k++) {
+    const base = plan.bases[k]!;
+    let best = values[base + offsets[0]!]!;
+    let index = 0;
+    for (let j = 1; j < offsets.length; j++) {
+      const v = values[base + offsets[j]!]!;
+      if (v === best ? last : greater ? v > best : v < best) {
+        best = v;
+        index = j;
+      }
+    }
+    out[k] = BigInt(index);
+  }
+  return new Tensor('int64', plan.outShape, out);
 }
 
 /** Index (int64) of the maximum along `axis` (flattened when undefined); first on ties unless selectLastIndex; NaN counts as the maximum. */
@@ -272,6 +328,7 @@ export function cumsum(t: Tensor, axis: number, options: CumsumOptions = {}): Te
   const lanes = dtypeInfo(dtype).lanes;
   const a = normalizeAxis(axis, t.rank, 'cumsum');
   const plan = planReduce(t.shape, new Set(t.rank === 0 ? [] : [a]), true);
+  if (dtype === 'int64') return cumsumInt64(int64In('cumsum', t), t.shape, plan, options);
   const values = valuesIn('cumsum', t, dtype);
   const out = new Float64Array(values.length);
   const { offsets } = plan;
@@ -293,4 +350,26 @@ export function cumsum(t: Tensor, axis: number, options: CumsumOptions = {}): Te
     }
   }
   return fromNumbers(dtype, t.shape, out);
+}
+
+/** cumsum in int64, exactly (wrapping as int64). */
+function cumsumInt64(values: BigInt64Array, shape: Shape, plan: ReducePlan, options: CumsumOptions): Tensor {
+  const out = new BigInt64Array(values.length);
+  const { offsets } = plan;
+  const n = offsets.length;
+  for (let k = 0; k < plan.bases.length; k++) {
+    const base = plan.bases[k]!;
+    let s = 0n;
+    for (let step = 0; step < n; step++) {
+      const i = base + offsets[options.reverse ? n - 1 - step : step]!;
+      if (options.exclusive) {
+        out[i] = s;
+        s = BigInt.asIntN(64, s + values[i]!);
+      } else {
+        s = BigInt.asIntN(64, s + values[i]!);
+        out[i] = s;
+      }
+    }
+  }
+  return new Tensor('int64', shape, out);
 }

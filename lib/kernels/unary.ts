@@ -1,14 +1,16 @@
 /**
  * Unary elementwise CPU kernels (math functions, activations, rounding, predicates, clamp and
  * cast) with PyTorch's dtype rules: float functions of integer or bool tensors give float32;
- * activations that PyTorch implements only for floating types reject other inputs.
+ * activations that PyTorch implements only for floating types reject other inputs. The ops
+ * that keep an int64 input's type (neg, abs, sign, relu, clamp, cast) compute it exactly.
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
 import { shapeSize, Tensor } from '../tensor';
 import { fromNumbers, readNumbers } from './access';
 import { complexAbs, toComplex, type ComplexDType } from './complex';
-import { broadcastFor, indexMap, operandValues, resultTypeOf, truthValues, type Operand } from './elementwise';
+import { broadcastFor, indexMap, operandInt64, operandValues, resultTypeOf, truthValues, type Operand } from './elementwise';
+import { int64AsFloat } from './int64';
 
 const fmt = (t: Tensor): string => `${t.dtype}[${t.shape.join(', ')}]`;
 
@@ -18,6 +20,19 @@ function mapUnary(t: Tensor, outDtype: DType, f: (x: number) => number): Tensor 
   const out = new Float64Array(v.length);
   for (let i = 0; i < v.length; i++) out[i] = f(v[i]!);
   return fromNumbers(outDtype, t.shape, out);
+}
+
+/** Maps each element of an int64 tensor through `f` exactly (stores wrap in two's complement). */
+function mapInt64(t: Tensor, f: (x: bigint) => bigint): Tensor {
+  const v = t.data as BigInt64Array;
+  const out = new BigInt64Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = f(v[i]!);
+  return new Tensor('int64', t.shape, out);
+}
+
+/** mapUnary, with `exact` for int64 input (whose values float64 would round past 2^53). */
+function mapSameType(t: Tensor, f: (x: number) => number, exact: (x: bigint) => bigint): Tensor {
+  return t.dtype === 'int64' ? mapInt64(t, exact) : mapUnary(t, t.dtype, f);
 }
 
 function rejectComplex(op: string, t: Tensor): void {
@@ -48,19 +63,23 @@ const copyOf = (t: Tensor): Tensor => new Tensor(t.dtype, t.shape, t.data.slice(
 /** −x; complex negates both parts; bool is an error, as in PyTorch. */
 export function neg(t: Tensor): Tensor {
   if (t.dtype === 'bool') throw new InvalidArgumentError(`neg: negation of a bool tensor is not supported (use logicalNot), got ${fmt(t)}`);
-  return mapUnary(t, t.dtype, (x) => -x);
+  return mapSameType(t, (x) => -x, (x) => -x);
 }
 
 /** |x| in the input type; complex input gives its magnitude in the part type. */
 export function abs(t: Tensor): Tensor {
   if (isComplex(t.dtype)) return complexAbs(t);
-  return mapUnary(t, t.dtype, Math.abs);
+  return mapSameType(t, Math.abs, (x) => (x < 0n ? -x : x));
 }
 
 /** −1, 0 or 1 in the input type; NaN gives 0 as torch.sign does; bool is the identity. */
 export function sign(t: Tensor): Tensor {
   rejectComplex('sign', t);
-  return mapUnary(t, t.dtype, (x) => (x > 0 ? 1 : x < 0 ? -1 : 0));
+  return mapSameType(
+    t,
+    (x) => (x > 0 ? 1 : x < 0 ? -1 : 0),
+    (x) => (x > 0n ? 1n : x < 0n ? -1n : 0n),
+  );
 }
 
 /** e^x (integers give float32). */
@@ -122,7 +141,12 @@ export function sigmoid(t: Tensor): Tensor {
 
 /** max(x, 0) in the input type; NaN stays NaN. */
 export function relu(t: Tensor): Tensor {
-  return mapUnary(t, numericSameType('relu', t), (x) => (x > 0 || Number.isNaN(x) ? x : 0));
+  numericSameType('relu', t);
+  return mapSameType(
+    t,
+    (x) => (x > 0 || Number.isNaN(x) ? x : 0),
+    (x) => (x > 0n ? x : 0n),
+  );
 }
 
 const TWO_OVER_SQRT_PI = 2 / Math.sqrt(Math.PI);
@@ -232,6 +256,7 @@ export function clamp(t: Tensor, min?: Operand, max?: Operand): Tensor {
   const operands = [t, ...(min === undefined ? [] : [min]), ...(max === undefined ? [] : [max])];
   const dtype = resultTypeOf(operands);
   if (isComplex(dtype)) throw new InvalidArgumentError(`clamp: complex input is not supported, got ${fmt(t)}`);
+  if (dtype === 'int64') return clampInt64(t, min, max);
   const x = operandValues(t, dtype);
   // A missing bound is ±infinity, which no integer dtype can hold: keep it in float64.
   const lo = min === undefined ? unbounded(-Infinity) : operandValues(min, dtype);
@@ -248,6 +273,32 @@ export function clamp(t: Tensor, min?: Operand, max?: Operand): Tensor {
     out[k] = Number.isNaN(v) || Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(Math.max(v, a), b);
   }
   return fromNumbers(dtype, shape, out);
+}
+
+/** clamp computed in int64, exactly: min(max(x, min), max) with a missing bound left out. */
+function clampInt64(t: Tensor, min?: Operand, max?: Operand): Tensor {
+  const x = operandInt64(t);
+  const lo = min === undefined ? null : operandInt64(min);
+  const hi = max === undefined ? null : operandInt64(max);
+  const shape = broadcastFor('clamp', x.shape, lo?.shape ?? [], hi?.shape ?? []);
+  const n = shapeSize(shape);
+  const mx = indexMap(x.shape, shape);
+  const mlo = lo === null ? null : indexMap(lo.shape, shape);
+  const mhi = hi === null ? null : indexMap(hi.shape, shape);
+  const out = new BigInt64Array(n);
+  for (let k = 0; k < n; k++) {
+    let v = x.values[mx === null ? k : mx[k]!]!;
+    if (lo !== null) {
+      const a = lo.values[mlo === null ? k : mlo[k]!]!;
+      if (v < a) v = a;
+    }
+    if (hi !== null) {
+      const b = hi.values[mhi === null ? k : mhi[k]!]!;
+      if (v > b) v = b;
+    }
+    out[k] = v;
+  }
+  return new Tensor('int64', shape, out);
 }
 
 /** clamp(x, min, max) with PyTorch's defaults −1 and 1. */
@@ -345,8 +396,9 @@ function realParts(t: Tensor): Float64Array {
 }
 
 /**
- * Converts to `dtype` as PyTorch's `.to(dtype)`: floats round to nearest even, integers
- * truncate toward zero and wrap, bool is nonzero, real → complex gets a zero imaginary part,
+ * Converts to `dtype` as PyTorch's `.to(dtype)`: floats round to nearest even (int64 rounds
+ * once, exactly), floats to integers truncate toward zero and wrap (int64 saturates, NaN
+ * gives 0: see floatToInt64), bool is nonzero, real → complex gets a zero imaginary part,
  * complex → real drops it (complex → bool: either part nonzero). Always a new tensor.
  */
 export function cast(t: Tensor, dtype: DType): Tensor {
@@ -358,5 +410,5 @@ export function cast(t: Tensor, dtype: DType): Tensor {
     if (dtype === 'bool') return fromNumbers('bool', t.shape, truthValues(t).values);
     return fromNumbers(dtype, t.shape, realParts(t));
   }
-  return fromNumbers(dtype, t.shape, readNumbers(t));
+  return fromNumbers(dtype, t.shape, t.dtype === 'int64' && isFloating(dtype) ? int64AsFloat(t, dtype) : readNumbers(t));
 }

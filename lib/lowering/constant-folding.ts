@@ -3,7 +3,8 @@
  * interpreter's implementation, and replaced by a constant. Mutates the graph in place.
  */
 import { Value, type Arg, type Graph, type Node } from '../ir/graph';
-import { getImpl } from '../interpreter/registry';
+import { TensorRTNodeError } from '../errors';
+import { getImpl, type ImplFn } from '../interpreter/registry';
 import '../interpreter/ops';
 import { Tensor } from '../tensor';
 
@@ -40,7 +41,15 @@ export function foldConstants(graph: Graph, options: FoldOptions = {}): number {
     const args: Record<string, unknown> = {};
     const resolve = (a: unknown): unknown => (a instanceof Value ? a.producer.tensor : Array.isArray(a) ? a.map(resolve) : a);
     for (const [k, a] of Object.entries(node.args)) args[k] = resolve(a);
-    const results = getImpl(node.target)!(args as never, { node, symbols: new Map() });
+    let results: ReturnType<ImplFn>;
+    try {
+      results = getImpl(node.target)!(args as never, { node, symbols: new Map() });
+    } catch (error) {
+      // Data the op refuses (an index out of range, a zero integer divisor) stays a run-time
+      // node, which raises the same typed error when run, as interpret() does.
+      if (error instanceof TensorRTNodeError) continue;
+      throw error;
+    }
     node.outputs.forEach((v, i) => {
       const t = results[i];
       if (t instanceof Tensor) replaced.set(v, graph.addConstant(`${v.name}_folded`, t));

@@ -239,6 +239,10 @@ describe('arithmetic details', () => {
   it('int32 overflow wraps as in PyTorch', () => {
     expectTensor(add(Tensor.from('int32', [1], [2147483647]), 1), 'int32', [1], [-2147483648]);
     expectTensor(mul(Tensor.from('int8', [1], [100]), Tensor.from('int8', [1], [3])), 'int8', [1], [44]);
+    // Products and powers past 2^53 keep their low 32 bits exactly (hand-computed mod 2^32):
+    // (2^31 − 1)^2 = 2^62 − 2^32 + 1 ≡ 1, and 3^40 ≡ 689956897.
+    expectTensor(mul(Tensor.from('int32', [1], [2147483647]), Tensor.from('int32', [1], [2147483647])), 'int32', [1], [1]);
+    expectTensor(pow(Tensor.from('int32', [1], [3]), Tensor.from('int32', [1], [40])), 'int32', [1], [689956897]);
   });
 
   it('true division of integers gives float32', () => {

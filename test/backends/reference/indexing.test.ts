@@ -13,8 +13,8 @@ const i64 = (shape: number[], values: number[]): Tensor => Tensor.from('int64', 
 describe('gather', () => {
   const data = rng.tensor([3, 4, 5]);
 
-  it('default mode matches ONNX Gather, negative indices counting from the end', async () => {
-    const indices = i64([2, 2], [0, -1, 3, -4]);
+  it('default mode matches ONNX Gather on indices in [0, d)', async () => {
+    const indices = i64([2, 2], [0, 3, 3, 1]);
     const actual = await runLayer1({ kind: 'gather', mode: 'default', axis: 1 }, [data, indices]);
     expectExact(actual, await runOrtOp1({ opType: 'Gather', inputs: [data, indices], attributes: { axis: 1 } }));
     const scalarIndex = Tensor.from('int32', [], [2]);
@@ -24,18 +24,22 @@ describe('gather', () => {
     );
   });
 
-  it('refuses indices outside [-d, d) with a BadInputError naming the index and range', async () => {
+  // TensorRT gathers do not count negatives from the end: the conversion wraps them once
+  // (lib/conversion/impl/indices.ts), so a negative index reaching the layer is out of range.
+  it('refuses indices outside [0, d), negatives included, with a BadInputError naming the index and range', async () => {
     const params: LayerParams = { kind: 'gather', mode: 'default', axis: 1 };
-    for (const bad of [4, -5]) {
+    for (const bad of [4, -1, -5]) {
       const run = runLayer1(params, [data, i64([2], [0, bad])]);
       await expect(run).rejects.toThrow(BadInputError);
-      await expect(runLayer1(params, [data, i64([2], [0, bad])])).rejects.toThrow(`index ${bad} (element 1 of the indices) is out of range [-4, 4) for axis 1`);
+      await expect(runLayer1(params, [data, i64([2], [0, bad])])).rejects.toThrow(`index ${bad} (element 1 of the indices) is out of range [0, 4) for axis 1`);
     }
+    const huge = Tensor.from('int64', [1], [-(2n ** 63n)]);
+    await expect(runLayer1(params, [data, huge])).rejects.toThrow(`index -9223372036854775808 (element 0 of the indices) is out of range [0, 4)`);
   });
 
   it('element mode matches ONNX GatherElements', async () => {
     const d = rng.tensor([3, 4]);
-    const indices = Tensor.from('int32', [3, 2], [0, 3, 1, 1, -1, 2]);
+    const indices = Tensor.from('int32', [3, 2], [0, 3, 1, 1, 3, 2]);
     expectExact(
       await runLayer1({ kind: 'gather', mode: 'element', axis: 1 }, [d, indices]),
       await runOrtOp1({ opType: 'GatherElements', inputs: [d, indices], attributes: { axis: 1 } }),
@@ -44,14 +48,14 @@ describe('gather', () => {
 
   it('nd mode matches ONNX GatherND, with nbElementWiseDims as batch_dims', async () => {
     const d = rng.tensor([2, 3, 4]);
-    const idx0 = i64([3, 2], [0, 1, 1, 2, 1, -1]);
+    const idx0 = i64([3, 2], [0, 1, 1, 2, 1, 0]);
     expectExact(await runLayer1({ kind: 'gather', mode: 'nd', axis: 0 }, [d, idx0]), await runOrtOp1({ opType: 'GatherND', inputs: [d, idx0] }));
     const idx1 = i64([2, 2, 1], [2, 0, 1, 1]);
     expectExact(
       await runLayer1({ kind: 'gather', mode: 'nd', axis: 0, nbElementWiseDims: 1 }, [d, idx1]),
       await runOrtOp1({ opType: 'GatherND', inputs: [d, idx1], attributes: { batch_dims: 1 } }),
     );
-    await expect(runLayer1({ kind: 'gather', mode: 'nd', axis: 0 }, [d, i64([1, 2], [0, 3])])).rejects.toThrow(/out of range \[-3, 3\) for axis 1/);
+    await expect(runLayer1({ kind: 'gather', mode: 'nd', axis: 0 }, [d, i64([1, 2], [0, 3])])).rejects.toThrow(/out of range \[0, 3\) for axis 1/);
   });
 });
 

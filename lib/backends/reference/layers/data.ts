@@ -5,7 +5,8 @@
  */
 import { fromNumbers, readNumbers, stridesOf } from '../../../kernels/access';
 import { concat as concatKernel, full, padSource, permute, reshape, takeElements, type PadMode } from '../../../kernels/shape';
-import { shapeSize, type Tensor } from '../../../tensor';
+import { int64Values } from '../../../kernels/int64';
+import { shapeSize, Tensor } from '../../../tensor';
 import { badData, fail, fmtShape, intValues, required, type Executor } from './common';
 
 export const constant: Executor<'constant'> = (p) => [p.weights];
@@ -115,32 +116,44 @@ export const shape: Executor<'shape'> = (_p, inputs, layer) => {
   return [fromNumbers('int64', [x.rank], x.shape)];
 };
 
-/**
- * IFillLayer, kLINSPACE: out[i_0, ..., i_n] = alpha + Σ beta[d]·i_d. dims, alpha (a scalar)
- * and beta (1-D, one per output dim) come from inputs 0-2 when given.
- */
-export const fill: Executor<'fill'> = (p, inputs, layer) => {
-  const dims = inputs[0] ? intValues(inputs[0]) : [...p.dims];
-  if (dims.some((d) => !Number.isInteger(d) || d < 0)) badData(layer, `dims ${fmtShape(dims)} has a negative entry`);
-  let alpha = p.alpha;
-  if (inputs[1]) {
-    if (inputs[1].size !== 1) fail(layer, `alpha must be a scalar, got shape ${fmtShape(inputs[1].shape)}`);
-    alpha = readNumbers(inputs[1])[0]!;
-  }
-  const beta = inputs[2] ? Array.from(readNumbers(inputs[2])) : [...p.beta];
-  if (beta.length !== dims.length) fail(layer, `beta has ${beta.length} entries for ${dims.length} output dims`);
+/** out[k] = alpha + Σ term(d, i_d) over the row-major multi-indices of `dims`. */
+function linspace<T extends number | bigint>(dims: readonly number[], alpha: T, add: (v: T, d: number, i: number) => T, out: { [k: number]: T }): void {
   const count = shapeSize(dims);
-  const values = new Float64Array(count);
   const counter = new Array<number>(dims.length).fill(0);
   for (let k = 0; k < count; k++) {
     // Evaluated afresh for each element, so no rounding error accumulates along the output.
     let v = alpha;
-    for (let d = 0; d < dims.length; d++) v += beta[d]! * counter[d]!;
-    values[k] = v;
+    for (let d = 0; d < dims.length; d++) v = add(v, d, counter[d]!);
+    out[k] = v;
     for (let d = dims.length - 1; d >= 0; d--) {
       if (++counter[d]! < dims[d]!) break;
       counter[d] = 0;
     }
   }
+}
+
+/**
+ * IFillLayer, kLINSPACE: out[i_0, ..., i_n] = alpha + Σ beta[d]·i_d. dims, alpha (a scalar)
+ * and beta (1-D, one per output dim) come from inputs 0-2 when given. An int64 output with
+ * integer alpha and beta is computed exactly (wrapping as int64), the others in float64.
+ */
+export const fill: Executor<'fill'> = (p, inputs, layer) => {
+  const dims = inputs[0] ? intValues(inputs[0]) : [...p.dims];
+  if (dims.some((d) => !Number.isInteger(d) || d < 0)) badData(layer, `dims ${fmtShape(dims)} has a negative entry`);
+  if (inputs[1] && inputs[1].size !== 1) fail(layer, `alpha must be a scalar, got shape ${fmtShape(inputs[1].shape)}`);
+  const alphaT = inputs[1] ?? Tensor.from('float64', [], [p.alpha]);
+  const betaT = inputs[2] ?? Tensor.from('float64', [p.beta.length], [...p.beta]);
+  if (betaT.size !== dims.length) fail(layer, `beta has ${betaT.size} entries for ${dims.length} output dims`);
+  const alpha = readNumbers(alphaT);
+  const beta = readNumbers(betaT);
+  const integral = [...alpha, ...beta].every(Number.isInteger);
+  if (p.dtype === 'int64' && integral) {
+    const out = new BigInt64Array(shapeSize(dims));
+    const steps = int64Values(betaT);
+    linspace(dims, int64Values(alphaT)[0]!, (v, d, i) => v + steps[d]! * BigInt(i), out);
+    return [new Tensor('int64', dims, out)];
+  }
+  const values = new Float64Array(shapeSize(dims));
+  linspace(dims, alpha[0]!, (v, d, i) => v + beta[d]! * i, values);
   return [fromNumbers(p.dtype, dims, values)];
 };

@@ -9,17 +9,25 @@ import { badData, fail, fmtShape, intValues, required, type Executor, type Layer
 
 /**
  * Checks every index of `indices` against the dim it addresses (`dimOf(k)` for the k-th
- * index value): [-d, d) is accepted, negatives counting from the end as in ONNX. TensorRT
- * reads past-the-end indices as 0 and leaves negative ones undefined; the reference
- * refuses anything outside [-d, d) with a BadInputError naming the index.
+ * index value): TensorRT gathers and scatters take [0, d). They do not count negatives from
+ * the end (TensorRT reads past-the-end indices as 0 and leaves negative ones undefined), so
+ * the conversion adds d to the model's negative indices before this layer
+ * (lib/conversion/impl/indices.ts), once; a negative index here was below -d in the model.
+ * The reference refuses anything outside [0, d) with a BadInputError naming the layer (whose
+ * name starts with the node's) and the index.
  */
 function checkIndices(layer: LayerContext, indices: Tensor, dimOf: (k: number) => { dim: number; axis: number }): void {
   const values = readNumbers(indices);
   for (let k = 0; k < values.length; k++) {
     const v = values[k]!;
     const { dim, axis } = dimOf(k);
-    if (v < -dim || v >= dim) {
-      badData(layer, `index ${v} (element ${k} of the indices) is out of range [${-dim}, ${dim}) for axis ${axis}`, { index: v, axis, dim });
+    if (v < 0 || v >= dim) {
+      const raw = indices.data[k]!;
+      const index = String(raw);
+      // Negative here means the model's index, before the conversion's one wrap, was below -d.
+      const original = typeof raw === 'bigint' ? raw - BigInt(dim) : raw - dim;
+      const why = v < 0 ? ` (the conversion adds ${dim} to negative indices: the model's index ${original} is outside [${-dim}, ${dim}))` : '';
+      badData(layer, `index ${index} (element ${k} of the indices) is out of range [0, ${dim}) for axis ${axis}${why}`, { index, axis, dim });
     }
   }
 }

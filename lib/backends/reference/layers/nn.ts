@@ -5,7 +5,7 @@
 import { isFloating } from '../../../ir/dtype';
 import { fromNumbers, readNumbers } from '../../../kernels/access';
 import { conv, convTranspose } from '../../../kernels/conv';
-import { add, mul } from '../../../kernels/elementwise';
+import { add, div, mul } from '../../../kernels/elementwise';
 import { matmul as matmulKernel } from '../../../kernels/linalg';
 import { layerNorm } from '../../../kernels/norm';
 import { avgPool, maxPool } from '../../../kernels/pool';
@@ -188,7 +188,7 @@ export const normalization: Executor<'normalization'> = (p, inputs, layer) => {
 
 /**
  * IReduceLayer over `axes` (none: the input unchanged), in the input's dtype. avg of an
- * integer tensor truncates toward zero.
+ * integer tensor is the exact int64 sum divided toward zero.
  */
 export const reduce: Executor<'reduce'> = (p, inputs, layer) => {
   const x = required(inputs, 0, layer);
@@ -204,9 +204,16 @@ export const reduce: Executor<'reduce'> = (p, inputs, layer) => {
     case 'min':
       return [amin(x, axes, p.keepDims)];
     case 'avg':
-      return [isFloating(x.dtype) ? mean(x, axes, p.keepDims) : castKernel(mean(x, axes, p.keepDims, 'float64'), x.dtype)];
+      return [isFloating(x.dtype) ? mean(x, axes, p.keepDims) : integerMean(x, axes, p.keepDims)];
   }
 };
+
+/** The mean of an integer tensor over `axes`, truncated toward zero, computed exactly. */
+function integerMean(x: Tensor, axes: readonly number[], keepDims: boolean): Tensor {
+  const count = axes.reduce((n, a) => n * x.shape[a < 0 ? a + x.rank : a]!, 1);
+  if (count === 0) return castKernel(mean(x, axes, keepDims, 'float64'), x.dtype);
+  return castKernel(div(sum(x, axes, keepDims, 'int64'), count, 'trunc'), x.dtype);
+}
 
 /** ISoftMaxLayer along one axis. */
 export const softmax: Executor<'softmax'> = (p, inputs, layer) => [softmaxKernel(required(inputs, 0, layer), p.axis)];

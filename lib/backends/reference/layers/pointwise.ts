@@ -58,13 +58,13 @@ function mapValues(t: Tensor, f: (x: number) => number): Tensor {
 }
 
 /**
- * Integer kDIV (C division, toward zero) and kFLOOR_DIV, computed exactly in float64 (exact
- * for int32; int64 beyond 2^53 loses bits, as every kernel does). A zero divisor, which
- * TensorRT leaves undefined, gives 0 rather than an error: masked-out lanes of a select
- * may divide by zero in valid networks.
+ * Integer kDIV (C division, toward zero) and kFLOOR_DIV, exact in every integer type (the
+ * kernel's int64 path). A zero divisor, which TensorRT leaves undefined, gives 0 rather
+ * than an error: masked-out lanes of a select may divide by zero in valid networks.
  */
 function integerDivide(a: Tensor, b: Tensor, mode: 'trunc' | 'floor'): Tensor {
-  return castKernel(div(castKernel(a, 'float64'), castKernel(b, 'float64'), mode), a.dtype);
+  const zero = eq(b, 0);
+  return where(zero, 0, div(a, where(zero, 1, b), mode));
 }
 
 const ELEMENTWISE: Record<ElementWiseOp, (a: Tensor, b: Tensor) => Tensor> = {
