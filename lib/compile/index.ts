@@ -89,7 +89,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
   describeModel(report, graph, modelOps);
   const engines = segments.filter((s) => s.kind === 'tensorrt').length;
-  progress('partitioning', 'end', `${segments.length} segment(s), ${engines} engine(s) to build`);
+  progress('partitioning', 'end', `${segments.length} segment(s), ${engines} engine(s) to build`, { engines });
   log('info', formatPartitionReport(report));
 
   const programSegments: ProgramSegment[] = [];
@@ -149,7 +149,7 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
   const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, resolved) : partition(graph, resolved);
   describeModel(report, graph, modelOps);
-  progress('partitioning', 'end', `${report.segments.length} segment(s)`);
+  progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });
   return report;
 }
 

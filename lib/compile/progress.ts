@@ -15,6 +15,8 @@ export interface CompileProgressEvent {
   index?: number;
   /** For `build`: how many engines this compile builds. */
   total?: number;
+  /** At the end of `partitioning`: how many engines the `build` stage will build (0 for a dry run). */
+  engines?: number;
   /** Milliseconds since compile() started. */
   elapsedMs: number;
   /** In words, e.g. `building engine 2/3 (segment 4, 57 ops)`. */
@@ -30,10 +32,10 @@ export const COMPILE_STAGES: readonly CompileStage[] = ['import', 'lowering', 'p
  * A reporter bound to one compile: `report(stage, state, message, where?)` stamps the
  * elapsed time. An error thrown by the callback propagates (it is the caller's bug).
  */
-export function progressReporter(callback: ProgressCallback | undefined): (stage: CompileStage, state: 'start' | 'end', message: string, where?: { index: number; total: number }) => void {
+export function progressReporter(callback: ProgressCallback | undefined): (stage: CompileStage, state: 'start' | 'end', message: string, extra?: Pick<CompileProgressEvent, 'index' | 'total' | 'engines'>) => void {
   const started = performance.now();
   if (callback === undefined) return () => undefined;
-  return (stage, state, message, where) => {
-    callback({ stage, state, elapsedMs: performance.now() - started, message, ...where });
+  return (stage, state, message, extra) => {
+    callback({ stage, state, elapsedMs: performance.now() - started, message, ...extra });
   };
 }
