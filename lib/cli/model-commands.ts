@@ -110,7 +110,7 @@ export async function runCommand(file: string, options: RunOptions, print: Print
       return { name: io.name, dtype: t.dtype, shape: [...t.shape], file: out };
     });
     if (options.json) {
-      print(JSON.stringify({ ms, outputs: written, ...describeProgram(program) }, null, 2));
+      print(JSON.stringify({ ms, outputs: written, program: describeProgram(program) }, null, 2));
       return;
     }
     for (const w of written) print(`${w.name}: ${w.dtype}[${w.shape.join(', ')}] → ${w.file}`);

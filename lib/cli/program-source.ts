@@ -11,7 +11,7 @@ import { formatShape, isStatic, symbolsOf } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import type { Program } from '../runtime/program';
 import { loadProgram } from '../runtime/program-file';
-import type { DeclaredInput } from './inputs';
+import { checkGivenInputs, type DeclaredInput } from './inputs';
 import type { Progress } from './progress';
 import { parseInteger, UsageError } from './usage';
 
@@ -47,6 +47,7 @@ export function declaredInputs(graph: Graph): DeclaredInput[] {
  * that symbol with an input that has one; otherwise the usage error says which `--shape` to add.
  */
 export function checkShapesCovered(graph: Graph, specs: ReadonlyMap<string, NamedInputSpec>): void {
+  checkGivenInputs(declaredInputs(graph), new Map(), specs);
   const bound = new Set<string>();
   for (const v of graph.inputs) if (specs.has(v.name)) for (const d of v.tensorType.shape) symbolsOf(d, bound);
   for (const v of graph.inputs) {

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from '../errors';
 import type { DType } from '../ir/dtype';
 import type { Graph } from '../ir/graph';
 import '../ir/ops';
-import { schemaNames } from '../ir/schema';
+import { opNames } from '../ir/ops/registry';
 import type { Logger } from '../logger';
 import type { ProgressCallback } from './progress';
 import { closeMatches } from './suggest';
@@ -204,7 +204,7 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
 
 /** Namespaces of the op table (`aten`, `prims`, `trt`, ...): an entry starting with one names an op target. */
 function opNamespaces(): Set<string> {
-  return new Set(schemaNames().map((n) => n.slice(0, n.indexOf('.'))));
+  return new Set(opNames().map((n) => n.slice(0, n.indexOf('.'))));
 }
 
 function unknownOp(entry: string, what: string, candidates: Iterable<string>): never {
@@ -215,7 +215,7 @@ function unknownOp(entry: string, what: string, candidates: Iterable<string>): n
 /** Entries that look like op targets (a known namespace, then a dot) must be in the op table. */
 function checkOpTargets(entries: readonly string[]): void {
   const namespaces = opNamespaces();
-  const known = new Set(schemaNames());
+  const known = new Set(opNames());
   for (const e of entries) {
     const dot = e.indexOf('.');
     if (dot > 0 && namespaces.has(e.slice(0, dot)) && !known.has(e)) unknownOp(e, 'unknown op', known);
@@ -230,7 +230,7 @@ function checkOpTargets(entries: readonly string[]): void {
  */
 export function checkTorchExecutedOps(entries: ReadonlySet<string>, graph: Graph): void {
   if (entries.size === 0) return;
-  const known = new Set(schemaNames());
+  const known = new Set(opNames());
   const nodes = graph.calls();
   const names = new Set(nodes.map((n) => n.name));
   for (const e of entries) {
