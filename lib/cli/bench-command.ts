@@ -2,7 +2,7 @@
  * `tensorrt-node bench PROGRAM|MODEL`: latency percentiles and throughput of `run()` after
  * warm-up runs, on the inputs `run` would use (`--input`, `--random-inputs`).
  */
-import { formatOpCounts } from '../partitioning/report-format';
+import { opCountSummary, wrapText } from '../partitioning/report-format';
 import { prepareRun, type RunOptions } from './model-commands';
 import { createProgress } from './progress';
 import { parseInteger, parseSeconds } from './usage';
@@ -62,7 +62,7 @@ export function formatBench(r: BenchResult): string {
   const l = r.latencyMs;
   const f = (x: number): string => x.toFixed(2);
   return [
-    `${r.backend} backend; ${r.summary}`,
+    ...wrapText(`${r.backend} backend; ${r.summary}`),
     `warm-up: ${r.warmupRuns} run(s); measured: ${l.runs} run(s) in ${(r.totalMs / 1000).toFixed(2)} s (stopped by ${r.stoppedBy === 'iterations' ? '--iterations' : '--duration'})`,
     `latency (ms): p50 ${f(l.p50)}  p90 ${f(l.p90)}  p99 ${f(l.p99)}  (min ${f(l.min)}, mean ${f(l.mean)}, max ${f(l.max)})`,
     `throughput: ${r.runsPerSecond.toFixed(2)} runs/s`,
@@ -100,7 +100,7 @@ export async function benchCommand(file: string, options: BenchOptions, print: (
       totalMs,
       latencyMs: latencyStats(samples),
       runsPerSecond: (samples.length * 1000) / totalMs,
-      summary: formatOpCounts(program.report),
+      summary: opCountSummary(program.report),
     };
     print(options.json ? JSON.stringify(result, null, 2) : formatBench(result));
   } finally {

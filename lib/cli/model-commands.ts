@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { writeNpy } from '../kernels/npy';
-import { formatOpCounts, formatPartitionReport } from '../partitioning/report-format';
+import { formatOpCounts, formatPartitionReport, opCountSummary } from '../partitioning/report-format';
 import type { Program } from '../runtime/program';
 import { checkGivenInputs, readInputOptions, runInputs } from './inputs';
 import { checkOutputDir, checkOutputFile, outputFileNames } from './paths';
@@ -21,7 +21,7 @@ export function describeProgram(program: Program): Record<string, unknown> {
     backend: program.backend,
     inputs: program.inputs.map((io) => ({ name: io.name, dtype: io.dtype, shape: String(io.shape) })),
     outputs: program.outputs.map((io) => ({ name: io.name, dtype: io.dtype, shape: String(io.shape) })),
-    summary: formatOpCounts(program.report),
+    summary: opCountSummary(program.report),
     report: program.report,
   };
 }
@@ -42,7 +42,7 @@ export async function compileCommand(model: string, options: CompileOptions, pri
   const source = openModel(model);
   if (options.dryRun) {
     const report = await dryRunOf(source, options, shapes, progress);
-    print(options.json ? JSON.stringify({ summary: formatOpCounts(report), report }, null, 2) : formatPartitionReport(report));
+    print(options.json ? JSON.stringify({ summary: opCountSummary(report), report }, null, 2) : formatPartitionReport(report));
     return;
   }
   const program = await programOf(source, options, shapes, progress);
@@ -114,7 +114,7 @@ export async function runCommand(file: string, options: RunOptions, print: Print
       return;
     }
     for (const w of written) print(`${w.name}: ${w.dtype}[${w.shape.join(', ')}] → ${w.file}`);
-    print(`ran in ${ms.toFixed(1)} ms on the ${program.backend} backend; ${formatOpCounts(program.report)}`);
+    print([`ran in ${ms.toFixed(1)} ms on the ${program.backend} backend; ${formatOpCounts(program.report)[0]}`, formatOpCounts(program.report)[1]].join('\n'));
   } finally {
     await program.dispose();
   }

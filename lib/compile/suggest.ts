@@ -19,8 +19,9 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * Up to `limit` candidates close to `word`: within a third of its length in edits (at least
- * 2), or containing it as a whole dot-separated part (`relu` → `aten.relu.default`).
+ * Up to `limit` candidates closest to `word`: those at the smallest edit distance, when it is
+ * within a third of its length (at least 2); else those containing it as a whole
+ * dot-separated part (`relu` → `aten.relu.default`).
  */
 export function closeMatches(word: string, candidates: Iterable<string>, limit = 5): string[] {
   const budget = Math.max(2, Math.floor(word.length / 3));
@@ -31,5 +32,10 @@ export function closeMatches(word: string, candidates: Iterable<string>, limit =
     if (d <= budget) scored.push([c, d]);
     else if (c.toLowerCase().split('.').includes(lower)) scored.push([c, budget + 1]);
   }
-  return scored.sort((p, q) => p[1] - q[1] || p[0].localeCompare(q[0])).slice(0, limit).map(([c]) => c);
+  const best = Math.min(...scored.map(([, d]) => d));
+  return scored
+    .filter(([, d]) => d === best)
+    .map(([c]) => c)
+    .sort()
+    .slice(0, limit);
 }

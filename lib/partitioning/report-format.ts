@@ -8,27 +8,33 @@ import type { PartitionReport, ReportIO } from './partition';
 /** Width that long lists wrap at. */
 export const REPORT_WIDTH = 100;
 
-/**
- * `head` then `items` joined by `, `, wrapped at `width` columns; continuation lines are
- * indented by `indent` spaces.
- */
-export function wrapList(head: string, items: readonly string[], indent = 4, width = REPORT_WIDTH): string[] {
+/** `head`, then `words` separated by spaces, wrapped at `width`; continuation lines indented by `indent`. */
+function wrapWords(head: string, words: readonly string[], indent: number, width: number): string[] {
   const lines: string[] = [];
   let line = head;
-  let itemsOnLine = 0;
-  items.forEach((item, i) => {
-    const piece = i < items.length - 1 ? `${item},` : item;
-    if (itemsOnLine > 0 && line.length + 1 + piece.length > width) {
+  let onLine = 0;
+  for (const word of words) {
+    if (onLine > 0 && line.length + 1 + word.length > width) {
       lines.push(line);
-      line = ' '.repeat(indent) + piece;
-      itemsOnLine = 1;
+      line = ' '.repeat(indent) + word;
+      onLine = 1;
     } else {
-      line += (line.length > 0 ? ' ' : '') + piece;
-      itemsOnLine++;
+      line += (line.length > 0 ? ' ' : '') + word;
+      onLine++;
     }
-  });
+  }
   lines.push(line);
   return lines;
+}
+
+/** `head` then `items` joined by `, `, wrapped between items at `width` columns. */
+export function wrapList(head: string, items: readonly string[], indent = 4, width = REPORT_WIDTH): string[] {
+  return wrapWords(head, items.map((item, i) => (i < items.length - 1 ? `${item},` : item)), indent, width);
+}
+
+/** `text` wrapped at spaces to `width` columns. */
+export function wrapText(text: string, indent = 2, width = REPORT_WIDTH): string[] {
+  return wrapWords('', text.split(' '), indent, width);
 }
 
 /**
@@ -47,27 +53,33 @@ export function formatSegmentIO(inputs: readonly string[], outputs: readonly str
 }
 
 /**
- * The op-count headline, the same in every report: converted/total ops, where total counts
- * call nodes after shape specialization and constant folding, and how that compares with
- * the model as imported (static shapes fold shape arithmetic away).
+ * The op counts, the same in every report: converted/total ops, then (second line) what they
+ * count: call nodes after shape specialization and constant folding, compared with the model
+ * as imported (static shapes fold shape arithmetic away, so a run at fixed shapes counts fewer
+ * ops than a dynamic dry run of the same model).
  */
-export function formatOpCounts(report: PartitionReport): string {
+export function formatOpCounts(report: PartitionReport): [string, string] {
   const converted = report.ops.filter((o) => o.converted).length;
   const trt = report.segments.filter((s) => s.kind === 'tensorrt').length;
   const fallback = report.segments.length - trt;
   const total = report.ops.length;
-  let basis = 'ops counted after shape specialization and constant folding';
+  let basis = 'counting ops after shape specialization and constant folding';
   if (report.modelOps !== undefined) {
     const folded = report.modelOps - total;
     basis += folded > 0 ? `; the model has ${report.modelOps} at import, ${folded} folded away for these shapes` : `; the model has ${report.modelOps} at import`;
   }
-  return `${converted}/${total} ops run in TensorRT, in ${trt} TensorRT and ${fallback} fallback segment(s) (${basis})`;
+  return [`${converted}/${total} ops run in TensorRT, in ${trt} TensorRT and ${fallback} fallback segment(s)`, `  (${basis})`];
+}
+
+/** {@link formatOpCounts} on one line (JSON `summary` fields). */
+export function opCountSummary(report: PartitionReport): string {
+  return formatOpCounts(report).map((l) => l.trim()).join(' ');
 }
 
 /** The report as text: what `compile --dry-run` prints. */
 export function formatPartitionReport(report: PartitionReport): string {
   const label = ioLabeler(report.io);
-  const lines: string[] = [formatOpCounts(report)];
+  const lines: string[] = [...formatOpCounts(report)];
   for (const s of report.segments) {
     lines.push(`segment ${s.index} [${s.kind}] ${s.ops} op(s): ${formatSegmentIO(s.inputs, s.outputs, label)}`);
     if (s.dynamicOps && s.dynamicOps.length > 0) {
