@@ -82,7 +82,7 @@ export async function benchCommand(file: string, options: BenchOptions, print: (
       await program.run(inputs);
       progress.tick();
     }
-    progress.task('measuring', iterations);
+    progress.task('measuring (until --iterations or --duration)', iterations);
     const samples: number[] = [];
     const started = performance.now();
     while (samples.length < iterations && (samples.length === 0 || performance.now() - started < durationMs)) {

@@ -34,7 +34,7 @@ function lines(stream: NodeJS.WritableStream): Progress {
     },
     task: (label, total) => {
       task = { label, total, done: 0, nextReport: Math.ceil(total / 10) };
-      write(`${label}: ${total} run(s) at most`);
+      write(`${label}: ${total} run(s)`);
     },
     tick: () => {
       if (task === undefined) return;

@@ -272,7 +272,8 @@ describe('bench', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/latency \(ms\): p50 [\d.]+ {2}p90 [\d.]+ {2}p99 [\d.]+/);
     expect(r.stdout).toMatch(/throughput: [\d.]+ runs\/s/);
-    expect(r.stderr).toContain('measuring: 3 run(s) at most');
+    expect(r.stderr).toContain('warm-up: 0 run(s)');
+    expect(r.stderr).toContain('measuring (until --iterations or --duration): 3 run(s)');
   });
 });
 
