@@ -39,7 +39,7 @@ export type { LoadPt2Options } from './frontends/pt2';
 
 // The compiler.
 export { compile, dryRun } from './compile';
-export type { CompileSettings, InputSpec, ModelSource } from './compile';
+export type { CompileProgressEvent, CompileSettings, CompileStage, InputSpec, ModelSource, ProgressCallback } from './compile';
 export { Program } from './runtime/program';
 export { loadProgram, loadProgramBuffer, readProgramFile, selectDevice, PROGRAM_FORMAT_VERSION } from './runtime/program-file';
 export type { LoadProgramOptions, ProgramManifest, DeviceSelection, DeviceTarget, EngineDevice, HardwareCompatibilityLevel } from './runtime/program-file';
@@ -50,7 +50,7 @@ export type { TensorParallelSettings } from './compile/settings';
 export { shardGraph } from './lowering/sharding';
 export type { BlockSharding, ShardedGraph, ShardedWeight } from './lowering/sharding';
 export { formatPartitionReport } from './partitioning/partition';
-export type { OpReport, PartitionReport } from './partitioning/partition';
+export type { OpReport, PartitionReport, ReportIO } from './partitioning/partition';
 export { listConverters, registerConverter, unregisterConverter } from './conversion/registry';
 export type { CheckArgs, ConverterImpl, ConverterOptions, ConverterListing } from './conversion/registry';
 export { Network, printNetwork } from './network';

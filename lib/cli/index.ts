@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 /**
- * The `tensorrt-node` command. Exit codes are documented in README.md ("Command line").
+ * The `tensorrt-node` command. Exit codes: 0 success; 1 a runtime or model error (its code
+ * and message are printed); 2 a usage error (bad flag value, unknown flag, missing argument).
+ * `devices` has its own (lib/cli/devices-command.ts). README.md ("Command line") lists them.
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 
 import { probeDevices } from '../devices';
 import { doctor, formatDoctorReport } from '../doctor';
 import { VERSION } from '../version';
+import { benchCommand, BENCH_DEFAULTS } from './bench-command';
+import { exitCodeFor, formatCliError } from './cli-errors';
 import { devicesExitCode, formatDevices } from './devices-command';
 import { inspectCommand } from './inspect-command';
 import { compileCommand, runCommand } from './model-commands';
@@ -15,11 +19,33 @@ function print(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+const SHAPE_HELP = 'input shape name=DxD (e.g. input0=1x3x224x224) or range name=MIN:OPT:MAX (repeatable)';
+
+/** Flags of every command that may compile a model (ignored for none: refused with a program file). */
+function modelOptions(cmd: Command): Command {
+  return cmd
+    .option('--shape <name=dims>', SHAPE_HELP, collect)
+    .addOption(new Option('--backend <name>', 'where TensorRT segments run').choices(['auto', 'reference', 'tensorrt']))
+    .option('--min-block-size <n>', 'smallest TensorRT segment worth building (default 5)')
+    .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of TensorRT')
+    .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot run in TensorRT')
+    .option('-q, --quiet', 'no progress on stderr');
+}
+
+function runOptions(cmd: Command): Command {
+  return cmd
+    .option('--input <name=file.npy>', 'an input tensor from a .npy file (repeatable)', collect)
+    .option('--random-inputs [seed]', 'fill inputs not given by --input with seeded random values (floats in [-1, 1), integers in [0, 10); seed default 0)');
+}
+
 export function buildProgram(): Command {
   const program = new Command('tensorrt-node')
     .description('Compile ONNX and torch.export models into TensorRT engines and run them')
     .version(VERSION)
-    .showHelpAfterError();
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)');
 
   program
     .command('devices')
@@ -40,45 +66,62 @@ export function buildProgram(): Command {
       print(options.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
     });
 
-  const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-  const modelOptions = (cmd: Command): Command =>
-    cmd
-      .option('--backend <name>', 'auto (default), reference or tensorrt')
-      .option('--min-block-size <n>', 'smallest TensorRT segment worth building (default 5)')
-      .option('--torch-executed-ops <list>', 'comma-separated ops or node names to keep out of TensorRT')
-      .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot run in TensorRT');
-
   modelOptions(
     program
       .command('compile <model>')
-      .description('compile an .onnx or .pt2 model and report what runs in TensorRT and why not')
-      .option('--shape <name=DxD>', 'static shape of an input with dynamic dims (repeatable)', collect)
-      .option('--dry-run', 'only print the support report; build nothing'),
+      .description('compile an .onnx or .pt2 model, report what runs in TensorRT and why not, and with -o write the program file')
+      .option('-o, --output <program.trtp>', 'write the compiled program to this file')
+      .option('--dry-run', 'only print the support report; build nothing')
+      .option('--json', 'print the report (and program) as JSON'),
   ).action(async (model: string, options: Parameters<typeof compileCommand>[1]) => compileCommand(model, options, print));
+
+  runOptions(
+    modelOptions(
+      program
+        .command('run <program-or-model>')
+        .description('run a .trtp program file, or compile a model for the shapes of its inputs and run it; writes each output as a .npy file')
+        .option('--output-dir <dir>', 'where the output .npy files go (default: the current directory)')
+        .option('--json', 'print the outputs and report as JSON'),
+    ),
+  ).action(async (file: string, options: Parameters<typeof runCommand>[1]) => runCommand(file, options, print));
+
+  runOptions(
+    modelOptions(
+      program
+        .command('bench <program-or-model>')
+        .description('latency percentiles (p50/p90/p99) and throughput of run() after warm-up')
+        .option('--iterations <n>', `measured runs at most (default ${BENCH_DEFAULTS.iterations})`)
+        .option('--warmup <n>', `runs before measuring (default ${BENCH_DEFAULTS.warmup})`)
+        .option('--duration <seconds>', `stop measuring after this long (default ${BENCH_DEFAULTS.durationS})`)
+        .option('--json', 'print the result as JSON'),
+    ),
+  ).action(async (file: string, options: Parameters<typeof benchCommand>[1]) => benchCommand(file, options, print));
 
   modelOptions(
     program
-      .command('run <model>')
-      .description('compile a model for the shapes of the given inputs, run it, and write its outputs as .npy files')
-      .option('--input <name=file.npy>', 'an input tensor (repeatable)', collect)
-      .option('--output-dir <dir>', 'where the output .npy files go (default: the current directory)'),
-  ).action(async (model: string, options: Parameters<typeof runCommand>[1]) => runCommand(model, options, print));
-
-  program
-    .command('inspect <file>')
-    .description('show what a .trtp program file holds: manifest, device requirements, I/O, segments')
-    .option('--json', 'print the report as JSON')
-    .action(async (file: string, options: { json?: boolean }) => inspectCommand(file, options, print));
+      .command('inspect <program-or-model>')
+      .description('show what a .trtp program file holds (manifest, device requirements, I/O, segments); a model is compiled first')
+      .option('--json', 'print the report as JSON'),
+  ).action(async (file: string, options: Parameters<typeof inspectCommand>[1]) => inspectCommand(file, options, print));
 
   return program;
 }
 
+/** Runs the command line; resolves to the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv]);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    const text = formatCliError(error, argv[2]);
+    if (text !== null) process.stderr.write(`${text}\n`);
+    return exitCodeFor(error);
+  }
+}
+
 if (require.main === module) {
-  buildProgram()
-    .parseAsync(process.argv)
-    .catch((error: unknown) => {
-      const { code, message } = error as { code?: string; message?: string };
-      process.stderr.write(`tensorrt-node: ${code ? `[${code}] ` : ''}${message ?? String(error)}\n`);
-      process.exitCode = 1;
-    });
+  void main(process.argv).then((code) => {
+    process.exitCode = code;
+  });
 }

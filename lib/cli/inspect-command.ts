@@ -1,6 +1,7 @@
 /**
- * `tensorrt-node inspect model.trtp`: what a program file holds (manifest, device
- * requirements, I/O, segments) and whether this machine can run it, without loading it.
+ * `tensorrt-node inspect PROGRAM|MODEL`: what a program file holds (manifest, device
+ * requirements, I/O, segments) and whether this machine can run it, without loading it. A
+ * model is compiled first (with the command's flags) and its program inspected in memory.
  */
 import * as fs from 'node:fs';
 
@@ -8,7 +9,11 @@ import { probeDevices, type CudaDevice } from '../devices';
 import { BadProgramError, NoCompatibleDeviceError } from '../errors';
 import { formatShape, type Dim } from '../ir/symbolic';
 import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../runtime/device-selection';
+import { formatSegmentIO, ioLabeler, wrapList } from '../partitioning/report-format';
 import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
+import { isProgramFile, openModel, programOf, refuseCompileFlags, type ModelOptions } from './program-source';
+import { createProgress } from './progress';
+import { parseShapeOptions, UsageError } from './usage';
 
 /** One engine's device needs, and what this machine would do with it. */
 export interface EngineRequirement {
@@ -32,8 +37,9 @@ export interface InspectReport {
   /** True when some engine needs a GPU or DLA. */
   needsGpu: boolean;
   engines: EngineRequirement[];
-  inputs: Array<{ name: string; dtype: string; shape: string; extra?: unknown }>;
-  outputs: Array<{ name: string; dtype: string; shape: string; extra?: unknown }>;
+  inputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
+  outputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
+  /** Segment inputs and outputs are value names; `inputs`/`outputs` above map the program's names to theirs where they differ. */
   segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[] }>;
   constants: Array<{ value: string; dtype: string; shape: number[]; bytes: number }>;
   /** Every blob's SHA-256 was checked against the manifest. */
@@ -51,7 +57,7 @@ function needsText(d: EngineDevice): string {
 }
 
 function ioEntry(x: ManifestIO): InspectReport['inputs'][number] {
-  const entry: InspectReport['inputs'][number] = { name: x.name, dtype: x.dtype, shape: formatShape(x.shape as Dim[]) };
+  const entry: InspectReport['inputs'][number] = { name: x.name, value: x.value, dtype: x.dtype, shape: formatShape(x.shape as Dim[]) };
   if (x.extra !== undefined) entry.extra = x.extra;
   return entry;
 }
@@ -70,7 +76,12 @@ export async function inspectProgramFile(file: string, available?: readonly Cuda
   } catch (cause) {
     throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
   }
-  const { manifest: m, blobs } = readProgramFile(bytes, `program file "${file}"`);
+  return inspectProgramBytes(bytes, file, `program file "${file}"`, available);
+}
+
+/** {@link inspectProgramFile} of program bytes; `file` is what the report calls them. */
+export async function inspectProgramBytes(bytes: Uint8Array, file: string, label: string, available?: readonly CudaDevice[]): Promise<InspectReport> {
+  const { manifest: m, blobs } = readProgramFile(bytes, label);
   const engines: EngineRequirement[] = [];
   let list = available;
   for (const [i, s] of m.segments.entries()) {
@@ -140,9 +151,10 @@ export function formatInspectReport(r: InspectReport): string {
   for (const x of r.outputs) lines.push(`  ${x.name}: ${x.dtype}${x.shape}${x.extra === undefined ? '' : ` ${JSON.stringify(x.extra)}`}`);
   lines.push('');
   lines.push('segments:');
+  const label = ioLabeler(r);
   for (const s of r.segments) {
     const what = s.kind === 'tensorrt' ? `engine (${s.backend})` : 'fallback graph';
-    lines.push(`  ${s.index}: ${what}, ${s.blob} (${formatBytes(s.bytes)}): ${s.inputs.join(', ')} -> ${s.outputs.join(', ')}`);
+    lines.push(...wrapList(`  ${s.index}: ${what}, ${s.blob} (${formatBytes(s.bytes)}):`, [formatSegmentIO(s.inputs, s.outputs, label)], 6));
   }
   if (r.constants.length > 0) {
     lines.push('constant outputs:');
@@ -154,8 +166,23 @@ export function formatInspectReport(r: InspectReport): string {
   return lines.join('\n');
 }
 
-/** `inspect <file> [--json]`. */
-export async function inspectCommand(file: string, options: { json?: boolean }, print: (s: string) => void): Promise<void> {
-  const report = await inspectProgramFile(file);
+/** `inspect PROGRAM|MODEL [--json]`: a model is compiled with the flags, then inspected in memory. */
+export async function inspectCommand(file: string, options: ModelOptions & { json?: boolean }, print: (s: string) => void): Promise<void> {
+  const shapes = parseShapeOptions(options.shape);
+  let report: InspectReport;
+  if (isProgramFile(file)) {
+    refuseCompileFlags(file, options);
+    if (shapes.size > 0) throw new UsageError(`--shape applies when compiling a model; ${file} is a compiled program file`, { details: { flag: '--shape', file } });
+    report = await inspectProgramFile(file);
+  } else {
+    const progress = createProgress(options);
+    const source = openModel(file);
+    const program = await programOf(source, options, shapes, progress);
+    try {
+      report = await inspectProgramBytes(program.saveBuffer(), `${file} (compiled in memory)`, `the program of ${file}`);
+    } finally {
+      await program.dispose();
+    }
+  }
   print(options.json ? JSON.stringify(report, null, 2) : formatInspectReport(report));
 }

@@ -4,88 +4,117 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { compile, dryRun, type CompileSettings } from '../compile';
-import { InvalidArgumentError } from '../errors';
-import { readNpy, writeNpy } from '../kernels/npy';
-import { formatPartitionReport } from '../partitioning/partition';
-import type { Tensor } from '../tensor';
+import { writeNpy } from '../kernels/npy';
+import { formatOpCounts, formatPartitionReport, opCountSummary } from '../partitioning/report-format';
+import type { Program } from '../runtime/program';
+import { checkGivenInputs, readInputOptions, runInputs } from './inputs';
+import { checkOutputDir, checkOutputFile, outputFileNames } from './paths';
+import { dryRunOf, isProgramFile, openModel, openSource, programOf, runSpecs, type ModelOptions } from './program-source';
+import { createProgress } from './progress';
+import { parseInteger, parseShapeOptions, UsageError } from './usage';
 
-export interface ModelOptions {
-  shape?: string[];
-  backend?: CompileSettings['backend'];
-  minBlockSize?: string;
-  torchExecutedOps?: string;
-  requireFullCompilation?: boolean;
+type Print = (s: string) => void;
+
+/** What `compile --json` and `run --json` say about a program. */
+export function describeProgram(program: Program): Record<string, unknown> {
+  return {
+    backend: program.backend,
+    inputs: program.inputs.map((io) => ({ name: io.name, dtype: io.dtype, shape: String(io.shape) })),
+    outputs: program.outputs.map((io) => ({ name: io.name, dtype: io.dtype, shape: String(io.shape) })),
+    summary: opCountSummary(program.report),
+    report: program.report,
+  };
 }
 
-/** `name=1x3x224x224` → [name, [1, 3, 224, 224]]. */
-export function parseShapeOption(text: string): [string, number[]] {
-  const m = /^([^=]+)=(\d+(?:x\d+)*|scalar)$/.exec(text);
-  if (!m) throw new InvalidArgumentError(`--shape ${JSON.stringify(text)} is not name=DxDxD (e.g. input0=1x3x224x224)`);
-  return [m[1]!, m[2] === 'scalar' ? [] : m[2]!.split('x').map(Number)];
+export interface CompileOptions extends ModelOptions {
+  dryRun?: boolean;
+  output?: string;
+  json?: boolean;
 }
 
-export function settingsFrom(options: ModelOptions, inputs?: Record<string, { shape: number[] }>): CompileSettings {
-  const settings: CompileSettings = {};
-  if (options.backend) settings.backend = options.backend;
-  if (options.minBlockSize !== undefined) settings.minBlockSize = Number(options.minBlockSize);
-  if (options.torchExecutedOps) settings.torchExecutedOps = options.torchExecutedOps.split(',').map((s) => s.trim());
-  if (options.requireFullCompilation) settings.requireFullCompilation = true;
-  const shapes = Object.fromEntries((options.shape ?? []).map(parseShapeOption).map(([n, s]) => [n, { shape: s }]));
-  const all = { ...shapes, ...inputs };
-  if (Object.keys(all).length > 0) settings.inputs = all;
-  return settings;
-}
-
-/** `compile`: with --dry-run only the support report; otherwise compiles and describes the program. */
-export async function compileCommand(model: string, options: ModelOptions & { dryRun?: boolean }, print: (s: string) => void): Promise<void> {
-  const settings = settingsFrom(options);
+/** `compile MODEL [-o program.trtp] [--dry-run]`. */
+export async function compileCommand(model: string, options: CompileOptions, print: Print): Promise<void> {
+  const shapes = parseShapeOptions(options.shape);
+  if (options.dryRun && options.output !== undefined) throw new UsageError('-o writes a compiled program; --dry-run builds none: give one of them');
+  if (options.output !== undefined) checkOutputFile('-o', options.output);
+  if (isProgramFile(model)) throw new UsageError(`compile takes a model (.onnx or .pt2); ${model} is already a program file (see \`tensorrt-node inspect ${model}\`)`);
+  const progress = createProgress(options);
+  const source = openModel(model);
   if (options.dryRun) {
-    print(formatPartitionReport(await dryRun(model, settings)));
+    const report = await dryRunOf(source, options, shapes, progress);
+    print(options.json ? JSON.stringify({ summary: opCountSummary(report), report }, null, 2) : formatPartitionReport(report));
     return;
   }
-  const program = await compile(model, settings);
+  const program = await programOf(source, options, shapes, progress);
   try {
+    if (options.output !== undefined) await program.save(options.output);
+    const bytes = options.output === undefined ? undefined : fs.statSync(options.output).size;
+    if (options.json) {
+      print(JSON.stringify({ ...(options.output === undefined ? {} : { file: options.output, bytes }), ...describeProgram(program) }, null, 2));
+      return;
+    }
     print(formatPartitionReport(program.report));
     print(String(program));
+    if (options.output !== undefined) print(`wrote ${options.output} (${bytes} bytes); run it with \`tensorrt-node run ${options.output} --random-inputs\``);
   } finally {
     await program.dispose();
   }
 }
 
-/** `run`: compiles for the shapes of the given .npy inputs, runs, writes outputs as .npy. */
-export async function runCommand(
-  model: string,
-  options: ModelOptions & { input?: string[]; outputDir?: string },
-  print: (s: string) => void,
-): Promise<void> {
-  const inputs: Record<string, Tensor> = {};
-  for (const spec of options.input ?? []) {
-    const eq = spec.indexOf('=');
-    if (eq <= 0) throw new InvalidArgumentError(`--input ${JSON.stringify(spec)} is not name=file.npy`);
-    const file = spec.slice(eq + 1);
-    let bytes: Uint8Array;
-    try {
-      bytes = fs.readFileSync(file);
-    } catch (cause) {
-      throw new InvalidArgumentError(`--input ${spec}: cannot read ${file}: ${(cause as Error).message}`, { cause });
-    }
-    inputs[spec.slice(0, eq)] = readNpy(bytes);
-  }
-  const program = await compile(model, settingsFrom(options, Object.fromEntries(Object.entries(inputs).map(([n, t]) => [n, { shape: [...t.shape] }]))));
+export interface RunOptions extends ModelOptions {
+  input?: string[];
+  randomInputs?: string | boolean;
+  outputDir?: string;
+  json?: boolean;
+}
+
+/** The seed of `--random-inputs [seed]` (default 0), or undefined without the flag. */
+export function randomSeed(value: string | boolean | undefined): number | undefined {
+  if (value === undefined || value === false) return undefined;
+  return value === true ? 0 : parseInteger('--random-inputs', value, 0);
+}
+
+/**
+ * Reads the flags, opens PROGRAM|MODEL, makes the run's inputs and the program: the steps
+ * `run` and `bench` share. Every flag is checked before the compile starts.
+ */
+export async function prepareRun(file: string, options: RunOptions, progress: ReturnType<typeof createProgress>): Promise<{ program: Program; inputs: Record<string, import('../tensor').Tensor> }> {
+  const shapes = parseShapeOptions(options.shape);
+  const seed = randomSeed(options.randomInputs);
+  const given = readInputOptions(options.input);
+  const source = await openSource(file, options, progress);
+  checkGivenInputs(source.declared, given, shapes);
+  const inputs = runInputs(source.declared, given, shapes, seed);
+  const program = await programOf(source, options, runSpecs(shapes, inputs), progress);
+  return { program, inputs };
+}
+
+/** `run PROGRAM|MODEL`: runs once and writes each output as a .npy file. */
+export async function runCommand(file: string, options: RunOptions, print: Print): Promise<void> {
+  const dir = options.outputDir ?? '.';
+  checkOutputDir('--output-dir', dir);
+  const progress = createProgress(options);
+  const { program, inputs } = await prepareRun(file, options, progress);
   try {
+    progress.note('running');
     const started = process.hrtime.bigint();
     const outputs = await program.run(inputs);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    const dir = options.outputDir ?? '.';
+    progress.stop();
     fs.mkdirSync(dir, { recursive: true });
-    program.outputs.forEach((io, i) => {
+    const names = outputFileNames(program.outputs.map((io) => io.name));
+    const written = program.outputs.map((io, i) => {
       const t = outputs[i]!;
-      const file = path.join(dir, `${io.name.replace(/[^A-Za-z0-9_.-]/g, '_')}.npy`);
-      fs.writeFileSync(file, writeNpy(t));
-      print(`${io.name}: ${t.dtype}[${t.shape.join(', ')}] → ${file}`);
+      const out = path.join(dir, names[i]!);
+      fs.writeFileSync(out, writeNpy(t));
+      return { name: io.name, dtype: t.dtype, shape: [...t.shape], file: out };
     });
-    print(`ran in ${ms.toFixed(1)} ms on the ${program.backend} backend (${program.report.ops.filter((o) => o.converted).length}/${program.report.ops.length} ops in TensorRT segments)`);
+    if (options.json) {
+      print(JSON.stringify({ ms, outputs: written, program: describeProgram(program) }, null, 2));
+      return;
+    }
+    for (const w of written) print(`${w.name}: ${w.dtype}[${w.shape.join(', ')}] → ${w.file}`);
+    print([`ran in ${ms.toFixed(1)} ms on the ${program.backend} backend; ${formatOpCounts(program.report)[0]}`, formatOpCounts(program.report)[1]].join('\n'));
   } finally {
     await program.dispose();
   }

@@ -7,14 +7,14 @@ import { getBackend } from '../backends';
 import { convertSegment } from '../conversion/convert';
 import '../conversion/converters';
 import { TensorRTMissingError } from '../errors';
-import type { Value } from '../ir/graph';
+import type { Graph, Value } from '../ir/graph';
 import { serializeGraphToBuffer } from '../ir/serialize';
 import { extractSubgraph } from '../ir/subgraph';
 import { verifyGraph } from '../ir/verify';
 import { resolveLogger, type Logger } from '../logger';
 import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
-import { formatPartitionReport, partition } from '../partitioning/partition';
+import { formatPartitionReport, partition, type PartitionReport } from '../partitioning/partition';
 import { Program } from '../runtime/program';
 import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
 import { isTensorRTAvailable } from '../tensorrt';
@@ -22,11 +22,13 @@ import { engineDeviceForBackend } from './device-target';
 import { loadModel, type ModelSource } from './load-model';
 import { isDynamicPlan, planInputShapes } from './input-shapes';
 import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../lowering/dynamic';
-import { resolveSettings, type CompileSettings, type ResolvedSettings, type TensorParallelSettings } from './settings';
+import { progressReporter } from './progress';
+import { checkTorchExecutedOps, resolveSettings, type CompileSettings, type ResolvedSettings, type TensorParallelSettings } from './settings';
 import { compileTensorParallel } from './tensor-parallel';
 import type { TensorParallelProgram } from '../runtime/tensor-parallel';
 
 export type { CompileSettings, InputSpec, TensorParallelSettings } from './settings';
+export type { CompileProgressEvent, CompileStage, ProgressCallback } from './progress';
 export type { ModelSource } from './load-model';
 
 function io(values: readonly Value[], names: readonly string[]): ProgramIO[] {
@@ -62,7 +64,13 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   const resolved = resolveSettings(settings);
   if (resolved.tensorParallel !== undefined) return compileTensorParallel(model, settings as TensorParallelSettings, (g, s) => compile(g, s));
   const log = resolveLogger(resolved.logger);
+  const progress = progressReporter(resolved.onProgress);
+  progress('import', 'start', 'importing the model');
   const graph = loadModel(model);
+  const modelOps = graph.calls().length;
+  checkTorchExecutedOps(resolved.torchExecutedOps, graph);
+  progress('import', 'end', `imported ${modelOps} ops`);
+  progress('lowering', 'start', 'binding input shapes and lowering');
   // Input shapes: static specs fix symbols; ranges and profiles keep them dynamic (./input-shapes.ts).
   const shapes = planInputShapes(graph, resolved.inputs, log);
   // Complex values become real carriers [..., 2] before shapes are bound (lib/lowering/complex/).
@@ -71,23 +79,34 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   specializeShapes(graph, shapes.staticSymbols);
   applySymbolRanges(graph, shapes);
   verifyGraph(graph, 'specialized graph');
+  progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
   const backendName = await chooseBackend(resolved, log);
   const backend = getBackend(backendName);
   const device = await engineDeviceForBackend(resolved.device, backend, log);
+  progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
   // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/lowering/dynamic/).
   const dynamic = isDynamicPlan(shapes);
   const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
+  describeModel(report, graph, modelOps);
+  const engines = segments.filter((s) => s.kind === 'tensorrt').length;
+  progress('partitioning', 'end', `${segments.length} segment(s), ${engines} engine(s) to build`, { engines });
   log('info', formatPartitionReport(report));
 
   const programSegments: ProgramSegment[] = [];
+  let built = 0;
   for (const s of segments) {
     const inputs = s.inputs.map((v) => v.name);
     const outputs = s.outputs.map((v) => v.name);
     if (s.kind === 'tensorrt') {
       log('debug', `building segment ${s.index} (${s.nodes.length} ops) with the ${backendName} backend`);
       const profiles = dynamic ? segmentProfiles(s, shapes) : undefined;
+      const where = { index: built, total: engines };
+      const what = `engine ${built + 1}/${engines} (segment ${s.index}, ${s.nodes.length} ops)`;
+      progress('build', 'start', `building ${what}`, where);
       const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, resolved);
       programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, {}), inputs, outputs, device: structuredClone(device) });
+      progress('build', 'end', `built ${what}`, where);
+      built++;
     } else {
       const sub = extractSubgraph(graph, `${graph.name}_segment${s.index}`, s.nodes, s.inputs, s.outputs);
       programSegments.push({ kind: 'fallback', graph: serializeGraphToBuffer(sub), inputs, outputs });
@@ -113,12 +132,32 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
  * The support report without building anything: per op, whether it would run in TensorRT
  * and why not, and the segments (what `tensorrt-node compile --dry-run` prints).
  */
-export async function dryRun(model: ModelSource, settings: CompileSettings = {}): Promise<import('../partitioning/partition').PartitionReport> {
+export async function dryRun(model: ModelSource, settings: CompileSettings = {}): Promise<PartitionReport> {
   const resolved = resolveSettings(settings);
+  const progress = progressReporter(resolved.onProgress);
+  progress('import', 'start', 'importing the model');
   const graph = loadModel(model);
+  const modelOps = graph.calls().length;
+  checkTorchExecutedOps(resolved.torchExecutedOps, graph);
+  progress('import', 'end', `imported ${modelOps} ops`);
+  progress('lowering', 'start', 'binding input shapes and lowering');
   const shapes = planInputShapes(graph, resolved.inputs, resolveLogger(resolved.logger));
   lowerComplex(graph, { truncateDouble: resolved.truncateDouble, fallback: resolved.complexFallback });
   specializeShapes(graph, shapes.staticSymbols);
   applySymbolRanges(graph, shapes);
-  return (isDynamicPlan(shapes) ? partitionDynamic(graph, resolved) : partition(graph, resolved)).report;
+  progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
+  progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
+  const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, resolved) : partition(graph, resolved);
+  describeModel(report, graph, modelOps);
+  progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });
+  return report;
+}
+
+/** What the report's counts are relative to: the model's op count at import, and its I/O names (values a segment reads or writes). */
+function describeModel(report: PartitionReport, graph: Graph, modelOps: number): void {
+  report.modelOps = modelOps;
+  report.io = {
+    inputs: graph.inputs.map((v) => ({ name: v.name, value: v.name })),
+    outputs: graph.outputs.map((v, i) => ({ name: graph.outputNames[i]!, value: v.name })),
+  };
 }

@@ -3,7 +3,12 @@
  */
 import { InvalidArgumentError } from '../errors';
 import type { DType } from '../ir/dtype';
+import type { Graph } from '../ir/graph';
+import '../ir/ops';
+import { opNames } from '../ir/ops/registry';
 import type { Logger } from '../logger';
+import type { ProgressCallback } from './progress';
+import { closeMatches } from './suggest';
 import { checkInputSpecForm } from './input-shapes';
 import { resolveDeviceSetting, type DeviceSetting, type ResolvedDeviceSetting } from './device-target';
 
@@ -85,7 +90,11 @@ export interface CompileSettings {
   dynamicFallback?: boolean;
   /** Smallest TensorRT segment worth an engine (default 5 ops). */
   minBlockSize?: number;
-  /** Ops (targets such as `aten.mul.Tensor`) or node names to run outside TensorRT. */
+  /**
+   * Ops (targets such as `aten.mul.Tensor`) or node names to run outside TensorRT. A target
+   * the op table does not know, or a name that is neither a known target nor a node of the
+   * model, is an E_INVALID_ARGUMENT error listing close matches.
+   */
   torchExecutedOps?: string[];
   /** Fail, listing every op that cannot run in TensorRT, instead of falling back. */
   requireFullCompilation?: boolean;
@@ -103,6 +112,12 @@ export interface CompileSettings {
   complexFallback?: boolean;
   /** Receives progress and decisions (default: silent, or stderr when DEBUG=tensorrt-node). */
   logger?: Logger;
+  /**
+   * Called as each stage of the compile starts and ends (import, lowering, partitioning, and
+   * each engine build with its index and total), with the elapsed time; see
+   * lib/compile/progress.ts. Errors it throws propagate.
+   */
+  onProgress?: ProgressCallback;
   /** Target device of the TensorRT engines (default: the current GPU); the reference backend records that it needs none. */
   device?: DeviceSetting;
 }
@@ -123,12 +138,13 @@ export interface ResolvedSettings {
   truncateDouble: boolean;
   complexFallback: boolean;
   logger: Logger | undefined;
+  onProgress: ProgressCallback | undefined;
   device: ResolvedDeviceSetting;
   /** Ranks of a tensor-parallel compile; undefined for an ordinary one. */
   tensorParallel: number | undefined;
 }
 
-const KEYS = ['backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'device', 'dynamicFallback', 'tensorParallel'];
+const KEYS = ['backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
@@ -159,6 +175,8 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
     if (s[key] !== undefined && typeof s[key] !== 'boolean') bad(`${key} must be a boolean, got ${JSON.stringify(s[key])}`);
   }
   if (s.logger !== undefined && typeof s.logger !== 'function') bad('logger must be a function (level, message) => void');
+  if (s.onProgress !== undefined && typeof s.onProgress !== 'function') bad('onProgress must be a function (event) => void');
+  if (s.torchExecutedOps !== undefined) checkOpTargets(s.torchExecutedOps);
   const tensorParallel = (s as Partial<TensorParallelSettings>).tensorParallel;
   if (tensorParallel !== undefined && !(Number.isSafeInteger(tensorParallel) && tensorParallel >= 1)) {
     bad(`tensorParallel must be an integer >= 1, got ${JSON.stringify(tensorParallel)}`);
@@ -178,7 +196,45 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
     truncateDouble: s.truncateDouble ?? false,
     complexFallback: s.complexFallback ?? false,
     logger: s.logger,
+    onProgress: s.onProgress,
     device: resolveDeviceSetting(s.device),
     tensorParallel,
   };
+}
+
+/** Namespaces of the op table (`aten`, `prims`, `trt`, ...): an entry starting with one names an op target. */
+function opNamespaces(): Set<string> {
+  return new Set(opNames().map((n) => n.slice(0, n.indexOf('.'))));
+}
+
+function unknownOp(entry: string, what: string, candidates: Iterable<string>): never {
+  const near = closeMatches(entry, candidates);
+  bad(`torchExecutedOps: ${what} ${JSON.stringify(entry)}${near.length > 0 ? `; did you mean ${near.join(', ')}?` : ''}`);
+}
+
+/** Entries that look like op targets (a known namespace, then a dot) must be in the op table. */
+function checkOpTargets(entries: readonly string[]): void {
+  const namespaces = opNamespaces();
+  const known = new Set(opNames());
+  for (const e of entries) {
+    const dot = e.indexOf('.');
+    if (dot > 0 && namespaces.has(e.slice(0, dot)) && !known.has(e)) unknownOp(e, 'unknown op', known);
+  }
+}
+
+/**
+ * Entries that are not op targets must name a node of `graph` (checked once the model is
+ * loaded; the candidates are the graph's node names and the op table's targets).
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` listing close matches.
+ */
+export function checkTorchExecutedOps(entries: ReadonlySet<string>, graph: Graph): void {
+  if (entries.size === 0) return;
+  const known = new Set(opNames());
+  const nodes = graph.calls();
+  const names = new Set(nodes.map((n) => n.name));
+  for (const e of entries) {
+    if (known.has(e) || names.has(e)) continue;
+    unknownOp(e, 'no op target or node of the model is named', [...names, ...nodes.map((n) => n.target), ...known]);
+  }
 }

@@ -51,9 +51,21 @@ export interface DynamicOpReport {
   variant: string;
 }
 
+/** A model input or output: its name in the model, and the value carrying it between segments. */
+export interface ReportIO {
+  name: string;
+  value: string;
+}
+
 export interface PartitionReport {
+  /** One per call node left after shape specialization and constant folding (what partitioning sees). */
   ops: OpReport[];
+  /** Segment inputs and outputs are value names; `io` maps the model's inputs and outputs to theirs. */
   segments: Array<{ index: number; kind: SegmentKind; ops: number; inputs: string[]; outputs: string[]; dynamicOps?: DynamicOpReport[] }>;
+  /** Call nodes of the model as imported, before shape specialization folded any (set by compile() and dryRun()). */
+  modelOps?: number;
+  /** The model's inputs and outputs (set by compile() and dryRun()). */
+  io?: { inputs: ReportIO[]; outputs: ReportIO[] };
 }
 
 export interface Partition {
@@ -163,21 +175,4 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
   };
 }
 
-/** The report as text: what `compile --dry-run` prints. */
-export function formatPartitionReport(report: PartitionReport): string {
-  const lines: string[] = [];
-  const converted = report.ops.filter((o) => o.converted).length;
-  lines.push(`${converted}/${report.ops.length} ops run in TensorRT, in ${report.segments.filter((s) => s.kind === 'tensorrt').length} segment(s)`);
-  for (const s of report.segments) {
-    lines.push(`segment ${s.index} [${s.kind}] ${s.ops} op(s); inputs: ${s.inputs.join(', ') || '-'}; outputs: ${s.outputs.join(', ') || '-'}`);
-    if (s.dynamicOps && s.dynamicOps.length > 0) {
-      lines.push(`  runs as _dyn variants: ${s.dynamicOps.map((d) => `${d.node} (${d.target}) → ${d.variant}`).join(', ')}`);
-    }
-  }
-  const refused = report.ops.filter((o) => !o.converted);
-  if (refused.length > 0) {
-    lines.push('not converted:');
-    for (const o of refused) lines.push(`  ${o.node} (${o.target}): ${o.reasons.join('; ')}`);
-  }
-  return lines.join('\n');
-}
+export { formatPartitionReport } from './report-format';

@@ -828,6 +828,11 @@ function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSel
       r.fail(`outputs[${i}] (${o.name}) is the input "${input.name}", but their types differ (${input.dtype}${formatShape(input.shape)} and ${o.dtype}${formatShape(o.shape)})`);
     }
   });
+  // compile() gives a segment only outputs that a later segment or the program reads: one nothing reads means a dropped output.
+  const read = new Set([...m.segments.flatMap((s) => s.inputs), ...outputs.map((o) => o.value)]);
+  m.segments.forEach((s, i) => {
+    for (const v of s.outputs) if (!read.has(v)) r.fail(`segments[${i}] computes the value "${v}", which no later segment or program output reads`);
+  });
   const symbols = new Map<string, SymbolRange>(m.symbols.map((s) => [s.name, { min: r.bound(s.min, 'symbol'), max: r.bound(s.max, 'symbol') }]));
   const data = withExtra({ inputs, outputs, segments, constants } as ProgramData, m.extra, KNOWN_DATA_KEYS, 'manifest');
   const report = decodeValue(r, m.report, 'report', blobs) as PartitionReport;

@@ -7,7 +7,7 @@ import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import type { Tensor } from '../tensor';
 import { saveProgram, saveProgramBuffer } from './program-file';
-import { formatIO, shapedInputs } from './program-io';
+import { formatIO, printableIO, shapedInputs } from './program-io';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker-client';
 import { fromWire, type WireTensor } from './worker-protocol';
@@ -15,6 +15,7 @@ import { fromWire, type WireTensor } from './worker-protocol';
 export class Program {
   private readonly client: WorkerClient<Tensor[]>;
   private readonly symbols: ReadonlyMap<string, SymbolRange>;
+  private printable?: { inputs: readonly ProgramIO[]; outputs: readonly ProgramIO[] };
 
   constructor(
     /** @internal */ readonly data: ProgramData,
@@ -34,12 +35,19 @@ export class Program {
     });
   }
 
+  /** The inputs in order; their shapes print with symbols (`${p.inputs[0].shape}` is `[batch, 32]`). */
   get inputs(): readonly ProgramIO[] {
-    return this.data.inputs;
+    return this.io().inputs;
   }
 
+  /** The outputs in order, printable like {@link inputs}. */
   get outputs(): readonly ProgramIO[] {
-    return this.data.outputs;
+    return this.io().outputs;
+  }
+
+  private io(): { inputs: readonly ProgramIO[]; outputs: readonly ProgramIO[] } {
+    this.printable ??= { inputs: printableIO(this.data.inputs), outputs: printableIO(this.data.outputs) };
+    return this.printable;
   }
 
   /** @internal The ranges of the symbols in the I/O shapes (saved in program files). */

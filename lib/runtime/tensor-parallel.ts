@@ -14,7 +14,7 @@ import type { SymbolRange } from '../ir/symbolic';
 import type { BlockSharding } from '../lowering/sharding/shard';
 import type { PartitionReport } from '../partitioning/partition';
 import type { Tensor } from '../tensor';
-import { formatIO, shapedInputs } from './program-io';
+import { formatIO, printableIO, shapedInputs } from './program-io';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker-client';
 import { fromWire, type WireTensor } from './worker-protocol';
@@ -41,14 +41,14 @@ export class TensorParallelRank {
     readonly collectiveSegments: readonly number[],
   ) {}
 
-  /** The rank's inputs (every input of the model). */
+  /** The rank's inputs (every input of the model); shapes print with symbols. */
   get inputs(): readonly ProgramIO[] {
-    return this.data.inputs;
+    return printableIO(this.data.inputs);
   }
 
-  /** The rank's outputs (the model's). */
+  /** The rank's outputs (the model's); shapes print with symbols. */
   get outputs(): readonly ProgramIO[] {
-    return this.data.outputs;
+    return printableIO(this.data.outputs);
   }
 
   /** How many all-reduce collectives one run of this rank takes part in. */

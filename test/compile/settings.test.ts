@@ -24,6 +24,7 @@ test('defaults', () => {
     dynamicFallback: false,
     device: { type: 'gpu', gpuId: undefined, dlaCore: null, allowGpuFallback: false },
     logger: undefined,
+    onProgress: undefined,
   });
 });
 

@@ -105,7 +105,7 @@ describe('the CLI (dist/)', () => {
     const report = JSON.parse(json.stdout) as { manifest: { formatVersion: string }; segments: unknown[]; inputs: unknown[] };
     expect(report.manifest.formatVersion).toBe('1.0');
     expect(report.segments).toHaveLength(3);
-    expect(report.inputs).toEqual([{ name: 'input0', dtype: 'float32', shape: '[4, 32]' }]);
+    expect(report.inputs).toEqual([{ name: 'input0', value: 'input0', dtype: 'float32', shape: '[4, 32]' }]);
   });
 
   test('a damaged file: exit 1 with the typed error', () => {
