@@ -188,9 +188,14 @@ bool Allocate(Device& device, size_t bytes, CUdeviceptr* out, NativeError* error
     api.cuMemPoolTrimTo(device.pool, 0);
     result = api.cuMemAllocAsync(out, bytes, device.stream);
   }
-  if (result == kErrorOutOfMemory) {
-    *error = OutOfMemory(device, bytes);
-    return false;
+  if (result != kSuccess) {
+    // Sizes beyond what the device could ever hold come back as INVALID_VALUE, not OUT_OF_MEMORY.
+    size_t freeBytes = 0, totalBytes = 0;
+    api.cuMemGetInfo_v2(&freeBytes, &totalBytes);
+    if (result == kErrorOutOfMemory || bytes > freeBytes) {
+      *error = OutOfMemory(device, bytes);
+      return false;
+    }
   }
   if (!Check(device, result, "cuMemAllocAsync", error, "(" + std::to_string(bytes) + " bytes)")) return false;
   if (!Check(device, api.cuStreamSynchronize(device.stream), "cuStreamSynchronize", error)) {
