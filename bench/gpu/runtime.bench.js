@@ -1,7 +1,8 @@
 'use strict';
 // GPU runtime benchmarks (one H200 command: scripts/gpu-run.sh). Prints one JSON object.
 // Copies: 256 MiB pinned H2D/D2H and D2D through the addon (each an awaited Promise), medians of
-// 20 after a warm-up, beside the C++ baseline's numbers when its JSON is given as argv[2].
+// 20 after a warm-up, beside the C++ baseline's numbers when its JSON is given as argv[2]; and
+// D2D as a plan of 20 copies in one call (one Promise) against the C++ loop doing the same.
 // Launches: JS → one tiny kernel → Promise settled (median of 2,000 round trips); a plan of
 // 1,000 tiny kernels run launch by launch vs replayed as one CUDA graph (median of 50 each).
 const path = require('node:path');
@@ -38,6 +39,10 @@ async function main() {
   const h2d = await medianMs(20, () => binding.gpuCopyHtoD(a.buffer, 0, pinned));
   const d2h = await medianMs(20, () => binding.gpuCopyDtoH(a.buffer, 0, pinned));
   const d2d = await medianMs(20, () => binding.gpuCopyDtoD(b.buffer, 0, a.buffer, 0, bytes));
+  // 20 copies in one plan call, one synchronize: the device's copy rate without a Promise per copy.
+  const copyPlan = await GpuPlan.create({ steps: [{ kind: 'copy', dst: { buffer: 1 }, src: { buffer: 0 }, bytes }] }, [a, b]);
+  const d2dPlan = await medianMs(20, () => copyPlan.run(20));
+  copyPlan.dispose();
   const h2dStaged = await medianMs(10, () => binding.gpuCopyHtoD(a.buffer, 0, pageable));
   const d2hStaged = await medianMs(10, () => binding.gpuCopyDtoH(a.buffer, 0, pageable));
   freePinnedBuffer(pinned);
@@ -49,6 +54,11 @@ async function main() {
     pinnedH2D: { ms: h2d.median, GBs: gbps(h2d.median), ofBaseline: baseline && baseline.h2dMs / h2d.median },
     pinnedD2H: { ms: d2h.median, GBs: gbps(d2h.median), ofBaseline: baseline && baseline.d2hMs / d2h.median },
     d2d: { ms: d2d.median, GBs: gbps(d2d.median), ofBaseline: baseline && baseline.d2dMs / d2d.median },
+    d2dPlan20: {
+      perCopyMs: d2dPlan.median / 20,
+      GBs: gbps(d2dPlan.median / 20),
+      ofBaselineBatch: baseline && baseline.d2dBatchPerCopyMs / (d2dPlan.median / 20),
+    },
     stagedH2D: { ms: h2dStaged.median, GBs: gbps(h2dStaged.median) },
     stagedD2H: { ms: d2hStaged.median, GBs: gbps(d2hStaged.median) },
     baseline,

@@ -16,12 +16,24 @@ template <>
 struct trtn::check::Norm<l::MatmulHeuristicResult> {
   using type = cublasLtMatmulHeuristicResult_t;
 };
+template <>
+struct trtn::check::Norm<l::MatmulDescOpaque> {
+  using type = cublasLtMatmulDescOpaque_t;
+};
+template <>
+struct trtn::check::Norm<l::MatrixLayoutOpaque> {
+  using type = cublasLtMatrixLayoutOpaque_t;
+};
+template <>
+struct trtn::check::Norm<l::MatmulPreferenceOpaque> {
+  using type = cublasLtMatmulPreferenceOpaque_t;
+};
 using trtn::check::kSameSignature;
 
 static_assert(std::is_same_v<l::cublasLtHandle_t, cublasLtHandle_t>, "cublasLtHandle_t");
-static_assert(std::is_same_v<l::cublasLtMatmulDesc_t, cublasLtMatmulDesc_t>, "cublasLtMatmulDesc_t");
-static_assert(std::is_same_v<l::cublasLtMatrixLayout_t, cublasLtMatrixLayout_t>, "cublasLtMatrixLayout_t");
-static_assert(std::is_same_v<l::cublasLtMatmulPreference_t, cublasLtMatmulPreference_t>, "preference");
+static_assert(kSameSignature<l::cublasLtMatmulDesc_t, cublasLtMatmulDesc_t>, "cublasLtMatmulDesc_t");
+static_assert(kSameSignature<l::cublasLtMatrixLayout_t, cublasLtMatrixLayout_t>, "cublasLtMatrixLayout_t");
+static_assert(kSameSignature<l::cublasLtMatmulPreference_t, cublasLtMatmulPreference_t>, "preference");
 static_assert(std::is_same_v<l::cudaStream_t, cudaStream_t>, "cudaStream_t");
 
 static_assert(sizeof(l::MatmulAlgo) == sizeof(cublasLtMatmulAlgo_t), "algo size");

@@ -6,20 +6,22 @@
 #include <cstddef>
 #include <cstdint>
 
-// The struct tags cublasLt.h uses, so these handle types are its handle types.
+// The struct tags cublasLt.h uses, so these handle types are its handle types. Its descriptor
+// structs are anonymous (typedef struct {...} X), so ours are our own tags; the check maps them.
 struct cublasLtContext;
-struct cublasLtMatmulDescOpaque_t;
-struct cublasLtMatrixLayoutOpaque_t;
-struct cublasLtMatmulPreferenceOpaque_t;
 struct CUstream_st;
 
 namespace trtn::cublaslt {
 
+struct MatmulDescOpaque;
+struct MatrixLayoutOpaque;
+struct MatmulPreferenceOpaque;
+
 using cublasStatus_t = int;
 using cublasLtHandle_t = ::cublasLtContext*;
-using cublasLtMatmulDesc_t = ::cublasLtMatmulDescOpaque_t*;
-using cublasLtMatrixLayout_t = ::cublasLtMatrixLayoutOpaque_t*;
-using cublasLtMatmulPreference_t = ::cublasLtMatmulPreferenceOpaque_t*;
+using cublasLtMatmulDesc_t = MatmulDescOpaque*;
+using cublasLtMatrixLayout_t = MatrixLayoutOpaque*;
+using cublasLtMatmulPreference_t = MatmulPreferenceOpaque*;
 using cudaStream_t = ::CUstream_st*;
 
 struct MatmulAlgo {

@@ -82,8 +82,10 @@ gpuCheck('device-memory', async (lib) => {
   // Finalizers: 200 tensors of 4 MiB, never disposed.
   const finalizedBefore = gpuAllocationStats().finalizedBuffers;
   const liveBefore = gpuAllocationStats().liveBuffers;
-  for (let i = 0; i < 200; i++) await DeviceTensor.allocate('uint8', [4 * MIB], 0);
-  assert(gpuAllocationStats().liveBuffers === liveBefore + 200, '200 live buffers before collection');
+  let kept = [];
+  for (let i = 0; i < 200; i++) kept.push(await DeviceTensor.allocate('uint8', [4 * MIB], 0));
+  assert(gpuAllocationStats().liveBuffers === liveBefore + 200, '200 live buffers while referenced');
+  kept = null;
   await settleFinalizers();
   const stats = gpuAllocationStats();
   summary.finalizers = { finalized: stats.finalizedBuffers - finalizedBefore, liveAfterGc: stats.liveBuffers - liveBefore };
