@@ -55,6 +55,22 @@ export interface NativeGpuStats {
 
 type HostRange = ArrayBuffer | ArrayBufferView;
 
+/** A decoded plan step as the native decoder sees it (gpuDescribePlan). */
+export interface DescribedStep {
+  kind: 'launch' | 'copy' | 'memset' | 'gemm' | 'conv';
+  ptrs: bigint[];
+  bytes: number;
+  value: number;
+  kernel?: string;
+  grid?: number[];
+  block?: number[];
+  sharedBytes?: number;
+  params?: Uint8Array;
+  mnk?: string;
+  conv?: number[];
+  hasBias?: boolean;
+}
+
 export interface GpuBinding {
   gpuDevice(device: number): Promise<NativeDeviceInfo>;
   gpuMemoryInfo(device: number): Promise<NativeDeviceInfo>;
@@ -70,6 +86,8 @@ export interface GpuBinding {
   gpuStats(): NativeGpuStats;
   gpuLoadModule(device: number, image: Uint8Array, kernels: string[]): Promise<NativeModule>;
   gpuCreatePlan(device: number, encoded: Uint8Array, buffers: NativeDeviceBuffer[], modules: NativeModule[]): Promise<NativePlan>;
+  /** Decodes a plan against fake buffers (buffer i at (i + 1) << 40) without a GPU: for tests. */
+  gpuDescribePlan(encoded: Uint8Array, bufferSizes: number[], kernelCounts: number[]): DescribedStep[];
   nvrtcInfo(): Promise<NativeLibraryInfo>;
   nvrtcCompile(source: string, name: string, arch: number, options: string[]): Promise<{ cubin: Uint8Array; log: string }>;
   cublasLtInfo(): Promise<NativeLibraryInfo>;

@@ -863,6 +863,69 @@ Napi::Value GpuCreatePlan(const Napi::CallbackInfo& info) {
   return worker->Start();
 }
 
+// Decodes a plan against fake buffers (buffer i at address (i + 1) << 40, of the given sizes)
+// and kernels, touching no GPU: lets CPU tests check the TypeScript encoder against the decoder.
+Napi::Value GpuDescribePlan(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  HostRange encoded = GetHostRange(info, 0, "encoded plan");
+  if (info.Length() < 3 || !info[1].IsArray() || !info[2].IsArray()) {
+    ThrowInvalid(env, "describePlan expects (encoded, bufferSizes[], kernelCounts[])");
+  }
+  std::vector<BufferRef> buffers;
+  auto sizes = info[1].As<Napi::Array>();
+  for (uint32_t i = 0; i < sizes.Length(); ++i) {
+    buffers.push_back(BufferRef{(cuda::CUdeviceptr(i) + 1) << 40, size_t(sizes.Get(i).As<Napi::Number>().Int64Value())});
+  }
+  std::vector<std::vector<KernelRef>> modules;
+  auto counts = info[2].As<Napi::Array>();
+  for (uint32_t m = 0; m < counts.Length(); ++m) {
+    std::vector<KernelRef> kernels(counts.Get(m).As<Napi::Number>().Uint32Value());
+    for (size_t k = 0; k < kernels.size(); ++k) kernels[k].name = std::to_string(m) + ":" + std::to_string(k);
+    modules.push_back(std::move(kernels));
+  }
+  Plan plan;
+  NativeError error;
+  if (!Plan::Decode(static_cast<const uint8_t*>(encoded.data), encoded.bytes, buffers, modules, &plan, &error)) {
+    ThrowJsError(env, error);
+  }
+  static const char* kKinds[] = {"", "launch", "copy", "memset", "gemm", "conv"};
+  Napi::Array out = Napi::Array::New(env, plan.stepCount());
+  for (size_t i = 0; i < plan.stepCount(); ++i) {
+    const PlanStep& step = plan.steps()[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("kind", kKinds[step.kind]);
+    Napi::Array ptrs = Napi::Array::New(env, 4);
+    for (uint32_t j = 0; j < 4; ++j) ptrs.Set(j, Napi::BigInt::New(env, uint64_t(step.ptrs[j])));
+    o.Set("ptrs", ptrs);
+    o.Set("bytes", double(step.bytes));
+    o.Set("value", step.value);
+    if (step.kind == kLaunch) {
+      o.Set("kernel", step.kernel.name);
+      Napi::Array grid = Napi::Array::New(env, 3), block = Napi::Array::New(env, 3);
+      for (uint32_t j = 0; j < 3; ++j) {
+        grid.Set(j, step.grid[j]);
+        block.Set(j, step.block[j]);
+      }
+      o.Set("grid", grid);
+      o.Set("block", block);
+      o.Set("sharedBytes", step.sharedBytes);
+      o.Set("params", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(step.params.data()), step.paramBytes));
+    }
+    if (step.kind == kGemm) o.Set("mnk", std::to_string(step.gemm.m) + "," + std::to_string(step.gemm.n) + "," + std::to_string(step.gemm.k));
+    if (step.kind == kConv) {
+      const cudnn::ConvShape& c = step.conv;
+      Napi::Array fields = Napi::Array::New(env, 16);
+      int32_t values[] = {c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.padH, c.padW, c.strideH, c.strideW,
+                          c.dilationH, c.dilationW, c.groups, c.outH, c.outW};
+      for (uint32_t j = 0; j < 16; ++j) fields.Set(j, values[j]);
+      o.Set("conv", fields);
+      o.Set("hasBias", step.hasBias);
+    }
+    out.Set(uint32_t(i), o);
+  }
+  return out;
+}
+
 }  // namespace
 
 void Register(Napi::Env env, Napi::Object exports) {
@@ -890,6 +953,7 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"gpuStats", GpuStats},
       {"gpuLoadModule", GpuLoadModule},
       {"gpuCreatePlan", GpuCreatePlan},
+      {"gpuDescribePlan", GpuDescribePlan},
       {"nvrtcInfo", NvrtcInfo},
       {"nvrtcCompile", NvrtcCompile},
       {"cublasLtInfo", CublasLtInfo},

@@ -66,6 +66,7 @@ class Plan {
   void Release();
 
   size_t stepCount() const { return steps_.size(); }
+  const std::vector<PlanStep>& steps() const { return steps_; }
   size_t workspaceBytes() const { return workspaceBytes_; }
   bool captured() const { return exec_ != nullptr; }
 
