@@ -279,7 +279,8 @@ bool Plan::Enqueue(NativeError* error) {
   const cuda::RuntimeApi& api = *device_->api;
   for (size_t i = 0; i < steps_.size(); ++i) {
     PlanStep& step = steps_[i];
-    const std::string where = "(plan step " + std::to_string(i) + ")";
+    // Built only on failure: this loop is the launch path, once per step per run.
+    auto where = [i] { return "(plan step " + std::to_string(i) + ")"; };
     switch (step.kind) {
       case kLaunch: {
         size_t paramBytes = step.paramBytes;
@@ -289,26 +290,24 @@ bool Plan::Enqueue(NativeError* error) {
         cuda::CUresult result = api.cuLaunchKernel(step.kernel.function, step.grid[0], step.grid[1], step.grid[2],
                                              step.block[0], step.block[1], step.block[2], step.sharedBytes, stream_,
                                              nullptr, paramBytes == 0 ? nullptr : extra);
-        if (!cuda::Check(*device_, result, "cuLaunchKernel", error,
-                         "launching " + step.kernel.name + " " + where)) {
+        if (result != cuda::kSuccess) {
+          cuda::Check(*device_, result, "cuLaunchKernel", error, "launching " + step.kernel.name + " " + where());
           error->details["kernel"] = step.kernel.name;
           error->numbers["step"] = double(i);
           return false;
         }
         break;
       }
-      case kCopy:
-        if (!cuda::Check(*device_, api.cuMemcpyDtoDAsync_v2(step.ptrs[0], step.ptrs[1], step.bytes, stream_),
-                         "cuMemcpyDtoDAsync_v2", error, where)) {
-          return false;
-        }
+      case kCopy: {
+        cuda::CUresult result = api.cuMemcpyDtoDAsync_v2(step.ptrs[0], step.ptrs[1], step.bytes, stream_);
+        if (result != cuda::kSuccess) return cuda::Check(*device_, result, "cuMemcpyDtoDAsync_v2", error, where());
         break;
-      case kMemset:
-        if (!cuda::Check(*device_, api.cuMemsetD8Async(step.ptrs[0], step.value, step.bytes, stream_), "cuMemsetD8Async",
-                         error, where)) {
-          return false;
-        }
+      }
+      case kMemset: {
+        cuda::CUresult result = api.cuMemsetD8Async(step.ptrs[0], step.value, step.bytes, stream_);
+        if (result != cuda::kSuccess) return cuda::Check(*device_, result, "cuMemsetD8Async", error, where());
         break;
+      }
       case kGemm:
         if (!cublaslt::EnqueueGemm(*step.gemmOp, stream_, step.ptrs[0], step.ptrs[1], step.ptrs[2], workspace_,
                                    workspaceBytes_, error)) {
