@@ -37,6 +37,12 @@ NvidiaLibrary OpenNvidiaLibrary(const NvidiaLibrarySpec& spec, NativeError* erro
   return NvidiaLibrary{lib.handle, lib.name};
 }
 
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+  return list;
+}
+
 NativeError LibraryUnusable(const NvidiaLibrarySpec& spec, const std::string& path, const std::string& why) {
   return NativeError{"E_CUDA_LIBRARY_MISSING",
                      std::string("The NVIDIA library ") + spec.name + " at " + path + " cannot be used: " + why + ". " +

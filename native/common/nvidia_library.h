@@ -2,6 +2,7 @@
 // typed error a caller gets when none of the candidates opens.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,44 @@ void ResolveSymbol(void* handle, const char* symbol, T* slot, std::vector<std::s
 
 // E_CUDA_LIBRARY_MISSING for a library that opened but lacks symbols or has the wrong version.
 NativeError LibraryUnusable(const NvidiaLibrarySpec& spec, const std::string& path, const std::string& why);
+
+// "a, b, c".
+std::string JoinNames(const std::vector<std::string>& names);
+
+// One library, loaded once per process and never unloaded (no static destructors at exit).
+template <typename Api>
+struct LoadedLibrary {
+  Api api;
+  std::string path;
+  double version = 0;
+  NativeError error;
+};
+
+// The library of `spec`, loaded on first call: `resolve(handle, &api, &missing)` looks up the
+// entry points, then `check(api, &version)` returns "" or why this version cannot be used.
+// Later calls return the same result (or fill `error` with the same failure).
+template <typename Api>
+const LoadedLibrary<Api>* GetNvidiaLibrary(const NvidiaLibrarySpec& spec,
+                                           void (*resolve)(void*, Api*, std::vector<std::string>*),
+                                           std::string (*check)(const Api&, double*), NativeError* error) {
+  static std::once_flag once;
+  static LoadedLibrary<Api>* library = nullptr;
+  std::call_once(once, [&] {
+    library = new LoadedLibrary<Api>();
+    NvidiaLibrary lib = OpenNvidiaLibrary(spec, &library->error);
+    if (lib.handle == nullptr) return;
+    library->path = lib.path;
+    std::vector<std::string> missing;
+    resolve(lib.handle, &library->api, &missing);
+    std::string why = missing.empty() ? check(library->api, &library->version) : "it lacks " + JoinNames(missing);
+    if (!why.empty()) library->error = LibraryUnusable(spec, lib.path, why);
+  });
+  if (!library->error.ok()) {
+    *error = library->error;
+    return nullptr;
+  }
+  return library;
+}
 
 }  // namespace trtn
 

@@ -18,48 +18,30 @@ const NvidiaLibrarySpec kSpec{
 // Workspace offered to the heuristic: 32 MiB on Hopper (gpu-execution.md §7.1).
 constexpr uint64_t kMaxWorkspace = uint64_t(32) << 20;
 
-struct State {
-  CublasLtApi api;
-  LibraryInfo info;
-  NativeError error;
-  std::mutex mutex;
-  std::map<int, cublasLtHandle_t> handles;  // per device; never destroyed (no CUDA at exit)
-};
-
-State* Load() {
-  auto* state = new State();  // leaked on purpose
-  NvidiaLibrary lib = OpenNvidiaLibrary(kSpec, &state->error);
-  if (lib.handle == nullptr) return state;
-  state->info.libraryPath = lib.path;
-  std::vector<std::string> missing;
-#define TRTN_RESOLVE(name) ResolveSymbol(lib.handle, #name, &state->api.name, &missing);
+void Resolve(void* handle, CublasLtApi* api, std::vector<std::string>* missing) {
+#define TRTN_RESOLVE(name) ResolveSymbol(handle, #name, &api->name, missing);
   TRTN_CUBLASLT_ENTRY_POINTS(TRTN_RESOLVE)
 #undef TRTN_RESOLVE
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& name : missing) list += (list.empty() ? "" : ", ") + name;
-    state->error = LibraryUnusable(kSpec, lib.path, "it lacks " + list);
-    return state;
-  }
-  size_t version = state->api.cublasLtGetVersion();
-  state->info.version = double(version);
-  if (version < 120000 || version >= 140000) {
-    state->error = LibraryUnusable(kSpec, lib.path,
-                                   "it reports version " + std::to_string(version) + ", and cuBLASLt 12.x or 13.x is needed");
-  }
-  return state;
 }
 
-State* Get(NativeError* error) {
-  static std::once_flag once;
-  static State* state = nullptr;
-  std::call_once(once, [] { state = Load(); });
-  if (!state->error.ok()) {
-    *error = state->error;
-    return nullptr;
-  }
-  return state;
+std::string CheckVersion(const CublasLtApi& api, double* version) {
+  size_t v = api.cublasLtGetVersion();
+  *version = double(v);
+  if (v >= 120000 && v < 140000) return "";
+  return "it reports version " + std::to_string(v) + ", and cuBLASLt 12.x or 13.x is needed";
 }
+
+// Handles per device, created on first use and never destroyed (no CUDA at exit).
+struct Handles {
+  std::mutex mutex;
+  std::map<int, cublasLtHandle_t> byDevice;
+};
+Handles& DeviceHandles() {
+  static auto* handles = new Handles();
+  return *handles;
+}
+
+const LoadedLibrary<CublasLtApi>* Get(NativeError* error) { return GetNvidiaLibrary(kSpec, Resolve, CheckVersion, error); }
 
 NativeError Failed(const CublasLtApi& api, const char* call, cublasStatus_t status, const std::string& context) {
   const char* text = api.cublasLtGetStatusString(status);
@@ -89,33 +71,35 @@ class Gemm {
 void GemmDeleter::operator()(Gemm* gemm) const { delete gemm; }
 
 bool Info(LibraryInfo* out, NativeError* error) {
-  State* state = Get(error);
-  if (state == nullptr) return false;
-  *out = state->info;
+  const LoadedLibrary<CublasLtApi>* library = Get(error);
+  if (library == nullptr) return false;
+  out->libraryPath = library->path;
+  out->version = library->version;
   return true;
 }
 
 bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, size_t* workspaceBytes,
                  NativeError* error) {
-  State* state = Get(error);
-  if (state == nullptr) return false;
-  const CublasLtApi& api = state->api;
+  const LoadedLibrary<CublasLtApi>* library = Get(error);
+  if (library == nullptr) return false;
+  const CublasLtApi& api = library->api;
   std::string what = "for a " + std::to_string(shape.m) + "x" + std::to_string(shape.k) + " by " +
                      std::to_string(shape.k) + "x" + std::to_string(shape.n) + " fp32 GEMM";
   GemmPtr gemm(new Gemm());
   gemm->api = &api;
   gemm->shape = shape;
   {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    auto found = state->handles.find(device.ordinal);
-    if (found == state->handles.end()) {
+    Handles& handles = DeviceHandles();
+    std::lock_guard<std::mutex> lock(handles.mutex);
+    auto found = handles.byDevice.find(device.ordinal);
+    if (found == handles.byDevice.end()) {
       cublasLtHandle_t handle = nullptr;
       cublasStatus_t status = api.cublasLtCreate(&handle);
       if (status != kSuccess) {
         *error = Failed(api, "cublasLtCreate", status, "on device " + std::to_string(device.ordinal));
         return false;
       }
-      found = state->handles.emplace(device.ordinal, handle).first;
+      found = handles.byDevice.emplace(device.ordinal, handle).first;
     }
     gemm->handle = found->second;
   }

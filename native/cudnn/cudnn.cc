@@ -15,47 +15,30 @@ const NvidiaLibrarySpec kSpec{
     "Install cuDNN 9 (e.g. `apt install libcudnn9-cuda-13`, or the pip package nvidia-cudnn-cu13), and make sure "
     "the loader finds libcudnn.so.9. Load only one cuDNN per process."};
 
-struct State {
-  CudnnApi api;
-  LibraryInfo info;
-  NativeError error;
-  std::mutex mutex;  // a handle's stream is state: set it and run under this lock
-  std::map<int, cudnnHandle_t> handles;
-};
-
-State* Load() {
-  auto* state = new State();  // leaked on purpose
-  NvidiaLibrary lib = OpenNvidiaLibrary(kSpec, &state->error);
-  if (lib.handle == nullptr) return state;
-  state->info.libraryPath = lib.path;
-  std::vector<std::string> missing;
-#define TRTN_RESOLVE(name) ResolveSymbol(lib.handle, #name, &state->api.name, &missing);
+void Resolve(void* handle, CudnnApi* api, std::vector<std::string>* missing) {
+#define TRTN_RESOLVE(name) ResolveSymbol(handle, #name, &api->name, missing);
   TRTN_CUDNN_ENTRY_POINTS(TRTN_RESOLVE)
 #undef TRTN_RESOLVE
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& name : missing) list += (list.empty() ? "" : ", ") + name;
-    state->error = LibraryUnusable(kSpec, lib.path, "it lacks " + list);
-    return state;
-  }
-  size_t version = state->api.cudnnGetVersion();
-  state->info.version = double(version);
-  if (version < 90000 || version >= 100000) {
-    state->error = LibraryUnusable(kSpec, lib.path, "it reports version " + std::to_string(version) + ", and cuDNN 9 is needed");
-  }
-  return state;
 }
 
-State* Get(NativeError* error) {
-  static std::once_flag once;
-  static State* state = nullptr;
-  std::call_once(once, [] { state = Load(); });
-  if (!state->error.ok()) {
-    *error = state->error;
-    return nullptr;
-  }
-  return state;
+std::string CheckVersion(const CudnnApi& api, double* version) {
+  size_t v = api.cudnnGetVersion();
+  *version = double(v);
+  if (v >= 90000 && v < 100000) return "";
+  return "it reports version " + std::to_string(v) + ", and cuDNN 9 is needed";
 }
+
+// Handles per device, never destroyed. A handle's stream is state: set it and run under `mutex`.
+struct Handles {
+  std::mutex mutex;
+  std::map<int, cudnnHandle_t> byDevice;
+};
+Handles& DeviceHandles() {
+  static auto* handles = new Handles();
+  return *handles;
+}
+
+const LoadedLibrary<CudnnApi>* Get(NativeError* error) { return GetNvidiaLibrary(kSpec, Resolve, CheckVersion, error); }
 
 NativeError Failed(const CudnnApi& api, const char* call, cudnnStatus_t status, const std::string& context) {
   const char* text = api.cudnnGetErrorString(status);
@@ -68,53 +51,54 @@ NativeError Failed(const CudnnApi& api, const char* call, cudnnStatus_t status, 
 
 class Conv {
  public:
-  State* state = nullptr;
+  const CudnnApi* api = nullptr;
   cudnnHandle_t handle = nullptr;
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;
   ~Conv() {
-    const CudnnApi& api = state->api;
-    if (x != nullptr) api.cudnnDestroyTensorDescriptor(x);
-    if (y != nullptr) api.cudnnDestroyTensorDescriptor(y);
-    if (bias != nullptr) api.cudnnDestroyTensorDescriptor(bias);
-    if (w != nullptr) api.cudnnDestroyFilterDescriptor(w);
-    if (conv != nullptr) api.cudnnDestroyConvolutionDescriptor(conv);
+    if (x != nullptr) api->cudnnDestroyTensorDescriptor(x);
+    if (y != nullptr) api->cudnnDestroyTensorDescriptor(y);
+    if (bias != nullptr) api->cudnnDestroyTensorDescriptor(bias);
+    if (w != nullptr) api->cudnnDestroyFilterDescriptor(w);
+    if (conv != nullptr) api->cudnnDestroyConvolutionDescriptor(conv);
   }
 };
 
 void ConvDeleter::operator()(Conv* conv) const { delete conv; }
 
 bool Info(LibraryInfo* out, NativeError* error) {
-  State* state = Get(error);
-  if (state == nullptr) return false;
-  *out = state->info;
+  const LoadedLibrary<CudnnApi>* library = Get(error);
+  if (library == nullptr) return false;
+  out->libraryPath = library->path;
+  out->version = library->version;
   return true;
 }
 
 bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* out, size_t* workspaceBytes,
                  NativeError* error) {
-  State* state = Get(error);
-  if (state == nullptr) return false;
-  const CudnnApi& api = state->api;
+  const LoadedLibrary<CudnnApi>* library = Get(error);
+  if (library == nullptr) return false;
+  const CudnnApi& api = library->api;
   const std::string what = "for a convolution of [" + std::to_string(s.n) + "," + std::to_string(s.c) + "," +
                            std::to_string(s.h) + "," + std::to_string(s.w) + "] by [" + std::to_string(s.k) + "," +
                            std::to_string(s.c / (s.groups > 0 ? s.groups : 1)) + "," + std::to_string(s.r) + "," +
                            std::to_string(s.s) + "]";
   ConvPtr conv(new Conv());
-  conv->state = state;
+  conv->api = &api;
   {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    auto found = state->handles.find(device.ordinal);
-    if (found == state->handles.end()) {
+    Handles& handles = DeviceHandles();
+    std::lock_guard<std::mutex> lock(handles.mutex);
+    auto found = handles.byDevice.find(device.ordinal);
+    if (found == handles.byDevice.end()) {
       cudnnHandle_t handle = nullptr;
       cudnnStatus_t status = api.cudnnCreate(&handle);
       if (status != kSuccess) {
         *error = Failed(api, "cudnnCreate", status, "on device " + std::to_string(device.ordinal));
         return false;
       }
-      found = state->handles.emplace(device.ordinal, handle).first;
+      found = handles.byDevice.emplace(device.ordinal, handle).first;
     }
     conv->handle = found->second;
   }
@@ -165,10 +149,10 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
 bool EnqueueConv(const Conv& conv, cuda::CUstream stream, cuda::CUdeviceptr x, cuda::CUdeviceptr w,
                  cuda::CUdeviceptr bias, cuda::CUdeviceptr y, cuda::CUdeviceptr workspace, size_t workspaceBytes,
                  NativeError* error) {
-  const CudnnApi& api = conv.state->api;
+  const CudnnApi& api = *conv.api;
   auto ptr = [](cuda::CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
   const float zero = 0.0f, one = 1.0f;
-  std::lock_guard<std::mutex> lock(conv.state->mutex);
+  std::lock_guard<std::mutex> lock(DeviceHandles().mutex);
   cudnnStatus_t status = api.cudnnSetStream(conv.handle, stream);
   if (status != kSuccess) {
     *error = Failed(api, "cudnnSetStream", status, "");

@@ -1,7 +1,5 @@
 #include "nvrtc.h"
 
-#include <mutex>
-
 #include "../common/nvidia_library.h"
 #include "nvrtc_api.h"
 
@@ -14,46 +12,21 @@ const NvidiaLibrarySpec kSpec{
     "Install NVRTC from the CUDA toolkit (12.x or 13.x: e.g. `apt install cuda-nvrtc-13-0`, or the pip package "
     "nvidia-cuda-nvrtc), and make sure the loader finds it (LD_LIBRARY_PATH or ldconfig)."};
 
-struct State {
-  NvrtcApi api;
-  NvrtcInfo info;
-  NativeError error;
-};
-
-State* Load() {
-  auto* state = new State();  // leaked: library handles stay open for the process
-  NvidiaLibrary lib = OpenNvidiaLibrary(kSpec, &state->error);
-  if (lib.handle == nullptr) return state;
-  state->info.libraryPath = lib.path;
-  std::vector<std::string> missing;
-#define TRTN_RESOLVE(name) ResolveSymbol(lib.handle, #name, &state->api.name, &missing);
+void Resolve(void* handle, NvrtcApi* api, std::vector<std::string>* missing) {
+#define TRTN_RESOLVE(name) ResolveSymbol(handle, #name, &api->name, missing);
   TRTN_NVRTC_ENTRY_POINTS(TRTN_RESOLVE)
 #undef TRTN_RESOLVE
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& name : missing) list += (list.empty() ? "" : ", ") + name;
-    state->error = LibraryUnusable(kSpec, lib.path, "it lacks " + list);
-    return state;
-  }
-  state->api.nvrtcVersion(&state->info.major, &state->info.minor);
-  if (state->info.major < 12) {
-    state->error = LibraryUnusable(kSpec, lib.path,
-                                   "it is NVRTC " + std::to_string(state->info.major) + "." +
-                                       std::to_string(state->info.minor) + ", and 12.0 or newer is needed");
-  }
-  return state;
 }
 
-const State* Get(NativeError* error) {
-  static std::once_flag once;
-  static State* state = nullptr;
-  std::call_once(once, [] { state = Load(); });
-  if (!state->error.ok()) {
-    *error = state->error;
-    return nullptr;
-  }
-  return state;
+std::string CheckVersion(const NvrtcApi& api, double* version) {
+  int major = 0, minor = 0;
+  api.nvrtcVersion(&major, &minor);
+  *version = major * 1000 + minor * 10;
+  if (major >= 12) return "";
+  return "it is NVRTC " + std::to_string(major) + "." + std::to_string(minor) + ", and 12.0 or newer is needed";
 }
+
+const LoadedLibrary<NvrtcApi>* Get(NativeError* error) { return GetNvidiaLibrary(kSpec, Resolve, CheckVersion, error); }
 
 NativeError Failed(const NvrtcApi& api, const char* call, nvrtcResult result, const std::string& name) {
   const char* text = api.nvrtcGetErrorString(result);
@@ -65,17 +38,19 @@ NativeError Failed(const NvrtcApi& api, const char* call, nvrtcResult result, co
 }  // namespace
 
 bool Info(NvrtcInfo* out, NativeError* error) {
-  const State* state = Get(error);
-  if (state == nullptr) return false;
-  *out = state->info;
+  const LoadedLibrary<NvrtcApi>* library = Get(error);
+  if (library == nullptr) return false;
+  out->libraryPath = library->path;
+  out->major = int(library->version) / 1000;
+  out->minor = (int(library->version) % 1000) / 10;
   return true;
 }
 
 bool Compile(const std::string& source, const std::string& name, int arch, const std::vector<std::string>& options,
              std::vector<char>* cubin, std::string* log, NativeError* error) {
-  const State* state = Get(error);
-  if (state == nullptr) return false;
-  const NvrtcApi& api = state->api;
+  const LoadedLibrary<NvrtcApi>* library = Get(error);
+  if (library == nullptr) return false;
+  const NvrtcApi& api = library->api;
   nvrtcProgram program = nullptr;
   nvrtcResult result = api.nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
   if (result != kSuccess) {
