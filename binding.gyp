@@ -8,7 +8,14 @@
       "sources": [
         "native/addon.cc",
         "native/common/dynlib.cc",
+        "native/common/nvidia_library.cc",
+        "native/cublaslt/cublaslt.cc",
         "native/cuda/driver.cc",
+        "native/cuda/runtime.cc",
+        "native/cudnn/cudnn.cc",
+        "native/gpu/bindings.cc",
+        "native/gpu/plan.cc",
+        "native/nvrtc/nvrtc.cc",
         "native/trt/library.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

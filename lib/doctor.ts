@@ -3,6 +3,8 @@
  * its failure as data, so the report is complete even on a machine with nothing installed.
  */
 import { probeDevices, type DeviceProbe } from './devices';
+import { deviceMemoryInfo, type DeviceMemoryInfo } from './gpu/device';
+import { cudaLibraries, type CudaLibraryStatus } from './gpu/libraries';
 import { getAddon, type AddonSource } from './native';
 import { tensorrtStatus, type TensorRTStatus } from './tensorrt';
 import { VERSION } from './version';
@@ -15,6 +17,8 @@ export interface DoctorReport {
     | { loaded: false; code: string; reason: string };
   cuda: DeviceProbe;
   tensorrt: TensorRTStatus | { error: { code: string; message: string } };
+  /** NVRTC, cuBLASLt and cuDNN (found, version, or why not) and each device's free memory. */
+  gpu: { libraries: CudaLibraryStatus[]; memory: DeviceMemoryInfo[] };
   /** The backend compile() uses when none is named. */
   defaultBackend: 'tensorrt' | 'reference';
 }
@@ -48,8 +52,12 @@ export async function doctor(): Promise<DoctorReport> {
   } catch (error) {
     tensorrt = { error: asFailure(error) };
   }
+  const libraries = await cudaLibraries();
+  const memory = (await Promise.all(cuda.devices.map((d) => deviceMemoryInfo(d.ordinal).catch(() => null)))).filter(
+    (m): m is DeviceMemoryInfo => m !== null,
+  );
   const usable = 'available' in tensorrt && tensorrt.available && cuda.ok;
-  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, defaultBackend: usable ? 'tensorrt' : 'reference' };
+  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, defaultBackend: usable ? 'tensorrt' : 'reference' };
 }
 
 const GIB = 1024 ** 3;
@@ -94,6 +102,13 @@ export function formatDoctorReport(report: DoctorReport): string {
   } else if (c.error && !isAddonFailure(report, c.error.code)) {
     if (c.driver) lines.push(`GPUs          none [${c.error.code}]`);
     lines.push(indent(c.error.message, PAD));
+  }
+  for (const m of report.gpu?.memory ?? []) {
+    lines.push(`GPU ${m.device} memory  ${(m.freeBytes / GIB).toFixed(1)} GiB free of ${(m.totalBytes / GIB).toFixed(1)} GiB`);
+  }
+  for (const l of report.gpu?.libraries ?? []) {
+    const label = `${l.name}`.padEnd(14);
+    lines.push(l.found ? `${label}${l.version} (${l.path})` : `${label}not found [${l.error?.code}]`);
   }
   const t = report.tensorrt;
   if ('error' in t) {

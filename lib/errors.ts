@@ -24,7 +24,10 @@ export type ErrorCode =
   | 'E_SHARDING'
   | 'E_SHAPE_OUT_OF_RANGE'
   | 'E_DYNAMIC_UNSUPPORTED'
-  | 'E_INTERNAL';
+  | 'E_INTERNAL'
+  | 'E_OUT_OF_DEVICE_MEMORY'
+  | 'E_CUDA_LIBRARY_MISSING'
+  | 'E_NVRTC_COMPILE';
 
 /** Extra, machine-readable facts about an error (library paths tried, CUDA error names...). */
 export type ErrorDetails = Record<string, unknown>;
@@ -171,6 +174,34 @@ export class InternalError extends TensorRTNodeError {
   }
 }
 
+/**
+ * A device allocation did not fit (`E_OUT_OF_DEVICE_MEMORY`): `details.requestedBytes`,
+ * `details.freeBytes`, `details.totalBytes` and `details.device`. The device stays usable.
+ */
+export class OutOfDeviceMemoryError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_OUT_OF_DEVICE_MEMORY', message, options);
+  }
+}
+
+/**
+ * An NVIDIA library other than the driver (NVRTC, cuBLASLt, cuDNN) is absent or unusable
+ * (`E_CUDA_LIBRARY_MISSING`): `details.library`, `details.tried` (every file tried and why it
+ * failed) and `details.envVar` (the variable that names an explicit path).
+ */
+export class CudaLibraryMissingError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_CUDA_LIBRARY_MISSING', message, options);
+  }
+}
+
+/** NVRTC rejected a kernel's source (`E_NVRTC_COMPILE`); `details.log` is the compiler's log. */
+export class NvrtcCompileError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_NVRTC_COMPILE', message, options);
+  }
+}
+
 const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) => TensorRTNodeError> = {
   E_ADDON_LOAD: NativeAddonLoadError,
   E_CUDA_MISSING: CudaMissingError,
@@ -188,6 +219,9 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_SHAPE_OUT_OF_RANGE: ShapeOutOfRangeError,
   E_DYNAMIC_UNSUPPORTED: DynamicUnsupportedError,
   E_INTERNAL: InternalError,
+  E_OUT_OF_DEVICE_MEMORY: OutOfDeviceMemoryError,
+  E_CUDA_LIBRARY_MISSING: CudaLibraryMissingError,
+  E_NVRTC_COMPILE: NvrtcCompileError,
 };
 
 /** All codes, for documentation and exhaustiveness tests. */

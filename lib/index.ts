@@ -55,3 +55,6 @@ export { listConverters, registerConverter, unregisterConverter } from './conver
 export type { CheckArgs, ConverterImpl, ConverterOptions, ConverterListing } from './conversion/registry';
 export { Network, printNetwork } from './network';
 export type { Logger, LogLevel } from './logger';
+
+// GPU runtime (device memory, NVRTC kernels, plans, cuBLASLt and cuDNN steps).
+export * from './gpu';

@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "common/native_error.h"
+#include "common/promise_worker.h"
+#include "gpu/bindings.h"
 #include "cuda/driver.h"
 #include "trt/library.h"
 
@@ -28,6 +30,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("cudaDevices", &Addon::CudaDevices),
                              InstanceMethod("tensorrtLibrary", &Addon::TensorrtLibrary),
                          });
+    gpu::Register(env, exports);
   }
 
   // Builds the library's own JS error (lib/errors.ts) from a native error description.
@@ -75,35 +78,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::FunctionReference errorFactory_;
 };
 
-// A thread-pool job that settles a Promise: Run() on a worker thread, Result() or a typed
-// error on the JS thread.
-class PromiseWorker : public Napi::AsyncWorker {
- public:
-  PromiseWorker(Napi::Env env, const char* name)
-      : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
-
-  Napi::Promise Start() {
-    Napi::Promise promise = deferred_.Promise();
-    Queue();
-    return promise;
-  }
-
- protected:
-  virtual bool Run(NativeError* error) = 0;
-  virtual Napi::Value Result(Napi::Env env) = 0;
-
- private:
-  void Execute() override {
-    if (!Run(&error_)) SetError(error_.message);
-  }
-  void OnOK() override { deferred_.Resolve(Result(Env())); }
-  void OnError(const Napi::Error&) override {
-    deferred_.Reject(Env().GetInstanceData<Addon>()->MakeError(Env(), error_));
-  }
-
-  Napi::Promise::Deferred deferred_;
-  NativeError error_;
-};
+Napi::Value MakeJsError(Napi::Env env, const NativeError& error) {
+  return env.GetInstanceData<Addon>()->MakeError(env, error);
+}
 
 class CudaDevicesWorker : public PromiseWorker {
  public:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: unpacks Node and the bundle made by scripts/gpu-bundle.sh into
-# /tmp/trtn and runs the GPU checks there, writing their outputs under $OUT.
+# /tmp/trtn and runs the GPU checks, the declaration checks and the GPU benchmarks there,
+# writing their outputs under $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p /tmp/trtn "$out"
@@ -13,4 +14,22 @@ cd /tmp/trtn
   echo "== devices"; /tmp/node dist/cli/index.js devices; echo "exit=$?"
   echo "== doctor"; /tmp/node dist/cli/index.js doctor; echo "exit=$?"
   echo "== CUDA_VISIBLE_DEVICES= devices"; CUDA_VISIBLE_DEVICES= /tmp/node dist/cli/index.js devices; echo "exit=$?"
+  echo "== libraries"
+  ls -l /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda/lib64/libcublasLt.so* 2>&1
+  ldconfig -p | grep -E 'libnvrtc|libcublasLt|libcudnn.so' 2>&1
+  echo "== declarations against the real headers"
+  for f in native/cuda/check_declarations.cc native/cuda/check_runtime_declarations.cc native/nvrtc/check_declarations.cc \
+           native/cublaslt/check_declarations.cc native/cudnn/check_declarations.cc; do
+    g++ -std=c++17 -I/usr/local/cuda/include -I/usr/include/x86_64-linux-gnu -o /tmp/declcheck "$f" && /tmp/declcheck
+    echo "$f exit=$?"
+  done
+  echo "== GPU checks"
+  for c in test/gpu/*.check.js; do timeout 300 /tmp/node "$c"; echo "$c exit=$?"; done
 } 2>&1 | tee "$out/gpu-check.txt"
+{
+  echo "== C++ baseline"
+  g++ -O2 -std=c++17 -I/usr/local/cuda/include bench/gpu/copy_baseline.cc -o /tmp/copy_baseline \
+    -L/usr/local/cuda/lib64/stubs -lcuda && /tmp/copy_baseline > /tmp/baseline.json; cat /tmp/baseline.json
+  echo "== runtime benchmarks"
+  /tmp/node bench/gpu/runtime.bench.js "$(cat /tmp/baseline.json)"; echo "exit=$?"
+} 2>&1 | tee "$out/gpu-bench.txt"

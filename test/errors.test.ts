@@ -30,6 +30,9 @@ const EXPECTED: Record<ErrorCode, string> = {
   E_SHAPE_OUT_OF_RANGE: 'ShapeOutOfRangeError',
   E_DYNAMIC_UNSUPPORTED: 'DynamicUnsupportedError',
   E_INTERNAL: 'InternalError',
+  E_OUT_OF_DEVICE_MEMORY: 'OutOfDeviceMemoryError',
+  E_CUDA_LIBRARY_MISSING: 'CudaLibraryMissingError',
+  E_NVRTC_COMPILE: 'NvrtcCompileError',
 };
 
 describe('ERROR_CODES', () => {

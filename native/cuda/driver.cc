@@ -76,13 +76,15 @@ DriverState* Load() {
   return state;
 }
 
-std::string ErrorName(const DriverApi& api, CUresult result) {
+}  // namespace
+
+static std::string ErrorName(const DriverApi& api, CUresult result) {
   const char* name = nullptr;
   if (api.cuGetErrorName(result, &name) == kSuccess && name != nullptr) return name;
   return "CUDA error " + std::to_string(result);
 }
 
-std::string ErrorText(const DriverApi& api, CUresult result) {
+static std::string ErrorText(const DriverApi& api, CUresult result) {
   const char* text = nullptr;
   if (api.cuGetErrorString(result, &text) == kSuccess && text != nullptr) return text;
   return "unknown error";
@@ -95,7 +97,6 @@ NativeError CallFailed(const DriverApi& api, const std::string& call, CUresult r
   return NativeError{"E_CUDA", message, {{"call", call}, {"cudaError", name}}, {{"cudaErrorCode", double(result)}}, {}};
 }
 
-}  // namespace
 
 const DriverApi* LoadDriver(std::string* libraryPath, NativeError* error) {
   // Leaked on purpose: a static object's destructor would run at process exit, after other

@@ -15,6 +15,9 @@ namespace trtn::cuda {
 // The handle is deliberately never closed: unloading libcuda at exit races with other users.
 const DriverApi* LoadDriver(std::string* libraryPath, NativeError* error);
 
+// An E_CUDA error naming the driver call, its error name and text, and `context`.
+NativeError CallFailed(const DriverApi& api, const std::string& call, CUresult result, const std::string& context);
+
 struct DeviceRecord {
   int ordinal = 0;
   std::string name;

@@ -3,7 +3,8 @@
 // machine from a bundle, which carries this file with them).
 const path = require('node:path');
 
-const { devices } = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
+const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
+const { devices } = lib;
 
 /**
  * The devices() report; without a usable CUDA device, prints why as JSON and exits 3 (the
@@ -18,4 +19,53 @@ async function devicesOrSkip() {
   }
 }
 
-module.exports = { devicesOrSkip };
+/** Runs `fn(lib, report)` on a machine with a GPU; failures print the error and exit 1. */
+function gpuCheck(name, fn) {
+  devicesOrSkip()
+    .then((report) => fn(lib, report))
+    .then((summary) => {
+      console.log(JSON.stringify({ check: name, ok: true, ...summary }));
+    })
+    .catch((error) => {
+      console.log(JSON.stringify({ check: name, ok: false, code: error.code, message: error.message, stack: error.stack }));
+      process.exitCode = 1;
+    });
+}
+
+/** Throws with `message` unless `condition`. */
+function assert(condition, message) {
+  if (!condition) throw new Error(`assertion failed: ${message}`);
+}
+
+/** The error `promise` rejects with, or an assertion failure if it resolves. */
+async function rejection(promise, what) {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error(`assertion failed: ${what} should have failed`);
+}
+
+/** Deterministic pseudo-random floats in [-1, 1) (xorshift32), so failures reproduce. */
+function randomFloats(n, seed = 1) {
+  const out = new Float32Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    out[i] = s / 2147483648 - 1;
+  }
+  return out;
+}
+
+/** Deterministic pseudo-random bytes. */
+function randomBytes(n, seed = 7) {
+  const f = randomFloats(Math.ceil(n / 4), seed);
+  return new Uint8Array(f.buffer, 0, n).slice();
+}
+
+module.exports = { devicesOrSkip, gpuCheck, assert, rejection, randomFloats, randomBytes, lib };

@@ -10,7 +10,13 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '..', '..');
 // Compiled only by test/native/cuda-declarations.test.ts: it includes NVIDIA's cuda.h, which
 // the addon must never need (it builds without the CUDA toolkit).
-const TEST_ONLY_SOURCES = ['native/cuda/check_declarations.cc'];
+const TEST_ONLY_SOURCES = [
+  'native/cuda/check_declarations.cc',
+  'native/cuda/check_runtime_declarations.cc',
+  'native/nvrtc/check_declarations.cc',
+  'native/cublaslt/check_declarations.cc',
+  'native/cudnn/check_declarations.cc',
+];
 
 /** Drops `#` comments that are outside double-quoted strings (gyp files are Python literals). */
 function stripGypComments(text: string): string {
@@ -90,7 +96,7 @@ describe('native build files', () => {
     expect(unlisted).toEqual([]);
   });
 
-  test('the declaration check (which needs cuda.h) is in neither build', () => {
+  test('the declaration checks (which need NVIDIA headers) are in neither build', () => {
     for (const source of TEST_ONLY_SOURCES) {
       expect(fs.existsSync(path.join(ROOT, source))).toBe(true);
       expect(gypSources()).not.toContain(source);

@@ -1,0 +1,109 @@
+/**
+ * The GPU runtime's part of the native addon (native/gpu/bindings.cc): what each function takes
+ * and returns. Everything that waits on the GPU returns a Promise settled from a worker thread.
+ * @internal
+ */
+import { NativeAddonLoadError } from '../errors';
+import { getAddon } from '../native';
+
+/** One device allocation from the device's stream-ordered pool (native DeviceBuffer). */
+export interface NativeDeviceBuffer {
+  readonly byteLength: number;
+  readonly device: number;
+  readonly disposed: boolean;
+  dispose(): void;
+}
+
+/** A loaded cubin and its resolved kernels (native Module). */
+export interface NativeModule {
+  readonly kernels: string[];
+  dispose(): void;
+}
+
+/** A decoded, prepared plan (native Plan). */
+export interface NativePlan {
+  readonly steps: number;
+  readonly workspaceBytes: number;
+  readonly captured: boolean;
+  run(times?: number): Promise<void>;
+  capture(): Promise<void>;
+  replay(times?: number): Promise<void>;
+  dispose(): void;
+}
+
+export interface NativeDeviceInfo {
+  ordinal: number;
+  computeCapabilityMajor: number;
+  computeCapabilityMinor: number;
+  freeBytes: number;
+  totalBytes: number;
+}
+
+export interface NativeLibraryInfo {
+  libraryPath: string;
+  /** NVRTC: 1000 * major + 10 * minor; cuBLASLt: cublasLtGetVersion(); cuDNN: cudnnGetVersion(). */
+  version: number;
+}
+
+export interface NativeGpuStats {
+  liveBuffers: number;
+  liveBytes: number;
+  /** Buffers freed by their finalizer because dispose() never ran. */
+  finalizedBuffers: number;
+  pinnedBytes: number;
+}
+
+type HostRange = ArrayBuffer | ArrayBufferView;
+
+/** A decoded plan step as the native decoder sees it (gpuDescribePlan). */
+export interface DescribedStep {
+  kind: 'launch' | 'copy' | 'memset' | 'gemm' | 'conv';
+  ptrs: bigint[];
+  bytes: number;
+  value: number;
+  kernel?: string;
+  grid?: number[];
+  block?: number[];
+  sharedBytes?: number;
+  params?: Uint8Array;
+  mnk?: string;
+  conv?: number[];
+  hasBias?: boolean;
+}
+
+export interface GpuBinding {
+  gpuDevice(device: number): Promise<NativeDeviceInfo>;
+  gpuMemoryInfo(device: number): Promise<NativeDeviceInfo>;
+  gpuSynchronize(device: number): Promise<void>;
+  gpuSetPoolReleaseThreshold(device: number, bytes: number): Promise<void>;
+  gpuTrimPool(device: number, keepBytes: number): Promise<void>;
+  gpuAlloc(device: number, bytes: number): Promise<NativeDeviceBuffer>;
+  gpuAllocPinned(device: number, bytes: number): Promise<ArrayBuffer>;
+  gpuFreePinned(buffer: ArrayBuffer): boolean;
+  gpuCopyHtoD(dst: NativeDeviceBuffer, dstOffset: number, src: HostRange): Promise<void>;
+  gpuCopyDtoH(src: NativeDeviceBuffer, srcOffset: number, dst: HostRange): Promise<void>;
+  gpuCopyDtoD(dst: NativeDeviceBuffer, dstOffset: number, src: NativeDeviceBuffer, srcOffset: number, bytes: number): Promise<void>;
+  gpuStats(): NativeGpuStats;
+  gpuLoadModule(device: number, image: Uint8Array, kernels: string[]): Promise<NativeModule>;
+  gpuCreatePlan(device: number, encoded: Uint8Array, buffers: NativeDeviceBuffer[], modules: NativeModule[]): Promise<NativePlan>;
+  /** Decodes a plan against fake buffers (buffer i at (i + 1) << 40) without a GPU: for tests. */
+  gpuDescribePlan(encoded: Uint8Array, bufferSizes: number[], kernelCounts: number[]): DescribedStep[];
+  nvrtcInfo(): Promise<NativeLibraryInfo>;
+  nvrtcCompile(source: string, name: string, arch: number, options: string[]): Promise<{ cubin: Uint8Array; log: string }>;
+  cublasLtInfo(): Promise<NativeLibraryInfo>;
+  cudnnInfo(): Promise<NativeLibraryInfo>;
+}
+
+/** The addon's GPU functions; a binary built before they existed is refused as stale. */
+export function gpuBinding(): GpuBinding {
+  const loaded = getAddon();
+  const binding = loaded.binding as unknown as Partial<GpuBinding>;
+  if (typeof binding.gpuCreatePlan !== 'function') {
+    throw new NativeAddonLoadError(
+      `The tensorrt-node native addon at ${loaded.path} has no GPU runtime: the binary is stale. ` +
+        'Rebuild it with `npm run build:native`, or reinstall tensorrt-node.',
+      { details: { tried: [loaded.path] } },
+    );
+  }
+  return binding as GpuBinding;
+}

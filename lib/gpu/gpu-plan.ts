@@ -1,0 +1,73 @@
+/**
+ * A prepared GPU plan over device tensors and modules: `run()` enqueues every step and settles
+ * when the device is done; `capture()` records the steps once into a CUDA graph, which
+ * `replay()` launches with one call. Both wait on a worker thread, never on the JS thread.
+ */
+import { InvalidArgumentError } from '../errors';
+import { gpuBinding, type NativePlan } from './binding';
+import { deviceOrdinal, type DeviceLike } from './device';
+import type { DeviceTensor } from './device-tensor';
+import type { GpuModule } from './module';
+import { encodePlan, type PlanSpec } from './plan';
+
+export class GpuPlan {
+  /** @internal */
+  readonly native: NativePlan;
+  readonly device: number;
+
+  private constructor(native: NativePlan, device: number) {
+    this.native = native;
+    this.device = device;
+  }
+
+  /**
+   * Checks and prepares `spec` (library descriptors, algorithms, workspace). `buffers[i]` is the
+   * plan's buffer i and `modules[j]` its module j; they are kept alive while the plan lives.
+   */
+  static async create(spec: PlanSpec, buffers: readonly DeviceTensor[], modules: readonly GpuModule[] = [], device?: DeviceLike): Promise<GpuPlan> {
+    const ordinal = deviceOrdinal(device ?? buffers[0]?.device ?? modules[0]?.device ?? 0);
+    for (const [i, t] of buffers.entries()) {
+      if (t.device !== ordinal) throw new InvalidArgumentError(`plan buffer ${i} is on device ${t.device}, the plan on device ${ordinal}`);
+    }
+    const encoded = encodePlan(spec);
+    const native = await gpuBinding().gpuCreatePlan(
+      ordinal,
+      encoded,
+      buffers.map((t) => t.buffer),
+      modules.map((m) => m.native),
+    );
+    return new GpuPlan(native, ordinal);
+  }
+
+  get steps(): number {
+    return this.native.steps;
+  }
+
+  /** Device memory the plan's library steps share (allocated once, at creation). */
+  get workspaceBytes(): number {
+    return this.native.workspaceBytes;
+  }
+
+  get captured(): boolean {
+    return this.native.captured;
+  }
+
+  /** Runs the steps `times` times in a row (one native call) and waits for the device. */
+  run(times = 1): Promise<void> {
+    return this.native.run(times);
+  }
+
+  /** Runs once (warming up lazily loaded kernels), then captures the steps into a CUDA graph. */
+  capture(): Promise<void> {
+    return this.native.capture();
+  }
+
+  /** Launches the captured graph `times` times and waits. */
+  replay(times = 1): Promise<void> {
+    return this.native.replay(times);
+  }
+
+  dispose(): void {
+    this.native.dispose();
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * GPU plans as plain data, and their binary encoding for the addon. A plan is an ordered list
+ * of steps over numbered device buffers and loaded modules: kernel launches, device copies,
+ * memsets, cuBLASLt GEMMs and cuDNN convolutions. The native side decodes it once (checking
+ * every operand against its buffer's size) and runs it as one call, or as a CUDA graph.
+ *
+ * Binary layout (little-endian): u32 magic "TRNP", u32 version, u32 step count, then each step
+ * as a u32 kind and its fields. An operand is (u32 buffer, u64 byte offset). See native/gpu/plan.cc.
+ */
+import { InvalidArgumentError } from '../errors';
+
+export const PLAN_FORMAT_VERSION = 1;
+const MAGIC = 0x504e5254;
+const NO_BUFFER = 0xffffffff;
+
+/** A byte position in one of the plan's buffers. */
+export interface BufferSlice {
+  buffer: number;
+  /** Bytes from the start of the buffer (default 0). */
+  offset?: number;
+}
+
+export type ScalarType = 'f32' | 'f64' | 'i32' | 'u32' | 'i64' | 'u64';
+
+/** A kernel argument: a device pointer into a buffer, or a scalar passed by value. */
+export type KernelArg = { pointer: BufferSlice } | { scalar: ScalarType; value: number | bigint };
+
+export type Dim3 = readonly [number, number, number] | readonly [number, number] | readonly [number];
+
+export interface LaunchStep {
+  kind: 'launch';
+  /** Index into the plan's modules. */
+  module: number;
+  /** Index into that module's kernels. */
+  kernel: number;
+  grid: Dim3;
+  block: Dim3;
+  sharedBytes?: number;
+  args: KernelArg[];
+}
+
+/** A device-to-device copy of `bytes` between two slices. */
+export interface CopyStep {
+  kind: 'copy';
+  dst: BufferSlice;
+  src: BufferSlice;
+  bytes: number;
+}
+
+export interface MemsetStep {
+  kind: 'memset';
+  dst: BufferSlice;
+  bytes: number;
+  /** The byte value (0..255). */
+  value: number;
+}
+
+/** Row-major fp32 D[m×n] = A[m×k] · B[k×n] through cuBLASLt (fp32 compute, no TF32). */
+export interface GemmStep {
+  kind: 'gemm';
+  a: BufferSlice;
+  b: BufferSlice;
+  d: BufferSlice;
+  m: number;
+  n: number;
+  k: number;
+}
+
+/** fp32 NCHW 2-D convolution (cross-correlation, like PyTorch and ONNX) through cuDNN. */
+export interface ConvStep {
+  kind: 'conv';
+  x: BufferSlice;
+  w: BufferSlice;
+  bias?: BufferSlice | null;
+  y: BufferSlice;
+  /** Input [n, c, h, w]. */
+  input: readonly [number, number, number, number];
+  /** Weight [k, c / groups, r, s]. */
+  weight: readonly [number, number, number, number];
+  pads?: readonly [number, number];
+  strides?: readonly [number, number];
+  dilations?: readonly [number, number];
+  groups?: number;
+}
+
+export type PlanStep = LaunchStep | CopyStep | MemsetStep | GemmStep | ConvStep;
+
+export interface PlanSpec {
+  steps: PlanStep[];
+}
+
+/** Output spatial size of a convolution (floor mode), as PyTorch computes it. */
+export function convOutputSize(size: number, kernel: number, pad: number, stride: number, dilation: number): number {
+  return Math.floor((size + 2 * pad - dilation * (kernel - 1) - 1) / stride) + 1;
+}
+
+/** Output shape [n, k, outH, outW] of a {@link ConvStep}. */
+export function convOutputShape(step: Pick<ConvStep, 'input' | 'weight' | 'pads' | 'strides' | 'dilations'>): [number, number, number, number] {
+  const [n, , h, w] = step.input;
+  const [k, , r, s] = step.weight;
+  const [ph, pw] = step.pads ?? [0, 0];
+  const [sh, sw] = step.strides ?? [1, 1];
+  const [dh, dw] = step.dilations ?? [1, 1];
+  return [n, k, convOutputSize(h, r, ph, sh, dh), convOutputSize(w, s, pw, sw, dw)];
+}
+
+const SCALARS: Record<ScalarType, { bytes: 4 | 8; write: (view: DataView, at: number, value: number | bigint) => void }> = {
+  f32: { bytes: 4, write: (v, at, x) => v.setFloat32(at, Number(x), true) },
+  f64: { bytes: 8, write: (v, at, x) => v.setFloat64(at, Number(x), true) },
+  i32: { bytes: 4, write: (v, at, x) => v.setInt32(at, Number(x), true) },
+  u32: { bytes: 4, write: (v, at, x) => v.setUint32(at, Number(x), true) },
+  i64: { bytes: 8, write: (v, at, x) => v.setBigInt64(at, BigInt(x), true) },
+  u64: { bytes: 8, write: (v, at, x) => v.setBigUint64(at, BigInt(x), true) },
+};
+
+export interface PackedArgs {
+  /** The argument buffer with pointer slots left zero, laid out as the C ABI lays out parameters. */
+  bytes: Uint8Array;
+  /** Where each pointer goes: (byte offset in `bytes`, the slice it points to). */
+  pointers: { at: number; slice: BufferSlice }[];
+}
+
+/** Lays kernel arguments out with natural alignment (what cuLaunchKernel's packed form expects). */
+export function packKernelArgs(args: readonly KernelArg[], where = 'kernel'): PackedArgs {
+  const layout: { at: number; arg: KernelArg; bytes: number }[] = [];
+  let size = 0;
+  args.forEach((arg, i) => {
+    let bytes: number;
+    if ('pointer' in arg) bytes = 8;
+    else if (arg && 'scalar' in arg && Object.hasOwn(SCALARS, arg.scalar)) bytes = SCALARS[arg.scalar].bytes;
+    else throw new InvalidArgumentError(`${where}: argument ${i} must be {pointer} or {scalar: f32|f64|i32|u32|i64|u64, value}`);
+    size = Math.ceil(size / bytes) * bytes;
+    layout.push({ at: size, arg, bytes });
+    size += bytes;
+  });
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  const pointers: PackedArgs['pointers'] = [];
+  for (const { at, arg } of layout) {
+    if ('pointer' in arg) pointers.push({ at, slice: arg.pointer });
+    else SCALARS[arg.scalar].write(view, at, arg.value);
+  }
+  return { bytes: out, pointers };
+}
+
+/** A growable little-endian byte writer. */
+class Writer {
+  private buffer = new Uint8Array(256);
+  private view = new DataView(this.buffer.buffer);
+  length = 0;
+
+  private reserve(n: number): void {
+    if (this.length + n <= this.buffer.length) return;
+    const next = new Uint8Array(Math.max(this.buffer.length * 2, this.length + n));
+    next.set(this.buffer.subarray(0, this.length));
+    this.buffer = next;
+    this.view = new DataView(next.buffer);
+  }
+  u32(value: number): void {
+    this.reserve(4);
+    this.view.setUint32(this.length, value, true);
+    this.length += 4;
+  }
+  i32(value: number): void {
+    this.reserve(4);
+    this.view.setInt32(this.length, value, true);
+    this.length += 4;
+  }
+  u64(value: number): void {
+    this.reserve(8);
+    this.view.setBigUint64(this.length, BigInt(value), true);
+    this.length += 8;
+  }
+  bytes(data: Uint8Array): void {
+    this.reserve(data.length + 3);
+    this.buffer.set(data, this.length);
+    this.length += data.length;
+    this.length += (4 - (data.length % 4)) % 4; // padding stays zero
+  }
+  result(): Uint8Array {
+    return this.buffer.slice(0, this.length);
+  }
+}
+
+function checkCount(value: unknown, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`${what} must be an integer in [${min}, ${max}], got ${String(value)}`);
+  }
+  return value;
+}
+
+const U32_MAX = 0xffffffff;
+const I32_MAX = 0x7fffffff;
+
+function slice(w: Writer, s: BufferSlice | null | undefined, what: string, optional = false): void {
+  if (s === null || s === undefined) {
+    if (!optional) throw new InvalidArgumentError(`${what} is missing`);
+    w.u32(NO_BUFFER);
+    w.u64(0);
+    return;
+  }
+  w.u32(checkCount(s.buffer, `${what}.buffer`, 0, U32_MAX - 1));
+  w.u64(checkCount(s.offset ?? 0, `${what}.offset`));
+}
+
+function dim3(value: Dim3, what: string): [number, number, number] {
+  if (!Array.isArray(value) || value.length < 1 || value.length > 3) throw new InvalidArgumentError(`${what} must be 1 to 3 sizes`);
+  const out: [number, number, number] = [1, 1, 1];
+  value.forEach((v, i) => (out[i] = checkCount(v, `${what}[${i}]`, 1, U32_MAX)));
+  return out;
+}
+
+/** Encodes a plan for the addon. Shape errors here are `E_INVALID_ARGUMENT` naming the step. */
+export function encodePlan(plan: PlanSpec): Uint8Array {
+  if (!plan || !Array.isArray(plan.steps)) throw new InvalidArgumentError('a plan needs a steps array');
+  const w = new Writer();
+  w.u32(MAGIC);
+  w.u32(PLAN_FORMAT_VERSION);
+  w.u32(plan.steps.length);
+  plan.steps.forEach((step, i) => {
+    const at = `plan step ${i} (${step?.kind})`;
+    switch (step?.kind) {
+      case 'launch': {
+        const packed = packKernelArgs(step.args ?? [], at);
+        w.u32(1);
+        w.u32(checkCount(step.module, `${at}: module`, 0, U32_MAX));
+        w.u32(checkCount(step.kernel, `${at}: kernel`, 0, U32_MAX));
+        for (const v of dim3(step.grid, `${at}: grid`)) w.u32(v);
+        for (const v of dim3(step.block, `${at}: block`)) w.u32(v);
+        w.u32(checkCount(step.sharedBytes ?? 0, `${at}: sharedBytes`, 0, U32_MAX));
+        w.u32(packed.bytes.length);
+        w.u32(packed.pointers.length);
+        w.bytes(packed.bytes);
+        for (const p of packed.pointers) {
+          w.u32(p.at);
+          slice(w, p.slice, `${at}: pointer argument`);
+        }
+        break;
+      }
+      case 'copy':
+        w.u32(2);
+        slice(w, step.dst, `${at}: dst`);
+        slice(w, step.src, `${at}: src`);
+        w.u64(checkCount(step.bytes, `${at}: bytes`));
+        break;
+      case 'memset':
+        w.u32(3);
+        slice(w, step.dst, `${at}: dst`);
+        w.u64(checkCount(step.bytes, `${at}: bytes`));
+        w.u32(checkCount(step.value, `${at}: value`, 0, 255));
+        break;
+      case 'gemm':
+        w.u32(4);
+        slice(w, step.a, `${at}: a`);
+        slice(w, step.b, `${at}: b`);
+        slice(w, step.d, `${at}: d`);
+        w.u32(checkCount(step.m, `${at}: m`, 1, I32_MAX));
+        w.u32(checkCount(step.n, `${at}: n`, 1, I32_MAX));
+        w.u32(checkCount(step.k, `${at}: k`, 1, I32_MAX));
+        break;
+      case 'conv': {
+        const groups = checkCount(step.groups ?? 1, `${at}: groups`, 1, I32_MAX);
+        const input = (step.input ?? []).map((v, j) => checkCount(v, `${at}: input[${j}]`, 1, I32_MAX));
+        const weight = (step.weight ?? []).map((v, j) => checkCount(v, `${at}: weight[${j}]`, 1, I32_MAX));
+        if (input.length !== 4 || weight.length !== 4) throw new InvalidArgumentError(`${at}: input and weight must be 4-D (NCHW, KCRS)`);
+        if (input[1]! !== weight[1]! * groups) {
+          throw new InvalidArgumentError(`${at}: input has ${input[1]} channels, but weight [${weight.join(', ')}] with ${groups} group(s) takes ${weight[1]! * groups}`);
+        }
+        const out = convOutputShape(step);
+        if (out[2] < 1 || out[3] < 1) throw new InvalidArgumentError(`${at}: the output would be empty ([${out.join(', ')}])`);
+        w.u32(5);
+        slice(w, step.x, `${at}: x`);
+        slice(w, step.w, `${at}: w`);
+        slice(w, step.bias, `${at}: bias`, true);
+        slice(w, step.y, `${at}: y`);
+        const [ph, pw] = step.pads ?? [0, 0];
+        const [sh, sw] = step.strides ?? [1, 1];
+        const [dh, dw] = step.dilations ?? [1, 1];
+        for (const v of [...input, weight[0]!, weight[2]!, weight[3]!]) w.i32(v);
+        for (const v of [ph, pw]) w.i32(checkCount(v, `${at}: pads`, 0, I32_MAX));
+        for (const v of [sh, sw, dh, dw]) w.i32(checkCount(v, `${at}: strides/dilations`, 1, I32_MAX));
+        w.i32(groups);
+        w.i32(out[2]);
+        w.i32(out[3]);
+        break;
+      }
+      default:
+        throw new InvalidArgumentError(`${at}: unknown step kind (launch, copy, memset, gemm or conv)`);
+    }
+  });
+  return w.result();
+}

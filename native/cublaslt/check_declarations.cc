@@ -1,0 +1,57 @@
+// Compiled only by the test suite and on the GPU machine: proves cublaslt_api.h agrees with cublasLt.h.
+#include <cublasLt.h>
+
+#include <cstddef>
+
+#include "../common/signature_check.h"
+#include "cublaslt_api.h"
+
+namespace l = trtn::cublaslt;
+
+template <>
+struct trtn::check::Norm<l::MatmulAlgo> {
+  using type = cublasLtMatmulAlgo_t;
+};
+template <>
+struct trtn::check::Norm<l::MatmulHeuristicResult> {
+  using type = cublasLtMatmulHeuristicResult_t;
+};
+template <>
+struct trtn::check::Norm<l::MatmulDescOpaque> {
+  using type = cublasLtMatmulDescOpaque_t;
+};
+template <>
+struct trtn::check::Norm<l::MatrixLayoutOpaque> {
+  using type = cublasLtMatrixLayoutOpaque_t;
+};
+template <>
+struct trtn::check::Norm<l::MatmulPreferenceOpaque> {
+  using type = cublasLtMatmulPreferenceOpaque_t;
+};
+using trtn::check::kSameSignature;
+
+static_assert(std::is_same_v<l::cublasLtHandle_t, cublasLtHandle_t>, "cublasLtHandle_t");
+static_assert(kSameSignature<l::cublasLtMatmulDesc_t, cublasLtMatmulDesc_t>, "cublasLtMatmulDesc_t");
+static_assert(kSameSignature<l::cublasLtMatrixLayout_t, cublasLtMatrixLayout_t>, "cublasLtMatrixLayout_t");
+static_assert(kSameSignature<l::cublasLtMatmulPreference_t, cublasLtMatmulPreference_t>, "preference");
+static_assert(std::is_same_v<l::cudaStream_t, cudaStream_t>, "cudaStream_t");
+
+static_assert(sizeof(l::MatmulAlgo) == sizeof(cublasLtMatmulAlgo_t), "algo size");
+static_assert(sizeof(l::MatmulHeuristicResult) == sizeof(cublasLtMatmulHeuristicResult_t), "heuristic size");
+static_assert(offsetof(l::MatmulHeuristicResult, workspaceSize) == offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize),
+              "heuristic workspaceSize");
+static_assert(offsetof(l::MatmulHeuristicResult, state) == offsetof(cublasLtMatmulHeuristicResult_t, state), "state");
+static_assert(sizeof(cublasStatus_t) == sizeof(int) && sizeof(cublasComputeType_t) == sizeof(int) &&
+                  sizeof(cudaDataType_t) == sizeof(int),
+              "enums passed as int are int-sized");
+
+static_assert(l::kSuccess == CUBLAS_STATUS_SUCCESS, "CUBLAS_STATUS_SUCCESS");
+static_assert(l::kComputeType32F == CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F");
+static_assert(l::kDataTypeR32F == CUDA_R_32F, "CUDA_R_32F");
+static_assert(l::kPrefMaxWorkspaceBytes == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, "max workspace");
+
+#define TRTN_CHECK_ENTRY(name) static_assert(kSameSignature<l::PFN_##name, decltype(&::name)>, #name);
+TRTN_CUBLASLT_ENTRY_POINTS(TRTN_CHECK_ENTRY)
+#undef TRTN_CHECK_ENTRY
+
+int main() { return 0; }

@@ -1,0 +1,157 @@
+#include "cublaslt.h"
+
+#include <map>
+#include <mutex>
+
+#include "../common/nvidia_library.h"
+#include "cublaslt_api.h"
+
+namespace trtn::cublaslt {
+
+namespace {
+
+const NvidiaLibrarySpec kSpec{
+    "cublasLt", "TENSORRT_NODE_CUBLASLT_LIBRARY", {"libcublasLt.so.13", "libcublasLt.so.12"}, true,
+    "Install cuBLAS 12 or 13 (e.g. `apt install libcublas-13-0`, or the pip package nvidia-cublas), and make sure "
+    "the loader finds it (LD_LIBRARY_PATH or ldconfig)."};
+
+// Workspace offered to the heuristic: 32 MiB on Hopper (gpu-execution.md §7.1).
+constexpr uint64_t kMaxWorkspace = uint64_t(32) << 20;
+
+void Resolve(void* handle, CublasLtApi* api, std::vector<std::string>* missing) {
+#define TRTN_RESOLVE(name) ResolveSymbol(handle, #name, &api->name, missing);
+  TRTN_CUBLASLT_ENTRY_POINTS(TRTN_RESOLVE)
+#undef TRTN_RESOLVE
+}
+
+std::string CheckVersion(const CublasLtApi& api, double* version) {
+  size_t v = api.cublasLtGetVersion();
+  *version = double(v);
+  if (v >= 120000 && v < 140000) return "";
+  return "it reports version " + std::to_string(v) + ", and cuBLASLt 12.x or 13.x is needed";
+}
+
+// Handles per device, created on first use and never destroyed (no CUDA at exit).
+struct Handles {
+  std::mutex mutex;
+  std::map<int, cublasLtHandle_t> byDevice;
+};
+Handles& DeviceHandles() {
+  static auto* handles = new Handles();
+  return *handles;
+}
+
+const LoadedLibrary<CublasLtApi>* Get(NativeError* error) { return GetNvidiaLibrary(kSpec, Resolve, CheckVersion, error); }
+
+NativeError Failed(const CublasLtApi& api, const char* call, cublasStatus_t status, const std::string& context) {
+  const char* text = api.cublasLtGetStatusString(status);
+  std::string name = text != nullptr ? text : ("cuBLAS status " + std::to_string(status));
+  return NativeError{"E_CUDA", std::string(call) + " failed with " + name + " " + context,
+                     {{"call", call}, {"library", "cublasLt"}, {"status", name}}, {{"statusCode", double(status)}}, {}};
+}
+
+}  // namespace
+
+class Gemm {
+ public:
+  const CublasLtApi* api = nullptr;
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  MatmulAlgo algo{};
+  GemmShape shape;
+  ~Gemm() {
+    if (a != nullptr) api->cublasLtMatrixLayoutDestroy(a);
+    if (b != nullptr) api->cublasLtMatrixLayoutDestroy(b);
+    if (d != nullptr) api->cublasLtMatrixLayoutDestroy(d);
+    if (desc != nullptr) api->cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+void GemmDeleter::operator()(Gemm* gemm) const { delete gemm; }
+
+bool Info(LibraryInfo* out, NativeError* error) {
+  const LoadedLibrary<CublasLtApi>* library = Get(error);
+  if (library == nullptr) return false;
+  out->libraryPath = library->path;
+  out->version = library->version;
+  return true;
+}
+
+bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, size_t* workspaceBytes,
+                 NativeError* error) {
+  const LoadedLibrary<CublasLtApi>* library = Get(error);
+  if (library == nullptr) return false;
+  const CublasLtApi& api = library->api;
+  std::string what = "for a " + std::to_string(shape.m) + "x" + std::to_string(shape.k) + " by " +
+                     std::to_string(shape.k) + "x" + std::to_string(shape.n) + " fp32 GEMM";
+  GemmPtr gemm(new Gemm());
+  gemm->api = &api;
+  gemm->shape = shape;
+  {
+    Handles& handles = DeviceHandles();
+    std::lock_guard<std::mutex> lock(handles.mutex);
+    auto found = handles.byDevice.find(device.ordinal);
+    if (found == handles.byDevice.end()) {
+      cublasLtHandle_t handle = nullptr;
+      cublasStatus_t status = api.cublasLtCreate(&handle);
+      if (status != kSuccess) {
+        *error = Failed(api, "cublasLtCreate", status, "on device " + std::to_string(device.ordinal));
+        return false;
+      }
+      found = handles.byDevice.emplace(device.ordinal, handle).first;
+    }
+    gemm->handle = found->second;
+  }
+  cublasStatus_t status = api.cublasLtMatmulDescCreate(&gemm->desc, kComputeType32F, kDataTypeR32F);
+  if (status != kSuccess) {
+    *error = Failed(api, "cublasLtMatmulDescCreate", status, what);
+    return false;
+  }
+  // Row-major D = A·B is column-major Dᵀ = Bᵀ·Aᵀ: "A" is B (n×k, ld n), "B" is A (k×m, ld k),
+  // D is n×m (ld n), no transposes (gpu-execution.md §7.2).
+  const uint64_t m = shape.m, n = shape.n, k = shape.k;
+  if ((status = api.cublasLtMatrixLayoutCreate(&gemm->a, kDataTypeR32F, n, k, int64_t(n))) != kSuccess ||
+      (status = api.cublasLtMatrixLayoutCreate(&gemm->b, kDataTypeR32F, k, m, int64_t(k))) != kSuccess ||
+      (status = api.cublasLtMatrixLayoutCreate(&gemm->d, kDataTypeR32F, n, m, int64_t(n))) != kSuccess) {
+    *error = Failed(api, "cublasLtMatrixLayoutCreate", status, what);
+    return false;
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  if ((status = api.cublasLtMatmulPreferenceCreate(&pref)) != kSuccess) {
+    *error = Failed(api, "cublasLtMatmulPreferenceCreate", status, what);
+    return false;
+  }
+  uint64_t limit = kMaxWorkspace;
+  api.cublasLtMatmulPreferenceSetAttribute(pref, kPrefMaxWorkspaceBytes, &limit, sizeof(limit));
+  MatmulHeuristicResult result{};
+  int returned = 0;
+  status = api.cublasLtMatmulAlgoGetHeuristic(gemm->handle, gemm->desc, gemm->a, gemm->b, gemm->d, gemm->d, pref, 1,
+                                              &result, &returned);
+  api.cublasLtMatmulPreferenceDestroy(pref);
+  if (status != kSuccess || returned == 0) {
+    *error = Failed(api, "cublasLtMatmulAlgoGetHeuristic", status, what + " (no algorithm)");
+    return false;
+  }
+  gemm->algo = result.algo;
+  *workspaceBytes = result.workspaceSize;
+  *out = std::move(gemm);
+  return true;
+}
+
+bool EnqueueGemm(const Gemm& gemm, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,
+                 cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes, NativeError* error) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const CublasLtApi& api = *gemm.api;
+  auto ptr = [](cuda::CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
+  cublasStatus_t status =
+      api.cublasLtMatmul(gemm.handle, gemm.desc, &alpha, ptr(b), gemm.a, ptr(a), gemm.b, &beta, ptr(d), gemm.d, ptr(d),
+                         gemm.d, &gemm.algo, ptr(workspace), workspaceBytes, stream);
+  if (status != kSuccess) {
+    *error = Failed(api, "cublasLtMatmul", status, "");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace trtn::cublaslt

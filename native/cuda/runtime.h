@@ -1,0 +1,72 @@
+// The CUDA runtime of the addon on top of the driver API: one retained primary context and one
+// non-blocking stream per device, device memory from the device's stream-ordered pool, pinned
+// staging, and synchronous-to-the-caller copies. Every function here may block on the GPU, so
+// callers run it off the JS thread (AsyncWorker), except Free, which only enqueues.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../common/native_error.h"
+#include "runtime_api.h"
+
+namespace trtn::cuda {
+
+// Loads the runtime entry points from the driver library (once; E_CUDA_MISSING names absent ones).
+const RuntimeApi* LoadRuntime(NativeError* error);
+
+// A pinned host chunk with the event that says when the GPU is done with it.
+struct StagingChunk {
+  void* host = nullptr;
+  CUevent done = nullptr;
+};
+
+struct Device {
+  int ordinal = 0;
+  CUdevice handle = 0;
+  CUcontext context = nullptr;  // primary context, retained once and never released (see GetDevice)
+  CUstream stream = nullptr;    // copies, allocations and frees of DeviceTensors
+  CUmemoryPool pool = nullptr;
+  int ccMajor = 0;
+  int ccMinor = 0;
+  const RuntimeApi* api = nullptr;
+  std::mutex stagingMutex;
+  std::vector<StagingChunk> staging;  // free chunks of kStagingChunkBytes
+};
+
+constexpr size_t kStagingChunkBytes = size_t(16) << 20;
+
+// The device, set up on first use (primary context, stream, pool threshold). Devices are never
+// torn down: a static destructor touching CUDA at exit races the driver's own teardown.
+Device* GetDevice(int ordinal, NativeError* error);
+
+// Makes the device's primary context current on the calling thread (each worker thread starts
+// with none: gpu-execution.md §0.2).
+bool MakeCurrent(const Device& device, NativeError* error);
+
+bool Check(const Device& device, CUresult result, const char* call, NativeError* error, const std::string& context = "");
+
+bool MemoryInfo(Device& device, size_t* freeBytes, size_t* totalBytes, NativeError* error);
+bool SetReleaseThreshold(Device& device, uint64_t bytes, NativeError* error);
+bool TrimPool(Device& device, size_t keepBytes, NativeError* error);
+
+// Allocates from the pool on the device stream and waits for it, so that any stream may use the
+// memory afterwards. Out of memory (after trimming the pool once) is E_OUT_OF_DEVICE_MEMORY.
+bool Allocate(Device& device, size_t bytes, CUdeviceptr* out, NativeError* error);
+// Enqueues the free on the device stream; never waits.
+void Free(Device& device, CUdeviceptr ptr);
+
+bool AllocatePinned(Device& device, size_t bytes, void** out, NativeError* error);
+void FreePinned(Device& device, void* ptr);
+
+// Copies and waits. `pinned` says the host range is page-locked (copied directly); otherwise it
+// is staged through pinned chunks, double-buffered so memcpy and DMA overlap.
+bool CopyHtoD(Device& device, CUdeviceptr dst, const void* src, size_t bytes, bool pinned, NativeError* error);
+bool CopyDtoH(Device& device, void* dst, CUdeviceptr src, size_t bytes, bool pinned, NativeError* error);
+bool CopyDtoD(Device& device, CUdeviceptr dst, CUdeviceptr src, size_t bytes, NativeError* error);
+bool Synchronize(Device& device, NativeError* error);
+
+}  // namespace trtn::cuda

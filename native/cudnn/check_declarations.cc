@@ -1,0 +1,40 @@
+// Compiled only by the test suite and on the GPU machine: proves cudnn_api.h agrees with cudnn.h.
+#include <cudnn.h>
+
+#include <cstddef>
+
+#include "../common/signature_check.h"
+#include "cudnn_api.h"
+
+namespace d = trtn::cudnn;
+
+template <>
+struct trtn::check::Norm<d::ConvolutionFwdAlgoPerf> {
+  using type = cudnnConvolutionFwdAlgoPerf_t;
+};
+using trtn::check::kSameSignature;
+
+static_assert(std::is_same_v<d::cudnnHandle_t, cudnnHandle_t>, "cudnnHandle_t");
+static_assert(std::is_same_v<d::cudnnTensorDescriptor_t, cudnnTensorDescriptor_t>, "tensor descriptor");
+static_assert(std::is_same_v<d::cudnnFilterDescriptor_t, cudnnFilterDescriptor_t>, "filter descriptor");
+static_assert(std::is_same_v<d::cudnnConvolutionDescriptor_t, cudnnConvolutionDescriptor_t>, "conv descriptor");
+static_assert(std::is_same_v<d::cudaStream_t, cudaStream_t>, "cudaStream_t");
+
+static_assert(sizeof(d::ConvolutionFwdAlgoPerf) == sizeof(cudnnConvolutionFwdAlgoPerf_t), "perf size");
+static_assert(offsetof(d::ConvolutionFwdAlgoPerf, status) == offsetof(cudnnConvolutionFwdAlgoPerf_t, status), "status");
+static_assert(offsetof(d::ConvolutionFwdAlgoPerf, memory) == offsetof(cudnnConvolutionFwdAlgoPerf_t, memory), "memory");
+static_assert(offsetof(d::ConvolutionFwdAlgoPerf, mathType) == offsetof(cudnnConvolutionFwdAlgoPerf_t, mathType), "mathType");
+
+static_assert(d::kSuccess == CUDNN_STATUS_SUCCESS, "CUDNN_STATUS_SUCCESS");
+static_assert(d::kTensorNCHW == CUDNN_TENSOR_NCHW, "CUDNN_TENSOR_NCHW");
+static_assert(d::kDataFloat == CUDNN_DATA_FLOAT, "CUDNN_DATA_FLOAT");
+static_assert(d::kCrossCorrelation == CUDNN_CROSS_CORRELATION, "CUDNN_CROSS_CORRELATION");
+static_assert(d::kDefaultMath == CUDNN_DEFAULT_MATH, "CUDNN_DEFAULT_MATH");
+static_assert(d::kFmaMath == CUDNN_FMA_MATH, "CUDNN_FMA_MATH");
+static_assert(d::kConvFwdAlgoCount == CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "CUDNN_CONVOLUTION_FWD_ALGO_COUNT");
+
+#define TRTN_CHECK_ENTRY(name) static_assert(kSameSignature<d::PFN_##name, decltype(&::name)>, #name);
+TRTN_CUDNN_ENTRY_POINTS(TRTN_CHECK_ENTRY)
+#undef TRTN_CHECK_ENTRY
+
+int main() { return 0; }

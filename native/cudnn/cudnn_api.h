@@ -1,0 +1,104 @@
+// Our declarations of the cuDNN 9 entry points (cudnn.h is not included: the addon builds
+// without it). native/cudnn/check_declarations.cc proves them against the real headers.
+// These are the legacy convolution calls (present in 9.x, marked deprecated): see docs/gpu-runtime.md.
+#pragma once
+
+#include <cstddef>
+
+struct cudnnContext;
+struct cudnnTensorStruct;
+struct cudnnFilterStruct;
+struct cudnnConvolutionStruct;
+struct CUstream_st;
+
+namespace trtn::cudnn {
+
+using cudnnStatus_t = int;
+using cudnnHandle_t = ::cudnnContext*;
+using cudnnTensorDescriptor_t = ::cudnnTensorStruct*;
+using cudnnFilterDescriptor_t = ::cudnnFilterStruct*;
+using cudnnConvolutionDescriptor_t = ::cudnnConvolutionStruct*;
+using cudaStream_t = ::CUstream_st*;
+
+struct ConvolutionFwdAlgoPerf {
+  int algo;
+  cudnnStatus_t status;
+  float time;
+  size_t memory;
+  int determinism;
+  int mathType;
+  int reserved[3];
+};
+
+constexpr cudnnStatus_t kSuccess = 0;
+constexpr int kTensorNCHW = 0;         // CUDNN_TENSOR_NCHW
+constexpr int kDataFloat = 0;          // CUDNN_DATA_FLOAT
+constexpr int kCrossCorrelation = 1;   // CUDNN_CROSS_CORRELATION
+constexpr int kDefaultMath = 0;        // CUDNN_DEFAULT_MATH (permits TF32 on Ampere and newer)
+constexpr int kFmaMath = 3;            // CUDNN_FMA_MATH: plain fp32 FMA, no tensor cores
+constexpr int kConvFwdAlgoCount = 8;   // CUDNN_CONVOLUTION_FWD_ALGO_COUNT
+
+using PFN_cudnnGetVersion = size_t (*)();
+using PFN_cudnnGetErrorString = const char* (*)(cudnnStatus_t status);
+using PFN_cudnnCreate = cudnnStatus_t (*)(cudnnHandle_t* handle);
+using PFN_cudnnSetStream = cudnnStatus_t (*)(cudnnHandle_t handle, cudaStream_t stream);
+using PFN_cudnnCreateTensorDescriptor = cudnnStatus_t (*)(cudnnTensorDescriptor_t* desc);
+using PFN_cudnnSetTensor4dDescriptor = cudnnStatus_t (*)(cudnnTensorDescriptor_t desc, int format, int dataType, int n,
+                                                         int c, int h, int w);
+using PFN_cudnnDestroyTensorDescriptor = cudnnStatus_t (*)(cudnnTensorDescriptor_t desc);
+using PFN_cudnnCreateFilterDescriptor = cudnnStatus_t (*)(cudnnFilterDescriptor_t* desc);
+using PFN_cudnnSetFilter4dDescriptor = cudnnStatus_t (*)(cudnnFilterDescriptor_t desc, int dataType, int format, int k,
+                                                         int c, int h, int w);
+using PFN_cudnnDestroyFilterDescriptor = cudnnStatus_t (*)(cudnnFilterDescriptor_t desc);
+using PFN_cudnnCreateConvolutionDescriptor = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t* desc);
+using PFN_cudnnSetConvolution2dDescriptor = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc, int padH, int padW,
+                                                              int strideH, int strideW, int dilationH, int dilationW,
+                                                              int mode, int computeType);
+using PFN_cudnnSetConvolutionGroupCount = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc, int groups);
+using PFN_cudnnSetConvolutionMathType = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc, int mathType);
+using PFN_cudnnDestroyConvolutionDescriptor = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc);
+using PFN_cudnnGetConvolutionForwardAlgorithm_v7 = cudnnStatus_t (*)(
+    cudnnHandle_t handle, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+    cudnnTensorDescriptor_t y, int requested, int* returned, ConvolutionFwdAlgoPerf* results);
+using PFN_cudnnGetConvolutionForwardWorkspaceSize = cudnnStatus_t (*)(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                                                      cudnnFilterDescriptor_t w,
+                                                                      cudnnConvolutionDescriptor_t conv,
+                                                                      cudnnTensorDescriptor_t y, int algo,
+                                                                      size_t* bytes);
+using PFN_cudnnConvolutionForward = cudnnStatus_t (*)(cudnnHandle_t handle, const void* alpha,
+                                                      cudnnTensorDescriptor_t xDesc, const void* x,
+                                                      cudnnFilterDescriptor_t wDesc, const void* w,
+                                                      cudnnConvolutionDescriptor_t conv, int algo, void* workspace,
+                                                      size_t workspaceBytes, const void* beta,
+                                                      cudnnTensorDescriptor_t yDesc, void* y);
+using PFN_cudnnAddTensor = cudnnStatus_t (*)(cudnnHandle_t handle, const void* alpha, cudnnTensorDescriptor_t aDesc,
+                                             const void* a, const void* beta, cudnnTensorDescriptor_t cDesc, void* c);
+
+#define TRTN_CUDNN_ENTRY_POINTS(X)          \
+  X(cudnnGetVersion)                        \
+  X(cudnnGetErrorString)                    \
+  X(cudnnCreate)                            \
+  X(cudnnSetStream)                         \
+  X(cudnnCreateTensorDescriptor)            \
+  X(cudnnSetTensor4dDescriptor)             \
+  X(cudnnDestroyTensorDescriptor)           \
+  X(cudnnCreateFilterDescriptor)            \
+  X(cudnnSetFilter4dDescriptor)             \
+  X(cudnnDestroyFilterDescriptor)           \
+  X(cudnnCreateConvolutionDescriptor)       \
+  X(cudnnSetConvolution2dDescriptor)        \
+  X(cudnnSetConvolutionGroupCount)          \
+  X(cudnnSetConvolutionMathType)            \
+  X(cudnnDestroyConvolutionDescriptor)      \
+  X(cudnnGetConvolutionForwardAlgorithm_v7) \
+  X(cudnnGetConvolutionForwardWorkspaceSize) \
+  X(cudnnConvolutionForward)                \
+  X(cudnnAddTensor)
+
+struct CudnnApi {
+#define TRTN_MEMBER(name) PFN_##name name = nullptr;
+  TRTN_CUDNN_ENTRY_POINTS(TRTN_MEMBER)
+#undef TRTN_MEMBER
+};
+
+}  // namespace trtn::cudnn
