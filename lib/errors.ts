@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'E_SHARDING'
   | 'E_SHAPE_OUT_OF_RANGE'
   | 'E_DYNAMIC_UNSUPPORTED'
+  | 'E_RESOURCE_LIMIT'
   | 'E_INTERNAL';
 
 /** Extra, machine-readable facts about an error (library paths tried, CUDA error names...). */
@@ -164,6 +165,18 @@ export class DynamicUnsupportedError extends TensorRTNodeError {
   }
 }
 
+/**
+ * A run needs more memory than allowed (`E_RESOURCE_LIMIT`): a tensor larger than the
+ * `maxTensorBytes` limit, or an allocation the process could not make. The message and
+ * `details` name the input, node or layer and the sizes; `details.reload` is true when the
+ * program's worker was lost and the next run starts a new one.
+ */
+export class ResourceLimitError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_RESOURCE_LIMIT', message, options);
+  }
+}
+
 /** A bug in tensorrt-node itself: please report it (`E_INTERNAL`). */
 export class InternalError extends TensorRTNodeError {
   constructor(message: string, options?: ErrorOptions) {
@@ -187,6 +200,7 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_SHARDING: ShardingError,
   E_SHAPE_OUT_OF_RANGE: ShapeOutOfRangeError,
   E_DYNAMIC_UNSUPPORTED: DynamicUnsupportedError,
+  E_RESOURCE_LIMIT: ResourceLimitError,
   E_INTERNAL: InternalError,
 };
 
