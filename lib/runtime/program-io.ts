@@ -10,6 +10,7 @@ import { formatShape, type SymbolRange } from '../ir/symbolic';
 import { Tensor } from '../tensor';
 import { checkTensorBytes, type RunLimits } from './resource-limits';
 import type { ProgramIO } from './segments';
+import { isShared } from './worker-protocol';
 
 /** The declared inputs with their types, and the ranges of the symbols in their shapes. */
 export function shapedInputs(inputs: readonly ProgramIO[], symbols: ReadonlyMap<string, SymbolRange>): ShapedInputs {
@@ -18,7 +19,7 @@ export function shapedInputs(inputs: readonly ProgramIO[], symbols: ReadonlyMap<
 
 /** Whether `buffer` was detached (transferred away); Node.js 20 has no `ArrayBuffer.prototype.detached`. */
 function isDetached(buffer: ArrayBufferLike): boolean {
-  if (buffer.byteLength !== 0 || (typeof SharedArrayBuffer !== 'undefined' && buffer instanceof SharedArrayBuffer)) return false;
+  if (buffer.byteLength !== 0 || isShared(buffer)) return false;
   try {
     new Uint8Array(buffer);
     return false;

@@ -42,6 +42,9 @@ export interface WorkerReply {
   error?: WireError;
 }
 
+/** By tag, not instanceof: buffers from another realm (vm contexts such as jest's) count too. */
+export const isShared = (buffer: ArrayBufferLike): boolean => Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
+
 /**
  * Data that postMessage copies as it is: a view that covers its whole ArrayBuffer. A view of
  * part of a larger buffer is copied to a buffer of its own first, since structured clone
@@ -49,7 +52,7 @@ export interface WorkerReply {
  * of a SharedArrayBuffer, which would otherwise be shared with the worker, not copied.
  */
 export function ownData<A extends Tensor['data']>(data: A): A {
-  const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && !(typeof SharedArrayBuffer !== 'undefined' && data.buffer instanceof SharedArrayBuffer);
+  const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && !isShared(data.buffer);
   return whole ? data : (data.slice() as A);
 }
 
