@@ -91,7 +91,7 @@ function failAll<T>(channel: Channel<T>, error: Error): void {
 }
 
 /** A failure of the worker itself as a typed error: running out of memory is E_RESOURCE_LIMIT, anything else a bug. */
-function workerFailure(error: Error & { code?: unknown }, what: string): TensorRTNodeError {
+export function workerFailure(error: Error & { code?: unknown }, what: string): TensorRTNodeError {
   if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
     return new ResourceLimitError(`the ${what} ran out of memory and was stopped (${error.message}); the run failed, the program stays usable and its next run starts a new worker`, {
       cause: error,
