@@ -163,7 +163,7 @@ export class Tensor {
    * of range, such as 2^64 for int64) is an `E_INVALID_ARGUMENT` error naming its index,
    * never a wrapped value.
    */
-  static from(dtype: DType, shape: Shape, values: ArrayLike<number> | ArrayLike<bigint>): Tensor {
+  static from(dtype: DType, shape: Shape, values: ArrayLike<number | bigint>): Tensor {
     checkDType(dtype);
     checkShape(shape);
     if (values === null || typeof values !== 'object' || !Number.isSafeInteger(values.length)) {
@@ -191,7 +191,7 @@ export class Tensor {
 
   /** A scalar (shape []); values convert as in {@link Tensor.from}. */
   static scalar(dtype: DType, value: number | bigint): Tensor {
-    return Tensor.from(dtype, [], [value] as ArrayLike<number>);
+    return Tensor.from(dtype, [], [value]);
   }
 
   /**
