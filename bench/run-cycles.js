@@ -4,7 +4,7 @@
 // `warmup` cycles RSS must stay within 10% of its value then; prints each sample and a JSON
 // summary, and exits 1 when it grows more.
 //
-//   nice node --expose-gc bench/run-cycles.js [N=10000] [warmup=1000] [every=250] [lanes=1]
+//   nice node --expose-gc bench/run-cycles.js [N=10000] [warmup=1000] [every=200] [lanes=1]
 //
 // `lanes` > 1 runs that many cycles at a time (each its own program), for shorter wall time.
 //
@@ -17,7 +17,7 @@ const { compile, Tensor } = require(path.join(root, 'dist', 'index.js'));
 
 const n = Number(process.argv[2] ?? 10_000);
 const warmup = Number(process.argv[3] ?? 1000);
-const every = Number(process.argv[4] ?? 250);
+const every = Number(process.argv[4] ?? 200);
 const lanes = Number(process.argv[5] ?? 1);
 if (every % lanes !== 0) throw new Error('every must be a multiple of lanes');
 if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');

@@ -59,7 +59,8 @@ export async function runCommand(
   options: ModelOptions & { input?: string[]; outputDir?: string },
   print: (s: string) => void,
 ): Promise<void> {
-  const inputs: Record<string, Tensor> = {};
+  // Null prototype: an input named "__proto__" is an ordinary key.
+  const inputs: Record<string, Tensor> = Object.create(null);
   for (const spec of options.input ?? []) {
     const eq = spec.indexOf('=');
     if (eq <= 0) throw new InvalidArgumentError(`--input ${JSON.stringify(spec)} is not name=file.npy`);
