@@ -100,12 +100,10 @@ export class ProgramRun {
     this.env.set(name, t);
   }
 
-  /**
-   * The value `name` at `dtype` (see floatWidthAs); a widened copy is held to the run limits.
-   */
+  /** The value `name` at `dtype` (see floatWidthAs); a float64 copy of a float32 value is held to the run limits. */
   takeAs(name: string, dtype: DType): Tensor {
     const t = this.take(name);
-    if (t.dtype !== dtype) checkTensorBytes(this.limits, dtype, t.shape, `${this.where}: value "${name}" as ${dtype}`, { value: name });
+    if (t.dtype === 'float32' && dtype === 'float64') checkTensorBytes(this.limits, dtype, t.shape, `${this.where}: value "${name}" as float64`, { value: name });
     return floatWidthAs(t, dtype);
   }
 
