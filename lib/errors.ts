@@ -168,8 +168,9 @@ export class DynamicUnsupportedError extends TensorRTNodeError {
 /**
  * A run needs more memory than allowed (`E_RESOURCE_LIMIT`): a tensor larger than the
  * `maxTensorBytes` limit, or an allocation the process could not make. The message and
- * `details` name the input, node or layer and the sizes; `details.reload` is true when the
- * program's worker was lost and the next run starts a new one.
+ * `details` name the input, node or layer and the sizes. The program stays usable;
+ * `details.workerRestarts` is true when its worker ran out of heap and the next run starts
+ * a new one.
  */
 export class ResourceLimitError extends TensorRTNodeError {
   constructor(message: string, options?: ErrorOptions) {

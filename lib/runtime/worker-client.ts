@@ -70,7 +70,7 @@ interface Channel<T> {
   readonly pending: Map<number, Pending<T>>;
   /** The client while a run is in flight (an awaited run keeps its program alive), else null. */
   holder: object | null;
-  /** The worker has exited; the next run starts another. */
+  /** The worker has exited or is stopping after an error; the next run starts another. */
   exited: boolean;
 }
 
@@ -127,7 +127,11 @@ function openChannel<T>(file: string, what: string, workerData: unknown, decode:
     const e = asResourceLimitError(error);
     oldest[1].reject(e instanceof TensorRTNodeError ? e : createError('E_INTERNAL', `the answer of the ${what} cannot be received: ${error.message}`));
   });
-  worker.on('error', (error) => failAll(channel, workerFailure(error, what)));
+  // An 'error' event means the worker is stopping: later runs go to a new one.
+  worker.on('error', (error) => {
+    channel.exited = true;
+    failAll(channel, workerFailure(error, what));
+  });
   worker.on('exit', (code) => {
     channel.exited = true;
     failAll(channel, createError('E_INTERNAL', `the ${what} exited (code ${code}) during a run`));
