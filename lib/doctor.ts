@@ -103,12 +103,14 @@ export function formatDoctorReport(report: DoctorReport): string {
     if (c.driver) lines.push(`GPUs          none [${c.error.code}]`);
     lines.push(indent(c.error.message, PAD));
   }
-  for (const m of report.gpu?.memory ?? []) {
+  for (const m of report.gpu.memory) {
     lines.push(`GPU ${m.device} memory  ${(m.freeBytes / GIB).toFixed(1)} GiB free of ${(m.totalBytes / GIB).toFixed(1)} GiB`);
   }
-  for (const l of report.gpu?.libraries ?? []) {
+  for (const l of report.gpu.libraries) {
     const label = `${l.name}`.padEnd(14);
-    lines.push(l.found ? `${label}${l.version} (${l.path})` : `${label}not found [${l.error?.code}]`);
+    if (l.found) lines.push(`${label}${l.version} (${l.path})`);
+    else if (isAddonFailure(report, l.error?.code)) lines.push(`${label}${NEEDS_ADDON}`);
+    else lines.push(`${label}not found [${l.error?.code}]`);
   }
   const t = report.tensorrt;
   if ('error' in t) {

@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'E_SHARDING'
   | 'E_SHAPE_OUT_OF_RANGE'
   | 'E_DYNAMIC_UNSUPPORTED'
+  | 'E_RESOURCE_LIMIT'
   | 'E_INTERNAL'
   | 'E_OUT_OF_DEVICE_MEMORY'
   | 'E_CUDA_LIBRARY_MISSING'
@@ -167,6 +168,19 @@ export class DynamicUnsupportedError extends TensorRTNodeError {
   }
 }
 
+/**
+ * A run needs more memory than allowed (`E_RESOURCE_LIMIT`): a tensor larger than the
+ * `maxTensorBytes` limit, or an allocation the process could not make. The message and
+ * `details` name the input, node or layer and the sizes. The program stays usable;
+ * `details.workerRestarts` is true when its worker ran out of heap and the next run starts
+ * a new one.
+ */
+export class ResourceLimitError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_RESOURCE_LIMIT', message, options);
+  }
+}
+
 /** A bug in tensorrt-node itself: please report it (`E_INTERNAL`). */
 export class InternalError extends TensorRTNodeError {
   constructor(message: string, options?: ErrorOptions) {
@@ -218,6 +232,7 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_SHARDING: ShardingError,
   E_SHAPE_OUT_OF_RANGE: ShapeOutOfRangeError,
   E_DYNAMIC_UNSUPPORTED: DynamicUnsupportedError,
+  E_RESOURCE_LIMIT: ResourceLimitError,
   E_INTERNAL: InternalError,
   E_OUT_OF_DEVICE_MEMORY: OutOfDeviceMemoryError,
   E_CUDA_LIBRARY_MISSING: CudaLibraryMissingError,

@@ -8,7 +8,7 @@
  */
 import { inspect } from 'node:util';
 
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError, ResourceLimitError } from './errors';
 import { dtypeInfo, isDType, type DType, type TypedArray } from './ir/dtype';
 import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from './ir/half';
 
@@ -22,11 +22,96 @@ export function shapeSize(shape: Shape): number {
 }
 
 function checkShape(shape: Shape): void {
+  if (!Array.isArray(shape)) throw new InvalidArgumentError(`a tensor shape must be a list of dims, got ${describeValue(shape)}`);
   for (const d of shape) {
-    if (!Number.isInteger(d) || d < 0) {
-      throw new InvalidArgumentError(`tensor shape [${shape.join(', ')}] has a dimension that is not a non-negative integer`);
+    if (!Number.isSafeInteger(d) || d < 0) {
+      throw new InvalidArgumentError(`tensor shape [${shape.join(', ')}] has a dimension that is not a non-negative safe integer`);
     }
   }
+  if (!Number.isSafeInteger(shapeSize(shape))) throw new InvalidArgumentError(`tensor shape [${shape.join(', ')}] has more elements than a tensor can hold`);
+}
+
+const typedArrayTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype) as object, Symbol.toStringTag)!.get!;
+
+/**
+ * The kind of typed array `x` is (`Float32Array`...), or undefined for anything else. Read
+ * from the array's internal slot, not instanceof or its own tag: typed arrays from another
+ * realm (worker messages, vm contexts such as jest's) count, objects posing as one do not.
+ */
+export function typedArrayName(x: unknown): string | undefined {
+  return ArrayBuffer.isView(x) ? (typedArrayTag.call(x) as string | undefined) : undefined;
+}
+
+function checkDType(dtype: DType): void {
+  if (!isDType(dtype)) throw new InvalidArgumentError(`unknown dtype ${describeValue(dtype)}`);
+}
+
+/** `x` for an error message: short, and never throwing (symbols, objects without toString). */
+function describeValue(x: unknown): string {
+  if (typeof x === 'bigint') return `${x}n`;
+  if (typeof x === 'number' || typeof x === 'boolean' || x === null || x === undefined) return String(x);
+  if (typeof x === 'string') return JSON.stringify(x.length > 40 ? `${x.slice(0, 40)}…` : x);
+  if (typeof x === 'object') return Array.isArray(x) ? 'an array' : `an object (${Object.prototype.toString.call(x).slice(8, -1)})`;
+  return typeof x;
+}
+
+/** Typed-array storage of `length` slots; a size this process cannot allocate is a typed error, not a RangeError. */
+function allocate(dtype: DType, shape: Shape, length: number): TypedArray {
+  const info = dtypeInfo(dtype);
+  try {
+    return new info.storage(length);
+  } catch (cause) {
+    if (!(cause instanceof RangeError)) throw cause;
+    const bytes = length * (info.itemBytes / info.lanes);
+    throw new ResourceLimitError(`a ${dtype} tensor of shape [${shape.join(', ')}] needs ${bytes} bytes, which cannot be allocated: ${cause.message}`, {
+      cause,
+      details: { dtype, shape: [...shape], bytes },
+    });
+  }
+}
+
+/** The inclusive range of an integer dtype's values (int64 as bigints). */
+const INTEGER_RANGES: Partial<Record<DType, readonly [number, number]>> = {
+  int8: [-128, 127],
+  uint8: [0, 255],
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+};
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * `v` as an int64 (numbers truncated toward zero).
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: not a number or bigint, not finite, or outside int64.
+ */
+function toInt64(v: unknown, where: string): bigint {
+  let b: bigint;
+  if (typeof v === 'bigint') b = v;
+  else if (typeof v === 'number' && Number.isFinite(v)) b = BigInt(Math.trunc(v));
+  else if (typeof v === 'boolean') b = v ? 1n : 0n;
+  else throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not an int64 value (a finite number or a bigint)`);
+  if (b < INT64_MIN || b > INT64_MAX) throw new InvalidArgumentError(`${where} is ${describeValue(v)}, outside the int64 range [-2^63, 2^63-1]`);
+  return b;
+}
+
+/**
+ * `v` as a number for an int8/uint8/int32 tensor (truncated toward zero).
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: not finite, or outside the dtype's range.
+ */
+function toSmallInteger(dtype: DType, [min, max]: readonly [number, number], v: unknown, where: string): number {
+  const n = typeof v === 'bigint' || typeof v === 'boolean' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n)) throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not a finite ${dtype} value`);
+  const t = Math.trunc(n);
+  if (t < min || t > max) throw new InvalidArgumentError(`${where} is ${describeValue(v)}, outside the ${dtype} range [${min}, ${max}]`);
+  return t;
+}
+
+/** `v` as a number (a float or bool tensor's element). */
+function toNumber(v: unknown, where: string): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint' || typeof v === 'boolean') return Number(v);
+  throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not a number`);
 }
 
 export class Tensor {
@@ -39,20 +124,16 @@ export class Tensor {
    * shape; a mismatch is an `E_INVALID_ARGUMENT` error. Without `data`, zeros.
    */
   constructor(dtype: DType, shape: Shape, data?: TypedArray) {
-    if (!isDType(dtype)) throw new InvalidArgumentError(`unknown dtype ${JSON.stringify(dtype)}`);
+    checkDType(dtype);
     checkShape(shape);
     const info = dtypeInfo(dtype);
     const length = shapeSize(shape) * info.lanes;
     if (data === undefined) {
-      data = new info.storage(length);
+      data = allocate(dtype, shape, length);
     } else {
-      // Compared by tag, not instanceof: typed arrays from another realm (worker messages,
-      // vm contexts such as jest's) are valid data too.
-      if (Object.prototype.toString.call(data) !== `[object ${info.storage.name}]`) {
+      if (typedArrayName(data) !== info.storage.name) {
         throw new InvalidArgumentError(
-          `a ${dtype} tensor needs its data in a ${info.storage.name}${info.lanes === 2 ? ' (interleaved real, imaginary)' : ''}, got ${
-            (data as object).constructor?.name ?? typeof data
-          }`,
+          `a ${dtype} tensor needs its data in a ${info.storage.name}${info.lanes === 2 ? ' (interleaved real, imaginary)' : ''}, got ${typedArrayName(data) ?? describeValue(data)}`,
         );
       }
       if (data.length !== length) {
@@ -76,31 +157,41 @@ export class Tensor {
   }
 
   /**
-   * Builds a tensor from plain numbers (or bigints for int64), converting to the dtype's
-   * storage: float16/bfloat16 are rounded to nearest even; complex takes interleaved pairs.
+   * Builds a tensor from plain numbers (or bigints), converting to the dtype's storage:
+   * float16/bfloat16 are rounded to nearest even; complex takes interleaved pairs; integer
+   * dtypes truncate toward zero. A value an integer dtype cannot hold (NaN, ±Infinity, out
+   * of range, such as 2^64 for int64) is an `E_INVALID_ARGUMENT` error naming its index,
+   * never a wrapped value.
    */
-  static from(dtype: DType, shape: Shape, values: ArrayLike<number> | ArrayLike<bigint>): Tensor {
+  static from(dtype: DType, shape: Shape, values: ArrayLike<number | bigint>): Tensor {
+    checkDType(dtype);
     checkShape(shape);
+    if (values === null || typeof values !== 'object' || !Number.isSafeInteger(values.length)) {
+      throw new InvalidArgumentError(`Tensor.from(${dtype}) takes a list of values, got ${describeValue(values)}`);
+    }
     const info = dtypeInfo(dtype);
     const length = shapeSize(shape) * info.lanes;
     if (values.length !== length) {
       throw new InvalidArgumentError(`a ${dtype} tensor of shape [${shape.join(', ')}] needs ${length} values, got ${values.length}`);
     }
-    const data = new info.storage(length);
+    const data = allocate(dtype, shape, length);
+    const range = INTEGER_RANGES[dtype];
     for (let i = 0; i < length; i++) {
-      const v = values[i]!;
-      if (dtype === 'int64') (data as BigInt64Array)[i] = typeof v === 'bigint' ? v : BigInt(Math.trunc(v));
-      else if (dtype === 'float16') data[i] = toFloat16Bits(Number(v));
-      else if (dtype === 'bfloat16') data[i] = toBFloat16Bits(Number(v));
+      const v: unknown = values[i];
+      const where = `Tensor.from(${dtype}) value ${i}`;
+      if (dtype === 'int64') (data as BigInt64Array)[i] = toInt64(v, where);
+      else if (range !== undefined) data[i] = toSmallInteger(dtype, range, v, where);
+      else if (dtype === 'float16') data[i] = toFloat16Bits(toNumber(v, where));
+      else if (dtype === 'bfloat16') data[i] = toBFloat16Bits(toNumber(v, where));
       else if (dtype === 'bool') data[i] = v ? 1 : 0;
-      else (data as Float64Array)[i] = Number(v);
+      else (data as Float64Array)[i] = toNumber(v, where);
     }
     return new Tensor(dtype, shape, data);
   }
 
-  /** A scalar (shape []). */
+  /** A scalar (shape []); values convert as in {@link Tensor.from}. */
   static scalar(dtype: DType, value: number | bigint): Tensor {
-    return Tensor.from(dtype, [], dtype === 'int64' ? [BigInt(value)] : [Number(value)]);
+    return Tensor.from(dtype, [], [value]);
   }
 
   /**

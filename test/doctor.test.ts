@@ -20,6 +20,7 @@ describe('formatDoctorReport', () => {
       addon: { loaded: false, code: 'E_ADDON_LOAD', reason: ADDON_REASON },
       cuda: { ok: false, driver: null, devices: [], error: failure },
       tensorrt: { error: failure },
+      gpu: { libraries: [{ name: 'nvrtc', found: false, path: null, version: null, error: failure }], memory: [] },
       defaultBackend: 'reference',
     };
     const text = formatDoctorReport(report);
@@ -28,6 +29,7 @@ describe('formatDoctorReport', () => {
     expect(text).toContain('CUDA driver   not checked (it needs the native addon, which did not load)');
     expect(text).toContain('TensorRT      not checked (it needs the native addon, which did not load)');
     expect(text).toContain('TRT backend   not implemented yet');
+    expect(text).toContain('nvrtc         not checked (it needs the native addon, which did not load)');
     expect(text).toContain('Default       reference backend (CPU)');
   });
 
@@ -40,6 +42,7 @@ describe('formatDoctorReport', () => {
       addon: { loaded: true, path: '/pkg/build/Release/tensorrt_node.node', source: 'build/Release', napiVersion: 9 },
       cuda: { ok: false, driver: null, devices: [], error: { code: 'E_CUDA_MISSING', message: cudaMessage } },
       tensorrt: { library: { found: false, code: 'E_TENSORRT_MISSING', reason: trtReason }, backendBuilt: false, available: false },
+      gpu: { libraries: [], memory: [] },
       defaultBackend: 'reference',
     };
     const text = formatDoctorReport(report);
@@ -59,6 +62,7 @@ describe('formatDoctorReport', () => {
       addon: { loaded: true, path: '/pkg/x.node', source: 'prebuilds', napiVersion: 9 },
       cuda: { ok: false, driver: null, devices: [], error: { code: 'E_ADDON_LOAD', message: 'worker could not load it' } },
       tensorrt: { error: { code: 'E_INTERNAL', message: 'boom' } },
+      gpu: { libraries: [], memory: [] },
       defaultBackend: 'reference',
     };
     const text = formatDoctorReport(report);

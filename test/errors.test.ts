@@ -29,6 +29,7 @@ const EXPECTED: Record<ErrorCode, string> = {
   E_SHARDING: 'ShardingError',
   E_SHAPE_OUT_OF_RANGE: 'ShapeOutOfRangeError',
   E_DYNAMIC_UNSUPPORTED: 'DynamicUnsupportedError',
+  E_RESOURCE_LIMIT: 'ResourceLimitError',
   E_INTERNAL: 'InternalError',
   E_OUT_OF_DEVICE_MEMORY: 'OutOfDeviceMemoryError',
   E_CUDA_LIBRARY_MISSING: 'CudaLibraryMissingError',

@@ -9,6 +9,7 @@
  * on a worker thread, without the Network they came from.
  */
 import type { Network } from '../network';
+import type { RunLimits } from '../runtime/resource-limits';
 import type { Tensor } from '../tensor';
 
 /**
@@ -28,8 +29,10 @@ export interface Runner {
    * every output by name. Synchronous: the runtime calls it on a worker thread. Bad inputs
    * (a missing or unknown name, a wrong dtype or rank) throw BadInputError, a dim outside
    * every optimization profile ShapeOutOfRangeError; the returned tensors belong to the caller.
+   * A tensor larger than `limits.maxTensorBytes` is refused before it is allocated
+   * (ResourceLimitError naming the layer).
    */
-  run(inputs: Readonly<Record<string, Tensor>>): Record<string, Tensor>;
+  run(inputs: Readonly<Record<string, Tensor>>, limits?: RunLimits): Record<string, Tensor>;
   /** Releases what the runner holds; it must not be used afterwards. */
   dispose(): void;
 }

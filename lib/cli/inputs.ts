@@ -142,7 +142,8 @@ export function runInputs(
     else if (s !== undefined && specRunShape(s) !== undefined) bind(d, specRunShape(s)!);
   }
   const next = generator(seed ?? 0);
-  const inputs: Record<string, Tensor> = {};
+  // Null prototype: an input named "__proto__" is an ordinary key.
+  const inputs: Record<string, Tensor> = Object.create(null);
   for (const d of declared) {
     const g = given.get(d.name);
     if (g !== undefined) {

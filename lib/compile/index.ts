@@ -112,7 +112,8 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
       programSegments.push({ kind: 'fallback', graph: serializeGraphToBuffer(sub), inputs, outputs });
     }
   }
-  const constants: ProgramData['constants'] = {};
+  // Null prototype: an output named "__proto__" is an ordinary key.
+  const constants: ProgramData['constants'] = Object.create(null);
   for (const v of graph.outputs) {
     if (v.producer.kind !== 'constant') continue;
     const t = v.producer.tensor!;
@@ -125,7 +126,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
     constants,
   };
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
-  return new Program(data, report, backendName, new Map(graph.symbols));
+  return new Program(data, report, backendName, new Map(graph.symbols), resolved.limits);
 }
 
 /**

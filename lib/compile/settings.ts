@@ -9,6 +9,7 @@ import { opNames } from '../ir/ops/registry';
 import type { Logger } from '../logger';
 import type { ProgressCallback } from './progress';
 import { closeMatches } from './suggest';
+import { runLimits, type RunLimits } from '../runtime/resource-limits';
 import { checkInputSpecForm } from './input-shapes';
 import { resolveDeviceSetting, type DeviceSetting, type ResolvedDeviceSetting } from './device-target';
 
@@ -120,6 +121,13 @@ export interface CompileSettings {
   onProgress?: ProgressCallback;
   /** Target device of the TensorRT engines (default: the current GPU); the reference backend records that it needs none. */
   device?: DeviceSetting;
+  /**
+   * The largest tensor, in bytes, one run of the program may allocate (an input, an
+   * intermediate or an output); a run that would need a larger one fails with
+   * E_RESOURCE_LIMIT naming it, before allocating it. Default 4 GiB (2^32). Not saved in
+   * program files: give it to loadProgram too.
+   */
+  maxTensorBytes?: number;
 }
 
 /** Settings of a tensor-parallel compile: compile() then returns a TensorParallelProgram (lib/compile/tensor-parallel.ts). */
@@ -142,9 +150,11 @@ export interface ResolvedSettings {
   device: ResolvedDeviceSetting;
   /** Ranks of a tensor-parallel compile; undefined for an ordinary one. */
   tensorParallel: number | undefined;
+  /** The program's run limits (maxTensorBytes). */
+  limits: RunLimits;
 }
 
-const KEYS = ['backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel'];
+const KEYS = ['backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
@@ -199,6 +209,7 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
     onProgress: s.onProgress,
     device: resolveDeviceSetting(s.device),
     tensorParallel,
+    limits: runLimits(s.maxTensorBytes, 'compile settings'),
   };
 }
 

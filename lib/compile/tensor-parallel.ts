@@ -14,6 +14,7 @@ import { symbolsOf } from '../ir/symbolic';
 import { allReduceGraph, hasCollectives, shardGraph, splitAtCollectives } from '../lowering/sharding';
 import type { Graph } from '../ir/graph';
 import type { Program } from '../runtime/program';
+import { runLimits } from '../runtime/resource-limits';
 import type { ProgramData, ProgramSegment } from '../runtime/segments';
 import { TensorParallelProgram, TensorParallelRank } from '../runtime/tensor-parallel';
 import { loadModel, type ModelSource } from './load-model';
@@ -80,5 +81,5 @@ export async function compileTensorParallel(
   // Symbols the compiled inputs still carry (dynamic dims) keep their ranges for input checks.
   const open = new Set<string>();
   for (const io of ranks[0]!.inputs) for (const d of io.shape) symbolsOf(d, open);
-  return new TensorParallelProgram(ranks, sharded.blocks, new Map([...symbols].filter(([s]) => open.has(s))));
+  return new TensorParallelProgram(ranks, sharded.blocks, new Map([...symbols].filter(([s]) => open.has(s))), runLimits(settings.maxTensorBytes, 'compile settings'));
 }

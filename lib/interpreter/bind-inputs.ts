@@ -78,15 +78,21 @@ export function bindShapes(graph: ShapedInputs, given: readonly InputShape[]): M
   return symbols;
 }
 
-/** Orders inputs given as an array (graph order) or an object by input name; checks the count and names. */
+/**
+ * Orders inputs given as an array (graph order) or an object by input name (own properties
+ * only: an inherited `constructor` or `toString` is not an input); checks the count and names.
+ */
 export function orderInputs<T>(names: readonly string[], given: readonly T[] | Readonly<Record<string, T>>): T[] {
   if (Array.isArray(given)) {
     if (given.length !== names.length) throw new BadInputError(`expected ${names.length} inputs (${names.join(', ')}), got ${given.length}`);
     return [...given];
   }
+  if (given === null || typeof given !== 'object') {
+    throw new BadInputError(`inputs must be a list of tensors or an object keyed by input name (${names.join(', ')}), got ${given === null ? 'null' : typeof given}`);
+  }
   const record = given as Readonly<Record<string, T>>;
   const unknown = Object.keys(record).filter((k) => !names.includes(k));
-  const missing = names.filter((n) => !(n in record));
+  const missing = names.filter((n) => !Object.hasOwn(record, n));
   if (unknown.length > 0 || missing.length > 0) {
     throw new BadInputError(
       `inputs do not match the model's (${names.join(', ')}):` +

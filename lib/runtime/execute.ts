@@ -16,20 +16,25 @@ import { dtypeInfo, type DType } from '../ir/dtype';
 import type { Graph } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
 import { interpret } from '../interpreter';
+import { bindShapes } from '../interpreter/bind-inputs';
 import { Tensor } from '../tensor';
 import { fromCarrier, toCarrier } from './complex-io';
+import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTensors, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO, ProgramSegment } from './segments';
 
-/** A segment ready to run: an engine runner, or a fallback graph with the dtypes its inputs must have. */
+/**
+ * A segment ready to run: an engine runner, or a fallback graph with the dtypes its inputs
+ * must have and the tensors it computes (checked against the run limits before it runs).
+ */
 export type LoadedSegment =
   | { kind: 'tensorrt'; runner: Runner; inputs: string[]; outputs: string[] }
-  | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[]; inputDTypes: DType[] };
+  | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[]; inputDTypes: DType[]; planned: ReturnType<typeof plannedTensors> };
 
 /** Loads one segment: creates its engine runner, or deserializes its fallback graph. */
 export function loadSegment(s: ProgramSegment): LoadedSegment {
   if (s.kind === 'tensorrt') return { kind: 'tensorrt', runner: getBackend(s.backend).createRunner(s.engine), inputs: s.inputs, outputs: s.outputs };
   const graph = deserializeGraphFromBuffer(s.graph);
-  return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs, inputDTypes: graph.inputs.map((v) => v.tensorType.dtype) };
+  return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs, inputDTypes: graph.inputs.map((v) => v.tensorType.dtype), planned: plannedTensors(graph) };
 }
 
 /** Releases the engine runners of loaded segments (only TensorRT segments have one). */
@@ -70,12 +75,14 @@ export class ProgramRun {
    * @param constants the program's constants (loadConstants()).
    * @param inputs in program input order.
    * @param where names the program in errors (`program`, `rank 1`).
+   * @param limits what one run may allocate.
    */
   constructor(
     private readonly data: ProgramData,
     constants: ReadonlyMap<string, Tensor>,
     inputs: readonly Tensor[],
     private readonly where: string,
+    private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
     this.env = new Map<string, Tensor>(constants);
     data.inputs.forEach((io, i) => this.env.set(io.value, toCarrier(io, inputs[i]!)));
@@ -93,25 +100,32 @@ export class ProgramRun {
     this.env.set(name, t);
   }
 
+  /** The value `name` at `dtype` (see floatWidthAs); a float64 copy of a float32 value is held to the run limits. */
+  takeAs(name: string, dtype: DType): Tensor {
+    const t = this.take(name);
+    if (t.dtype === 'float32' && dtype === 'float64') checkTensorBytes(this.limits, dtype, t.shape, `${this.where}: value "${name}" as float64`, { value: name });
+    return floatWidthAs(t, dtype);
+  }
+
   /** Runs one segment on the values it reads and records what it computes. */
   runSegment(s: LoadedSegment): void {
     if (s.kind === 'tensorrt') {
-      const feeds: Record<string, Tensor> = {};
-      for (const name of s.inputs) feeds[name] = floatWidthAs(this.take(name), 'float32');
-      const out = s.runner.run(feeds);
-      for (const name of s.outputs) this.env.set(name, out[name] ?? this.take(name));
+      // Null prototype: a value named "__proto__" or "constructor" is an ordinary key.
+      const feeds: Record<string, Tensor> = Object.create(null);
+      for (const name of s.inputs) feeds[name] = this.takeAs(name, 'float32');
+      const out = s.runner.run(feeds, this.limits);
+      for (const name of s.outputs) this.env.set(name, Object.hasOwn(out, name) ? out[name]! : this.take(name));
     } else {
-      const out = interpret(
-        s.graph,
-        s.inputs.map((name, i) => floatWidthAs(this.take(name), s.inputDTypes[i]!)),
-      );
+      const inputs = s.inputs.map((name, i) => this.takeAs(name, s.inputDTypes[i]!));
+      checkPlannedTensors(this.limits, s.planned, bindShapes(s.graph, inputs), this.where);
+      const out = interpret(s.graph, inputs);
       s.outputs.forEach((name, i) => this.env.set(name, out[i]!));
     }
   }
 
   /** The program outputs in declared order, at their declared dtypes. */
   outputs(): Tensor[] {
-    return this.data.outputs.map((io) => fromCarrier(io, floatWidthAs(this.take(io.value), innerDType(io))));
+    return this.data.outputs.map((io) => fromCarrier(io, this.takeAs(io.value, innerDType(io))));
   }
 }
 
@@ -120,14 +134,17 @@ export class ProgramExecutor {
   private readonly segments: LoadedSegment[];
   private readonly constants: Map<string, Tensor>;
 
-  constructor(private readonly data: ProgramData) {
+  constructor(
+    private readonly data: ProgramData,
+    private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
+  ) {
     this.segments = data.segments.map(loadSegment);
     this.constants = loadConstants(data);
   }
 
   /** Inputs in program input order; returns outputs in program output order. */
   run(inputs: readonly Tensor[]): Tensor[] {
-    const run = new ProgramRun(this.data, this.constants, inputs, 'program');
+    const run = new ProgramRun(this.data, this.constants, inputs, 'program', this.limits);
     for (const s of this.segments) run.runSegment(s);
     return run.outputs();
   }

@@ -43,6 +43,7 @@ import {
   type HardwareCompatibilityLevel,
 } from './device-selection';
 import { Program } from './program';
+import { runLimits, type RunLimits } from './resource-limits';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
 import { readZip } from './zip-reader';
 
@@ -689,9 +690,11 @@ export interface LoadProgramOptions {
   device?: number | string;
   /** The devices to choose from instead of asking the driver (`devices()`): for tools and tests that hold the list. */
   availableDevices?: readonly CudaDevice[];
+  /** The largest tensor, in bytes, one run may allocate (as compile()'s `maxTensorBytes`; default 4 GiB). */
+  maxTensorBytes?: number;
 }
 
-const LOAD_KEYS = ['device', 'availableDevices'];
+const LOAD_KEYS = ['device', 'availableDevices', 'maxTensorBytes'];
 
 function parseDeviceOption(x: unknown): number | undefined {
   if (x === undefined) return undefined;
@@ -743,7 +746,7 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /** Rebuilds ProgramData from checked contents, deserializing (and so validating) every graph and engine. */
-function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSelection<CudaDevice> | null>): Program {
+function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSelection<CudaDevice> | null>, limits: RunLimits): Program {
   const { manifest: m, blobs, label } = contents;
   const r: Reader = new Reader(label);
   const copy = (name: string): Uint8Array => blobs.get(name)!.slice();
@@ -839,7 +842,7 @@ function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSel
   const rep = r.object(report, 'report');
   r.array(rep.ops, 'report.ops');
   r.array(rep.segments, 'report.segments');
-  return new Program(data, report, m.backend, symbols);
+  return new Program(data, report, m.backend, symbols, limits);
 }
 
 function loadBackend(r: Reader, s: ManifestEngineSegment, what: string): ReturnType<typeof getBackend> {
@@ -873,13 +876,14 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('load options must be an object');
   for (const k of Object.keys(options)) if (!LOAD_KEYS.includes(k)) throw new InvalidArgumentError(`load options: unknown key "${k}" (known: ${LOAD_KEYS.join(', ')})`);
   const device = parseDeviceOption(options.device);
+  const limits = runLimits(options.maxTensorBytes, 'load options');
   if (options.availableDevices !== undefined && !Array.isArray(options.availableDevices)) {
     throw new InvalidArgumentError('load options: availableDevices must be a list of devices (as devices() returns them)');
   }
   const contents = readProgramFile(bytes, label);
   const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
   try {
-    return buildProgram(contents, selections);
+    return buildProgram(contents, selections, limits);
   } catch (error) {
     if (error instanceof TensorRTNodeError) throw error;
     throw new BadProgramError(`${label}: cannot be loaded: ${(error as Error).message}`, { cause: error });

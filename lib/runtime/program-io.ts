@@ -5,34 +5,72 @@
  */
 import { inspect } from 'node:util';
 
-import { createError } from '../errors';
+import { BadInputError, createError, InvalidArgumentError } from '../errors';
 import { bindShapes, orderInputs, type ShapedInputs } from '../interpreter/bind-inputs';
 import { tensorType } from '../ir/graph';
 import { formatDim, formatShape, type Dim, type SymbolRange } from '../ir/symbolic';
 import { Tensor } from '../tensor';
+import { checkTensorBytes, type RunLimits } from './resource-limits';
 import type { ProgramIO } from './segments';
+import { isShared } from './worker-protocol';
 
 /** The declared inputs with their types, and the ranges of the symbols in their shapes. */
 export function shapedInputs(inputs: readonly ProgramIO[], symbols: ReadonlyMap<string, SymbolRange>): ShapedInputs {
   return { inputs: inputs.map((io) => ({ name: io.name, tensorType: tensorType(io.dtype, io.shape) })), symbols };
 }
 
+/** Whether `buffer` was detached (transferred away); Node.js 20 has no `ArrayBuffer.prototype.detached`. */
+function isDetached(buffer: ArrayBufferLike): boolean {
+  if (buffer.byteLength !== 0 || isShared(buffer)) return false;
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Checks that `t`, a Tensor, still holds what a tensor must (its fields are plain properties
+ * a caller can change, and its buffer can be transferred away after it was built).
+ *
+ * @throws {BadInputError} `E_BAD_INPUT` naming the input.
+ */
+function checkTensorData(t: Tensor, label: string): void {
+  if (ArrayBuffer.isView(t.data) && isDetached(t.data.buffer)) {
+    throw new BadInputError(`${label}: its data's ArrayBuffer is detached (transferred to another thread or structuredClone'd with transfer), so it cannot be read`, {
+      details: { input: label },
+    });
+  }
+  try {
+    new Tensor(t.dtype, t.shape, t.data);
+  } catch (cause) {
+    if (cause instanceof InvalidArgumentError) throw new BadInputError(`${label} is not a valid tensor: ${cause.message}`, { cause });
+    throw cause;
+  }
+}
+
 /**
  * Run inputs (in order or by name) in declared order, each a Tensor of the declared dtype
- * and shape.
+ * and shape whose data can be sent to the worker, and none larger than `limits` allows.
+ * Nothing is changed before every input has passed.
  *
- * @throws {BadInputError} `E_BAD_INPUT` naming the input: missing, unknown, not a Tensor, wrong dtype or shape.
+ * @throws {BadInputError} `E_BAD_INPUT` naming the input: missing, unknown, not a Tensor, detached data, wrong dtype or shape.
  * @throws {ShapeOutOfRangeError} `E_SHAPE_OUT_OF_RANGE`: a dim outside its symbol's range.
+ * @throws {ResourceLimitError} `E_RESOURCE_LIMIT`: an input larger than `limits.maxTensorBytes`.
  */
-export function checkRunInputs(shaped: ShapedInputs, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Tensor[] {
+export function checkRunInputs(shaped: ShapedInputs, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>, limits: RunLimits): Tensor[] {
   const ordered = orderInputs(
     shaped.inputs.map((io) => io.name),
     inputs,
   );
   ordered.forEach((t, i) => {
-    if (!(t instanceof Tensor)) throw createError('E_BAD_INPUT', `input "${shaped.inputs[i]!.name}" must be a Tensor`);
+    const label = `input "${shaped.inputs[i]!.name}"`;
+    if (!(t instanceof Tensor)) throw new BadInputError(`${label} must be a Tensor, got ${t === null ? 'null' : typeof t}`);
+    checkTensorData(t, label);
   });
   bindShapes(shaped, ordered);
+  ordered.forEach((t, i) => checkTensorBytes(limits, t.dtype, t.shape, `input "${shaped.inputs[i]!.name}"`, { input: shaped.inputs[i]!.name }));
   return ordered;
 }
 

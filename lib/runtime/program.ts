@@ -8,9 +8,13 @@ import type { PartitionReport } from '../partitioning/partition';
 import type { Tensor } from '../tensor';
 import { saveProgram, saveProgramBuffer } from './program-file';
 import { formatIO, printableIO, shapedInputs } from './program-io';
+import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker-client';
-import { fromWire, type WireTensor } from './worker-protocol';
+import { fromWire, type WireTensor, type WorkerSetup } from './worker-protocol';
+
+/** Outside the class: the worker's listeners hold it, and must not hold a Program (lib/runtime/worker-client.ts). */
+const decodeOutputs = (outputs: unknown): Tensor[] => (outputs as WireTensor[]).map(fromWire);
 
 export class Program {
   private readonly client: WorkerClient<Tensor[]>;
@@ -23,14 +27,17 @@ export class Program {
     /** The backend the TensorRT segments were built for. */
     readonly backend: string,
     symbols: ReadonlyMap<string, SymbolRange> = new Map(),
+    /** What one run may allocate (`maxTensorBytes` of the compile or load options). */
+    readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
     this.symbols = symbols;
     this.client = new WorkerClient<Tensor[]>({
       script: 'worker.js',
       what: 'program worker',
-      workerData: () => this.data,
-      decode: (outputs) => (outputs as WireTensor[]).map(fromWire),
+      workerData: (): WorkerSetup<ProgramData> => ({ data: this.data, limits: this.limits }),
+      decode: decodeOutputs,
       inputs: shapedInputs(data.inputs, symbols),
+      limits,
       disposedMessage: 'this program has been disposed',
     });
   }
@@ -65,7 +72,11 @@ export class Program {
     return saveProgramBuffer(this);
   }
 
-  /** Runs the program; inputs in order or by name. Bad inputs reject with E_BAD_INPUT naming the input. */
+  /**
+   * Runs the program; inputs in order or by name. Bad inputs reject with E_BAD_INPUT naming
+   * the input; a tensor larger than `maxTensorBytes` (or memory the process cannot allocate)
+   * with E_RESOURCE_LIMIT naming the input, node or layer, and the program stays usable.
+   */
   async run(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<Tensor[]> {
     return this.client.run(inputs);
   }

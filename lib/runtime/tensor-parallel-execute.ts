@@ -19,7 +19,8 @@ import type { Graph } from '../ir/graph';
 import { ALL_REDUCE } from '../ir/ops/collective';
 import { fromNumbers, readNumbers } from '../kernels/access';
 import { Tensor } from '../tensor';
-import { disposeSegments, floatWidthAs, loadConstants, loadSegment, ProgramRun, type LoadedSegment } from './execute';
+import { disposeSegments, loadConstants, loadSegment, ProgramRun, type LoadedSegment } from './execute';
+import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
 import type { ProgramData } from './segments';
 
 type Step = LoadedSegment | { kind: 'all_reduce'; op: string; input: string; output: string; node: string; dtype: DType };
@@ -76,14 +77,17 @@ export class TensorParallelExecutor {
   private readonly ranks: Step[][];
   private readonly constants: Array<Map<string, Tensor>>;
 
-  constructor(private readonly data: readonly ProgramData[]) {
+  constructor(
+    private readonly data: readonly ProgramData[],
+    private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
+  ) {
     this.ranks = data.map(load);
     this.constants = data.map(loadConstants);
   }
 
   /** Inputs in program input order (the same for every rank); returns each rank's outputs. */
   run(inputs: readonly Tensor[]): Tensor[][] {
-    const runs = this.data.map((d, r) => new ProgramRun(d, this.constants[r]!, inputs, `rank ${r}`));
+    const runs = this.data.map((d, r) => new ProgramRun(d, this.constants[r]!, inputs, `rank ${r}`, this.limits));
     const pcs = this.ranks.map(() => 0);
     for (;;) {
       // Every rank runs up to its next collective (or its end).
@@ -101,7 +105,7 @@ export class TensorParallelExecutor {
         throw new InternalError(`tensor-parallel ranks diverged: they stopped at ${waiting.map((s, r) => `rank ${r}: ${s ? `${s.node} (${s.op})` : 'the end'}`).join(', ')}`);
       }
       const reduced = allReduce(
-        waiting.map((s, r) => floatWidthAs(runs[r]!.take(s!.input), s!.dtype)),
+        waiting.map((s, r) => runs[r]!.takeAs(s!.input, s!.dtype)),
         first.op,
       );
       waiting.forEach((s, r) => {

@@ -8,6 +8,7 @@ import { workerData } from 'node:worker_threads';
 
 import type { ProgramData } from './segments';
 import { TensorParallelExecutor } from './tensor-parallel-execute';
-import { serveRuns, toWire } from './worker-protocol';
+import { serveRuns, toWire, type WorkerSetup } from './worker-protocol';
 
-serveRuns(new TensorParallelExecutor((workerData as { ranks: ProgramData[] }).ranks), (outputs) => outputs.map((ts) => ts.map(toWire)));
+const setup = workerData as WorkerSetup<ProgramData[]>;
+serveRuns(new TensorParallelExecutor(setup.data, setup.limits), (outputs) => outputs.map((ts) => ts.map(toWire)));

@@ -15,9 +15,13 @@ import type { BlockSharding } from '../lowering/sharding/shard';
 import type { PartitionReport } from '../partitioning/partition';
 import type { Tensor } from '../tensor';
 import { formatIO, printableIO, shapedInputs } from './program-io';
+import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker-client';
-import { fromWire, type WireTensor } from './worker-protocol';
+import { fromWire, type WireTensor, type WorkerSetup } from './worker-protocol';
+
+/** Outside the class: the worker's listeners hold it, and must not hold the program (lib/runtime/worker-client.ts). */
+const decodeRankOutputs = (outputs: unknown): Tensor[][] => (outputs as WireTensor[][]).map((ts) => ts.map(fromWire));
 
 /** The device a rank needs: rank r on CUDA device `gpuId` (r, or r after the `device.gpuId` setting). */
 export interface RankDevice {
@@ -73,14 +77,17 @@ export class TensorParallelProgram {
     /** What was split, per block (layer): heads, key/value heads and how, MLP columns. */
     readonly blocks: readonly BlockSharding[],
     symbols: ReadonlyMap<string, SymbolRange> = new Map(),
+    /** What one run may allocate (`maxTensorBytes` of the compile settings). */
+    readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
     if (ranks.length === 0) throw new InternalError('a tensor-parallel program needs at least one rank');
     this.client = new WorkerClient<Tensor[][]>({
       script: 'tensor-parallel-worker.js',
       what: 'tensor-parallel worker',
-      workerData: () => ({ ranks: this.ranks.map((r) => r.data) }),
-      decode: (outputs) => (outputs as WireTensor[][]).map((ts) => ts.map(fromWire)),
+      workerData: (): WorkerSetup<ProgramData[]> => ({ data: this.ranks.map((r) => r.data), limits: this.limits }),
+      decode: decodeRankOutputs,
       inputs: shapedInputs(ranks[0]!.inputs, symbols),
+      limits,
       disposedMessage: 'this tensor-parallel program has been disposed',
     });
   }

@@ -1,20 +1,27 @@
 /**
  * The parent side of a program's worker thread (lib/runtime/worker-protocol.ts), shared by
- * Program and TensorParallelProgram: checks run inputs against the declared ones, starts the
- * worker on the first run, numbers the runs and settles each with its answer, keeps the
- * worker referenced only while a run is in flight (so an idle program never holds the
- * process open), fails every pending run when the worker dies, and stops it on dispose (a
- * finalizer does it too, as a backstop); a disposed client refuses runs.
+ * Program and TensorParallelProgram: checks run inputs against the declared ones (before
+ * anything changes, so a refused run leaves no trace), starts the worker on the first run,
+ * numbers the runs and settles each with its answer, keeps the worker referenced only while a
+ * run is in flight (so an idle program never holds the process open), fails every pending run
+ * when the worker dies (the next run starts a new one), and stops it on dispose; a disposed
+ * client refuses runs.
+ *
+ * Forgotten programs: the worker's listeners hold only a Channel (the worker, the pending
+ * runs), never the client or its program, and the channel holds the client only while a run
+ * is in flight. So a program nobody references can be collected, and a finalizer then stops
+ * its worker; without that, every forgotten program would keep a thread (and its ~9 MB).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
-import { createError, InternalError, InvalidArgumentError, type TensorRTNodeError } from '../errors';
+import { BadInputError, createError, InternalError, InvalidArgumentError, ResourceLimitError, TensorRTNodeError } from '../errors';
 import { PACKAGE_ROOT, unpackedFromAsar } from '../native';
 import type { ShapedInputs } from '../interpreter/bind-inputs';
 import type { Tensor } from '../tensor';
 import { checkRunInputs } from './program-io';
+import { asResourceLimitError, type RunLimits } from './resource-limits';
 import { toWire, type WorkerReply, type WorkerRequest } from './worker-protocol';
 
 /** Names a directory holding the compiled worker scripts (bundlers, unusual layouts). */
@@ -67,10 +74,15 @@ export interface WorkerClientOptions<T> {
   what: string;
   /** The worker's workerData, read when the worker starts. */
   workerData: () => unknown;
-  /** Rebuilds a run's result from the worker's encoded outputs. */
+  /**
+   * Rebuilds a run's result from the worker's encoded outputs. A module-level function, not a
+   * closure over the program: the worker's listeners hold it, and must not hold the program.
+   */
   decode: (outputs: unknown) => T;
   /** The declared inputs runs are checked against. */
   inputs: ShapedInputs;
+  /** What a run may allocate (inputs are checked here, the rest in the worker). */
+  limits: RunLimits;
   /** The message of the `E_INVALID_ARGUMENT` error of calls after dispose(), e.g. `this program has been disposed`. */
   disposedMessage: string;
 }
@@ -80,12 +92,94 @@ interface Pending<T> {
   reject: (e: Error) => void;
 }
 
+/** A started worker and what its listeners may touch (see the top of this file). */
+interface Channel<T> {
+  readonly worker: Worker;
+  readonly pending: Map<number, Pending<T>>;
+  /** The client while a run is in flight (an awaited run keeps its program alive), else null. */
+  holder: object | null;
+  /** The worker has exited or is stopping after an error; the next run starts another. */
+  exited: boolean;
+}
+
 const finalizer = new FinalizationRegistry<Worker>((worker) => void worker.terminate());
+
+/** After a run settles: an idle worker neither holds the process open nor keeps its program alive. */
+function settled<T>(channel: Channel<T>): void {
+  if (channel.pending.size > 0) return;
+  channel.holder = null;
+  if (!channel.exited) channel.worker.unref();
+}
+
+function failAll<T>(channel: Channel<T>, error: Error): void {
+  const runs = [...channel.pending.values()];
+  channel.pending.clear();
+  settled(channel);
+  for (const p of runs) p.reject(error);
+}
+
+/** A failure of the worker itself as a typed error: running out of memory is E_RESOURCE_LIMIT, anything else a bug. */
+export function workerFailure(error: Error & { code?: unknown }, what: string): TensorRTNodeError {
+  if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    return new ResourceLimitError(`the ${what} ran out of memory and was stopped (${error.message}); the run failed, the program stays usable and its next run starts a new worker`, {
+      cause: error,
+      details: { workerRestarts: true },
+    });
+  }
+  return createError('E_INTERNAL', `the ${what} failed: ${error.message}`);
+}
+
+/** Starts a worker; its listeners close over the channel and these arguments only. */
+function openChannel<T>(file: string, what: string, workerData: unknown, decode: (outputs: unknown) => T): Channel<T> {
+  const worker = new Worker(file, { workerData });
+  const channel: Channel<T> = { worker, pending: new Map(), holder: null, exited: false };
+  worker.on('message', (m: WorkerReply) => {
+    const p = channel.pending.get(m.id);
+    channel.pending.delete(m.id);
+    settled(channel);
+    if (!p) return;
+    try {
+      if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
+      else p.resolve(decode(m.outputs));
+    } catch (error) {
+      p.reject(asResourceLimitError(error) as Error);
+    }
+  });
+  // A reply that cannot be received (its outputs cannot be allocated here): the worker answers
+  // in order, so it is the oldest pending run's.
+  worker.on('messageerror', (error) => {
+    const [oldest] = channel.pending;
+    if (oldest === undefined) return;
+    channel.pending.delete(oldest[0]);
+    settled(channel);
+    const e = asResourceLimitError(error);
+    oldest[1].reject(e instanceof TensorRTNodeError ? e : createError('E_INTERNAL', `the answer of the ${what} cannot be received: ${error.message}`));
+  });
+  // An 'error' event means the worker is stopping: later runs go to a new one.
+  worker.on('error', (error) => {
+    channel.exited = true;
+    failAll(channel, workerFailure(error, what));
+  });
+  worker.on('exit', (code) => {
+    channel.exited = true;
+    failAll(channel, createError('E_INTERNAL', `the ${what} exited (code ${code}) during a run`));
+  });
+  worker.unref();
+  return channel;
+}
+
+/** Why `message` could not be posted, as a typed error. */
+function postFailure(error: unknown, what: string): TensorRTNodeError {
+  const e = asResourceLimitError(error);
+  if (e instanceof TensorRTNodeError) return e;
+  const message = (error as Error)?.message ?? String(error);
+  if ((error as Error)?.name === 'DataCloneError') return new BadInputError(`the inputs cannot be sent to the ${what}: ${message}`, { cause: error });
+  return new InternalError(`the inputs cannot be sent to the ${what}: ${message}`, { cause: error });
+}
 
 /** Runs requests on one worker thread; see the top of this file. */
 export class WorkerClient<T> {
-  private worker: Worker | null = null;
-  private readonly pending = new Map<number, Pending<T>>();
+  private channel: Channel<T> | null = null;
   private nextId = 0;
   private disposed = false;
 
@@ -93,17 +187,30 @@ export class WorkerClient<T> {
 
   /**
    * Checks `inputs` (in order or by name) and runs them on the worker; settles with its answer.
-   * Bad inputs reject with E_BAD_INPUT (or E_SHAPE_OUT_OF_RANGE) naming the input, runs after
-   * dispose() with E_INVALID_ARGUMENT.
+   * Bad inputs reject with E_BAD_INPUT (or E_SHAPE_OUT_OF_RANGE, E_RESOURCE_LIMIT) naming the
+   * input, runs after dispose() with E_INVALID_ARGUMENT; a refused run changes nothing.
    */
   async run(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<T> {
     if (this.disposed) throw this.disposedError();
-    const ordered = checkRunInputs(this.options.inputs, inputs);
-    const worker = this.start();
+    const ordered = checkRunInputs(this.options.inputs, inputs, this.options.limits);
+    let wire;
+    try {
+      wire = ordered.map(toWire);
+    } catch (error) {
+      throw postFailure(error, this.options.what);
+    }
+    const channel = this.open();
     const id = this.nextId++;
-    const result = new Promise<T>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    worker.ref();
-    worker.postMessage({ type: 'run', id, inputs: ordered.map(toWire) } satisfies WorkerRequest);
+    const result = new Promise<T>((resolve, reject) => channel.pending.set(id, { resolve, reject }));
+    channel.holder = this;
+    channel.worker.ref();
+    try {
+      channel.worker.postMessage({ type: 'run', id, inputs: wire } satisfies WorkerRequest);
+    } catch (error) {
+      channel.pending.delete(id);
+      settled(channel);
+      throw postFailure(error, this.options.what);
+    }
     return result;
   }
 
@@ -111,46 +218,32 @@ export class WorkerClient<T> {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    const w = this.worker;
-    this.worker = null;
+    const channel = this.channel;
+    this.channel = null;
     finalizer.unregister(this);
-    this.failAll(this.disposedError());
-    if (w !== null) await w.terminate();
+    if (channel === null) return;
+    failAll(channel, this.disposedError());
+    await channel.worker.terminate();
   }
 
   private disposedError(): TensorRTNodeError {
     return createError('E_INVALID_ARGUMENT', this.options.disposedMessage);
   }
 
-  private start(): Worker {
-    if (this.worker !== null) return this.worker;
-    const { what } = this.options;
-    const worker = new Worker(workerScript(this.options.script, what), { workerData: this.options.workerData() });
-    worker.on('message', (m: WorkerReply) => {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if (this.pending.size === 0) worker.unref();
-      if (!p) return;
-      try {
-        if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
-        else p.resolve(this.options.decode(m.outputs));
-      } catch (error) {
-        p.reject(error as Error);
-      }
-    });
-    worker.on('error', (error) => this.failAll(createError('E_INTERNAL', `the ${what} failed: ${error.message}`)));
-    worker.on('exit', (code) => {
-      if (this.pending.size > 0) this.failAll(createError('E_INTERNAL', `the ${what} exited (code ${code}) during a run`));
-      this.worker = null;
-    });
-    worker.unref();
-    finalizer.register(this, worker, this);
-    this.worker = worker;
-    return worker;
-  }
-
-  private failAll(error: Error): void {
-    for (const p of this.pending.values()) p.reject(error);
-    this.pending.clear();
+  /** The running worker's channel; starts a worker on the first run and after one exited. */
+  private open(): Channel<T> {
+    if (this.channel !== null && !this.channel.exited) return this.channel;
+    finalizer.unregister(this);
+    const { what, script, decode } = this.options;
+    let channel: Channel<T>;
+    try {
+      channel = openChannel(workerScript(script, what), what, this.options.workerData(), decode);
+    } catch (error) {
+      const e = asResourceLimitError(error);
+      throw e instanceof TensorRTNodeError ? e : new InternalError(`the ${what} cannot be started: ${(error as Error).message}`, { cause: error });
+    }
+    finalizer.register(this, channel.worker, this);
+    this.channel = channel;
+    return channel;
   }
 }

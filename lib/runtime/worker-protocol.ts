@@ -10,6 +10,7 @@ import { parentPort } from 'node:worker_threads';
 import { TensorRTNodeError } from '../errors';
 import type { DType } from '../ir/dtype';
 import { Tensor } from '../tensor';
+import { asResourceLimitError, type RunLimits } from './resource-limits';
 
 /** A tensor as it crosses the thread boundary. */
 export interface WireTensor {
@@ -25,6 +26,12 @@ export interface WireError {
   details: Record<string, unknown>;
 }
 
+/** A worker's workerData: what it runs (one program's data, or every rank's), and the limits of its runs. */
+export interface WorkerSetup<D> {
+  data: D;
+  limits: RunLimits;
+}
+
 /** What the program object posts to its worker. */
 export type WorkerRequest = { type: 'run'; id: number; inputs: WireTensor[] } | { type: 'dispose' };
 
@@ -35,8 +42,22 @@ export interface WorkerReply {
   error?: WireError;
 }
 
-/** `t` as it crosses the thread boundary (the data is cloned by postMessage, not here). */
-export const toWire = (t: Tensor): WireTensor => ({ dtype: t.dtype, shape: [...t.shape], data: t.data });
+/** By tag, not instanceof: buffers from another realm (vm contexts such as jest's) count too. */
+export const isShared = (buffer: ArrayBufferLike): boolean => Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
+
+/**
+ * Data that postMessage copies as it is: a view that covers its whole ArrayBuffer. A view of
+ * part of a larger buffer is copied to a buffer of its own first, since structured clone
+ * copies the whole buffer (512 bytes of a 512 MiB buffer would send 512 MiB); so is a view
+ * of a SharedArrayBuffer, which would otherwise be shared with the worker, not copied.
+ */
+export function ownData<A extends Tensor['data']>(data: A): A {
+  const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && !isShared(data.buffer);
+  return whole ? data : (data.slice() as A);
+}
+
+/** `t` as it crosses the thread boundary: its data is cloned by postMessage (only the bytes `t` views), never transferred. */
+export const toWire = (t: Tensor): WireTensor => ({ dtype: t.dtype, shape: [...t.shape], data: ownData(t.data) });
 
 /** A tensor received from the other thread. */
 export const fromWire = (t: WireTensor): Tensor => new Tensor(t.dtype, t.shape, t.data);
@@ -64,7 +85,8 @@ export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): T; disp
       const inputs = message.inputs.map(fromWire);
       port.postMessage({ id: message.id, outputs: encode(executor.run(inputs)) } satisfies WorkerReply);
     } catch (error) {
-      port.postMessage({ id: message.id, error: toWireError(error) } satisfies WorkerReply);
+      // A failed allocation leaves this thread usable: it is the run's error, not the worker's.
+      port.postMessage({ id: message.id, error: toWireError(asResourceLimitError(error)) } satisfies WorkerReply);
     }
   });
 }

@@ -7,6 +7,7 @@ import { workerData } from 'node:worker_threads';
 
 import { ProgramExecutor } from './execute';
 import type { ProgramData } from './segments';
-import { serveRuns, toWire } from './worker-protocol';
+import { serveRuns, toWire, type WorkerSetup } from './worker-protocol';
 
-serveRuns(new ProgramExecutor(workerData as ProgramData), (outputs) => outputs.map(toWire));
+const setup = workerData as WorkerSetup<ProgramData>;
+serveRuns(new ProgramExecutor(setup.data, setup.limits), (outputs) => outputs.map(toWire));

@@ -25,6 +25,8 @@ test('defaults', () => {
     device: { type: 'gpu', gpuId: undefined, dlaCore: null, allowGpuFallback: false },
     logger: undefined,
     onProgress: undefined,
+    tensorParallel: undefined,
+    limits: { maxTensorBytes: 2 ** 32 },
   });
 });
 
@@ -37,6 +39,9 @@ test.each([
   [{ requireFullCompilation: 'yes' }, 'requireFullCompilation must be a boolean, got "yes"'],
   [{ truncateDouble: 1 }, 'truncateDouble must be a boolean, got 1'],
   [{ logger: 'stderr' }, 'logger must be a function'],
+  [{ maxTensorBytes: 0 }, 'maxTensorBytes must be a positive integer number of bytes, got 0'],
+  [{ maxTensorBytes: 1.5 }, 'maxTensorBytes must be a positive integer number of bytes, got 1.5'],
+  [{ maxTensorBytes: '1GB' }, 'maxTensorBytes must be a positive integer number of bytes, got "1GB"'],
   [{ inputs: [{ shape: [1, -2] }] }, 'inputs[0].shape must be a list of non-negative integers, got [1,-2]'],
   [{ inputs: { x: { shape: [1], dtype: 'float128' } } }, 'inputs.x.dtype "float128" is not a dtype'],
   [{ inputs: { x: { shape: [1], size: 3 } } }, 'inputs.x has an unknown key "size"'],

@@ -8,6 +8,7 @@
 import { BadInputError, InternalError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError } from '../../errors';
 import type { TypedArray } from '../../ir/dtype';
 import { inferLayer, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
+import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runtime/resource-limits';
 import { Tensor } from '../../tensor';
 import type { Runner } from '../types';
 import { executeLayer } from './layers';
@@ -64,7 +65,7 @@ export class ReferenceRunner implements Runner {
     for (const layer of this.steps) for (const t of paramTensors(layer.params, [])) this.engineData.add(t.data);
   }
 
-  run(inputs: Readonly<Record<string, Tensor>>): Record<string, Tensor> {
+  run(inputs: Readonly<Record<string, Tensor>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Record<string, Tensor> {
     const network = this.network;
     if (network === null) throw new InvalidArgumentError('this reference runner was disposed');
     const values = new Array<Tensor | undefined>(network.tensors.length);
@@ -80,7 +81,7 @@ export class ReferenceRunner implements Runner {
         if (t === undefined) throw new InternalError(`reference backend: layer "${layer.name}" reads tensor "${network.tensors[id]!.name}", which is not computed`);
         return t;
       });
-      const outs = this.execute(network, layer, ins);
+      const outs = this.execute(network, layer, ins, limits);
       layer.outputs.forEach((id, k) => (values[id] = outs[k]));
       for (const id of this.freeAfter[step]!) values[id] = undefined;
     });
@@ -102,9 +103,25 @@ export class ReferenceRunner implements Runner {
     this.engineData.clear();
   }
 
-  /** Runs one layer, wraps kernel complaints, and checks the outputs against TensorRT's rules. */
-  private execute(network: Network, layer: Layer, ins: Array<Tensor | null>): Tensor[] {
+  /**
+   * Runs one layer, wraps kernel complaints, and checks the outputs against TensorRT's rules;
+   * outputs larger than the limits are refused before the layer runs.
+   */
+  private execute(network: Network, layer: Layer, ins: Array<Tensor | null>, limits: RunLimits): Tensor[] {
     const label = `layer "${layer.name}" (${layer.params.kind})`;
+    const infer = (): TensorInfo[] =>
+      inferLayer(
+        layer.params,
+        ins.map((t) => (t === null ? null : runtimeInfo(t))),
+        layer.name,
+      );
+    let planned: TensorInfo[] | undefined;
+    try {
+      planned = infer();
+    } catch {
+      // Run-time data the layer refuses (a slice out of bounds): the layer says why, typed.
+    }
+    planned?.forEach((want, k) => checkTensorBytes(limits, want.dtype, want.shape, `reference backend: ${label} output ${k}`, { layer: layer.name }));
     let outs: Tensor[];
     try {
       outs = executeLayer(layer, ins);
@@ -117,11 +134,7 @@ export class ReferenceRunner implements Runner {
         details: { layer: layer.name },
       });
     }
-    const expected = inferLayer(
-      layer.params,
-      ins.map((t) => (t === null ? null : runtimeInfo(t))),
-      layer.name,
-    );
+    const expected = planned ?? infer();
     const mismatch = (k: number, what: string): never => {
       throw new InternalError(
         `reference backend: ${label} output ${k} is ${describe(outs[k] ?? null)}, but ${what} (inputs ${ins.map(describe).join(', ')})`,

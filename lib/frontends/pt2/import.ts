@@ -229,7 +229,9 @@ class Importer {
   }
 
   private tensorMeta(name: string): TensorMetaJson | undefined {
-    return this.program.graph_module.graph.tensor_values[name];
+    const values = this.program.graph_module.graph.tensor_values;
+    // Own keys only: a tensor named "constructor" must not find Object.prototype's.
+    return Object.hasOwn(values, name) ? values[name] : undefined;
   }
 
   private readonly types = new Map<string, TensorType>();
@@ -759,7 +761,8 @@ class Importer {
     const irTarget = target === '_operator.neg' ? 'sym.sub' : SYM_INT_OPS[target]!;
     const v = this.call(irTarget, args, { name: outputs[0] ?? name, where, meta: { pt2Node: name, pt2Target: target } }).output;
     if (outputs[0]) this.values.set(outputs[0], v);
-    const recorded = outputs[0] ? this.program.graph_module.graph.sym_int_values?.[outputs[0]] : undefined;
+    const symInts = this.program.graph_module.graph.sym_int_values;
+    const recorded = outputs[0] && symInts && Object.hasOwn(symInts, outputs[0]) ? symInts[outputs[0]] : undefined;
     if (recorded !== undefined && v.type.kind === 'symint') {
       const r = this.symInt(recorded, `SymInt "${outputs[0]}"`);
       if (!this.sameDim(v.type.expr, r)) this.bad(`${where}: PyTorch recorded ${outputs[0]} = ${formatShape([r])}, tensorrt-node computes ${formatShape([v.type.expr])}`);
