@@ -6,8 +6,9 @@ const path = require('node:path');
 const { devices } = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
 
 /**
- * The devices() report; without a usable CUDA device, prints why as JSON and exits 3 (the
- * caller skips the check), and on any other failure exits 1.
+ * The devices() report; without a usable CUDA device, prints why as JSON and exits 3, and on
+ * any other failure exits 1. Under jest (test/gpu/gpu.test.ts) a machine without a GPU has
+ * skipped the checks before they start, so exit 3 there is a failure.
  */
 async function devicesOrSkip() {
   try {
