@@ -46,7 +46,6 @@ module.exports = {
     config: {
       testEnvironment: 'node',
       transform,
-      rootDir: __dirname,
       roots: ['<rootDir>/test'],
       testMatch: [...new Set(selected.flatMap((m) => m.tests))].map((p) => `<rootDir>/${p}`),
     },

@@ -9,6 +9,7 @@ import { Graph, tensorType, type Node } from '../../lib/ir/graph';
 import { sym } from '../../lib/ir/symbolic';
 import '../../lib/ir/ops';
 import {
+  candidatesFor,
   convertibleTargets,
   hasDynamicInputs,
   listConverters,
@@ -138,6 +139,11 @@ describe('registry bookkeeping', () => {
     reg('aten.relu.default', impl, { static: false });
     expect(selectConverter(relu())).toEqual({ ok: false, reasons: ['the 2 converter(s) for aten.relu.default support only dynamic shapes'] });
     expect(selectConverter(relu('float32', true)).ok).toBe(true);
+  });
+
+  test('candidatesFor a target with no converters is empty', () => {
+    expect(candidatesFor(relu())).toEqual([]);
+    expect(candidatesFor(relu('float32', true))).toEqual([]);
   });
 
   test('checkArgs receives the node and the settings', () => {
