@@ -13,6 +13,9 @@
  *   dynamic.
  * - mlp: batch dynamic (.pt2: s77 ∈ [1, 64] from the model; .onnx: dim_param `batch`,
  *   unbounded in the model, given as a range).
+ * - mobilenet_v3_small: batch dynamic (.pt2: s77 ∈ [1, 64]; .onnx: dim_param `batch`, given
+ *   as a range); PyTorch stored batch 2 and batch 5. Convolution, batch norm and pooling
+ *   have static converters only, so those ops run in fallback segments (tested below).
  * - llama_rotary_complex_input_dynamic (.pt2 only): sequence s25 ∈ [2, 64] shared by `x`
  *   and the complex `freqs_cis` (lowered to real carriers by lib/lowering/complex/).
  */
@@ -107,6 +110,34 @@ describe.each(CASES.map((c) => [`${c.fixture} (.${c.format})`, c] as const))('%s
       const expected = interpret(graph, inputs);
       const actual = await program.run(inputs);
       actual.forEach((t, i) => expectClose(t, expected[i]!, FP32, `${c.fixture} at [${inputs[0]!.shape.join(', ')}] output ${i}`));
+    }
+  }, 120_000);
+});
+
+describe.each(['pt2', 'onnx'] as const)('mobilenet_v3_small (.%s), compiled once with a run-time batch', (format) => {
+  const fixture = loadFixture('mobilenet_v3_small');
+  const file = path.join(fixture.dir, fixture.files[format]!);
+  let program: Program;
+  beforeAll(async () => {
+    const settings: CompileSettings = format === 'onnx' ? { inputs: { input0: { min: [1, 3, 96, 96], opt: [2, 3, 96, 96], max: [8, 3, 96, 96] } } } : {};
+    program = await compile(file, { backend: 'reference', ...settings });
+  }, 120_000);
+  afterAll(() => program?.dispose());
+
+  test('the batch stays a run-time dim; ops with no dynamic converter say so and fall back', () => {
+    expect(program.inputs[0]!.shape.map((d) => typeof d === 'number')).toEqual([false, true, true, true]);
+    const kinds = new Set(program.report.segments.map((s) => s.kind));
+    expect(kinds).toEqual(new Set(['tensorrt', 'fallback']));
+    const conv = program.report.ops.filter((o) => o.target === 'aten.convolution.default');
+    expect(conv.length).toBeGreaterThan(0);
+    for (const o of conv) expect(o.reasons.join('; ')).toMatch(/support only static shapes/);
+  });
+
+  test('matches PyTorch at batch 2 and batch 5 (the stored cases) from one program', async () => {
+    expect(fixture.cases.map((c) => c.inputs[0]!.shape[0])).toEqual([2, 5]);
+    for (const [k, { inputs, outputs }] of fixture.cases.entries()) {
+      const actual = await program.run(inputs);
+      actual.forEach((t, i) => expectClose(t, outputs[i]!, FP32, `mobilenet case ${k} output ${i}`));
     }
   }, 120_000);
 });

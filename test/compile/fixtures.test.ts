@@ -1,7 +1,8 @@
 /**
  * End to end: the CNN, MLP and encoder fixtures compile (both frontends) into TensorRT
  * segments with no fallback and, run on the reference backend through a worker thread,
- * match the outputs PyTorch stored for them.
+ * match the outputs PyTorch stored for them, at every size stored (each compiled for that
+ * size; test/compile/dynamic-fixtures.test.ts compiles once for all sizes).
  */
 import * as path from 'node:path';
 
@@ -18,8 +19,8 @@ describe.each(cases)('%s (.%s)', (name, format) => {
   const fixture = loadFixture(name);
   const file = path.join(fixture.dir, fixture.files[format]!);
 
-  test('compiles with zero fallback and matches PyTorch', async () => {
-    const { inputs, outputs } = fixture.cases[0]!;
+  test.each(fixture.cases.map((c, k) => [k, c] as const))('case %d: compiles with zero fallback and matches PyTorch', async (_k, c) => {
+    const { inputs, outputs } = c;
     const program = await compile(file, { backend: 'reference', inputs: inputs.map((t) => ({ shape: [...t.shape] })) });
     try {
       const fallback = program.report.ops.filter((o) => !o.converted);

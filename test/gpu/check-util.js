@@ -7,8 +7,9 @@ const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
 const { devices } = lib;
 
 /**
- * The devices() report; without a usable CUDA device, prints why as JSON and exits 3 (the
- * caller skips the check), and on any other failure exits 1.
+ * The devices() report; without a usable CUDA device, prints why as JSON and exits 3, and on
+ * any other failure exits 1. Under jest (test/gpu/gpu.test.ts) a machine without a GPU has
+ * skipped the checks before they start, so exit 3 there is a failure.
  */
 async function devicesOrSkip() {
   try {

@@ -1,7 +1,7 @@
 'use strict';
 // GPU check (plain Node, no jest: it runs on the GPU machine from a bundle). Compares what
 // devices() reports with nvidia-smi, field by field, and prints a JSON summary. Exit 0 when
-// they agree, 1 when they differ, 3 when there is no GPU here (the caller skips).
+// they agree, 1 when they differ, 3 when there is no usable GPU here.
 const { execFileSync } = require('node:child_process');
 
 const { devicesOrSkip } = require('./check-util');

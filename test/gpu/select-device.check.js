@@ -4,7 +4,7 @@
 // 8.0 is refused with the seed-003 message. Then the same through loadProgramBuffer() with a
 // program file whose engine record says so (the device check runs before any engine is
 // deserialized, so the engine bytes are a placeholder). Prints both messages as JSON.
-// Exit 0: passed; 1: failed; 3: no GPU here (the caller skips).
+// Exit 0: passed; 1: failed; 3: no usable GPU here.
 const crypto = require('node:crypto');
 const path = require('node:path');
 

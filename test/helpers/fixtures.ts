@@ -6,7 +6,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { dtypeInfo, type DType } from '../../lib/ir/dtype';
+import { readNumbers } from '../../lib/kernels/access';
 import { shapeSize, Tensor } from '../../lib/tensor';
+import { FP32, type Tolerance } from './compare';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
@@ -52,8 +54,32 @@ export function readBin(file: string, dtype: DType, shape: number[]): Tensor {
   return new Tensor(dtype, shape, new info.storage(copy.buffer, 0, shapeSize(shape) * info.lanes));
 }
 
-export function loadFixture(name: string): Fixture {
-  const dir = path.join(FIXTURES, name);
+/**
+ * A fixture can only catch a wrong answer when its outputs are large against the tolerance
+ * they are compared with: outputs of 1e-9 under atol 1e-5 let an all-zero or sign-flipped
+ * result pass. Each float output must reach this many times `atol` somewhere.
+ */
+export const DISCRIMINATION = 1000;
+
+/** Throws unless some element of `t` reaches DISCRIMINATION × `tol.atol` in absolute value. */
+export function assertDiscriminates(t: Tensor, tol: Tolerance, label: string): void {
+  const kind = dtypeInfo(t.dtype).kind;
+  if (kind !== 'float' && kind !== 'complex') return;
+  let largest = 0;
+  for (const x of readNumbers(t)) if (Math.abs(x) > largest) largest = Math.abs(x);
+  if (!(largest >= DISCRIMINATION * tol.atol)) {
+    throw new Error(
+      `${label}: largest |output| ${largest.toExponential(2)} is below ${DISCRIMINATION} × atol ${tol.atol}; ` +
+        'a fixture this small cannot tell a wrong answer from the right one (regenerate it with larger outputs)',
+    );
+  }
+}
+
+/**
+ * The fixture in `dir` (meta.json and its tensors). `tol` is the tolerance its outputs will be
+ * compared with; every output of every case must be able to fail under it.
+ */
+export function loadFixtureFrom(dir: string, tol: Tolerance = FP32): Fixture {
   const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as {
     inputs: TensorMeta[];
     outputs: TensorMeta[];
@@ -63,5 +89,12 @@ export function loadFixture(name: string): Fixture {
   const read = (m: TensorMeta): Tensor => readBin(path.join(dir, m.file), m.dtype, m.shape);
   const cases: FixtureCase[] = [{ inputs: meta.inputs.map(read), outputs: meta.outputs.map(read) }];
   if (meta.second_case) cases.push({ inputs: meta.second_case.inputs.map(read), outputs: meta.second_case.outputs.map(read) });
+  const name = path.basename(dir);
+  cases.forEach((c, k) => c.outputs.forEach((t, i) => assertDiscriminates(t, tol, `fixture ${name} case ${k} output ${i}`)));
   return { name, dir, files: meta.files, cases };
+}
+
+/** Fixture `name` of test/fixtures/, checked against the tolerance `tol` it is used with (FP32 by default). */
+export function loadFixture(name: string, tol: Tolerance = FP32): Fixture {
+  return loadFixtureFrom(path.join(FIXTURES, name), tol);
 }

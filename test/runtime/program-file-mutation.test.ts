@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 
 import { compile } from '../../lib/compile';
-import { TensorRTNodeError } from '../../lib/errors';
+import { BadProgramError, TensorRTNodeError } from '../../lib/errors';
 import { loadProgramBuffer, packProgramFile, readProgramFile } from '../../lib/runtime/program-file';
 import type { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
@@ -230,4 +230,61 @@ describe('program file mutations', () => {
     // Harmless damage exists (e.g. a time stamp in a header): some raw variants must load.
     expect(outcomes.get('raw loaded, right answer') ?? 0).toBeGreaterThan(0);
   }, 600_000);
+
+  test('blob damage re-zipped with valid CRCs reaches the SHA-256 check, which names the blob', async () => {
+    const { manifest, blobs } = readProgramFile(original);
+    // The control: the same entries re-zipped unchanged load and give the same answer.
+    const control = await loadProgramBuffer(packProgramFile(manifest, blobs));
+    try {
+      expect(same(await control.run(inputs), expected)).toBe(true);
+    } finally {
+      await control.dispose();
+    }
+    const rng = new Random(0x5348_4132);
+    // Same-length damage must reach the SHA-256 check; a length change is caught by the size check before it.
+    const damage: Array<[string, (b: Uint8Array) => Uint8Array]> = [];
+    for (let k = 0; k < 40; k++) {
+      const where = rng.next();
+      const bit = 1 << rng.int(0, 7);
+      damage.push([`flip bit ${bit} at ${where.toFixed(3)}`, (b) => ((b[Math.floor(where * b.length)] ^= bit), b)]);
+    }
+    for (let k = 0; k < 10; k++) {
+      const where = rng.next();
+      const value = rng.int(1, 255);
+      damage.push([`set byte at ${where.toFixed(3)} to ~its value`, (b) => ((b[Math.floor(where * b.length)] = ~b[Math.floor(where * b.length)]! & 0xff), b)]);
+      damage.push([`add ${value} to the byte at ${where.toFixed(3)}`, (b) => ((b[Math.floor(where * b.length)] += value), b)]);
+    }
+    damage.push(['reverse the bytes', (b) => b.reverse()]);
+    const resized: Array<[string, (b: Uint8Array) => Uint8Array]> = [
+      ['truncate to half', (b) => b.slice(0, b.length >> 1)],
+      ['append a byte', (b) => Buffer.concat([b, Buffer.of(0)])],
+      ['delete the first byte', (b) => b.slice(1)],
+    ];
+    const wrong: string[] = [];
+    let bySha = 0;
+    for (const name of blobs.keys()) {
+      const escaped = name.replace(/\./g, '\\.');
+      const sha = new RegExp(`^program buffer: blob "${escaped}" is corrupt: its SHA-256 is [0-9a-f]{64}, the manifest says ${manifest.blobs[name]!.sha256}$`);
+      const size = new RegExp(`^program buffer: blob "${escaped}" is corrupt: \\d+ bytes, the manifest says ${manifest.blobs[name]!.bytes}$`);
+      for (const [list, want] of [[damage, sha], [resized, size]] as const) {
+        for (const [label, f] of list) {
+          const mutated = new Map(blobs);
+          const before = blobs.get(name)!;
+          const after = f(new Uint8Array(before));
+          expect(Buffer.from(after).equals(Buffer.from(before))).toBe(false);
+          mutated.set(name, after);
+          const error = await loadProgramBuffer(packProgramFile(manifest, mutated)).then(
+            async (p) => (await p.dispose(), null),
+            (e: unknown) => e,
+          );
+          if (error instanceof BadProgramError && want.test(error.message) && (error.details as { blob?: string }).blob === name) {
+            if (want === sha) bySha++;
+          } else wrong.push(`${name}, ${label}: ${error === null ? 'loaded' : String(error)}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(blobs.size).toBe(3);
+    expect(bySha).toBe(blobs.size * damage.length);
+  });
 });

@@ -28,7 +28,7 @@ import {
 } from '../../lib/runtime/program-file';
 import type { ProgramData } from '../../lib/runtime/segments';
 import { Tensor } from '../../lib/tensor';
-import { expectClose, FP32 } from '../helpers/compare';
+import { expectClose, expectExact, FP32 } from '../helpers/compare';
 import { referenceEngineDevice, TEST_H200 } from '../helpers/devices';
 import { rejection } from '../helpers/errors';
 import { loadFixture } from '../helpers/fixtures';
@@ -40,11 +40,10 @@ function bytesOf(t: Tensor): Uint8Array {
   return new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 }
 
-/** Bit-for-bit equality of two runs of the same program. */
+/** Bit-for-bit equality of two runs of the same program; `label` names the pair in a failure. */
 function expectIdentical(actual: Tensor[], expected: Tensor[], label: string): void {
-  expect(actual.map((t) => [t.dtype, [...t.shape]])).toEqual(expected.map((t) => [t.dtype, [...t.shape]]));
-  actual.forEach((t, i) => expect(Buffer.compare(Buffer.from(bytesOf(t)), Buffer.from(bytesOf(expected[i]!)))).toBe(0));
-  expect(label).toBeTruthy();
+  expect(actual).toHaveLength(expected.length);
+  actual.forEach((t, i) => expectExact(t, expected[i]!, `${label} output ${i}`));
 }
 
 /** Entries of a program file (it is a plain zip: stored entries). */
@@ -65,10 +64,10 @@ describe.each(FIXTURE_CASES)('round trip: %s (.%s)', (name, format) => {
   const fixture = loadFixture(name);
   const file = path.join(fixture.dir, fixture.files[format]!);
 
-  test('compile → save → load → run equals the in-memory program and PyTorch', async () => {
-    const { inputs, outputs } = fixture.cases[0]!;
+  test.each(fixture.cases.map((c, k) => [k, c] as const))('case %d: compile → save → load → run equals the in-memory program and PyTorch', async (k, c) => {
+    const { inputs, outputs } = c;
     const program = await compile(file, { backend: 'reference', inputs: inputs.map((t) => ({ shape: [...t.shape] })) });
-    const saved = path.join(tmp, `${name}-${format}.trtp`);
+    const saved = path.join(tmp, `${name}-${format}-${k}.trtp`);
     let loaded: Program | undefined;
     try {
       const expected = await program.run(inputs);
@@ -163,10 +162,19 @@ describe('what a program file records', () => {
     }
   });
 
-  test('a reference program loads on this GPU-less machine, with or without a device option', async () => {
+  test('a reference program loads on this GPU-less machine, with or without a device option, and runs the same', async () => {
+    const { inputs } = loadFixture('mlp').cases[0]!;
+    const expected = await program.run(inputs);
     for (const options of [{}, { device: 0 }, { device: 'cuda:3' }]) {
       const loaded = await loadProgramBuffer(bytes, options);
-      await loaded.dispose();
+      try {
+        expect(loaded.backend).toBe('reference');
+        // CPU engines are placed on no device, whatever the option says.
+        for (const s of loaded.data.segments) if (s.kind === 'tensorrt') expect(s.placement).toBeUndefined();
+        expectIdentical(await loaded.run(inputs), expected, `loaded with ${JSON.stringify(options)}`);
+      } finally {
+        await loaded.dispose();
+      }
     }
   });
 

@@ -19,7 +19,7 @@ import { trtType } from '../../conversion/context';
 import { registeredConverters, selectConverter, type ConverterCandidate, type Selection, type SelectionSettings } from '../../conversion/registry';
 import { DynamicUnsupportedError, InternalError } from '../../errors';
 import { call } from '../../ir/builder';
-import { Value, type Arg, type Graph, type Node } from '../../ir/graph';
+import { Graph, Value, type Arg, type Node } from '../../ir/graph';
 import { SYM_ARITHMETIC_DYN } from '../../ir/ops/dynamic';
 import { InferContext } from '../../ir/ops/infer-context';
 import { dimEquals, formatDim, isStatic, symbolsOf, type Dim } from '../../ir/symbolic';
@@ -143,15 +143,51 @@ export function checkDynamicSupport(graph: Graph, settings: DynamicSettings = {}
   );
 }
 
-function candidate(target: string): ConverterCandidate | undefined {
-  const all = registeredConverters(target);
-  return all.find((c) => c.dynamic) ?? all[0];
+/**
+ * Selects converters for what legalization will turn `node` into, without touching `graph`:
+ * the rewrite is built in a scratch graph (nodes only reference values, so the original
+ * graph does not see it), and every node it makes must pass `selectConverter`, which runs
+ * each candidate's `checkArgs`. The selection names the converter of the node that takes
+ * `node`'s place (its `variant`), so the report says what will convert it.
+ */
+function selectRewrite(graph: Graph, node: Node, variant: string, settings: SelectionSettings, build: (b: ShapeTensorBuilder) => Value): Selection {
+  const scratch = new Graph(`${graph.name} (probe of ${node.name})`);
+  for (const [name, range] of graph.symbols) scratch.symbols.set(name, range);
+  const representable = (v: Value): boolean => v.type.kind === 'tensor' && trtType(v.type.dtype, settings.truncateDouble) !== null;
+  const b = new ShapeTensorBuilder(scratch, [...node.inputValues(), ...graph.inputs].filter(representable), `node ${node.name}`);
+  let value: Value;
+  try {
+    value = build(b);
+  } catch (error) {
+    if (error instanceof DynamicUnsupportedError) return { ok: false, reasons: [error.message] };
+    throw error;
+  }
+  const made = b.flush();
+  const reasons: string[] = [];
+  let replacement: ConverterCandidate | undefined;
+  let producer: ConverterCandidate | undefined;
+  for (const n of made) {
+    const s = selectConverter(n, settings);
+    if (!s.ok) reasons.push(...s.reasons.map((r) => `its ${n.target} rewrite: ${r}`));
+    else {
+      if (n.target === variant) replacement = s.converter;
+      if (n === value.producer) producer = s.converter;
+    }
+  }
+  if (reasons.length > 0) return { ok: false, reasons };
+  const converter = replacement ?? producer;
+  // A rewrite that made no call node (a static value, frozen into a constant) needs no converter of its own.
+  if (converter === undefined) {
+    const fallback = registeredConverters(variant).find((c) => c.dynamic);
+    return fallback === undefined ? { ok: false, reasons: [`no converter for ${variant}`] } : { ok: true, converter: fallback };
+  }
+  return { ok: true, converter };
 }
 
 /**
  * The converter selection partitioning uses for a dynamic graph: nodes legalization rewrites
- * are judged by their `_dyn` variant; nodes with no variant are refused (with the reason);
- * everything else as usual.
+ * are judged by their rewrite (every node it makes must have a converter whose `checkArgs`
+ * accepts it); nodes with no variant are refused (with the reason); everything else as usual.
  */
 export function dynamicSelector(graph: Graph, settings: DynamicSettings): (node: Node, s: SelectionSettings) => Selection {
   const readable = readableSymbols(graph, settings);
@@ -172,15 +208,13 @@ export function dynamicSelector(graph: Graph, settings: DynamicSettings): (node:
         };
       case 'symint': {
         const why = unreadable(node);
-        const conv = candidate(c.variant);
-        if (why !== null || conv === undefined) return { ok: false, reasons: [why ?? `no converter for ${c.variant}`] };
-        return { ok: true, converter: conv };
+        if (why !== null) return { ok: false, reasons: [why] };
+        return selectRewrite(graph, node, c.variant, s, (b) => b.scalar(node.output.type.kind === 'symint' ? node.output.type.expr : 0));
       }
       case 'rule': {
         const why = unrepresentable(node, s) ?? unreadable(node);
-        const conv = candidate(c.rule.variant);
-        if (why !== null || conv === undefined) return { ok: false, reasons: [why ?? `no converter for ${c.rule.variant}`] };
-        return { ok: true, converter: conv };
+        if (why !== null) return { ok: false, reasons: [why] };
+        return selectRewrite(graph, node, c.rule.variant, s, (b) => c.rule.build(node, b)[0]!);
       }
     }
   };

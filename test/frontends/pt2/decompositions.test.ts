@@ -4,7 +4,9 @@
  * through sym_size values), keeps the old value names, and computes the same values as the
  * original op (checked against hand-derived numbers). Also the size-expression parser.
  */
-import { parseSymExpr } from '../../../lib/frontends/pt2';
+import * as path from 'node:path';
+
+import { loadPt2, parseSymExpr } from '../../../lib/frontends/pt2';
 import { interpret } from '../../../lib/interpreter';
 import { call } from '../../../lib/ir/builder';
 import { Graph, tensorType, type Arg, type Value } from '../../../lib/ir/graph';
@@ -13,6 +15,8 @@ import { formatDim, sym, type Dim } from '../../../lib/ir/symbolic';
 import { findProblems } from '../../../lib/ir/verify';
 import { decompose, DECOMPOSITIONS } from '../../../lib/lowering/decompositions';
 import { Tensor } from '../../../lib/tensor';
+import { expectClose } from '../../helpers/compare';
+import { FIXTURES, PT2_FIXTURES } from '../../helpers/fixtures';
 
 const f32 = (shape: number[], values: number[]): Tensor => Tensor.from('float32', shape, values);
 const iota = (n: number): number[] => [...Array(n).keys()];
@@ -171,17 +175,20 @@ describe('other aliases', () => {
     expect(targets(even.graph)).toEqual(['aten.conv2d.padding']);
   });
 
-  test('batch_norm (eval) and layer_norm → their native forms', () => {
+  test('batch_norm (eval) and layer_norm → their native forms, eps included', () => {
     const bn = single(
       'aten.batch_norm.default',
       [['x', 'float32', [1, 2, 1, 1]], ['m', 'float32', [2]], ['v', 'float32', [2]]],
-      (v) => ({ input: v[0]!, weight: null, bias: null, running_mean: v[1]!, running_var: v[2]!, training: false, momentum: 0.1, eps: 0, cudnn_enabled: false }),
+      (v) => ({ input: v[0]!, weight: null, bias: null, running_mean: v[1]!, running_var: v[2]!, training: false, momentum: 0.1, eps: 5, cudnn_enabled: false }),
     );
     expect(targets(bn.graph)).toEqual(['aten._native_batch_norm_legit_no_training.default']);
-    expect(interpret(bn.graph, [f32([1, 2, 1, 1], [3, 5]), f32([2], [1, 1]), f32([2], [4, 16])])[0]!.toArray()).toEqual([1, 1]);
-    const ln = single('aten.layer_norm.default', [['x', 'float32', [1, 2]]], (v) => ({ input: v[0]!, normalized_shape: [2], eps: 0 }));
+    expect(bn.graph.calls()[0]!.args.eps).toBe(5);
+    // (x − mean)/sqrt(var + eps): (7 − 1)/sqrt(4 + 5) = 2, (5 − 1)/sqrt(11 + 5) = 1 (without eps: 3 and 1.206).
+    expectClose(interpret(bn.graph, [f32([1, 2, 1, 1], [7, 5]), f32([2], [1, 1]), f32([2], [4, 11])])[0]!, f32([1, 2, 1, 1], [2, 1]));
+    const ln = single('aten.layer_norm.default', [['x', 'float32', [1, 2]]], (v) => ({ input: v[0]!, normalized_shape: [2], eps: 3 }));
     expect(targets(ln.graph)).toEqual(['aten.native_layer_norm.default']);
-    expect(interpret(ln.graph, [f32([1, 2], [1, 3])])[0]!.toArray()).toEqual([-1, 1]);
+    // mean 2, biased variance 1: (x − 2)/sqrt(1 + 3) = ∓0.5 (without eps: ∓1).
+    expectClose(interpret(ln.graph, [f32([1, 2], [1, 3])])[0]!, f32([1, 2], [-0.5, 0.5]));
   });
 
   test('zeros → full with the default float dtype; clamp_min → clamp; narrow → slice', () => {
@@ -214,9 +221,26 @@ describe('the pass', () => {
     expect(interpret(graph, [f32([3, 4], iota(12))])[0]!.toArray()).toEqual(iota(12));
   });
 
-  test('the table covers the default-IR forms the fixtures use', () => {
+  test('the table covers the default-IR forms the fixtures use: each is rewritten; only canonical forms stay', () => {
+    const used = new Set<string>();
+    for (const name of PT2_FIXTURES) {
+      const graph = loadPt2(path.join(FIXTURES, name, 'model.pt2'), { decompose: false });
+      for (const n of graph.calls()) if (n.target in DECOMPOSITIONS) used.add(n.target);
+      decompose(graph);
+      for (const n of graph.calls()) {
+        if (!(n.target in DECOMPOSITIONS)) continue;
+        // What stays is already canonical: a view, a slice that drops elements, an expand that broadcasts.
+        const self = (n.args.self as Value).tensorType.shape;
+        const out = n.output.tensorType.shape;
+        if (n.target === 'aten.view.default') continue;
+        expect([`${name}: ${n.target}`, ['aten.slice.Tensor', 'aten.expand.default'].includes(n.target)]).toEqual([`${name}: ${n.target}`, true]);
+        const sameShape = self.length === out.length && self.every((d, i) => formatDim(d) === formatDim(out[i]!));
+        const noOp = sameShape && (n.target !== 'aten.slice.Tensor' || n.args.step === 1);
+        expect([`${name}: ${n.name} is a no-op`, noOp]).toEqual([`${name}: ${n.name} is a no-op`, false]);
+      }
+    }
     for (const t of ['aten.to.dtype', 'aten.type_as.default', 'aten.flatten.using_ints', 'aten.reshape.default', 'aten.dropout.default', 'aten.transpose.int', 'aten.conv2d.default', 'aten.batch_norm.default', 'aten.layer_norm.default', 'aten.softmax.int', 'aten.adaptive_avg_pool2d.default', 'aten.max_pool2d.default', 'aten.contiguous.default', 'aten.unsqueeze.default']) {
-      expect(DECOMPOSITIONS[t]).toBeDefined();
+      expect([t, used.has(t)]).toEqual([t, true]);
     }
   });
 });

@@ -98,8 +98,16 @@ describe('graph inputs and symbols', () => {
     expect(printGraph(g)).toMatch(/return \(softmax=%\w+\)|return \(%softmax\)/);
   });
 
+  test('mobilenet_v3_small: dynamic batch, the only symbol', () => {
+    const g = pt2Graph('mobilenet_v3_small');
+    expect(g.symbols.size).toBe(1);
+    const [[symbol, range]] = [...g.symbols];
+    expect(range!.min).toBeGreaterThanOrEqual(1);
+    expect(range!.max).toBeGreaterThanOrEqual(5);
+    expect(printGraph(g).split('\n')[0]).toContain(`float32[${symbol}, 3, 96, 96]`);
+  });
+
   test('static models have no symbols', () => {
-    expect(pt2Graph('mobilenet_v3_small').symbols.size).toBe(0);
     expect(pt2Graph('squeezenet1_1').symbols.size).toBe(0);
   });
 

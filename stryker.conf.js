@@ -1,0 +1,54 @@
+'use strict';
+// Mutation testing of the seed cores (`npm run test:mutation`; not in CI: it takes tens of
+// minutes). Only the test files that exercise each module run, in-process (coverageAnalysis
+// perTest picks, per mutant, the tests that reach it). A program's run goes through the worker
+// thread, which executes dist/ (copied into the sandbox unmutated): such tests kill only
+// mutants of code that runs at compile time, in-process. See
+// docs/testing.md for the scores and the surviving mutants.
+//
+// One module at a time (each with its own tests): STRYKER_MODULE=registry npm run test:mutation
+// (registry, complex, dynamic, device-selection; all four by default). Static mutants (code
+// run when a module loads, e.g. the registry's tables) are ignored: each would rerun every
+// test file, and the tests that build those tables are the same as for the code around them.
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] };
+
+/** The modules under test: the files mutated and the test files that exercise them. */
+const MODULES = {
+  registry: { mutate: ['lib/conversion/registry.ts'], tests: ['test/conversion/registry.test.ts', 'test/conversion/registry-order.test.ts', 'test/conversion/registry-api.test.ts'] },
+  complex: { mutate: ['lib/lowering/complex/**/*.ts'], tests: ['test/lowering/complex/*.test.ts'] },
+  dynamic: { mutate: ['lib/lowering/dynamic/**/*.ts'], tests: ['test/lowering/dynamic/*.test.ts'] },
+  'device-selection': { mutate: ['lib/runtime/device-selection.ts'], tests: ['test/runtime/device-selection.test.ts'] },
+};
+
+const chosen = process.env.STRYKER_MODULE ? [process.env.STRYKER_MODULE] : Object.keys(MODULES);
+for (const m of chosen) if (!(m in MODULES)) throw new Error(`STRYKER_MODULE=${m}: expected one of ${Object.keys(MODULES).join(', ')}`);
+const selected = chosen.map((m) => MODULES[m]);
+const suffix = process.env.STRYKER_MODULE ? `-${process.env.STRYKER_MODULE}` : '';
+
+module.exports = {
+  packageManager: 'npm',
+  testRunner: 'jest',
+  mutate: selected.flatMap((m) => m.mutate),
+  ignoreStatic: true,
+  coverageAnalysis: 'perTest',
+  concurrency: 1,
+  timeoutMS: 60_000,
+  timeoutFactor: 2,
+  incremental: true,
+  incrementalFile: `reports/mutation/stryker-incremental${suffix}.json`,
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  htmlReporter: { fileName: `reports/mutation/mutation${suffix}.html` },
+  jsonReporter: { fileName: `reports/mutation/mutation${suffix}.json` },
+  thresholds: { high: 90, low: 80, break: null },
+  ignorePatterns: ['build', 'build-cmake', 'prebuilds', 'reports', 'bench', '.gpu'],
+  jest: {
+    projectType: 'custom',
+    enableFindRelatedTests: false,
+    config: {
+      testEnvironment: 'node',
+      transform,
+      roots: ['<rootDir>/test'],
+      testMatch: [...new Set(selected.flatMap((m) => m.tests))].map((p) => `<rootDir>/${p}`),
+    },
+  },
+};
