@@ -16,7 +16,7 @@ const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'types
 const MODULES = {
   registry: { mutate: ['lib/conversion/registry.ts'], tests: ['test/conversion/registry.test.ts', 'test/conversion/registry-order.test.ts', 'test/conversion/registry-api.test.ts'] },
   complex: { mutate: ['lib/lowering/complex/**/*.ts'], tests: ['test/lowering/complex/*.test.ts'] },
-  dynamic: { mutate: ['lib/lowering/dynamic/**/*.ts'], tests: ['test/lowering/dynamic/*.test.ts'] },
+  dynamic: { mutate: ['lib/legalization/**/*.ts'], tests: ['test/legalization/*.test.ts'] },
   'device-selection': { mutate: ['lib/runtime/device-selection.ts'], tests: ['test/runtime/device-selection.test.ts'] },
 };
 

@@ -21,11 +21,11 @@ import { isTensorRTAvailable } from '../tensorrt';
 import { engineDeviceForBackend } from './device-target';
 import { loadModel, type ModelSource } from './load-model';
 import { isDynamicPlan, planInputShapes } from './input-shapes';
-import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../lowering/dynamic';
+import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../legalization';
 import { progressReporter } from './progress';
 import { checkTorchExecutedOps, resolveSettings, type CompileSettings, type ResolvedSettings, type TensorParallelSettings } from './settings';
 import { compileTensorParallel } from './tensor-parallel';
-import type { TensorParallelProgram } from '../runtime/tensor-parallel';
+import type { TensorParallelProgram } from '../runtime/tensor-parallel/program';
 
 export type { CompileSettings, InputSpec, TensorParallelSettings } from './settings';
 export type { CompileProgressEvent, CompileStage, ProgressCallback } from './progress';
@@ -84,7 +84,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   const backend = getBackend(backendName);
   const device = await engineDeviceForBackend(resolved.device, backend, log);
   progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
-  // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/lowering/dynamic/).
+  // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
   const dynamic = isDynamicPlan(shapes);
   const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
   describeModel(report, graph, modelOps);

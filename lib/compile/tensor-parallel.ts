@@ -16,7 +16,7 @@ import type { Graph } from '../ir/graph';
 import type { Program } from '../runtime/program';
 import { runLimits } from '../runtime/resource-limits';
 import type { ProgramData, ProgramSegment } from '../runtime/segments';
-import { TensorParallelProgram, TensorParallelRank } from '../runtime/tensor-parallel';
+import { TensorParallelProgram, TensorParallelRank } from '../runtime/tensor-parallel/program';
 import { loadModel, type ModelSource } from './load-model';
 import type { CompileSettings, TensorParallelSettings } from './settings';
 

@@ -1,7 +1,7 @@
 /**
  * Runs a program's segments in order. Used by the worker thread; pure and synchronous, so it
  * is also the single place that defines what running a program means. The tensor-parallel
- * executor (./tensor-parallel-execute.ts) runs each rank with the same pieces.
+ * executor (./tensor-parallel/execute.ts) runs each rank with the same pieces.
  *
  * Float widths at segment boundaries (truncateDouble): TensorRT has no float64, so a
  * TensorRT segment computes the graph's float64 values in float32. Every value is kept at

@@ -12,7 +12,7 @@ import { formatDim, formatShape, type Dim, type SymbolRange } from '../ir/symbol
 import { Tensor } from '../tensor';
 import { checkTensorBytes, type RunLimits } from './resource-limits';
 import type { ProgramIO } from './segments';
-import { isShared } from './worker-protocol';
+import { isShared } from './worker/worker-protocol';
 
 /** The declared inputs with their types, and the ranges of the symbols in their shapes. */
 export function shapedInputs(inputs: readonly ProgramIO[], symbols: ReadonlyMap<string, SymbolRange>): ShapedInputs {

@@ -10,10 +10,10 @@ import { saveProgram, saveProgramBuffer } from './program-file';
 import { formatIO, printableIO, shapedInputs } from './program-io';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO } from './segments';
-import { WorkerClient } from './worker-client';
-import { fromWire, type WireTensor, type WorkerSetup } from './worker-protocol';
+import { WorkerClient } from './worker/worker-client';
+import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-protocol';
 
-/** Outside the class: the worker's listeners hold it, and must not hold a Program (lib/runtime/worker-client.ts). */
+/** Outside the class: the worker's listeners hold it, and must not hold a Program (lib/runtime/worker/worker-client.ts). */
 const decodeOutputs = (outputs: unknown): Tensor[] => (outputs as WireTensor[]).map(fromWire);
 
 export class Program {

@@ -43,8 +43,8 @@ describe('npm package contents', () => {
     'dist/index.mjs',
     'dist/index.d.mts',
     'dist/cli/index.js',
-    'dist/runtime/worker.js',
-    'dist/runtime/tensor-parallel-worker.js',
+    'dist/runtime/worker/worker.js',
+    'dist/runtime/worker/tensor-parallel-worker.js',
   ])('ships %s', (file) => {
     expect(files).toContain(file);
   });

@@ -154,7 +154,7 @@ test('checkTensorBytes and runLimits', () => {
 
 test('a worker out of heap is reported as E_RESOURCE_LIMIT by the client', async () => {
   // A real ERR_WORKER_OUT_OF_MEMORY, from a worker with a tiny heap, through the client's mapping.
-  const { workerFailure } = await import('../../lib/runtime/worker-client');
+  const { workerFailure } = await import('../../lib/runtime/worker/worker-client');
   const w = new Worker('const a = []; for (;;) a.push(new Array(1e5).fill(1));', { eval: true, resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 } });
   const error = await new Promise<Error>((resolve) => w.on('error', resolve));
   expect((error as Error & { code?: string }).code).toBe('ERR_WORKER_OUT_OF_MEMORY');

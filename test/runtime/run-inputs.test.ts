@@ -12,7 +12,7 @@ import { compile } from '../../lib/compile';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import type { Program } from '../../lib/runtime/program';
-import type { WorkerRequest } from '../../lib/runtime/worker-protocol';
+import type { WorkerRequest } from '../../lib/runtime/worker/worker-protocol';
 import { Tensor } from '../../lib/tensor';
 import { expectTensor } from '../helpers/compare';
 import { rejection } from '../helpers/errors';

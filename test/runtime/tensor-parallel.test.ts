@@ -8,8 +8,8 @@ import * as path from 'node:path';
 
 import { compile } from '../../lib/compile';
 import { deserializeGraphFromBuffer } from '../../lib/ir/serialize';
-import { allReduce } from '../../lib/runtime/tensor-parallel-execute';
-import { TensorParallelProgram } from '../../lib/runtime/tensor-parallel';
+import { allReduce } from '../../lib/runtime/tensor-parallel/execute';
+import { TensorParallelProgram } from '../../lib/runtime/tensor-parallel/program';
 import { Tensor } from '../../lib/tensor';
 import { expectClose, expectExact, expectTensor, FP32 } from '../helpers/compare';
 import { rejection } from '../helpers/errors';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { InternalError, InvalidArgumentError } from '../../lib/errors';
-import { resolveWorkerScript, WORKER_DIR_ENV } from '../../lib/runtime/worker-client';
+import { resolveWorkerScript, WORKER_DIR_ENV } from '../../lib/runtime/worker/worker-client';
 import { DIST_INDEX, makeTempDir, mlpReference, mlpRunScript, removeTempDir, REPO_ROOT, runNode, type MlpRunOutcome } from '../helpers/built-package';
 
 const APP = path.join(path.sep, 'opt', 'MyApp', 'resources');
@@ -21,38 +21,38 @@ const only =
 
 describe('resolveWorkerScript', () => {
   test('a build finds the script beside the module', () => {
-    const here = path.join(REPO_ROOT, 'dist', 'runtime');
+    const here = path.join(REPO_ROOT, 'dist', 'runtime', 'worker');
     const script = path.join(here, 'worker.js');
     expect(resolveWorkerScript('worker.js', 'program worker', { here, packageRoot: REPO_ROOT }, only(script))).toBe(script);
   });
 
-  test('sources run directly (lib/runtime) use the built copy in dist/runtime', () => {
-    const built = path.join(REPO_ROOT, 'dist', 'runtime', 'worker.js');
-    const places = { here: path.join(REPO_ROOT, 'lib', 'runtime'), packageRoot: REPO_ROOT };
+  test('sources run directly (lib/runtime/worker) use the built copy in dist/runtime/worker', () => {
+    const built = path.join(REPO_ROOT, 'dist', 'runtime', 'worker', 'worker.js');
+    const places = { here: path.join(REPO_ROOT, 'lib', 'runtime', 'worker'), packageRoot: REPO_ROOT };
     expect(resolveWorkerScript('worker.js', 'program worker', places, only(built))).toBe(built);
   });
 
   test('inside app.asar, the unpacked copy is preferred: a worker cannot start from the archive', () => {
-    const places = { here: path.join(IN_ASAR, 'dist', 'runtime'), packageRoot: IN_ASAR };
-    const unpacked = path.join(UNPACKED, 'dist', 'runtime', 'worker.js');
-    const archived = path.join(IN_ASAR, 'dist', 'runtime', 'worker.js');
+    const places = { here: path.join(IN_ASAR, 'dist', 'runtime', 'worker'), packageRoot: IN_ASAR };
+    const unpacked = path.join(UNPACKED, 'dist', 'runtime', 'worker', 'worker.js');
+    const archived = path.join(IN_ASAR, 'dist', 'runtime', 'worker', 'worker.js');
     expect(resolveWorkerScript('worker.js', 'program worker', places, only(unpacked, archived))).toBe(unpacked);
     // Not unpacked: the archive path is still tried (Electron's fs reads inside app.asar).
     expect(resolveWorkerScript('worker.js', 'program worker', places, only(archived))).toBe(archived);
   });
 
   test(`${WORKER_DIR_ENV} replaces the default places, with the asar rule applied to it too`, () => {
-    const places = { here: path.join(REPO_ROOT, 'dist', 'runtime'), packageRoot: REPO_ROOT };
+    const places = { here: path.join(REPO_ROOT, 'dist', 'runtime', 'worker'), packageRoot: REPO_ROOT };
     const bundled = path.join(path.sep, 'srv', 'bundle', 'runtime');
     const both = only(path.join(bundled, 'worker.js'), path.join(places.here, 'worker.js'));
     expect(resolveWorkerScript('worker.js', 'program worker', { ...places, override: bundled }, both)).toBe(path.join(bundled, 'worker.js'));
-    const asarDir = path.join(IN_ASAR, 'dist', 'runtime');
-    const unpacked = path.join(UNPACKED, 'dist', 'runtime', 'worker.js');
+    const asarDir = path.join(IN_ASAR, 'dist', 'runtime', 'worker');
+    const unpacked = path.join(UNPACKED, 'dist', 'runtime', 'worker', 'worker.js');
     expect(resolveWorkerScript('worker.js', 'program worker', { ...places, override: asarDir }, only(unpacked))).toBe(unpacked);
   });
 
   test(`an ${WORKER_DIR_ENV} without the script is an E_INVALID_ARGUMENT naming the variable and the paths`, () => {
-    const places = { here: path.join(REPO_ROOT, 'dist', 'runtime'), packageRoot: REPO_ROOT, override: '/srv/empty' };
+    const places = { here: path.join(REPO_ROOT, 'dist', 'runtime', 'worker'), packageRoot: REPO_ROOT, override: '/srv/empty' };
     const call = (): string => resolveWorkerScript('tensor-parallel-worker.js', 'tensor-parallel worker', places, only(path.join(places.here, 'tensor-parallel-worker.js')));
     expect(call).toThrow(InvalidArgumentError);
     expect(call).toThrow(`${WORKER_DIR_ENV} is /srv/empty, but the tensor-parallel worker script tensor-parallel-worker.js is not there`);
@@ -83,7 +83,7 @@ describe(`${WORKER_DIR_ENV} in a running program (child process, built package)`
     fs.cpSync(path.join(REPO_ROOT, 'dist'), path.join(copy, 'dist'), { recursive: true });
     fs.copyFileSync(path.join(REPO_ROOT, 'package.json'), path.join(copy, 'package.json'));
     fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(copy, 'node_modules'));
-    const result = runNode(['-e', script], { [WORKER_DIR_ENV]: path.join(copy, 'dist', 'runtime') });
+    const result = runNode(['-e', script], { [WORKER_DIR_ENV]: path.join(copy, 'dist', 'runtime', 'worker') });
     const out = JSON.parse(result.stdout) as MlpRunOutcome;
     if (!out.ok) throw new Error(`the run failed: ${out.code}: ${out.message}`);
     const reference = mlpReference();

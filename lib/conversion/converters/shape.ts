@@ -691,7 +691,7 @@ reg('aten.select_scatter.default', (node, ctx) => {
 // ---------------------------------------------------------------------------------------
 
 const symRefusal: CheckArgs = (node) =>
-  `${node.target} computes a SymInt on the host: specialization folds it in static graphs, and in dynamic graphs the shape-tensor legalization (lib/lowering/dynamic/) turns it into a _dyn op, so it must not reach conversion`;
+  `${node.target} computes a SymInt on the host: specialization folds it in static graphs, and in dynamic graphs the shape-tensor legalization (lib/legalization/) turns it into a _dyn op, so it must not reach conversion`;
 
 const noConversion: ConverterImpl = (node) => {
   throw new TypeError(`${node.target} has no layers`);
@@ -713,6 +713,6 @@ registerConverter(
     checkArgs: (node) =>
       (node.args.values as Arg[]).every((a) => typeof a === 'number')
         ? true
-        : 'its values include run-time SymInts; in dynamic graphs the shape-tensor legalization (lib/lowering/dynamic/) turns it into trt.sym_list_dyn',
+        : 'its values include run-time SymInts; in dynamic graphs the shape-tensor legalization (lib/legalization/) turns it into trt.sym_list_dyn',
   },
 );

@@ -3,7 +3,7 @@
  * one tensor across every rank of a program; on its own (a single rank, the plain interpreter)
  * it is the identity. No converter is registered for it, so the partitioner always leaves it
  * in a fallback segment: a segment boundary where a tensor-parallel runtime synchronizes the
- * ranks (lib/runtime/tensor-parallel.ts).
+ * ranks (lib/runtime/tensor-parallel/program.ts).
  */
 import { tensorType } from '../graph';
 import { defineOp } from './registry';

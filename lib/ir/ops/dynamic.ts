@@ -19,7 +19,7 @@
  *
  * Slice bounds reach trt.slice_dyn already normalized (PyTorch's negative bounds and the
  * INT64_MAX sentinel resolved, clamped, turned into a start and a length) as shape
- * arithmetic, by the legalization pass (lib/lowering/dynamic/).
+ * arithmetic, by the legalization pass (lib/legalization/).
  *
  * Shapes stay exact and symbolic: {@link shapeTensorDims} traces a shape tensor back through
  * these ops and constants to the symbolic dims it holds, so inference gives `[s0, 4, 16]`,

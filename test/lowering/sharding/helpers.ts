@@ -1,6 +1,6 @@
 /**
  * Test helpers for tensor parallelism: running rank graphs in lockstep with an all-reduce
- * written here (independent of lib/runtime/tensor-parallel.ts), and small Llama-style graphs
+ * written here (independent of lib/runtime/tensor-parallel/program.ts), and small Llama-style graphs
  * built by hand for the error cases.
  */
 import { interpret } from '../../../lib/interpreter';

@@ -5,17 +5,17 @@
  * E_DYNAMIC_UNSUPPORTED (or sent to fallback with dynamicFallback). Converted programs are
  * checked against the interpreter at the profile bounds and between them.
  */
-import '../../../lib/conversion/converters';
-import { DynamicUnsupportedError, ShapeOutOfRangeError, TensorRTNodeError } from '../../../lib/errors';
-import { interpret } from '../../../lib/interpreter';
-import type { Graph, Node } from '../../../lib/ir/graph';
-import { shapeTensorDims } from '../../../lib/ir/ops/dynamic';
-import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../../lib/ir/serialize';
-import { sym, symMul } from '../../../lib/ir/symbolic';
-import { checkDynamicSupport, partitionDynamic } from '../../../lib/lowering/dynamic';
-import type { Tensor } from '../../../lib/tensor';
-import { expectClose, FP32 } from '../../helpers/compare';
-import { Random } from '../../helpers/random';
+import '../../lib/conversion/converters';
+import { DynamicUnsupportedError, ShapeOutOfRangeError, TensorRTNodeError } from '../../lib/errors';
+import { interpret } from '../../lib/interpreter';
+import type { Graph, Node } from '../../lib/ir/graph';
+import { shapeTensorDims } from '../../lib/ir/ops/dynamic';
+import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../lib/ir/serialize';
+import { sym, symMul } from '../../lib/ir/symbolic';
+import { checkDynamicSupport, partitionDynamic } from '../../lib/legalization';
+import type { Tensor } from '../../lib/tensor';
+import { expectClose, FP32 } from '../helpers/compare';
+import { Random } from '../helpers/random';
 import { DynGraph, compileAndRun, valuesOf } from './helpers';
 
 const rng = new Random(2002);

@@ -3,7 +3,7 @@
  * all-reduce: every rank runs its segments (engines and fallback graphs, as ProgramExecutor
  * does) up to its next collective segment; when all ranks are there, their tensors are
  * reduced and every rank goes on with the result. Pure and synchronous; the worker thread of
- * TensorParallelProgram (lib/runtime/tensor-parallel.ts) runs it.
+ * TensorParallelProgram (lib/runtime/tensor-parallel/program.ts) runs it.
  *
  * Everything else is what ProgramExecutor (lib/runtime/execute.ts) does for one program, with
  * its pieces (ProgramRun): constants, complex inputs and outputs converted at the boundary
@@ -13,15 +13,15 @@
  * (lib/compile/tensor-parallel.ts cuts the ranks' programs so). Run alone by a plain
  * ProgramExecutor it would be the identity, so every rank's ProgramData stays a valid program.
  */
-import { InternalError } from '../errors';
-import { isComplex, type DType } from '../ir/dtype';
-import type { Graph } from '../ir/graph';
-import { ALL_REDUCE } from '../ir/ops/collective';
-import { fromNumbers, readNumbers } from '../kernels/access';
-import { Tensor } from '../tensor';
-import { disposeSegments, loadConstants, loadSegment, ProgramRun, type LoadedSegment } from './execute';
-import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
-import type { ProgramData } from './segments';
+import { InternalError } from '../../errors';
+import { isComplex, type DType } from '../../ir/dtype';
+import type { Graph } from '../../ir/graph';
+import { ALL_REDUCE } from '../../ir/ops/collective';
+import { fromNumbers, readNumbers } from '../../kernels/access';
+import { Tensor } from '../../tensor';
+import { disposeSegments, loadConstants, loadSegment, ProgramRun, type LoadedSegment } from '../execute';
+import { DEFAULT_RUN_LIMITS, type RunLimits } from '../resource-limits';
+import type { ProgramData } from '../segments';
 
 type Step = LoadedSegment | { kind: 'all_reduce'; op: string; input: string; output: string; node: string; dtype: DType };
 

@@ -5,12 +5,12 @@
  * TensorRT segment input with run-time dims gets one optimization profile per input profile,
  * derived from the symbols' bounds (also for values coming from fallback segments).
  */
-import type { InputShapePlan } from '../../compile/input-shapes';
-import { profilesForShape } from '../../compile/input-shapes';
-import type { Graph } from '../../ir/graph';
-import { verifyGraph } from '../../ir/verify';
-import type { ProfileShapes } from '../../network';
-import { partition, type Partition, type Segment } from '../../partitioning/partition';
+import type { InputShapePlan } from '../compile/input-shapes';
+import { profilesForShape } from '../compile/input-shapes';
+import type { Graph } from '../ir/graph';
+import { verifyGraph } from '../ir/verify';
+import type { ProfileShapes } from '../network';
+import { partition, type Partition, type Segment } from '../partitioning/partition';
 import { checkDynamicSupport, dynamicSelector, legalizeSegments, type DynamicSettings } from './legalize';
 
 export { checkDynamicSupport, classify, dynamicSelector, findMissingVariants, legalizeSegments } from './legalize';

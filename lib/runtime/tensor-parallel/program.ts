@@ -2,25 +2,25 @@
  * A tensor-parallel program: one compiled program per rank (from `compile(model,
  * {tensorParallel: n})`), run together. On the CPU reference backend all ranks run in
  * lockstep on one worker thread with an in-process all-reduce
- * (lib/runtime/tensor-parallel-execute.ts); run() never blocks the event loop.
+ * (lib/runtime/tensor-parallel/execute.ts); run() never blocks the event loop.
  *
  * Devices: rank r is meant for CUDA device r (`targetDevice`), and its TensorRT engines are
  * built for it. Placing ranks on GPUs at load time and NCCL collectives (one rank per GPU)
  * are not built yet: on GPUs this program would still run its ranks one after another on
  * one thread, which only the reference backend supports today.
  */
-import { InternalError } from '../errors';
-import type { SymbolRange } from '../ir/symbolic';
-import type { BlockSharding } from '../lowering/sharding/shard';
-import type { PartitionReport } from '../partitioning/partition';
-import type { Tensor } from '../tensor';
-import { formatIO, printableIO, shapedInputs } from './program-io';
-import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
-import type { ProgramData, ProgramIO } from './segments';
-import { WorkerClient } from './worker-client';
-import { fromWire, type WireTensor, type WorkerSetup } from './worker-protocol';
+import { InternalError } from '../../errors';
+import type { SymbolRange } from '../../ir/symbolic';
+import type { BlockSharding } from '../../lowering/sharding/shard';
+import type { PartitionReport } from '../../partitioning/partition';
+import type { Tensor } from '../../tensor';
+import { formatIO, printableIO, shapedInputs } from '../program-io';
+import { DEFAULT_RUN_LIMITS, type RunLimits } from '../resource-limits';
+import type { ProgramData, ProgramIO } from '../segments';
+import { WorkerClient } from '../worker/worker-client';
+import { fromWire, type WireTensor, type WorkerSetup } from '../worker/worker-protocol';
 
-/** Outside the class: the worker's listeners hold it, and must not hold the program (lib/runtime/worker-client.ts). */
+/** Outside the class: the worker's listeners hold it, and must not hold the program (lib/runtime/worker/worker-client.ts). */
 const decodeRankOutputs = (outputs: unknown): Tensor[][] => (outputs as WireTensor[][]).map((ts) => ts.map(fromWire));
 
 /** The device a rank needs: rank r on CUDA device `gpuId` (r, or r after the `device.gpuId` setting). */

@@ -1,5 +1,5 @@
 /**
- * The parent side of a program's worker thread (lib/runtime/worker-protocol.ts), shared by
+ * The parent side of a program's worker thread (lib/runtime/worker/worker-protocol.ts), shared by
  * Program and TensorParallelProgram: checks run inputs against the declared ones (before
  * anything changes, so a refused run leaves no trace), starts the worker on the first run,
  * numbers the runs and settles each with its answer, keeps the worker referenced only while a
@@ -16,12 +16,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
-import { BadInputError, createError, InternalError, InvalidArgumentError, ResourceLimitError, TensorRTNodeError } from '../errors';
-import { PACKAGE_ROOT, unpackedFromAsar } from '../native';
-import type { ShapedInputs } from '../interpreter/bind-inputs';
-import type { Tensor } from '../tensor';
-import { checkRunInputs } from './program-io';
-import { asResourceLimitError, type RunLimits } from './resource-limits';
+import { BadInputError, createError, InternalError, InvalidArgumentError, ResourceLimitError, TensorRTNodeError } from '../../errors';
+import { PACKAGE_ROOT, unpackedFromAsar } from '../../native';
+import type { ShapedInputs } from '../../interpreter/bind-inputs';
+import type { Tensor } from '../../tensor';
+import { checkRunInputs } from '../program-io';
+import { asResourceLimitError, type RunLimits } from '../resource-limits';
 import { toWire, type WorkerReply, type WorkerRequest } from './worker-protocol';
 
 /** Names a directory holding the compiled worker scripts (bundlers, unusual layouts). */
@@ -30,7 +30,7 @@ export const WORKER_DIR_ENV = 'TENSORRT_NODE_WORKER_DIR';
 /**
  * Where the compiled worker script `file` (e.g. `worker.js`) is, given the directories that
  * may hold it. `override` (the {@link WORKER_DIR_ENV} value) replaces the default places:
- * `here` (dist/runtime when running the build) and `packageRoot`/dist/runtime (when the
+ * `here` (dist/runtime/worker when running the build) and `packageRoot`/dist/runtime/worker (when the
  * sources run directly, as in tests). A place inside Electron's app.asar is looked up first in
  * app.asar.unpacked, where a worker thread can start from.
  *
@@ -43,7 +43,7 @@ export function resolveWorkerScript(
   places: { here: string; packageRoot: string; override?: string | undefined },
   exists: (file: string) => boolean = fs.existsSync,
 ): string {
-  const dirs = places.override ? [path.resolve(places.override)] : [places.here, path.join(places.packageRoot, 'dist', 'runtime')];
+  const dirs = places.override ? [path.resolve(places.override)] : [places.here, path.join(places.packageRoot, 'dist', 'runtime', 'worker')];
   const candidates = [...new Set(dirs)].flatMap((dir) => {
     const script = path.join(dir, file);
     const unpacked = unpackedFromAsar(script);
@@ -54,7 +54,7 @@ export function resolveWorkerScript(
   if (places.override) {
     throw new InvalidArgumentError(
       `${WORKER_DIR_ENV} is ${places.override}, but the ${what} script ${file} is not there (looked for ${candidates.join(', ')}). ` +
-        `Point it at the dist/runtime directory of a copy of tensorrt-node (all of dist/ and package.json), or unset it.`,
+        `Point it at the dist/runtime/worker directory of a copy of tensorrt-node (all of dist/ and package.json), or unset it.`,
       { details: { tried: candidates } },
     );
   }
@@ -68,7 +68,7 @@ export function workerScript(file: string, what: string): string {
 
 /** How a WorkerClient starts its worker and reads its answers. */
 export interface WorkerClientOptions<T> {
-  /** The worker script's file name in dist/runtime/ (e.g. `worker.js`). */
+  /** The worker script's file name in dist/runtime/worker/ (e.g. `worker.js`). */
   script: string;
   /** Names the worker in errors, e.g. `program worker`. */
   what: string;

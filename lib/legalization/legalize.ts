@@ -15,17 +15,17 @@
  * with no variant is refused, and {@link checkDynamicSupport} reports every such node in
  * one E_DYNAMIC_UNSUPPORTED error unless `dynamicFallback` sends them to fallback segments.
  */
-import { trtType } from '../../conversion/context';
-import { registeredConverters, selectConverter, type ConverterCandidate, type Selection, type SelectionSettings } from '../../conversion/registry';
-import { DynamicUnsupportedError, InternalError } from '../../errors';
-import { call } from '../../ir/builder';
-import { Graph, Value, type Arg, type Node } from '../../ir/graph';
-import { SYM_ARITHMETIC_DYN } from '../../ir/ops/dynamic';
-import { InferContext } from '../../ir/ops/infer-context';
-import { dimEquals, formatDim, isStatic, symbolsOf, type Dim } from '../../ir/symbolic';
-import { verifyGraph } from '../../ir/verify';
-import { segmentBoundaries, type DynamicOpReport, type Partition, type PartitionReport, type PartitionSettings, type Segment } from '../../partitioning/partition';
-import { Tensor } from '../../tensor';
+import { trtType } from '../conversion/context';
+import { registeredConverters, selectConverter, type ConverterCandidate, type Selection, type SelectionSettings } from '../conversion/registry';
+import { DynamicUnsupportedError, InternalError } from '../errors';
+import { call } from '../ir/builder';
+import { Graph, Value, type Arg, type Node } from '../ir/graph';
+import { SYM_ARITHMETIC_DYN } from '../ir/ops/dynamic';
+import { InferContext } from '../ir/ops/infer-context';
+import { dimEquals, formatDim, isStatic, symbolsOf, type Dim } from '../ir/symbolic';
+import { verifyGraph } from '../ir/verify';
+import { segmentBoundaries, type DynamicOpReport, type Partition, type PartitionReport, type PartitionSettings, type Segment } from '../partitioning/partition';
+import { Tensor } from '../tensor';
 import { DYNAMIC_RULES, SYMINT_OPS, dimOfArg, symIntArgs, type DynBuilder, type DynamicRule } from './variants';
 
 export interface DynamicSettings extends PartitionSettings {

@@ -4,13 +4,13 @@
  * (zero fallback) and, compiled once, match the interpreter at the profile bounds and
  * between them.
  */
-import '../../../lib/conversion/converters';
-import { listConverters } from '../../../lib/conversion/registry';
-import { interpret } from '../../../lib/interpreter';
-import type { Graph, Value } from '../../../lib/ir/graph';
-import type { Tensor } from '../../../lib/tensor';
-import { expectClose, FP32 } from '../../helpers/compare';
-import { Random } from '../../helpers/random';
+import '../../lib/conversion/converters';
+import { listConverters } from '../../lib/conversion/registry';
+import { interpret } from '../../lib/interpreter';
+import type { Graph, Value } from '../../lib/ir/graph';
+import type { Tensor } from '../../lib/tensor';
+import { expectClose, FP32 } from '../helpers/compare';
+import { Random } from '../helpers/random';
 import { DynGraph, compileAndRun } from './helpers';
 
 const rng = new Random(7002);

@@ -12,10 +12,10 @@
  * (negative bounds count from the end, INT64_MAX means "to the end", then clamping): the
  * resulting start and length expressions are what becomes shape arithmetic.
  */
-import { Value, type Arg, type Graph, type Node } from '../../ir/graph';
-import type { InferContext } from '../../ir/ops/infer-context';
-import { sliceExtent, sumDims } from '../../ir/ops/shape';
-import { isStatic, type Dim } from '../../ir/symbolic';
+import { Value, type Arg, type Graph, type Node } from '../ir/graph';
+import type { InferContext } from '../ir/ops/infer-context';
+import { sliceExtent, sumDims } from '../ir/ops/shape';
+import { isStatic, type Dim } from '../ir/symbolic';
 
 /** What a rule's builder uses to make shape tensors and nodes (placed before the node being rewritten). */
 export interface DynBuilder {

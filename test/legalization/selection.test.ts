@@ -5,14 +5,14 @@
  * a fallback segment with the reason (it used to reach conversion and fail with E_INTERNAL);
  * the report names the converter that converts each node.
  */
-import '../../../lib/conversion/converters';
-import { registerConverter, registeredConverters, selectConverter, unregisterConverter, type ConverterCandidate } from '../../../lib/conversion/registry';
-import type { Graph, Node } from '../../../lib/ir/graph';
-import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../../lib/ir/serialize';
-import { partitionDynamic } from '../../../lib/lowering/dynamic';
-import type { DynamicSettings } from '../../../lib/lowering/dynamic';
-import { Tensor } from '../../../lib/tensor';
-import { expectTensor } from '../../helpers/compare';
+import '../../lib/conversion/converters';
+import { registerConverter, registeredConverters, selectConverter, unregisterConverter, type ConverterCandidate } from '../../lib/conversion/registry';
+import type { Graph, Node } from '../../lib/ir/graph';
+import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../lib/ir/serialize';
+import { partitionDynamic } from '../../lib/legalization';
+import type { DynamicSettings } from '../../lib/legalization';
+import { Tensor } from '../../lib/tensor';
+import { expectTensor } from '../helpers/compare';
 import { DynGraph, compileAndRun } from './helpers';
 
 const copy = (g: Graph): Graph => deserializeGraphFromBuffer(serializeGraphToBuffer(g));

@@ -7,10 +7,10 @@
  */
 import { parentPort } from 'node:worker_threads';
 
-import { TensorRTNodeError } from '../errors';
-import type { DType } from '../ir/dtype';
-import { Tensor } from '../tensor';
-import { asResourceLimitError, type RunLimits } from './resource-limits';
+import { TensorRTNodeError } from '../../errors';
+import type { DType } from '../../ir/dtype';
+import { Tensor } from '../../tensor';
+import { asResourceLimitError, type RunLimits } from '../resource-limits';
 
 /** A tensor as it crosses the thread boundary. */
 export interface WireTensor {

@@ -5,10 +5,10 @@
  * Python's slice rules, for many (start, end, step) triples at several sizes, from one
  * compiled program.
  */
-import '../../../lib/conversion/converters';
-import type { Value } from '../../../lib/ir/graph';
-import { Tensor } from '../../../lib/tensor';
-import { expectTensor } from '../../helpers/compare';
+import '../../lib/conversion/converters';
+import type { Value } from '../../lib/ir/graph';
+import { Tensor } from '../../lib/tensor';
+import { expectTensor } from '../helpers/compare';
 import { DynGraph, compileAndRun } from './helpers';
 
 const END = 9223372036854775807; // torch.export's "to the end"

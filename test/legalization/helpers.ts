@@ -2,14 +2,14 @@
  * Helpers for the dynamic-shape tests: small graphs with symbolic dims, and running a
  * compiled program in-process (the ProgramExecutor the worker uses, without the worker).
  */
-import { compile, type CompileSettings } from '../../../lib/compile';
-import { call } from '../../../lib/ir/builder';
-import { Graph, tensorType, type Arg, type Node, type Value } from '../../../lib/ir/graph';
-import type { DType } from '../../../lib/ir/dtype';
-import { sym, type Dim, type SymbolRange } from '../../../lib/ir/symbolic';
-import { ProgramExecutor } from '../../../lib/runtime/execute';
-import type { Program } from '../../../lib/runtime/program';
-import type { Tensor } from '../../../lib/tensor';
+import { compile, type CompileSettings } from '../../lib/compile';
+import { call } from '../../lib/ir/builder';
+import { Graph, tensorType, type Arg, type Node, type Value } from '../../lib/ir/graph';
+import type { DType } from '../../lib/ir/dtype';
+import { sym, type Dim, type SymbolRange } from '../../lib/ir/symbolic';
+import { ProgramExecutor } from '../../lib/runtime/execute';
+import type { Program } from '../../lib/runtime/program';
+import type { Tensor } from '../../lib/tensor';
 
 /** A graph builder with named symbols. */
 export class DynGraph {
