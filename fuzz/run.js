@@ -143,7 +143,7 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.replay) return replay(o);
   const readers = o.readers.split(',');
-  for (const r of readers) if (!targets.READERS.includes(r)) throw new Error(`unknown reader ${r}`);
+  for (const r of readers) if (!targets.READERS.includes(r) && r !== targets.SELFTEST) throw new Error(`unknown reader ${r}`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-fuzz-'));
   if (!o.corpus) {
     o.corpus = tmp;

@@ -18,6 +18,11 @@ const { entriesOf, mutateZip } = require('./mutators/zip');
 
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures');
 const READERS = ['onnx', 'pt2', 'trtp', 'npy'];
+/**
+ * A reader that misbehaves on purpose (hangs, allocates without end, exits, throws untyped),
+ * chosen only by name (`--readers selftest`): the harness's own tests check it catches each.
+ */
+const SELFTEST = 'selftest';
 const fixture = (name, file) => new Uint8Array(fs.readFileSync(path.join(FIXTURES, name, file)));
 
 /** Builds the seed corpus of every reader into `dir` (`dir/<reader>/<name>`); the programs are compiled here. */
@@ -53,6 +58,7 @@ async function buildCorpus(dir) {
 
 /** Reads the corpus of `reader` from `dir`, with what mutations need precomputed. */
 function loadCorpus(dir, reader) {
+  if (reader === SELFTEST) return [{ name: SELFTEST, bytes: Uint8Array.of(0) }];
   // Smallest first: makeInput favours the first few, which read fastest.
   const files = fs.readdirSync(path.join(dir, reader)).sort((a, b) => fs.statSync(path.join(dir, reader, a)).size - fs.statSync(path.join(dir, reader, b)).size || (a < b ? -1 : 1));
   return files.map((name) => {
@@ -93,6 +99,7 @@ const weighted = (rng, pattern) => (list) => {
 
 /** The input that `rng` derives from the corpus of `reader`. */
 function makeInput(reader, corpus, rng) {
+  if (reader === SELFTEST) return Uint8Array.of(rng.pick([0, 0, 0, 0, 0, 0, 1, 2, 3, 4]));
   // Small seeds are picked more often: they are read faster.
   const seed = rng.chance(0.6) ? corpus[rng.int(0, Math.min(corpus.length - 1, 2))] : rng.pick(corpus);
   const r = rng.next();
@@ -130,9 +137,22 @@ async function readInput(reader, bytes) {
       await program.dispose();
       return;
     }
+    case SELFTEST:
+      return misbehave(bytes[0]);
     default:
       lib.readNpy(bytes);
   }
+}
+
+/** The self-test reader: 0 reads fine, 1 hangs, 2 allocates until killed, 3 exits, 4 throws an untyped error. */
+function misbehave(what) {
+  if (what === 1) for (;;);
+  if (what === 2) {
+    const held = [];
+    for (;;) held.push(Buffer.alloc(64 * 1024 * 1024, 1));
+  }
+  if (what === 3) process.exit(7);
+  if (what === 4) throw new TypeError('an untyped error, on purpose');
 }
 
 /** The outcome's name: 'ok', a typed error's code, or a finding's kind ('untyped', 'internal'). */
@@ -144,4 +164,4 @@ function classify(error) {
   return { outcome: 'untyped', finding: 'untyped', message: (error && error.stack) || String(error) };
 }
 
-module.exports = { READERS, buildCorpus, loadCorpus, makeInput, readInput, classify, mutateJson };
+module.exports = { READERS, SELFTEST, buildCorpus, loadCorpus, makeInput, readInput, classify, mutateJson };
