@@ -47,6 +47,16 @@ function rssMb(pid) {
   }
 }
 
+/** CPU time (user + system, all threads) of process `pid` in ms (Linux /proc), or 0 when unknown. */
+function cpuMs(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** A child process and the batch it is running. */
 class Worker {
   constructor(o) {
@@ -67,7 +77,7 @@ class Worker {
     this.served += to - from;
     return new Promise((resolve) => {
       const findings = [];
-      let last = { index: undefined, at: Date.now() };
+      let last = { index: undefined, at: Date.now(), cpu: cpuMs(this.child.pid) };
       const finish = (result) => {
         clearInterval(watch);
         this.child.removeAllListeners('message');
@@ -84,8 +94,14 @@ class Worker {
       };
       const watch = setInterval(() => {
         const index = this.currentIndex();
-        if (index !== last.index) last = { index, at: Date.now() };
-        else if (Date.now() - last.at > this.o.timeoutMs) stop('hang', `input ran over ${this.o.timeoutMs} ms`);
+        const cpu = cpuMs(this.child.pid);
+        // The machine is shared: a hang is an input that burns --timeout-ms of CPU, or
+        // stalls six times as long in wall time (blocked on I/O or a promise that never settles).
+        if (index !== last.index) last = { index, at: Date.now(), cpu };
+        else if (cpu - last.cpu > this.o.timeoutMs || Date.now() - last.at > 6 * this.o.timeoutMs) {
+          stop('hang', `input ran over ${this.o.timeoutMs} ms of CPU time (or ${6 * this.o.timeoutMs} ms of wall time)`);
+          return;
+        }
         const rss = rssMb(this.child.pid);
         if (rss > this.o.maxRssMb) stop('oom', `RSS ${Math.round(rss)} MB over the limit of ${this.o.maxRssMb} MB`);
       }, 100);
@@ -115,9 +131,11 @@ class Worker {
 function saveFinding(o, reader, corpus, f, seen) {
   const input = targets.makeInput(reader, corpus, new Random(inputSeed(o.seed, reader, f.index)));
   const hash = crypto.createHash('sha256').update(input).digest('hex').slice(0, 12);
-  // One file per cause: the kind and where it was thrown (numbers stripped from the first stack lines).
-  const cause = `${reader}:${f.kind}:${String(f.message).split('\n').slice(0, 3).join('|').replace(/\d+/g, 'N')}`;
-  if (seen.has(cause)) return undefined;
+  // One file per cause: where an error was thrown (its first two stack frames); at most 10
+  // hangs, OOMs or crashes per reader (they have no stack to tell them apart).
+  const frames = String(f.message).split('\n').filter((l) => /^\s+at /.test(l)).slice(0, 2);
+  const cause = frames.length > 0 ? `${reader}:${f.kind}:${frames.join('|')}` : `${reader}:${f.kind}:${seen.size}`;
+  if (seen.has(cause) || (frames.length === 0 && [...seen].filter((c) => c.startsWith(`${reader}:${f.kind}:`)).length >= 10)) return undefined;
   seen.add(cause);
   fs.mkdirSync(o.findings, { recursive: true });
   const file = path.join(o.findings, `${reader}-${hash}`);
@@ -156,11 +174,14 @@ async function main() {
   const started = Date.now();
   let worker;
   const deadline = o.duration > 0 ? started + o.duration * 1000 : Infinity;
-  const pending = () => readers.filter((r) => (o.count > 0 ? stats[r].next < o.start + o.count : true));
+  // Ctrl-C (or SIGTERM) ends the run after the current batch, with its summary and log line.
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => (stopping = true));
+  const pending = () => (stopping ? [] : readers).filter((r) => (o.count > 0 ? stats[r].next < o.start + o.count : true));
   try {
     while (pending().length > 0 && Date.now() < deadline) {
       for (const reader of pending()) {
-        if (Date.now() >= deadline) break;
+        if (Date.now() >= deadline || stopping) break;
         const s = stats[reader];
         const end = o.count > 0 ? Math.min(o.start + o.count, s.next + s.batch) : s.next + s.batch;
         if (worker === undefined || worker.dead || worker.served >= o.restartEvery) {
@@ -169,6 +190,17 @@ async function main() {
         }
         const t0 = Date.now();
         const result = await worker.run(reader, s.next, end);
+        const hang = result.findings.find((f) => f.kind === 'hang');
+        if (hang !== undefined) {
+          // A hang must happen again, alone in a fresh child, to count.
+          const again = new Worker({ ...o, corpus: o.corpus });
+          const confirm = await again.run(reader, hang.index, hang.index + 1);
+          again.close();
+          if (!confirm.findings.some((f) => f.kind === 'hang')) {
+            result.findings = result.findings.filter((f) => f !== hang);
+            result.counts = { ...confirm.counts, unconfirmedHang: 1 };
+          }
+        }
         const ms = Date.now() - t0;
         s.ms += ms;
         s.inputs += result.completed + (result.stopped === undefined ? 0 : 1);

@@ -64,7 +64,7 @@ export class Pt2Archive {
     return this.entries.has(relative);
   }
 
-  /** Relative paths of the entries that were read. */
+  /** Relative paths of the entries the importer may read. */
   list(): string[] {
     return [...this.entries].sort();
   }
