@@ -19,12 +19,14 @@ import { getBackend } from '../backends';
 import { devices as listDevices, type CudaDevice } from '../devices';
 import {
   BadProgramError,
+  type ErrorOptions,
   InternalError,
   InvalidArgumentError,
   NoCompatibleDeviceError,
   TensorRTMissingError,
   TensorRTNodeError,
 } from '../errors';
+import { withZipErrors, ZipArchive } from '../io/zip/reader';
 import { dtypeInfo, isDType, type DType } from '../ir/dtype';
 import { describeJson, JsonReader } from '../ir/json-reader';
 import { deserializeGraphFromBuffer, serializeDim, type SerializedDim } from '../ir/serialize';
@@ -45,7 +47,6 @@ import {
 import { Program } from './program';
 import { runLimits, type RunLimits } from './resource-limits';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
-import { readZip } from './zip-reader';
 
 /** The `format` field of every manifest. */
 export const PROGRAM_FORMAT = 'tensorrt-node program';
@@ -571,9 +572,13 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
     throw new InvalidArgumentError('a program buffer must be a Uint8Array (or a Buffer)');
   }
   const r: Reader = new Reader(label);
-  const entries = readZip(bytes, label);
-  const byName = new Map(entries.map((e) => [e.name, e.data]));
-  const manifestBytes = byName.get(MANIFEST_ENTRY);
+  // A problem with no entry to name is with the container itself: not a (sound) program file.
+  const toError = (problem: string, options: ErrorOptions): Error =>
+    new BadProgramError(`${label}: ${options.details?.entry === undefined ? 'not a program file: ' : ''}${problem}`, options);
+  const zip = withZipErrors(() => ZipArchive.open(bytes), label, toError);
+  // Entries are inflated and CRC-checked only when the manifest asks for them.
+  const entry = (name: string): Uint8Array | undefined => (zip.has(name) ? withZipErrors(() => zip.read(name), label, toError) : undefined);
+  const manifestBytes = entry(MANIFEST_ENTRY);
   if (manifestBytes === undefined) r.fail(`no ${MANIFEST_ENTRY} in the archive: not a tensorrt-node program file`);
   let json: unknown;
   try {
@@ -655,6 +660,10 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
 
   // The blobs: listed, present, referenced, and intact.
   const listed = r.object(m.blobs, 'blobs');
+  // Unlisted entries are refused before any blob is inflated.
+  for (const e of zip.entries) {
+    if (e.name !== MANIFEST_ENTRY && !Object.hasOwn(listed, e.name)) r.fail(`the archive holds "${e.name}", which the manifest does not list`);
+  }
   const blobs = new Map<string, Uint8Array>();
   for (const [name, info] of Object.entries(listed)) {
     const what = `blob "${name}"`;
@@ -664,7 +673,7 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
     if (!SHA256.test(expected)) r.fail(`${what}'s sha256 is not 64 lowercase hex digits`);
     const size = r.index(o.bytes, `${what}'s size`);
     if (!referenced.has(name)) r.fail(`${what} is listed, but nothing in the manifest uses it`);
-    const data = byName.get(name);
+    const data = entry(name);
     if (data === undefined) r.fail(`${what} is missing from the archive (the manifest lists it)`, { blob: name });
     if (data.byteLength !== size) r.fail(`${what} is corrupt: ${data.byteLength} bytes, the manifest says ${size}`, { blob: name });
     const actual = sha256(data);
@@ -672,9 +681,6 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
     blobs.set(name, data);
   }
   for (const name of referenced) if (!blobs.has(name)) r.fail(`blob "${name}" is used by the manifest but not listed in "blobs"`, { blob: name });
-  for (const e of entries) {
-    if (e.name !== MANIFEST_ENTRY && !blobs.has(e.name)) r.fail(`the archive holds "${e.name}", which the manifest does not list`);
-  }
   return { manifest: m as unknown as ProgramManifest, blobs, label };
 }
 

@@ -1,11 +1,12 @@
 /**
  * The .pt2 container: a zip archive (torch.export.save / torch.export.pt2_archive) whose
- * entries all live under one root folder (the file's stem, e.g. `model/`). We read the
- * entries we need with fflate, skipping pickled sample inputs and compiled artifacts.
+ * entries all live under one root folder (the file's stem, e.g. `model/`). The strict zip
+ * reader (lib/io/zip) validates the whole directory when the archive is opened; entries are
+ * inflated and CRC-checked only when the importer asks for them, so pickled sample inputs
+ * and compiled artifacts are never read.
  */
-import { unzipSync } from 'fflate';
-
 import { BadModelError, UnsupportedOpError } from '../../errors';
+import { withZipErrors, ZipArchive } from '../../io/zip/reader';
 
 /** Entries the importer reads; everything else (sample inputs, AOTInductor files...) is skipped. */
 function wanted(relative: string): boolean {
@@ -20,6 +21,14 @@ function wanted(relative: string): boolean {
   );
 }
 
+const RESAVE = 'The file is truncated, corrupt or not a zip file; save it again with torch.export.save(exported_program, "model.pt2")';
+
+/** A zip-level problem of the archive `source` as E_BAD_MODEL, with the advice to save it again. */
+const badArchive =
+  (source: string) =>
+  (problem: string, options: { cause: unknown; details: Record<string, unknown> }): BadModelError =>
+    new BadModelError(`${source}: not a readable .pt2 archive: ${problem}. ${RESAVE}`, options);
+
 /** A read-only view of a .pt2 archive, addressed by paths relative to its root folder. */
 export class Pt2Archive {
   private constructor(
@@ -27,53 +36,23 @@ export class Pt2Archive {
     readonly source: string,
     /** The root folder, with its trailing slash (`model/`), or '' when entries have none. */
     readonly root: string,
-    private readonly entries: ReadonlyMap<string, Uint8Array>,
+    private readonly zip: ZipArchive,
+    /** The entries the importer may read, by relative path. */
+    private readonly entries: ReadonlySet<string>,
   ) {}
 
-  /** Unzips `bytes`; a file that is not a zip archive (truncated, garbage) is E_BAD_MODEL. */
+  /** Validates the zip directory of `bytes`; a file that is not a sound zip archive (truncated, garbage, a zip bomb) is E_BAD_MODEL. */
   static open(bytes: Uint8Array, source: string): Pt2Archive {
-    if (bytes.length < 22) {
-      throw new BadModelError(`${source}: not a .pt2 archive (${bytes.length} bytes is too short for a zip file)`, { details: { file: source } });
-    }
-    const corrupt = (why: string): never => {
-      throw new BadModelError(
-        `${source}: not a readable .pt2 archive: ${why}. The file is truncated, corrupt or not a zip file; ` +
-          'save it again with torch.export.save(exported_program, "model.pt2")',
-        { details: { file: source } },
-      );
-    };
-    if (!hasCompleteEndRecord(bytes)) corrupt('no complete end-of-central-directory record');
-    const names: string[] = [];
-    let current: string | undefined;
-    let files: Record<string, Uint8Array>;
-    try {
-      files = unzipSync(bytes, {
-        filter: (info) => {
-          names.push(info.name);
-          const slash = info.name.indexOf('/');
-          const keep = slash >= 0 && wanted(info.name.slice(slash + 1));
-          if (keep) current = info.name;
-          return keep;
-        },
-      });
-    } catch (cause) {
-      const entry = current === undefined ? '' : ` (while reading entry "${current}")`;
-      throw new BadModelError(
-        `${source}: not a readable .pt2 archive${entry}: ${(cause as Error).message}. The file is truncated, corrupt or not a zip file; ` +
-          'save it again with torch.export.save(exported_program, "model.pt2")',
-        { cause, details: { file: source, entry: current } },
-      );
-    }
+    const zip = withZipErrors(() => ZipArchive.open(bytes), source, badArchive(source));
+    const names = zip.entries.map((e) => e.name);
     if (names.length === 0) throw new BadModelError(`${source}: the .pt2 archive is empty`, { details: { file: source } });
-    // Garbage that happens to parse gives nonsense names: PyTorch writes short ASCII paths.
-    if (names.some((n) => n.length > 1024 || !/^[\x20-\x7e]+$/.test(n))) corrupt('its directory lists entries with unreadable names');
     const marker = names.find((n) => /^[^/]+\/(archive_format|models\/[^/]+\.json)$/.test(n)) ?? names[0]!;
     const root = marker.includes('/') ? marker.slice(0, marker.indexOf('/') + 1) : '';
-    const entries = new Map<string, Uint8Array>();
-    for (const [name, data] of Object.entries(files)) {
-      if (name.startsWith(root)) entries.set(name.slice(root.length), data);
+    const entries = new Set<string>();
+    for (const name of names) {
+      if (root !== '' && name.startsWith(root) && wanted(name.slice(root.length))) entries.add(name.slice(root.length));
     }
-    return new Pt2Archive(source, root, entries);
+    return new Pt2Archive(source, root, zip, entries);
   }
 
   /** The entry's full name inside the zip file, for messages (`model/data/weights/weight_3`). */
@@ -85,20 +64,19 @@ export class Pt2Archive {
     return this.entries.has(relative);
   }
 
-  /** Relative paths of the entries that were read. */
+  /** Relative paths of the entries the importer may read. */
   list(): string[] {
-    return [...this.entries.keys()].sort();
+    return [...this.entries].sort();
   }
 
-  /** The entry's bytes; a missing entry is E_BAD_MODEL naming it and `what` it holds. */
+  /** The entry's bytes (inflated and CRC-checked now); a missing entry is E_BAD_MODEL naming it and `what` it holds. */
   bytes(relative: string, what: string): Uint8Array {
-    const data = this.entries.get(relative);
-    if (data === undefined) {
+    if (!this.entries.has(relative)) {
       throw new BadModelError(`${this.source}: the archive has no entry "${this.entryName(relative)}" (${what})`, {
         details: { file: this.source, entry: this.entryName(relative) },
       });
     }
-    return data;
+    return withZipErrors(() => this.zip.read(this.root + relative), this.source, badArchive(this.source));
   }
 
   text(relative: string, what: string): string {
@@ -120,7 +98,7 @@ export class Pt2Archive {
 
   /** Checks the archive's format markers (archive_format = "pt2", little-endian data). */
   checkFormat(): void {
-    if (!this.has('archive_format') && [...this.entries.keys()].some((k) => k.startsWith('serialized_'))) {
+    if (!this.has('archive_format') && [...this.entries].some((k) => k.startsWith('serialized_'))) {
       throw new UnsupportedOpError(
         `${this.source} is a legacy torch.export archive (serialized_exported_program.json with pickled weights), which tensorrt-node does not read. ` +
           'Save it again with a recent PyTorch (2.6 or later): torch.export.save(ep, "model.pt2")',
@@ -144,20 +122,4 @@ export class Pt2Archive {
       }
     }
   }
-}
-
-/**
- * Whether the zip's end-of-central-directory record (signature 0x06054b50, 22 bytes plus a
- * comment) lies whole at the end of `bytes`; a truncated file loses it.
- */
-function hasCompleteEndRecord(bytes: Uint8Array): boolean {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const lowest = Math.max(0, bytes.length - 22 - 0xffff);
-  for (let e = bytes.length - 22; e >= lowest; e--) {
-    if (view.getUint32(e, true) === 0x06054b50) {
-      const commentLength = view.getUint16(e + 20, true);
-      if (e + 22 + commentLength <= bytes.length) return true;
-    }
-  }
-  return false;
 }
