@@ -1,6 +1,6 @@
 /**
  * Validating accessors over untrusted JSON, shared by the readers of serialized graphs
- * (lib/ir/serialize.ts) and of program-file manifests (lib/runtime/program-file.ts): each
+ * (lib/ir/serialize.ts) and of program-file manifests (lib/runtime/program-file/): each
  * accessor checks one value's kind and returns it typed, or fails with a message that names
  * what was read (`what`) and what was found. Subclasses choose the error (`fail`).
  */

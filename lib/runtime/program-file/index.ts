@@ -15,8 +15,8 @@ import * as fs from 'node:fs';
 
 import { zipSync, type Zippable } from 'fflate';
 
-import { getBackend } from '../backends';
-import { devices as listDevices, type CudaDevice } from '../devices';
+import { getBackend } from '../../backends';
+import { devices as listDevices, type CudaDevice } from '../../devices';
 import {
   BadProgramError,
   type ErrorOptions,
@@ -25,15 +25,15 @@ import {
   NoCompatibleDeviceError,
   TensorRTMissingError,
   TensorRTNodeError,
-} from '../errors';
-import { withZipErrors, ZipArchive } from '../io/zip/reader';
-import { dtypeInfo, isDType, type DType } from '../ir/dtype';
-import { describeJson, JsonReader } from '../ir/json-reader';
-import { deserializeGraphFromBuffer, serializeDim, type SerializedDim } from '../ir/serialize';
-import { formatShape, type Dim, type SymbolRange } from '../ir/symbolic';
-import type { PartitionReport } from '../partitioning/partition';
-import { Tensor } from '../tensor';
-import { VERSION } from '../version';
+} from '../../errors';
+import { withZipErrors, ZipArchive } from '../../io/zip/reader';
+import { dtypeInfo, isDType, type DType } from '../../ir/dtype';
+import { describeJson, JsonReader } from '../../ir/json-reader';
+import { deserializeGraphFromBuffer, serializeDim, type SerializedDim } from '../../ir/serialize';
+import { formatShape, type Dim, type SymbolRange } from '../../ir/symbolic';
+import type { PartitionReport } from '../../partitioning/partition';
+import { Tensor } from '../../tensor';
+import { VERSION } from '../../version';
 import {
   DEFAULT_CURRENT_DEVICE,
   deviceTargetOf,
@@ -43,10 +43,10 @@ import {
   type DeviceSelection,
   type EngineDevice,
   type HardwareCompatibilityLevel,
-} from './device-selection';
-import { Program } from './program';
-import { runLimits, type RunLimits } from './resource-limits';
-import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
+} from '../device-selection';
+import { Program } from '../program';
+import { runLimits, type RunLimits } from '../resource-limits';
+import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from '../segments';
 
 /** The `format` field of every manifest. */
 export const PROGRAM_FORMAT = 'tensorrt-node program';
@@ -913,5 +913,5 @@ export async function loadProgram(file: string, options: LoadProgramOptions = {}
   return loadProgramBuffer(bytes, options, `program file "${file}"`);
 }
 
-export { selectDevice } from './device-selection';
-export type { DeviceSelection, DeviceTarget, EngineDevice, HardwareCompatibilityLevel } from './device-selection';
+export { selectDevice } from '../device-selection';
+export type { DeviceSelection, DeviceTarget, EngineDevice, HardwareCompatibilityLevel } from '../device-selection';
