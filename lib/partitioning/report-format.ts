@@ -68,7 +68,7 @@ export function formatOpCounts(report: PartitionReport): [string, string] {
     const folded = report.modelOps - total;
     basis += folded > 0 ? `; the model has ${report.modelOps} at import, ${folded} folded away for these shapes` : `; the model has ${report.modelOps} at import`;
   }
-  return [`${converted}/${total} ops run in TensorRT, in ${trt} TensorRT and ${fallback} fallback segment(s)`, `  (${basis})`];
+  return [`${converted}/${total} ops in TensorRT segments (${trt} TensorRT and ${fallback} fallback segment(s))`, `  (${basis})`];
 }
 
 /** {@link formatOpCounts} on one line (JSON `summary` fields). */

@@ -67,7 +67,7 @@ test('requireFullCompilation fails naming every op that cannot run in TensorRT, 
 test('the report prints as the dry run shows it', () => {
   const text = formatPartitionReport(partition(chain()).report);
   expect(text.split('\n')).toEqual([
-    '5/8 ops run in TensorRT, in 1 TensorRT and 1 fallback segment(s)',
+    '5/8 ops in TensorRT segments (1 TensorRT and 1 fallback segment(s))',
     '  (counting ops after shape specialization and constant folding)',
     'segment 0 [fallback] 3 op(s): x -> g1',
     'segment 1 [tensorrt] 5 op(s): g1 -> r7',

@@ -34,7 +34,7 @@ test('op counts say what they count and how many ops static shapes folded away',
     modelOps: 7,
   };
   expect(formatOpCounts(report)).toEqual([
-    '2/3 ops run in TensorRT, in 1 TensorRT and 1 fallback segment(s)',
+    '2/3 ops in TensorRT segments (1 TensorRT and 1 fallback segment(s))',
     '  (counting ops after shape specialization and constant folding; the model has 7 at import, 4 folded away for these shapes)',
   ]);
 });
