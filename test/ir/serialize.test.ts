@@ -370,6 +370,21 @@ describe('malformed data is E_BAD_MODEL naming the problem', () => {
     expectBadModel(() => deserializeGraphFromBuffer(bytes), /bad magic .*not a serialized graph/);
   });
 
+  test('version 1 (special numbers as {number}) is still read, the same as version 2', () => {
+    const { json, weights } = fresh();
+    const legacy = JSON.parse(JSON.stringify(json).replaceAll('"$number":', '"number":')) as SerializedGraph;
+    (legacy as { version: number }).version = 1;
+    expect(JSON.stringify(legacy)).toContain('{"number":"-Infinity"}');
+    const a = deserializeGraph(json, weights);
+    const b = deserializeGraph(legacy, weights);
+    const clampArgs = (g: ReturnType<typeof deserializeGraph>): unknown => g.nodes.find((n) => n.kind === 'call' && n.target === 'aten.clamp.default')!.args;
+    expect(clampArgs(b)).toMatchObject({ min: -Infinity, max: Infinity });
+    expect(serializeGraph(b).json).toEqual(serializeGraph(a).json);
+    // Version 2 does not read version 1's tag.
+    (legacy as { version: number }).version = 2;
+    expectBadModel(() => deserializeGraph(legacy, weights), /neither \{value\} nor \{\$number\}/);
+  });
+
   test('a future version (buffer and JSON)', () => {
     const bytes = serializeGraphToBuffer(graph).slice();
     new DataView(bytes.buffer).setUint32(8, 2, true);
