@@ -5,7 +5,7 @@
  * program file. Deserialized data comes from files, so it is validated throughout: every
  * problem is an `E_BAD_MODEL` error that names what is wrong.
  *
- * ## Format, version 1
+ * ## Format, version 2
  *
  * `serializeGraph` returns `{ json, weights }`. `json` (a {@link SerializedGraph}) holds only
  * JSON data (objects, arrays, strings, finite numbers, booleans, null), so `JSON.stringify`
@@ -33,10 +33,13 @@
  * arg   = { value: valueId }              // a graph value
  *       | number                          // a finite number other than -0, exactly as in memory
  *                                         // (also beyond 2^53: a double survives JSON)
- *       | { number: "Infinity" | "-Infinity" | "NaN" | "-0" }
+ *       | { $number: "Infinity" | "-Infinity" | "NaN" | "-0" }   // lib/io/json-blobs.ts's encoding
  *       | string | boolean | null | [arg...]
  * meta  = the node's meta entries whose values are JSON data (others are left out)
  * ```
+ *
+ * Version 1 wrote `{ number: ... }` for the special numbers; it is still read. Version 2 uses
+ * the one encoding of lib/io/json-blobs.ts, shared with engines and program files.
  *
  * Value ids are implicit: values are numbered from 0 in the order they are defined, i.e. node
  * by node and, within a node, output by output. An argument may only name a value defined by
@@ -53,7 +56,8 @@
  * ## One buffer
  *
  * `serializeGraphToBuffer` packs both parts into one Uint8Array (whose ArrayBuffer it owns
- * entirely, ready for `postMessage(bytes.buffer, [bytes.buffer])`):
+ * entirely, ready for `postMessage(bytes.buffer, [bytes.buffer])`), the container of
+ * lib/io/json-blobs.ts:
  *
  * ```text
  * offset 0   8 bytes   magic "TRTNGRAF" (ASCII)
@@ -66,6 +70,20 @@
  * ```
  */
 import { BadModelError, InternalError, InvalidArgumentError } from '../errors';
+import {
+  BlobTable,
+  CodecError,
+  decodeNumber,
+  defineEntry,
+  encodeBound,
+  encodeNumber,
+  MagicError,
+  packContainer,
+  specialNumber,
+  unpackContainer,
+  type EncodedBound,
+  type SpecialNumber,
+} from '../io/json-blobs';
 import { Tensor } from '../tensor';
 import { dtypeInfo, isDType, type DType } from './dtype';
 import { Graph, symIntType, tensorType, Value, type Arg, type ConstantOrigin, type Node, type NodeKind, type ValueType } from './graph';
@@ -75,12 +93,12 @@ import type { Dim, SymOp } from './symbolic';
 import { verifyGraph } from './verify';
 
 /** The version of the JSON format written by {@link serializeGraph}. */
-export const GRAPH_FORMAT_VERSION = 1;
+export const GRAPH_FORMAT_VERSION = 2;
+/** The JSON format versions {@link deserializeGraph} reads (1: special numbers as `{number}`). */
+const READ_VERSIONS: readonly number[] = [1, 2];
 /** The version of the one-buffer container written by {@link serializeGraphToBuffer}. */
 export const GRAPH_BUFFER_VERSION = 1;
 export const GRAPH_BUFFER_MAGIC = 'TRTNGRAF';
-const HEADER_BYTES = 24;
-const ALIGN = 8;
 
 // ---------------------------------------------------------------------------------------
 // The JSON types
@@ -88,17 +106,16 @@ const ALIGN = 8;
 /** JSON data (what `JSON.parse` can return). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** A number JSON cannot write as a number literal. */
-export type SpecialNumber = 'Infinity' | '-Infinity' | 'NaN' | '-0';
+export type { SpecialNumber } from '../io/json-blobs';
 
 /** A symbol range bound: a finite number, or "Infinity" / "-Infinity". */
-export type SerializedBound = number | 'Infinity' | '-Infinity';
+export type SerializedBound = EncodedBound;
 
 export type SerializedDim = number | { op: 'sym'; name: string } | { op: SymOp; a: SerializedDim; b: SerializedDim };
 
 export type SerializedType = { kind: 'tensor'; dtype: DType; shape: SerializedDim[] } | { kind: 'symint'; expr: SerializedDim };
 
-export type SerializedArg = null | boolean | number | string | { value: number } | { number: SpecialNumber } | SerializedArg[];
+export type SerializedArg = null | boolean | number | string | { value: number } | { $number: SpecialNumber } | SerializedArg[];
 
 export interface SerializedValue {
   name: string;
@@ -156,16 +173,6 @@ const NODE_KINDS: readonly NodeKind[] = ['placeholder', 'constant', 'call'];
 /** How deep lists, dims and meta may nest (deeper input is rejected, not overflowed). */
 const MAX_DEPTH = 500;
 
-const align = (n: number): number => Math.ceil(n / ALIGN) * ALIGN;
-
-function specialNumber(x: number): SpecialNumber | undefined {
-  if (Number.isNaN(x)) return 'NaN';
-  if (x === Infinity) return 'Infinity';
-  if (x === -Infinity) return '-Infinity';
-  if (Object.is(x, -0)) return '-0';
-  return undefined;
-}
-
 /** A deep copy of `v` when it is JSON data that JSON gives back exactly, else undefined. */
 function jsonCopy(v: unknown, depth = 0): JsonValue | undefined {
   if (depth > MAX_DEPTH) return undefined;
@@ -195,11 +202,6 @@ function jsonCopy(v: unknown, depth = 0): JsonValue | undefined {
   return undefined;
 }
 
-/** Sets `obj[key]` as an own data property, also for "__proto__". */
-function defineEntry<T>(obj: Record<string, T>, key: string, value: T): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /** A dim as serialized (SerializedDim); `bad` makes the error for a non-integer dim, which no valid graph holds. */
 export function serializeDim(d: Dim, bad: (dim: number) => Error): SerializedDim {
   if (typeof d === 'number') {
@@ -219,24 +221,20 @@ function writeType(t: ValueType, where: string): SerializedType {
 }
 
 function writeBound(x: number, where: string): SerializedBound {
-  if (Number.isFinite(x)) return x;
-  if (x === Infinity) return 'Infinity';
-  if (x === -Infinity) return '-Infinity';
-  throw new InternalError(`serializeGraph: ${where} is ${x}`);
+  const b = encodeBound(x);
+  if (b === undefined) throw new InternalError(`serializeGraph: ${where} is ${x}`);
+  return b;
 }
 
 interface Plan {
   json: SerializedGraph;
-  /** Each distinct tensor and where its bytes go in the weights. */
-  blobs: { tensor: Tensor; offset: number }[];
-  weightsLength: number;
+  /** Each distinct tensor's bytes, at aligned offsets. */
+  blobs: BlobTable<Tensor>;
 }
 
 function plan(graph: Graph): Plan {
   const ids = new Map<Value, number>();
-  const blobs: Plan['blobs'] = [];
-  const placed = new Map<Tensor, number>();
-  let cursor = 0;
+  const blobs = new BlobTable<Tensor>();
 
   const writeArg = (a: Arg, where: string): SerializedArg => {
     if (a instanceof Value) {
@@ -245,10 +243,7 @@ function plan(graph: Graph): Plan {
       return { value: id };
     }
     if (Array.isArray(a)) return (a as readonly Arg[]).map((x) => writeArg(x, where));
-    if (typeof a === 'number') {
-      const special = specialNumber(a);
-      return special === undefined ? a : { number: special };
-    }
+    if (typeof a === 'number') return encodeNumber(a);
     if (a === null || typeof a === 'string' || typeof a === 'boolean') return a;
     throw new InternalError(`serializeGraph: ${where} is not a graph argument (${a === undefined ? 'undefined' : typeof a})`);
   };
@@ -263,14 +258,8 @@ function plan(graph: Graph): Plan {
     } else if (node.kind === 'constant') {
       const t = node.tensor;
       if (t === undefined) throw new InternalError(`serializeGraph: constant ${where} has no data`);
-      let offset = placed.get(t);
-      if (offset === undefined) {
-        offset = align(cursor);
-        // An empty tensor still takes a slot, so distinct tensors never share an offset.
-        cursor = offset + Math.max(t.data.byteLength, 1);
-        placed.set(t, offset);
-        blobs.push({ tensor: t, offset });
-      }
+      // An empty tensor still takes a slot, so distinct tensors never share an offset.
+      const offset = blobs.add(t, t.data, true);
       const constant: SerializedConstant = {
         dtype: t.dtype,
         shape: [...t.shape],
@@ -316,14 +305,7 @@ function plan(graph: Graph): Plan {
     outputs: graph.outputs.map((v) => idOf(v, 'graph output')),
     outputNames: [...graph.outputNames],
   };
-  return { json, blobs, weightsLength: cursor };
-}
-
-function writeBlobs(p: Plan, into: Uint8Array, base: number): void {
-  for (const { tensor, offset } of p.blobs) {
-    const d = tensor.data;
-    into.set(new Uint8Array(d.buffer, d.byteOffset, d.byteLength), base + offset);
-  }
+  return { json, blobs };
 }
 
 /**
@@ -333,25 +315,13 @@ function writeBlobs(p: Plan, into: Uint8Array, base: number): void {
  */
 export function serializeGraph(graph: Graph): { json: SerializedGraph; weights: Uint8Array } {
   const p = plan(graph);
-  const weights = new Uint8Array(p.weightsLength);
-  writeBlobs(p, weights, 0);
-  return { json: p.json, weights };
+  return { json: p.json, weights: p.blobs.toBytes() };
 }
 
 /** The graph in one buffer (the layout at the top of this file), for transfer to a worker. */
 export function serializeGraphToBuffer(graph: Graph): Uint8Array<ArrayBuffer> {
   const p = plan(graph);
-  const text = new TextEncoder().encode(JSON.stringify(p.json));
-  const weightsStart = align(HEADER_BYTES + text.length);
-  const bytes = new Uint8Array(weightsStart + p.weightsLength);
-  for (let i = 0; i < GRAPH_BUFFER_MAGIC.length; i++) bytes[i] = GRAPH_BUFFER_MAGIC.charCodeAt(i);
-  const view = new DataView(bytes.buffer);
-  view.setUint32(8, GRAPH_BUFFER_VERSION, true);
-  view.setUint32(12, text.length, true);
-  view.setBigUint64(16, BigInt(p.weightsLength), true);
-  bytes.set(text, HEADER_BYTES);
-  writeBlobs(p, bytes, weightsStart);
-  return bytes;
+  return packContainer(GRAPH_BUFFER_MAGIC, GRAPH_BUFFER_VERSION, p.json, p.blobs);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -379,7 +349,6 @@ class Reader extends JsonReader {
 
 const describe = (x: unknown): string => describeJson(x, 40);
 
-const SPECIAL: Record<SpecialNumber, number> = { Infinity: Infinity, '-Infinity': -Infinity, NaN: NaN, '-0': -0 };
 
 /**
  * Rebuilds a graph from {@link serializeGraph}'s output. Constants view `weights` without
@@ -393,9 +362,10 @@ export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
   const r: Reader = new Reader();
   const g = r.object(json, 'the serialized graph');
   if (g.version === undefined) r.fail('no format version (not a serialized graph?)');
-  if (g.version !== GRAPH_FORMAT_VERSION) {
-    r.fail(`format version ${describe(g.version)} is not supported (this tensorrt-node reads version ${GRAPH_FORMAT_VERSION})`);
+  if (!READ_VERSIONS.includes(g.version as number)) {
+    r.fail(`format version ${describe(g.version)} is not supported (this tensorrt-node reads versions ${READ_VERSIONS.join(' and ')})`);
   }
+  const numberTag = g.version === 1 ? 'number' : '$number';
   const name = r.string(g.name, 'the graph name');
   r.label = `serialized graph "${name}"`;
   const graph = new Graph(name);
@@ -430,12 +400,15 @@ export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
       }
       return values[id]!;
     }
-    if (Object.hasOwn(o, 'number')) {
-      const n = o.number;
-      if (typeof n !== 'string' || !Object.hasOwn(SPECIAL, n)) r.fail(`${where} is the unknown number ${describe(n)}`);
-      return SPECIAL[n as SpecialNumber];
+    if (Object.hasOwn(o, numberTag)) {
+      try {
+        return decodeNumber(o[numberTag]);
+      } catch (e) {
+        if (e instanceof CodecError) r.fail(`${where} is ${e.message}`);
+        throw e;
+      }
     }
-    return r.fail(`${where} is an object that is neither {value} nor {number}`);
+    return r.fail(`${where} is an object that is neither {value} nor {${numberTag}}`);
   };
 
   const readConstant = (x: unknown, where: string): { tensor: Tensor; origin: ConstantOrigin } => {
@@ -550,31 +523,13 @@ export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
 export function deserializeGraphFromBuffer(source: Uint8Array | ArrayBufferLike): Graph {
   const bytes = source instanceof ArrayBuffer || source instanceof SharedArrayBuffer ? new Uint8Array(source) : source;
   if (!(bytes instanceof Uint8Array)) throw new InvalidArgumentError('deserializeGraphFromBuffer expects a Uint8Array or an ArrayBuffer');
-  const r: Reader = new Reader('graph buffer');
-  if (bytes.length < HEADER_BYTES) r.fail(`truncated: ${bytes.length} bytes, its header alone needs ${HEADER_BYTES}`);
-  const magic = String.fromCharCode(...bytes.subarray(0, GRAPH_BUFFER_MAGIC.length));
-  if (magic !== GRAPH_BUFFER_MAGIC) r.fail(`bad magic ${JSON.stringify(magic)} (expected "${GRAPH_BUFFER_MAGIC}"): not a serialized graph`);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = view.getUint32(8, true);
-  if (version !== GRAPH_BUFFER_VERSION) r.fail(`version ${version} is not supported (this tensorrt-node reads version ${GRAPH_BUFFER_VERSION})`);
-  const jsonLength = view.getUint32(12, true);
-  const weightsLength64 = view.getBigUint64(16, true);
-  if (weightsLength64 > BigInt(Number.MAX_SAFE_INTEGER)) r.fail(`its header gives an impossible weights length ${weightsLength64}`);
-  const weightsLength = Number(weightsLength64);
-  const jsonEnd = HEADER_BYTES + jsonLength;
-  const weightsStart = align(jsonEnd);
-  const total = weightsStart + weightsLength;
-  if (bytes.length < total) {
-    r.fail(
-      `truncated: ${bytes.length} bytes, its header announces ${total} (${jsonLength} bytes of JSON and ${weightsLength} bytes of weights)`,
-    );
-  }
-  if (bytes.length > total) r.fail(`${bytes.length - total} unexpected bytes after the weights`);
-  let json: unknown;
+  let container;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(HEADER_BYTES, jsonEnd)));
-  } catch (cause) {
-    throw new BadModelError(`graph buffer: its JSON part is unreadable: ${(cause as Error).message}`, { cause });
+    container = unpackContainer(bytes, GRAPH_BUFFER_MAGIC, [GRAPH_BUFFER_VERSION]);
+  } catch (e) {
+    if (!(e instanceof CodecError)) throw e;
+    const what = e instanceof MagicError ? `${e.message}: not a serialized graph` : e.message;
+    throw new BadModelError(`graph buffer: ${what}`, { cause: e });
   }
-  return deserializeGraph(json, bytes.subarray(weightsStart, total));
+  return deserializeGraph(container.json, container.blob);
 }

@@ -6,7 +6,7 @@
 import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import type { Tensor } from '../tensor';
-import { saveProgram, saveProgramBuffer } from './program-file';
+import { saveProgram, saveProgramBuffer } from './program-file/write';
 import { formatIO, printableIO, shapedInputs } from './program-io';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO } from './segments';

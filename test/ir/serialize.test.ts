@@ -17,6 +17,7 @@ import {
   deserializeGraph,
   deserializeGraphFromBuffer,
   serializeGraph,
+  GRAPH_FORMAT_VERSION,
   serializeGraphToBuffer,
   type SerializedCallNode,
   type SerializedConstantNode,
@@ -115,7 +116,7 @@ describe.each(FIXTURE_GRAPHS)('%s round trip', (_label, fixtureName, load) => {
   test('serializes to plain JSON data and deserializes to the same graph', () => {
     const { graph: after, json, weights } = viaJson(before);
     expectPlainJson(json);
-    expect(json.version).toBe(1);
+    expect(json.version).toBe(GRAPH_FORMAT_VERSION);
     expectSameStructure(after, before);
     expectViews(after, weights.buffer);
     // No tensor is written twice.
@@ -369,13 +370,28 @@ describe('malformed data is E_BAD_MODEL naming the problem', () => {
     expectBadModel(() => deserializeGraphFromBuffer(bytes), /bad magic .*not a serialized graph/);
   });
 
+  test('version 1 (special numbers as {number}) is still read, the same as version 2', () => {
+    const { json, weights } = fresh();
+    const legacy = JSON.parse(JSON.stringify(json).replaceAll('"$number":', '"number":')) as SerializedGraph;
+    (legacy as { version: number }).version = 1;
+    expect(JSON.stringify(legacy)).toContain('{"number":"-Infinity"}');
+    const a = deserializeGraph(json, weights);
+    const b = deserializeGraph(legacy, weights);
+    const clampArgs = (g: ReturnType<typeof deserializeGraph>): unknown => g.nodes.find((n) => n.kind === 'call' && n.target === 'aten.clamp.default')!.args;
+    expect(clampArgs(b)).toMatchObject({ min: -Infinity, max: Infinity });
+    expect(serializeGraph(b).json).toEqual(serializeGraph(a).json);
+    // Version 2 does not read version 1's tag.
+    (legacy as { version: number }).version = 2;
+    expectBadModel(() => deserializeGraph(legacy, weights), /neither \{value\} nor \{\$number\}/);
+  });
+
   test('a future version (buffer and JSON)', () => {
     const bytes = serializeGraphToBuffer(graph).slice();
     new DataView(bytes.buffer).setUint32(8, 2, true);
     expectBadModel(() => deserializeGraphFromBuffer(bytes), /version 2 is not supported/);
     const { json, weights } = fresh();
-    (json as { version: number }).version = 2;
-    expectBadModel(() => deserializeGraph(json, weights), /format version 2 is not supported/);
+    (json as { version: number }).version = GRAPH_FORMAT_VERSION + 1;
+    expectBadModel(() => deserializeGraph(json, weights), new RegExp(`format version ${GRAPH_FORMAT_VERSION + 1} is not supported`));
     expectBadModel(() => deserializeGraph({ nodes: [] }, weights), /no format version/);
     expectBadModel(() => deserializeGraph(null, weights), /is not an object/);
   });
@@ -431,8 +447,8 @@ describe('malformed data is E_BAD_MODEL naming the problem', () => {
       [(j) => ((j.nodes[0]!.outputs[0]!.type as { dtype: string }).dtype = 'float8'), /node 0 \(x\) output 0's type has the unknown dtype "float8"/],
       [(j) => ((j.nodes[0]!.outputs[0]!.type as { shape: unknown[] }).shape[0] = { op: 'pow', a: 1, b: 2 }), /unknown op "pow"/],
       [(j) => ((j.nodes[0]!.outputs[0]!.type as { shape: unknown[] }).shape[1] = 2.5), /has the dim 2\.5, not an integer/],
-      [(j) => (callNode(j, 'aten.gelu.default').args.self = { tensor: 1 } as never), /argument self is an object that is neither \{value\} nor \{number\}/],
-      [(j) => (callNode(j, 'aten.clamp.default').args.min = { number: 'Huge' } as never), /argument min is the unknown number "Huge"/],
+      [(j) => (callNode(j, 'aten.gelu.default').args.self = { tensor: 1 } as never), /argument self is an object that is neither \{value\} nor \{\$number\}/],
+      [(j) => (callNode(j, 'aten.clamp.default').args.min = { $number: 'Huge' } as never), /argument min is the unknown number "Huge"/],
       [(j) => (j.nodes[0]!.kind = 'weird' as never), /node 0 \(x\) has the unknown kind "weird"/],
       [(j) => (j.nodes[0]!.outputs = []), /a placeholder has one output, not 0/],
       [(j) => (j.inputs[0] = 2), /input 0 \(%sym_size\) is not a placeholder/],

@@ -1,0 +1,258 @@
+/**
+ * Loading program files: device selection for every GPU or DLA engine (against `devices()`),
+ * then the Program, deserializing (and so validating) every graph and engine and checking
+ * the program's wiring. A missing device is a NoCompatibleDeviceError (`E_NO_COMPATIBLE_DEVICE`).
+ */
+import * as fs from 'node:fs';
+
+import { getBackend } from '../../backends';
+import { devices as listDevices, type CudaDevice } from '../../devices';
+import { BadProgramError, InvalidArgumentError, NoCompatibleDeviceError, TensorRTMissingError, TensorRTNodeError } from '../../errors';
+import { defineEntry } from '../../io/json-blobs';
+import { deserializeGraphFromBuffer } from '../../ir/serialize';
+import { formatShape, type SymbolRange } from '../../ir/symbolic';
+import type { PartitionReport } from '../../partitioning/partition';
+import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, selectDevice, type DeviceSelection } from '../device-selection';
+import { Program } from '../program';
+import { runLimits, type RunLimits } from '../resource-limits';
+import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from '../segments';
+import {
+  KNOWN_DATA_KEYS,
+  KNOWN_ENGINE_KEYS,
+  KNOWN_FALLBACK_KEYS,
+  KNOWN_IO_KEYS,
+  type EncodedValue,
+  type ManifestEngineSegment,
+  type ManifestIO,
+  type ProgramFileContents,
+} from './manifest';
+import { readProgramFile } from './read';
+import { Reader } from './reader';
+import { decodeValue, tensorFromBytes } from './values';
+
+/** Options of {@link loadProgram} and {@link loadProgramBuffer}. */
+export interface LoadProgramOptions {
+  /**
+   * Preferred device (a CUDA ordinal, or `"cuda:N"`): chosen before every other preference
+   * when it can run the engines; when it cannot, loading fails (E_NO_COMPATIBLE_DEVICE).
+   */
+  device?: number | string;
+  /** The devices to choose from instead of asking the driver (`devices()`): for tools and tests that hold the list. */
+  availableDevices?: readonly CudaDevice[];
+  /** The largest tensor, in bytes, one run may allocate (as compile()'s `maxTensorBytes`; default 4 GiB). */
+  maxTensorBytes?: number;
+}
+
+const LOAD_KEYS = ['device', 'availableDevices', 'maxTensorBytes'];
+
+function parseDeviceOption(x: unknown): number | undefined {
+  if (x === undefined) return undefined;
+  if (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0) return x;
+  if (typeof x === 'string') {
+    const m = /^(?:cuda:)?(\d{1,6})$/.exec(x);
+    if (m !== null) return Number(m[1]);
+  }
+  throw new InvalidArgumentError(`load options: device must be a CUDA ordinal (e.g. 0) or "cuda:N", got ${JSON.stringify(x)}`);
+}
+
+/** The device list, with "no driver" and "no device" as an empty list. */
+async function availableDevices(): Promise<CudaDevice[]> {
+  try {
+    return (await listDevices()).devices;
+  } catch (error) {
+    if (error instanceof TensorRTNodeError && (error.code === 'E_CUDA_MISSING' || error.code === 'E_NO_DEVICE')) return [];
+    throw error;
+  }
+}
+
+/**
+ * Selects a device for every GPU or DLA engine of a checked file (CPU engines need none).
+ *
+ * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE` with the message docs/program-format.md shows.
+ */
+export async function selectProgramDevices(
+  contents: ProgramFileContents,
+  options: { device?: number; availableDevices?: readonly CudaDevice[] } = {},
+): Promise<Array<DeviceSelection<CudaDevice> | null>> {
+  const targets = contents.manifest.segments.map((s) => (s.kind === 'tensorrt' ? deviceTargetOf(s.device) : null));
+  if (targets.every((t) => t === null)) return targets.map(() => null);
+  const list = options.availableDevices ?? (await availableDevices());
+  const current = list.some((d) => d.ordinal === DEFAULT_CURRENT_DEVICE) ? DEFAULT_CURRENT_DEVICE : null;
+  return targets.map((target, i) => {
+    if (target === null) return null;
+    try {
+      return selectDevice(target, list, current, { device: options.device });
+    } catch (error) {
+      if (!(error instanceof NoCompatibleDeviceError) || !contents.label.startsWith('program file')) throw error;
+      const message = error.message.replace(/^Unable to deserialize program:/, `Unable to deserialize ${contents.label}:`);
+      throw new NoCompatibleDeviceError(message, { details: { ...error.details, segment: i } });
+    }
+  });
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
+}
+
+/** Rebuilds ProgramData from checked contents, deserializing (and so validating) every graph and engine. */
+function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSelection<CudaDevice> | null>, limits: RunLimits): Program {
+  const { manifest: m, blobs, label } = contents;
+  const r: Reader = new Reader(label);
+  const copy = (name: string): Uint8Array => blobs.get(name)!.slice();
+  const withExtra = <T extends object>(target: T, extra: Record<string, EncodedValue> | undefined, known: Set<string>, what: string): T => {
+    for (const [k, v] of Object.entries(extra ?? {})) {
+      if (known.has(k)) r.fail(`${what}.extra repeats the field "${k}"`);
+      defineEntry(target as Record<string, unknown>, k, decodeValue(r, v, `${what}.extra.${k}`, blobs));
+    }
+    return target;
+  };
+  const io = (x: ManifestIO, what: string): ProgramIO =>
+    withExtra({ name: x.name, value: x.value, dtype: x.dtype, shape: x.shape.map((d, i) => r.dim(d, `${what}.shape[${i}]`)) }, x.extra, KNOWN_IO_KEYS, what);
+  const inputs = m.inputs.map((x, i) => io(x, `inputs[${i}]`));
+  const outputs = m.outputs.map((x, i) => io(x, `outputs[${i}]`));
+  const unique = (list: readonly string[], what: string): void => {
+    const seen = new Set<string>();
+    for (const x of list) {
+      if (seen.has(x)) r.fail(`${what} "${x}" appears twice`);
+      seen.add(x);
+    }
+  };
+  unique(inputs.map((x) => x.name), 'the input name');
+  unique(inputs.map((x) => x.value), 'the input value');
+  unique(outputs.map((x) => x.name), 'the output name');
+
+  const constants: ProgramData['constants'] = {};
+  for (const [i, c] of m.constants.entries()) {
+    const bytes = copy(c.blob);
+    tensorFromBytes(r, c.dtype, c.shape, bytes, `constants[${i}] (${c.value})`);
+    defineEntry(constants, c.value, { dtype: c.dtype, shape: [...c.shape], data: bytes });
+  }
+
+  // Wiring: every value a segment or output reads is computed before.
+  const known = new Set<string>([...inputs.map((x) => x.value), ...Object.keys(constants)]);
+  const segments: ProgramSegment[] = m.segments.map((s, i) => {
+    const what = `segments[${i}]`;
+    for (const v of s.inputs) if (!known.has(v)) r.fail(`${what} reads the value "${v}", which no input, constant or earlier segment provides`);
+    unique(s.inputs, `${what}: the input`);
+    unique(s.outputs, `${what}: the output`);
+    for (const v of s.outputs) if (known.has(v) && !s.inputs.includes(v)) r.fail(`${what} computes the value "${v}" again (an input, constant or earlier segment provides it)`);
+    if (s.kind === 'tensorrt') {
+      const engine = copy(s.engine);
+      const backend = loadBackend(r, s, what);
+      let runner;
+      try {
+        runner = backend.createRunner(engine);
+      } catch (cause) {
+        throw new BadProgramError(`${label}: ${what}: engine "${s.engine}" cannot be loaded: ${(cause as Error).message}`, { cause });
+      }
+      try {
+        if (!sameSet(runner.inputNames, s.inputs)) {
+          r.fail(`${what}: engine "${s.engine}" takes the inputs ${runner.inputNames.join(', ')}, the manifest says ${s.inputs.join(', ')}`);
+        }
+        const missing = s.outputs.filter((o) => !runner.outputNames.includes(o) && !s.inputs.includes(o));
+        if (missing.length > 0) r.fail(`${what}: engine "${s.engine}" does not compute ${missing.join(', ')}`);
+      } finally {
+        runner.dispose();
+      }
+      const sel = selections[i];
+      const seg: EngineSegment = { kind: 'tensorrt', backend: s.backend, engine, inputs: [...s.inputs], outputs: [...s.outputs], device: structuredClone(s.device) };
+      if (sel !== null && sel !== undefined) seg.placement = { ordinal: sel.device.ordinal, name: sel.device.name, reason: sel.reason };
+      s.outputs.forEach((v) => known.add(v));
+      return withExtra(seg, s.extra, KNOWN_ENGINE_KEYS, what);
+    }
+    const graphBytes = copy(s.graph);
+    let graph;
+    try {
+      graph = deserializeGraphFromBuffer(graphBytes);
+    } catch (cause) {
+      throw new BadProgramError(`${label}: ${what}: graph "${s.graph}" cannot be loaded: ${(cause as Error).message}`, { cause });
+    }
+    if (graph.inputs.length !== s.inputs.length || graph.outputs.length !== s.outputs.length) {
+      r.fail(`${what}: graph "${s.graph}" has ${graph.inputs.length} inputs and ${graph.outputs.length} outputs, the manifest says ${s.inputs.length} and ${s.outputs.length}`);
+    }
+    s.outputs.forEach((v) => known.add(v));
+    return withExtra({ kind: 'fallback', graph: graphBytes, inputs: [...s.inputs], outputs: [...s.outputs] }, s.extra, KNOWN_FALLBACK_KEYS, what);
+  });
+  outputs.forEach((o, i) => {
+    if (!known.has(o.value)) r.fail(`outputs[${i}] (${o.name}) is the value "${o.value}", which nothing computes`);
+    const input = inputs.find((x) => x.value === o.value);
+    if (input !== undefined && (input.dtype !== o.dtype || formatShape(input.shape) !== formatShape(o.shape))) {
+      r.fail(`outputs[${i}] (${o.name}) is the input "${input.name}", but their types differ (${input.dtype}${formatShape(input.shape)} and ${o.dtype}${formatShape(o.shape)})`);
+    }
+  });
+  // compile() gives a segment only outputs that a later segment or the program reads: one nothing reads means a dropped output.
+  const read = new Set([...m.segments.flatMap((s) => s.inputs), ...outputs.map((o) => o.value)]);
+  m.segments.forEach((s, i) => {
+    for (const v of s.outputs) if (!read.has(v)) r.fail(`segments[${i}] computes the value "${v}", which no later segment or program output reads`);
+  });
+  const symbols = new Map<string, SymbolRange>(m.symbols.map((s) => [s.name, { min: r.bound(s.min, 'symbol'), max: r.bound(s.max, 'symbol') }]));
+  const data = withExtra({ inputs, outputs, segments, constants } as ProgramData, m.extra, KNOWN_DATA_KEYS, 'manifest');
+  const report = decodeValue(r, m.report, 'report', blobs) as PartitionReport;
+  const rep = r.object(report, 'report');
+  r.array(rep.ops, 'report.ops');
+  r.array(rep.segments, 'report.segments');
+  return new Program(data, report, m.backend, symbols, limits);
+}
+
+function loadBackend(r: Reader, s: ManifestEngineSegment, what: string): ReturnType<typeof getBackend> {
+  let backend;
+  try {
+    backend = getBackend(s.backend);
+  } catch (cause) {
+    if (s.backend === 'tensorrt') {
+      throw new TensorRTMissingError(`${r.label}: ${what} is a TensorRT engine, but this tensorrt-node has no usable TensorRT backend; \`tensorrt-node doctor\` says why`, { cause });
+    }
+    return r.fail(`${what} needs the backend "${s.backend}", which this tensorrt-node does not have`);
+  }
+  // TensorRT plans only load into the TensorRT version that built them.
+  if (s.backend === 'tensorrt' && backend.version !== s.device.backendVersion) {
+    r.fail(`${what} was built with TensorRT ${s.device.backendVersion}, this machine has TensorRT ${backend.version}: recompile the model here`);
+  }
+  return backend;
+}
+
+/**
+ * Loads a program from `.trtp` bytes. Checks the container, format version, checksums and
+ * device compatibility before deserializing anything, then validates every graph and engine.
+ * `label` names the bytes in error messages (loadProgram passes `program file "<path>"`).
+ *
+ * @throws {BadProgramError} `E_BAD_PROGRAM`: malformed, corrupt, or of an unreadable format version.
+ * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE`: no device can run a GPU or DLA engine.
+ * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: TensorRT engines, but no TensorRT backend here.
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad options.
+ */
+export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramOptions = {}, label = 'program buffer'): Promise<Program> {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('load options must be an object');
+  for (const k of Object.keys(options)) if (!LOAD_KEYS.includes(k)) throw new InvalidArgumentError(`load options: unknown key "${k}" (known: ${LOAD_KEYS.join(', ')})`);
+  const device = parseDeviceOption(options.device);
+  const limits = runLimits(options.maxTensorBytes, 'load options');
+  if (options.availableDevices !== undefined && !Array.isArray(options.availableDevices)) {
+    throw new InvalidArgumentError('load options: availableDevices must be a list of devices (as devices() returns them)');
+  }
+  const contents = readProgramFile(bytes, label);
+  const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
+  try {
+    return buildProgram(contents, selections, limits);
+  } catch (error) {
+    if (error instanceof TensorRTNodeError) throw error;
+    throw new BadProgramError(`${label}: cannot be loaded: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Loads a program saved with `program.save(file)`. Like {@link loadProgramBuffer}; errors
+ * name the file.
+ *
+ * @throws {BadProgramError} also when the file cannot be read (the cause says why).
+ */
+export async function loadProgram(file: string, options: LoadProgramOptions = {}): Promise<Program> {
+  if (typeof file !== 'string' || file.length === 0) throw new InvalidArgumentError('loadProgram: the path must be a non-empty string');
+  let bytes: Uint8Array;
+  try {
+    bytes = await fs.promises.readFile(file);
+  } catch (cause) {
+    throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
+  }
+  return loadProgramBuffer(bytes, options, `program file "${file}"`);
+}
+

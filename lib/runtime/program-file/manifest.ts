@@ -1,0 +1,105 @@
+/**
+ * The program file's manifest (`manifest.json`): its constants and types, shared by the
+ * writer (write.ts), the reader (read.ts) and the loader (load.ts). docs/program-format.md
+ * describes the format.
+ */
+import type { DType } from '../../ir/dtype';
+import type { SerializedDim } from '../../ir/serialize';
+import type { EngineDevice } from '../device-selection';
+
+/** The `format` field of every manifest. */
+export const PROGRAM_FORMAT = 'tensorrt-node program';
+/** The format version this library writes, and the newest it reads (docs/program-format.md). */
+export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 0 } as const;
+/** The manifest's entry name. */
+export const MANIFEST_ENTRY = 'manifest.json';
+
+export const BLOB_NAME = /^(engines|graphs|constants|data)\/[A-Za-z0-9._-]{1,200}$/;
+export const SHA256 = /^[0-9a-f]{64}$/;
+/** How deep generic values and symbolic dims may nest. */
+export const MAX_DEPTH = 200;
+/** DOS time stamp written into every entry (files are byte-for-byte reproducible). */
+export const FIXED_MTIME = new Date(1980, 0, 1, 0, 0, 0);
+// ---------------------------------------------------------------------------------------
+// The manifest (JSON)
+
+/** A value that is JSON data, with tags for what JSON cannot hold (see {@link encodeValue}). */
+export type EncodedValue = null | boolean | number | string | EncodedValue[] | { [key: string]: EncodedValue };
+
+/** One program input or output. */
+export interface ManifestIO {
+  name: string;
+  value: string;
+  dtype: DType;
+  /** Integers and symbolic expressions, as lib/ir/serialize.ts writes dims. */
+  shape: SerializedDim[];
+  /** Other fields of the ProgramIO (profiles, complex adapters...), generically encoded. */
+  extra?: Record<string, EncodedValue>;
+}
+
+/** An engine segment in the manifest. */
+export interface ManifestEngineSegment {
+  kind: 'tensorrt';
+  backend: string;
+  /** The blob holding the engine bytes. */
+  engine: string;
+  inputs: string[];
+  outputs: string[];
+  device: EngineDevice;
+  extra?: Record<string, EncodedValue>;
+}
+
+/** A fallback segment in the manifest. */
+export interface ManifestFallbackSegment {
+  kind: 'fallback';
+  /** The blob holding serializeGraphToBuffer() bytes. */
+  graph: string;
+  inputs: string[];
+  outputs: string[];
+  extra?: Record<string, EncodedValue>;
+}
+
+export type ManifestSegment = ManifestEngineSegment | ManifestFallbackSegment;
+
+/** `manifest.json`. */
+export interface ProgramManifest {
+  format: typeof PROGRAM_FORMAT;
+  /** `MAJOR.MINOR`. */
+  formatVersion: string;
+  library: { name: 'tensorrt-node'; version: string };
+  /** The program's backend (Program.backend). */
+  backend: string;
+  /** Every backend an engine uses, with its version. */
+  backends: Record<string, string>;
+  inputs: ManifestIO[];
+  outputs: ManifestIO[];
+  /** Ranges of the symbols the I/O shapes use; bounds may be "Infinity" / "-Infinity". */
+  symbols: Array<{ name: string; min: number | 'Infinity' | '-Infinity'; max: number | 'Infinity' | '-Infinity' }>;
+  /** In execution order. */
+  segments: ManifestSegment[];
+  /** Program outputs folded to constants at compile time. */
+  constants: Array<{ value: string; dtype: DType; shape: number[]; blob: string }>;
+  /** The partition report, generically encoded. */
+  report: EncodedValue;
+  /** Other fields of ProgramData, generically encoded. */
+  extra?: Record<string, EncodedValue>;
+  /** Every blob of the archive: its SHA-256 (hex) and size. */
+  blobs: Record<string, { sha256: string; bytes: number }>;
+}
+
+
+/** ProgramIO, segment and ProgramData fields with a dedicated manifest form (others go to `extra`). */
+export const KNOWN_IO_KEYS = new Set(['name', 'value', 'dtype', 'shape']);
+export const KNOWN_ENGINE_KEYS = new Set(['kind', 'backend', 'engine', 'inputs', 'outputs', 'device', 'placement']);
+export const KNOWN_FALLBACK_KEYS = new Set(['kind', 'graph', 'inputs', 'outputs']);
+export const KNOWN_DATA_KEYS = new Set(['inputs', 'outputs', 'segments', 'constants']);
+
+/** A checked manifest and its verified blobs: what readProgramFile returns. */
+export interface ProgramFileContents {
+  manifest: ProgramManifest;
+  /** Blob name → bytes (SHA-256 verified). */
+  blobs: Map<string, Uint8Array>;
+  /** Where the bytes came from, for messages: `program file "x.trtp"` or `program buffer`. */
+  label: string;
+}
+
