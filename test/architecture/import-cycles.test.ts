@@ -63,13 +63,13 @@ describe('runtimeModuleGraph', () => {
   });
 });
 
-/** Every `from '...'` specifier of the .ts files under lib/`folder`, resolved to a path under lib/. */
+/** Every `from '...'` or side-effect `import '...'` specifier of the .ts files under lib/`folder`, resolved to a path under lib/. */
 function sourceImports(folder: string): Array<{ file: string; target: string }> {
   const lib = path.join(REPO_ROOT, 'lib');
   const walk = (dir: string): string[] =>
     fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
   return walk(path.join(lib, folder)).flatMap((file) =>
-    [...fs.readFileSync(file, 'utf8').matchAll(/\bfrom\s+'(\.{1,2}\/[^']*)'/g)].map((m) => ({
+    [...fs.readFileSync(file, 'utf8').matchAll(/\b(?:from|import)\s+'(\.{1,2}\/[^']*)'/g)].map((m) => ({
       file: path.relative(lib, file),
       target: path.relative(lib, path.resolve(path.dirname(file), m[1]!)),
     })),
