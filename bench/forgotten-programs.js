@@ -12,6 +12,8 @@ const path = require('node:path');
 
 const root = path.join(__dirname, '..');
 const { compile, Program, Tensor, TensorParallelProgram } = require(path.join(root, 'dist', 'index.js'));
+// Built here from compile()'s shards, which the public API does not do: the class itself, not the entry's face.
+const { TensorParallelProgram: TensorParallelProgramClass } = require(path.join(root, 'dist', 'runtime', 'tensor-parallel', 'program.js'));
 
 const n = Number(process.argv[2] ?? 300);
 const kind = process.argv[3] ?? 'program';
@@ -41,7 +43,7 @@ async function setup() {
     });
     const tp = await compile(path.join(fixture, 'model.pt2'), { backend: 'reference', tensorParallel: 2, inputs: inputs.map((t) => ({ shape: [...t.shape] })) });
     await tp.dispose();
-    return { make: async () => new TensorParallelProgram(tp.ranks, tp.blocks), inputs };
+    return { make: async () => new TensorParallelProgramClass(tp.ranks, tp.blocks), inputs };
   }
   throw new Error(`unknown kind ${kind} (program or tensor-parallel)`);
 }

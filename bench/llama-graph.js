@@ -6,7 +6,8 @@
 // view_as_complex → mul by a view of the complex64 `freqs_cis` graph input → view_as_real.
 const path = require('node:path');
 
-const { Graph, tensorType, call, Tensor } = require(path.join(__dirname, '..', 'dist', 'index.js'));
+const { Tensor } = require(path.join(__dirname, '..', 'dist', 'index.js'));
+const { Graph, tensorType, call } = require(path.join(__dirname, '..', 'dist', 'ir-entry.js'));
 
 const D = 4096;
 const HEADS = 32;

@@ -41,7 +41,7 @@ function writeModel(file) {
 // The measured child: 'read' reads the file; 'import' loads it with loadOnnx.
 const child = `
 const fs = require('node:fs');
-const { loadOnnx } = require(${JSON.stringify(path.join(root, 'dist', 'index.js'))});
+const { loadOnnx } = require(${JSON.stringify(path.join(root, 'dist', 'ir-entry.js'))});
 const [mode, file] = process.argv.slice(1);
 const before = process.memoryUsage().rss;
 const t0 = process.hrtime.bigint();

@@ -9,6 +9,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const lib = require('../dist');
+const ir = require('../dist/ir-entry');
 const { ZipArchive } = require('../dist/io/zip/reader');
 const { mutateBytes } = require('./mutators/bytes');
 const { mutateJson } = require('./mutators/json');
@@ -90,7 +91,7 @@ function fixManifest(list) {
   return list.map((e) => (e === m ? { ...e, data: new Uint8Array(Buffer.from(JSON.stringify(manifest))) } : e));
 }
 
-const OP_TYPES = [...new Set([...lib.mappedOnnxOps(), 'Loop', 'If', 'Scan', 'NoSuchOp', ''])];
+const OP_TYPES = [...new Set([...ir.mappedOnnxOps(), 'Loop', 'If', 'Scan', 'NoSuchOp', ''])];
 /** Entries worth mutating most: the JSON that drives the importers. */
 const weighted = (rng, pattern) => (list) => {
   const hits = list.map((e, i) => [e, i]).filter(([e]) => pattern.test(e.name));
@@ -127,10 +128,10 @@ function makeInput(reader, corpus, rng) {
 async function readInput(reader, bytes) {
   switch (reader) {
     case 'onnx':
-      lib.loadOnnx(bytes);
+      ir.loadOnnx(bytes);
       return;
     case 'pt2':
-      lib.loadPt2(bytes);
+      ir.loadPt2(bytes);
       return;
     case 'trtp': {
       const program = await lib.loadProgramBuffer(bytes);

@@ -1,11 +1,52 @@
 /**
  * tensorrt-node: compile model graphs into NVIDIA TensorRT engines and run them from Node.js.
+ *
+ * The main entry is what an application uses: compile, load and run programs, tensors, npy
+ * files, devices, errors and converter registration (docs/api.md). Graph-building internals
+ * (the graph and network IRs, their printers and verifier, the model loaders, the CPU
+ * interpreter, sharding) are the `tensorrt-node/ir` subpath (./ir-entry.ts).
  */
 // onnx-proto's declarations, which ours import, name protobufjs's global `Long` type
 // (@types/long, a dependency of protobufjs): referenced here so consumers whose tsconfig
 // narrows `types` still compile with skipLibCheck off.
 /// <reference types="long" preserve="true" />
-export * from './errors';
+import { Program as ProgramClass } from './runtime/program';
+import { TensorParallelProgram as TensorParallelProgramClass, TensorParallelRank as TensorParallelRankClass } from './runtime/tensor-parallel/program';
+
+/**
+ * A class the library makes and the caller only holds: `instanceof` works and narrows, and
+ * `new` is a type error (abstract), so the constructor's parameters are not part of the API.
+ */
+type MadeByLibrary<T> = abstract new (...args: never) => T;
+
+// Errors: every class and code; `createError` (the addon's factory) stays internal.
+export {
+  TensorRTNodeError,
+  NativeAddonLoadError,
+  CudaMissingError,
+  NoDeviceError,
+  CudaError,
+  TensorRTMissingError,
+  InvalidArgumentError,
+  BadModelError,
+  BadInputError,
+  UnsupportedOpError,
+  ComplexDoubleError,
+  BadProgramError,
+  NoCompatibleDeviceError,
+  ShardingError,
+  ShapeOutOfRangeError,
+  DynamicUnsupportedError,
+  ResourceLimitError,
+  InternalError,
+  OutOfDeviceMemoryError,
+  CudaLibraryMissingError,
+  NvrtcCompileError,
+  ERROR_CODES,
+} from './errors';
+export type { ErrorCode, ErrorDetails, ErrorOptions } from './errors';
+
+// Devices, TensorRT and the environment report.
 export { devices, probeDevices, formatCudaVersion, formatGpuUuid, parsePciBusId } from './devices';
 export type { CudaDevice, CudaDriver, ComputeCapability, DeviceProbe, DeviceReport, PciAddress } from './devices';
 export { findTensorRTLibrary, isTensorRTAvailable, tensorrtStatus, formatTensorRTVersion } from './tensorrt';
@@ -15,45 +56,38 @@ export type { DoctorReport } from './doctor';
 export type { AddonSource } from './native';
 export { VERSION } from './version';
 
-// Graph IR, tensors and the CPU interpreter.
+// Tensors, their dtypes and shapes (a program's inputs and outputs may have symbolic dims), npy files.
 export { Tensor, shapeSize } from './tensor';
 export type { Shape } from './tensor';
 export type { DType, TypedArray } from './ir/dtype';
-export { DTYPES, promoteTypes } from './ir/dtype';
-export { Graph, Node, Value, tensorType } from './ir/graph';
-export type { Arg, TensorType, ValueType } from './ir/graph';
-export { formatDim, formatShape, sym } from './ir/symbolic';
+export { DTYPES } from './ir/dtype';
+export { formatDim, formatShape } from './ir/symbolic';
 export type { Dim, SymbolRange } from './ir/symbolic';
-export { printGraph } from './ir/printer';
-export { verifyGraph } from './ir/verify';
-export { call } from './ir/builder';
-export { opNames } from './ir/ops';
-export { interpret } from './interpreter';
 export { readNpy, writeNpy } from './kernels/npy';
 
-// Frontends.
-export { loadOnnx, mappedOnnxOps } from './frontends/onnx';
-export type { LoadOnnxOptions } from './frontends/onnx';
-export { loadPt2 } from './frontends/pt2';
-export type { LoadPt2Options } from './frontends/pt2';
-
-// The compiler.
+// Compiling, and the programs it makes.
 export { compile, dryRun } from './compile';
 export type { CompileProgressEvent, CompileSettings, CompileStage, InputSpec, ModelSource, ProgressCallback } from './compile';
-export { Program } from './runtime/program';
+/** A compiled program, made by compile() and loadProgram(); see docs/api.md. */
+export type Program = ProgramClass;
+export const Program: MadeByLibrary<ProgramClass> = ProgramClass;
 export { loadProgram, loadProgramBuffer, readProgramFile, selectDevice, PROGRAM_FORMAT_VERSION } from './runtime/program-file';
 export type { LoadProgramOptions, ProgramManifest, DeviceSelection, DeviceTarget, EngineDevice, HardwareCompatibilityLevel } from './runtime/program-file';
 export type { ProgramIO } from './runtime/segments';
-export { TensorParallelProgram, TensorParallelRank } from './runtime/tensor-parallel/program';
+/** A tensor-parallel program (compile() with `tensorParallel`), one rank per device. */
+export type TensorParallelProgram = TensorParallelProgramClass;
+export const TensorParallelProgram: MadeByLibrary<TensorParallelProgramClass> = TensorParallelProgramClass;
+/** One rank of a {@link TensorParallelProgram}. */
+export type TensorParallelRank = TensorParallelRankClass;
+export const TensorParallelRank: MadeByLibrary<TensorParallelRankClass> = TensorParallelRankClass;
 export type { RankDevice } from './runtime/tensor-parallel/program';
 export type { TensorParallelSettings } from './compile/settings';
-export { shardGraph } from './lowering/sharding';
-export type { BlockSharding, ShardedGraph, ShardedWeight } from './lowering/sharding';
 export { formatPartitionReport } from './partitioning/partition';
 export type { OpReport, PartitionReport, ReportIO } from './partitioning/partition';
+
+// Converter registration (a converter's arguments are IR values: see tensorrt-node/ir).
 export { listConverters, registerConverter, unregisterConverter } from './conversion/registry';
 export type { CheckArgs, ConverterImpl, ConverterOptions, ConverterListing } from './conversion/registry';
-export { Network, printNetwork } from './network';
 export type { Logger, LogLevel } from './logger';
 
 // GPU runtime (device memory, NVRTC kernels, plans, cuBLASLt and cuDNN steps).

@@ -1,16 +1,17 @@
 'use strict';
-// Writes dist/index.mjs and dist/index.d.mts: an ESM face over the CommonJS build.
-// The export list is read from the built CommonJS module, so it never drifts from lib/index.ts.
+// Writes the ESM faces over the CommonJS build: for each entry point of package.json's
+// `exports`, dist/<entry>.mjs and dist/<entry>.d.mts. Each export list is read from the built
+// CommonJS module, so it never drifts from its source (lib/index.ts, lib/ir-entry.ts).
 const fs = require('node:fs');
 const path = require('node:path');
 
 const dist = path.join(__dirname, '..', 'dist');
-const names = Object.keys(require(path.join(dist, 'index.js'))).filter((n) => n !== 'default' && n !== '__esModule');
-const lines = [
-  "import cjs from './index.js';",
-  ...names.map((n) => `export const ${n} = cjs.${n};`),
-  'export default cjs;',
-  '',
-];
-fs.writeFileSync(path.join(dist, 'index.mjs'), lines.join('\n'));
-fs.writeFileSync(path.join(dist, 'index.d.mts'), "export * from './index.js';\n");
+// dist/index.mjs last: scripts/build.js takes it as the sign that the whole build finished.
+const ENTRIES = ['ir-entry', 'index'];
+
+for (const entry of ENTRIES) {
+  const names = Object.keys(require(path.join(dist, `${entry}.js`))).filter((n) => n !== 'default' && n !== '__esModule');
+  const lines = [`import cjs from './${entry}.js';`, ...names.map((n) => `export const ${n} = cjs.${n};`), 'export default cjs;', ''];
+  fs.writeFileSync(path.join(dist, `${entry}.mjs`), lines.join('\n'));
+  fs.writeFileSync(path.join(dist, `${entry}.d.mts`), `export * from './${entry}.js';\n`);
+}

@@ -11,7 +11,9 @@
 //   node examples/custom-converter/main.js [FIXTURE_DIR]     (default test/fixtures/mobilenet_v3_small)
 const fs = require('node:fs');
 const path = require('node:path');
-const { compile, dryRun, registerConverter, unregisterConverter, Tensor, Value } = require('tensorrt-node');
+const { compile, dryRun, registerConverter, unregisterConverter, Tensor } = require('tensorrt-node');
+// A converter's arguments are graph IR values: the IR is the package's `/ir` subpath (docs/api.md).
+const { Value } = require('tensorrt-node/ir');
 
 const fixtureDir = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', 'test', 'fixtures', 'mobilenet_v3_small'));
 const NAME = 'example: 2-D convolution, run-time batch';

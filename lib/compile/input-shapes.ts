@@ -1,6 +1,6 @@
 /**
  * compile()'s input shapes: from `settings.inputs` (static shapes, ranges, or several
- * optimization profiles; see InputSpec in ./settings.ts) and the model's own symbol ranges
+ * optimization profiles; see InputSpec in ./input-spec.ts) and the model's own symbol ranges
  * (torch.export `range_constraints`, ONNX `dim_param`), a plan: which symbols are fixed at
  * compile time (specialized), and for each remaining (dynamic) symbol its min/opt/max in every
  * optimization profile. Profiles of any tensor with symbolic dims (graph inputs, and values
@@ -13,7 +13,7 @@ import type { Graph } from '../ir/graph';
 import { dimBounds, evaluateDim, formatDim, formatShape, isStatic, symbolsOf, type Dim, type SymbolRange } from '../ir/symbolic';
 import type { Logger } from '../logger';
 import type { ProfileShapes } from '../network';
-import type { InputSpec, ShapeRange } from './settings';
+import type { InputSpec, ShapeRange } from './input-spec';
 
 /** One symbol's bounds in one optimization profile. */
 export interface SymbolProfile {

@@ -10,6 +10,7 @@ import { isComplex } from '../ir/dtype';
 import { Tensor, type Shape } from '../tensor';
 import { fromNumbers, readNumbers } from './access';
 import { perDim, samePads, type AutoPad } from './conv';
+import { pooledSize } from '../ir/ops/nn-geometry';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
 
@@ -72,19 +73,6 @@ function planesOf(x: Tensor, n: number, op: string): Planes {
 /** Number of spatial dims: the kernel list's length, or the input rank minus 2. */
 function spatialCount(x: Tensor, kernel: number | readonly (number | null | undefined)[]): number {
   return typeof kernel === 'number' ? x.rank - 2 : kernel.length;
-}
-
-/**
- * Output size of a sliding window along one dim, PyTorch's pooling_output_shape with
- * separate begin/end pads: with ceil mode the last window must start inside the input or
- * the begin padding.
- */
-export function pooledSize(inSize: number, kernel: number, stride: number, padBegin: number, padEnd: number, dilation: number, ceilMode: boolean): number {
-  const room = inSize + padBegin + padEnd - dilation * (kernel - 1) - 1;
-  if (room < 0) return 0;
-  let out = (ceilMode ? Math.ceil(room / stride) : Math.floor(room / stride)) + 1;
-  if (ceilMode && (out - 1) * stride >= inSize + padBegin) out--;
-  return out;
 }
 
 /** Sliding windows along one dim (taps clipped to the input; paddedSize clipped to the padded input). */

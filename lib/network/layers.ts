@@ -180,6 +180,40 @@ export type LayerParams =
 
 export type LayerKind = LayerParams['kind'];
 
+/**
+ * Every layer kind, as a run-time list (tests enumerate it: each kind needs a reference
+ * executor). The two checks below make the compiler reject a list that misses a kind of
+ * {@link LayerParams} or names one it does not have.
+ */
+export const LAYER_KINDS = [
+  'constant',
+  'identity',
+  'cast',
+  'elementwise',
+  'unary',
+  'activation',
+  'matmul',
+  'shuffle',
+  'slice',
+  'concat',
+  'gather',
+  'scatter',
+  'reduce',
+  'softmax',
+  'shape',
+  'fill',
+  'select',
+  'convolution',
+  'deconvolution',
+  'pooling',
+  'normalization',
+  'resize',
+  'topk',
+  'cumulative',
+] as const satisfies readonly LayerKind[];
+const layerKindsComplete: [Exclude<LayerKind, (typeof LAYER_KINDS)[number]>] extends [never] ? true : never = true;
+void layerKindsComplete;
+
 export interface Layer {
   readonly index: number;
   /** Named after the IR node that produced it (`node/role`), so engine layers trace back to the model. */

@@ -13,7 +13,11 @@ import { InternalError } from '../errors';
 import { Tensor } from '../tensor';
 import type { ProgramIO } from './segments';
 
-/** How a complex program input or output is carried inside the program (ProgramIO.complex). */
+/**
+ * How a complex program input or output is carried inside the program (ProgramIO.complex).
+ * The complex lowering states the same contract in its own type (CarrierAdapter in
+ * lib/lowering/complex/): the two meet structurally, so neither stage imports the other.
+ */
 export interface ComplexIOAdapter {
   /** The carrier's dtype; its shape is the complex shape with a trailing 2. */
   carrier: 'float32' | 'float64';

@@ -8,10 +8,10 @@ import {
   globalMaxPool,
   maxPool,
   maxPoolWithIndices,
-  pooledSize,
   type AvgPoolOptions,
   type MaxPoolOptions,
 } from '../../lib/kernels/pool';
+import { pooledSize } from '../../lib/ir/ops/nn-geometry';
 import { Tensor } from '../../lib/tensor';
 import { expectClose, expectExact } from '../helpers/compare';
 import { runOrtOp, type OrtAttribute } from '../helpers/ort-single-op';

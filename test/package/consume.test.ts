@@ -1,8 +1,8 @@
 /**
  * Pack and consume: the tarball `npm pack` makes, installed into a fresh project the way a
- * user installs it, must work there: require and import, type-check with skipLibCheck off
- * under node16 and bundler resolution, run its CLI, find its prebuilt addon, and run a model
- * on its worker thread (the outputs compared with PyTorch's). The install is offline (npm's
+ * user installs it, must work there: require and import (the main entry and the `/ir`
+ * subpath), type-check with skipLibCheck off under node16 and bundler resolution, run its
+ * CLI, find its prebuilt addon, and run a model on its worker thread (the outputs compared with PyTorch's). The install is offline (npm's
  * cache, which the repository's `npm ci` filled) and must run no script of tensorrt-node.
  */
 import { spawnSync } from 'node:child_process';
@@ -65,7 +65,8 @@ function ok(command: string, args: string[], cwd: string, timeout?: number): str
 }
 
 const CONSUMER_TS = `
-import { compile, isTensorRTAvailable, Tensor, TensorRTNodeError, VERSION, type DoctorReport, type Program } from 'tensorrt-node';
+import { compile, isTensorRTAvailable, Program, Tensor, TensorRTNodeError, VERSION, type DoctorReport } from 'tensorrt-node';
+import { Graph, printGraph, tensorType, type LayerKind } from 'tensorrt-node/ir';
 
 export async function main(model: string, input: Float32Array): Promise<number[]> {
   const available: boolean = await isTensorRTAvailable();
@@ -85,6 +86,18 @@ export type Addon = DoctorReport['addon'];
 // valid, and an unused @ts-expect-error is itself an error).
 // @ts-expect-error compile is a function, not a number
 export const notANumber: number = compile;
+
+// The /ir subpath's declarations: a graph built with them, printed.
+export function listing(): string {
+  const graph = new Graph('consumer');
+  graph.addInput('x', tensorType('float32', [2]));
+  return printGraph(graph);
+}
+export const kind: LayerKind = 'convolution';
+// Program is exported for instanceof (which narrows), not for construction.
+export const inputCount = (x: unknown): number => (x instanceof Program ? x.inputs.length : -1);
+// @ts-expect-error Program has no public constructor
+export const made = (): unknown => new Program();
 `;
 
 const TSCONFIG_BASE = { strict: true, noEmit: true, skipLibCheck: false, target: 'ES2022', types: ['node'] };
@@ -137,6 +150,20 @@ describe('npm install of the packed tarball', () => {
     const out = JSON.parse(ok(process.execPath, ['-e', script], consumer)) as Record<string, unknown>;
     expect(out).toEqual({ version: pkg.version, count: expect.any(Number), differing: [], compile: 'function', dflt: true });
     expect(out.count as number).toBeGreaterThan(50);
+  });
+
+  test('require() and import() of tensorrt-node/ir give the same module, holding the graph IR', () => {
+    const script = [
+      "const cjs = require('tensorrt-node/ir');",
+      "import('tensorrt-node/ir').then((esm) => {",
+      '  const names = Object.keys(cjs).filter((n) => n !== "__esModule");',
+      '  const differing = names.filter((n) => esm[n] !== cjs[n]);',
+      "  const main = require('tensorrt-node');",
+      '  console.log(JSON.stringify({ differing, graph: typeof esm.Graph, loadOnnx: typeof esm.loadOnnx, dflt: esm.default === cjs, inMain: names.filter((n) => n in main) }));',
+      '});',
+    ].join('\n');
+    const out = JSON.parse(ok(process.execPath, ['-e', script], consumer)) as Record<string, unknown>;
+    expect(out).toEqual({ differing: [], graph: 'function', loadOnnx: 'function', dflt: true, inMain: [] });
   });
 
   test.each(['node16', 'bundler'])('tsc compiles a consumer with skipLibCheck off under %s resolution', (resolution) => {

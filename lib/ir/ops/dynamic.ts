@@ -27,7 +27,6 @@
  */
 import { isInteger } from '../dtype';
 import { tensorType, Value, type TensorType } from '../graph';
-import { readNumbers } from '../../kernels/access';
 import { symFloorDiv, symMax, symMin, symMod, symSub, isStatic, type Dim, type SymOp } from '../symbolic';
 import type { InferContext } from './infer-context';
 import { defineOp } from './registry';
@@ -97,7 +96,7 @@ export function shapeTensorDims(v: Value, ctx: InferContext | null = null): Dim[
   if (node.kind === 'constant') {
     const t = node.tensor;
     if (t === undefined || !isInteger(t.dtype) || t.rank > 1) return null;
-    return Array.from(readNumbers(t));
+    return Array.from(t.data as ArrayLike<number | bigint>, Number);
   }
   if (node.kind !== 'call') return null;
   const arg = (name: string): Value | null => {

@@ -100,3 +100,16 @@ export function paddedPoolGeometry(args: GeometryArgs, n: number, hasDilation: b
     ceilMode: args.bool('ceil_mode'),
   };
 }
+
+/**
+ * Output size of a sliding window along one dim, PyTorch's pooling_output_shape with
+ * separate begin/end pads: with ceil mode the last window must start inside the input or
+ * the begin padding.
+ */
+export function pooledSize(inSize: number, kernel: number, stride: number, padBegin: number, padEnd: number, dilation: number, ceilMode: boolean): number {
+  const room = inSize + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (room < 0) return 0;
+  let out = (ceilMode ? Math.ceil(room / stride) : Math.floor(room / stride)) + 1;
+  if (ceilMode && (out - 1) * stride >= inSize + padBegin) out--;
+  return out;
+}

@@ -7,7 +7,6 @@
  * ArgMax's select_last_index, MaxPool's whole-tensor indices). Inference gives exact
  * symbolic shapes: output sizes of convolutions and pools are expressions of the input dims.
  */
-import { pooledSize } from '../../kernels/pool';
 import { isComplex, isFloating, type DType } from '../dtype';
 import { tensorType, type TensorType, type ValueType } from '../graph';
 import { isStatic, symAdd, symFloorDiv, symMin, symMul, symSub, type Dim } from '../symbolic';
@@ -20,6 +19,7 @@ import {
   type ConvGeometry,
   type GeometryArgs,
   type PoolGeometry,
+  pooledSize,
 } from './nn-geometry';
 import { defineOp } from './registry';
 import { broadcastDims, normAxis } from './shape-rules';

@@ -8,12 +8,15 @@
  *
  * The compiled program keeps the model's signature: complex inputs and outputs are still
  * complex64/complex128 tensors for the caller. {@link ComplexLowering} records how they map
- * to carriers, and the Program converts at its boundary (lib/runtime/complex-io.ts).
+ * to carriers, and the Program converts at its boundary (lib/runtime/complex-io.ts). The
+ * lowering states that boundary in its own types (CarrierAdapter, BoundaryIO) so that it
+ * depends on no runtime module: the runtime's ProgramIO fits them structurally.
  */
 import type { InputShape } from '../../interpreter/bind-inputs';
 import type { Graph } from '../../ir/graph';
 import { verifyGraph } from '../../ir/verify';
-import type { ProgramIO } from '../../runtime/segments';
+import type { DType } from '../../ir/dtype';
+import type { Dim } from '../../ir/symbolic';
 import { rewriteComplexGraph, type ComplexBoundary, type ComplexRewriteOptions, type ComplexRewriteReport } from './rewrite';
 
 export { ComplexSubgraphDetector, findComplexIndices, findComplexOpSubgraphs, formatComplexSubgraph, isComplexValue } from './detect';
@@ -22,6 +25,18 @@ export { COMPLEX_RULES, RuleContext, shiftDim } from './rules';
 export type { ComplexRule } from './rules';
 export { rewriteComplexGraph } from './rewrite';
 export type { ComplexBoundary, ComplexRewriteOptions, ComplexRewriteReport } from './rewrite';
+
+/** How a complex program input or output travels inside the program: as a real carrier [..., 2] of this dtype. */
+export interface CarrierAdapter {
+  carrier: 'float32' | 'float64';
+}
+
+/** A program input or output as {@link ComplexLowering.present} reads and writes it. */
+export interface BoundaryIO {
+  dtype: DType;
+  shape: Dim[];
+  complex?: CarrierAdapter;
+}
 
 /** The result of lowering a graph's complex values, and the mapping of its boundary. */
 export class ComplexLowering {
@@ -45,7 +60,7 @@ export class ComplexLowering {
    * The program's inputs (or outputs) as the caller sees them: complex ones get back their
    * complex dtype and shape, and record the carrier they are converted to (or from).
    */
-  present(io: readonly ProgramIO[], kind: 'inputs' | 'outputs'): ProgramIO[] {
+  present<T extends BoundaryIO>(io: readonly T[], kind: 'inputs' | 'outputs'): T[] {
     const byIndex = new Map(this.report[kind].map((b) => [b.index, b]));
     return io.map((x, i) => {
       const b: ComplexBoundary | undefined = byIndex.get(i);
