@@ -10,23 +10,14 @@ import * as path from 'node:path';
 import { REPO_ROOT, requireBuild } from '../helpers/built-package';
 import { findCycles, runtimeModuleGraph } from './module-graph';
 
-/**
- * Cycles known and owned by work in progress, as `findCycles` prints them. Each entry names
- * who removes it; the list is meant to be empty.
- */
-const ALLOWED: ReadonlyMap<string, string> = new Map([
-  // Broken by the program-file codec work of issue 15 (item 6), in lib/runtime/program-file/.
-  ['runtime/program-file/index.js -> runtime/program.js -> runtime/program-file/index.js', 'issue 15, item 6 (program-file codec)'],
-]);
-
 const format = (cycle: readonly string[]): string => cycle.join(' -> ');
 
 describe('run-time import cycles among dist/ modules', () => {
   beforeAll(() => requireBuild());
 
-  it('finds none beyond the allow-list', () => {
+  it('finds none', () => {
     const cycles = findCycles(runtimeModuleGraph(path.join(REPO_ROOT, 'dist'))).map(format);
-    expect(cycles.filter((c) => !ALLOWED.has(c))).toEqual([]);
+    expect(cycles).toEqual([]);
   });
 });
 
