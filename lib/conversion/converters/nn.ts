@@ -15,7 +15,6 @@ import type { NetTensor } from '../../network';
 import type { ConversionContext } from '../context';
 import { defineConverter } from '../define';
 import type { ConverterImpl } from '../registry';
-import type { CheckArgs } from '../types';
 import { attention } from '../impl/attention';
 import { axisOf, cast, elementwise, reshape } from '../impl/basic';
 import { convolution, type ConvSpec } from '../impl/conv';
