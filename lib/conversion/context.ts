@@ -9,7 +9,7 @@ import type { Node, Value } from '../ir/graph';
 import { cast as castKernel } from '../kernels/unary';
 import type { NetTensor, Network, TrtDType } from '../network';
 import { Tensor } from '../tensor';
-import type { SelectionSettings } from './registry';
+import type { SelectionSettings } from './types';
 
 const TRT_TYPES = new Set<string>(['float32', 'float16', 'bfloat16', 'int8', 'uint8', 'int32', 'int64', 'bool']);
 

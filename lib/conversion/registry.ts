@@ -8,6 +8,9 @@ import type { Node } from '../ir/graph';
 import { Value } from '../ir/graph';
 import type { NetTensor } from '../network';
 import type { ConversionContext } from './context';
+import type { CheckArgs, SelectionSettings } from './types';
+
+export type { CheckArgs, SelectionSettings } from './types';
 
 /**
  * Builds the layers for `node` and returns one network tensor per node output; null for an
@@ -15,8 +18,6 @@ import type { ConversionContext } from './context';
  */
 export type ConverterImpl = (node: Node, ctx: ConversionContext) => ReadonlyArray<NetTensor | null>;
 
-/** `true` when the converter can handle the node, otherwise the reason it cannot. */
-export type CheckArgs = (node: Node, settings: SelectionSettings) => true | string;
 
 export interface ConverterOptions {
   /** Handles nodes whose inputs have run-time (symbolic) dims. Default true. */
@@ -40,14 +41,6 @@ export interface ConverterCandidate {
   readonly name: string;
   /** Registration order, the last tie-breaker. */
   readonly order: number;
-}
-
-/** What selection depends on besides the node. */
-export interface SelectionSettings {
-  /** Ops (targets like `aten.mul.Tensor`) or node names forced to run in a fallback segment. */
-  torchExecutedOps?: ReadonlySet<string>;
-  /** Allow float64 tensors by computing them in float32 (TensorRT has no float64). */
-  truncateDouble?: boolean;
 }
 
 export type Selection = { ok: true; converter: ConverterCandidate } | { ok: false; reasons: string[] };

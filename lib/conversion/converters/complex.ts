@@ -12,18 +12,23 @@
  *   finite one works; atan2(0, 0) = 0. Not covered: the sign of zero (atan2(−0, −1) is −π
  *   and atan2(0, −0) is π in PyTorch; π and 0 here) and both operands infinite (NaN here).
  *
- * `trt.complex_mul` also has a variant for run-time (-1) dims, splitting the parts with
- * gathers on the static last axis; `aten.atan2` is static-only.
+ * `trt.complex_mul` also has two variants for run-time (-1) dims, tried in this order:
+ * slices whose sizes are read at run time, then gathers on the static last axis;
+ * `aten.atan2` is static-only.
  */
 import { InternalError } from '../../errors';
-import type { DType } from '../../ir/dtype';
+import { isFloating, type DType } from '../../ir/dtype';
 import { Value, type Node } from '../../ir/graph';
 import type { ElementWiseOp, NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
 import { alignRanks, cast } from '../impl/basic';
 import { concat, sliceAxis } from '../impl/shape';
-import { registerConverter, type CheckArgs, type ConverterImpl } from '../registry';
+import { defineConverter, staticIntArgs } from '../define';
+import { value } from '../impl/args';
+import { prependOnes, sliceAlong } from '../impl/dynamic';
+import type { ConverterImpl } from '../registry';
+import type { CheckArgs } from '../types';
 
 function tensorArg(node: Node, name: string): Value {
   const a = node.args[name];
@@ -66,19 +71,51 @@ const slicePart = (ctx: ConversionContext, t: NetTensor, index: 0 | 1, role: str
 const gatherPart = (ctx: ConversionContext, t: NetTensor, index: 0 | 1, role: string): NetTensor =>
   ctx.add({ kind: 'gather', mode: 'default', axis: t.shape.length - 1 }, [t, ctx.constant(Tensor.from('int32', [1], [index]), ctx.name(`${role}_index`))], role);
 
-registerConverter('trt.complex_mul', complexMul(slicePart), {
-  dynamic: false,
-  checkArgs: floatOutput,
+/**
+ * trt.complex_mul on real carriers [..., 2]: the parts sliced off the static last axis
+ * (sizes of the other dims read at run time), re = ar·br − ai·bi, im = ar·bi + ai·br,
+ * concatenated back.
+ */
+defineConverter(
+  'trt.complex_mul',
+  (node, ctx) => {
+    const dtype = outDType(node);
+    const [a, b] = [cast(ctx, ctx.tensor(value(node, 'self')), dtype, 'cast_a'), cast(ctx, ctx.tensor(value(node, 'other')), dtype, 'cast_b')];
+    const rank = Math.max(a.shape.length, b.shape.length);
+    const [x, y] = [prependOnes(ctx, a, rank - a.shape.length, 'rank_a'), prependOnes(ctx, b, rank - b.shape.length, 'rank_b')];
+    const last = rank - 1;
+    const part = (t: NetTensor, index: 0 | 1, role: string): NetTensor => sliceAlong(ctx, t, last, index, 1, 1, role);
+    const ew = (p: NetTensor, q: NetTensor, op: 'prod' | 'sub' | 'sum', role: string): NetTensor => ctx.add({ kind: 'elementwise', op }, [p, q], role);
+    const [ar, ai, br, bi] = [part(x, 0, 'a_re'), part(x, 1, 'a_im'), part(y, 0, 'b_re'), part(y, 1, 'b_im')];
+    const re = ew(ew(ar, br, 'prod', 'ar_br'), ew(ai, bi, 'prod', 'ai_bi'), 'sub', 're');
+    const im = ew(ew(ar, bi, 'prod', 'ar_bi'), ew(ai, br, 'prod', 'ai_br'), 'sum', 'im');
+    return [ctx.add({ kind: 'concat', axis: last }, [re, im], 'pair')];
+  },
+  {
+    shapes: 'dynamic',
+    checks: [
+      staticIntArgs,
+      (node) => {
+        const d = outDType(node);
+        if (!isFloating(d)) return `${node.target} computes in floats, got ${d}`;
+        const carriers = [value(node, 'self'), value(node, 'other')];
+        return carriers.every((v) => v.tensorType.shape.at(-1) === 2) ? null : 'the carriers must end in a static dim of 2';
+      },
+    ],
+  },
+);
+
+defineConverter('trt.complex_mul', complexMul(slicePart), {
+  checks: [floatOutput],
   name: 'trt.complex_mul (slice, 4 prod, sub, sum, concat)',
 });
-registerConverter('trt.complex_mul', complexMul(gatherPart), {
-  static: false,
-  dynamic: true,
-  checkArgs: floatOutput,
+defineConverter('trt.complex_mul', complexMul(gatherPart), {
+  shapes: 'dynamic',
+  checks: [floatOutput],
   name: 'trt.complex_mul (dynamic: gather, 4 prod, sub, sum, concat)',
 });
 
-registerConverter(
+defineConverter(
   'aten.atan2.default',
   (node, ctx) => {
     const out = outDType(node);
@@ -106,5 +143,5 @@ registerConverter(
     const origin = ew(ctx, ew(ctx, x!, zero, 'equal', 'x_zero'), ew(ctx, y!, zero, 'equal', 'y_zero'), 'and', 'origin');
     return [cast(ctx, select(origin, zero, angle, 'atan2'), out, 'cast_out')];
   },
-  { dynamic: false, checkArgs: floatOutput },
+  { checks: [floatOutput] },
 );

@@ -6,13 +6,10 @@
  *    run-time value, and static converters never see a `_dyn` op. Registered for static
  *    and dynamic inputs alike (a `_dyn` node's data input may happen to be static).
  *
- * 2. Dynamic-capable converters of ordinary ops: registered `{ static: false, dynamic: true }`
- *    next to the static ones, for nodes whose tensors have run-time (-1) dims but whose int
- *    arguments are static (the legalization pass has already rewritten every op whose int
- *    arguments depend on a symbol). Only where correct with -1 dims:
- *    - pointwise ops: the static converters themselves (they read ranks only; rank
- *      alignment of run-time dims goes through a shape tensor, impl/basic.ts toRank);
- *    - permute / transpose / t, embedding (static table): the static converters;
+ * 2. Dynamic-only variants of ordinary ops, registered `shapes: 'dynamic'` next to the static
+ *    converters, for nodes whose tensors have run-time (-1) dims but whose int arguments are
+ *    static (the legalization pass has already rewritten every op whose int arguments depend
+ *    on a symbol); only where the static converter's code would read a dim:
  *    - views (view/reshape/flatten/unflatten/squeeze/unsqueeze): a reshape whose dims are the
  *      IR output dims, each static, or copied from an equal input dim, or inferred (-1);
  *    - select, slice / narrow / split / chunk / unbind along a static axis, cat, stack,
@@ -20,6 +17,9 @@
  *    - linear / matmul / mm / bmm, softmax / log_softmax, sum / mean / amax / amin,
  *      layer_norm / native_layer_norm / rms_norm (static normalized dims),
  *      scaled_dot_product_attention (a run-time causal mask from a fill layer).
+ *
+ * Static converters whose code is correct with -1 dims as it is (pointwise ops, permutations,
+ * embedding) say so where they are defined (`dynamic: true`, lib/conversion/define.ts).
  */
 import { isFloating, type DType } from '../../ir/dtype';
 import { Value, type Arg, type Node } from '../../ir/graph';
@@ -27,7 +27,8 @@ import { dimEquals, isStatic, type Dim } from '../../ir/symbolic';
 import type { NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
-import { registerConverter, registeredConverters, type CheckArgs, type ConverterImpl } from '../registry';
+import { defineConverter, staticIntArgs } from '../define';
+import type { ConverterImpl } from '../registry';
 import { num, nums, optNum, optValue, value } from '../impl/args';
 import { axisOf, cast, trt } from '../impl/basic';
 import {
@@ -43,6 +44,7 @@ import {
   shapeOf,
   shapeVector,
   sizeWithAxis,
+  sliceAlong,
   sliceDynamic,
 } from '../impl/dynamic';
 import { indexTensor } from '../impl/indices';
@@ -63,15 +65,6 @@ const outDType = (node: Node, i = 0): DType => node.outputs[i]!.tensorType.dtype
 /** Reasons shared by the dynamic-capable converters; null when fine. */
 type Reason = string | null;
 
-/** True when every int / int[] argument is a literal (SymInt values are the legalization's job). */
-function staticIntArgs(node: Node): Reason {
-  for (const [name, a] of Object.entries(node.args)) {
-    const bad = (x: Arg): boolean => (x instanceof Value && x.type.kind === 'symint') || (Array.isArray(x) && x.some(bad));
-    if (bad(a)) return `argument ${name} holds a run-time SymInt; the legalization pass rewrites such ops into _dyn variants`;
-  }
-  return null;
-}
-
 /** TensorRT moves int8/uint8 only as quantized / I/O types. */
 function noQuantized(node: Node): Reason {
   for (const v of [...node.inputValues(), ...node.outputs]) {
@@ -80,44 +73,9 @@ function noQuantized(node: Node): Reason {
   return null;
 }
 
-function checks(...more: Array<(node: Node) => Reason>): CheckArgs {
-  return (node) => {
-    for (const c of [staticIntArgs, ...more]) {
-      const r = c(node);
-      if (r !== null) return r;
-    }
-    return true;
-  };
-}
-
 /** Registers a converter for nodes with run-time dims only (static nodes keep their static converter). */
 function dynamicOnly(targets: string | readonly string[], impl: ConverterImpl, ...more: Array<(node: Node) => Reason>): void {
-  for (const target of typeof targets === 'string' ? [targets] : targets) {
-    registerConverter(target, impl, { static: false, dynamic: true, checkArgs: checks(...more), name: `${target} (dynamic)` });
-  }
-}
-
-/**
- * Registers the static converters of `targets` for run-time dims too, unchanged: for ops
- * whose converters read ranks, never dims (audited one by one). `more` adds refusals.
- */
-function alsoDynamic(targets: readonly string[], ...more: Array<(node: Node) => Reason>): void {
-  for (const target of targets) {
-    for (const c of registeredConverters(target).filter((x) => x.static && !x.dynamic)) {
-      const extra = checks(...more);
-      registerConverter(target, c.impl, {
-        static: false,
-        dynamic: true,
-        priority: c.priority,
-        name: `${c.name} (dynamic)`,
-        checkArgs: (node, settings) => {
-          const r = extra(node, settings);
-          if (r !== true) return r;
-          return c.checkArgs ? c.checkArgs(node, settings) : true;
-        },
-      });
-    }
-  }
+  defineConverter(targets, impl, { shapes: 'dynamic', checks: [staticIntArgs, ...more] });
 }
 
 /**
@@ -142,7 +100,7 @@ function pinned(ctx: ConversionContext, t: NetTensor, v: Value, role = 'pin'): N
 
 /** Registers a `_dyn` converter (static and dynamic inputs). */
 function dyn(target: string, impl: ConverterImpl, check?: (node: Node) => Reason): void {
-  registerConverter(target, impl, { checkArgs: check ? (node) => check(node) ?? true : undefined });
+  defineConverter(target, impl, { shapes: 'any', checks: [check] });
 }
 
 dyn('trt.size_dyn', (node, ctx) => {
@@ -257,85 +215,6 @@ function trtOrNull(dtype: DType): Reason {
 // 2. Dynamic-capable converters of ordinary ops
 // ---------------------------------------------------------------------------------------
 
-// Pointwise: the static converters read ranks only.
-const POINTWISE = [
-  ...['add', 'sub', 'rsub', 'mul'].flatMap((op) => [`aten.${op}.Tensor`, `aten.${op}.Scalar`]),
-  'aten.div.Tensor',
-  'aten.div.Scalar',
-  'aten.div.Tensor_mode',
-  'aten.div.Scalar_mode',
-  'aten.floor_divide.default',
-  'aten.floor_divide.Scalar',
-  'aten.remainder.Tensor',
-  'aten.remainder.Scalar',
-  'aten.remainder.Scalar_Tensor',
-  'aten.fmod.Tensor',
-  'aten.fmod.Scalar',
-  'aten.pow.Tensor_Tensor',
-  'aten.pow.Tensor_Scalar',
-  'aten.pow.Scalar',
-  'aten.maximum.default',
-  'aten.minimum.default',
-  ...['eq', 'ne', 'lt', 'le', 'gt', 'ge'].flatMap((op) => [`aten.${op}.Tensor`, `aten.${op}.Scalar`]),
-  'aten.logical_and.default',
-  'aten.logical_or.default',
-  'aten.logical_xor.default',
-  'aten.logical_not.default',
-  'aten.bitwise_not.default',
-  'aten.where.self',
-  'aten.where.ScalarSelf',
-  'aten.where.ScalarOther',
-  'aten.where.Scalar',
-  'aten.masked_fill.Scalar',
-  'aten.masked_fill.Tensor',
-  ...['exp', 'log', 'sqrt', 'reciprocal', 'sin', 'cos', 'tan', 'erf'].map((op) => `aten.${op}.default`),
-  'aten.tanh.default',
-  'aten.sigmoid.default',
-  'aten.rsqrt.default',
-  'aten.log1p.default',
-  'aten.neg.default',
-  'aten.abs.default',
-  'aten.sign.default',
-  'aten.floor.default',
-  'aten.ceil.default',
-  'aten.round.default',
-  'aten.round.decimals',
-  'aten.trunc.default',
-  'aten.isnan.default',
-  'aten.isinf.default',
-  'aten.relu.default',
-  'aten.gelu.default',
-  'aten.silu.default',
-  'aten.hardswish.default',
-  'aten.hardsigmoid.default',
-  'trt.hardsigmoid_onnx',
-  'aten.leaky_relu.default',
-  'aten.elu.default',
-  'aten.softplus.default',
-  'aten._prelu_kernel.default',
-  'aten.clamp.default',
-  'aten.clamp.Tensor',
-  'aten.clamp_min.default',
-  'aten.clamp_min.Tensor',
-  'aten.clamp_max.default',
-  'aten.clamp_max.Tensor',
-  'aten.hardtanh.default',
-  'aten._to_copy.default',
-  'aten.to.dtype',
-  'aten.type_as.default',
-  'aten.clone.default',
-  'aten.alias.default',
-  'aten.detach.default',
-  'aten.contiguous.default',
-  'aten.dropout.default',
-];
-
-alsoDynamic(POINTWISE);
-
-// Permutations read the rank only; an embedding table is static.
-alsoDynamic(['aten.permute.default', 'aten.transpose.int', 'aten.t.default']);
-alsoDynamic(['aten.embedding.default'], (node) => (irShape(value(node, 'weight')).every(isStatic) ? null : 'the embedding table has run-time dims'));
-
 /**
  * The IR output dims of a view, each static, or the input axis holding an equal dim, or -1
  * (inferred) for at most one; null when more than one dim cannot be read from the input.
@@ -391,14 +270,6 @@ dynamicOnly(
   noQuantized,
   (node) => (num(node, 'index') >= 0 ? null : staticAxis(node)),
 );
-
-/** `count` elements from `start` by `step` along a static-size axis; other dims whole. */
-function sliceAlong(ctx: ConversionContext, x: NetTensor, axis: number, start: number, count: number, step: number, role = 'slice'): NetTensor {
-  const rank = x.shape.length;
-  const starts = Array.from({ length: rank }, (_, i) => (i === axis ? (count === 0 ? 0 : start) : 0));
-  const strides = Array.from({ length: rank }, (_, i) => (i === axis ? step : 1));
-  return sliceDynamic(ctx, x, starts, sizeWithAxis(ctx, x, axis, count, `${role}_size`), strides, role);
-}
 
 dynamicOnly(
   'aten.slice.Tensor',
@@ -678,37 +549,5 @@ dynamicOnly(
     const k = irShape(value(node, 'key'));
     if (node.args.enable_gqa === true && !dimEquals(q.at(-3) ?? 1, k.at(-3) ?? 1)) return 'grouped-query attention with run-time shapes is not supported';
     return null;
-  },
-);
-
-// ---------------------------------------------------------------------------------------
-// Complex lowering ops (lib/ir/ops/complex.ts) with run-time dims
-// ---------------------------------------------------------------------------------------
-
-/**
- * trt.complex_mul on real carriers [..., 2]: the parts sliced off the static last axis
- * (sizes of the other dims read at run time), re = ar·br − ai·bi, im = ar·bi + ai·br,
- * concatenated back.
- */
-dynamicOnly(
-  'trt.complex_mul',
-  (node, ctx) => {
-    const dtype = outDType(node);
-    const [a, b] = [cast(ctx, ctx.tensor(value(node, 'self')), dtype, 'cast_a'), cast(ctx, ctx.tensor(value(node, 'other')), dtype, 'cast_b')];
-    const rank = Math.max(a.shape.length, b.shape.length);
-    const [x, y] = [prependOnes(ctx, a, rank - a.shape.length, 'rank_a'), prependOnes(ctx, b, rank - b.shape.length, 'rank_b')];
-    const last = rank - 1;
-    const part = (t: NetTensor, index: 0 | 1, role: string): NetTensor => sliceAlong(ctx, t, last, index, 1, 1, role);
-    const ew = (p: NetTensor, q: NetTensor, op: 'prod' | 'sub' | 'sum', role: string): NetTensor => ctx.add({ kind: 'elementwise', op }, [p, q], role);
-    const [ar, ai, br, bi] = [part(x, 0, 'a_re'), part(x, 1, 'a_im'), part(y, 0, 'b_re'), part(y, 1, 'b_im')];
-    const re = ew(ew(ar, br, 'prod', 'ar_br'), ew(ai, bi, 'prod', 'ai_bi'), 'sub', 're');
-    const im = ew(ew(ar, bi, 'prod', 'ar_bi'), ew(ai, br, 'prod', 'ai_br'), 'sum', 'im');
-    return [ctx.add({ kind: 'concat', axis: last }, [re, im], 'pair')];
-  },
-  (node) => {
-    const d = outDType(node);
-    if (!isFloating(d)) return `${node.target} computes in floats, got ${d}`;
-    const carriers = [value(node, 'self'), value(node, 'other')];
-    return carriers.every((v) => irShape(v).at(-1) === 2) ? null : 'the carriers must end in a static dim of 2';
   },
 );

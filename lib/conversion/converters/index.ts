@@ -1,6 +1,10 @@
-/** Registers every built-in converter. */
+/**
+ * Registers every built-in converter. Each module registers its own converters only
+ * (lib/conversion/define.ts), so the order below does not change which converter any node
+ * gets (test/conversion/import-order.test.ts).
+ */
 import './pointwise';
 import './nn';
 import './shape';
-import './dynamic'; // after the static families: it derives dynamic variants of their converters
+import './dynamic';
 import './complex';

@@ -13,7 +13,8 @@ import { atenConvGeometry, atenPoolGeometry, paddedConvGeometry, paddedPoolGeome
 import { machineEpsilon } from '../../kernels/norm';
 import type { NetTensor } from '../../network';
 import type { ConversionContext } from '../context';
-import { registerConverter, type CheckArgs, type ConverterImpl } from '../registry';
+import { defineConverter } from '../define';
+import type { ConverterImpl } from '../registry';
 import { attention } from '../impl/attention';
 import { axisOf, cast, elementwise, reshape } from '../impl/basic';
 import { convolution, type ConvSpec } from '../impl/conv';
@@ -59,19 +60,9 @@ import { resize, type CoordinateMode, type NearestMode, type ResizeSpec } from '
 // ---------------------------------------------------------------------------------------------
 // Registration helpers
 
-/** Runs the shared static-value check, then the converter's own checks in order. */
-function checks(...more: Array<(node: Node) => string | null>): CheckArgs {
-  return (node) => {
-    for (const check of [symbolicReason, ...more]) {
-      const reason = check(node);
-      if (reason !== null) return reason;
-    }
-    return true;
-  };
-}
-
+/** Registers `impl` for static shapes, with the shared static-value check before the converter's own checks. */
 function register(target: string, impl: ConverterImpl, ...more: Array<(node: Node) => string | null>): void {
-  registerConverter(target, impl, { dynamic: false, checkArgs: checks(...more) });
+  defineConverter(target, impl, { checks: [symbolicReason, ...more] });
 }
 
 const input = (ctx: ConversionContext, node: Node, name: string): NetTensor => ctx.tensor(valueArg(node, name));

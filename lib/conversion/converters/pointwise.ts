@@ -15,7 +15,9 @@ import { Value } from '../../ir/graph';
 import type { ElementWiseOp, NetTensor, UnaryOp } from '../../network';
 import type { ConversionContext } from '../context';
 import { trtType } from '../context';
-import { registerConverter, type CheckArgs, type ConverterImpl } from '../registry';
+import { defineConverter } from '../define';
+import type { ConverterImpl } from '../registry';
+import type { CheckArgs } from '../types';
 import { cast, toRank } from '../impl/basic';
 import {
   activation,
@@ -54,10 +56,13 @@ function symIntRefusal(node: Node): string | null {
   return null;
 }
 
-/** Registers `impl` for each target, static shapes only, with the SymInt guard before `check`. */
-function register(targets: readonly string[], impl: ConverterImpl, check?: CheckArgs): void {
-  const checkArgs: CheckArgs = (node, settings) => symIntRefusal(node) ?? (check ? check(node, settings) : true);
-  for (const target of targets) registerConverter(target, impl, { dynamic: false, checkArgs });
+/**
+ * Registers `impl` for each target with the SymInt guard before `check`. Pointwise converters
+ * read ranks, never dims (rank alignment of run-time dims goes through a shape tensor,
+ * impl/basic.ts toRank), so they declare `dynamic: true` unless told otherwise.
+ */
+function register(targets: readonly string[], impl: ConverterImpl, check?: CheckArgs, dynamic = true): void {
+  defineConverter(targets, impl, { checks: [symIntRefusal, check], dynamic });
 }
 
 /** A check that refuses when arithmetic in `dtypeOf(node)` cannot run in TensorRT. */
@@ -491,9 +496,14 @@ register(['aten.type_as.default'], castConverter, castTargetCheck((n) => outDTyp
 register(['aten.clone.default', 'aten.alias.default', 'aten.detach.default', 'aten.contiguous.default'], (node, ctx) => [input(node, ctx)]);
 register(['aten.dropout.default'], (node, ctx) => [input(node, ctx, 'input')]);
 
-/** scalar_tensor: a 0-d constant. */
-register(['aten.scalar_tensor.default'], (node, ctx) => {
-  const s = node.args.s;
-  const value = typeof s === 'boolean' || typeof s === 'number' ? s : 0;
-  return [constantOf(ctx, value, outDType(node), 0, 'value')];
-});
+/** scalar_tensor: a 0-d constant. Static only: its SymInt operand is the legalization's business. */
+register(
+  ['aten.scalar_tensor.default'],
+  (node, ctx) => {
+    const s = node.args.s;
+    const value = typeof s === 'boolean' || typeof s === 'number' ? s : 0;
+    return [constantOf(ctx, value, outDType(node), 0, 'value')];
+  },
+  undefined,
+  false,
+);

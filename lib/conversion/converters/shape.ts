@@ -6,11 +6,14 @@
  */
 import type { DType } from '../../ir/dtype';
 import type { Arg, Node, Value } from '../../ir/graph';
+import { isStatic } from '../../ir/symbolic';
 import { arange, full } from '../../kernels/shape';
 import type { NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
-import { registerConverter, type CheckArgs, type ConverterImpl } from '../registry';
+import { defineConverter, type ConverterSpec } from '../define';
+import type { ConverterImpl } from '../registry';
+import type { CheckArgs } from '../types';
 import { num, nums, optNum, optValues, value, values } from '../impl/args';
 import { axisOf, cast, permute, reshape, toRank } from '../impl/basic';
 import { indexTensor, wrapNegative } from '../impl/indices';
@@ -50,14 +53,12 @@ const noQuantizedTypes: CheckArgs = (node) => {
   return true;
 };
 
-/** Registers `impl` for static shapes under every target, with the int8/uint8 refusal before `check`. */
-function reg(targets: string | readonly string[], impl: ConverterImpl, check?: CheckArgs): void {
-  const checkArgs: CheckArgs = (node, settings) => {
-    const q = noQuantizedTypes(node, settings);
-    if (q !== true) return q;
-    return check ? check(node, settings) : true;
-  };
-  for (const target of typeof targets === 'string' ? [targets] : targets) registerConverter(target, impl, { dynamic: false, checkArgs });
+/**
+ * Registers `impl` under every target with the int8/uint8 refusal before `check`; static
+ * shapes only unless `dynamic` declares the converter correct with run-time dims too.
+ */
+function reg(targets: string | readonly string[], impl: ConverterImpl, check?: CheckArgs, dynamic: ConverterSpec['dynamic'] = false): void {
+  defineConverter(targets, impl, { checks: [noQuantizedTypes, check], dynamic });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -68,11 +69,12 @@ const toOutputShape: ConverterImpl = (node, ctx) => [reshape(ctx, ctx.tensor(val
 
 reg(VIEW_TARGETS, toOutputShape);
 
+// Permutations read the rank only, so they also serve run-time dims.
 reg('aten.permute.default', (node, ctx) => {
   const self = value(node, 'self');
   const rank = rankOf(self);
   return [permute(ctx, ctx.tensor(self), nums(node, 'dims').map((d) => axisOf(ctx, d, rank)))];
-});
+}, undefined, true);
 
 reg('aten.transpose.int', (node, ctx) => {
   const self = value(node, 'self');
@@ -83,12 +85,12 @@ reg('aten.transpose.int', (node, ctx) => {
   const b = axisOf(ctx, num(node, 'dim1'), rank);
   [perm[a], perm[b]] = [perm[b]!, perm[a]!];
   return [permute(ctx, ctx.tensor(self), perm)];
-});
+}, undefined, true);
 
 reg('aten.t.default', (node, ctx) => {
   const self = value(node, 'self');
   return [rankOf(self) < 2 ? ctx.tensor(self) : permute(ctx, ctx.tensor(self), [1, 0])];
-});
+}, undefined, true);
 
 // ---------------------------------------------------------------------------------------
 // Joins and splits
@@ -238,11 +240,12 @@ reg('aten.index_select.default', (node, ctx) => {
   return [ctx.add({ kind: 'gather', mode: 'default', axis }, [ctx.tensor(self), idx])];
 });
 
+// With a static table, an embedding reads no dim of its indices.
 reg('aten.embedding.default', (node, ctx) => {
   const weight = value(node, 'weight');
   const idx = indexTensor(ctx, value(node, 'indices'), staticShape(weight)[0]!);
   return [ctx.add({ kind: 'gather', mode: 'default', axis: 0 }, [ctx.tensor(weight), idx])];
-});
+}, undefined, [(node) => (value(node, 'weight').tensorType.shape.every(isStatic) ? null : 'the embedding table has run-time dims')]);
 
 reg('aten.gather.default', (node, ctx) => {
   const self = value(node, 'self');
@@ -698,10 +701,10 @@ const noConversion: ConverterImpl = (node) => {
 };
 
 for (const target of ['aten.sym_size.int', 'sym.add', 'sym.sub', 'sym.mul', 'sym.floordiv', 'sym.mod', 'sym.max', 'sym.min']) {
-  registerConverter(target, noConversion, { checkArgs: symRefusal });
+  defineConverter(target, noConversion, { shapes: 'any', checks: [symRefusal] });
 }
 
-registerConverter(
+defineConverter(
   'trt.sym_tensor',
   (node, ctx) => {
     const vals = nums(node, 'values');
@@ -710,9 +713,12 @@ registerConverter(
     return [ctx.constant(data, ctx.name('values'))];
   },
   {
-    checkArgs: (node) =>
-      (node.args.values as Arg[]).every((a) => typeof a === 'number')
-        ? true
-        : 'its values include run-time SymInts; in dynamic graphs the shape-tensor legalization (lib/legalization/) turns it into trt.sym_list_dyn',
+    shapes: 'any',
+    checks: [
+      (node) =>
+        (node.args.values as Arg[]).every((a) => typeof a === 'number')
+          ? true
+          : 'its values include run-time SymInts; in dynamic graphs the shape-tensor legalization (lib/legalization/) turns it into trt.sym_list_dyn',
+    ],
   },
 );

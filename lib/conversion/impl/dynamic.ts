@@ -187,3 +187,11 @@ export function expandToShape(ctx: ConversionContext, t: NetTensor, target: NetT
   const stride = shapeArith(ctx, shapeArith(ctx, shapeArith(ctx, inShape, ones, 'sub', `${role}_dm1`), ones, 'min', `${role}_cap`), zeros, 'max', `${role}_stride`);
   return ctx.add({ kind: 'slice', start: new Array<number>(rank).fill(0), size: new Array<number>(rank).fill(0), stride: new Array<number>(rank).fill(1), mode: 'strict_bounds' }, [x, zeros, size, stride], role);
 }
+
+/** `count` elements from `start` by `step` along a static-size axis; other dims whole. */
+export function sliceAlong(ctx: ConversionContext, x: NetTensor, axis: number, start: number, count: number, step: number, role = 'slice'): NetTensor {
+  const rank = x.shape.length;
+  const starts = Array.from({ length: rank }, (_, i) => (i === axis ? (count === 0 ? 0 : start) : 0));
+  const strides = Array.from({ length: rank }, (_, i) => (i === axis ? step : 1));
+  return sliceDynamic(ctx, x, starts, sizeWithAxis(ctx, x, axis, count, `${role}_size`), strides, role);
+}

@@ -18,7 +18,7 @@ import { isFloating, isInteger, resultTypeOfOperands, scalarDType, type DType, t
 import type { ActivationType, ElementWiseOp, NetTensor, UnaryOp } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
-import type { SelectionSettings } from '../registry';
+import type { SelectionSettings } from '../types';
 import { cast, toRank } from './basic';
 
 /** A pointwise operand as a node holds it: a tensor value, or a Scalar argument. */
