@@ -226,7 +226,8 @@ describe('program file mutations', () => {
     }
     process.stdout.write(`program file mutations: ${all.length} variants; slowest ${slowest} ms\n${[...outcomes].map(([k, v]) => `  ${k}: ${v}`).join('\n')}\n`);
     expect(failures).toEqual([]);
-    expect(slowest).toBeLessThan(5_000);
+    // No timing assertion here (unit tests run on loaded machines): hangs are the fuzz
+    // harness's job, which bounds each input by CPU time in a child (docs/fuzzing.md).
     // Harmless damage exists (e.g. a time stamp in a header): some raw variants must load.
     expect(outcomes.get('raw loaded, right answer') ?? 0).toBeGreaterThan(0);
   }, 600_000);
