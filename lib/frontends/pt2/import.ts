@@ -133,8 +133,8 @@ function atenParts(target: string): [string, string] | null {
   return m ? [m[1]!, m[2]!] : null;
 }
 
-function describeArg(a: JsonObject): string {
-  const text = JSON.stringify(a);
+function describeArg(a: unknown): string {
+  const text = JSON.stringify(a) ?? String(a);
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 

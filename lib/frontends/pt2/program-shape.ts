@@ -9,6 +9,9 @@ import { BadModelError } from '../../errors';
 import { JsonReader } from '../../ir/json-reader';
 import { isObject, unionKind, type JsonObject } from './serde';
 
+/** The spec kinds the importer imports (rather than refuses by kind): each must have an `arg`. */
+const SPECS_WITH_ARG = new Set(['user_input', 'parameter', 'buffer', 'tensor_constant', 'user_output']);
+
 class ProgramShapeReader extends JsonReader {
   constructor(
     private readonly file: string,
@@ -102,7 +105,7 @@ class ProgramShapeReader extends JsonReader {
     if (kind.startsWith('(')) return; // empty or ambiguous: refused by kind in the importer
     const body = this.object(spec[kind], `${what}.${kind}`);
     if (kind === 'constant_input') this.object(body.value, `${what}.${kind}.value`);
-    else if (body.arg !== undefined) this.argument(body.arg, `${what}.${kind}.arg`);
+    else if (body.arg !== undefined || SPECS_WITH_ARG.has(kind)) this.argument(body.arg, `${what}.${kind}.arg`);
   }
 
   program(json: JsonObject): void {

@@ -140,6 +140,14 @@ describe('model.json structure, rebuilt (pt2-f6111a8aa71b, pt2-c52ad45c687d, pt2
     refusal(bytes, 'graph_module.signature.input_specs[0].parameter.arg.as_tensor is not an object (got 7)');
   });
 
+  test('a user input spec without an argument', () => {
+    const bytes = program((ep) => {
+      const specs = ep.graph_module.signature.input_specs;
+      delete specs.find((s: any) => s.user_input).user_input.arg;
+    });
+    refusal(bytes, 'graph_module.signature.input_specs[6].user_input.arg is not an object (got nothing)');
+  });
+
   test('a range constraint that is a number', () => {
     const bytes = program((ep) => {
       ep.range_constraints = { s0: 3 };
