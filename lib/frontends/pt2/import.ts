@@ -37,6 +37,7 @@ import {
   type SymIntJson,
   type TensorMetaJson,
 } from './serde';
+import { checkProgramShape } from './program-shape';
 import { parseSymExpr } from './sym-expr';
 import { loadPayloadTensor, readPayloadConfig, type PayloadConfig } from './weights';
 
@@ -132,8 +133,8 @@ function atenParts(target: string): [string, string] | null {
   return m ? [m[1]!, m[2]!] : null;
 }
 
-function describeArg(a: JsonObject): string {
-  const text = JSON.stringify(a);
+function describeArg(a: unknown): string {
+  const text = JSON.stringify(a) ?? String(a);
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
@@ -638,8 +639,8 @@ class Importer {
       if (result.tensorType.dtype !== self!.tensorType.dtype) {
         result = this.call('aten._to_copy.default', { self: result, dtype: self!.tensorType.dtype }, { name: `${options.name}_inplace`, where }).output;
       }
-      const selfName = (node.inputs.find((i) => i.name === 'self') ?? node.inputs[0])!.arg.as_tensor as JsonObject;
-      this.values.set(String(selfName.name), result);
+      const selfName = Importer.inPlaceSelf(node) ?? this.bad(`${where}: an in-place op whose first argument is not a tensor`);
+      this.values.set(selfName, result);
       if (outputs[0]) this.values.set(outputs[0], result);
       this.checkRecorded(outputs[0] ?? null, result, where);
       return;
@@ -781,11 +782,16 @@ class Importer {
     }
   }
 
+  /** The name of the tensor an in-place node mutates (its `self`, or its first argument), if it names one. */
+  private static inPlaceSelf(node: NodeJson): string | undefined {
+    const selfInput = node.inputs.find((i) => i.name === 'self') ?? node.inputs[0];
+    const selfRef = selfInput && isObject(selfInput.arg) ? selfInput.arg.as_tensor : undefined;
+    return isObject(selfRef) && typeof selfRef.name === 'string' ? selfRef.name : undefined;
+  }
+
   /** An in-place op rewritten functionally must not leave a stale alias or mutate state. */
   private checkInPlace(node: NodeJson, index: number, where: string): void {
-    const selfInput = node.inputs.find((i) => i.name === 'self') ?? node.inputs[0];
-    const selfRef = selfInput && isObject(selfInput.arg) ? (selfInput.arg.as_tensor as JsonObject | undefined) : undefined;
-    const selfName = selfRef && typeof selfRef.name === 'string' ? selfRef.name : undefined;
+    const selfName = Importer.inPlaceSelf(node);
     if (selfName === undefined) return;
     const chain: string[] = [selfName];
     for (let n = this.aliasOf.get(selfName); n !== undefined && !chain.includes(n); n = this.aliasOf.get(n)) chain.push(n);
@@ -937,14 +943,7 @@ export function readProgram(archive: Pt2Archive, modelName: string): ExportedPro
         '(PyTorch 2.6 and later). Export the model again with a supported PyTorch',
     );
   }
-  const gm = json.graph_module;
-  if (!isObject(gm) || !isObject(gm.graph) || !isObject(gm.signature)) return fail('has no graph_module with a graph and a signature');
-  const graph = gm.graph;
-  if (!Array.isArray(graph.nodes) || !Array.isArray(graph.inputs) || !Array.isArray(graph.outputs) || !isObject(graph.tensor_values)) {
-    fail('its graph lacks nodes, inputs, outputs or tensor_values');
-  }
-  const sig = gm.signature;
-  if (!Array.isArray(sig.input_specs) || !Array.isArray(sig.output_specs)) fail('its signature lacks input_specs or output_specs');
+  checkProgramShape(json, archive.source, entry);
   return json as unknown as ExportedProgramJson;
 }
 

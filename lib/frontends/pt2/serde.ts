@@ -149,6 +149,7 @@ export function isObject(x: unknown): x is JsonObject {
 
 /** The single key of a serialized union (`{"as_tensor": {...}}` → "as_tensor"). */
 export function unionKind(u: JsonObject): string {
+  if (!isObject(u)) return '(not an object)';
   const keys = Object.keys(u).filter((k) => u[k] !== null && u[k] !== undefined);
   return keys.length === 1 ? keys[0]! : keys.length === 0 ? '(empty)' : `(${keys.join('|')})`;
 }
