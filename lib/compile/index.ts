@@ -3,10 +3,9 @@
  * TensorRT segments converted to Networks and built by a backend; fallback segments kept as
  * graphs → Program.
  */
-import { getBackend } from '../backends';
+import { resolveBackend, type BackendResolution } from '../backends';
 import { convertSegment } from '../conversion/convert';
 import '../conversion/converters';
-import { TensorRTMissingError } from '../errors';
 import type { Graph, Value } from '../ir/graph';
 import { serializeGraphToBuffer } from '../ir/serialize';
 import { extractSubgraph } from '../ir/subgraph';
@@ -17,7 +16,6 @@ import { specializeShapes } from '../lowering/specialize';
 import { formatPartitionReport, partition, type PartitionReport } from '../partitioning/partition';
 import { Program } from '../runtime/program';
 import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
-import { isTensorRTAvailable } from '../tensorrt';
 import { engineDeviceForBackend } from './device-target';
 import { loadModel, type ModelSource } from './load-model';
 import { isDynamicPlan, planInputShapes } from './input-shapes';
@@ -35,18 +33,12 @@ function io(values: readonly Value[], names: readonly string[]): ProgramIO[] {
   return values.map((v, i) => ({ name: names[i]!, value: v.name, dtype: v.tensorType.dtype, shape: [...v.tensorType.shape] }));
 }
 
-async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<string> {
-  if (settings.backend === 'reference') return 'reference';
-  const available = await isTensorRTAvailable();
-  if (settings.backend === 'tensorrt') {
-    if (!available) {
-      throw new TensorRTMissingError('backend "tensorrt" was asked for, but TensorRT is not usable here; `tensorrt-node doctor` says why');
-    }
-    return 'tensorrt';
-  }
-  if (available) return 'tensorrt';
-  log('info', 'TensorRT is not usable here; TensorRT segments run on the CPU reference backend (`tensorrt-node doctor` says why)');
-  return 'reference';
+/** `settings.backend` resolved to a Backend (lib/backends/registry.ts); what `auto` passed over is logged and kept for the report. */
+async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<BackendResolution> {
+  const resolution = await resolveBackend(settings.backend);
+  for (const r of resolution.refusals) log('info', `backend ${r.backend} is not usable here: ${r.reasons.join('; ')}`);
+  if (resolution.refusals.length > 0) log('info', `engine segments run on the ${resolution.backend.name} backend (\`tensorrt-node doctor\` says why not the others)`);
+  return resolution;
 }
 
 /**
@@ -80,8 +72,9 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   applySymbolRanges(graph, shapes);
   verifyGraph(graph, 'specialized graph');
   progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
-  const backendName = await chooseBackend(resolved, log);
-  const backend = getBackend(backendName);
+  const resolution = await chooseBackend(resolved, log);
+  const backend = resolution.backend;
+  const backendName = backend.name;
   const device = await engineDeviceForBackend(resolved.device, backend, log);
   progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
   // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
@@ -104,7 +97,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
       const what = `engine ${built + 1}/${engines} (segment ${s.index}, ${s.nodes.length} ops)`;
       progress('build', 'start', `building ${what}`, where);
       const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, resolved);
-      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, {}), inputs, outputs, device: structuredClone(device) });
+      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, resolved.build, device), inputs, outputs, device: structuredClone(device) });
       progress('build', 'end', `built ${what}`, where);
       built++;
     } else {
@@ -126,7 +119,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
     constants,
   };
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
-  return new Program(data, report, backendName, new Map(graph.symbols), resolved.limits);
+  return new Program(data, report, backendName, new Map(graph.symbols), resolved.limits, resolution.refusals);
 }
 
 /**
