@@ -54,6 +54,11 @@ export type Selection = { ok: true; converter: ConverterCandidate } | { ok: fals
 
 const table = new Map<string, ConverterCandidate[]>();
 let registered = 0;
+/** Changes with every registration and removal: compile() compares it to the built-ins' to know whether user converters exist. */
+let revision = 0;
+
+/** The registry's revision (see `revision`). */
+export const converterRevision = (): number => revision;
 
 /** Registers a converter for `target`. Registering with the target alone gives static+dynamic support. */
 export function registerConverter(target: string, impl: ConverterImpl, options: ConverterOptions = {}): ConverterCandidate {
@@ -71,6 +76,7 @@ export function registerConverter(target: string, impl: ConverterImpl, options: 
   const list = table.get(target) ?? [];
   list.push(candidate);
   table.set(target, list);
+  revision++;
   return candidate;
 }
 
@@ -79,7 +85,10 @@ export function unregisterConverter(candidate: ConverterCandidate): void {
   const list = table.get(candidate.target);
   if (!list) return;
   const i = list.indexOf(candidate);
-  if (i >= 0) list.splice(i, 1);
+  if (i >= 0) {
+    list.splice(i, 1);
+    revision++;
+  }
   if (list.length === 0) table.delete(candidate.target);
 }
 
