@@ -116,6 +116,17 @@ function wireModel(model: ModelSource): WireModel {
   throw createError('E_INVALID_ARGUMENT', 'compile() takes a model path, the model file bytes, or a Graph');
 }
 
+/** Why the compile worker cannot start here (its script is missing), or null when it can. */
+export function compileWorkerMissing(): string | null {
+  if (channel !== null) return null;
+  try {
+    workerScript('compile-worker.js', 'compile worker');
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** Runs the compile pipeline on the compile worker; resolves what it produced. */
 export function compileOnWorker(model: ModelSource, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
   const { logger: _logger, onProgress: _onProgress, ...settings } = resolved;

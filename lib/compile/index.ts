@@ -10,7 +10,7 @@ import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
 import { Program } from '../runtime/program';
 import { applySymbolRanges, partitionDynamic } from '../legalization';
-import { compileOnWorker } from './compile-thread';
+import { compileOnWorker, compileWorkerMissing } from './compile-thread';
 import { isDynamicPlan, planInputShapes } from './input-shapes';
 import { loadModel, type ModelSource } from './load-model';
 import { compileGraph, describeModel, type CompiledProgram } from './pipeline';
@@ -34,7 +34,8 @@ const BUILTIN_CONVERTERS = converterRevision();
  * turning while a model compiles; `logger` and `onProgress` are called on this thread as the
  * worker reports. It runs in-process instead when a converter was registered or removed
  * with registerConverter()/unregisterConverter(): converters are functions of this thread,
- * which the worker cannot see (the logger says so at `debug`).
+ * which the worker cannot see (the logger says so at `debug`), and when the compile worker
+ * script is missing from the package (the logger says so at `warn`).
  *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad settings, or a dynamic input without a shape.
  * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: with requireFullCompilation, every op TensorRT cannot run.
@@ -51,11 +52,16 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   const progress = progressReporter(resolved.onProgress);
   progress('import', 'start', 'importing the model');
   let result: CompiledProgram;
-  if (converterRevision() === BUILTIN_CONVERTERS) {
-    result = await compileOnWorker(model, resolved, log, progress);
-  } else {
+  const missing = compileWorkerMissing();
+  if (converterRevision() !== BUILTIN_CONVERTERS) {
     log('debug', 'user converters are registered: compiling on this thread (the compile worker cannot run functions of this thread)');
     result = await compileGraph(loadModel(model), resolved, log, progress);
+  } else if (missing !== null) {
+    // A bundle that ships only the run worker still compiles, blocking the event loop while it does.
+    log('warn', `compiling on this thread: ${missing}`);
+    result = await compileGraph(loadModel(model), resolved, log, progress);
+  } else {
+    result = await compileOnWorker(model, resolved, log, progress);
   }
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
   return new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals);
