@@ -3,7 +3,7 @@
  * TensorRT segments converted to Networks and built by a backend; fallback segments kept as
  * graphs (./pipeline.ts, on the compile worker thread) → Program.
  */
-import { converterRevision } from '../conversion/registry';
+import { registeredCandidates } from '../conversion/registry';
 import { resolveLogger } from '../logger';
 import { partition, type PartitionReport } from '../partitioning/partition';
 import { lowerComplex } from '../lowering/complex';
@@ -23,8 +23,14 @@ export type { CompileSettings, InputSpec, TensorParallelSettings } from './setti
 export type { CompileProgressEvent, CompileStage, ProgressCallback } from './progress';
 export type { ModelSource } from './load-model';
 
-/** The converter registry's revision once the built-in converters are registered: a later one means user converters. */
-const BUILTIN_CONVERTERS = converterRevision();
+/** The converters registered at import (the built-in ones, which the compile worker has too). */
+const BUILTIN_CONVERTERS = registeredCandidates();
+
+/** Whether a converter was added or a built-in one removed since import (functions of this thread the worker cannot see). */
+function convertersChanged(): boolean {
+  const now = registeredCandidates();
+  return now.size !== BUILTIN_CONVERTERS.size || [...now].some((c) => !BUILTIN_CONVERTERS.has(c));
+}
 
 /**
  * Compiles a model into a Program; with `tensorParallel: n`, into a TensorParallelProgram of
@@ -53,7 +59,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   progress('import', 'start', 'importing the model');
   let result: CompiledProgram;
   const missing = compileWorkerMissing();
-  if (converterRevision() !== BUILTIN_CONVERTERS) {
+  if (convertersChanged()) {
     log('debug', 'user converters are registered: compiling on this thread (the compile worker cannot run functions of this thread)');
     result = await compileGraph(loadModel(model), resolved, log, progress);
   } else if (missing !== null) {

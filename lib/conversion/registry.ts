@@ -54,11 +54,9 @@ export type Selection = { ok: true; converter: ConverterCandidate } | { ok: fals
 
 const table = new Map<string, ConverterCandidate[]>();
 let registered = 0;
-/** Changes with every registration and removal: compile() compares it to the built-ins' to know whether user converters exist. */
-let revision = 0;
 
-/** The registry's revision (see `revision`). */
-export const converterRevision = (): number => revision;
+/** Every registered converter (compile() compares it with the built-in set to know whether user converters are in play). */
+export const registeredCandidates = (): Set<ConverterCandidate> => new Set([...table.values()].flat());
 
 /** Registers a converter for `target`. Registering with the target alone gives static+dynamic support. */
 export function registerConverter(target: string, impl: ConverterImpl, options: ConverterOptions = {}): ConverterCandidate {
@@ -76,7 +74,6 @@ export function registerConverter(target: string, impl: ConverterImpl, options: 
   const list = table.get(target) ?? [];
   list.push(candidate);
   table.set(target, list);
-  revision++;
   return candidate;
 }
 
@@ -85,10 +82,7 @@ export function unregisterConverter(candidate: ConverterCandidate): void {
   const list = table.get(candidate.target);
   if (!list) return;
   const i = list.indexOf(candidate);
-  if (i >= 0) {
-    list.splice(i, 1);
-    revision++;
-  }
+  if (i >= 0) list.splice(i, 1);
   if (list.length === 0) table.delete(candidate.target);
 }
 
