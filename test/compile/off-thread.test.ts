@@ -109,4 +109,10 @@ test('a user converter makes compile() run in-process, and it is used', async ()
   }
   expect(used).toBe(1);
   expect(logs).toContain('user converters are registered: compiling on this thread (the compile worker cannot run functions of this thread)');
+  // Removed again, the registry is the built-in one: back to the worker.
+  const after: string[] = [];
+  const program = await compile(reluGraph(), { backend: 'reference', minBlockSize: 1, logger: (_l, m) => after.push(m) });
+  await program.dispose();
+  expect(after.some((m) => m.includes('compiling on this thread'))).toBe(false);
+  expect(used).toBe(1);
 });
