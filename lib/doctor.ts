@@ -2,12 +2,16 @@
  * `tensorrt-node doctor`: what this installation can use and why not. Every probe reports
  * its failure as data, so the report is complete even on a machine with nothing installed.
  */
+import { backendAvailability, type BackendName } from './backends';
 import { probeDevices, type DeviceProbe } from './devices';
 import { deviceMemoryInfo, type DeviceMemoryInfo } from './gpu/device';
 import { cudaLibraries, type CudaLibraryStatus } from './gpu/libraries';
 import { getAddon, type AddonSource } from './native';
 import { tensorrtStatus, type TensorRTStatus } from './tensorrt';
 import { VERSION } from './version';
+
+/** One backend's answer to available(). */
+export type BackendStatus = { backend: BackendName; priority: number } & ({ ok: true } | { ok: false; reasons: string[] });
 
 export interface DoctorReport {
   tensorrtNode: { version: string };
@@ -19,8 +23,10 @@ export interface DoctorReport {
   tensorrt: TensorRTStatus | { error: { code: string; message: string } };
   /** NVRTC, cuBLASLt and cuDNN (found, version, or why not) and each device's free memory. */
   gpu: { libraries: CudaLibraryStatus[]; memory: DeviceMemoryInfo[] };
-  /** The backend compile() uses when none is named. */
-  defaultBackend: 'tensorrt' | 'reference';
+  /** The backend compile() uses when none is named (`auto`'s resolution). */
+  defaultBackend: BackendName;
+  /** Every backend by priority: usable, or the reasons why not (lib/backends/registry.ts). */
+  backends?: BackendStatus[];
 }
 
 function asFailure(error: unknown): { code: string; message: string } {
@@ -56,8 +62,9 @@ export async function doctor(): Promise<DoctorReport> {
   const memory = (await Promise.all(cuda.devices.map((d) => deviceMemoryInfo(d.ordinal).catch(() => null)))).filter(
     (m): m is DeviceMemoryInfo => m !== null,
   );
-  const usable = 'available' in tensorrt && tensorrt.available && cuda.ok;
-  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, defaultBackend: usable ? 'tensorrt' : 'reference' };
+  const backends = await backendAvailability();
+  const defaultBackend = backends.find((b) => b.ok)?.backend ?? 'reference';
+  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, defaultBackend, backends };
 }
 
 const GIB = 1024 ** 3;
@@ -127,10 +134,15 @@ export function formatDoctorReport(report: DoctorReport): string {
       ? 'TRT backend   built into the addon'
       : 'TRT backend   not implemented yet: this version finds libnvinfer but builds and runs no engines',
   );
+  // Reports from older versions (doctor --json files) have no backends list.
+  for (const b of report.backends ?? []) {
+    lines.push(`Backend       ${b.backend}: ${b.ok ? 'usable' : 'not usable'}`);
+    if (!b.ok) for (const reason of b.reasons) lines.push(indent(`- ${reason}`, PAD));
+  }
   lines.push(
-    report.defaultBackend === 'tensorrt'
-      ? 'Default       tensorrt backend'
-      : `Default       reference backend (CPU${backendBuilt ? '; TensorRT is not usable here' : ''})`,
+    report.defaultBackend === 'reference'
+      ? `Default       reference backend (CPU${backendBuilt ? '; TensorRT is not usable here' : ''})`
+      : `Default       ${report.defaultBackend} backend`,
   );
   return lines.join('\n');
 }

@@ -1,16 +1,8 @@
-/** The backends by name. */
-import { InvalidArgumentError } from '../errors';
-import { referenceBackend } from './reference';
-import type { Backend } from './types';
-
-const backends = new Map<string, Backend>([[referenceBackend.name, referenceBackend]]);
-
-export function getBackend(name: string): Backend {
-  const b = backends.get(name);
-  if (b === undefined) {
-    throw new InvalidArgumentError(`no backend named "${name}" is available in this build (available: ${[...backends.keys()].join(', ')})`);
-  }
-  return b;
-}
-
-export type { Backend, Runner } from './types';
+/** The backends (docs/backends.md): the contract, the registry and `auto`'s resolution. */
+export { BACKENDS, backendAvailability, backendsByPriority, getBackend, isBackendName, resolveBackend } from './registry';
+export type { BackendRefusal, BackendResolution } from './registry';
+export { BACKEND_NAMES } from './types';
+export type { Availability, Backend, BackendName, Engine, EngineSignature, Runner } from './types';
+export { DEFAULT_BUILD_CONFIG, resolveBuildConfig } from './build-config';
+export type { BuildConfig, BuildSettings, Precision } from './build-config';
+export type { DeviceValue, Residency, RunValue } from './residency';

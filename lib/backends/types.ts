@@ -1,54 +1,89 @@
 /**
- * What compile() needs from an execution backend: turn a Network (lib/network) into engine
- * bytes, and turn engine bytes into something that runs. One backend implements it today:
- * the CPU reference one (lib/backends/reference; engine bytes are the serialized Network),
- * the default where TensorRT is absent and the oracle converter tests compare against. The
- * TensorRT one (in the native addon; engine bytes a TensorRT plan) is not written yet.
+ * The backend contract (docs/backends.md). A backend says whether it can work here
+ * (available(), with the reasons when not), turns a Network (lib/network) into engine bytes
+ * (build), and turns engine bytes into an Engine for one device (load). Engine bytes are
+ * self-contained: an Engine can be created from them in another process or on a worker
+ * thread, without the Network they came from.
  *
- * Engine bytes are self-contained: a Runner can be created from them in another process or
- * on a worker thread, without the Network they came from.
+ * Names are a closed union and the registry (./registry.ts) is a record over it, so asking
+ * for a backend by name and getting another, or a name without a backend, cannot happen.
  */
 import type { Network } from '../network';
+import type { EngineDevice } from '../runtime/device-selection';
 import type { RunLimits } from '../runtime/resource-limits';
 import type { Tensor } from '../tensor';
+import type { BuildConfig } from './build-config';
+import type { DeviceValue, RunValue } from './residency';
 
-/**
- * Options of {@link Backend.build}. Reserved: precision flags, workspace size, timing cache
- * and such belong here once a backend uses them; the reference backend takes none.
- */
-export interface BuildConfig {}
+export type { BuildConfig } from './build-config';
+export type { DeviceValue, Residency, RunValue } from './residency';
 
-/** A loaded engine, ready to run. */
-export interface Runner {
-  /** The engine's input names, in network order. */
+/** Every backend, highest priority first: the order `auto` tries them in. */
+export const BACKEND_NAMES = ['tensorrt', 'cuda', 'onnxruntime', 'reference'] as const;
+
+export type BackendName = (typeof BACKEND_NAMES)[number];
+
+export const isBackendName = (name: unknown): name is BackendName => (BACKEND_NAMES as readonly unknown[]).includes(name);
+
+/** available()'s answer: usable, or every reason why not (missing library, no device, not implemented). */
+export type Availability = { ok: true } | { ok: false; reasons: string[] };
+
+/** The names of an engine's inputs and outputs, in network order. */
+export interface EngineSignature {
   readonly inputNames: readonly string[];
-  /** The engine's output names, in network order. */
   readonly outputNames: readonly string[];
+}
+
+/** A loaded engine, ready to run on the device it was loaded for. */
+export interface Engine extends EngineSignature {
   /**
-   * Runs the engine on one set of inputs (by name; every input exactly once) and returns
-   * every output by name. Synchronous: the runtime calls it on a worker thread. Bad inputs
-   * (a missing or unknown name, a wrong dtype or rank) throw BadInputError, a dim outside
-   * every optimization profile ShapeOutOfRangeError; the returned tensors belong to the caller.
-   * A tensor larger than `limits.maxTensorBytes` is refused before it is allocated
-   * (ResourceLimitError naming the layer).
+   * Where the engine reads its inputs and leaves its outputs: `host` (a Tensor in this
+   * thread's memory) or `device` (a value on the device it was loaded for). The executor
+   * copies a value only when it crosses between places (lib/runtime/execute.ts).
    */
-  run(inputs: Readonly<Record<string, Tensor>>, limits?: RunLimits): Record<string, Tensor>;
-  /** Releases what the runner holds; it must not be used afterwards. */
+  readonly residency: 'host' | 'device';
+  /** For a device engine: the CUDA ordinal it runs on (default 0). */
+  readonly deviceOrdinal?: number;
+  /**
+   * Runs the engine on one set of inputs (by name; every input exactly once) and resolves
+   * every output by name. An input may differ from the network's input dtype in float width
+   * only (float64 where the network computes float32, truncateDouble): the engine converts
+   * it, since only the backend knows what it computes in. Bad inputs (a missing or unknown
+   * name, a wrong dtype or rank) reject with BadInputError, a dim outside every optimization
+   * profile with ShapeOutOfRangeError, a tensor larger than `limits.maxTensorBytes` with
+   * ResourceLimitError naming the layer. The results belong to the caller.
+   */
+  run(inputs: Readonly<Record<string, RunValue>>, limits?: RunLimits): Promise<Record<string, RunValue>>;
+  /** Copies a host tensor to where this engine keeps values (a device engine only). */
+  upload?(tensor: Tensor): Promise<DeviceValue>;
+  /** Releases what the engine holds; it must not be used afterwards. */
   dispose(): void;
 }
 
 /** An execution backend. */
-export interface Backend {
-  /** 'tensorrt' or 'reference'. */
-  readonly name: string;
-  /** The backend's version (TensorRT's for the native one, this package's for the reference one). */
+export interface Backend<N extends BackendName = BackendName> {
+  readonly name: N;
+  /** Higher is tried first by `auto` (BACKEND_NAMES is the same order). */
+  readonly priority: number;
+  /** The backend's version (TensorRT's for the TensorRT one, this package's for the reference one). */
   readonly version: string;
+  /** False for a backend declared but not written in this version: it refuses every build and load. */
+  readonly implemented: boolean;
+  /** Where its engines keep values (see Engine.residency); known before any engine exists, so compile() can plan copies. */
+  readonly residency: 'host' | 'device';
+  /** Whether this backend can build and run here; never rejects (a failed probe is a reason). */
+  available(): Promise<Availability>;
   /**
-   * Validates `network` and builds an engine from it. A network that breaks a layer's rules
-   * is a converter bug (InternalError); a layer the backend cannot run is
-   * UnsupportedOpError.
+   * Validates `network` and builds an engine from it for `device` with `config`. A network
+   * that breaks a layer's rules is a converter bug (InternalError); a layer the backend
+   * cannot run is UnsupportedOpError.
    */
-  build(network: Network, config: BuildConfig): Promise<Uint8Array>;
-  /** Loads engine bytes from build() (malformed bytes: BadModelError). */
-  createRunner(engine: Uint8Array): Runner;
+  build(network: Network, config: BuildConfig, device: EngineDevice): Promise<Uint8Array>;
+  /** Loads engine bytes from build() onto `device` (malformed bytes: BadModelError). */
+  load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine>;
+  /** The inputs and outputs of engine bytes, without loading them onto a device (malformed bytes: BadModelError). */
+  inspect(engine: Uint8Array): EngineSignature;
 }
+
+/** Backward-compatible name of {@link Engine}. */
+export type Runner = Engine;

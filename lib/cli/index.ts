@@ -6,6 +6,7 @@
  */
 import { Command, Option } from 'commander';
 
+import { BACKEND_NAMES } from '../backends';
 import { probeDevices } from '../devices';
 import { doctor, formatDoctorReport } from '../doctor';
 import { VERSION } from '../version';
@@ -27,7 +28,7 @@ const SHAPE_HELP = 'input shape name=DxD (e.g. input0=1x3x224x224) or range name
 function modelOptions(cmd: Command): Command {
   return cmd
     .option('--shape <name=dims>', SHAPE_HELP, collect)
-    .addOption(new Option('--backend <name>', 'where TensorRT segments run').choices(['auto', 'reference', 'tensorrt']))
+    .addOption(new Option('--backend <name>', 'where TensorRT segments run').choices(['auto', ...BACKEND_NAMES]))
     .option('--min-block-size <n>', 'smallest TensorRT segment worth building (default 5)')
     .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of TensorRT')
     .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot run in TensorRT')

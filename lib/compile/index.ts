@@ -1,29 +1,21 @@
 /**
  * compile(): model → Graph → shape specialization and constant folding → partition →
  * TensorRT segments converted to Networks and built by a backend; fallback segments kept as
- * graphs → Program.
+ * graphs (./pipeline.ts, on the compile worker thread) → Program.
  */
-import { getBackend } from '../backends';
-import { convertSegment } from '../conversion/convert';
-import '../conversion/converters';
-import { TensorRTMissingError } from '../errors';
-import type { Graph, Value } from '../ir/graph';
-import { serializeGraphToBuffer } from '../ir/serialize';
-import { extractSubgraph } from '../ir/subgraph';
-import { verifyGraph } from '../ir/verify';
-import { resolveLogger, type Logger } from '../logger';
+import { registeredCandidates } from '../conversion/registry';
+import { resolveLogger } from '../logger';
+import { partition, type PartitionReport } from '../partitioning/partition';
 import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
-import { formatPartitionReport, partition, type PartitionReport } from '../partitioning/partition';
 import { Program } from '../runtime/program';
-import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
-import { isTensorRTAvailable } from '../tensorrt';
-import { engineDeviceForBackend } from './device-target';
-import { loadModel, type ModelSource } from './load-model';
+import { applySymbolRanges, partitionDynamic } from '../legalization';
+import { compileOnWorker, compileWorkerMissing } from './compile-thread';
 import { isDynamicPlan, planInputShapes } from './input-shapes';
-import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../legalization';
+import { loadModel, type ModelSource } from './load-model';
+import { compileGraph, describeModel, type CompiledProgram } from './pipeline';
 import { progressReporter } from './progress';
-import { checkTorchExecutedOps, resolveSettings, type CompileSettings, type ResolvedSettings, type TensorParallelSettings } from './settings';
+import { checkTorchExecutedOps, resolveSettings, type CompileSettings, type TensorParallelSettings } from './settings';
 import { compileTensorParallel } from './tensor-parallel';
 import type { TensorParallelProgram } from '../runtime/tensor-parallel/program';
 
@@ -31,31 +23,30 @@ export type { CompileSettings, InputSpec, TensorParallelSettings } from './setti
 export type { CompileProgressEvent, CompileStage, ProgressCallback } from './progress';
 export type { ModelSource } from './load-model';
 
-function io(values: readonly Value[], names: readonly string[]): ProgramIO[] {
-  return values.map((v, i) => ({ name: names[i]!, value: v.name, dtype: v.tensorType.dtype, shape: [...v.tensorType.shape] }));
-}
+/** The converters registered at import (the built-in ones, which the compile worker has too). */
+const BUILTIN_CONVERTERS = registeredCandidates();
 
-async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<string> {
-  if (settings.backend === 'reference') return 'reference';
-  const available = await isTensorRTAvailable();
-  if (settings.backend === 'tensorrt') {
-    if (!available) {
-      throw new TensorRTMissingError('backend "tensorrt" was asked for, but TensorRT is not usable here; `tensorrt-node doctor` says why');
-    }
-    return 'tensorrt';
-  }
-  if (available) return 'tensorrt';
-  log('info', 'TensorRT is not usable here; TensorRT segments run on the CPU reference backend (`tensorrt-node doctor` says why)');
-  return 'reference';
+/** Whether a converter was added or a built-in one removed since import (functions of this thread the worker cannot see). */
+function convertersChanged(): boolean {
+  const now = registeredCandidates();
+  return now.size !== BUILTIN_CONVERTERS.size || [...now].some((c) => !BUILTIN_CONVERTERS.has(c));
 }
 
 /**
  * Compiles a model into a Program; with `tensorParallel: n`, into a TensorParallelProgram of
  * n ranks (lib/compile/tensor-parallel.ts).
  *
+ * The pipeline runs on a worker thread (./compile-thread.ts), so the event loop keeps
+ * turning while a model compiles; `logger` and `onProgress` are called on this thread as the
+ * worker reports. It runs in-process instead when a converter was registered or removed
+ * with registerConverter()/unregisterConverter(): converters are functions of this thread,
+ * which the worker cannot see (the logger says so at `debug`), and when the compile worker
+ * script is missing from the package (the logger says so at `warn`).
+ *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad settings, or a dynamic input without a shape.
  * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: with requireFullCompilation, every op TensorRT cannot run.
  * @throws {BadModelError} `E_BAD_MODEL`: the model cannot be read.
+ * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: the named backend is not usable here (the reasons listed).
  * @throws {ShardingError} `E_SHARDING`: with tensorParallel, a model that cannot be split n ways.
  */
 export function compile(model: ModelSource, settings: TensorParallelSettings): Promise<TensorParallelProgram>;
@@ -66,67 +57,20 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   const log = resolveLogger(resolved.logger);
   const progress = progressReporter(resolved.onProgress);
   progress('import', 'start', 'importing the model');
-  const graph = loadModel(model);
-  const modelOps = graph.calls().length;
-  checkTorchExecutedOps(resolved.torchExecutedOps, graph);
-  progress('import', 'end', `imported ${modelOps} ops`);
-  progress('lowering', 'start', 'binding input shapes and lowering');
-  // Input shapes: static specs fix symbols; ranges and profiles keep them dynamic (./input-shapes.ts).
-  const shapes = planInputShapes(graph, resolved.inputs, log);
-  // Complex values become real carriers [..., 2] before shapes are bound (lib/lowering/complex/).
-  const complex = lowerComplex(graph, { truncateDouble: resolved.truncateDouble, fallback: resolved.complexFallback });
-  if (complex.changed) log('info', complex.describe());
-  specializeShapes(graph, shapes.staticSymbols);
-  applySymbolRanges(graph, shapes);
-  verifyGraph(graph, 'specialized graph');
-  progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
-  const backendName = await chooseBackend(resolved, log);
-  const backend = getBackend(backendName);
-  const device = await engineDeviceForBackend(resolved.device, backend, log);
-  progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
-  // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
-  const dynamic = isDynamicPlan(shapes);
-  const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
-  describeModel(report, graph, modelOps);
-  const engines = segments.filter((s) => s.kind === 'tensorrt').length;
-  progress('partitioning', 'end', `${segments.length} segment(s), ${engines} engine(s) to build`, { engines });
-  log('info', formatPartitionReport(report));
-
-  const programSegments: ProgramSegment[] = [];
-  let built = 0;
-  for (const s of segments) {
-    const inputs = s.inputs.map((v) => v.name);
-    const outputs = s.outputs.map((v) => v.name);
-    if (s.kind === 'tensorrt') {
-      log('debug', `building segment ${s.index} (${s.nodes.length} ops) with the ${backendName} backend`);
-      const profiles = dynamic ? segmentProfiles(s, shapes) : undefined;
-      const where = { index: built, total: engines };
-      const what = `engine ${built + 1}/${engines} (segment ${s.index}, ${s.nodes.length} ops)`;
-      progress('build', 'start', `building ${what}`, where);
-      const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, resolved);
-      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, {}), inputs, outputs, device: structuredClone(device) });
-      progress('build', 'end', `built ${what}`, where);
-      built++;
-    } else {
-      const sub = extractSubgraph(graph, `${graph.name}_segment${s.index}`, s.nodes, s.inputs, s.outputs);
-      programSegments.push({ kind: 'fallback', graph: serializeGraphToBuffer(sub), inputs, outputs });
-    }
+  let result: CompiledProgram;
+  const missing = compileWorkerMissing();
+  if (convertersChanged()) {
+    log('debug', 'user converters are registered: compiling on this thread (the compile worker cannot run functions of this thread)');
+    result = await compileGraph(loadModel(model), resolved, log, progress);
+  } else if (missing !== null) {
+    // A bundle that ships only the run worker still compiles, blocking the event loop while it does.
+    log('warn', `compiling on this thread: ${missing}`);
+    result = await compileGraph(loadModel(model), resolved, log, progress);
+  } else {
+    result = await compileOnWorker(model, resolved, log, progress);
   }
-  // Null prototype: an output named "__proto__" is an ordinary key.
-  const constants: ProgramData['constants'] = Object.create(null);
-  for (const v of graph.outputs) {
-    if (v.producer.kind !== 'constant') continue;
-    const t = v.producer.tensor!;
-    constants[v.name] = { dtype: t.dtype, shape: [...t.shape], data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength).slice() };
-  }
-  const data: ProgramData = {
-    inputs: complex.present(io(graph.inputs, graph.inputs.map((v) => v.name)), 'inputs'),
-    outputs: complex.present(io(graph.outputs, graph.outputNames), 'outputs'),
-    segments: programSegments,
-    constants,
-  };
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
-  return new Program(data, report, backendName, new Map(graph.symbols), resolved.limits);
+  return new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals);
 }
 
 /**
@@ -152,13 +96,4 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   describeModel(report, graph, modelOps);
   progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });
   return report;
-}
-
-/** What the report's counts are relative to: the model's op count at import, and its I/O names (values a segment reads or writes). */
-function describeModel(report: PartitionReport, graph: Graph, modelOps: number): void {
-  report.modelOps = modelOps;
-  report.io = {
-    inputs: graph.inputs.map((v) => ({ name: v.name, value: v.name })),
-    outputs: graph.outputs.map((v, i) => ({ name: graph.outputNames[i]!, value: v.name })),
-  };
 }

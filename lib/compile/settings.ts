@@ -5,6 +5,8 @@ import { InvalidArgumentError } from '../errors';
 import type { Graph } from '../ir/graph';
 import '../ir/ops';
 import { opNames } from '../ir/ops/registry';
+import { BACKEND_NAMES, isBackendName, type BackendName } from '../backends/types';
+import { BUILD_SETTING_KEYS, resolveBuildConfig, type BuildConfig, type BuildSettings } from '../backends/build-config';
 import type { Logger } from '../logger';
 import type { ProgressCallback } from './progress';
 import { closeMatches } from './suggest';
@@ -15,10 +17,19 @@ import { resolveDeviceSetting, type DeviceSetting, type ResolvedDeviceSetting } 
 
 export type { InputSpec, NamedInputSpec, ProfilesInputSpec, RangeInputSpec, ShapeRange, StaticInputSpec } from './input-spec';
 
-export type BackendChoice = 'auto' | 'reference' | 'tensorrt';
+export type BackendChoice = 'auto' | BackendName;
 
-export interface CompileSettings {
-  /** `auto` (default): TensorRT when usable here, else the CPU reference backend. */
+export interface CompileSettings extends BuildSettings {
+  /**
+   * `auto` (default): the first usable backend by priority, tensorrt > cuda > onnxruntime >
+   * reference (program.backendRefusals keeps why each one before it was not usable); a
+   * named backend that is not usable fails with E_TENSORRT_MISSING listing why. Build knobs
+   * (docs/backends.md): `precisions` (kernel precisions allowed besides fp32: "tf32",
+   * "fp16", "bf16"), `workspaceBytes` (builder workspace limit), `timingCache` (a file path
+   * read and written back, or bytes read), `hardwareCompatibility` ("none" or "ampere+"),
+   * `optimizationLevel` (0-5, default 3). The reference backend accepts them and ignores
+   * them: it computes in the network's own dtypes.
+   */
   backend?: BackendChoice;
   /**
    * Shapes, ranges or optimization profiles of the inputs (see {@link InputSpec}); needed
@@ -80,6 +91,8 @@ export interface TensorParallelSettings extends CompileSettings {
 
 export interface ResolvedSettings {
   backend: BackendChoice;
+  /** The validated build knobs every engine build gets. */
+  build: BuildConfig;
   inputs: InputSpec[] | Record<string, NamedInputSpec> | undefined;
   dynamicFallback: boolean;
   minBlockSize: number;
@@ -96,7 +109,7 @@ export interface ResolvedSettings {
   limits: RunLimits;
 }
 
-const KEYS = ['backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes'];
+const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
@@ -114,8 +127,8 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
     if (!KEYS.includes(key)) bad(`unknown key "${key}" (known: ${KEYS.join(', ')})`);
   }
   const s = settings;
-  if (s.backend !== undefined && !['auto', 'reference', 'tensorrt'].includes(s.backend)) {
-    bad(`backend must be "auto", "reference" or "tensorrt", got ${JSON.stringify(s.backend)}`);
+  if (s.backend !== undefined && s.backend !== 'auto' && !isBackendName(s.backend)) {
+    bad(`backend must be "auto" or one of ${BACKEND_NAMES.map((n) => `"${n}"`).join(', ')}, got ${JSON.stringify(s.backend)}`);
   }
   if (s.minBlockSize !== undefined && !(Number.isInteger(s.minBlockSize) && s.minBlockSize >= 1)) {
     bad(`minBlockSize must be an integer >= 1, got ${JSON.stringify(s.minBlockSize)}`);
@@ -140,6 +153,7 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
   }
   return {
     backend: s.backend ?? 'auto',
+    build: resolveBuildConfig(s),
     inputs: s.inputs,
     dynamicFallback: s.dynamicFallback ?? false,
     minBlockSize: s.minBlockSize ?? 5,

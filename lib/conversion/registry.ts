@@ -48,6 +48,9 @@ export type Selection = { ok: true; converter: ConverterCandidate } | { ok: fals
 const table = new Map<string, ConverterCandidate[]>();
 let registered = 0;
 
+/** Every registered converter (compile() compares it with the built-in set to know whether user converters are in play). */
+export const registeredCandidates = (): Set<ConverterCandidate> => new Set([...table.values()].flat());
+
 /** Registers a converter for `target`. Registering with the target alone gives static+dynamic support. */
 export function registerConverter(target: string, impl: ConverterImpl, options: ConverterOptions = {}): ConverterCandidate {
   const candidate: ConverterCandidate = {

@@ -1,16 +1,19 @@
 /**
- * Runs a program's segments in order. Used by the worker thread; pure and synchronous, so it
- * is also the single place that defines what running a program means. The tensor-parallel
- * executor (./tensor-parallel/execute.ts) runs each rank with the same pieces.
+ * Runs a program's segments in order. Used by the worker thread; the single place that
+ * defines what running a program means. The tensor-parallel executor
+ * (./tensor-parallel/execute.ts) runs each rank with the same pieces.
  *
- * Float widths at segment boundaries (truncateDouble): TensorRT has no float64, so a
- * TensorRT segment computes the graph's float64 values in float32. Every value is kept at
- * the dtype its consumer expects: a float64 value entering an engine is cast to float32;
- * an engine's float32 result read by a fallback graph that types it float64, or returned as
- * a float64 program output, is cast back to float64.
+ * Residency: every value stays where the segment that computed it left it (the host, or the
+ * device an engine keeps values on); a segment reading a value from another place gets a
+ * copy, made once per run and place, and counted (./residency-plan.ts plans the same count
+ * at compile time). Float widths (truncateDouble) are each consumer's business: an engine
+ * converts its inputs to what its backend computes in, a fallback graph gets its inputs'
+ * dtypes, a program output its declared dtype (lib/backends/float-width.ts).
  */
 import { getBackend } from '../backends';
-import type { Runner } from '../backends/types';
+import { floatWidthAs } from '../backends/float-width';
+import { residencyOf, type RunValue } from '../backends/residency';
+import type { Engine } from '../backends/types';
 import { InternalError } from '../errors';
 import { dtypeInfo, type DType } from '../ir/dtype';
 import type { Graph } from '../ir/graph';
@@ -19,27 +22,30 @@ import { interpret } from '../interpreter';
 import { bindShapes } from '../interpreter/bind-inputs';
 import { Tensor } from '../tensor';
 import { fromCarrier, toCarrier } from './complex-io';
+import { devicePlace, HOST_PLACE, type CrossingPlan, type Place } from './residency-plan';
 import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTensors, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO, ProgramSegment } from './segments';
 
+export { floatWidthAs } from '../backends/float-width';
+
 /**
- * A segment ready to run: an engine runner, or a fallback graph with the dtypes its inputs
+ * A segment ready to run: a loaded engine, or a fallback graph with the dtypes its inputs
  * must have and the tensors it computes (checked against the run limits before it runs).
  */
 export type LoadedSegment =
-  | { kind: 'tensorrt'; runner: Runner; inputs: string[]; outputs: string[] }
+  | { kind: 'tensorrt'; engine: Engine; inputs: string[]; outputs: string[] }
   | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[]; inputDTypes: DType[]; planned: ReturnType<typeof plannedTensors> };
 
-/** Loads one segment: creates its engine runner, or deserializes its fallback graph. */
-export function loadSegment(s: ProgramSegment): LoadedSegment {
-  if (s.kind === 'tensorrt') return { kind: 'tensorrt', runner: getBackend(s.backend).createRunner(s.engine), inputs: s.inputs, outputs: s.outputs };
+/** Loads one segment: its engine onto its device, or its fallback graph. */
+export async function loadSegment(s: ProgramSegment): Promise<LoadedSegment> {
+  if (s.kind === 'tensorrt') return { kind: 'tensorrt', engine: await getBackend(s.backend).load(s.engine, s.device ?? null), inputs: s.inputs, outputs: s.outputs };
   const graph = deserializeGraphFromBuffer(s.graph);
   return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs, inputDTypes: graph.inputs.map((v) => v.tensorType.dtype), planned: plannedTensors(graph) };
 }
 
-/** Releases the engine runners of loaded segments (only TensorRT segments have one). */
-export function disposeSegments(segments: ReadonlyArray<{ kind: string; runner?: Runner }>): void {
-  for (const s of segments) s.runner?.dispose();
+/** Releases the engines of loaded segments (only engine segments have one). */
+export function disposeSegments(segments: ReadonlyArray<{ kind: string; engine?: Engine }>): void {
+  for (const s of segments) s.engine?.dispose();
 }
 
 /** The program's constant outputs as tensors over their own copies of the bytes. */
@@ -53,23 +59,22 @@ export function loadConstants(data: ProgramData): Map<string, Tensor> {
   return out;
 }
 
-/**
- * `t` as `dtype` when they differ only in float width (a float64 value computed in float32
- * by a TensorRT segment, or going into one); any other `t` is returned as it is.
- */
-export function floatWidthAs(t: Tensor, dtype: DType): Tensor {
-  if (t.dtype === dtype) return t;
-  if (t.dtype === 'float32' && dtype === 'float64') return new Tensor('float64', t.shape, Float64Array.from(t.data as Float32Array));
-  if (t.dtype === 'float64' && dtype === 'float32') return new Tensor('float32', t.shape, Float32Array.from(t.data as Float64Array));
-  return t;
-}
-
 /** The dtype a program output's value has inside the program: its carrier's for a complex output. */
 const innerDType = (io: ProgramIO): DType => io.complex?.carrier ?? io.dtype;
 
+const placeOf = (v: RunValue): Place => {
+  const r = residencyOf(v);
+  return r.kind === 'host' ? HOST_PLACE : devicePlace(r.ordinal);
+};
+
 /** The values of one run of one program (one rank): constants, inputs, and what segments compute. */
 export class ProgramRun {
-  private readonly env: Map<string, Tensor>;
+  /** Each value where the segment that computed it left it. */
+  private readonly env: Map<string, RunValue>;
+  /** Copies of values made for segments in another place, by value and place. */
+  private readonly copies = new Map<string, Map<Place, RunValue>>();
+  /** The crossings this run made so far. */
+  readonly crossings: CrossingPlan = { hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 };
 
   /**
    * @param constants the program's constants (loadConstants()).
@@ -84,73 +89,140 @@ export class ProgramRun {
     private readonly where: string,
     private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
-    this.env = new Map<string, Tensor>(constants);
+    this.env = new Map<string, RunValue>(constants);
     data.inputs.forEach((io, i) => this.env.set(io.value, toCarrier(io, inputs[i]!)));
   }
 
-  /** The value `name`, as some earlier segment (or the inputs) left it. */
-  take(name: string): Tensor {
-    const t = this.env.get(name);
-    if (t === undefined) throw new InternalError(`${this.where}: value ${name} is needed before any segment computed it`);
-    return t;
+  /** The value `name`, where some earlier segment (or the inputs) left it. */
+  private value(name: string): RunValue {
+    const v = this.env.get(name);
+    if (v === undefined) throw new InternalError(`${this.where}: value ${name} is needed before any segment computed it`);
+    return v;
   }
 
-  /** Sets the value `name`. */
-  set(name: string, t: Tensor): void {
-    this.env.set(name, t);
+  /** The value `name` on the host (copied there once if a device holds it). */
+  async take(name: string): Promise<Tensor> {
+    return (await this.at(name, HOST_PLACE)) as Tensor;
   }
 
-  /** The value `name` at `dtype` (see floatWidthAs); a float64 copy of a float32 value is held to the run limits. */
-  takeAs(name: string, dtype: DType): Tensor {
-    const t = this.take(name);
+  /** The value `name` in `place`; `upload` copies a host tensor to the device of `place`. */
+  private async at(name: string, place: Place, upload?: (t: Tensor) => Promise<RunValue>): Promise<RunValue> {
+    const v = this.value(name);
+    const from = placeOf(v);
+    if (from === place) return v;
+    const cached = this.copies.get(name)?.get(place);
+    if (cached !== undefined) return cached;
+    let copy: RunValue;
+    if (place === HOST_PLACE) {
+      copy = await (v as Exclude<RunValue, Tensor>).toHost();
+      this.crossings.deviceToHost++;
+    } else {
+      if (upload === undefined) throw new InternalError(`${this.where}: value ${name} is needed on ${place}, but nothing can copy it there`);
+      const host = v instanceof Tensor ? v : await v.toHost();
+      copy = await upload(host);
+      if (v instanceof Tensor) this.crossings.hostToDevice++;
+      else this.crossings.deviceToDevice++;
+    }
+    const byPlace = this.copies.get(name) ?? new Map<Place, RunValue>();
+    byPlace.set(place, copy);
+    this.copies.set(name, byPlace);
+    return copy;
+  }
+
+  /** Sets the value `name` (computed in the place `value` says). */
+  set(name: string, value: RunValue): void {
+    this.env.set(name, value);
+    this.copies.delete(name);
+  }
+
+  /** The value `name` on the host at `dtype` (see floatWidthAs); a float64 copy of a float32 value is held to the run limits. */
+  async takeAs(name: string, dtype: DType): Promise<Tensor> {
+    const t = await this.take(name);
     if (t.dtype === 'float32' && dtype === 'float64') checkTensorBytes(this.limits, dtype, t.shape, `${this.where}: value "${name}" as float64`, { value: name });
     return floatWidthAs(t, dtype);
   }
 
   /** Runs one segment on the values it reads and records what it computes. */
-  runSegment(s: LoadedSegment): void {
+  async runSegment(s: LoadedSegment): Promise<void> {
     if (s.kind === 'tensorrt') {
+      const { engine } = s;
+      const place = engine.residency === 'host' ? HOST_PLACE : undefined;
       // Null prototype: a value named "__proto__" or "constructor" is an ordinary key.
-      const feeds: Record<string, Tensor> = Object.create(null);
-      for (const name of s.inputs) feeds[name] = this.takeAs(name, 'float32');
-      const out = s.runner.run(feeds, this.limits);
-      for (const name of s.outputs) this.env.set(name, Object.hasOwn(out, name) ? out[name]! : this.take(name));
+      const feeds: Record<string, RunValue> = Object.create(null);
+      for (const name of s.inputs) {
+        feeds[name] = place === HOST_PLACE ? await this.take(name) : await this.onDevice(name, engine);
+      }
+      const out = await engine.run(feeds, this.limits);
+      for (const name of s.outputs) if (Object.hasOwn(out, name)) this.set(name, out[name]!);
     } else {
-      const inputs = s.inputs.map((name, i) => this.takeAs(name, s.inputDTypes[i]!));
+      const inputs: Tensor[] = [];
+      for (let i = 0; i < s.inputs.length; i++) inputs.push(await this.takeAs(s.inputs[i]!, s.inputDTypes[i]!));
       checkPlannedTensors(this.limits, s.planned, bindShapes(s.graph, inputs), this.where);
       const out = interpret(s.graph, inputs);
-      s.outputs.forEach((name, i) => this.env.set(name, out[i]!));
+      s.outputs.forEach((name, i) => this.set(name, out[i]!));
     }
   }
 
-  /** The program outputs in declared order, at their declared dtypes. */
-  outputs(): Tensor[] {
-    return this.data.outputs.map((io) => fromCarrier(io, this.takeAs(io.value, innerDType(io))));
+  /** The value `name` on the device of a device engine (its upload() copies host values there). */
+  private async onDevice(name: string, engine: Engine): Promise<RunValue> {
+    const upload = engine.upload?.bind(engine);
+    if (upload === undefined) throw new InternalError(`${this.where}: an engine that keeps values on a device has no upload()`);
+    return this.at(name, devicePlace(engine.deviceOrdinal ?? 0), upload);
+  }
+
+  /** The program outputs in declared order, at their declared dtypes, on the host. */
+  async outputs(): Promise<Tensor[]> {
+    const out: Tensor[] = [];
+    for (const io of this.data.outputs) out.push(fromCarrier(io, await this.takeAs(io.value, innerDType(io))));
+    return out;
   }
 }
 
 /** Runs one program: its segments loaded once, then run in order for each set of inputs. */
 export class ProgramExecutor {
-  private readonly segments: LoadedSegment[];
+  private segments: LoadedSegment[] | undefined;
+  private loading: Promise<LoadedSegment[]> | undefined;
   private readonly constants: Map<string, Tensor>;
+  /** The crossings of the last run (the same every run: ./residency-plan.ts plans them). */
+  lastCrossings: CrossingPlan | undefined;
 
   constructor(
     private readonly data: ProgramData,
     private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
-    this.segments = data.segments.map(loadSegment);
     this.constants = loadConstants(data);
   }
 
-  /** Inputs in program input order; returns outputs in program output order. */
-  run(inputs: readonly Tensor[]): Tensor[] {
-    const run = new ProgramRun(this.data, this.constants, inputs, 'program', this.limits);
-    for (const s of this.segments) run.runSegment(s);
-    return run.outputs();
+  /** Loads every engine once (the first run waits for it). */
+  private async loaded(): Promise<LoadedSegment[]> {
+    if (this.segments !== undefined) return this.segments;
+    this.loading ??= (async () => {
+      const loaded: LoadedSegment[] = [];
+      try {
+        for (const s of this.data.segments) loaded.push(await loadSegment(s));
+      } catch (error) {
+        disposeSegments(loaded);
+        this.loading = undefined;
+        throw error;
+      }
+      return loaded;
+    })();
+    this.segments = await this.loading;
+    return this.segments;
   }
 
-  /** Releases the engine runners. */
+  /** Inputs in program input order; resolves outputs in program output order. */
+  async run(inputs: readonly Tensor[]): Promise<Tensor[]> {
+    const segments = await this.loaded();
+    const run = new ProgramRun(this.data, this.constants, inputs, 'program', this.limits);
+    for (const s of segments) await run.runSegment(s);
+    const outputs = await run.outputs();
+    this.lastCrossings = run.crossings;
+    return outputs;
+  }
+
+  /** Releases the engines. */
   dispose(): void {
-    disposeSegments(this.segments);
+    if (this.segments !== undefined) disposeSegments(this.segments);
   }
 }

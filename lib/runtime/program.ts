@@ -3,11 +3,13 @@
  * and outputs, and the partition report. run() executes on a worker thread and never blocks
  * the event loop; dispose() stops the worker (a finalizer does it too, as a backstop).
  */
+import type { BackendRefusal } from '../backends';
 import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import type { Tensor } from '../tensor';
 import { saveProgram, saveProgramBuffer } from './program-file/write';
 import { formatIO, printableIO, shapedInputs } from './program-io';
+import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker/worker-client';
@@ -29,6 +31,8 @@ export class Program {
     symbols: ReadonlyMap<string, SymbolRange> = new Map(),
     /** What one run may allocate (`maxTensorBytes` of the compile or load options). */
     readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
+    /** The backends `auto` passed over at compile time, and why (empty for a loaded program). */
+    readonly backendRefusals: readonly BackendRefusal[] = [],
   ) {
     this.symbols = symbols;
     this.client = new WorkerClient<Tensor[]>({
@@ -40,6 +44,16 @@ export class Program {
       limits,
       disposedMessage: 'this program has been disposed',
     });
+  }
+
+  /**
+   * The copies between the host and devices one run makes (values crossing from an engine
+   * that keeps them on a device to a fallback segment or output, and back), planned from the
+   * segments (lib/runtime/residency-plan.ts); `total` is the host round trips per run.
+   */
+  get hostRoundTrips(): CrossingPlan & { total: number } {
+    const plan = planCrossings(this.data);
+    return { ...plan, total: totalCrossings(plan) };
   }
 
   /** The inputs in order; their shapes print with symbols (`${p.inputs[0].shape}` is `[batch, 32]`). */

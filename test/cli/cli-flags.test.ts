@@ -216,7 +216,7 @@ describe('usage errors exit 2 and name the flag', () => {
   test.each([
     [['compile', MLP_PT2, '--no-such-flag'], "unknown option '--no-such-flag'"],
     [['run'], "missing required argument 'program-or-model'"],
-    [['compile', MLP_PT2, '--backend', 'gpu'], 'Allowed choices are auto, reference, tensorrt'],
+    [['compile', MLP_PT2, '--backend', 'gpu'], 'Allowed choices are auto, tensorrt, cuda, onnxruntime, reference'],
     [['compile', MLP_PT2, '--shape', 'x=1x32', '--min-block-size', '0', '--dry-run'], '--min-block-size 0: expected an integer >= 1'],
     [['bench', MLP_PT2, '--random-inputs', '--shape', 'x=1x32', '--iterations', '0'], '--iterations 0: expected an integer >= 1'],
     [['bench', MLP_PT2, '--random-inputs', '--shape', 'x=1x32', '--duration', 'soon'], '--duration soon: expected a positive number of seconds'],

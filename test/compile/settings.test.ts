@@ -15,6 +15,7 @@ const message = (settings: unknown): string => {
 test('defaults', () => {
   expect(resolveSettings()).toEqual({
     backend: 'auto',
+    build: { precisions: ['fp32'], workspaceBytes: undefined, timingCache: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 },
     inputs: undefined,
     minBlockSize: 5,
     torchExecutedOps: new Set(),
@@ -32,7 +33,16 @@ test('defaults', () => {
 
 test.each([
   [{ minBlockSze: 3 }, 'unknown key "minBlockSze"'],
-  [{ backend: 'cuda' }, 'backend must be "auto", "reference" or "tensorrt", got "cuda"'],
+  [{ backend: 'cudnn' }, 'backend must be "auto" or one of "tensorrt", "cuda", "onnxruntime", "reference", got "cudnn"'],
+  [{ precisions: [] }, 'precisions must be a non-empty array of "fp32", "tf32", "fp16", "bf16", got []'],
+  [{ precisions: ['fp16', 'int4'] }, 'precisions: unknown precision "int4" (known: fp32, tf32, fp16, bf16)'],
+  [{ workspaceBytes: -1 }, 'workspaceBytes must be a positive integer, got -1'],
+  [{ workspaceBytes: 1.5 }, 'workspaceBytes must be a positive integer, got 1.5'],
+  [{ timingCache: '' }, 'timingCache must be a file path or the bytes of a timing cache, got ""'],
+  [{ timingCache: 42 }, 'timingCache must be a file path or the bytes of a timing cache, got 42'],
+  [{ hardwareCompatibility: 'hopper+' }, 'hardwareCompatibility must be one of "none", "ampere+", got "hopper+"'],
+  [{ optimizationLevel: 6 }, 'optimizationLevel must be an integer from 0 to 5, got 6'],
+  [{ optimizationLevel: -1 }, 'optimizationLevel must be an integer from 0 to 5, got -1'],
   [{ minBlockSize: 0 }, 'minBlockSize must be an integer >= 1, got 0'],
   [{ minBlockSize: 2.5 }, 'minBlockSize must be an integer >= 1, got 2.5'],
   [{ torchExecutedOps: 'aten.mul.Tensor' }, 'torchExecutedOps must be a list'],

@@ -45,7 +45,9 @@ export async function compileAndRun(graph: Graph, settings: CompileSettings, run
   const program = await compile(graph, { backend: 'reference', ...settings });
   const executor = new ProgramExecutor(program.data);
   try {
-    return { program, outputs: runs.map((inputs) => executor.run(inputs)) };
+    const outputs: Tensor[][] = [];
+    for (const inputs of runs) outputs.push(await executor.run(inputs));
+    return { program, outputs };
   } finally {
     executor.dispose();
   }

@@ -6,13 +6,22 @@
  *
  * build() checks the network (a converter bug is an InternalError naming the layer; a layer
  * this backend cannot run is an UnsupportedOpError) and serializes it (engine-format.ts).
- * createRunner() loads engine bytes (malformed bytes: BadModelError) into a ReferenceRunner.
+ * It records the BuildConfig it was given but ignores it: it computes every layer in the
+ * network's own dtypes (fp16/bf16/tf32 allowances change nothing), needs no workspace, and
+ * has no kernels to time. load() reads engine bytes (malformed bytes: BadModelError) into
+ * a ReferenceRunner on the host; it accepts float64 for a float32 network input
+ * (truncateDouble) and converts it.
  */
 import { InternalError, UnsupportedOpError } from '../../errors';
 import { TRT_DTYPES, type Network } from '../../network';
+import type { EngineDevice } from '../../runtime/device-selection';
+import type { RunLimits } from '../../runtime/resource-limits';
 import { Tensor } from '../../tensor';
 import { VERSION } from '../../version';
-import type { Backend, BuildConfig, Runner } from '../types';
+import { DEFAULT_BUILD_CONFIG, type BuildConfig } from '../build-config';
+import { floatWidthAs } from '../float-width';
+import type { RunValue } from '../residency';
+import type { Availability, Backend, Engine } from '../types';
 import { checkNetwork } from './check-network';
 import { deserializeEngine, serializeEngine } from './engine-format';
 import { unsupportedReason } from './layers';
@@ -50,14 +59,57 @@ export function checkNetworkForReference(network: Network): void {
   }
 }
 
-export const referenceBackend: Backend = {
+/** The BuildConfig of the last build() (the reference backend accepts the knobs and ignores them; tests read this). */
+export let lastReferenceBuildConfig: BuildConfig | undefined;
+
+/** A ReferenceRunner behind the async Engine contract; inputs are converted to the network's float widths. */
+function referenceEngine(runner: ReferenceRunner, inputDTypes: ReadonlyMap<string, Tensor['dtype']>): Engine {
+  return {
+    inputNames: runner.inputNames,
+    outputNames: runner.outputNames,
+    residency: 'host',
+    async run(inputs: Readonly<Record<string, RunValue>>, limits?: RunLimits): Promise<Record<string, RunValue>> {
+      // Null prototype: an input named "__proto__" is an ordinary key.
+      const feeds: Record<string, Tensor> = Object.create(null);
+      for (const [name, v] of Object.entries(inputs)) {
+        if (!(v instanceof Tensor)) throw new InternalError(`the reference backend runs on the host, but input "${name}" is on device ${v.residency.ordinal}`);
+        const dtype = inputDTypes.get(name);
+        feeds[name] = dtype === undefined ? v : floatWidthAs(v, dtype);
+      }
+      return runner.run(feeds, limits);
+    },
+    dispose: () => runner.dispose(),
+  };
+}
+
+/**
+ * The reference backend. Beyond the Backend contract it has createRunner(): the engine as a
+ * synchronous host runner, for the converter tests and oracles that call it directly.
+ */
+export const referenceBackend = {
   name: 'reference',
+  priority: 0,
   version: VERSION,
-  async build(network: Network, _config: BuildConfig = {}): Promise<Uint8Array> {
+  residency: 'host',
+  implemented: true,
+  async available(): Promise<Availability> {
+    return { ok: true };
+  },
+  async build(network: Network, config: Partial<BuildConfig> = {}, _device?: EngineDevice): Promise<Uint8Array> {
+    lastReferenceBuildConfig = { ...DEFAULT_BUILD_CONFIG, ...config };
     checkNetworkForReference(network);
     return serializeEngine(network);
   },
-  createRunner(engine: Uint8Array): Runner {
+  async load(engine: Uint8Array, _device: EngineDevice | null): Promise<Engine> {
+    const network = deserializeEngine(engine);
+    const dtypes = new Map(network.inputs.map((i) => [i.name, network.tensors[i.tensor]!.dtype as Tensor['dtype']]));
+    return referenceEngine(new ReferenceRunner(network), dtypes);
+  },
+  inspect(engine: Uint8Array) {
+    const network = deserializeEngine(engine);
+    return { inputNames: network.inputs.map((i) => i.name), outputNames: network.outputs.map((o) => o.name) };
+  },
+  createRunner(engine: Uint8Array): ReferenceRunner {
     return new ReferenceRunner(deserializeEngine(engine));
   },
-};
+} satisfies Backend<'reference'> & { createRunner(engine: Uint8Array): ReferenceRunner };

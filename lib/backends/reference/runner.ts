@@ -10,7 +10,6 @@ import type { TypedArray } from '../../ir/dtype';
 import { inferLayer, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
 import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runtime/resource-limits';
 import { Tensor } from '../../tensor';
-import type { Runner } from '../types';
 import { executeLayer } from './layers';
 
 const fmt = (dtype: string, shape: readonly number[]): string => `${dtype}[${shape.map((d) => (d < 0 ? '?' : d)).join(', ')}]`;
@@ -30,7 +29,7 @@ function paramTensors(value: unknown, out: Tensor[]): Tensor[] {
   return out;
 }
 
-export class ReferenceRunner implements Runner {
+export class ReferenceRunner {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   private network: Network | null;

@@ -5,9 +5,9 @@
  */
 import * as fs from 'node:fs';
 
-import { getBackend } from '../../backends';
+import { getBackend, isBackendName } from '../../backends';
 import { devices as listDevices, type CudaDevice } from '../../devices';
-import { BadProgramError, InvalidArgumentError, NoCompatibleDeviceError, TensorRTMissingError, TensorRTNodeError } from '../../errors';
+import { BadProgramError, InternalError, InvalidArgumentError, NoCompatibleDeviceError, TensorRTMissingError, TensorRTNodeError } from '../../errors';
 import { defineEntry } from '../../io/json-blobs';
 import { deserializeGraphFromBuffer } from '../../ir/serialize';
 import { formatShape, type SymbolRange } from '../../ir/symbolic';
@@ -141,19 +141,15 @@ function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSel
       const backend = loadBackend(r, s, what);
       let runner;
       try {
-        runner = backend.createRunner(engine);
+        runner = backend.inspect(engine);
       } catch (cause) {
         throw new BadProgramError(`${label}: ${what}: engine "${s.engine}" cannot be loaded: ${(cause as Error).message}`, { cause });
       }
-      try {
-        if (!sameSet(runner.inputNames, s.inputs)) {
-          r.fail(`${what}: engine "${s.engine}" takes the inputs ${runner.inputNames.join(', ')}, the manifest says ${s.inputs.join(', ')}`);
-        }
-        const missing = s.outputs.filter((o) => !runner.outputNames.includes(o) && !s.inputs.includes(o));
-        if (missing.length > 0) r.fail(`${what}: engine "${s.engine}" does not compute ${missing.join(', ')}`);
-      } finally {
-        runner.dispose();
+      if (!sameSet(runner.inputNames, s.inputs)) {
+        r.fail(`${what}: engine "${s.engine}" takes the inputs ${runner.inputNames.join(', ')}, the manifest says ${s.inputs.join(', ')}`);
       }
+      const missing = s.outputs.filter((o) => !runner.outputNames.includes(o) && !s.inputs.includes(o));
+      if (missing.length > 0) r.fail(`${what}: engine "${s.engine}" does not compute ${missing.join(', ')}`);
       const sel = selections[i];
       const seg: EngineSegment = { kind: 'tensorrt', backend: s.backend, engine, inputs: [...s.inputs], outputs: [...s.outputs], device: structuredClone(s.device) };
       if (sel !== null && sel !== undefined) seg.placement = { ordinal: sel.device.ordinal, name: sel.device.name, reason: sel.reason };
@@ -195,14 +191,11 @@ function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSel
 }
 
 function loadBackend(r: Reader, s: ManifestEngineSegment, what: string): ReturnType<typeof getBackend> {
-  let backend;
-  try {
-    backend = getBackend(s.backend);
-  } catch (cause) {
-    if (s.backend === 'tensorrt') {
-      throw new TensorRTMissingError(`${r.label}: ${what} is a TensorRT engine, but this tensorrt-node has no usable TensorRT backend; \`tensorrt-node doctor\` says why`, { cause });
-    }
-    return r.fail(`${what} needs the backend "${s.backend}", which this tensorrt-node does not have`);
+  if (!isBackendName(s.backend)) return r.fail(`${what} needs the backend "${s.backend}", which this tensorrt-node does not have`);
+  const backend = getBackend(s.backend);
+  if (!backend.implemented) {
+    const kind = s.backend === 'tensorrt' ? 'TensorRT' : s.backend;
+    throw new TensorRTMissingError(`${r.label}: ${what} is a ${kind} engine, but this tensorrt-node has no usable ${kind} backend; \`tensorrt-node doctor\` says why`, { details: { backend: s.backend } });
   }
   // TensorRT plans only load into the TensorRT version that built them.
   if (s.backend === 'tensorrt' && backend.version !== s.device.backendVersion) {
@@ -235,7 +228,9 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
     return buildProgram(contents, selections, limits);
   } catch (error) {
     if (error instanceof TensorRTNodeError) throw error;
-    throw new BadProgramError(`${label}: cannot be loaded: ${(error as Error).message}`, { cause: error });
+    // Every malformed-file case is refused as E_BAD_PROGRAM where it is found; anything else
+    // is a bug of ours, and must look like one (the fuzz harness counts E_INTERNAL as a finding).
+    throw new InternalError(`${label}: loading failed unexpectedly: ${(error as Error).message}`, { cause: error });
   }
 }
 

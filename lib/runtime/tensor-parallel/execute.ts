@@ -2,7 +2,7 @@
  * Runs the ranks of a tensor-parallel program in lockstep, in one thread, with an in-process
  * all-reduce: every rank runs its segments (engines and fallback graphs, as ProgramExecutor
  * does) up to its next collective segment; when all ranks are there, their tensors are
- * reduced and every rank goes on with the result. Pure and synchronous; the worker thread of
+ * reduced and every rank goes on with the result. In one thread; the worker thread of
  * TensorParallelProgram (lib/runtime/tensor-parallel/program.ts) runs it.
  *
  * Everything else is what ProgramExecutor (lib/runtime/execute.ts) does for one program, with
@@ -62,59 +62,68 @@ export function allReduce(tensors: readonly Tensor[], op: string): Tensor {
 }
 
 /** A rank's segments, its collective segments as all-reduce steps. */
-function load(data: ProgramData): Step[] {
-  return data.segments.map((s): Step => {
-    const loaded = loadSegment(s);
-    if (loaded.kind !== 'fallback') return loaded;
-    const collective = collectiveOf(loaded.graph);
-    if (collective === undefined) return loaded;
-    return { kind: 'all_reduce', ...collective, input: s.inputs[0]!, output: s.outputs[0]!, dtype: loaded.inputDTypes[0]! };
-  });
+async function load(data: ProgramData): Promise<Step[]> {
+  const steps: Step[] = [];
+  for (const s of data.segments) {
+    const loaded = await loadSegment(s);
+    const collective = loaded.kind === 'fallback' ? collectiveOf(loaded.graph) : undefined;
+    steps.push(collective === undefined || loaded.kind !== 'fallback' ? loaded : { kind: 'all_reduce', ...collective, input: s.inputs[0]!, output: s.outputs[0]!, dtype: loaded.inputDTypes[0]! });
+  }
+  return steps;
 }
 
 /** Runs every rank of a tensor-parallel program, in lockstep at its collectives. */
 export class TensorParallelExecutor {
-  private readonly ranks: Step[][];
+  private ranks: Step[][] = [];
+  private loading: Promise<Step[][]> | undefined;
   private readonly constants: Array<Map<string, Tensor>>;
 
   constructor(
     private readonly data: readonly ProgramData[],
     private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
-    this.ranks = data.map(load);
     this.constants = data.map(loadConstants);
   }
 
-  /** Inputs in program input order (the same for every rank); returns each rank's outputs. */
-  run(inputs: readonly Tensor[]): Tensor[][] {
+  /** Inputs in program input order (the same for every rank); resolves each rank's outputs. */
+  async run(inputs: readonly Tensor[]): Promise<Tensor[][]> {
+    this.loading ??= (async () => {
+      const ranks: Step[][] = [];
+      for (const d of this.data) ranks.push(await load(d));
+      return ranks;
+    })();
+    this.ranks = await this.loading;
     const runs = this.data.map((d, r) => new ProgramRun(d, this.constants[r]!, inputs, `rank ${r}`, this.limits));
     const pcs = this.ranks.map(() => 0);
     for (;;) {
       // Every rank runs up to its next collective (or its end).
-      const waiting = this.ranks.map((steps, r) => {
+      const waiting: Array<Extract<Step, { kind: 'all_reduce' }> | undefined> = [];
+      for (let r = 0; r < this.ranks.length; r++) {
+        const steps = this.ranks[r]!;
+        let stop: Extract<Step, { kind: 'all_reduce' }> | undefined;
         for (; pcs[r]! < steps.length; pcs[r]!++) {
           const s = steps[pcs[r]!]!;
-          if (s.kind === 'all_reduce') return s;
-          runs[r]!.runSegment(s);
+          if (s.kind === 'all_reduce') {
+            stop = s;
+            break;
+          }
+          await runs[r]!.runSegment(s);
         }
-        return undefined;
-      });
+        waiting.push(stop);
+      }
       if (waiting.every((s) => s === undefined)) break;
       const first = waiting.find((s) => s !== undefined)!;
       if (waiting.some((s) => s === undefined || s.node !== first.node || s.op !== first.op)) {
         throw new InternalError(`tensor-parallel ranks diverged: they stopped at ${waiting.map((s, r) => `rank ${r}: ${s ? `${s.node} (${s.op})` : 'the end'}`).join(', ')}`);
       }
-      const reduced = allReduce(
-        waiting.map((s, r) => runs[r]!.takeAs(s!.input, s!.dtype)),
-        first.op,
-      );
+      const reduced = allReduce(await Promise.all(waiting.map((s, r) => runs[r]!.takeAs(s!.input, s!.dtype))), first.op);
       waiting.forEach((s, r) => {
         // Each rank gets its own copy, as each device would.
         runs[r]!.set(s!.output, r === 0 ? reduced : new Tensor(reduced.dtype, reduced.shape, reduced.data.slice()));
         pcs[r]!++;
       });
     }
-    return runs.map((run) => run.outputs());
+    return Promise.all(runs.map((run) => run.outputs()));
   }
 
   /** Releases every rank's engine runners. */

@@ -71,22 +71,26 @@ export function toWireError(error: unknown): WireError {
 /**
  * Worker side: answers run requests from the parent thread with `executor` until a dispose
  * request, encoding each run's outputs with `encode` (a run that throws answers its error).
+ * Runs are answered in the order they came, one at a time (an engine is not re-entrant).
  */
-export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): T; dispose(): void }, encode: (outputs: T) => unknown): void {
+export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): Promise<T>; dispose(): void }, encode: (outputs: T) => unknown): void {
   const port = parentPort;
   if (port === null) throw new Error('serveRuns() runs on a worker thread only');
+  let queue: Promise<void> = Promise.resolve();
   port.on('message', (message: WorkerRequest) => {
-    if (message.type === 'dispose') {
-      executor.dispose();
-      port.close();
-      return;
-    }
-    try {
-      const inputs = message.inputs.map(fromWire);
-      port.postMessage({ id: message.id, outputs: encode(executor.run(inputs)) } satisfies WorkerReply);
-    } catch (error) {
-      // A failed allocation leaves this thread usable: it is the run's error, not the worker's.
-      port.postMessage({ id: message.id, error: toWireError(asResourceLimitError(error)) } satisfies WorkerReply);
-    }
+    queue = queue.then(async () => {
+      if (message.type === 'dispose') {
+        executor.dispose();
+        port.close();
+        return;
+      }
+      try {
+        const inputs = message.inputs.map(fromWire);
+        port.postMessage({ id: message.id, outputs: encode(await executor.run(inputs)) } satisfies WorkerReply);
+      } catch (error) {
+        // A failed allocation leaves this thread usable: it is the run's error, not the worker's.
+        port.postMessage({ id: message.id, error: toWireError(asResourceLimitError(error)) } satisfies WorkerReply);
+      }
+    });
   });
 }

@@ -1,0 +1,93 @@
+/**
+ * The backends by name, and `auto`'s resolution: try each by priority, keep every refusal
+ * (backend and reasons) for the compile report and `doctor`, the way onnxruntime-web
+ * resolves its execution providers. Resolution returns the Backend object itself, and the
+ * table is a record over the closed name union, so no name can lack a backend or get another.
+ */
+import { InvalidArgumentError, TensorRTMissingError } from '../errors';
+import { tensorrtStatus } from '../tensorrt';
+import { VERSION } from '../version';
+import { referenceBackend } from './reference';
+import { BACKEND_NAMES, isBackendName, type Availability, type Backend, type BackendName } from './types';
+import { unavailableBackend } from './unavailable';
+
+async function tensorrtReasons(): Promise<string[]> {
+  const reasons = ['the TensorRT backend is not implemented yet in this version (issue 17)'];
+  try {
+    const status = await tensorrtStatus();
+    if (!status.library.found) reasons.push(`libnvinfer: ${status.library.reason}`);
+    if (!status.backendBuilt) reasons.push('the native addon was built without its TensorRT part');
+  } catch (error) {
+    reasons.push(`the TensorRT probe failed: ${(error as Error).message}`);
+  }
+  return reasons;
+}
+
+/** Every backend; `satisfies` makes a missing name, or a backend filed under another name, a type error. */
+export const BACKENDS = {
+  tensorrt: unavailableBackend('tensorrt', 3, 'none', 'device', tensorrtReasons),
+  cuda: unavailableBackend('cuda', 2, VERSION, 'device', async () => ['the cuda backend is not implemented yet in this version (issue 18)']),
+  onnxruntime: unavailableBackend('onnxruntime', 1, 'none', 'host', async () => ['the onnxruntime backend is not implemented yet in this version (issue 21)']),
+  reference: referenceBackend,
+} as const satisfies { readonly [N in BackendName]: Backend<N> };
+
+export { isBackendName };
+
+/** The backend named `name` (a name read from a file or a flag). */
+export function getBackend<N extends BackendName>(name: N): (typeof BACKENDS)[N];
+export function getBackend(name: string): Backend;
+export function getBackend(name: string): Backend {
+  if (!isBackendName(name)) {
+    throw new InvalidArgumentError(`no backend named "${name}" exists (known: ${BACKEND_NAMES.join(', ')})`, { details: { backend: name } });
+  }
+  return BACKENDS[name];
+}
+
+/** One backend that said no, and why. */
+export interface BackendRefusal {
+  backend: BackendName;
+  reasons: string[];
+}
+
+/** What resolution chose, and every backend tried before it that refused. */
+export interface BackendResolution {
+  backend: Backend;
+  refusals: BackendRefusal[];
+}
+
+/** Every backend, highest priority first. */
+export const backendsByPriority = (table: Readonly<Record<BackendName, Backend>> = BACKENDS): Backend[] =>
+  Object.values(table).sort((a, b) => b.priority - a.priority);
+
+async function availability(backend: Backend): Promise<Availability> {
+  try {
+    return await backend.available();
+  } catch (error) {
+    return { ok: false, reasons: [`its probe failed: ${(error as Error).message}`] };
+  }
+}
+
+/**
+ * Resolves a backend choice: `auto` takes the first available backend by priority,
+ * collecting each refusal; a named backend must be available (else TensorRTMissingError
+ * listing its reasons). `table` is for tests with fake backends.
+ *
+ * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: no backend (or not the named one) is available.
+ */
+export async function resolveBackend(choice: BackendName | 'auto', table: Readonly<Record<BackendName, Backend>> = BACKENDS): Promise<BackendResolution> {
+  const candidates = choice === 'auto' ? backendsByPriority(table) : [table[choice]];
+  const refusals: BackendRefusal[] = [];
+  for (const backend of candidates) {
+    const a = await availability(backend);
+    if (a.ok) return { backend, refusals };
+    refusals.push({ backend: backend.name, reasons: a.reasons });
+  }
+  const why = refusals.map((r) => `${r.backend}: ${r.reasons.join('; ')}`).join(' | ');
+  const what = choice === 'auto' ? 'no backend is available here' : `backend "${choice}" was asked for, but it is not usable here`;
+  throw new TensorRTMissingError(`${what} (${why}); \`tensorrt-node doctor\` says more`, { details: { refusals } });
+}
+
+/** Every backend's availability, by priority (for `doctor`). */
+export async function backendAvailability(table: Readonly<Record<BackendName, Backend>> = BACKENDS): Promise<Array<{ backend: BackendName; priority: number } & Availability>> {
+  return Promise.all(backendsByPriority(table).map(async (b) => ({ backend: b.name, priority: b.priority, ...(await availability(b)) })));
+}

@@ -1,0 +1,122 @@
+/**
+ * The compile pipeline, model to program data: import → lowering → partition → conversion →
+ * build. It runs on the compile worker thread (lib/runtime/worker/compile-worker.ts), or
+ * in-process when compile() must (./index.ts says when); the caller turns the result into a
+ * Program. Logging and progress go through the hooks, which cross threads as messages.
+ */
+import { resolveBackend, type BackendName, type BackendRefusal, type BackendResolution } from '../backends';
+import { convertSegment } from '../conversion/convert';
+import '../conversion/converters';
+import type { Graph, Value } from '../ir/graph';
+import { serializeGraphToBuffer } from '../ir/serialize';
+import { extractSubgraph } from '../ir/subgraph';
+import type { SymbolRange } from '../ir/symbolic';
+import { verifyGraph } from '../ir/verify';
+import type { Logger } from '../logger';
+import { lowerComplex } from '../lowering/complex';
+import { specializeShapes } from '../lowering/specialize';
+import { formatPartitionReport, partition, type PartitionReport } from '../partitioning/partition';
+import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
+import { engineDeviceForBackend } from './device-target';
+import { isDynamicPlan, planInputShapes } from './input-shapes';
+import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../legalization';
+import type { CompileStage, CompileProgressEvent } from './progress';
+import { checkTorchExecutedOps, type ResolvedSettings } from './settings';
+
+/** Reports one stage boundary (progressReporter()'s signature). */
+export type ProgressHook = (stage: CompileStage, state: 'start' | 'end', message: string, extra?: Pick<CompileProgressEvent, 'index' | 'total' | 'engines'>) => void;
+
+/** What a compile produces: everything a Program is made of, as data that crosses threads. */
+export interface CompiledProgram {
+  data: ProgramData;
+  report: PartitionReport;
+  backend: BackendName;
+  symbols: Array<[string, SymbolRange]>;
+  refusals: BackendRefusal[];
+}
+
+function io(values: readonly Value[], names: readonly string[]): ProgramIO[] {
+  return values.map((v, i) => ({ name: names[i]!, value: v.name, dtype: v.tensorType.dtype, shape: [...v.tensorType.shape] }));
+}
+
+/** `settings.backend` resolved to a Backend (lib/backends/registry.ts); what `auto` passed over is logged and kept for the report. */
+export async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<BackendResolution> {
+  const resolution = await resolveBackend(settings.backend);
+  for (const r of resolution.refusals) log('info', `backend ${r.backend} is not usable here: ${r.reasons.join('; ')}`);
+  if (resolution.refusals.length > 0) log('info', `engine segments run on the ${resolution.backend.name} backend (\`tensorrt-node doctor\` says why not the others)`);
+  return resolution;
+}
+
+/** Runs the pipeline on an imported graph (a copy: the pipeline changes it), from the end of the import stage. */
+export async function compileGraph(graph: Graph, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
+  const modelOps = graph.calls().length;
+  checkTorchExecutedOps(resolved.torchExecutedOps, graph);
+  progress('import', 'end', `imported ${modelOps} ops`);
+  progress('lowering', 'start', 'binding input shapes and lowering');
+  // Input shapes: static specs fix symbols; ranges and profiles keep them dynamic (./input-shapes.ts).
+  const shapes = planInputShapes(graph, resolved.inputs, log);
+  // Complex values become real carriers [..., 2] before shapes are bound (lib/lowering/complex/).
+  const complex = lowerComplex(graph, { truncateDouble: resolved.truncateDouble, fallback: resolved.complexFallback });
+  if (complex.changed) log('info', complex.describe());
+  specializeShapes(graph, shapes.staticSymbols);
+  applySymbolRanges(graph, shapes);
+  verifyGraph(graph, 'specialized graph');
+  progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
+  const resolution = await chooseBackend(resolved, log);
+  const backend = resolution.backend;
+  const backendName = backend.name;
+  const device = await engineDeviceForBackend(resolved.device, backend, log);
+  progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
+  // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
+  const dynamic = isDynamicPlan(shapes);
+  const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
+  describeModel(report, graph, modelOps);
+  const engines = segments.filter((s) => s.kind === 'tensorrt').length;
+  progress('partitioning', 'end', `${segments.length} segment(s), ${engines} engine(s) to build`, { engines });
+  log('info', formatPartitionReport(report));
+
+  const programSegments: ProgramSegment[] = [];
+  let built = 0;
+  for (const s of segments) {
+    const inputs = s.inputs.map((v) => v.name);
+    const outputs = s.outputs.map((v) => v.name);
+    if (s.kind === 'tensorrt') {
+      log('debug', `building segment ${s.index} (${s.nodes.length} ops) with the ${backendName} backend`);
+      const profiles = dynamic ? segmentProfiles(s, shapes) : undefined;
+      const where = { index: built, total: engines };
+      const what = `engine ${built + 1}/${engines} (segment ${s.index}, ${s.nodes.length} ops)`;
+      progress('build', 'start', `building ${what}`, where);
+      const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, resolved);
+      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, resolved.build, device), inputs, outputs, device: structuredClone(device) });
+      progress('build', 'end', `built ${what}`, where);
+      built++;
+    } else {
+      const sub = extractSubgraph(graph, `${graph.name}_segment${s.index}`, s.nodes, s.inputs, s.outputs);
+      programSegments.push({ kind: 'fallback', graph: serializeGraphToBuffer(sub), inputs, outputs });
+    }
+  }
+  // Null prototype: an output named "__proto__" is an ordinary key.
+  const constants: ProgramData['constants'] = Object.create(null);
+  for (const v of graph.outputs) {
+    if (v.producer.kind !== 'constant') continue;
+    const t = v.producer.tensor!;
+    constants[v.name] = { dtype: t.dtype, shape: [...t.shape], data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength).slice() };
+  }
+  const data: ProgramData = {
+    inputs: complex.present(io(graph.inputs, graph.inputs.map((v) => v.name)), 'inputs'),
+    outputs: complex.present(io(graph.outputs, graph.outputNames), 'outputs'),
+    segments: programSegments,
+    constants,
+  };
+  // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
+  return { data, report, backend: backendName, symbols: [...graph.symbols], refusals: resolution.refusals };
+}
+
+/** What the report's counts are relative to: the model's op count at import, and its I/O names (values a segment reads or writes). */
+export function describeModel(report: PartitionReport, graph: Graph, modelOps: number): void {
+  report.modelOps = modelOps;
+  report.io = {
+    inputs: graph.inputs.map((v) => ({ name: v.name, value: v.name })),
+    outputs: graph.outputs.map((v, i) => ({ name: graph.outputNames[i]!, value: v.name })),
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * The compile worker thread: runs compile()'s pipeline (lib/compile/pipeline.ts) so that the
+ * caller's event loop keeps turning. Requests and replies: ./compile-protocol.ts. Compiles
+ * run one after another, in the order they came.
+ */
+import { parentPort } from 'node:worker_threads';
+
+import { loadModel } from '../../compile/load-model';
+import { compileGraph } from '../../compile/pipeline';
+import type { ResolvedSettings } from '../../compile/settings';
+import { deserializeGraphFromBuffer } from '../../ir/serialize';
+import type { CompileReply, CompileRequest } from './compile-protocol';
+import { asResourceLimitError } from '../resource-limits';
+import { toWireError } from './worker-protocol';
+
+const port = parentPort;
+if (port === null) throw new Error('compile-worker runs on a worker thread only');
+let queue: Promise<void> = Promise.resolve();
+
+async function serve(request: CompileRequest): Promise<void> {
+  const { id, model } = request;
+  const post = (reply: CompileReply): void => port!.postMessage(reply);
+  try {
+    const settings: ResolvedSettings = { ...request.settings, logger: undefined, onProgress: undefined };
+    const graph = model.kind === 'graph' ? deserializeGraphFromBuffer(model.bytes) : loadModel(model.kind === 'path' ? model.path : model.bytes);
+    const result = await compileGraph(
+      graph,
+      settings,
+      (level, message) => post({ id, type: 'log', level, message }),
+      (stage, state, message, extra) => post({ id, type: 'progress', stage, state, message, ...(extra === undefined ? {} : { extra }) }),
+    );
+    post({ id, type: 'done', result });
+  } catch (error) {
+    post({ id, type: 'error', error: toWireError(asResourceLimitError(error)) });
+  }
+}
+
+port.on('message', (request: CompileRequest) => {
+  queue = queue.then(() => serve(request));
+});

@@ -1,0 +1,121 @@
+/**
+ * Backend resolution (lib/backends/registry.ts): `auto` tries backends by priority and keeps
+ * every refusal; a named backend that refuses is E_TENSORRT_MISSING with its reasons; the
+ * declared-but-unwritten backends say why and refuse to build or load.
+ */
+import { BACKENDS, BACKEND_NAMES, backendAvailability, backendsByPriority, getBackend, resolveBackend, type Availability, type Backend, type BackendName } from '../../lib/backends';
+import { referenceBackend } from '../../lib/backends/reference';
+import { TensorRTMissingError, InvalidArgumentError } from '../../lib/errors';
+import { Network } from '../../lib/network';
+
+/** A backend that answers `availability` and counts how often it was asked. */
+function fake<N extends BackendName>(name: N, priority: number, availability: Availability | Error): Backend<N> & { asked: number } {
+  const b = {
+    ...referenceBackend,
+    name,
+    priority,
+    asked: 0,
+    async available(): Promise<Availability> {
+      b.asked++;
+      if (availability instanceof Error) throw availability;
+      return availability;
+    },
+  };
+  return b as unknown as Backend<N> & { asked: number };
+}
+
+function table(over: Partial<Record<BackendName, Availability | Error>>): Record<BackendName, Backend & { asked: number }> {
+  const no = (n: string): Availability => ({ ok: false, reasons: [`${n} is absent`] });
+  return {
+    tensorrt: fake('tensorrt', 3, over.tensorrt ?? no('libnvinfer')),
+    cuda: fake('cuda', 2, over.cuda ?? no('libcuda')),
+    onnxruntime: fake('onnxruntime', 1, over.onnxruntime ?? no('onnxruntime')),
+    reference: fake('reference', 0, over.reference ?? { ok: true }),
+  };
+}
+
+describe('auto resolution', () => {
+  test('takes the first available backend by priority and keeps each refusal before it, in order', async () => {
+    const t = table({ onnxruntime: { ok: true } });
+    const r = await resolveBackend('auto', t);
+    expect(r.backend).toBe(t.onnxruntime);
+    expect(r.refusals).toEqual([
+      { backend: 'tensorrt', reasons: ['libnvinfer is absent'] },
+      { backend: 'cuda', reasons: ['libcuda is absent'] },
+    ]);
+    expect(t.reference.asked).toBe(0);
+  });
+
+  test('the highest priority wins when several are available; nothing is refused', async () => {
+    const t = table({ tensorrt: { ok: true }, cuda: { ok: true } });
+    const r = await resolveBackend('auto', t);
+    expect(r.backend.name).toBe('tensorrt');
+    expect(r.refusals).toEqual([]);
+    expect(t.cuda.asked).toBe(0);
+  });
+
+  test('a probe that throws is a refusal with its message, not a crash', async () => {
+    const r = await resolveBackend('auto', table({ tensorrt: new Error('dlopen exploded') }));
+    expect(r.refusals[0]).toEqual({ backend: 'tensorrt', reasons: ['its probe failed: dlopen exploded'] });
+    expect(r.backend.name).toBe('reference');
+  });
+
+  test('nothing available: E_TENSORRT_MISSING listing every backend and reason', async () => {
+    const e = await resolveBackend('auto', table({ reference: { ok: false, reasons: ['disabled'] } })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TensorRTMissingError);
+    expect((e as TensorRTMissingError).message).toContain('tensorrt: libnvinfer is absent | cuda: libcuda is absent | onnxruntime: onnxruntime is absent | reference: disabled');
+    expect((e as TensorRTMissingError).details.refusals).toHaveLength(4);
+  });
+
+  test('a named backend is the only one tried; refusing, it names its reasons', async () => {
+    const t = table({});
+    const e = await resolveBackend('cuda', t).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TensorRTMissingError);
+    expect((e as Error).message).toContain('backend "cuda" was asked for, but it is not usable here (cuda: libcuda is absent)');
+    expect(t.tensorrt.asked).toBe(0);
+    expect((await resolveBackend('reference', t)).backend).toBe(t.reference);
+  });
+});
+
+describe('the real registry', () => {
+  test('every name has its own backend, and priorities follow BACKEND_NAMES', () => {
+    for (const name of BACKEND_NAMES) expect(BACKENDS[name].name).toBe(name);
+    expect(backendsByPriority().map((b) => b.name)).toEqual([...BACKEND_NAMES]);
+    expect(getBackend('reference')).toBe(referenceBackend);
+  });
+
+  test('a name outside the union is E_INVALID_ARGUMENT naming it (and a type error at compile time)', () => {
+    expect(() => getBackend('tensorrtt')).toThrow(InvalidArgumentError);
+    expect(() => getBackend('tensorrtt')).toThrow('no backend named "tensorrtt" exists (known: tensorrt, cuda, onnxruntime, reference)');
+    // @ts-expect-error the registry has no such entry: resolveBackend takes only the closed union
+    void resolveBackend('tensorrtt').catch(() => undefined);
+  });
+
+  test('tensorrt, cuda and onnxruntime say honestly that they are not implemented; auto falls back to reference', async () => {
+    const all = await backendAvailability();
+    expect(all.map((b) => [b.backend, b.ok])).toEqual([
+      ['tensorrt', false],
+      ['cuda', false],
+      ['onnxruntime', false],
+      ['reference', true],
+    ]);
+    const reasons = Object.fromEntries(all.map((b) => [b.backend, b.ok ? [] : b.reasons]));
+    expect(reasons.tensorrt![0]).toContain('the TensorRT backend is not implemented yet');
+    expect(reasons.cuda).toEqual(['the cuda backend is not implemented yet in this version (issue 18)']);
+    expect(reasons.onnxruntime).toEqual(['the onnxruntime backend is not implemented yet in this version (issue 21)']);
+    const r = await resolveBackend('auto');
+    expect(r.backend).toBe(referenceBackend);
+    expect(r.refusals.map((x) => x.backend)).toEqual(['tensorrt', 'cuda', 'onnxruntime']);
+  });
+
+  test.each(['tensorrt', 'cuda', 'onnxruntime'] as const)('%s refuses to build, load or inspect, with its reasons', async (name) => {
+    const b = getBackend(name);
+    expect(b.implemented).toBe(false);
+    const net = new Network('n');
+    net.markOutput(net.addInput('x', 'float32', [1]), 'y');
+    const cpu = { type: 'cpu', gpuId: null, dlaCore: null, allowGpuFallback: false, computeCapability: null, deviceName: null, hardwareCompatibility: 'none', backend: name, backendVersion: 'x' } as const;
+    await expect(b.build(net, (await import('../../lib/backends')).DEFAULT_BUILD_CONFIG, cpu)).rejects.toThrow(`the ${name} backend cannot build engines here: the`);
+    await expect(b.load(new Uint8Array(8), null)).rejects.toThrow(TensorRTMissingError);
+    expect(() => b.inspect(new Uint8Array(8))).toThrow(TensorRTMissingError);
+  });
+});
