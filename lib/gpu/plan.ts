@@ -55,7 +55,16 @@ export interface MemsetStep {
   value: number;
 }
 
-/** Row-major fp32 D[m×n] = A[m×k] · B[k×n] through cuBLASLt (fp32 compute, no TF32). */
+/** The element types GEMM and convolution steps take (compute is fp32 for every one of them). */
+export type LibraryDType = 'float32' | 'float16' | 'bfloat16';
+
+/**
+ * Row-major D[m×n] = alpha · op(A) · op(B) + beta · D through cuBLASLt, `batch` times with the
+ * given element strides between batches (a stride of 0 broadcasts one matrix over the batch).
+ * op(A) is A (stored m×k) or, with `transA`, Aᵀ (stored k×m); likewise B. Accumulation is fp32;
+ * `tf32` allows TF32 tensor cores for float32 (off by default: fp32 results match the CPU).
+ * The defaults (float32, no transposes, batch 1, alpha 1, beta 0, no TF32) are format version 1.
+ */
 export interface GemmStep {
   kind: 'gemm';
   a: BufferSlice;
@@ -64,23 +73,43 @@ export interface GemmStep {
   m: number;
   n: number;
   k: number;
+  dtype?: LibraryDType;
+  transA?: boolean;
+  transB?: boolean;
+  batch?: number;
+  /** Elements between consecutive matrices of A, B and D (defaults: dense, m·k, k·n, m·n). */
+  strideA?: number;
+  strideB?: number;
+  strideD?: number;
+  alpha?: number;
+  beta?: number;
+  tf32?: boolean;
 }
 
-/** fp32 NCHW 2-D convolution (cross-correlation, like PyTorch and ONNX) through cuDNN. */
+/**
+ * NC[D]HW convolution (cross-correlation, like PyTorch and ONNX) through cuDNN, with 1, 2 or 3
+ * spatial dims (`input.length - 2`); `transposed` makes it a deconvolution (cuDNN's backward
+ * data; the weight is then [c, k / groups, r, s], as TensorRT's CKRS). pads/strides/dilations
+ * have one entry per spatial dim. The defaults (float32, 2-D, not transposed) are format version 1.
+ */
 export interface ConvStep {
   kind: 'conv';
   x: BufferSlice;
   w: BufferSlice;
   bias?: BufferSlice | null;
   y: BufferSlice;
-  /** Input [n, c, h, w]. */
-  input: readonly [number, number, number, number];
-  /** Weight [k, c / groups, r, s]. */
-  weight: readonly [number, number, number, number];
-  pads?: readonly [number, number];
-  strides?: readonly [number, number];
-  dilations?: readonly [number, number];
+  /** Input [n, c, (d,) h, w]. */
+  input: readonly number[];
+  /** Weight [k, c / groups, (t,) r, s] (transposed: [c, k / groups, ...]). */
+  weight: readonly number[];
+  pads?: readonly number[];
+  /** Padding at the end of each spatial dim when it differs from `pads` (TensorRT's post-padding). */
+  postPads?: readonly number[];
+  strides?: readonly number[];
+  dilations?: readonly number[];
   groups?: number;
+  dtype?: LibraryDType;
+  transposed?: boolean;
 }
 
 export type PlanStep = LaunchStep | CopyStep | MemsetStep | GemmStep | ConvStep;
@@ -190,6 +219,15 @@ function checkCount(value: unknown, what: string, min = 0, max = Number.MAX_SAFE
 }
 
 const U32_MAX = 0xffffffff;
+
+/**
+ * Plan format 1 encodes only the fp32, unbatched, untransposed GEMM and the fp32 2-D forward
+ * convolution: a step asking for more is refused rather than silently run as the simple form.
+ */
+function refuseUnencoded(step: object, fields: readonly string[], at: string): void {
+  const given = fields.filter((f) => (step as Record<string, unknown>)[f] !== undefined);
+  if (given.length > 0) throw new InvalidArgumentError(`${at}: plan format ${PLAN_FORMAT_VERSION} cannot encode ${given.join(', ')} yet`);
+}
 const I32_MAX = 0x7fffffff;
 
 function slice(w: Writer, s: BufferSlice | null | undefined, what: string, optional = false): void {
@@ -250,6 +288,7 @@ export function encodePlan(plan: PlanSpec): Uint8Array {
         w.u32(checkCount(step.value, `${at}: value`, 0, 255));
         break;
       case 'gemm':
+        refuseUnencoded(step, ['dtype', 'transA', 'transB', 'batch', 'strideA', 'strideB', 'strideD', 'alpha', 'beta', 'tf32'], at);
         w.u32(4);
         slice(w, step.a, `${at}: a`);
         slice(w, step.b, `${at}: b`);
@@ -259,6 +298,7 @@ export function encodePlan(plan: PlanSpec): Uint8Array {
         w.u32(checkCount(step.k, `${at}: k`, 1, I32_MAX));
         break;
       case 'conv': {
+        refuseUnencoded(step, ['postPads', 'dtype', 'transposed'], at);
         const groups = checkCount(step.groups ?? 1, `${at}: groups`, 1, I32_MAX);
         const input = (step.input ?? []).map((v, j) => checkCount(v, `${at}: input[${j}]`, 1, I32_MAX));
         const weight = (step.weight ?? []).map((v, j) => checkCount(v, `${at}: weight[${j}]`, 1, I32_MAX));

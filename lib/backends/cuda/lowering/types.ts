@@ -1,0 +1,60 @@
+/**
+ * The contract between the `cuda` backend (which plans memory and instantiates a network for
+ * concrete input dims) and the layer lowerings (which turn one layer, with concrete dims and
+ * device addresses, into plan steps). See docs/cuda-backend.md.
+ *
+ * Rules every lowering keeps:
+ * - Kernel source text depends on the layer's parameters and dtypes only, never on concrete
+ *   dims: dims, strides and counts are kernel arguments. build() can then compile every
+ *   kernel a network needs once (at the profile's shapes) and a run at any other shape in
+ *   the profile reuses the same cubins.
+ * - Tensors are dense and row-major; a lowering that needs another layout makes it in scratch.
+ * - A lowering never reads device memory on the host: values it needs on the host (shape
+ *   tensors such as a dynamic slice's start/size) arrive in `values`, computed by the backend.
+ */
+import type { ConvStep, CopyStep, Dim3, GemmStep, KernelArg, MemsetStep, BufferSlice } from '../../../gpu/plan';
+import type { Layer, TrtDType } from '../../../network';
+import type { Tensor } from '../../../tensor';
+
+/** A tensor as a lowering sees it: concrete dims and where its bytes are. */
+export interface BoundTensor {
+  readonly dtype: TrtDType;
+  readonly shape: readonly number[];
+  readonly at: BufferSlice;
+}
+
+/** CUDA C++ source defining one `extern "C" __global__` kernel named `entry`. */
+export interface KernelSource {
+  /** Stable identity of the source (e.g. `unary.exp.float32`); equal keys mean equal source. */
+  readonly key: string;
+  readonly entry: string;
+  readonly source: string;
+}
+
+/** A kernel launch whose kernel is named by source rather than by module index (the backend assigns modules). */
+export interface KernelLaunch {
+  readonly kind: 'launch';
+  readonly kernel: KernelSource;
+  readonly grid: Dim3;
+  readonly block: Dim3;
+  readonly sharedBytes?: number;
+  readonly args: readonly KernelArg[];
+}
+
+export type LoweredStep = KernelLaunch | CopyStep | MemsetStep | GemmStep | ConvStep;
+
+export interface LoweringContext {
+  readonly layer: Layer;
+  /** Null for an omitted optional input. */
+  readonly inputs: ReadonlyArray<BoundTensor | null>;
+  readonly outputs: readonly BoundTensor[];
+  /** Host-known values of small integer inputs (shape tensors), by input position. */
+  readonly values: ReadonlyArray<readonly number[] | undefined>;
+  /** Device scratch owned by this layer until its last step has run (fresh per call, 256-byte aligned). */
+  scratch(bytes: number): BufferSlice;
+  /** Where a weight tensor of the layer's parameters lives on the device (uploaded once at load). */
+  weight(tensor: Tensor): BufferSlice;
+}
+
+/** Lowers one layer; throws UnsupportedOpError (naming the layer) for a form it cannot run. */
+export type LayerLowering = (ctx: LoweringContext) => LoweredStep[];
