@@ -23,15 +23,19 @@ const MODULES = {
 const chosen = process.env.STRYKER_MODULE ? [process.env.STRYKER_MODULE] : Object.keys(MODULES);
 for (const m of chosen) if (!(m in MODULES)) throw new Error(`STRYKER_MODULE=${m}: expected one of ${Object.keys(MODULES).join(', ')}`);
 const selected = chosen.map((m) => MODULES[m]);
-const suffix = process.env.STRYKER_MODULE ? `-${process.env.STRYKER_MODULE}` : '';
+// STRYKER_MUTATE (comma-separated files) narrows a module to some of its files, and
+// STRYKER_SUFFIX names the reports: scripts/mutation-many-cores.sh runs a module in file chunks
+// side by side on a many-core machine, each chunk writing its own report.
+const suffix = process.env.STRYKER_SUFFIX ?? (process.env.STRYKER_MODULE ? `-${process.env.STRYKER_MODULE}` : '');
+const mutate = process.env.STRYKER_MUTATE ? process.env.STRYKER_MUTATE.split(',') : selected.flatMap((m) => m.mutate);
 
 module.exports = {
   packageManager: 'npm',
   testRunner: 'jest',
-  mutate: selected.flatMap((m) => m.mutate),
+  mutate,
   ignoreStatic: true,
   coverageAnalysis: 'perTest',
-  concurrency: 1,
+  concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
   timeoutMS: 60_000,
   timeoutFactor: 2,
   incremental: true,
@@ -46,6 +50,9 @@ module.exports = {
     enableFindRelatedTests: false,
     config: {
       testEnvironment: 'node',
+      // The tests chosen above run in-process and never load dist/, so jest.config.js's
+      // fresh-dist check is not needed here (and a many-core machine without tsc has no dist/).
+      globalSetup: null,
       transform,
       roots: ['<rootDir>/test'],
       testMatch: [...new Set(selected.flatMap((m) => m.tests))].map((p) => `<rootDir>/${p}`),
