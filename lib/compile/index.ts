@@ -61,11 +61,11 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   const missing = compileWorkerMissing();
   if (convertersChanged()) {
     log('debug', 'user converters are registered: compiling on this thread (the compile worker cannot run functions of this thread)');
-    result = await compileGraph(loadModel(model), resolved, log, progress);
+    result = await compileGraph(loadModel(model, { baseDir: resolved.baseDir }), resolved, log, progress);
   } else if (missing !== null) {
     // A bundle that ships only the run worker still compiles, blocking the event loop while it does.
     log('warn', `compiling on this thread: ${missing}`);
-    result = await compileGraph(loadModel(model), resolved, log, progress);
+    result = await compileGraph(loadModel(model, { baseDir: resolved.baseDir }), resolved, log, progress);
   } else {
     result = await compileOnWorker(model, resolved, log, progress);
   }
@@ -81,7 +81,7 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   const resolved = resolveSettings(settings);
   const progress = progressReporter(resolved.onProgress);
   progress('import', 'start', 'importing the model');
-  const graph = loadModel(model);
+  const graph = loadModel(model, { baseDir: resolved.baseDir });
   const modelOps = graph.calls().length;
   checkTorchExecutedOps(resolved.torchExecutedOps, graph);
   progress('import', 'end', `imported ${modelOps} ops`);

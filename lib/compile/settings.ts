@@ -1,6 +1,7 @@
 /**
  * compile() settings: defaults, and validation that names the key and the value at fault.
  */
+import * as path from 'node:path';
 import { InvalidArgumentError } from '../errors';
 import type { Graph } from '../ir/graph';
 import '../ir/ops';
@@ -72,6 +73,12 @@ export interface CompileSettings extends BuildSettings {
    * lib/compile/progress.ts. Errors it throws propagate.
    */
   onProgress?: ProgressCallback;
+  /**
+   * The folder an ONNX model's external data files (weights stored beside the .onnx) are read
+   * from. Default: the model file's folder; needed when compiling the bytes of a model whose
+   * weights are external. Not allowed with a .pt2 archive or a Graph, which have none.
+   */
+  baseDir?: string;
   /** Target device of the TensorRT engines (default: the current GPU); the reference backend records that it needs none. */
   device?: DeviceSetting;
   /**
@@ -107,9 +114,11 @@ export interface ResolvedSettings {
   tensorParallel: number | undefined;
   /** The program's run limits (maxTensorBytes). */
   limits: RunLimits;
+  /** Absolute folder for ONNX external data, when given. */
+  baseDir: string | undefined;
 }
 
-const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes'];
+const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes', 'baseDir'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
@@ -139,6 +148,7 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
   for (const key of ['requireFullCompilation', 'truncateDouble', 'complexFallback', 'dynamicFallback'] as const) {
     if (s[key] !== undefined && typeof s[key] !== 'boolean') bad(`${key} must be a boolean, got ${JSON.stringify(s[key])}`);
   }
+  if (s.baseDir !== undefined && !(typeof s.baseDir === 'string' && s.baseDir.length > 0)) bad(`baseDir must be a folder path, got ${JSON.stringify(s.baseDir)}`);
   if (s.logger !== undefined && typeof s.logger !== 'function') bad('logger must be a function (level, message) => void');
   if (s.onProgress !== undefined && typeof s.onProgress !== 'function') bad('onProgress must be a function (event) => void');
   if (s.torchExecutedOps !== undefined) checkOpTargets(s.torchExecutedOps);
@@ -166,6 +176,8 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
     device: resolveDeviceSetting(s.device),
     tensorParallel,
     limits: runLimits(s.maxTensorBytes, 'compile settings'),
+    // Resolved here, on the caller's thread, so a relative path means what the caller meant.
+    baseDir: s.baseDir === undefined ? undefined : path.resolve(s.baseDir),
   };
 }
 

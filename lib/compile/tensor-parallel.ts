@@ -63,8 +63,9 @@ export async function compileTensorParallel(
   settings: TensorParallelSettings,
   compileOne: (graph: Graph, settings: CompileSettings) => Promise<Program>,
 ): Promise<TensorParallelProgram> {
-  const { tensorParallel: n, ...rest } = settings;
-  const graph = loadModel(model);
+  // The ranks compile Graphs, which have no external data: baseDir is used here, once.
+  const { tensorParallel: n, baseDir, ...rest } = settings;
+  const graph = loadModel(model, { baseDir });
   const symbols = new Map(graph.symbols);
   const sharded = shardGraph(graph, n);
   const baseGpu = rest.device?.gpuId ?? 0;

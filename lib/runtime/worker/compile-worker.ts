@@ -22,7 +22,7 @@ async function serve(request: CompileRequest): Promise<void> {
   const post = (reply: CompileReply): void => port!.postMessage(reply);
   try {
     const settings: ResolvedSettings = { ...request.settings, logger: undefined, onProgress: undefined };
-    const graph = model.kind === 'graph' ? deserializeGraphFromBuffer(model.bytes) : loadModel(model.kind === 'path' ? model.path : model.bytes);
+    const graph = model.kind === 'graph' ? deserializeGraphFromBuffer(model.bytes) : loadModel(model.kind === 'path' ? model.path : model.bytes, { baseDir: settings.baseDir });
     const result = await compileGraph(
       graph,
       settings,
