@@ -11,26 +11,7 @@ import * as path from 'node:path';
 import { compile } from '../../lib/compile';
 import { Tensor } from '../../lib/tensor';
 import { rejection } from '../helpers/errors';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { onnx } = require('onnx-proto');
-
-/** y = x + w, with w = [0.5, -1.5, 2, 8] in `w.bin` beside the model. */
-function externalModel(): Uint8Array {
-  const externalData = [
-    { key: 'location', value: 'w.bin' },
-    { key: 'offset', value: '0' },
-    { key: 'length', value: '16' },
-  ];
-  const graph = onnx.GraphProto.create({
-    name: 'ext',
-    node: [onnx.NodeProto.create({ opType: 'Add', input: ['x', 'w'], output: ['y'], name: 'add' })],
-    input: [{ name: 'x', type: { tensorType: { elemType: 1, shape: { dim: [{ dimValue: 4 }] } } } }],
-    output: [{ name: 'y' }],
-    initializer: [onnx.TensorProto.create({ name: 'w', dims: [4], dataType: 1, dataLocation: 1, externalData })],
-  });
-  return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 17 }], graph })).finish();
-}
+import { externalDataModel } from '../helpers/external-data-model';
 
 let dir: string;
 beforeAll(() => {
@@ -42,7 +23,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const x = Tensor.from('float32', [4], [1, 2, 3, 4]);
 
 test('the bytes of a model with external weights compile with baseDir, and run', async () => {
-  const program = await compile(externalModel(), { backend: 'reference', baseDir: dir, minBlockSize: 1 });
+  const program = await compile(externalDataModel('w.bin'), { backend: 'reference', baseDir: dir, minBlockSize: 1 });
   try {
     const [y] = await program.run([x]);
     expect(y!.toArray()).toEqual([1.5, 0.5, 5, 12]);
@@ -53,7 +34,7 @@ test('the bytes of a model with external weights compile with baseDir, and run',
 
 test('a relative baseDir is taken from the caller’s working directory', async () => {
   const relative = path.relative(process.cwd(), dir);
-  const program = await compile(externalModel(), { backend: 'reference', baseDir: relative, minBlockSize: 1 });
+  const program = await compile(externalDataModel('w.bin'), { backend: 'reference', baseDir: relative, minBlockSize: 1 });
   try {
     expect((await program.run([x]))[0]!.toArray()).toEqual([1.5, 0.5, 5, 12]);
   } finally {
@@ -62,13 +43,13 @@ test('a relative baseDir is taken from the caller’s working directory', async 
 });
 
 test('without baseDir the bytes cannot be compiled, and the error names the tensor', async () => {
-  const e = await rejection(compile(externalModel(), { backend: 'reference' }));
+  const e = await rejection(compile(externalDataModel('w.bin'), { backend: 'reference' }));
   expect(e.code).toBe('E_BAD_MODEL');
   expect(e.message).toContain('"w"');
 });
 
 test('a baseDir that is not a path is refused', async () => {
-  const e = await rejection(compile(externalModel(), { backend: 'reference', baseDir: 42 as unknown as string }));
+  const e = await rejection(compile(externalDataModel('w.bin'), { backend: 'reference', baseDir: 42 as unknown as string }));
   expect(e.code).toBe('E_INVALID_ARGUMENT');
   expect(e.message).toContain('baseDir must be a folder path');
 });

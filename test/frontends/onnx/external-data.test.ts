@@ -13,24 +13,10 @@ import { loadOnnx } from '../../../lib/frontends/onnx';
 import { interpret } from '../../../lib/interpreter';
 import { Tensor } from '../../../lib/tensor';
 import { thrownError } from '../../helpers/errors';
+import { externalDataModel as model } from '../../helpers/external-data-model';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { onnx } = require('onnx-proto');
 
 const WEIGHTS = new Float32Array([0.5, -1.5, 2, 8]);
-
-/** y = x + w, with w[4] float32 in external data; `extra` adds or replaces entries. */
-function model(location: string, extra: Record<string, string> = { offset: '0', length: '16' }): Uint8Array {
-  const externalData = [{ key: 'location', value: location }, ...Object.entries(extra).map(([key, value]) => ({ key, value }))];
-  const graph = onnx.GraphProto.create({
-    name: 'ext',
-    node: [onnx.NodeProto.create({ opType: 'Add', input: ['x', 'w'], output: ['y'], name: 'add' })],
-    input: [{ name: 'x', type: { tensorType: { elemType: 1, shape: { dim: [{ dimValue: 4 }] } } } }],
-    output: [{ name: 'y' }],
-    initializer: [onnx.TensorProto.create({ name: 'w', dims: [4], dataType: 1, dataLocation: 1, externalData })],
-  });
-  return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 17 }], graph })).finish();
-}
 
 let tmp: string;
 let dir: string;
