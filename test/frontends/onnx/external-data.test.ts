@@ -15,7 +15,6 @@ import { Tensor } from '../../../lib/tensor';
 import { thrownError } from '../../helpers/errors';
 import { externalDataModel as model } from '../../helpers/external-data-model';
 
-
 const WEIGHTS = new Float32Array([0.5, -1.5, 2, 8]);
 
 let tmp: string;
