@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On the GPU machine: builds the zoo with PyTorch (scripts/zoo/make_zoo.py), then compiles and
+# runs every exported file with the bundle from scripts/gpu-bundle.sh (Node carried in .gpu/),
+# and leaves manifest.json, results-<backend>.json and models-<backend>.md under $OUT.
+# usage (device): bash scripts/zoo/gpu-zoo.sh [backend ...]   (default: reference)
+set -uo pipefail
+out=${OUT:-/tmp/out}
+repo=$(pwd)
+mkdir -p /tmp/trtn "$out"
+[ -x /tmp/node ] || { xz -dc .gpu/node.xz > /tmp/node && chmod +x /tmp/node; }
+[ -d /tmp/trtn/dist ] || tar -xJf .gpu/bundle.tar.xz -C /tmp/trtn
+mkdir -p /tmp/trtn/scripts && cp -r "$repo/scripts/zoo" /tmp/trtn/scripts/
+cd /tmp/trtn
+start=$(date +%s)
+python3 scripts/zoo/make_zoo.py /tmp/zoo 2>&1 | grep -v Warning | tail -40
+echo "zoo built in $(( $(date +%s) - start )) s"
+cp /tmp/zoo/manifest.json "$out/"
+for backend in "${@:-reference}"; do
+  /tmp/node scripts/zoo/evaluate.js /tmp/zoo "/tmp/zoo-$backend" --backend "$backend" --jobs "$(nproc)"
+  cp "/tmp/zoo-$backend/results.json" "$out/results-$backend.json"
+  cp "/tmp/zoo-$backend/models.md" "$out/models-$backend.md"
+done
+echo "total $(( $(date +%s) - start )) s"

@@ -1,0 +1,224 @@
+"""Builds the model zoo on the GPU machine (PyTorch, torchvision and transformers are there;
+there is no network, so every model is built from a config with random weights, seeded).
+
+For each model: a `torch.export` archive (dynamic batch, and sequence where the model has one;
+static when the dynamic export fails, which the manifest says), ONNX files from the dynamo
+exporter and the TorchScript exporter where they work, and PyTorch's outputs at two input
+sizes (fp32, on the CPU). Everything goes under the output folder, with manifest.json listing
+files (sha256, bytes), input specs (min/opt/max per input), exporter results and errors.
+
+The models are generated on demand rather than kept in the repository: full-size torchvision
+CNNs are 5-100 MB each; the repository keeps this script, the manifest's checksums and the
+table (docs/models.md) made by scripts/zoo/evaluate.js.
+
+usage: python3 scripts/zoo/make_zoo.py OUT_DIR [model ...]
+"""
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+import torch
+
+torch.manual_seed(0)
+SEED = 0
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Single(torch.nn.Module):
+    """Wraps a model so it returns one tensor (logits / last hidden state)."""
+
+    def __init__(self, model, pick):
+        super().__init__()
+        self.model = model
+        self.pick = pick
+
+    def forward(self, *args):
+        return self.pick(self.model(*args))
+
+
+# --- torchvision -------------------------------------------------------------------------
+
+def tv(name, **kw):
+    import torchvision
+    return lambda: getattr(torchvision.models, name)(weights=None, **kw)
+
+
+def tiny_vit():
+    from torchvision.models.vision_transformer import VisionTransformer
+    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64, mlp_dim=128, num_classes=10)
+
+
+def tiny_swin():
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4], num_classes=10)
+
+
+def tiny_convnext():
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    return ConvNeXt([CNBlockConfig(32, 64, 1), CNBlockConfig(64, None, 1)], num_classes=10)
+
+
+# --- transformers (tiny configs) ---------------------------------------------------------
+
+def hf(config_cls, model_cls, pick, **cfg):
+    def build():
+        import transformers
+        config = getattr(transformers, config_cls)(**cfg)
+        model = getattr(transformers, model_cls)(config)
+        return Single(model, pick)
+    return build
+
+
+logits = lambda out: out[0]  # noqa: E731 (logits or last_hidden_state, the first field)
+DEC = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128)
+
+MODELS = {
+    # name: (builder, input kind, extra: image size or vocabulary)
+    "resnet18": (tv("resnet18"), "image", {}),
+    "resnet50": (tv("resnet50"), "image", {}),
+    "mobilenet_v2": (tv("mobilenet_v2"), "image", {}),
+    "mobilenet_v3_small": (tv("mobilenet_v3_small"), "image", {}),
+    "efficientnet_b0": (tv("efficientnet_b0"), "image", {}),
+    "regnet_y_400mf": (tv("regnet_y_400mf"), "image", {}),
+    "shufflenet_v2_x0_5": (tv("shufflenet_v2_x0_5"), "image", {}),
+    "convnext_tiny_cfg": (tiny_convnext, "image", {}),
+    "vit_tiny_cfg": (tiny_vit, "image", {"hw": 32}),
+    "swin_tiny_cfg": (tiny_swin, "image", {}),
+    "bert": (hf("BertConfig", "BertModel", logits, vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128), "text", {"vocab": 256}),
+    "distilbert": (hf("DistilBertConfig", "DistilBertModel", logits, vocab_size=256, dim=64, hidden_dim=128, n_layers=2, n_heads=4, max_position_embeddings=128), "text", {"vocab": 256}),
+    "roberta": (hf("RobertaConfig", "RobertaModel", logits, vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=130), "text", {"vocab": 256}),
+    "gpt2": (hf("GPT2Config", "GPT2LMHeadModel", logits, vocab_size=256, n_embd=64, n_layer=2, n_head=4, n_positions=128), "text", {"vocab": 256}),
+    "llama": (hf("LlamaConfig", "LlamaForCausalLM", logits, num_key_value_heads=2, **DEC), "text", {"vocab": 256}),
+    "mistral": (hf("MistralConfig", "MistralForCausalLM", logits, num_key_value_heads=2, sliding_window=None, **DEC), "text", {"vocab": 256}),
+    "qwen2": (hf("Qwen2Config", "Qwen2ForCausalLM", logits, num_key_value_heads=2, **DEC), "text", {"vocab": 256}),
+    "phi": (hf("PhiConfig", "PhiForCausalLM", logits, **DEC), "text", {"vocab": 256}),
+    "t5_encoder": (hf("T5Config", "T5EncoderModel", logits, vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4), "text", {"vocab": 256}),
+    "clip_text": (hf("CLIPTextConfig", "CLIPTextModel", logits, vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=77), "text", {"vocab": 256}),
+    "whisper_encoder": (None, "audio", {}),
+}
+
+
+def whisper_encoder():
+    import transformers
+    config = transformers.WhisperConfig(vocab_size=256, d_model=64, encoder_layers=2, encoder_attention_heads=4, decoder_layers=2,
+                                        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=16,
+                                        max_source_positions=16, max_target_positions=32)
+    return Single(transformers.WhisperModel(config).get_encoder(), logits)
+
+
+MODELS["whisper_encoder"] = (whisper_encoder, "audio", {})
+
+# Two sizes per kind: what PyTorch's outputs are stored at; the ranges are the compile profile.
+SIZES = {"image": [{"batch": 1}, {"batch": 7}], "text": [{"batch": 1, "seq": 8}, {"batch": 2, "seq": 13}], "audio": [{"batch": 1}, {"batch": 3}]}
+
+
+def make_inputs(kind, extra, size):
+    g = torch.Generator().manual_seed(SEED + size["batch"] * 100 + size.get("seq", 0))
+    if kind == "image":
+        hw = extra.get("hw", 64)
+        return (torch.randn(size["batch"], 3, hw, hw, generator=g),)
+    if kind == "text":
+        return (torch.randint(0, extra["vocab"], (size["batch"], size["seq"]), generator=g, dtype=torch.int64),)
+    return (torch.randn(size["batch"], 16, 32, generator=g),)
+
+
+def input_specs(kind, extra):
+    if kind == "image":
+        hw = extra.get("hw", 64)
+        return [{"name": "x", "dtype": "float32", "min": [1, 3, hw, hw], "opt": [8, 3, hw, hw], "max": [32, 3, hw, hw]}]
+    if kind == "text":
+        return [{"name": "input_ids", "dtype": "int64", "min": [1, 2], "opt": [2, 16], "max": [4, 64]}]
+    return [{"name": "input_features", "dtype": "float32", "min": [1, 16, 32], "opt": [2, 16, 32], "max": [4, 16, 32]}]
+
+
+def dynamic_shapes(kind):
+    from torch.export import Dim
+    batch = Dim("batch", min=1, max=32 if kind == "image" else 4)
+    if kind == "text":
+        return ({0: batch, 1: Dim("seq", min=2, max=64)},)
+    return ({0: batch},)
+
+
+def export_one(name, out_root):
+    builder, kind, extra = MODELS[name]
+    folder = os.path.join(out_root, name)
+    os.makedirs(folder, exist_ok=True)
+    entry = {"name": name, "kind": kind, "inputs": input_specs(kind, extra), "sizes": SIZES[kind], "files": {}, "exports": {}}
+    torch.manual_seed(SEED)
+    model = builder().eval()
+    entry["parameters"] = sum(p.numel() for p in model.parameters())
+    example = make_inputs(kind, extra, SIZES[kind][1])
+    names = [s["name"] for s in entry["inputs"]]
+    with torch.no_grad():
+        for i, size in enumerate(SIZES[kind]):
+            args = make_inputs(kind, extra, size)
+            out = model(*args)
+            for j, a in enumerate(args):
+                np.save(os.path.join(folder, f"size{i}_input{j}.npy"), a.numpy())
+            np.save(os.path.join(folder, f"size{i}_output0.npy"), out.float().numpy())
+    attempts = [
+        ("pt2", "model.pt2", lambda path: torch.export.save(torch.export.export(model, example, dynamic_shapes=dynamic_shapes(kind)), path)),
+        ("pt2_static", "model.static.pt2", lambda path: torch.export.save(torch.export.export(model, example), path)),
+        ("onnx_dynamo", "model.dynamo.onnx", lambda path: torch.onnx.export(model, example, path, dynamo=True, input_names=names,
+                                                                            dynamic_shapes=dynamic_shapes(kind), external_data=False)),
+        ("onnx_torchscript", "model.torchscript.onnx", lambda path: torch.onnx.export(model, example, path, dynamo=False, input_names=names,
+                                                                                      output_names=["output0"], opset_version=17,
+                                                                                      dynamic_axes={n: ({0: "batch", 1: "seq"} if kind == "text" else {0: "batch"}) for n in names})),
+    ]
+    for key, file, run in attempts:
+        if key == "pt2_static" and entry["exports"].get("pt2", {}).get("ok"):
+            continue  # only when the dynamic export failed
+        path = os.path.join(folder, file)
+        t0 = time.time()
+        try:
+            with torch.no_grad():
+                run(path)
+            entry["exports"][key] = {"ok": True, "file": file, "seconds": round(time.time() - t0, 2)}
+        except Exception as e:  # noqa: BLE001 (every exporter failure is recorded, not fatal)
+            entry["exports"][key] = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}",
+                                     "trace": traceback.format_exc()[-1500:]}
+    for f in sorted(os.listdir(folder)):
+        p = os.path.join(folder, f)
+        entry["files"][f] = {"sha256": sha256(p), "bytes": os.path.getsize(p)}
+    return entry
+
+
+def main():
+    out_root = sys.argv[1]
+    names = sys.argv[2:] or list(MODELS)
+    os.makedirs(out_root, exist_ok=True)
+    manifest = {"torch": torch.__version__, "models": []}
+    try:
+        import transformers
+        import torchvision
+        manifest["transformers"] = transformers.__version__
+        manifest["torchvision"] = torchvision.__version__
+    except ImportError as e:
+        manifest["import_error"] = str(e)
+    for name in names:
+        t0 = time.time()
+        try:
+            entry = export_one(name, out_root)
+        except Exception as e:  # noqa: BLE001
+            entry = {"name": name, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-1500:]}
+        entry["seconds"] = round(time.time() - t0, 1)
+        manifest["models"].append(entry)
+        ok = {k: v.get("ok") for k, v in entry.get("exports", {}).items()}
+        print(f"{name}: {entry['seconds']} s {ok} {entry.get('error', '')}", flush=True)
+        with open(os.path.join(out_root, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
