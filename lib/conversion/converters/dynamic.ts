@@ -50,6 +50,7 @@ import {
 import { indexTensor } from '../impl/indices';
 import { sliceBounds, VIEW_TARGETS } from '../impl/shape';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
+import { repeatHeads } from '../impl/attention';
 import { layerNorm, moments, rmsNorm } from '../impl/norm';
 import { reduceTo, reductionAxes, softmax, SOFTMAX_TARGETS } from '../impl/reduce';
 import { machineEpsilon } from '../../kernels/norm';
@@ -501,6 +502,12 @@ dynamicOnly(
   staticNormalized,
 );
 
+/** True when query, key and value have one head count (dim -3; 1 when absent), static or not. */
+function sameHeads(node: Node): boolean {
+  const [q, k, v] = ['query', 'key', 'value'].map((name) => irShape(value(node, name)).at(-3) ?? 1);
+  return dimEquals(q!, k!) && dimEquals(q!, v!);
+}
+
 /**
  * scaled_dot_product_attention with run-time sequence lengths: softmax(Q·Kᵀ·scale + mask)·V,
  * the causal mask built at run time as (j - i > 0 ? -inf : 0) from a linspace fill over
@@ -511,8 +518,14 @@ dynamicOnly(
   (node, ctx) => {
     const query = value(node, 'query');
     const q = pinned(ctx, ctx.tensor(query), query, 'query_pin');
-    const k = pinned(ctx, ctx.tensor(value(node, 'key')), value(node, 'key'), 'key_pin');
-    const v = ctx.tensor(value(node, 'value'));
+    let k = pinned(ctx, ctx.tensor(value(node, 'key')), value(node, 'key'), 'key_pin');
+    let v = pinned(ctx, ctx.tensor(value(node, 'value')), value(node, 'value'), 'value_pin');
+    if (node.args.enable_gqa === true && !sameHeads(node)) {
+      // Grouped-query attention: each key/value head serves Hq/Hkv query heads (static head counts, checked).
+      const heads = irShape(query).at(-3) as number;
+      k = repeatHeads(ctx, k, heads / (irShape(value(node, 'key')).at(-3) as number), 'key');
+      v = repeatHeads(ctx, v, heads / (irShape(value(node, 'value')).at(-3) as number), 'value');
+    }
     const E = irShape(query).at(-1) as number;
     const scale = optNum(node, 'scale') ?? 1 / Math.sqrt(E);
     let scores = scaled(ctx, torchMatmul(ctx, q, k, true, 'scores'), scale, 'scale');
@@ -545,9 +558,11 @@ dynamicOnly(
   (node) => {
     if (num(node, 'dropout_p') !== 0) return 'dropout_p must be 0 in inference';
     if (!isStatic(irShape(value(node, 'query')).at(-1)!)) return 'the head size (last dim of query) must be static';
-    const q = irShape(value(node, 'query'));
-    const k = irShape(value(node, 'key'));
-    if (node.args.enable_gqa === true && !dimEquals(q.at(-3) ?? 1, k.at(-3) ?? 1)) return 'grouped-query attention with run-time shapes is not supported';
+    if (node.args.enable_gqa !== true || sameHeads(node)) return null;
+    const heads = ['query', 'key', 'value'].map((name) => irShape(value(node, name)).at(-3));
+    if (heads.some((h) => h === undefined || !isStatic(h))) return `grouped-query attention needs static head counts (dim -3 of query, key and value), got ${heads.map(String).join(', ')}`;
+    const [hq, hk, hv] = heads as number[];
+    if (hq! % hk! !== 0 || hq! % hv! !== 0) return `grouped-query attention: ${hq} query heads are not a multiple of ${hk} key / ${hv} value heads`;
     return null;
   },
 );
