@@ -1,0 +1,164 @@
+/**
+ * Dynamic-batch converters (lib/conversion/converters/nn.ts, `registerDynamic`): one-op ONNX
+ * models whose batch is a dim_param, compiled ONCE with a batch range, run at two batch
+ * sizes and compared with onnxruntime-node running the same model. Every op must be
+ * converted by its `(dynamic)` converter (zero fallback); the same model compiled with a
+ * static shape still gets the static converter.
+ */
+import '../../lib/conversion/converters';
+import { loadOnnx } from '../../lib/frontends/onnx';
+import { Tensor } from '../../lib/tensor';
+import { expectClose, FP32 } from '../helpers/compare';
+import { buildSingleOpModel, closeOrt, floatAttr, floatsAttr, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
+import { Random } from '../helpers/random';
+import { compileAndRun } from '../legalization/helpers';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { onnx } = require('onnx-proto');
+
+const rng = new Random(20202);
+const BATCHES = [3, 7];
+
+afterAll(() => closeOrt());
+
+/** The one-op model with dim 0 of every fed input renamed to the dim_param `batch`. */
+export function withDynamicBatch(model: Uint8Array): Uint8Array {
+  const m = onnx.ModelProto.decode(model);
+  for (const input of m.graph.input) input.type.tensorType.shape.dim[0] = { dimParam: 'batch' };
+  return onnx.ModelProto.encode(m).finish();
+}
+
+interface Case {
+  label: string;
+  /** The op with the batch-1 example of its (single) fed input; the batch is replaced per run. */
+  spec: (x: Tensor) => OrtOpSpec;
+  /** The fed input's shape without its batch dim. */
+  shape: number[];
+  /** The ops the model imports to, each expected to be converted by its `(dynamic)` converter. */
+  targets: string[];
+}
+
+const weight = (shape: number[]): { constant: Tensor } => ({ constant: rng.tensor(shape) });
+const int64 = (values: number[]): { constant: Tensor } => ({ constant: Tensor.from('int64', [values.length], values) });
+
+const CASES: Case[] = [
+  {
+    label: 'Conv 2-D (stride 2, pads, groups 2, bias)',
+    shape: [4, 9, 8],
+    spec: (x) => ({ opType: 'Conv', inputs: [x, weight([6, 2, 3, 3]), weight([6])], attributes: { strides: [2, 2], pads: [1, 0, 1, 2], group: 2 } }),
+    targets: ['trt.conv_padded'],
+  },
+  {
+    label: 'Conv 1-D (dilation 2)',
+    shape: [3, 11],
+    spec: (x) => ({ opType: 'Conv', inputs: [x, weight([5, 3, 3])], attributes: { dilations: [2], pads: [1, 1] } }),
+    targets: ['aten.convolution.default'],
+  },
+  {
+    label: 'ConvTranspose 2-D (output padding beyond the padding: extra rows of bias)',
+    shape: [4, 5, 6],
+    spec: (x) => ({ opType: 'ConvTranspose', inputs: [x, weight([4, 3, 3, 3]), weight([3])], attributes: { strides: [2, 3], output_padding: [1, 2] } }),
+    targets: ['aten.convolution.default'],
+  },
+  {
+    label: 'MaxPool 2-D (ceil mode, pads)',
+    shape: [3, 9, 10],
+    spec: (x) => ({ opType: 'MaxPool', inputs: [x], attributes: { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 0, 0], ceil_mode: 1 } }),
+    targets: ['trt.max_pool_padded'],
+  },
+  {
+    label: 'MaxPool 2-D dilated (composed from taps)',
+    shape: [2, 8, 8],
+    spec: (x) => ({ opType: 'MaxPool', inputs: [x], attributes: { kernel_shape: [2, 2], dilations: [2, 2], pads: [1, 1, 1, 1] } }),
+    targets: ['aten.max_pool2d.default'],
+  },
+  {
+    label: 'AveragePool 2-D (count_include_pad, ceil mode)',
+    shape: [3, 7, 9],
+    spec: (x) => ({ opType: 'AveragePool', inputs: [x], attributes: { kernel_shape: [3, 2], strides: [2, 2], pads: [1, 1, 1, 1], count_include_pad: 1, ceil_mode: 1 } }),
+    targets: ['aten.avg_pool2d.default'],
+  },
+  {
+    label: 'AveragePool 1-D',
+    shape: [3, 12],
+    spec: (x) => ({ opType: 'AveragePool', inputs: [x], attributes: { kernel_shape: [4], strides: [3], pads: [1, 2] } }),
+    targets: ['trt.avg_pool_padded'],
+  },
+  {
+    label: 'BatchNormalization',
+    shape: [5, 4, 3],
+    spec: (x) => ({
+      opType: 'BatchNormalization',
+      inputs: [x, weight([5]), weight([5]), weight([5]), { constant: rng.tensor([5], 'float32', 0.5, 2) }],
+      attributes: { epsilon: floatAttr(1e-3) },
+    }),
+    targets: ['aten._native_batch_norm_legit_no_training.default'],
+  },
+  {
+    label: 'Resize nearest by scales',
+    shape: [2, 3, 5],
+    spec: (x) => ({
+      opType: 'Resize',
+      inputs: [x, null, { constant: Tensor.from('float32', [4], [1, 1, 2, 3]) }],
+      attributes: { mode: 'nearest', coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor' },
+    }),
+    targets: ['aten.upsample_nearest2d.vec'],
+  },
+  {
+    label: 'Resize nearest, half_pixel, round_prefer_ceil, by scales',
+    shape: [2, 5, 4],
+    spec: (x) => ({
+      opType: 'Resize',
+      inputs: [x, null, { constant: Tensor.from('float32', [4], [1, 1, 0.6, 2.5]) }],
+      attributes: { mode: 'nearest', coordinate_transformation_mode: 'half_pixel', nearest_mode: 'round_prefer_ceil' },
+    }),
+    targets: ['trt.resize'],
+  },
+  {
+    label: 'Resize linear by fractional scales (half_pixel)',
+    shape: [2, 4, 6],
+    spec: (x) => ({
+      opType: 'Resize',
+      inputs: [x, null, { constant: Tensor.from('float32', [4], [1, 1, 1.5, 0.75]) }],
+      attributes: { mode: 'linear', coordinate_transformation_mode: 'half_pixel' },
+    }),
+    targets: ['aten.upsample_bilinear2d.vec'],
+  },
+  {
+    label: 'TopK along a static axis',
+    shape: [5, 9],
+    spec: (x) => ({ opType: 'TopK', inputs: [x, int64([3])], attributes: { axis: 2 }, outputCount: 2 }),
+    targets: ['aten.topk.default'],
+  },
+];
+
+describe.each(CASES.map((c) => [c.label, c] as const))('%s', (_label, c) => {
+  const example = rng.tensor([1, ...c.shape]);
+  const model = withDynamicBatch(buildSingleOpModel(c.spec(example)));
+
+  test('compiled once for batch 1..8: all in TensorRT by the (dynamic) converters, matches onnxruntime at two batches', async () => {
+    const runs = BATCHES.map((n) => [rng.tensor([n, ...c.shape])]);
+    const settings = { minBlockSize: 1, inputs: { in0: { min: [1, ...c.shape], opt: [4, ...c.shape], max: [8, ...c.shape] } } };
+    const { program, outputs } = await compileAndRun(loadOnnx(model), settings, runs);
+    expect(program.inputs[0]!.shape.map((d) => typeof d === 'number')).toEqual([false, ...c.shape.map(() => true)]);
+    expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
+    const used = program.report.ops.filter((o) => c.targets.includes(o.target));
+    expect(program.report.ops.map((o) => o.target)).toEqual(expect.arrayContaining(c.targets));
+    for (const o of used) expect(o.converter).toBe(`${o.target} (dynamic)`);
+    for (const [r, inputs] of runs.entries()) {
+      const expected = await runOrtModel(model, inputs);
+      expect(outputs[r]!).toHaveLength(expected.length);
+      outputs[r]!.forEach((t, i) => expectClose(t, expected[i]!, FP32, `${c.label} batch ${inputs[0]!.shape[0]} output ${i}`));
+    }
+  }, 60_000);
+
+  test('with a static shape the static converter is chosen', async () => {
+    const x = rng.tensor([2, ...c.shape]);
+    const { program, outputs } = await compileAndRun(loadOnnx(model), { minBlockSize: 1, inputs: { in0: { shape: [2, ...c.shape] } } }, [[x]]);
+    const used = program.report.ops.filter((o) => c.targets.includes(o.target));
+    expect(used.length).toBeGreaterThan(0);
+    for (const o of used) expect(o.converter).toBe(o.target);
+    const expected = await runOrtModel(model, [x]);
+    outputs[0]!.forEach((t, i) => expectClose(t, expected[i]!, FP32, `${c.label} static output ${i}`));
+  }, 60_000);
+});
