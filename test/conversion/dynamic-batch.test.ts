@@ -12,21 +12,12 @@ import { expectClose, FP32 } from '../helpers/compare';
 import { buildSingleOpModel, closeOrt, floatAttr, floatsAttr, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';
 import { compileAndRun } from '../legalization/helpers';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { onnx } = require('onnx-proto');
+import { withDynamicBatch } from './dynamic-batch-helpers';
 
 const rng = new Random(20202);
 const BATCHES = [3, 7];
 
 afterAll(() => closeOrt());
-
-/** The one-op model with dim 0 of every fed input renamed to the dim_param `batch`. */
-export function withDynamicBatch(model: Uint8Array): Uint8Array {
-  const m = onnx.ModelProto.decode(model);
-  for (const input of m.graph.input) input.type.tensorType.shape.dim[0] = { dimParam: 'batch' };
-  return onnx.ModelProto.encode(m).finish();
-}
 
 interface Case {
   label: string;
