@@ -11,7 +11,7 @@ import { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { buildSingleOpModel, closeOrt, floatAttr, floatsAttr, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';
-import { compileAndRun } from '../legalization/helpers';
+import { DynGraph, compileAndRun } from '../legalization/helpers';
 import { withDynamicBatch } from './dynamic-batch-helpers';
 
 const rng = new Random(20202);
@@ -151,5 +151,56 @@ describe.each(CASES.map((c) => [c.label, c] as const))('%s', (_label, c) => {
     for (const o of used) expect(o.converter).toBe(o.target);
     const expected = await runOrtModel(model, [x]);
     outputs[0]!.forEach((t, i) => expectClose(t, expected[i]!, FP32, `${c.label} static output ${i}`));
+  }, 60_000);
+});
+
+describe('scatter with a run-time batch', () => {
+  /** Per row, `k` distinct column indices in [-cols, cols) (negative ones count from the end). */
+  function rowIndices(rows: number, k: number, cols: number): Tensor {
+    const data: number[] = [];
+    for (let r = 0; r < rows; r++) {
+      const perm = Array.from({ length: cols }, (_, i) => i).sort(() => rng.uniform());
+      data.push(...perm.slice(0, k).map((c, j) => (j % 2 === 1 ? c - cols : c)));
+    }
+    return Tensor.from('int64', [rows, k], data);
+  }
+
+  test('ONNX ScatterElements (aten.scatter.src): one compile, two batches, matches onnxruntime; static shapes keep the static converter', async () => {
+    const spec = (n: number): OrtOpSpec => ({ opType: 'ScatterElements', inputs: [rng.tensor([n, 6]), rowIndices(n, 3, 6), rng.tensor([n, 3])], attributes: { axis: 1 } });
+    const model = withDynamicBatch(buildSingleOpModel(spec(1)));
+    const runs = BATCHES.map((n) => spec(n).inputs as Tensor[]);
+    const inputs = { in0: { min: [1, 6], max: [8, 6] }, in1: { min: [1, 3], max: [8, 3] }, in2: { min: [1, 3], max: [8, 3] } };
+    const { program, outputs } = await compileAndRun(loadOnnx(model), { minBlockSize: 1, inputs }, runs);
+    expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
+    const scatter = program.report.ops.filter((o) => o.target === 'aten.scatter.src');
+    expect(scatter.map((o) => o.converter)).toEqual(['aten.scatter.src (dynamic)']);
+    for (const [r, feeds] of runs.entries()) expectClose(outputs[r]![0]!, (await runOrtModel(model, feeds))[0]!, FP32, `scatter batch ${feeds[0]!.shape[0]}`);
+
+    const fixed = spec(2).inputs as Tensor[];
+    const statics = { in0: { shape: [2, 6] }, in1: { shape: [2, 3] }, in2: { shape: [2, 3] } };
+    const st = await compileAndRun(loadOnnx(model), { minBlockSize: 1, inputs: statics }, [fixed]);
+    expect(st.program.report.ops.filter((o) => o.target === 'aten.scatter.src').map((o) => o.converter)).toEqual(['aten.scatter.src']);
+    expectClose(st.outputs[0]![0]!, (await runOrtModel(model, fixed))[0]!, FP32, 'scatter static');
+  }, 60_000);
+
+  test('aten.scatter.value with a run-time batch matches a hand-computed scatter at two batches', async () => {
+    const b = new DynGraph('scatter_value', { s: { min: 1, max: 8 } });
+    const x = b.input('x', 'float32', ['s', 5]);
+    const index = b.input('index', 'int64', ['s', 2]);
+    const out = b.call('aten.scatter.value', { self: x, dim: 1, index, value: -7.5 }).output;
+    const graph = b.outputs(out);
+    const runs = BATCHES.map((n) => [rng.tensor([n, 5]), rowIndices(n, 2, 5)]);
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(program.report.ops.map((o) => o.converter)).toEqual(['aten.scatter.value (dynamic)']);
+    for (const [r, [xv, iv]] of runs.entries()) {
+      const expected = Float32Array.from(xv!.data as Float32Array);
+      const idx = iv!.data as BigInt64Array;
+      for (let k = 0; k < idx.length; k++) {
+        const row = Math.floor(k / 2);
+        const col = Number(idx[k]!);
+        expected[row * 5 + (col < 0 ? col + 5 : col)] = -7.5;
+      }
+      expectClose(outputs[r]![0]!, Tensor.from('float32', xv!.shape, expected), FP32, `scatter.value run ${r}`);
+    }
   }, 60_000);
 });

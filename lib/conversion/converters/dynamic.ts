@@ -417,6 +417,49 @@ dynamicOnly(
   },
 );
 
+/**
+ * scatter.src / scatter.value with run-time dims: the scatter axis of self must be static
+ * (negative indices wrap by it), and src must have the index's shape (torch.scatter reads
+ * only the index-shaped leading block of a larger src, a crop by run-time sizes).
+ */
+function scatterDynamic(updates: (node: Node, ctx: ConversionContext, index: NetTensor) => NetTensor): ConverterImpl {
+  return (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const index = value(node, 'index');
+    const idx = indexTensor(ctx, index, irShape(self)[axis] as number);
+    return [ctx.add({ kind: 'scatter', mode: 'element', axis }, [ctx.tensor(self), idx, updates(node, ctx, ctx.tensor(index))])];
+  };
+}
+
+const scatterAxis = (node: Node): Reason =>
+  rankOf(value(node, 'self')) === 0 ? 'a 0-dim scatter has no run-time dims' : rankOf(value(node, 'index')) !== rankOf(value(node, 'self')) ? 'index and self differ in rank' : staticAxis(node);
+
+/** An index that is empty for some run-time size scatters nothing, which TensorRT's scatter refuses; so the index must have no static 0 dim. */
+const nonEmptyIndex = (node: Node): Reason => (irShape(value(node, 'index')).some((d) => d === 0) ? 'an empty index scatters nothing; TensorRT scatter layers need a non-empty index' : null);
+
+dynamicOnly(
+  'aten.scatter.src',
+  scatterDynamic((node, ctx) => ctx.tensor(value(node, 'src'))),
+  noQuantized,
+  scatterAxis,
+  nonEmptyIndex,
+  (node) => {
+    const src = irShape(value(node, 'src'));
+    const index = irShape(value(node, 'index'));
+    return src.length === index.length && src.every((d, i) => dimEquals(d, index[i]!)) ? null : 'src must have the shape of index with run-time dims (a larger src is cropped by run-time sizes)';
+  },
+);
+
+dynamicOnly(
+  'aten.scatter.value',
+  scatterDynamic((node, ctx, index) => filledDynamic(ctx, num(node, 'value'), outDType(node), shapeOf(ctx, index, 'updates_shape'), 'updates')),
+  noQuantized,
+  (node) => trtOrNull(outDType(node)),
+  scatterAxis,
+  nonEmptyIndex,
+);
+
 // ---------------------------------------------------------------------------------------
 // Matrix products, softmax, reductions, normalization, attention
 // ---------------------------------------------------------------------------------------
