@@ -33,6 +33,7 @@ import { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';
 import { closeOrt, runOrtModel } from '../helpers/ort-single-op';
+import { withDynamicBatch } from '../conversion/dynamic-batch-helpers';
 import { Random } from '../helpers/random';
 
 afterAll(() => closeOrt());
@@ -159,6 +160,28 @@ describe.each(['pt2', 'onnx'] as const)('mobilenet_v3_small (.%s), compiled once
     expectClose(y!, Tensor.from('float32', [7, 100], rows), FP32, 'batch 7 vs 7 x batch 1');
     const [ort] = await runOrtModel(new Uint8Array(fs.readFileSync(path.join(fixture.dir, fixture.files.onnx!))), [x]);
     expectClose(y!, ort!, FP32, `mobilenet (.${format}) batch 7 vs onnxruntime`);
+  }, 120_000);
+});
+
+describe('squeezenet1_1 (.onnx) with its batch dim renamed to a dim_param, compiled once for batch 1..8', () => {
+  // The export has a static batch of 1; its graph (Conv, Relu, MaxPool, Concat,
+  // GlobalAveragePool, Flatten) bakes no batch size in, so renaming the input's dim 0 makes
+  // it a dynamic-batch model (onnxruntime runs it as such).
+  const fixture = loadFixture('squeezenet1_1');
+  const model = withDynamicBatch(new Uint8Array(fs.readFileSync(path.join(fixture.dir, fixture.files.onnx!))));
+  let program: Program;
+  beforeAll(async () => {
+    program = await compile(model, { backend: 'reference', inputs: { input0: { min: [1, 3, 64, 64], max: [8, 3, 64, 64] } } });
+  }, 120_000);
+  afterAll(() => program?.dispose());
+
+  test('zero fallback; matches PyTorch at the stored batch 1 and onnxruntime at batch 6', async () => {
+    expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
+    expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+    const [{ inputs, outputs }] = fixture.cases;
+    expectClose((await program.run(inputs))[0]!, outputs[0]!, FP32, 'squeezenet batch 1 vs PyTorch');
+    const x = rng.tensor([6, 3, 64, 64]);
+    expectClose((await program.run([x]))[0]!, (await runOrtModel(model, [x]))[0]!, FP32, 'squeezenet batch 6 vs onnxruntime');
   }, 120_000);
 });
 
