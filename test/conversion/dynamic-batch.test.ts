@@ -9,7 +9,7 @@ import '../../lib/conversion/converters';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
-import { buildSingleOpModel, closeOrt, floatAttr, floatsAttr, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
+import { buildSingleOpModel, closeOrt, floatAttr, runOrtGraph, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';
 import { DynGraph, compileAndRun } from '../legalization/helpers';
 import { withDynamicBatch } from './dynamic-batch-helpers';
@@ -204,3 +204,35 @@ describe('scatter with a run-time batch', () => {
     }
   }, 60_000);
 });
+
+test('adaptive avg/max pooling 7x7 -> 3x3 (uneven windows) and max_pool2d_with_indices, run-time batch: match onnxruntime pools with the same windows', async () => {
+  // Adaptive windows of 7 -> 3 are [0, 3), [2, 5), [4, 7): a 3x3 window with stride 2.
+  const b = new DynGraph('adaptive', { s: { min: 1, max: 8 } });
+  const x = b.input('x', 'float32', ['s', 3, 7, 7]);
+  const avg = b.call('aten.adaptive_avg_pool2d.default', { self: x, output_size: [3, 3] }).output;
+  const [amax, aidx] = b.call('aten.adaptive_max_pool2d.default', { self: x, output_size: [3, 3] }).outputs;
+  const [mmax, midx] = b.call('aten.max_pool2d_with_indices.default', { self: x, kernel_size: [3, 3], stride: [2, 2], padding: [0, 0], dilation: [1, 1], ceil_mode: false }).outputs;
+  const graph = b.outputs(avg, amax!, aidx!, mmax!, midx!);
+  const runs = BATCHES.map((n) => [rng.tensor([n, 3, 7, 7])]);
+  const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+  expect(program.report.ops.map((o) => o.converter)).toEqual([
+    'aten.adaptive_avg_pool2d.default (dynamic)',
+    'aten.adaptive_max_pool2d.default (dynamic)',
+    'aten.max_pool2d_with_indices.default (dynamic)',
+  ]);
+  for (const [r, [xv]] of runs.entries()) {
+    const [ortAvg, ortMax, ortIdx] = await runOrtGraph({
+      nodes: [
+        { opType: 'AveragePool', inputs: ['x'], outputs: ['avg'], attributes: { kernel_shape: [3, 3], strides: [2, 2] } },
+        { opType: 'MaxPool', inputs: ['x'], outputs: ['max', 'idx'], attributes: { kernel_shape: [3, 3], strides: [2, 2] } },
+      ],
+      inputs: { x: xv! },
+      outputs: ['avg', 'max', 'idx'],
+    });
+    // ONNX counts indices over the whole [N, C, H, W] tensor, PyTorch within each 7x7 plane.
+    const perPlane = Tensor.from('int64', ortIdx!.shape, Array.from(ortIdx!.data as BigInt64Array, (v) => Number(v) % 49));
+    const n = xv!.shape[0];
+    const expected = [ortAvg!, ortMax!, perPlane, ortMax!, perPlane];
+    outputs[r]!.forEach((t, i) => expectClose(t, expected[i]!, FP32, `adaptive batch ${n} output ${i}`));
+  }
+}, 60_000);
