@@ -20,7 +20,7 @@ import type { ConversionContext } from '../context';
 import { defineConverter, staticIntArgs } from '../define';
 import type { ConverterImpl } from '../registry';
 import { attention } from '../impl/attention';
-import { axisOf, cast, elementwise, reshape } from '../impl/basic';
+import { axisOf, cast, elementwise } from '../impl/basic';
 import { convolution, type ConvSpec } from '../impl/conv';
 import { axesOf, reshapeFromDims } from '../impl/dynamic';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
@@ -39,7 +39,6 @@ import {
   optNumArg,
   optValueArg,
   outDType,
-  outShape,
   reduce,
   scalarOf,
   squeeze,
