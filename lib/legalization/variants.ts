@@ -16,7 +16,7 @@ import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import type { InferContext } from '../ir/ops/infer-context';
 import { sliceExtent, sumDims } from '../ir/ops/shape';
 import { DynamicUnsupportedError } from '../errors';
-import { dimBounds, isStatic, symMod, symMul, symSub, type Dim } from '../ir/symbolic';
+import { dimBounds, formatDim, isStatic, symMod, symMul, symSub, type Dim } from '../ir/symbolic';
 
 /** What a rule's builder uses to make shape tensors and nodes (placed before the node being rewritten). */
 export interface DynBuilder {
@@ -252,7 +252,7 @@ const hasRuntimeDims = (v: Value): boolean => !shapeOf(v).every(isStatic);
 /** A reason unless `d` is ≥ 0 for every value of its symbols (thrown: the partitioner reports it). */
 function provablyNonNegative(b: DynBuilder, d: Dim, what: string): void {
   if (isStatic(d) ? d >= 0 : dimBounds(d, b.graph.symbols).min >= 0) return;
-  throw new DynamicUnsupportedError(`${what} = ${String(d)} may be negative at run time; only non-negative run-time sizes are rewritten`);
+  throw new DynamicUnsupportedError(`${what} = ${formatDim(d)} may be negative at run time; only non-negative run-time sizes are rewritten`);
 }
 
 /** `sizes` along `axis` of `x`, each a trt.slice_dyn starting where the previous ended. */

@@ -236,3 +236,22 @@ test('adaptive avg/max pooling 7x7 -> 3x3 (uneven windows) and max_pool2d_with_i
     outputs[r]!.forEach((t, i) => expectClose(t, expected[i]!, FP32, `adaptive batch ${n} output ${i}`));
   }
 }, 60_000);
+
+test('pooling with run-time spatial dims is refused by the dynamic converter, naming the dims (it falls back)', async () => {
+  const b = new DynGraph('spatial', { s: { min: 4, max: 8 } });
+  const x = b.input('x', 'float32', [2, 3, 's', 6]);
+  const y = b.call('aten.max_pool2d.default', { self: x, kernel_size: [2, 2], stride: [2, 2], padding: [0, 0], dilation: [1, 1], ceil_mode: false }).output;
+  const graph = b.outputs(y);
+  const x0 = Tensor.from('float32', [2, 3, 4, 6], Array.from({ length: 144 }, (_, i) => (i * 37) % 101));
+  const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, [[x0]]);
+  const op = program.report.ops[0]!;
+  expect(op.converted).toBe(false);
+  expect(op.reasons).toEqual(['aten.max_pool2d.default (dynamic): the spatial dims of %x (dim 2) must be static: [2, 3, s, 6]']);
+  // The fallback still computes it: each output is the max of its 2x2 window.
+  const expected = Array.from({ length: 2 * 3 * 2 * 3 }, (_, k) => {
+    const [p, i, j] = [Math.floor(k / 6), Math.floor(k / 3) % 2, k % 3];
+    const v = (h: number, w: number): number => ((p * 24 + h * 6 + w) * 37) % 101;
+    return Math.max(v(2 * i, 2 * j), v(2 * i, 2 * j + 1), v(2 * i + 1, 2 * j), v(2 * i + 1, 2 * j + 1));
+  });
+  expectClose(outputs[0]![0]!, Tensor.from('float32', [2, 3, 2, 3], expected), FP32, 'fallback max pool');
+});

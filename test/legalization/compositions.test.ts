@@ -180,7 +180,7 @@ test('a SymInt pad that may be negative at run time is refused with the reason (
   const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
   const op = program.report.ops.find((o) => o.target === 'aten.constant_pad_nd.default')!;
   expect(op.converted).toBe(false);
-  expect(op.reasons.join('; ')).toMatch(/pad 0 = .* may be negative at run time/);
+  expect(op.reasons.join('; ')).toContain('pad 0 = s-3 may be negative at run time');
   expectClose(outputs[0]![0]!, padRef(runs[0]![0]!, [2, 0], 0), FP32, 'fallback pad');
 });
 

@@ -23,7 +23,7 @@
  */
 import { isFloating, type DType } from '../../ir/dtype';
 import { Value, type Arg, type Node } from '../../ir/graph';
-import { dimEquals, isStatic, type Dim } from '../../ir/symbolic';
+import { dimEquals, formatDim, isStatic, type Dim } from '../../ir/symbolic';
 import type { NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
@@ -603,7 +603,7 @@ dynamicOnly(
     if (!isStatic(irShape(value(node, 'query')).at(-1)!)) return 'the head size (last dim of query) must be static';
     if (node.args.enable_gqa !== true || sameHeads(node)) return null;
     const heads = ['query', 'key', 'value'].map((name) => irShape(value(node, name)).at(-3));
-    if (heads.some((h) => h === undefined || !isStatic(h))) return `grouped-query attention needs static head counts (dim -3 of query, key and value), got ${heads.map(String).join(', ')}`;
+    if (heads.some((h) => h === undefined || !isStatic(h))) return `grouped-query attention needs static head counts (dim -3 of query, key and value), got ${heads.map((h) => (h === undefined ? 'none' : formatDim(h))).join(', ')}`;
     const [hq, hk, hv] = heads as number[];
     if (hq! % hk! !== 0 || hq! % hv! !== 0) return `grouped-query attention: ${hq} query heads are not a multiple of ${hk} key / ${hv} value heads`;
     return null;

@@ -11,7 +11,7 @@
  */
 import { isFloating, type DType } from '../../ir/dtype';
 import type { Node, Value } from '../../ir/graph';
-import { isStatic, type Dim } from '../../ir/symbolic';
+import { formatDim, formatShape, isStatic, type Dim } from '../../ir/symbolic';
 import { InternalError } from '../../errors';
 import { atenConvGeometry, atenPoolGeometry, paddedConvGeometry, paddedPoolGeometry } from '../../ir/ops/nn-geometry';
 import { machineEpsilon } from '../../kernels/norm';
@@ -90,7 +90,7 @@ function trailing(v: Value, n: number): number[] {
 
 function staticShapeOf(dims: readonly Dim[], name: string): number[] {
   return dims.map((d) => {
-    if (typeof d !== 'number') throw new InternalError(`%${name}: dim ${String(d)} is not static`);
+    if (typeof d !== 'number') throw new InternalError(`%${name}: dim ${formatDim(d)} is not static`);
     return d;
   });
 }
@@ -99,7 +99,7 @@ function staticShapeOf(dims: readonly Dim[], name: string): number[] {
 function staticAxes(v: Value, axes: readonly number[], what: string): string | null {
   const shape = v.tensorType.shape;
   const bad = axes.filter((a) => !isStatic(shape[a]!));
-  return bad.length === 0 ? null : `the ${what} of %${v.name} (dim ${bad.join(', ')}) must be static: ${shape.map(String).join(', ')}`;
+  return bad.length === 0 ? null : `the ${what} of %${v.name} (dim ${bad.join(', ')}) must be static: ${formatShape(shape)}`;
 }
 
 /** The last `n` dims (spatial) of input `name` and of output 0 must be static. */
