@@ -15,7 +15,8 @@
 import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import type { InferContext } from '../ir/ops/infer-context';
 import { sliceExtent, sumDims } from '../ir/ops/shape';
-import { isStatic, type Dim } from '../ir/symbolic';
+import { DynamicUnsupportedError } from '../errors';
+import { dimBounds, formatDim, isStatic, symMod, symMul, symSub, type Dim } from '../ir/symbolic';
 
 /** What a rule's builder uses to make shape tensors and nodes (placed before the node being rewritten). */
 export interface DynBuilder {
@@ -240,6 +241,141 @@ function scalarOperand(tensorTarget: string): DynamicRule {
   };
 }
 
+// ---------------------------------------------------------------------------------------
+// Compositions: ops with no `_dyn` op of their own, rebuilt from the `_dyn` ops above and
+// ordinary ops (cat) whose dynamic converters exist. Each output keeps its exact type.
+// ---------------------------------------------------------------------------------------
+
+const shapeOf = (v: Value): readonly Dim[] => v.tensorType.shape;
+const hasRuntimeDims = (v: Value): boolean => !shapeOf(v).every(isStatic);
+
+/** A reason unless `d` is ≥ 0 for every value of its symbols (thrown: the partitioner reports it). */
+function provablyNonNegative(b: DynBuilder, d: Dim, what: string): void {
+  if (isStatic(d) ? d >= 0 : dimBounds(d, b.graph.symbols).min >= 0) return;
+  throw new DynamicUnsupportedError(`${what} = ${formatDim(d)} may be negative at run time; only non-negative run-time sizes are rewritten`);
+}
+
+/** `sizes` along `axis` of `x`, each a trt.slice_dyn starting where the previous ended. */
+function slicesAlong(b: DynBuilder, x: Value, axis: number, sizes: readonly Dim[]): Value[] {
+  let start: Dim = 0;
+  return sizes.map((length) => {
+    const piece = b.call('trt.slice_dyn', { self: x, dim: axis, start: b.scalar(start), length: b.scalar(length), step: 1 }).output;
+    start = sumDims([start, length]);
+    return piece;
+  });
+}
+
+/**
+ * constant_pad_nd: per padded dim (the last first, as PyTorch lists the pairs), a cat of
+ * fills shaped like the tensor with that dim replaced by the pad, around the tensor.
+ * Negative (cropping) pads with run-time dims are refused.
+ */
+const CONSTANT_PAD: DynamicRule = {
+  variant: 'trt.full_dyn',
+  needs: (node) => {
+    const sym = onSymInts(['pad'])(node);
+    return sym.length > 0 ? sym : hasRuntimeDims(self(node)) ? ['pad'] : [];
+  },
+  refuse: (node) => {
+    if (holdsSymInt(node.args.value)) return 'the fill value must be static';
+    const pad = dimsOfArg(node.args.pad!);
+    return pad.some((p) => isStatic(p) && p < 0) ? 'negative (cropping) pads with run-time dims are not rewritten' : quantized(node);
+  },
+  build: (node, b) => {
+    const pad = dimsOfArg(node.args.pad!);
+    const dtype = node.outputs[0]!.tensorType.dtype;
+    let x = self(node);
+    const rank = shapeOf(x).length;
+    for (let k = 0; k < pad.length / 2; k++) {
+      const axis = rank - 1 - k;
+      const [before, after] = [pad[2 * k]!, pad[2 * k + 1]!];
+      provablyNonNegative(b, before, `pad ${2 * k}`);
+      provablyNonNegative(b, after, `pad ${2 * k + 1}`);
+      const fill = (n: Dim): Value => {
+        const shape = shapeOf(x).map((d, i) => (i === axis ? n : d));
+        return b.call('trt.full_dyn', { size: b.list(shape), fill_value: node.args.value ?? 0, dtype }).output;
+      };
+      const parts = [...(before === 0 ? [] : [fill(before)]), x, ...(after === 0 ? [] : [fill(after)])];
+      if (parts.length > 1) x = b.call('aten.cat.default', { tensors: parts, dim: axis }).output;
+    }
+    // No pad at all: still one node of its own, so the rewrite never renames its input.
+    return [x === self(node) ? b.call('trt.reshape_dyn', { self: x, shape: b.list(shapeOf(x)) }).output : x];
+  },
+};
+
+/** aten.pad in mode "constant" is constant_pad_nd. */
+const PAD: DynamicRule = {
+  ...CONSTANT_PAD,
+  refuse: (node) => (node.args.mode !== 'constant' ? `padding mode "${String(node.args.mode)}" is not rewritten (only "constant")` : CONSTANT_PAD.refuse!(node)),
+};
+
+/**
+ * repeat: [d0, d1, ...] viewed as [1, d0, 1, d1, ...], expanded to [r0, d0, r1, d1, ...] and
+ * merged to [r0*d0, r1*d1, ...] (PyTorch's tiling order).
+ */
+const REPEAT: DynamicRule = {
+  variant: 'trt.expand_dyn',
+  needs: (node) => {
+    const sym = onSymInts(['repeats'])(node);
+    return sym.length > 0 ? sym : hasRuntimeDims(self(node)) ? ['repeats'] : [];
+  },
+  refuse: quantized,
+  build: (node, b) => {
+    const reps = dimsOfArg(node.args.repeats!);
+    const x = self(node);
+    reps.forEach((r, i) => provablyNonNegative(b, r, `repeats[${i}]`));
+    const dims = [...new Array<Dim>(reps.length - shapeOf(x).length).fill(1), ...shapeOf(x)];
+    const split = b.call('trt.reshape_dyn', { self: x, shape: b.list(dims.flatMap((d) => [1, d])) }).output;
+    const tiled = b.call('trt.expand_dyn', { self: split, size: b.list(dims.flatMap((d, i) => [reps[i]!, d])) }).output;
+    return [b.call('trt.reshape_dyn', { self: tiled, shape: b.list(dims.map((d, i) => symMul(reps[i]!, d))) }).output];
+  },
+};
+
+/**
+ * roll along given dims: per dim, with s = shift mod n (Python's sign rule), the last s
+ * elements then the first n - s (two trt.slice_dyn and a cat).
+ */
+const ROLL: DynamicRule = {
+  variant: 'trt.slice_dyn',
+  needs: (node) => {
+    const sym = onSymInts(['shifts'])(node);
+    return sym.length > 0 ? sym : hasRuntimeDims(self(node)) ? ['shifts'] : [];
+  },
+  refuse: (node) => ((node.args.dims as number[] | undefined)?.length ? quantized(node) : 'roll over the flattened tensor (no dims) is not rewritten'),
+  build: (node, b) => {
+    const shifts = dimsOfArg(node.args.shifts!);
+    const rank = shapeOf(self(node)).length;
+    let x = self(node);
+    (node.args.dims as number[]).forEach((d, i) => {
+      const axis = d < 0 ? d + rank : d;
+      const n = shapeOf(x)[axis]!;
+      const s = symMod(shifts[i]!, n);
+      const [tail, head] = slicesAlong(b, x, axis, [symSub(n, s), s]);
+      x = b.call('aten.cat.default', { tensors: [head!, tail!], dim: axis }).output;
+    });
+    return [x];
+  },
+};
+
+/** split / split_with_sizes with SymInt sizes or along a run-time dim: one trt.slice_dyn per piece (sizes from the exact output types). */
+const SPLIT: DynamicRule = {
+  variant: 'trt.slice_dyn',
+  needs: (node) => {
+    const sym = onSymInts(['split_size', 'split_sizes'])(node);
+    return sym.length > 0 ? sym : isStatic(dimSize(node)) ? [] : ['split_size' in node.args ? 'split_size' : 'split_sizes'];
+  },
+  refuse: quantized,
+  build: (node, b) => {
+    const axis = normalizedAxis(node);
+    return slicesAlong(
+      b,
+      self(node),
+      axis,
+      node.outputs.map((o) => o.tensorType.shape[axis]!),
+    );
+  },
+};
+
 /**
  * The rules by target. SymInt-producing ops (`aten.sym_size.int`, `sym.*`) are not here:
  * the legalization pass turns them into `trt.size_dyn` / `trt.sym_*_dyn` itself (their
@@ -270,6 +406,12 @@ export const DYNAMIC_RULES: ReadonlyMap<string, DynamicRule> = new Map<string, D
   ['aten.rsub.Scalar', scalarOperand('aten.rsub.Tensor')],
   ['aten.mul.Scalar', scalarOperand('aten.mul.Tensor')],
   ['aten.div.Scalar', scalarOperand('aten.div.Tensor')],
+  ['aten.constant_pad_nd.default', CONSTANT_PAD],
+  ['aten.pad.default', PAD],
+  ['aten.repeat.default', REPEAT],
+  ['aten.roll.default', ROLL],
+  ['aten.split.Tensor', SPLIT],
+  ['aten.split_with_sizes.default', SPLIT],
 ]);
 
 /** The SymInt-producing ops the pass itself turns into shape-tensor ops. */

@@ -156,9 +156,10 @@ describe('ops with no _dyn variant', () => {
     const b = new DynGraph('unsupported', { s0: { min: 1, max: 8 } });
     const x = b.input('x', 'float32', ['s0', 8]);
     const n = b.size(x, 0);
-    const tiled = b.call('aten.repeat.default', { self: x, repeats: [n, 1] }).output;
-    const padded = b.call('aten.constant_pad_nd.default', { self: x, pad: [0, n] }).output;
-    const rolled = b.call('aten.roll.default', { self: x, shifts: [n], dims: [1] }).output;
+    // repeat, constant_pad_nd and roll by SymInts have rewrites (test/legalization/compositions.test.ts); these forms do not.
+    const tiled = b.call('aten.repeat_interleave.self_int', { self: x, repeats: n, dim: 1 }).output;
+    const padded = b.call('aten.constant_pad_nd.default', { self: x, pad: [-1, n] }).output;
+    const rolled = b.call('aten.roll.default', { self: x, shifts: [n], dims: [] }).output;
     const viewed = b.call('aten.view.default', { self: x, size: [n, 2, 4] }).output;
     return b.outputs(tiled, padded, rolled, viewed);
   };
@@ -174,11 +175,13 @@ describe('ops with no _dyn variant', () => {
     const e = error as DynamicUnsupportedError;
     expect(e.code).toBe('E_DYNAMIC_UNSUPPORTED');
     expect(e.message).toMatch(/^3 op\(s\) take an int argument that depends on a dynamic dim/);
-    expect(e.message).toContain('node repeat (aten.repeat.default): argument repeats = [s0, 1]');
-    expect(e.message).toContain('node constant_pad_nd (aten.constant_pad_nd.default): argument pad = [0, s0]');
+    expect(e.message).toContain('node repeat_interleave (aten.repeat_interleave.self_int): argument repeats = s0');
+    expect(e.message).toContain('node constant_pad_nd (aten.constant_pad_nd.default): argument pad = [-1, s0]');
+    expect(e.message).toContain('negative (cropping) pads with run-time dims are not rewritten');
     expect(e.message).toContain('node roll (aten.roll.default): argument shifts = [s0]');
+    expect(e.message).toContain('roll over the flattened tensor (no dims) is not rewritten');
     expect(e.message).not.toContain('aten.view.default');
-    expect((e.details.ops as Array<{ node: string }>).map((o) => o.node)).toEqual(['repeat', 'constant_pad_nd', 'roll']);
+    expect((e.details.ops as Array<{ node: string }>).map((o) => o.node)).toEqual(['repeat_interleave', 'constant_pad_nd', 'roll']);
   });
 
   test('compile() fails with that one error', async () => {
@@ -189,7 +192,7 @@ describe('ops with no _dyn variant', () => {
     const g = build();
     const program = await expectMatchesInterpreter(g, [1, 4, 8].map((k) => [rng.tensor([k, 8])]), { dynamicFallback: true });
     const refused = program.report.ops.filter((o) => !o.converted);
-    expect(refused.map((o) => o.node).sort()).toEqual(['constant_pad_nd', 'repeat', 'roll']);
+    expect(refused.map((o) => o.node).sort()).toEqual(['constant_pad_nd', 'repeat_interleave', 'roll']);
     for (const o of refused) expect(o.reasons.join()).toMatch(/depends on a dynamic dim and needs a shape tensor.*dynamicFallback/);
     expect(program.report.ops.find((o) => o.node === 'view')).toMatchObject({ converted: true, dynamicVariant: 'trt.reshape_dyn' });
   });

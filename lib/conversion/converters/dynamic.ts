@@ -23,7 +23,7 @@
  */
 import { isFloating, type DType } from '../../ir/dtype';
 import { Value, type Arg, type Node } from '../../ir/graph';
-import { dimEquals, isStatic, type Dim } from '../../ir/symbolic';
+import { dimEquals, formatDim, isStatic, type Dim } from '../../ir/symbolic';
 import type { NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
@@ -50,6 +50,7 @@ import {
 import { indexTensor } from '../impl/indices';
 import { sliceBounds, VIEW_TARGETS } from '../impl/shape';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
+import { repeatHeads } from '../impl/attention';
 import { layerNorm, moments, rmsNorm } from '../impl/norm';
 import { reduceTo, reductionAxes, softmax, SOFTMAX_TARGETS } from '../impl/reduce';
 import { machineEpsilon } from '../../kernels/norm';
@@ -416,6 +417,49 @@ dynamicOnly(
   },
 );
 
+/**
+ * scatter.src / scatter.value with run-time dims: the scatter axis of self must be static
+ * (negative indices wrap by it), and src must have the index's shape (torch.scatter reads
+ * only the index-shaped leading block of a larger src, a crop by run-time sizes).
+ */
+function scatterDynamic(updates: (node: Node, ctx: ConversionContext, index: NetTensor) => NetTensor): ConverterImpl {
+  return (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const index = value(node, 'index');
+    const idx = indexTensor(ctx, index, irShape(self)[axis] as number);
+    return [ctx.add({ kind: 'scatter', mode: 'element', axis }, [ctx.tensor(self), idx, updates(node, ctx, ctx.tensor(index))])];
+  };
+}
+
+const scatterAxis = (node: Node): Reason =>
+  rankOf(value(node, 'self')) === 0 ? 'a 0-dim scatter has no run-time dims' : rankOf(value(node, 'index')) !== rankOf(value(node, 'self')) ? 'index and self differ in rank' : staticAxis(node);
+
+/** An index that is empty for some run-time size scatters nothing, which TensorRT's scatter refuses; so the index must have no static 0 dim. */
+const nonEmptyIndex = (node: Node): Reason => (irShape(value(node, 'index')).some((d) => d === 0) ? 'an empty index scatters nothing; TensorRT scatter layers need a non-empty index' : null);
+
+dynamicOnly(
+  'aten.scatter.src',
+  scatterDynamic((node, ctx) => ctx.tensor(value(node, 'src'))),
+  noQuantized,
+  scatterAxis,
+  nonEmptyIndex,
+  (node) => {
+    const src = irShape(value(node, 'src'));
+    const index = irShape(value(node, 'index'));
+    return src.length === index.length && src.every((d, i) => dimEquals(d, index[i]!)) ? null : 'src must have the shape of index with run-time dims (a larger src is cropped by run-time sizes)';
+  },
+);
+
+dynamicOnly(
+  'aten.scatter.value',
+  scatterDynamic((node, ctx, index) => filledDynamic(ctx, num(node, 'value'), outDType(node), shapeOf(ctx, index, 'updates_shape'), 'updates')),
+  noQuantized,
+  (node) => trtOrNull(outDType(node)),
+  scatterAxis,
+  nonEmptyIndex,
+);
+
 // ---------------------------------------------------------------------------------------
 // Matrix products, softmax, reductions, normalization, attention
 // ---------------------------------------------------------------------------------------
@@ -501,6 +545,12 @@ dynamicOnly(
   staticNormalized,
 );
 
+/** True when query, key and value have one head count (dim -3; 1 when absent), static or not. */
+function sameHeads(node: Node): boolean {
+  const [q, k, v] = ['query', 'key', 'value'].map((name) => irShape(value(node, name)).at(-3) ?? 1);
+  return dimEquals(q!, k!) && dimEquals(q!, v!);
+}
+
 /**
  * scaled_dot_product_attention with run-time sequence lengths: softmax(Q·Kᵀ·scale + mask)·V,
  * the causal mask built at run time as (j - i > 0 ? -inf : 0) from a linspace fill over
@@ -511,8 +561,14 @@ dynamicOnly(
   (node, ctx) => {
     const query = value(node, 'query');
     const q = pinned(ctx, ctx.tensor(query), query, 'query_pin');
-    const k = pinned(ctx, ctx.tensor(value(node, 'key')), value(node, 'key'), 'key_pin');
-    const v = ctx.tensor(value(node, 'value'));
+    let k = pinned(ctx, ctx.tensor(value(node, 'key')), value(node, 'key'), 'key_pin');
+    let v = pinned(ctx, ctx.tensor(value(node, 'value')), value(node, 'value'), 'value_pin');
+    if (node.args.enable_gqa === true && !sameHeads(node)) {
+      // Grouped-query attention: each key/value head serves Hq/Hkv query heads (static head counts, checked).
+      const heads = irShape(query).at(-3) as number;
+      k = repeatHeads(ctx, k, heads / (irShape(value(node, 'key')).at(-3) as number), 'key');
+      v = repeatHeads(ctx, v, heads / (irShape(value(node, 'value')).at(-3) as number), 'value');
+    }
     const E = irShape(query).at(-1) as number;
     const scale = optNum(node, 'scale') ?? 1 / Math.sqrt(E);
     let scores = scaled(ctx, torchMatmul(ctx, q, k, true, 'scores'), scale, 'scale');
@@ -545,9 +601,11 @@ dynamicOnly(
   (node) => {
     if (num(node, 'dropout_p') !== 0) return 'dropout_p must be 0 in inference';
     if (!isStatic(irShape(value(node, 'query')).at(-1)!)) return 'the head size (last dim of query) must be static';
-    const q = irShape(value(node, 'query'));
-    const k = irShape(value(node, 'key'));
-    if (node.args.enable_gqa === true && !dimEquals(q.at(-3) ?? 1, k.at(-3) ?? 1)) return 'grouped-query attention with run-time shapes is not supported';
+    if (node.args.enable_gqa !== true || sameHeads(node)) return null;
+    const heads = ['query', 'key', 'value'].map((name) => irShape(value(node, name)).at(-3));
+    if (heads.some((h) => h === undefined || !isStatic(h))) return `grouped-query attention needs static head counts (dim -3 of query, key and value), got ${heads.map((h) => (h === undefined ? 'none' : formatDim(h))).join(', ')}`;
+    const [hq, hk, hv] = heads as number[];
+    if (hq! % hk! !== 0 || hq! % hv! !== 0) return `grouped-query attention: ${hq} query heads are not a multiple of ${hk} key / ${hv} value heads`;
     return null;
   },
 );

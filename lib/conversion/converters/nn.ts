@@ -5,19 +5,24 @@
  * read the node's arguments, refuse in checkArgs what TensorRT cannot do (the partitioner
  * then sends the node to a fallback segment, naming the reason), build.
  *
- * All are registered for static shapes only ({ dynamic: false }).
+ * Registered for static shapes; convolution, batch norm, pooling, resize, top-k and max/min
+ * along a dim also for run-time dims (`<target> (dynamic)`, see `registerDynamic`) where
+ * the dims their geometry reads are static: a dynamic batch (docs/dynamic-shapes.md).
  */
 import { isFloating, type DType } from '../../ir/dtype';
-import type { Node } from '../../ir/graph';
+import type { Node, Value } from '../../ir/graph';
+import { formatDim, formatShape, isStatic, type Dim } from '../../ir/symbolic';
+import { InternalError } from '../../errors';
 import { atenConvGeometry, atenPoolGeometry, paddedConvGeometry, paddedPoolGeometry } from '../../ir/ops/nn-geometry';
 import { machineEpsilon } from '../../kernels/norm';
 import type { NetTensor } from '../../network';
 import type { ConversionContext } from '../context';
-import { defineConverter } from '../define';
+import { defineConverter, staticIntArgs } from '../define';
 import type { ConverterImpl } from '../registry';
 import { attention } from '../impl/attention';
-import { axisOf, cast, elementwise, reshape } from '../impl/basic';
+import { axisOf, cast, elementwise } from '../impl/basic';
 import { convolution, type ConvSpec } from '../impl/conv';
+import { axesOf, reshapeFromDims } from '../impl/dynamic';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
 import { batchNorm, groupNorm, layerNorm, moments, rmsNorm } from '../impl/norm';
 import {
@@ -34,7 +39,6 @@ import {
   optNumArg,
   optValueArg,
   outDType,
-  outShape,
   reduce,
   scalarOf,
   squeeze,
@@ -60,10 +64,55 @@ import { resize, type CoordinateMode, type NearestMode, type ResizeSpec } from '
 // ---------------------------------------------------------------------------------------------
 // Registration helpers
 
+type Reason = (node: Node) => string | null;
+
 /** Registers `impl` for static shapes, with the shared static-value check before the converter's own checks. */
-function register(target: string, impl: ConverterImpl, ...more: Array<(node: Node) => string | null>): void {
+function register(target: string, impl: ConverterImpl, ...more: Reason[]): void {
   defineConverter(target, impl, { checks: [symbolicReason, ...more] });
 }
+
+/**
+ * Registers `impl` for static shapes (as `register`) and for nodes with run-time dims
+ * (`<target> (dynamic)`): int arguments must be static (ops whose ints hold SymInts are the
+ * legalization's), then `dims` says which dims the converter reads must be static, then the
+ * converter's own checks. The layer builders copy every other dim at run time.
+ */
+function registerDynamic(target: string, impl: ConverterImpl, dims: Reason, ...more: Reason[]): void {
+  register(target, impl, ...more);
+  defineConverter(target, impl, { shapes: 'dynamic', checks: [staticIntArgs, dims, ...more] });
+}
+
+/** The last `n` dims of `v` as numbers (the converters read them only after `staticTrailing` passed). */
+function trailing(v: Value, n: number): number[] {
+  const shape = v.tensorType.shape;
+  return staticShapeOf(shape.slice(shape.length - n), v.name);
+}
+
+function staticShapeOf(dims: readonly Dim[], name: string): number[] {
+  return dims.map((d) => {
+    if (typeof d !== 'number') throw new InternalError(`%${name}: dim ${formatDim(d)} is not static`);
+    return d;
+  });
+}
+
+/** A reason unless dims `axes(rank)` of `v` are static. */
+function staticAxes(v: Value, axes: readonly number[], what: string): string | null {
+  const shape = v.tensorType.shape;
+  const bad = axes.filter((a) => !isStatic(shape[a]!));
+  return bad.length === 0 ? null : `the ${what} of %${v.name} (dim ${bad.join(', ')}) must be static: ${formatShape(shape)}`;
+}
+
+/** The last `n` dims (spatial) of input `name` and of output 0 must be static. */
+const staticSpatial =
+  (name: string, n: (node: Node) => number) =>
+  (node: Node): string | null => {
+    const count = n(node);
+    const x = valueArg(node, name);
+    const out = node.outputs[0]!;
+    const axesIn = Array.from({ length: count }, (_, i) => x.tensorType.shape.length - count + i);
+    const axesOut = Array.from({ length: count }, (_, i) => out.tensorType.shape.length - count + i);
+    return staticAxes(x, axesIn, 'spatial dims') ?? staticAxes(out, axesOut, 'spatial dims');
+  };
 
 const input = (ctx: ConversionContext, node: Node, name: string): NetTensor => ctx.tensor(valueArg(node, name));
 const optInput = (ctx: ConversionContext, node: Node, name: string): NetTensor | null => {
@@ -113,19 +162,28 @@ register('aten.amin.default', reduction('min', (n) => intList(n, 'dim'), keep));
 register('aten.max.default', reduction('max', all, noKeep));
 register('aten.min.default', reduction('min', all, noKeep));
 
+/** Top-k (and max/min along a dim) reads the size of the axis it selects along. */
+function staticReducedAxis(node: Node): string | null {
+  const x = valueArg(node, 'self');
+  const rank = x.tensorType.shape.length;
+  if (rank === 0) return null;
+  const d = numArg(node, 'dim');
+  return staticAxes(x, [d < 0 ? d + rank : d], 'dim selected along');
+}
+
 for (const [name, op] of [
   ['max', 'max'],
   ['min', 'min'],
 ] as const) {
   // Values and indices from one top-k with k = 1.
-  register(`aten.${name}.dim`, (node, ctx) => {
+  registerDynamic(`aten.${name}.dim`, (node, ctx) => {
     const x = input(ctx, node, 'self');
     const rank = x.shape.length;
     if (rank === 0) return [ctx.add({ kind: 'identity' }, [x]), constantOf(ctx, 'int64', [], [0], 'index')];
     const axis = axisOf(ctx, numArg(node, 'dim'), rank);
     const [values, indices] = topk(ctx, x, op, 1, axis);
     return boolArg(node, 'keepdim') ? [values, indices] : [squeeze(ctx, values, [axis], 'values'), squeeze(ctx, indices, [axis], 'indices')];
-  });
+  }, staticReducedAxis);
   register(`aten.arg${name}.default`, (node, ctx) => [argExtremum(ctx, input(ctx, node, 'self'), op, optNumArg(node, 'dim'), boolArg(node, 'keepdim'))]);
   register(`trt.arg${name}_last`, (node, ctx) => [argExtremum(ctx, input(ctx, node, 'self'), op, numArg(node, 'dim'), boolArg(node, 'keepdim'), true)]);
 }
@@ -219,6 +277,22 @@ function constantWeights(node: Node): string | null {
 
 const spatialOf = (node: Node): number => rankOf(node, 'weight') - 2;
 
+/**
+ * The (de)convolution layer needs a static channel dim; a transposed convolution whose
+ * output padding exceeds its padding adds rows by a slice sized from static spatial dims.
+ */
+function convDims(transposedSpec: (node: Node) => ConvSpec | Omit<ConvSpec, 'transposed'> | null): Reason {
+  return (node) => {
+    const x = valueArg(node, 'input');
+    const channels = staticAxes(x, [1], 'channel dim');
+    if (channels) return channels;
+    const spec = transposedSpec(node);
+    if (spec === null || spec.padEnd.every((p, i) => p >= spec.outputPadding[i]!)) return null;
+    const rank = x.tensorType.shape.length;
+    return staticAxes(x, Array.from({ length: rank - 2 }, (_, i) => 2 + i), 'spatial dims (output padding beyond the padding)');
+  };
+}
+
 function convImpl(spec: (node: Node, n: number) => ConvSpec): ConverterImpl {
   return (node, ctx) => {
     const weight = constantData(valueArg(node, 'weight'));
@@ -227,24 +301,30 @@ function convImpl(spec: (node: Node, n: number) => ConvSpec): ConverterImpl {
   };
 }
 
-register(
+registerDynamic(
   'aten.convolution.default',
   convImpl((node, n) => {
     const transposed = boolArg(node, 'transposed');
     return { ...atenConvGeometry(geometryArgs(node), n, transposed), transposed };
   }),
+  convDims((node) => {
+    const transposed = boolArg(node, 'transposed');
+    return transposed ? atenConvGeometry(geometryArgs(node), spatialOf(node), true) : null;
+  }),
   constantWeights,
 );
 
-register(
+registerDynamic(
   'trt.conv_padded',
   convImpl((node, n) => paddedConvGeometry(geometryArgs(node), n, false)),
+  convDims(() => null),
   constantWeights,
 );
 
-register(
+registerDynamic(
   'trt.conv_transpose_padded',
   convImpl((node, n) => ({ ...paddedConvGeometry(geometryArgs(node), n, true), outputPadding: intList(node, 'output_padding', n) })),
+  convDims((node) => ({ ...paddedConvGeometry(geometryArgs(node), spatialOf(node), true), outputPadding: intList(node, 'output_padding', spatialOf(node)) })),
   constantWeights,
 );
 
@@ -256,8 +336,7 @@ const NARROW = new Set<string>(['bool', 'uint8', 'int8']);
 
 /** The IR's output spatial sizes of a pool with `n` spatial dims. */
 function pooledOut(node: Node, n: number): number[] {
-  const shape = outShape(node);
-  return shape.slice(shape.length - n);
+  return trailing(node.outputs[0]!, n);
 }
 
 /** Sliding geometry of an ATen pool (stride [] means the kernel). */
@@ -295,23 +374,36 @@ function tapsNeeded(withIndices: boolean, spec: (node: Node) => SlidingSpec) {
 
 for (const n of [1, 2, 3]) {
   const spec = (node: Node): SlidingSpec => atenPool(node, n, true);
-  register(`aten.max_pool${n}d.default`, (node, ctx) => [maxPoolOf(ctx, node, spec(node), false)[0]], tapsNeeded(false, spec));
+  const spatial = staticSpatial('self', () => n);
+  registerDynamic(`aten.max_pool${n}d.default`, (node, ctx) => [maxPoolOf(ctx, node, spec(node), false)[0]], spatial, tapsNeeded(false, spec));
   // The indices are composed from taps: only built when something reads them.
-  register(
+  registerDynamic(
     `aten.max_pool${n}d_with_indices.default`,
     (node, ctx) => maxPoolOf(ctx, node, spec(node), ctx.isUsed(node.outputs[1]!)),
+    spatial,
     tapsNeeded(true, spec),
   );
-  register(`aten.avg_pool${n}d.default`, (node, ctx) => [
-    avgPool(ctx, input(ctx, node, 'self'), n, {
-      ...atenPool(node, n, false),
-      countIncludePad: boolArg(node, 'count_include_pad'),
-      divisorOverride: n === 1 ? null : optNumArg(node, 'divisor_override'),
-    }),
-  ]);
+  registerDynamic(
+    `aten.avg_pool${n}d.default`,
+    (node, ctx) => [
+      avgPool(ctx, input(ctx, node, 'self'), n, {
+        ...atenPool(node, n, false),
+        countIncludePad: boolArg(node, 'count_include_pad'),
+        divisorOverride: n === 1 ? null : optNumArg(node, 'divisor_override'),
+      }),
+    ],
+    spatial,
+  );
 }
 
-register('trt.max_pool_padded', (node, ctx) => [maxPoolOf(ctx, node, paddedPool(node, true), false)[0]], tapsNeeded(false, (node) => paddedPool(node, true)));
+const paddedSpatial = staticSpatial('self', (node) => intList(node, 'kernel_size').length);
+
+registerDynamic(
+  'trt.max_pool_padded',
+  (node, ctx) => [maxPoolOf(ctx, node, paddedPool(node, true), false)[0]],
+  paddedSpatial,
+  tapsNeeded(false, (node) => paddedPool(node, true)),
+);
 
 register(
   'trt.max_pool_onnx_indices',
@@ -328,19 +420,21 @@ register(
   tapsNeeded(true, (node) => paddedPool(node, true)),
 );
 
-register('trt.avg_pool_padded', (node, ctx) => [
-  avgPool(ctx, input(ctx, node, 'self'), intList(node, 'kernel_size').length, {
-    ...paddedPool(node, false),
-    countIncludePad: boolArg(node, 'count_include_pad'),
-    divisorOverride: null,
-  }),
-]);
+registerDynamic(
+  'trt.avg_pool_padded',
+  (node, ctx) => [
+    avgPool(ctx, input(ctx, node, 'self'), intList(node, 'kernel_size').length, {
+      ...paddedPool(node, false),
+      countIncludePad: boolArg(node, 'count_include_pad'),
+      divisorOverride: null,
+    }),
+  ],
+  paddedSpatial,
+);
 
 /** The adaptive pool's input spatial sizes and output sizes. */
 function adaptiveSizes(node: Node, n: number): { inSizes: number[]; out: number[] } {
-  const shape = staticShape(valueArg(node, 'self'));
-  const o = outShape(node);
-  return { inSizes: shape.slice(shape.length - n), out: o.slice(o.length - n) };
+  return { inSizes: trailing(valueArg(node, 'self'), n), out: trailing(node.outputs[0]!, n) };
 }
 
 function adaptiveChecks(n: number, withIndices: boolean) {
@@ -361,9 +455,10 @@ function adaptiveChecks(n: number, withIndices: boolean) {
 
 for (const n of [1, 2, 3]) {
   const avg: ConverterImpl = (node, ctx) => [adaptivePool(ctx, input(ctx, node, 'self'), n, adaptiveSizes(node, n).out, 'avg', false)[0]];
-  register(`aten.adaptive_avg_pool${n}d.default`, avg, adaptiveChecks(n, false));
-  if (n > 1) register(`aten._adaptive_avg_pool${n}d.default`, avg, adaptiveChecks(n, false));
-  register(
+  const spatial = staticSpatial('self', () => n);
+  registerDynamic(`aten.adaptive_avg_pool${n}d.default`, avg, spatial, adaptiveChecks(n, false));
+  if (n > 1) registerDynamic(`aten._adaptive_avg_pool${n}d.default`, avg, spatial, adaptiveChecks(n, false));
+  registerDynamic(
     `aten.adaptive_max_pool${n}d.default`,
     (node, ctx) => {
       const x = input(ctx, node, 'self');
@@ -371,15 +466,16 @@ for (const n of [1, 2, 3]) {
       const { out } = adaptiveSizes(node, n);
       if (out.every((o) => o === 1)) {
         // Global: values and indices from one top-k over the flattened spatial dims.
-        const lead = via.shape.slice(0, via.shape.length - n);
-        const flat = reshape(ctx, via, [...lead, via.shape.slice(lead.length).reduce((a, d) => a * d, 1)], 'flatten');
+        const lead = axesOf(via, 0, via.shape.length - n);
+        const flat = reshapeFromDims(ctx, via, [...lead, via.shape.slice(lead.length).reduce((a, d) => a * d, 1)], 'flatten');
         const [values, indices] = topk(ctx, flat, 'max', 1, lead.length);
         const shape = [...lead, ...out];
-        return [cast(ctx, reshape(ctx, values, shape, 'values'), x.dtype, 'narrow'), reshape(ctx, indices, shape, 'indices')];
+        return [cast(ctx, reshapeFromDims(ctx, values, shape, 'values'), x.dtype, 'narrow'), reshapeFromDims(ctx, indices, shape, 'indices')];
       }
       const [values, indices] = adaptivePool(ctx, via, n, out, 'max', true);
       return [cast(ctx, values, x.dtype, 'narrow'), indices!];
     },
+    spatial,
     adaptiveChecks(n, true),
   );
 }
@@ -426,15 +522,18 @@ function batchNormOf(ctx: ConversionContext, node: Node): NetTensor {
   );
 }
 
-register('aten.batch_norm.default', (node, ctx) => [batchNormOf(ctx, node)], (node) =>
+/** Batch norm reads the channel count (dim 1). */
+const staticChannels = (node: Node): string | null => staticAxes(valueArg(node, 'input'), [1], 'channel dim');
+
+registerDynamic('aten.batch_norm.default', (node, ctx) => [batchNormOf(ctx, node)], staticChannels, (node) =>
   boolArg(node, 'training') ? 'training-mode batch_norm updates running statistics; export the model in eval() mode' : null,
 );
 
-register('aten._native_batch_norm_legit_no_training.default', (node, ctx) => {
+registerDynamic('aten._native_batch_norm_legit_no_training.default', (node, ctx) => {
   const out = batchNormOf(ctx, node);
   // save_mean and save_invstd are empty in inference.
   return [out, filledOf(ctx, 0, out.dtype, [0], 'save_mean'), filledOf(ctx, 0, out.dtype, [0], 'save_invstd')];
-});
+}, staticChannels);
 
 register('aten.group_norm.default', (node, ctx) => [
   groupNorm(ctx, input(ctx, node, 'input'), numArg(node, 'num_groups'), optInput(ctx, node, 'weight'), optInput(ctx, node, 'bias'), numArg(node, 'eps')).out,
@@ -469,20 +568,23 @@ function scalesArg(node: Node, name: string): number[] | null {
   return Array.isArray(a) ? (a as number[]) : null;
 }
 
+/** The resized dims (all but N and C) must be static in the input and the output. */
+const resizeSpatial = (name: string): Reason => staticSpatial(name, (node) => valueArg(node, name).tensorType.shape.length - 2);
+
 function resizeImpl(spec: (node: Node) => ResizeSpec, inputName: string): ConverterImpl {
   return (node, ctx) => {
     const x = input(ctx, node, inputName);
-    const shape = outShape(node);
-    return [resize(ctx, x, shape.slice(2), spec(node))];
+    return [resize(ctx, x, trailing(node.outputs[0]!, node.outputs[0]!.tensorType.shape.length - 2), spec(node))];
   };
 }
 
-register(
+registerDynamic(
   'aten.upsample_nearest2d.vec',
   resizeImpl((node) => ({ mode: 'nearest', coordinate: 'asymmetric', nearest: 'floor', scales: node.args.output_size === null ? scalesArg(node, 'scale_factors') : null }), 'input'),
+  resizeSpatial('input'),
 );
 
-register(
+registerDynamic(
   'aten.upsample_bilinear2d.vec',
   resizeImpl(
     (node) => ({
@@ -493,9 +595,10 @@ register(
     }),
     'input',
   ),
+  resizeSpatial('input'),
 );
 
-register(
+registerDynamic(
   'trt.resize',
   resizeImpl(
     (node) => ({
@@ -506,18 +609,20 @@ register(
     }),
     'self',
   ),
+  resizeSpatial('self'),
 );
 
 // ---------------------------------------------------------------------------------------------
 // Top-k
 
-register(
+registerDynamic(
   'aten.topk.default',
   (node, ctx) => {
     const x = input(ctx, node, 'self');
     const axis = x.shape.length === 0 ? 0 : axisOf(ctx, numArg(node, 'dim'), x.shape.length);
     return topk(ctx, x, boolArg(node, 'largest') ? 'max' : 'min', numArg(node, 'k'), axis);
   },
+  staticReducedAxis,
   (node) => {
     const k = numArg(node, 'k');
     if (k < 1) return `k = ${k}: TensorRT's top-k needs k >= 1`;

@@ -6,9 +6,10 @@
  */
 import type { NetTensor } from '../../network';
 import type { ConversionContext } from '../context';
-import { elementwise, reshape, toRank } from './basic';
+import { elementwise, toRank } from './basic';
+import { axesOf, reshapeFromDims } from './dynamic';
 import { scaled, torchMatmul } from './linalg';
-import { constantOf, scalarOf, slice } from './nn-util';
+import { constantOf, scalarOf, sliceSized } from './nn-util';
 
 export interface AttentionSpec {
   mask: NetTensor | null;
@@ -18,16 +19,18 @@ export interface AttentionSpec {
   gqa: boolean;
 }
 
-/** Repeats each head (dim -3) of [..., H, S, E] `times` times in place: [..., H*times, S, E]. */
-function repeatHeads(ctx: ConversionContext, t: NetTensor, times: number, role: string): NetTensor {
+/**
+ * Repeats each head (dim -3) of [..., H, S, E] `times` times in place: [..., H*times, S, E].
+ * H must be static; other dims may be run-time dims (copied from the input).
+ */
+export function repeatHeads(ctx: ConversionContext, t: NetTensor, times: number, role: string): NetTensor {
   if (times === 1) return t;
   const r = t.shape.length;
-  const split = [...t.shape.slice(0, r - 2), 1, ...t.shape.slice(r - 2)];
-  const one = reshape(ctx, t, split, `${role}_split`);
-  const size = split.map((d, i) => (i === r - 2 ? times : d));
-  const stride = split.map((_, i) => (i === r - 2 ? 0 : 1));
-  const repeated = slice(ctx, one, split.map(() => 0), size, stride, `${role}_repeat`);
-  return reshape(ctx, repeated, [...t.shape.slice(0, r - 3), t.shape[r - 3]! * times, ...t.shape.slice(r - 2)], `${role}_merge`);
+  const one = reshapeFromDims(ctx, t, [...axesOf(t, 0, r - 2), 1, ...axesOf(t, r - 2)], `${role}_split`);
+  const size = [...axesOf(one, 0, r - 2), times, ...axesOf(one, r - 1)];
+  const stride = one.shape.map((_, i) => (i === r - 2 ? 0 : 1));
+  const repeated = sliceSized(ctx, one, one.shape.map(() => 0), size, stride, `${role}_repeat`);
+  return reshapeFromDims(ctx, repeated, [...axesOf(repeated, 0, r - 3), t.shape[r - 3]! * times, ...axesOf(repeated, r - 1)], `${role}_merge`);
 }
 
 export function attention(ctx: ConversionContext, q: NetTensor, k: NetTensor, v: NetTensor, spec: AttentionSpec): NetTensor {

@@ -10,8 +10,9 @@ import { cast as castKernel } from '../../kernels/unary';
 import type { NetTensor } from '../../network';
 import type { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
-import { elementwise, reshape } from './basic';
-import { alongAxis, slice } from './nn-util';
+import { elementwise } from './basic';
+import { axesOf, reshapeFromDims } from './dynamic';
+import { alongAxis, sliceSized } from './nn-util';
 
 /** Geometry of a (transposed) convolution, as shape inference reads it from the node. */
 export type ConvSpec = ConvGeometry;
@@ -34,7 +35,7 @@ export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor
   let s = spec;
   if (n === 1) {
     // 1-D as 2-D: a trailing spatial dim of 1 with a 1-wide kernel.
-    input = reshape(ctx, x, [...x.shape, 1], 'as_2d');
+    input = reshapeFromDims(ctx, x, [...axesOf(x), 1], 'as_2d');
     kernel = kernel.reshape([...kernel.shape, 1]);
     s = {
       ...spec,
@@ -86,8 +87,9 @@ export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor
     );
     if (grow) {
       // Rows past the full transposed-convolution output hold only the bias.
-      const size = out.shape.map((d, i) => (i < 2 ? d : d + extra[i - 2]!));
-      out = slice(ctx, out, out.shape.map(() => 0), size, out.shape.map(() => 1), 'output_padding', 0);
+      // The batch may be a run-time dim (copied); spatial dims are static here (checked by the converter).
+      const size = out.shape.map((d, i) => (i === 0 ? { axis: 0 } : i < 2 ? d : d + extra[i - 2]!));
+      out = sliceSized(ctx, out, out.shape.map(() => 0), size, out.shape.map(() => 1), 'output_padding', 0);
       if (b !== null) {
         const biasT = ctx.constant(b.reshape(alongAxis(out.shape.length, 1, cout)), ctx.name('bias'));
         out = elementwise(ctx, out, biasT, 'sum', out.dtype, 'add_bias');
@@ -95,5 +97,5 @@ export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor
       b = null;
     }
   }
-  return n === 1 ? reshape(ctx, out, out.shape.slice(0, 3), 'as_1d') : out;
+  return n === 1 ? reshapeFromDims(ctx, out, axesOf(out, 0, 3), 'as_1d') : out;
 }

@@ -81,31 +81,51 @@ export function reshapeTo(ctx: ConversionContext, t: NetTensor, shape: NetTensor
   return ctx.add({ kind: 'shuffle', zeroIsPlaceholder: false }, [t, shape], role);
 }
 
+/** A dim of a shape built from a tensor: a static size, or input axis `axis` of that tensor (copied at run time). */
+export type DimRef = number | { axis: number };
+
 /**
- * Reshape to dims that are static numbers, or input axes of `t` (copied at run time), or
- * -1 (inferred; at most one). Static all the way: a plain static reshape.
+ * `dims` as a 1-D int64 shape tensor: static numbers (and -1) as constants, axes of `t`
+ * read at run time (consecutive axes from one gather).
  */
-export function reshapeFromDims(ctx: ConversionContext, t: NetTensor, dims: ReadonlyArray<number | { axis: number }>, role = 'reshape'): NetTensor {
-  const parts = dims.map((d) => (typeof d === 'number' ? d : t.shape[d.axis]! >= 0 ? t.shape[d.axis]! : d));
-  if (parts.every((p): p is number => typeof p === 'number')) {
-    if (parts.length === t.shape.length && parts.every((d, i) => d === t.shape[i])) return t;
-    return ctx.add({ kind: 'shuffle', reshape: parts, zeroIsPlaceholder: false }, [t], role);
-  }
-  // Consecutive copied axes come from one gather.
+export function dimsVector(ctx: ConversionContext, t: NetTensor, dims: readonly DimRef[], role = 'dims'): NetTensor {
   const vector: Array<number | NetTensor> = [];
   let axes: number[] = [];
   const flush = (): void => {
     if (axes.length > 0) vector.push(dimsOf(ctx, t, axes, `${role}_dims${vector.length}`));
     axes = [];
   };
-  for (const p of parts) {
+  for (const d of dims) {
+    const p = typeof d === 'number' ? d : t.shape[d.axis]! >= 0 ? t.shape[d.axis]! : d;
     if (typeof p === 'number') {
       flush();
       vector.push(p);
     } else axes.push(p.axis);
   }
   flush();
-  return reshapeTo(ctx, t, shapeVector(ctx, vector, `${role}_shape`), role);
+  return shapeVector(ctx, vector, `${role}_shape`);
+}
+
+/** `dims` as static sizes when every one is known at build time, else null. */
+export function staticDims(t: NetTensor, dims: readonly DimRef[]): number[] | null {
+  const out = dims.map((d) => (typeof d === 'number' ? d : t.shape[d.axis]!));
+  return out.every((d) => d >= 0) ? out : null;
+}
+
+/** The dims of `t` as references to its own axes (to keep them through a reshape). */
+export const axesOf = (t: NetTensor, from = 0, to = t.shape.length): DimRef[] => Array.from({ length: to - from }, (_, i) => ({ axis: from + i }));
+
+/**
+ * Reshape to dims that are static numbers, or input axes of `t` (copied at run time), or
+ * -1 (inferred; at most one). Static all the way: a plain static reshape.
+ */
+export function reshapeFromDims(ctx: ConversionContext, t: NetTensor, dims: readonly DimRef[], role = 'reshape'): NetTensor {
+  const parts = dims.map((d) => (typeof d === 'number' ? d : t.shape[d.axis]! >= 0 ? t.shape[d.axis]! : d));
+  if (parts.every((p): p is number => typeof p === 'number')) {
+    if (parts.length === t.shape.length && parts.every((d, i) => d === t.shape[i])) return t;
+    return ctx.add({ kind: 'shuffle', reshape: parts, zeroIsPlaceholder: false }, [t], role);
+  }
+  return reshapeTo(ctx, t, dimsVector(ctx, t, dims, role), role);
 }
 
 /** Prepends `count` size-1 dims (rank alignment of a tensor with run-time dims). */

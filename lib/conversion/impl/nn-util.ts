@@ -11,6 +11,7 @@ import type { NetTensor, ReduceOp, TrtDType, UnaryOp } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
 import { reshape } from './basic';
+import { dimsVector, staticDims, type DimRef } from './dynamic';
 import { staticShape } from './shape';
 
 // ---------------------------------------------------------------------------------------------
@@ -192,11 +193,35 @@ export function slice(
   return ctx.add({ kind: 'slice', start: [...start], size: [...size], stride: [...stride], mode: 'fill' }, [t, null, null, null, value], role);
 }
 
+/**
+ * A slice whose sizes may be axes of `t` with run-time dims (then the size is a shape tensor
+ * input); static sizes give exactly {@link slice}.
+ */
+export function sliceSized(
+  ctx: ConversionContext,
+  t: NetTensor,
+  start: readonly number[],
+  size: readonly DimRef[],
+  stride: readonly number[],
+  role = 'slice',
+  fill?: number | NetTensor,
+): NetTensor {
+  const known = staticDims(t, size);
+  if (known !== null) return slice(ctx, t, start, known, stride, role, fill);
+  const sizeT = dimsVector(ctx, t, size, `${role}_size`);
+  const zeros = size.map(() => 0);
+  if (fill === undefined) return ctx.add({ kind: 'slice', start: [...start], size: zeros, stride: [...stride], mode: 'strict_bounds' }, [t, null, sizeT], role);
+  const value = typeof fill !== 'number' ? fill : fill === 0 ? null : constantOf(ctx, t.dtype, [], [fill], `${role}_fill`);
+  return ctx.add({ kind: 'slice', start: [...start], size: zeros, stride: [...stride], mode: 'fill' }, [t, null, sizeT, null, value], role);
+}
+
+/** `t`'s dims as sizes, with `axis` replaced by `d` (run-time dims stay references to `t`'s axes). */
+export const withAxis = (t: NetTensor, axis: number, d: DimRef): DimRef[] => t.shape.map((n, i) => (i === axis ? d : n >= 0 ? n : { axis: i }));
+
 /** Elements [from, from+count) of axis `axis`. */
 export function sliceAxis(ctx: ConversionContext, t: NetTensor, axis: number, from: number, count: number, role = 'slice'): NetTensor {
   const start = t.shape.map((_, i) => (i === axis ? from : 0));
-  const size = t.shape.map((d, i) => (i === axis ? count : d));
-  return slice(ctx, t, start, size, t.shape.map(() => 1), role);
+  return sliceSized(ctx, t, start, withAxis(t, axis, count), t.shape.map(() => 1), role);
 }
 
 export function concat(ctx: ConversionContext, ts: readonly NetTensor[], axis: number, role = 'concat'): NetTensor {

@@ -23,8 +23,8 @@ import { InternalError } from '../../errors';
 import type { PoolGeometry } from '../../ir/ops/nn-geometry';
 import type { NetTensor, TrtDType } from '../../network';
 import type { ConversionContext } from '../context';
-import { reshape } from './basic';
-import { concat, constantOf, gatherAxis, lowestOf, product, reduce, slice, sliceAxis } from './nn-util';
+import { axesOf, reshapeFromDims, type DimRef } from './dynamic';
+import { concat, constantOf, gatherAxis, lowestOf, product, reduce, sliceAxis, sliceSized } from './nn-util';
 
 /** Most window positions whose taps we build (each costs a slice, a comparison and a select). */
 export const TAP_LIMIT = 256;
@@ -60,7 +60,8 @@ function toLayout(ctx: ConversionContext, x: NetTensor, n: number, spec: Sliding
   const lead = x.shape.slice(0, x.shape.length - n);
   const spatial = x.shape.slice(x.shape.length - n);
   const pad1 = n === 1;
-  const shape = [...(batched ? [] : [1]), ...lead, ...spatial, ...(pad1 ? [1] : [])];
+  // Leading dims (the batch) may be run-time dims: they are copied from the input.
+  const shape: DimRef[] = [...(batched ? [] : [1]), ...axesOf(x, 0, lead.length), ...spatial, ...(pad1 ? [1] : [])];
   const ext = <T>(a: T[], v: T): T[] => (pad1 ? [...a, v] : a);
   const s: SlidingSpec = {
     kernel: ext(spec.kernel, 1),
@@ -72,9 +73,9 @@ function toLayout(ctx: ConversionContext, x: NetTensor, n: number, spec: Sliding
     out: ext(spec.out, 1),
   };
   return {
-    t: reshape(ctx, x, shape, 'pool_layout'),
+    t: reshapeFromDims(ctx, x, shape, 'pool_layout'),
     spec: s,
-    restore: (c, t, role) => reshape(c, t, [...lead, ...spec.out], role),
+    restore: (c, t, role) => reshapeFromDims(c, t, [...axesOf(t, batched ? 0 : 1, lead.length + (batched ? 0 : 1)), ...spec.out], role),
   };
 }
 
@@ -112,8 +113,8 @@ function fittedEndPadding(inSizes: number[], pre: number[], s: SlidingSpec): num
 /** Zero (or `fill`) padding of the spatial dims of a layout tensor: begin pads, and up to `total` per dim. */
 function padSpatial(ctx: ConversionContext, t: NetTensor, begin: number[], total: number[], fill: number, role: string): NetTensor {
   const start = [0, 0, ...begin.map((p) => -p)];
-  const size = [t.shape[0]!, t.shape[1]!, ...total];
-  return slice(ctx, t, start, size, size.map(() => 1), role, fill);
+  const size = [...axesOf(t, 0, 2), ...total];
+  return sliceSized(ctx, t, start, size, size.map(() => 1), role, fill);
 }
 
 function poolingLayer(
@@ -190,7 +191,7 @@ function slidingTaps(ctx: ConversionContext, t: NetTensor, s: SlidingSpec, fill:
   windowPositions(s.kernel).forEach((pos, j) => {
     const first = pos.map((p, i) => p * s.dilation[i]! - s.padBegin[i]!);
     const inside = first.every((f, i) => f >= 0 && f + (s.out[i]! - 1) * s.stride[i]! < inSpatial[i]!);
-    taps.push(slice(ctx, t, [0, 0, ...first], [t.shape[0]!, t.shape[1]!, ...s.out], [1, 1, ...s.stride], `tap${j}`, inside ? undefined : (padding ??= constantOf(ctx, t.dtype, [], [fill], 'tap_fill'))));
+    taps.push(sliceSized(ctx, t, [0, 0, ...first], [...axesOf(t, 0, 2), ...s.out], [1, 1, ...s.stride], `tap${j}`, inside ? undefined : (padding ??= constantOf(ctx, t.dtype, [], [fill], 'tap_fill'))));
     index.push(flatIndices(first.map((f, i) => Array.from({ length: s.out[i]! }, (_, o) => f + o * s.stride[i]!)), inSpatial));
   });
   return { taps, index };
@@ -223,7 +224,8 @@ function tapArgmax(ctx: ConversionContext, { taps, index }: Taps, values: NetTen
   const shape = [1, 1, ...values.shape.slice(2)];
   const constant = (j: number): NetTensor => constantOf(ctx, 'int64', shape, index[j]!, `index${j}`);
   let idx = constant(taps.length - 1);
-  for (let j = taps.length - 2; j >= 0; j--) {
+  // A single tap still goes through one select, so the indices take the values' full shape.
+  for (let j = Math.max(taps.length - 2, 0); j >= 0; j--) {
     const hit = ctx.add({ kind: 'elementwise', op: 'equal' }, [taps[j]!, values], `is_max${j}`);
     idx = ctx.add({ kind: 'select' }, [hit, constant(j), idx], `argmax${j}`);
   }
@@ -325,8 +327,8 @@ export function adaptivePool(ctx: ConversionContext, x: NetTensor, n: number, ou
       const o = out[i]!;
       if (d === o) return;
       if (d % o === 0) {
-        const split = [...values.shape.slice(0, a), o, d / o, ...values.shape.slice(a + 1)];
-        values = reduce(ctx, reshape(ctx, values, split, `split${i}`), op, [a + 1], false, `pool${i}`);
+        const split = [...axesOf(values, 0, a), o, d / o, ...axesOf(values, a + 1)];
+        values = reduce(ctx, reshapeFromDims(ctx, values, split, `split${i}`), op, [a + 1], false, `pool${i}`);
       } else {
         const parts = adaptiveWindows(d, o).map(([from, to], w) => reduce(ctx, sliceAxis(ctx, values, a, from, to - from, `window${i}_${w}`), op, [a], true, `pool${i}_${w}`));
         values = concat(ctx, parts, a, `concat${i}`);
@@ -334,11 +336,12 @@ export function adaptivePool(ctx: ConversionContext, x: NetTensor, n: number, ou
     });
   }
   if (!withIndices) return [values, null];
-  const lead = x.shape.slice(0, rank - n);
-  const t = reshape(ctx, x, [...(lead.length === 1 ? [1] : []), ...lead, ...inSizes], 'taps_layout');
-  const v = reshape(ctx, values, [...(lead.length === 1 ? [1] : []), ...lead, ...out], 'values_layout');
+  const lead = rank - n;
+  const off = lead === 1 ? 1 : 0;
+  const t = reshapeFromDims(ctx, x, [...(off ? [1] : []), ...axesOf(x, 0, lead), ...inSizes], 'taps_layout');
+  const v = reshapeFromDims(ctx, values, [...(off ? [1] : []), ...axesOf(values, 0, lead), ...out], 'values_layout');
   const indices = tapArgmax(ctx, adaptiveTaps(ctx, t, out), v);
-  return [values, reshape(ctx, indices, [...lead, ...out], 'indices')];
+  return [values, reshapeFromDims(ctx, indices, [...axesOf(indices, off, off + lead), ...out], 'indices')];
 }
 
 /** Number of taps the indices of an adaptive max pool need. */

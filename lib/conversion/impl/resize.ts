@@ -8,6 +8,7 @@
 import type { NetTensor, ResizeCoordinateTransformation, ResizeRoundMode, ResizeSelector } from '../../network';
 import type { ConversionContext } from '../context';
 import { lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type NearestMode } from '../../kernels/resize-coords';
+import { axesOf, dimsVector } from './dynamic';
 import { alongAxis, constantOf, gatherAxis } from './nn-util';
 
 export type CoordinateMode = CoordinateTransform;
@@ -53,7 +54,10 @@ export function resize(ctx: ConversionContext, x: NetTensor, out: readonly numbe
     const coordinateTransformation: ResizeCoordinateTransformation = spec.coordinate === 'pytorch_half_pixel' ? 'half_pixel' : spec.coordinate;
     // A single output pixel maps to the first input pixel in pytorch_half_pixel and align_corners.
     const selector: ResizeSelector = spec.coordinate === 'pytorch_half_pixel' || spec.coordinate === 'align_corners' ? 'upper' : 'formula';
-    return ctx.add({ kind: 'resize', mode: spec.mode, outputDims, coordinateTransformation, selector, nearestRounding: ROUNDING[spec.nearest] }, [x]);
+    const params = { kind: 'resize' as const, mode: spec.mode, outputDims, coordinateTransformation, selector, nearestRounding: ROUNDING[spec.nearest] };
+    if (outputDims.every((d) => d >= 0)) return ctx.add(params, [x]);
+    // Run-time leading dims (the batch): the output dims are a shape tensor copying them.
+    return ctx.add(params, [x, dimsVector(ctx, x, [...axesOf(x, 0, lead), ...out], 'output_dims')]);
   }
   let t = x;
   for (const a of resizedAxes(x.shape, out, spec.scales)) {
