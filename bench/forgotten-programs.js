@@ -43,18 +43,28 @@ async function setup() {
     });
     const tp = await compile(path.join(fixture, 'model.pt2'), { backend: 'reference', tensorParallel: 2, inputs: inputs.map((t) => ({ shape: [...t.shape] })) });
     await tp.dispose();
+    // The compile worker idles for 2 s before it exits (lib/compile/compile-thread.ts): let it
+    // go now, or its exit during the count would hide one forgotten worker.
+    await sleep(2500);
     return { make: async () => new TensorParallelProgramClass(tp.ranks, tp.blocks), inputs };
   }
   throw new Error(`unknown kind ${kind} (program or tensor-parallel)`);
 }
 
-/** Creates, runs and drops `count` programs; nothing here outlives the call. */
+/**
+ * Creates, runs and drops `count` programs; nothing here outlives the call. Returns the most
+ * threads seen after a run: sampled after each one, since a forgotten program may already be
+ * collected (its worker gone) before the loop ends on a loaded machine.
+ */
 async function forget(make, inputs, count) {
+  let most = threads();
   for (let i = 0; i < count; i++) {
     const program = await make();
     if (!(program instanceof Program || program instanceof TensorParallelProgram)) throw new Error('not a program');
     await program.run(inputs);
+    most = Math.max(most, threads());
   }
+  return most;
 }
 
 async function main() {
@@ -64,13 +74,19 @@ async function main() {
   const first = await make();
   await first.run(inputs);
   await first.dispose();
-  global.gc();
-  await sleep(200);
-  const baseline = threads();
+  // A disposed program's worker thread exits asynchronously: wait until the count settles,
+  // or the baseline would count it and hide one forgotten worker.
+  let baseline = threads();
+  for (let stable = 0, i = 0; stable < 3 && i < 100; i++) {
+    global.gc();
+    await sleep(100);
+    const now = threads();
+    stable = now === baseline ? stable + 1 : 0;
+    baseline = now;
+  }
   const rssBefore = rssMB();
   const started = Date.now();
-  await forget(make, inputs, n);
-  const peak = threads();
+  const peak = await forget(make, inputs, n);
   for (let i = 0; i < 100 && threads() > baseline; i++) {
     global.gc();
     await sleep(100);
