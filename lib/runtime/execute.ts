@@ -24,7 +24,8 @@ import { Tensor } from '../tensor';
 import { fromCarrier, toCarrier } from './complex-io';
 import { devicePlace, HOST_PLACE, type CrossingPlan, type Place } from './residency-plan';
 import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTensors, type RunLimits } from './resource-limits';
-import type { ProgramData, ProgramIO, ProgramSegment } from './segments';
+import type { EngineDevice } from './device-selection';
+import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
 
 export { floatWidthAs } from '../backends/float-width';
 
@@ -36,9 +37,13 @@ export type LoadedSegment =
   | { kind: 'tensorrt'; engine: Engine; inputs: string[]; outputs: string[] }
   | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[]; inputDTypes: DType[]; planned: ReturnType<typeof plannedTensors> };
 
+/** The device record an engine is loaded with: its build record, on the device loadProgram() or program.to() placed it. */
+const placedDevice = (s: EngineSegment): EngineDevice | null =>
+  s.device === undefined ? null : s.placement === undefined ? s.device : { ...s.device, gpuId: s.placement.ordinal };
+
 /** Loads one segment: its engine onto its device, or its fallback graph. */
 export async function loadSegment(s: ProgramSegment): Promise<LoadedSegment> {
-  if (s.kind === 'tensorrt') return { kind: 'tensorrt', engine: await getBackend(s.backend).load(s.engine, s.device ?? null), inputs: s.inputs, outputs: s.outputs };
+  if (s.kind === 'tensorrt') return { kind: 'tensorrt', engine: await getBackend(s.backend).load(s.engine, placedDevice(s)), inputs: s.inputs, outputs: s.outputs };
   const graph = deserializeGraphFromBuffer(s.graph);
   return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs, inputDTypes: graph.inputs.map((v) => v.tensorType.dtype), planned: plannedTensors(graph) };
 }

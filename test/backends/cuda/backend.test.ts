@@ -111,7 +111,7 @@ describe('cudaBackend', () => {
   test('build() refuses a broken network as InternalError before lowering anything', async () => {
     const device = { type: 'gpu', gpuId: 0, dlaCore: null, allowGpuFallback: false, computeCapability: { major: 9, minor: 0 }, deviceName: 'NVIDIA H200', hardwareCompatibility: 'none', backend: 'cuda', backendVersion: 'x' } as const;
     const net = staticNetwork();
-    (net.tensors[1] as { shape: number[] }).shape = [3];
+    (net.tensors[1] as unknown as { shape: number[] }).shape = [3];
     await expect(cudaBackend.build(net, DEFAULT_BUILD_CONFIG, device)).rejects.toThrow(InternalError);
   });
 
