@@ -175,6 +175,18 @@ export class ProgramRun {
     return this.at(name, devicePlace(engine.deviceOrdinal ?? 0), upload);
   }
 
+  /**
+   * Frees what the run holds on devices (engine outputs, uploaded copies) now rather than at
+   * their finalizers: a program run many times would otherwise hold device memory until the
+   * collector runs. Host values are left to the collector.
+   */
+  release(): void {
+    const values = [...this.env.values(), ...[...this.copies.values()].flatMap((m) => [...m.values()])];
+    for (const v of values) if (!(v instanceof Tensor)) (v as { dispose?: () => void }).dispose?.();
+    this.env.clear();
+    this.copies.clear();
+  }
+
   /** The program outputs in declared order, at their declared dtypes, on the host. */
   async outputs(): Promise<Tensor[]> {
     const out: Tensor[] = [];
@@ -220,10 +232,14 @@ export class ProgramExecutor {
   async run(inputs: readonly Tensor[]): Promise<Tensor[]> {
     const segments = await this.loaded();
     const run = new ProgramRun(this.data, this.constants, inputs, 'program', this.limits);
-    for (const s of segments) await run.runSegment(s);
-    const outputs = await run.outputs();
-    this.lastCrossings = run.crossings;
-    return outputs;
+    try {
+      for (const s of segments) await run.runSegment(s);
+      const outputs = await run.outputs();
+      this.lastCrossings = run.crossings;
+      return outputs;
+    } finally {
+      run.release();
+    }
   }
 
   /** Releases the engines. */
