@@ -130,18 +130,22 @@ export class CudaRunner implements Engine {
   }
 
   run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Promise<Record<string, RunValue>> {
+    if (this.disposed) return Promise.reject(new InvalidArgumentError('this cuda engine was disposed'));
     const result = this.queue.then(() => this.runNow(inputs, limits));
     this.queue = result.catch(() => undefined);
     return result;
   }
 
+  /** Frees the plans, weights and modules once the runs already queued are done; later runs reject. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.plans.clear();
-    this.weights.dispose();
-    for (const m of this.modules.values()) m.then((mod) => mod.dispose(), () => undefined);
-    this.modules.clear();
+    void this.queue.then(() => {
+      this.plans.clear();
+      this.weights.dispose();
+      for (const m of this.modules.values()) m.then((mod) => mod.dispose(), () => undefined);
+      this.modules.clear();
+    });
   }
 
   private checkLive(): void {
@@ -149,7 +153,6 @@ export class CudaRunner implements Engine {
   }
 
   private async runNow(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits): Promise<Record<string, RunValue>> {
-    this.checkLive();
     const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
     const key = shapeKey(this.inputNames, shapes);
     let instance = this.plans.get(key);
