@@ -10,7 +10,7 @@
  * output, is uploaded (`uploads`). Pure: the executor is a parameter so tests can fake it.
  */
 import { InternalError, UnsupportedOpError } from '../../errors';
-import { inferLayer, type Layer, type Network, type TensorInfo, type TrtDType } from '../../network';
+import { inferLayer, liveLayers, type Layer, type Network, type TensorInfo, type TrtDType } from '../../network';
 import { Tensor } from '../../tensor';
 import { executeLayer } from '../reference/layers';
 
@@ -40,19 +40,6 @@ export const isShapeTensor = (t: { dtype: TrtDType; shape: readonly number[] }):
   (t.dtype === 'int32' || t.dtype === 'int64') && t.shape.length <= 1 && t.shape.every((d) => d >= 0) && t.shape.reduce((a, d) => a * d, 1) <= 64;
 
 const hostTensor = (t: ConcreteTensor): Tensor => Tensor.from(t.dtype, t.shape, t.value!);
-
-/** The layers that reach an output, in network order (TensorRT prunes the rest). */
-export function liveLayers(network: Network): Layer[] {
-  const needed = new Set(network.outputs.map((o) => o.tensor));
-  const live = new Array<boolean>(network.layers.length).fill(false);
-  for (let i = network.layers.length - 1; i >= 0; i--) {
-    const layer = network.layers[i]!;
-    if (!layer.outputs.some((id) => needed.has(id))) continue;
-    live[i] = true;
-    for (const id of layer.inputs) if (id !== null) needed.add(id);
-  }
-  return network.layers.filter((_, i) => live[i]);
-}
 
 /**
  * Instantiates `network` for `inputShapes` (by input name; inputs are assumed checked

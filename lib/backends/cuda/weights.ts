@@ -6,9 +6,8 @@
  */
 import { InternalError } from '../../errors';
 import type { BufferSlice } from '../../gpu/plan';
-import type { Layer, Network } from '../../network';
+import { liveLayers, type Layer, type Network } from '../../network';
 import { Tensor } from '../../tensor';
-import { liveLayers } from './instantiate';
 import { WEIGHTS_BUFFER, type WeightLocator } from './lower-instance';
 import { alignUp } from './memory-plan';
 
