@@ -179,7 +179,7 @@ export class CudaRunner implements Engine {
       await binding.gpuCopyDtoD(into.buffer, 0, value.buffer, 0, into.byteLength);
       return;
     }
-    const from = value.residency.ordinal;
+    const from = value instanceof DeviceTensor ? value.device : value.residency.ordinal;
     if (from !== this.deviceOrdinal && !this.warnedDevices.has(from)) {
       this.warnedDevices.add(from);
       this.log('warn', `cuda engine on device ${this.deviceOrdinal}: input "${name}" is on device ${from}; copying it (and every later input from device ${from}) through the host`);
