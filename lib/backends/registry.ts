@@ -6,13 +6,13 @@
  */
 import { InvalidArgumentError, TensorRTMissingError } from '../errors';
 import { tensorrtStatus } from '../tensorrt';
-import { VERSION } from '../version';
+import { cudaBackend } from './cuda';
 import { referenceBackend } from './reference';
 import { BACKEND_NAMES, isBackendName, type Availability, type Backend, type BackendName } from './types';
 import { unavailableBackend } from './unavailable';
 
 async function tensorrtReasons(): Promise<string[]> {
-  const reasons = ['the TensorRT backend is not implemented yet in this version (issue 17)'];
+  const reasons = ['the TensorRT backend is not implemented yet in this version (issue 18)'];
   try {
     const status = await tensorrtStatus();
     if (!status.library.found) reasons.push(`libnvinfer: ${status.library.reason}`);
@@ -26,7 +26,7 @@ async function tensorrtReasons(): Promise<string[]> {
 /** Every backend; `satisfies` makes a missing name, or a backend filed under another name, a type error. */
 export const BACKENDS = {
   tensorrt: unavailableBackend('tensorrt', 3, 'none', 'device', tensorrtReasons),
-  cuda: unavailableBackend('cuda', 2, VERSION, 'device', async () => ['the cuda backend is not implemented yet in this version (issue 18)']),
+  cuda: cudaBackend,
   onnxruntime: unavailableBackend('onnxruntime', 1, 'none', 'host', async () => ['the onnxruntime backend is not implemented yet in this version (issue 21)']),
   reference: referenceBackend,
 } as const satisfies { readonly [N in BackendName]: Backend<N> };

@@ -3,5 +3,6 @@ export * from './layers';
 export { Network } from './network';
 export type { NetTensor, NetworkInput, NetworkOutput, ProfileShapes } from './network';
 export { inferLayer } from './shape-inference';
+export { liveLayers } from './live-layers';
 export type { TensorInfo } from './shape-inference';
 export { printNetwork } from './printer';

@@ -24,7 +24,8 @@ import { Tensor } from '../tensor';
 import { fromCarrier, toCarrier } from './complex-io';
 import { devicePlace, HOST_PLACE, type CrossingPlan, type Place } from './residency-plan';
 import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTensors, type RunLimits } from './resource-limits';
-import type { ProgramData, ProgramIO, ProgramSegment } from './segments';
+import type { EngineDevice } from './device-selection';
+import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
 
 export { floatWidthAs } from '../backends/float-width';
 
@@ -36,9 +37,13 @@ export type LoadedSegment =
   | { kind: 'tensorrt'; engine: Engine; inputs: string[]; outputs: string[] }
   | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[]; inputDTypes: DType[]; planned: ReturnType<typeof plannedTensors> };
 
+/** The device record an engine is loaded with: its build record, on the device loadProgram() or program.to() placed it. */
+const placedDevice = (s: EngineSegment): EngineDevice | null =>
+  s.device === undefined ? null : s.placement === undefined ? s.device : { ...s.device, gpuId: s.placement.ordinal };
+
 /** Loads one segment: its engine onto its device, or its fallback graph. */
 export async function loadSegment(s: ProgramSegment): Promise<LoadedSegment> {
-  if (s.kind === 'tensorrt') return { kind: 'tensorrt', engine: await getBackend(s.backend).load(s.engine, s.device ?? null), inputs: s.inputs, outputs: s.outputs };
+  if (s.kind === 'tensorrt') return { kind: 'tensorrt', engine: await getBackend(s.backend).load(s.engine, placedDevice(s)), inputs: s.inputs, outputs: s.outputs };
   const graph = deserializeGraphFromBuffer(s.graph);
   return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs, inputDTypes: graph.inputs.map((v) => v.tensorType.dtype), planned: plannedTensors(graph) };
 }
@@ -170,6 +175,18 @@ export class ProgramRun {
     return this.at(name, devicePlace(engine.deviceOrdinal ?? 0), upload);
   }
 
+  /**
+   * Frees what the run holds on devices (engine outputs, uploaded copies) now rather than at
+   * their finalizers: a program run many times would otherwise hold device memory until the
+   * collector runs. Host values are left to the collector.
+   */
+  release(): void {
+    const values = [...this.env.values(), ...[...this.copies.values()].flatMap((m) => [...m.values()])];
+    for (const v of values) if (!(v instanceof Tensor)) (v as { dispose?: () => void }).dispose?.();
+    this.env.clear();
+    this.copies.clear();
+  }
+
   /** The program outputs in declared order, at their declared dtypes, on the host. */
   async outputs(): Promise<Tensor[]> {
     const out: Tensor[] = [];
@@ -215,10 +232,14 @@ export class ProgramExecutor {
   async run(inputs: readonly Tensor[]): Promise<Tensor[]> {
     const segments = await this.loaded();
     const run = new ProgramRun(this.data, this.constants, inputs, 'program', this.limits);
-    for (const s of segments) await run.runSegment(s);
-    const outputs = await run.outputs();
-    this.lastCrossings = run.crossings;
-    return outputs;
+    try {
+      for (const s of segments) await run.runSegment(s);
+      const outputs = await run.outputs();
+      this.lastCrossings = run.crossings;
+      return outputs;
+    } finally {
+      run.release();
+    }
   }
 
   /** Releases the engines. */

@@ -4,11 +4,13 @@
  * the event loop; dispose() stops the worker (a finalizer does it too, as a backstop).
  */
 import type { BackendRefusal } from '../backends';
+import type { CudaDevice } from '../devices';
 import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import type { Tensor } from '../tensor';
 import { saveProgram, saveProgramBuffer } from './program-file/write';
 import { formatIO, printableIO, shapedInputs } from './program-io';
+import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
 import type { ProgramData, ProgramIO } from './segments';
@@ -93,6 +95,20 @@ export class Program {
    */
   async run(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<Tensor[]> {
     return this.client.run(inputs);
+  }
+
+  /**
+   * This program with its GPU engines on `device` (a CUDA ordinal or `"cuda:N"`), as a new
+   * Program with its own worker; this one is unchanged. Every engine must be able to run
+   * there (the selection rules of docs/program-format.md); CPU engines and fallback segments
+   * stay where they are. `availableDevices` replaces asking the driver (tools and tests).
+   *
+   * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE`: no such device, or one that cannot run an engine.
+   */
+  async to(device: number | string, options: { availableDevices?: readonly CudaDevice[] } = {}): Promise<Program> {
+    const ordinal = parseDeviceOption(device ?? null, 'program.to()')!;
+    const data = placeOnDevice(this.data, ordinal, options.availableDevices ?? (await availableDevices()));
+    return new Program(data, this.report, this.backend, this.symbols, this.limits, this.backendRefusals);
   }
 
   /** Stops the worker and releases engines. Idempotent; later run() calls reject. */

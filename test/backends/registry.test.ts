@@ -91,7 +91,7 @@ describe('the real registry', () => {
     void resolveBackend('tensorrtt').catch(() => undefined);
   });
 
-  test('tensorrt, cuda and onnxruntime say honestly that they are not implemented; auto falls back to reference', async () => {
+  test('tensorrt and onnxruntime say honestly that they are not implemented, cuda that there is no GPU here; auto falls back to reference', async () => {
     const all = await backendAvailability();
     expect(all.map((b) => [b.backend, b.ok])).toEqual([
       ['tensorrt', false],
@@ -101,14 +101,15 @@ describe('the real registry', () => {
     ]);
     const reasons = Object.fromEntries(all.map((b) => [b.backend, b.ok ? [] : b.reasons]));
     expect(reasons.tensorrt![0]).toContain('the TensorRT backend is not implemented yet');
-    expect(reasons.cuda).toEqual(['the cuda backend is not implemented yet in this version (issue 18)']);
+    // The machines these tests run on have no CUDA driver (test/gpu/ covers the GPU machine).
+    expect(reasons.cuda![0]).toMatch(/^no CUDA driver: /);
     expect(reasons.onnxruntime).toEqual(['the onnxruntime backend is not implemented yet in this version (issue 21)']);
     const r = await resolveBackend('auto');
     expect(r.backend).toBe(referenceBackend);
     expect(r.refusals.map((x) => x.backend)).toEqual(['tensorrt', 'cuda', 'onnxruntime']);
   });
 
-  test.each(['tensorrt', 'cuda', 'onnxruntime'] as const)('%s refuses to build, load or inspect, with its reasons', async (name) => {
+  test.each(['tensorrt', 'onnxruntime'] as const)('%s refuses to build, load or inspect, with its reasons', async (name) => {
     const b = getBackend(name);
     expect(b.implemented).toBe(false);
     const net = new Network('n');

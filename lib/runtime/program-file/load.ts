@@ -6,13 +6,15 @@
 import * as fs from 'node:fs';
 
 import { getBackend, isBackendName } from '../../backends';
-import { devices as listDevices, type CudaDevice } from '../../devices';
+import type { CudaDevice } from '../../devices';
 import { BadProgramError, InternalError, InvalidArgumentError, NoCompatibleDeviceError, TensorRTMissingError, TensorRTNodeError } from '../../errors';
 import { defineEntry } from '../../io/json-blobs';
 import { deserializeGraphFromBuffer } from '../../ir/serialize';
 import { formatShape, type SymbolRange } from '../../ir/symbolic';
+import { resolveLogger, type Logger } from '../../logger';
 import type { PartitionReport } from '../../partitioning/partition';
 import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, selectDevice, type DeviceSelection } from '../device-selection';
+import { availableDevices, parseDeviceOption } from '../placement';
 import { Program } from '../program';
 import { runLimits, type RunLimits } from '../resource-limits';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from '../segments';
@@ -41,28 +43,19 @@ export interface LoadProgramOptions {
   availableDevices?: readonly CudaDevice[];
   /** The largest tensor, in bytes, one run may allocate (as compile()'s `maxTensorBytes`; default 4 GiB). */
   maxTensorBytes?: number;
+  /** Receives the device chosen for each engine (info) and the selection's warnings (warn). */
+  logger?: Logger;
 }
 
-const LOAD_KEYS = ['device', 'availableDevices', 'maxTensorBytes'];
+const LOAD_KEYS = ['device', 'availableDevices', 'maxTensorBytes', 'logger'];
 
-function parseDeviceOption(x: unknown): number | undefined {
-  if (x === undefined) return undefined;
-  if (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0) return x;
-  if (typeof x === 'string') {
-    const m = /^(?:cuda:)?(\d{1,6})$/.exec(x);
-    if (m !== null) return Number(m[1]);
-  }
-  throw new InvalidArgumentError(`load options: device must be a CUDA ordinal (e.g. 0) or "cuda:N", got ${JSON.stringify(x)}`);
-}
-
-/** The device list, with "no driver" and "no device" as an empty list. */
-async function availableDevices(): Promise<CudaDevice[]> {
-  try {
-    return (await listDevices()).devices;
-  } catch (error) {
-    if (error instanceof TensorRTNodeError && (error.code === 'E_CUDA_MISSING' || error.code === 'E_NO_DEVICE')) return [];
-    throw error;
-  }
+/** Tells `log` where each engine runs and what the selection warned about (another model of the same compute capability...). */
+function logSelections(log: Logger, selections: ReadonlyArray<DeviceSelection<CudaDevice> | null>, label: string): void {
+  selections.forEach((sel, i) => {
+    if (sel === null) return;
+    log('info', `${label}: segment ${i} runs on device ${sel.device.ordinal} "${sel.device.name}" (${sel.reason})`);
+    for (const w of sel.warnings) log('warn', `${label}: segment ${i}: ${w}`);
+  });
 }
 
 /**
@@ -217,13 +210,15 @@ function loadBackend(r: Reader, s: ManifestEngineSegment, what: string): ReturnT
 export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramOptions = {}, label = 'program buffer'): Promise<Program> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('load options must be an object');
   for (const k of Object.keys(options)) if (!LOAD_KEYS.includes(k)) throw new InvalidArgumentError(`load options: unknown key "${k}" (known: ${LOAD_KEYS.join(', ')})`);
-  const device = parseDeviceOption(options.device);
+  const device = parseDeviceOption(options.device, 'load options');
   const limits = runLimits(options.maxTensorBytes, 'load options');
+  if (options.logger !== undefined && typeof options.logger !== 'function') throw new InvalidArgumentError('load options: logger must be a function (level, message)');
   if (options.availableDevices !== undefined && !Array.isArray(options.availableDevices)) {
     throw new InvalidArgumentError('load options: availableDevices must be a list of devices (as devices() returns them)');
   }
   const contents = readProgramFile(bytes, label);
   const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
+  logSelections(resolveLogger(options.logger), selections, label);
   try {
     return buildProgram(contents, selections, limits);
   } catch (error) {

@@ -1,0 +1,71 @@
+/**
+ * Building a cuda engine: the network is instantiated and lowered at every profile's min,
+ * opt and max shapes (a static network at its one shape); the distinct kernel sources this
+ * gives are compiled with NVRTC for the target device's compute capability (through the
+ * on-disk kernel cache, lib/gpu/kernel-cache.ts) and stored with the network in the engine
+ * bytes. Kernel source never depends on dims (lowering/types.ts), so these cubins serve
+ * every shape of the profiles; a shape that needs another kernel compiles it at run time.
+ */
+import { resolveLogger, type Logger } from '../../logger';
+import { gpuBinding } from '../../gpu/binding';
+import { compileWithCache } from '../../gpu/kernel-cache';
+import type { Network } from '../../network';
+import type { BuildConfig } from '../build-config';
+import { kernelSources, type PlanModule } from './assemble';
+import { serializeCudaEngine, type EngineKernel, type EngineTarget } from './engine-format';
+import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
+import { lowerInstance, type LayerLowerer } from './lower-instance';
+import { layoutWeights, weightLocator } from './weights';
+
+/** Compiles one kernel source for one architecture to a cubin. */
+export type KernelCompiler = (module: PlanModule, arch: number) => Promise<Uint8Array>;
+
+/** The SM architecture number of a compute capability (9.0 → 90). */
+export const archOf = (cc: { major: number; minor: number }): number => cc.major * 10 + cc.minor;
+
+/** Every distinct kernel source `network` needs at its profile shapes. Pure given `lower`. */
+export function networkKernels(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): PlanModule[] {
+  const weights = weightLocator(layoutWeights(network));
+  const all = new Map<string, PlanModule>();
+  for (const shapes of profileShapeSets(network)) {
+    const lowered = lowerInstance(network, instantiate(network, shapes, evaluate), weights, lower);
+    for (const m of kernelSources(lowered.steps)) if (!all.has(m.key)) all.set(m.key, m);
+  }
+  return [...all.values()];
+}
+
+/** NVRTC through the disk cache (the addon's compiler). */
+export function nvrtcCompiler(logger?: Logger): KernelCompiler {
+  return async (module, arch) => {
+    const binding = gpuBinding();
+    const nvrtc = await binding.nvrtcInfo();
+    const compiled = await compileWithCache(
+      { source: module.source, name: `${module.key}.cu`, arch, options: [] },
+      { nvrtcVersion: nvrtc.version, logger, compile: (r) => binding.nvrtcCompile(r.source, r.name, r.arch, [...(r.options ?? [])]) },
+    );
+    return compiled.cubin;
+  };
+}
+
+/** Compiles every kernel of `modules` for `arch`. */
+export async function compileKernels(modules: readonly PlanModule[], arch: number, compile: KernelCompiler): Promise<EngineKernel[]> {
+  const out: EngineKernel[] = [];
+  for (const m of modules) out.push({ key: m.key, entry: m.entry, sourceHash: m.sourceHash, arch, cubin: await compile(m, arch) });
+  return out;
+}
+
+export interface BuildOptions {
+  lower?: LayerLowerer;
+  compile?: KernelCompiler;
+  logger?: Logger;
+}
+
+/** Engine bytes for `network` (checked by the caller) built for `target`. */
+export async function buildCudaEngine(network: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
+  const log = resolveLogger(options.logger);
+  const modules = networkKernels(network, options.lower);
+  const arch = archOf(target.computeCapability);
+  const kernels = await compileKernels(modules, arch, options.compile ?? nvrtcCompiler(options.logger));
+  log('debug', `cuda backend: network "${network.name}" needs ${kernels.length} kernels; compiled for sm_${arch} (${target.name})`);
+  return serializeCudaEngine({ network, config, target, kernels });
+}

@@ -1,0 +1,162 @@
+/**
+ * The cuda backend's engine bytes: the container of lib/io/json-blobs.ts under its own magic
+ * (`TRTNCUDA`, version 1). The JSON holds the serialized Network (lib/network/serialize.ts,
+ * weights in the blob), the build configuration, the device the engine was built for (name
+ * and compute capability) and one record per compiled kernel (source key, entry, sha256 of
+ * the source, architecture, where its cubin lies in the blob). The plan itself is not
+ * stored: it depends on the input dims, and is rebuilt per shape from the network at load
+ * (cheap, pure TypeScript); the cubins are what is expensive, and they are all here.
+ *
+ * Loading checks everything; whatever is wrong is a BadModelError naming it.
+ */
+import { BadModelError } from '../../errors';
+import { blobRange, CodecError, MagicError, unpackContainer, packContainer, type BlobTable } from '../../io/json-blobs';
+import type { Network } from '../../network';
+import { deserializeNetwork, serializeNetwork } from '../../network/serialize';
+import { HARDWARE_COMPATIBILITY, PRECISIONS, type BuildConfig } from '../build-config';
+import { checkNetwork } from '../reference/check-network';
+
+export const CUDA_ENGINE_MAGIC = 'TRTNCUDA';
+export const CUDA_ENGINE_VERSION = 1;
+export const CUDA_ENGINE_FORMAT = 'tensorrt-node cuda engine';
+
+const LABEL = 'cuda engine';
+
+/** The device an engine was built for. */
+export interface EngineTarget {
+  name: string;
+  computeCapability: { major: number; minor: number };
+}
+
+/** A compiled kernel: the cubin of one kernel source for one architecture. */
+export interface EngineKernel {
+  key: string;
+  entry: string;
+  /** sha256 of the source text it was compiled from. */
+  sourceHash: string;
+  /** SM architecture (90 for sm_90). */
+  arch: number;
+  cubin: Uint8Array;
+}
+
+/** The build settings an engine keeps (the timing cache is a build input only). */
+export type EngineConfig = Omit<BuildConfig, 'timingCache'>;
+
+export interface CudaEngineContents {
+  network: Network;
+  config: EngineConfig;
+  target: EngineTarget;
+  kernels: EngineKernel[];
+}
+
+interface KernelRecord {
+  key: string;
+  entry: string;
+  sourceHash: string;
+  arch: number;
+  offset: number;
+  byteLength: number;
+}
+
+/** Engine bytes of `contents` (the network is assumed checked). */
+export function serializeCudaEngine(contents: CudaEngineContents): Uint8Array<ArrayBuffer> {
+  const { json: network, blobs } = serializeNetwork(contents.network);
+  const table = blobs as BlobTable<unknown>;
+  const kernels: KernelRecord[] = contents.kernels.map((k) => ({
+    key: k.key,
+    entry: k.entry,
+    sourceHash: k.sourceHash,
+    arch: k.arch,
+    offset: table.add(k, k.cubin, true),
+    byteLength: k.cubin.byteLength,
+  }));
+  const { precisions, workspaceBytes, hardwareCompatibility, optimizationLevel } = contents.config;
+  const config = { precisions: [...precisions], workspaceBytes: workspaceBytes ?? null, hardwareCompatibility, optimizationLevel };
+  const target = { name: contents.target.name, computeCapability: { ...contents.target.computeCapability } };
+  return packContainer(CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION, { format: CUDA_ENGINE_FORMAT, network, config, target, kernels }, table);
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isCount = (x: unknown, min = 0): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= min;
+
+function fail(message: string, cause?: unknown): never {
+  throw new BadModelError(`${LABEL}: ${message}`, cause === undefined ? undefined : { cause });
+}
+
+function asBytes(engine: unknown): Uint8Array {
+  if (!ArrayBuffer.isView(engine) || engine instanceof DataView || (engine as Uint8Array).BYTES_PER_ELEMENT !== 1) {
+    fail(`engine bytes must be a Uint8Array, got ${engine === null ? 'null' : typeof engine === 'object' ? ((engine as object).constructor?.name ?? 'an object') : typeof engine}`);
+  }
+  const view = engine as Uint8Array;
+  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+}
+
+function readConfig(x: unknown): EngineConfig {
+  if (!isObject(x)) fail('the build configuration is missing');
+  const { precisions, workspaceBytes, hardwareCompatibility, optimizationLevel } = x;
+  if (!Array.isArray(precisions) || !precisions.includes('fp32') || !precisions.every((p) => (PRECISIONS as readonly unknown[]).includes(p))) {
+    fail(`the build configuration has invalid precisions ${JSON.stringify(precisions)}`);
+  }
+  if (workspaceBytes !== null && !isCount(workspaceBytes, 1)) fail(`the build configuration has an invalid workspaceBytes ${JSON.stringify(workspaceBytes)}`);
+  if (!(HARDWARE_COMPATIBILITY as readonly unknown[]).includes(hardwareCompatibility)) {
+    fail(`the build configuration has an invalid hardwareCompatibility ${JSON.stringify(hardwareCompatibility)}`);
+  }
+  if (!isCount(optimizationLevel) || optimizationLevel > 5) fail(`the build configuration has an invalid optimizationLevel ${JSON.stringify(optimizationLevel)}`);
+  return {
+    precisions: precisions as BuildConfig['precisions'],
+    workspaceBytes: workspaceBytes === null ? undefined : (workspaceBytes as number),
+    hardwareCompatibility: hardwareCompatibility as BuildConfig['hardwareCompatibility'],
+    optimizationLevel: optimizationLevel as number,
+  };
+}
+
+function readTarget(x: unknown): EngineTarget {
+  if (!isObject(x) || typeof x.name !== 'string' || x.name === '') fail('the build device is missing or has no name');
+  const cc = x.computeCapability;
+  if (!isObject(cc) || !isCount(cc.major, 1) || !isCount(cc.minor)) fail(`the build device "${x.name}" has an invalid compute capability ${JSON.stringify(cc)}`);
+  return { name: x.name, computeCapability: { major: cc.major as number, minor: cc.minor as number } };
+}
+
+function readKernels(x: unknown, blob: Uint8Array): EngineKernel[] {
+  if (!Array.isArray(x)) fail('the kernel list is missing');
+  const seen = new Set<string>();
+  return x.map((k: unknown, i) => {
+    const what = `kernel ${i}`;
+    if (!isObject(k) || typeof k.key !== 'string' || typeof k.entry !== 'string' || !/^[A-Za-z_]\w*$/.test(k.entry)) fail(`${what} is malformed (it needs a key and a C identifier as its entry)`);
+    if (typeof k.sourceHash !== 'string' || !/^[0-9a-f]{64}$/.test(k.sourceHash)) fail(`${what} ("${k.key}") has no sha256 of its source`);
+    if (!isCount(k.arch, 10)) fail(`${what} ("${k.key}") has an invalid architecture ${JSON.stringify(k.arch)}`);
+    if (!isCount(k.byteLength, 1)) fail(`${what} ("${k.key}") has an invalid cubin length ${JSON.stringify(k.byteLength)}`);
+    const id = `${k.key}@${k.arch}`;
+    if (seen.has(id)) fail(`${what}: the kernel "${k.key}" for sm_${k.arch} appears twice`);
+    seen.add(id);
+    let offset: number;
+    try {
+      offset = blobRange(k.offset, k.byteLength, blob.byteLength, `${what} ("${k.key}")'s cubin`);
+    } catch (e) {
+      return fail((e as Error).message, e);
+    }
+    return { key: k.key, entry: k.entry, sourceHash: k.sourceHash, arch: k.arch, cubin: blob.subarray(offset, offset + k.byteLength) };
+  });
+}
+
+/** Reads engine bytes (zero-copy: weights and cubins view them). @throws {BadModelError} naming what is wrong. */
+export function deserializeCudaEngine(engine: Uint8Array): CudaEngineContents {
+  let container;
+  try {
+    container = unpackContainer(asBytes(engine), CUDA_ENGINE_MAGIC, [CUDA_ENGINE_VERSION]);
+  } catch (e) {
+    if (!(e instanceof CodecError)) throw e;
+    const message =
+      e instanceof MagicError
+        ? `not a cuda engine: the bytes start with ${JSON.stringify(e.found)}, expected ${JSON.stringify(CUDA_ENGINE_MAGIC)} (each backend loads only its own engines)`
+        : e.message;
+    return fail(message, e);
+  }
+  const json = container.json;
+  if (!isObject(json) || json.format !== CUDA_ENGINE_FORMAT) fail(`the description is not a cuda engine (format ${JSON.stringify(isObject(json) ? json.format : json)})`);
+  const config = readConfig(json.config);
+  const target = readTarget(json.target);
+  const kernels = readKernels(json.kernels, container.blob);
+  const network = deserializeNetwork(json.network, container.blob, LABEL, checkNetwork);
+  return { network, config, target, kernels };
+}

@@ -1,0 +1,114 @@
+/**
+ * The `cuda` backend (docs/cuda-backend.md): the Network every backend receives, run on a
+ * GPU with generated kernels (NVRTC), cuBLASLt and cuDNN through the GPU runtime (lib/gpu).
+ *
+ * build() checks the network (a converter bug is an InternalError), lowers it at its profile
+ * shapes (a layer the lowerings cannot run is an UnsupportedOpError) and compiles every
+ * kernel for the target device (build.ts); the engine bytes (engine-format.ts) hold the
+ * network, the build configuration, the device and the cubins. load() checks the device's
+ * compute capability and uploads the weights; the Engine (runner.ts) instantiates a plan per
+ * input shape set.
+ */
+import { probeDevices, type DeviceProbe } from '../../devices';
+import { InternalError } from '../../errors';
+import { gpuBinding } from '../../gpu/binding';
+import { cudaLibraries, type CudaLibraryStatus } from '../../gpu/libraries';
+import type { Network } from '../../network';
+import type { EngineDevice } from '../../runtime/device-selection';
+import { VERSION } from '../../version';
+import { DEFAULT_BUILD_CONFIG, type BuildConfig } from '../build-config';
+import { checkNetwork } from '../reference/check-network';
+import type { Availability, Backend, Engine } from '../types';
+import { buildCudaEngine } from './build';
+import { deserializeCudaEngine, type EngineTarget } from './engine-format';
+import { CudaRunner } from './runner';
+
+export { CudaRunner } from './runner';
+export { deserializeCudaEngine, serializeCudaEngine, CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION } from './engine-format';
+
+/** What available() asks (injectable: tests answer with fakes). */
+export interface CudaProbes {
+  devices(): Promise<DeviceProbe>;
+  /** Whether the GPU runtime works on `ordinal` (the addon's runtime part and the driver's entry points). */
+  runtime(ordinal: number): Promise<void>;
+  libraries(): Promise<CudaLibraryStatus[]>;
+}
+
+export const REAL_PROBES: CudaProbes = {
+  devices: probeDevices,
+  runtime: async (ordinal) => {
+    await gpuBinding().gpuDevice(ordinal);
+  },
+  libraries: cudaLibraries,
+};
+
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Why the cuda backend cannot work here, or ok: a driver, a device, the GPU runtime, NVRTC, cuBLASLt and cuDNN. Never rejects. */
+export async function cudaAvailability(probes: CudaProbes = REAL_PROBES): Promise<Availability> {
+  const reasons: string[] = [];
+  let probe: DeviceProbe;
+  try {
+    probe = await probes.devices();
+  } catch (e) {
+    return { ok: false, reasons: [`the CUDA device probe failed: ${messageOf(e)}`] };
+  }
+  if (probe.devices.length === 0) {
+    const error = probe.error;
+    if (error === null) reasons.push('no GPU: the CUDA driver lists no device');
+    else if (error.code === 'E_NO_DEVICE') reasons.push(`no GPU: ${error.message}`);
+    else if (error.code === 'E_CUDA_MISSING') reasons.push(`no CUDA driver: ${error.message}`);
+    else reasons.push(`the CUDA driver cannot be used [${error.code}]: ${error.message}`);
+    return { ok: false, reasons };
+  }
+  try {
+    await probes.runtime(probe.devices[0]!.ordinal);
+  } catch (e) {
+    reasons.push(`the GPU runtime cannot use device ${probe.devices[0]!.ordinal}: ${messageOf(e)}`);
+  }
+  let libraries: CudaLibraryStatus[] = [];
+  try {
+    libraries = await probes.libraries();
+  } catch (e) {
+    reasons.push(`the NVIDIA library probe failed: ${messageOf(e)}`);
+  }
+  for (const lib of libraries) if (!lib.found) reasons.push(`${lib.name} is missing: ${lib.error?.message ?? 'not found'}`);
+  return reasons.length === 0 ? { ok: true } : { ok: false, reasons };
+}
+
+/** The device an engine record names as a build target (GPU records only). */
+export function engineTarget(device: EngineDevice): EngineTarget {
+  if (device.type !== 'gpu' || device.computeCapability === null || device.deviceName === null) {
+    throw new InternalError(`the cuda backend builds for a GPU, but was given a ${device.type} device record without a compute capability and name`);
+  }
+  return { name: device.deviceName, computeCapability: { ...device.computeCapability } };
+}
+
+/** Structure and shapes of a network to build (a violation is a converter bug). */
+function checkForBuild(network: Network): void {
+  checkNetwork(network, (message, cause) => {
+    if (cause instanceof InternalError) throw cause;
+    throw new InternalError(`network "${network.name}": ${message}`, cause === undefined ? undefined : { cause });
+  });
+}
+
+export const cudaBackend = {
+  name: 'cuda',
+  priority: 2,
+  version: VERSION,
+  residency: 'device',
+  implemented: true,
+  available: () => cudaAvailability(),
+  async build(network: Network, config: BuildConfig = DEFAULT_BUILD_CONFIG, device: EngineDevice): Promise<Uint8Array> {
+    checkForBuild(network);
+    return buildCudaEngine(network, config, engineTarget(device));
+  },
+  async load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine> {
+    const contents = deserializeCudaEngine(engine);
+    return CudaRunner.load(contents, device?.gpuId ?? 0);
+  },
+  inspect(engine: Uint8Array) {
+    const { network } = deserializeCudaEngine(engine);
+    return { inputNames: network.inputs.map((i) => i.name), outputNames: network.outputs.map((o) => o.name) };
+  },
+} satisfies Backend<'cuda'>;

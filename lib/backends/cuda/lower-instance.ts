@@ -1,0 +1,148 @@
+/**
+ * An instantiated network (instantiate.ts) with its memory plan (memory-plan.ts) turned into
+ * lowered steps: every device layer's tensors are bound to buffer slices and handed to the
+ * layer lowerings (lowering/index.ts), one layer at a time.
+ *
+ * The plan's buffers, by index (what runner.ts binds them to):
+ *   0 the arena (intermediates, then one scratch region every layer reuses in turn: layers run
+ *     one after the other on one stream, so scratch never needs two owners at once),
+ *   1 the weights (uploaded once per engine),
+ *   2 the host values the device needs (uploaded once per instantiation),
+ *   3… the network inputs, then the network outputs, in network order.
+ * Pure: `lower` is a parameter so tests drive this with a fake lowering.
+ */
+import { InternalError } from '../../errors';
+import { dtypeInfo } from '../../ir/dtype';
+import type { BufferSlice } from '../../gpu/plan';
+import type { Layer, Network } from '../../network';
+import type { Tensor } from '../../tensor';
+import type { Instance } from './instantiate';
+import { lowerLayer, type BoundTensor, type LoweredStep, type LoweringContext } from './lowering';
+import { alignUp, planMemory, type MemoryRequest } from './memory-plan';
+
+export const ARENA_BUFFER = 0;
+export const WEIGHTS_BUFFER = 1;
+export const VALUES_BUFFER = 2;
+export const FIRST_IO_BUFFER = 3;
+
+export type LayerLowerer = (ctx: LoweringContext) => LoweredStep[];
+
+/** Where each weight tensor of the engine lives in the weights buffer. */
+export type WeightLocator = (tensor: Tensor, layer: Layer) => BufferSlice;
+
+export interface LoweredInstance {
+  /** Every step, in order (each layer's steps, then copies of host-known outputs). */
+  readonly steps: readonly LoweredStep[];
+  /** The arena's size: intermediates plus the largest scratch any layer asked for. */
+  readonly arenaBytes: number;
+  /** The bytes of buffer 2 (host values the device reads), ready to upload. */
+  readonly values: Uint8Array;
+  /** Every tensor the plan touches, bound (by tensor id). */
+  readonly bound: ReadonlyArray<BoundTensor | undefined>;
+  /** Buffer index of each network input and output, by name. */
+  readonly inputBuffers: ReadonlyMap<string, number>;
+  readonly outputBuffers: ReadonlyMap<string, number>;
+  /** Tensors that share their donor's bytes (in-place reuse). */
+  readonly aliases: ReadonlyMap<number, number>;
+}
+
+export const byteSize = (t: { dtype: string; shape: readonly number[] }): number =>
+  t.shape.reduce((a, d) => a * d, dtypeInfo(t.dtype as Tensor['dtype']).itemBytes);
+
+/** The input of a layer that only reinterprets its bytes (identity without a cast, a reshape without transposes). */
+function reinterpretedInput(layer: Layer, instance: Instance): number | undefined {
+  const p = layer.params;
+  const plain = (perm: readonly number[] | undefined): boolean => perm === undefined || perm.every((v, i) => v === i);
+  const pure = p.kind === 'identity' || (p.kind === 'shuffle' && plain(p.firstTranspose) && plain(p.secondTranspose));
+  const input = layer.inputs[0];
+  if (!pure || input === null || input === undefined) return undefined;
+  return instance.tensors[input]?.dtype === instance.tensors[layer.outputs[0]!]?.dtype ? input : undefined;
+}
+
+function encodeValue(dtype: string, value: readonly number[]): Uint8Array {
+  if (dtype === 'int64') return new Uint8Array(BigInt64Array.from(value, (v) => BigInt(v)).buffer);
+  if (dtype === 'int32') return new Uint8Array(Int32Array.from(value).buffer);
+  throw new InternalError(`cuda backend: a host value of dtype ${dtype} cannot be uploaded`);
+}
+
+/** Lowers every device layer of `instance`; `lower` defaults to the real lowerings. */
+export function lowerInstance(network: Network, instance: Instance, weight: WeightLocator, lower: LayerLowerer = lowerLayer): LoweredInstance {
+  const bound = new Array<BoundTensor | undefined>(network.tensors.length);
+  const bind = (id: number, at: BufferSlice): void => {
+    const t = instance.tensors[id]!;
+    bound[id] = { dtype: t.dtype, shape: t.shape, at };
+  };
+  const inputBuffers = new Map<string, number>();
+  const outputBuffers = new Map<string, number>();
+  let next = FIRST_IO_BUFFER;
+  for (const input of network.inputs) {
+    inputBuffers.set(input.name, next);
+    bind(input.tensor, { buffer: next++, offset: 0 });
+  }
+  const extraOutputs: Array<{ id: number; buffer: number }> = [];
+  for (const output of network.outputs) {
+    outputBuffers.set(output.name, next);
+    if (bound[output.tensor] === undefined && !instance.uploads.includes(output.tensor)) bind(output.tensor, { buffer: next, offset: 0 });
+    else extraOutputs.push({ id: output.tensor, buffer: next });
+    next++;
+  }
+
+  // Host values the device reads: packed into buffer 2.
+  let valuesBytes = 0;
+  const valueParts: Array<{ offset: number; bytes: Uint8Array }> = [];
+  for (const id of instance.uploads) {
+    const t = instance.tensors[id]!;
+    const bytes = encodeValue(t.dtype, t.value!);
+    valueParts.push({ offset: valuesBytes, bytes });
+    bind(id, { buffer: VALUES_BUFFER, offset: valuesBytes });
+    valuesBytes = alignUp(valuesBytes + bytes.byteLength);
+  }
+  const values = new Uint8Array(valuesBytes);
+  for (const part of valueParts) values.set(part.bytes, part.offset);
+
+  // Liveness of the intermediates, in device-layer steps.
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  instance.deviceLayers.forEach((layer, step) => {
+    for (const id of layer.outputs) if (bound[id] === undefined) first.set(id, step);
+    for (const id of [...layer.inputs, ...layer.outputs]) if (id !== null && first.has(id)) last.set(id, step);
+  });
+  const requests: MemoryRequest[] = [];
+  instance.deviceLayers.forEach((layer) => {
+    const donor = reinterpretedInput(layer, instance);
+    for (const id of layer.outputs) {
+      if (!first.has(id)) continue;
+      const request: MemoryRequest = { id, bytes: byteSize(instance.tensors[id]!), first: first.get(id)!, last: last.get(id)! };
+      requests.push(donor !== undefined && first.has(donor) ? { ...request, reuse: donor } : request);
+    }
+  });
+  const memory = planMemory(requests);
+  for (const [id, offset] of memory.offsets) bind(id, { buffer: ARENA_BUFFER, offset });
+
+  const scratchBase = memory.arenaBytes;
+  let scratchBytes = 0;
+  const steps: LoweredStep[] = [];
+  for (const layer of instance.deviceLayers) {
+    let used = 0;
+    const ctx: LoweringContext = {
+      layer,
+      inputs: layer.inputs.map((id) => (id === null ? null : bound[id]!)),
+      outputs: layer.outputs.map((id) => bound[id]!),
+      values: layer.inputs.map((id) => (id === null ? undefined : instance.tensors[id]!.value)),
+      scratch(bytes: number): BufferSlice {
+        if (!Number.isSafeInteger(bytes) || bytes < 0) throw new InternalError(`cuda backend: layer "${layer.name}" asked for ${bytes} bytes of scratch`);
+        const at = { buffer: ARENA_BUFFER, offset: scratchBase + used };
+        used = alignUp(used + Math.max(bytes, 1));
+        scratchBytes = Math.max(scratchBytes, used);
+        return at;
+      },
+      weight: (tensor) => weight(tensor, layer),
+    };
+    steps.push(...lower(ctx));
+  }
+  for (const { id, buffer } of extraOutputs) {
+    const bytes = byteSize(instance.tensors[id]!);
+    if (bytes > 0) steps.push({ kind: 'copy', dst: { buffer, offset: 0 }, src: bound[id]!.at, bytes });
+  }
+  return { steps, arenaBytes: scratchBase + scratchBytes, values, bound, inputBuffers, outputBuffers, aliases: memory.aliases };
+}

@@ -1,0 +1,260 @@
+/**
+ * A loaded cuda engine. At load the weights go to the device once. Per set of input shapes
+ * the network is instantiated, lowered and assembled, and a GpuPlan is made over its own
+ * arena, host-values buffer and input/output buffers: an `Instantiated` plan, kept in a
+ * bounded LRU cache (plan-cache.ts). A kernel the engine bytes lack (a shape the profiles did
+ * not foresee needs another one) is compiled through the NVRTC cache and logged.
+ *
+ * A run copies each input into its plan's input buffer (a host tensor is uploaded; a device
+ * tensor on this device is copied device-to-device; one on another device goes through the
+ * host, with a warning the first time), runs the plan, and hands out copies of the output
+ * buffers as DeviceTensors on this device, which belong to the caller.
+ *
+ * Concurrency: runs of one engine are queued and run one at a time. A plan owns its arena
+ * and I/O buffers, so two runs of one plan at once would overwrite each other's values; a
+ * per-run arena would need a plan per run (library descriptors, algorithm choice and
+ * workspace are made at plan creation) and multiply device memory by the number of runs in
+ * flight. The device executes one plan's steps at a time on this engine's behalf anyway;
+ * what a queue costs is the host-side overlap of one run's copies with another's kernels.
+ */
+import { BadModelError, InternalError, InvalidArgumentError, NoCompatibleDeviceError } from '../../errors';
+import { gpuBinding } from '../../gpu/binding';
+import { DeviceTensor, toDevice } from '../../gpu/device-tensor';
+import { GpuPlan } from '../../gpu/gpu-plan';
+import { loadModule, type GpuModule } from '../../gpu/module';
+import { resolveLogger, type Logger } from '../../logger';
+import type { Network } from '../../network';
+import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runtime/resource-limits';
+import { Tensor } from '../../tensor';
+import { floatWidthAs } from '../float-width';
+import type { DeviceValue, RunValue } from '../residency';
+import type { Engine } from '../types';
+import { assemble, type PlanModule } from './assemble';
+import { checkInputs } from './bind-inputs';
+import { archOf, nvrtcCompiler, type KernelCompiler } from './build';
+import type { CudaEngineContents, EngineKernel } from './engine-format';
+import { instantiate } from './instantiate';
+import { lowerInstance, type LayerLowerer, type WeightLocator } from './lower-instance';
+import { PlanCache, shapeKey } from './plan-cache';
+import { layoutWeights, packWeights, weightLocator } from './weights';
+
+/** How many instantiated plans (input shape sets) an engine keeps. */
+export const DEFAULT_PLAN_CACHE_SIZE = 8;
+
+export interface CudaRunnerOptions {
+  logger?: Logger;
+  planCacheSize?: number;
+  lower?: LayerLowerer;
+  compile?: KernelCompiler;
+}
+
+/** A DeviceTensor as a DeviceValue (its `residency`), for runtimes whose DeviceTensor lacks the getter. */
+export function asDeviceValue(t: DeviceTensor): DeviceValue {
+  if (!('residency' in t)) Object.defineProperty(t, 'residency', { get: () => ({ kind: 'device', ordinal: t.device }), enumerable: false });
+  return t as unknown as DeviceValue;
+}
+
+/** One instantiated plan and the device memory it owns. */
+class Instantiated {
+  constructor(
+    readonly plan: GpuPlan,
+    readonly owned: readonly DeviceTensor[],
+    readonly inputs: ReadonlyMap<string, DeviceTensor>,
+    readonly outputs: ReadonlyArray<[string, DeviceTensor]>,
+  ) {}
+
+  dispose(): void {
+    this.plan.dispose();
+    for (const t of this.owned) t.dispose();
+  }
+}
+
+export class CudaRunner implements Engine {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly residency = 'device' as const;
+  private readonly log: Logger;
+  private readonly plans: PlanCache<Instantiated>;
+  private readonly modules = new Map<string, Promise<GpuModule>>();
+  private readonly kernels: ReadonlyMap<string, EngineKernel>;
+  private readonly warnedDevices = new Set<number>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private disposed = false;
+
+  private constructor(
+    private readonly network: Network,
+    readonly deviceOrdinal: number,
+    private readonly arch: number,
+    kernels: readonly EngineKernel[],
+    private readonly weights: DeviceTensor,
+    private readonly locateWeight: WeightLocator,
+    private readonly options: CudaRunnerOptions,
+  ) {
+    this.inputNames = network.inputs.map((i) => i.name);
+    this.outputNames = network.outputs.map((o) => o.name);
+    this.log = resolveLogger(options.logger);
+    this.plans = new PlanCache(options.planCacheSize ?? DEFAULT_PLAN_CACHE_SIZE);
+    this.kernels = new Map(kernels.filter((k) => k.arch === arch).map((k) => [k.key, k]));
+  }
+
+  /**
+   * Loads `contents` onto device `ordinal`: checks its compute capability against the
+   * engine's and uploads the weights.
+   *
+   * @throws {NoCompatibleDeviceError} the device has another compute capability than the engine was built for.
+   */
+  static async load(contents: CudaEngineContents, ordinal: number, options: CudaRunnerOptions = {}): Promise<CudaRunner> {
+    const info = await gpuBinding().gpuDevice(ordinal);
+    const cc = { major: info.computeCapabilityMajor, minor: info.computeCapabilityMinor };
+    const built = contents.target.computeCapability;
+    if (cc.major !== built.major || cc.minor !== built.minor) {
+      throw new NoCompatibleDeviceError(
+        `Unable to deserialize cuda engine: it was built for compute capability ${built.major}.${built.minor} ("${contents.target.name}"), ` +
+          `but device ${ordinal} has compute capability ${cc.major}.${cc.minor}`,
+        { details: { device: ordinal, built: contents.target, found: cc } },
+      );
+    }
+    const layout = layoutWeights(contents.network);
+    const weights = await toDevice(new Tensor('uint8', [layout.bytes], packWeights(layout)), ordinal);
+    return new CudaRunner(contents.network, ordinal, archOf(cc), contents.kernels, weights, weightLocator(layout), options);
+  }
+
+  /** The shape sets whose plans are cached, most recently used last (for tests and inspection). */
+  get cachedShapes(): string[] {
+    return this.plans.keys();
+  }
+
+  async upload(tensor: Tensor): Promise<DeviceValue> {
+    this.checkLive();
+    return asDeviceValue(await toDevice(tensor, this.deviceOrdinal));
+  }
+
+  run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Promise<Record<string, RunValue>> {
+    if (this.disposed) return Promise.reject(new InvalidArgumentError('this cuda engine was disposed'));
+    const result = this.queue.then(() => this.runNow(inputs, limits));
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Frees the plans, weights and modules once the runs already queued are done; later runs reject. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    void this.queue.then(() => {
+      this.plans.clear();
+      this.weights.dispose();
+      for (const m of this.modules.values()) m.then((mod) => mod.dispose(), () => undefined);
+      this.modules.clear();
+    });
+  }
+
+  private checkLive(): void {
+    if (this.disposed) throw new InvalidArgumentError('this cuda engine was disposed');
+  }
+
+  private async runNow(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits): Promise<Record<string, RunValue>> {
+    const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
+    const key = shapeKey(this.inputNames, shapes);
+    let instance = this.plans.get(key);
+    if (instance === undefined) {
+      instance = await this.instantiate(shapes, limits);
+      this.plans.set(key, instance);
+    }
+    for (const [name, buffer] of instance.inputs) await this.copyIn(name, inputs[name]!, buffer);
+    await instance.plan.run();
+    const out: Record<string, RunValue> = Object.create(null);
+    for (const [name, buffer] of instance.outputs) out[name] = asDeviceValue(await buffer.clone());
+    return out;
+  }
+
+  /** Copies one input into its plan buffer. */
+  private async copyIn(name: string, value: RunValue, into: DeviceTensor): Promise<void> {
+    const binding = gpuBinding();
+    if (into.byteLength === 0) return;
+    if (value instanceof Tensor) {
+      await binding.gpuCopyHtoD(into.buffer, 0, floatWidthAs(value, into.dtype).data);
+      return;
+    }
+    if (value instanceof DeviceTensor && value.device === this.deviceOrdinal) {
+      await binding.gpuCopyDtoD(into.buffer, 0, value.buffer, 0, into.byteLength);
+      return;
+    }
+    const from = value instanceof DeviceTensor ? value.device : value.residency.ordinal;
+    if (from !== this.deviceOrdinal && !this.warnedDevices.has(from)) {
+      this.warnedDevices.add(from);
+      this.log('warn', `cuda engine on device ${this.deviceOrdinal}: input "${name}" is on device ${from}; copying it (and every later input from device ${from}) through the host`);
+    }
+    await binding.gpuCopyHtoD(into.buffer, 0, (await value.toHost()).data);
+  }
+
+  /** Instantiates, lowers and assembles the network at `shapes`, and prepares its plan. */
+  private async instantiate(shapes: Record<string, number[]>, limits: RunLimits): Promise<Instantiated> {
+    const network = this.network;
+    const instance = instantiate(network, shapes);
+    instance.tensors.forEach((t, id) => {
+      if (t !== undefined) checkTensorBytes(limits, t.dtype, t.shape, `cuda backend: tensor "${network.tensors[id]!.name}"`, { tensor: network.tensors[id]!.name });
+    });
+    const lowered = lowerInstance(network, instance, this.locateWeight, this.options.lower);
+    const assembled = assemble(lowered.steps);
+    const modules: GpuModule[] = [];
+    for (const m of assembled.modules) modules.push(await this.module(m));
+    const owned: DeviceTensor[] = [];
+    try {
+      const alloc = async (dtype: Tensor['dtype'], shape: readonly number[]): Promise<DeviceTensor> => {
+        const t = await DeviceTensor.allocate(dtype, shape, this.deviceOrdinal);
+        owned.push(t);
+        return t;
+      };
+      const arena = await alloc('uint8', [Math.max(lowered.arenaBytes, 256)]);
+      const values = await alloc('uint8', [Math.max(lowered.values.byteLength, 256)]);
+      if (lowered.values.byteLength > 0) await gpuBinding().gpuCopyHtoD(values.buffer, 0, lowered.values);
+      const io: DeviceTensor[] = [];
+      const inputs = new Map<string, DeviceTensor>();
+      for (const input of network.inputs) {
+        const t = await alloc(network.tensors[input.tensor]!.dtype, shapes[input.name]!);
+        inputs.set(input.name, t);
+        io.push(t);
+      }
+      const outputs: Array<[string, DeviceTensor]> = [];
+      for (const output of network.outputs) {
+        const info = instance.tensors[output.tensor]!;
+        const t = await alloc(info.dtype, info.shape);
+        outputs.push([output.name, t]);
+        io.push(t);
+      }
+      const buffers = [arena, this.weights, values, ...io];
+      const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal);
+      this.log('debug', `cuda engine: planned "${network.name}" for ${shapeKey(this.inputNames, shapes)}: ${assembled.spec.steps.length} steps, ${lowered.arenaBytes} arena bytes, ${modules.length} modules`);
+      return new Instantiated(plan, owned, inputs, outputs);
+    } catch (error) {
+      for (const t of owned) t.dispose();
+      throw error;
+    }
+  }
+
+  /** The loaded module of one kernel source: from the engine's cubins, else compiled now through the cache. */
+  private module(m: PlanModule): Promise<GpuModule> {
+    let loading = this.modules.get(m.key);
+    if (loading === undefined) {
+      loading = (async () => {
+        const stored = this.kernels.get(m.key);
+        let cubin: Uint8Array;
+        if (stored !== undefined && stored.sourceHash === m.sourceHash) {
+          if (stored.entry !== m.entry) throw new BadModelError(`cuda engine: kernel "${m.key}" is stored with entry "${stored.entry}", the lowering asks for "${m.entry}"`);
+          cubin = stored.cubin;
+        } else {
+          const why = stored === undefined ? 'is not in the engine (a shape the profiles did not foresee)' : 'in the engine was compiled from other source (another tensorrt-node version)';
+          this.log('info', `cuda engine: kernel "${m.key}" ${why}; compiling it for sm_${this.arch} through the kernel cache`);
+          cubin = await (this.options.compile ?? nvrtcCompiler(this.options.logger))(m, this.arch);
+        }
+        return loadModule(cubin, [m.entry], this.deviceOrdinal);
+      })();
+      loading.catch(() => this.modules.delete(m.key));
+      this.modules.set(m.key, loading);
+    }
+    return loading.then((mod) => {
+      if (mod.kernels.length !== 1) throw new InternalError(`cuda engine: module of "${m.key}" resolved ${mod.kernels.length} kernels`);
+      return mod;
+    });
+  }
+}

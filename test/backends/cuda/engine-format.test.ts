@@ -1,0 +1,104 @@
+/**
+ * Engine bytes of the cuda backend (lib/backends/cuda/engine-format.ts, build.ts): a build
+ * with a fake lowering and compiler round-trips network, configuration, device and cubins;
+ * every malformed byte string is a BadModelError saying what is wrong.
+ */
+import { buildCudaEngine, networkKernels } from '../../../lib/backends/cuda/build';
+import { CUDA_ENGINE_MAGIC, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
+import { DEFAULT_BUILD_CONFIG } from '../../../lib/backends/build-config';
+import { serializeEngine } from '../../../lib/backends/reference/engine-format';
+import { BadModelError } from '../../../lib/errors';
+import { CONTAINER_HEADER_BYTES, packContainer, unpackContainer, BlobTable } from '../../../lib/io/json-blobs';
+import { dynamicBatchNetwork, fakeCompiler, fakeLowering, weightedNetwork } from './helpers';
+
+const H200 = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };
+
+async function built(): Promise<{ bytes: Uint8Array; compiled: string[] }> {
+  const compiled: string[] = [];
+  const config = { ...DEFAULT_BUILD_CONFIG, precisions: ['fp32', 'fp16'] as const, workspaceBytes: 1 << 20 };
+  const bytes = await buildCudaEngine(weightedNetwork(), { ...config, precisions: [...config.precisions] }, H200, { lower: fakeLowering(), compile: fakeCompiler(compiled) });
+  return { bytes, compiled };
+}
+
+/** The engine with its JSON edited by `edit` (blob unchanged). */
+function edited(bytes: Uint8Array, edit: (json: Record<string, any>) => void): Uint8Array {
+  const { json, blob } = unpackContainer(bytes, CUDA_ENGINE_MAGIC, [1]);
+  edit(json as Record<string, any>);
+  const table = new BlobTable();
+  table.add('blob', blob);
+  return packContainer(CUDA_ENGINE_MAGIC, 1, json, table);
+}
+
+describe('cuda engine bytes', () => {
+  test('build compiles each distinct kernel once for the device architecture, and the bytes round-trip', async () => {
+    const { bytes, compiled } = await built();
+    expect(compiled).toEqual(['unary.float32_float32@90', 'elementwise.float32_float32_float32@90']);
+    const back = deserializeCudaEngine(bytes);
+    expect(back.target).toEqual(H200);
+    expect(back.config).toEqual({ precisions: ['fp32', 'fp16'], workspaceBytes: 1 << 20, hardwareCompatibility: 'none', optimizationLevel: 3 });
+    expect(back.kernels.map((k) => [k.key, k.entry, k.arch, new TextDecoder().decode(k.cubin)])).toEqual([
+      ['unary.float32_float32', 'k_unary', 90, 'cubin unary.float32_float32 sm_90'],
+      ['elementwise.float32_float32_float32', 'k_elementwise', 90, 'cubin elementwise.float32_float32_float32 sm_90'],
+    ]);
+    expect(back.network.layers.map((l) => l.name)).toEqual(weightedNetwork().layers.map((l) => l.name));
+    const bias = back.network.layers.find((l) => l.name === 'bias')!.params as { weights: { toArray(): number[] } };
+    expect(bias.weights.toArray()).toEqual([1, 2, 3, 4, 5, 6]);
+    // Serializing what was read gives the same bytes.
+    expect(serializeCudaEngine(back as CudaEngineContents)).toEqual(bytes);
+  });
+
+  test('a dynamic network is lowered at min, opt and max; kernels of all three are kept once', () => {
+    const seen: number[][] = [];
+    const lower = fakeLowering();
+    const modules = networkKernels(dynamicBatchNetwork(), (ctx) => {
+      seen.push([...ctx.inputs[0]!.shape]);
+      return lower(ctx);
+    });
+    expect(seen).toEqual([[1, 4], [2, 4], [8, 4]]);
+    expect(modules.map((m) => m.key)).toEqual(['activation.float32_float32']);
+  });
+
+  describe('malformed bytes are BadModelError naming the problem', () => {
+    let good: Uint8Array;
+    beforeAll(async () => {
+      good = (await built()).bytes;
+    });
+    const refuse = (bytes: unknown, message: string | RegExp): void => {
+      let error: unknown;
+      try {
+        deserializeCudaEngine(bytes as Uint8Array);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(BadModelError);
+      expect((error as Error).message).toMatch(typeof message === 'string' ? new RegExp(message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : message);
+    };
+
+    test('not bytes', () => refuse('engine', 'cuda engine: engine bytes must be a Uint8Array, got string'));
+    test('another backend\'s engine', () => refuse(serializeEngine(weightedNetwork()), 'not a cuda engine: the bytes start with "TRTNREF1", expected "TRTNCUDA"'));
+    test('truncated', () => refuse(good.subarray(0, good.length - 3), 'cuda engine: truncated'));
+    test('a header alone', () => refuse(good.subarray(0, CONTAINER_HEADER_BYTES - 1), 'cuda engine: truncated'));
+    test('trailing bytes', () => refuse(new Uint8Array([...good, 0, 0]), 'unexpected bytes after'));
+    test('another version', () => {
+      const bytes = good.slice();
+      new DataView(bytes.buffer).setUint32(8, 7, true);
+      refuse(bytes, 'format version 7 is not supported');
+    });
+    test('another format', () => refuse(edited(good, (j) => (j.format = 'something')), 'the description is not a cuda engine (format "something")'));
+    test('no build configuration', () => refuse(edited(good, (j) => delete j.config), 'the build configuration is missing'));
+    test('precisions without fp32', () => refuse(edited(good, (j) => (j.config.precisions = ['fp16'])), 'invalid precisions ["fp16"]'));
+    test('a bad workspace', () => refuse(edited(good, (j) => (j.config.workspaceBytes = -1)), 'invalid workspaceBytes -1'));
+    test('a bad hardware compatibility', () => refuse(edited(good, (j) => (j.config.hardwareCompatibility = 'any')), 'invalid hardwareCompatibility "any"'));
+    test('a bad optimization level', () => refuse(edited(good, (j) => (j.config.optimizationLevel = 9)), 'invalid optimizationLevel 9'));
+    test('no device', () => refuse(edited(good, (j) => delete j.target), 'the build device is missing or has no name'));
+    test('a bad compute capability', () => refuse(edited(good, (j) => (j.target.computeCapability = { major: '9', minor: 0 })), 'the build device "NVIDIA H200" has an invalid compute capability'));
+    test('no kernel list', () => refuse(edited(good, (j) => (j.kernels = {})), 'the kernel list is missing'));
+    test('a kernel without entry', () => refuse(edited(good, (j) => (j.kernels[0].entry = 'not an identifier')), 'kernel 0 is malformed'));
+    test('a kernel without source hash', () => refuse(edited(good, (j) => (j.kernels[1].sourceHash = 'abc')), 'kernel 1 ("elementwise.float32_float32_float32") has no sha256 of its source'));
+    test('a kernel with a bad architecture', () => refuse(edited(good, (j) => (j.kernels[0].arch = 1.5)), 'invalid architecture 1.5'));
+    test('an empty cubin', () => refuse(edited(good, (j) => (j.kernels[0].byteLength = 0)), 'invalid cubin length 0'));
+    test('a cubin outside the blob', () => refuse(edited(good, (j) => (j.kernels[0].offset = 1 << 30)), /kernel 0 \("unary.float32_float32"\)'s cubin \(bytes \d+\.\.\d+\) lie outside/));
+    test('a kernel twice', () => refuse(edited(good, (j) => j.kernels.push(j.kernels[0])), 'the kernel "unary.float32_float32" for sm_90 appears twice'));
+    test('an inconsistent network', () => refuse(edited(good, (j) => (j.network.tensors[1].shape = [9])), 'cuda engine: layer "exp" (unary) output 0 "exp:out" is recorded as float32[9]'));
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * A program run over a device engine (lib/runtime/execute.ts): host inputs are uploaded
+ * through the engine, outputs read back, and every device value the run made (uploads and
+ * engine outputs) is freed when the run ends, so that many runs do not hold device memory
+ * until finalizers run. The engine is a stand-in on a pretend device 0.
+ */
+import { cudaBackend } from '../../../lib/backends/cuda';
+import type { DeviceValue, RunValue } from '../../../lib/backends/residency';
+import type { Engine } from '../../../lib/backends/types';
+import { ProgramExecutor } from '../../../lib/runtime/execute';
+import type { ProgramData } from '../../../lib/runtime/segments';
+import { Tensor } from '../../../lib/tensor';
+
+/** A device value holding a host tensor, counting disposals. */
+function onDevice(t: Tensor, freed: DeviceValue[]): DeviceValue & { dispose(): void } {
+  const v = {
+    dtype: t.dtype,
+    shape: t.shape,
+    residency: { kind: 'device', ordinal: 0 } as const,
+    toHost: async () => t,
+    dispose: () => void freed.push(v),
+  };
+  return v;
+}
+
+test('a run uploads host inputs, reads outputs back, and frees every device value it made', async () => {
+  const freed: DeviceValue[] = [];
+  const made: DeviceValue[] = [];
+  const engine: Engine = {
+    inputNames: ['x'],
+    outputNames: ['y'],
+    residency: 'device',
+    deviceOrdinal: 0,
+    async upload(t) {
+      const v = onDevice(t, freed);
+      made.push(v);
+      return v;
+    },
+    async run(inputs: Readonly<Record<string, RunValue>>) {
+      const x = await (inputs.x as DeviceValue).toHost();
+      const y = onDevice(Tensor.from('float32', x.shape, x.toArray().map((v) => 2 * v)), freed);
+      made.push(y);
+      return { y };
+    },
+    dispose: () => undefined,
+  };
+  const load = jest.spyOn(cudaBackend, 'load').mockResolvedValue(engine);
+  const data: ProgramData = {
+    inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [3] }],
+    outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [3] }],
+    segments: [{ kind: 'tensorrt', backend: 'cuda', engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] }],
+    constants: {},
+  };
+  const executor = new ProgramExecutor(data);
+  try {
+    for (let i = 0; i < 3; i++) {
+      const [y] = await executor.run([Tensor.from('float32', [3], [1, 2, i])]);
+      expect(y!.toArray()).toEqual([2, 4, 2 * i]);
+    }
+    expect(executor.lastCrossings).toEqual({ hostToDevice: 1, deviceToHost: 1, deviceToDevice: 0 });
+    expect(made).toHaveLength(6);
+    expect(new Set(freed)).toEqual(new Set(made));
+    expect(freed).toHaveLength(6);
+  } finally {
+    executor.dispose();
+    load.mockRestore();
+  }
+});

@@ -1,0 +1,242 @@
+/**
+ * The cuda Engine (lib/backends/cuda/runner.ts) over a simulated device: the addon's GPU
+ * binding is replaced by host memory, and GpuPlan.create by an interpreter of the plan's
+ * steps whose kernels (those of the fake lowering in ./helpers.ts) are written in JS. What
+ * this checks is the runner's plumbing: plans per shape and their cache, input copies from
+ * the host and from devices, outputs owned by the caller, the run queue, run-time compiles,
+ * the compute-capability check, and that dispose() frees every allocation. Results are
+ * compared with the reference backend on the same networks. The real device is
+ * test/gpu/cuda-backend.check.js's.
+ */
+import { buildCudaEngine } from '../../../lib/backends/cuda/build';
+import { deserializeCudaEngine } from '../../../lib/backends/cuda/engine-format';
+import type { LoweringContext } from '../../../lib/backends/cuda/lowering';
+import { CudaRunner } from '../../../lib/backends/cuda/runner';
+import { DEFAULT_BUILD_CONFIG } from '../../../lib/backends/build-config';
+import { referenceBackend } from '../../../lib/backends/reference';
+import type { DeviceValue, RunValue } from '../../../lib/backends/residency';
+import { BadInputError, NoCompatibleDeviceError, ShapeOutOfRangeError } from '../../../lib/errors';
+import { DeviceTensor, toDevice } from '../../../lib/gpu/device-tensor';
+import { GpuPlan } from '../../../lib/gpu/gpu-plan';
+import type { GpuModule } from '../../../lib/gpu/module';
+import { encodePlan, type BufferSlice, type PlanSpec } from '../../../lib/gpu/plan';
+import type { Network } from '../../../lib/network';
+import { Tensor } from '../../../lib/tensor';
+import { expectClose, FP32 } from '../../helpers/compare';
+import { Random } from '../../helpers/random';
+import { dynamicBatchNetwork, fakeCompiler, fakeLowering, shapeTensorNetwork, weightedNetwork } from './helpers';
+
+/** Device memory of the simulated device: one host byte array per allocation. */
+interface FakeBuffer {
+  byteLength: number;
+  device: number;
+  disposed: boolean;
+  data: Uint8Array;
+  dispose(): void;
+}
+
+const device = { cc: { major: 9, minor: 0 }, live: new Set<FakeBuffer>() };
+
+jest.mock('../../../lib/gpu/binding', () => {
+  const bytes = (v: ArrayBuffer | ArrayBufferView): Uint8Array =>
+    v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  const binding = {
+    gpuDevice: async (ordinal: number) => ({ ordinal, computeCapabilityMajor: device.cc.major, computeCapabilityMinor: device.cc.minor, freeBytes: 1 << 30, totalBytes: 1 << 30 }),
+    gpuAlloc: async (ordinal: number, n: number) => {
+      const b: FakeBuffer = {
+        byteLength: n,
+        device: ordinal,
+        disposed: false,
+        data: new Uint8Array(n),
+        dispose() {
+          b.disposed = true;
+          device.live.delete(b);
+        },
+      };
+      device.live.add(b);
+      return b;
+    },
+    gpuCopyHtoD: async (dst: FakeBuffer, at: number, src: ArrayBuffer | ArrayBufferView) => void dst.data.set(bytes(src), at),
+    gpuCopyDtoH: async (src: FakeBuffer, at: number, dst: ArrayBuffer | ArrayBufferView) => {
+      const out = bytes(dst);
+      out.set(src.data.subarray(at, at + out.byteLength));
+    },
+    gpuCopyDtoD: async (dst: FakeBuffer, dAt: number, src: FakeBuffer, sAt: number, n: number) => void dst.data.set(src.data.subarray(sAt, sAt + n), dAt),
+    gpuLoadModule: async (_ordinal: number, image: Uint8Array, kernels: string[]) => ({ kernels, image: new TextDecoder().decode(image), dispose: () => undefined }),
+  };
+  return { gpuBinding: () => binding };
+});
+
+/** The JS "kernels" of the fake lowering's keys (`kind.dtypes`), read from the fake cubin's text. */
+function runKernel(key: string, views: Uint8Array[], count: number): void {
+  const f32 = (v: Uint8Array): Float32Array => new Float32Array(v.buffer, v.byteOffset, count);
+  const [kind] = key.split('.');
+  if (kind === 'unary') f32(views[1]!).set(f32(views[0]!).map(Math.exp));
+  else if (kind === 'activation') f32(views[1]!).set(f32(views[0]!).map((x) => Math.max(0, x)));
+  else if (kind === 'elementwise') f32(views[2]!).set(f32(views[0]!).map((x, i) => x + f32(views[1]!)[i]!));
+  else if (kind === 'cast') f32(views[1]!).set(Float32Array.from(new BigInt64Array(views[0]!.buffer, views[0]!.byteOffset, count), Number));
+  else throw new Error(`the simulated device has no kernel ${key}`);
+}
+
+let planCount = 0;
+const SPACING = { yieldBetweenSteps: false };
+
+/** GpuPlan.create on the simulated device: the spec must encode, then run() interprets it. */
+async function fakePlan(spec: PlanSpec, buffers: readonly DeviceTensor[], modules: readonly GpuModule[] = []): Promise<GpuPlan> {
+  encodePlan(spec);
+  planCount++;
+  const mem = (s: BufferSlice, n: number): Uint8Array => {
+    const b = buffers[s.buffer]!.buffer as unknown as FakeBuffer;
+    if (b.disposed) throw new Error(`plan buffer ${s.buffer} was freed`);
+    if ((s.offset ?? 0) + n > b.byteLength) throw new Error(`plan buffer ${s.buffer}: ${n} bytes at ${s.offset} overrun ${b.byteLength}`);
+    return b.data.subarray(s.offset ?? 0, (s.offset ?? 0) + n);
+  };
+  const run = async (): Promise<void> => {
+    for (const step of spec.steps) {
+      if (SPACING.yieldBetweenSteps) await new Promise((r) => setImmediate(r));
+      if (step.kind === 'copy') mem(step.dst, step.bytes).set(mem(step.src, step.bytes).slice());
+      else if (step.kind === 'memset') mem(step.dst, step.bytes).fill(step.value);
+      else if (step.kind === 'launch') {
+        const image = (modules[step.module]!.native as unknown as { image: string }).image;
+        const count = Number((step.args.at(-1) as { value: number }).value);
+        const views = step.args
+          .filter((a): a is { pointer: BufferSlice } => 'pointer' in a)
+          .map((a) => (buffers[a.pointer.buffer]!.buffer as unknown as FakeBuffer).data.subarray(a.pointer.offset ?? 0));
+        runKernel(image.split(' ')[1]!, views, count);
+      } else throw new Error(`the simulated device cannot run ${step.kind}`);
+    }
+  };
+  return { run, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlan;
+}
+
+const H200 = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };
+
+async function engineFor(network: Network, lower = fakeLowering()): Promise<ReturnType<typeof deserializeCudaEngine>> {
+  return deserializeCudaEngine(await buildCudaEngine(network, DEFAULT_BUILD_CONFIG, H200, { lower, compile: fakeCompiler() }));
+}
+
+async function reference(network: Network, inputs: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+  return referenceBackend.createRunner(await referenceBackend.build(network, {})).run(inputs);
+}
+
+const host = async (v: RunValue): Promise<Tensor> => (v instanceof Tensor ? v : v.toHost());
+
+const rng = new Random(2017);
+
+beforeEach(() => {
+  device.cc = { major: 9, minor: 0 };
+  planCount = 0;
+  SPACING.yieldBetweenSteps = false;
+  jest.spyOn(GpuPlan, 'create').mockImplementation(fakePlan as typeof GpuPlan.create);
+});
+afterEach(() => jest.restoreAllMocks());
+
+describe('CudaRunner on a simulated device', () => {
+  test('a static network with weights: outputs are DeviceTensors on the engine\'s device and match the reference backend', async () => {
+    const network = weightedNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const x = rng.tensor([2, 3]);
+    const out = await runner.run({ x });
+    expect(out.y).toBeInstanceOf(DeviceTensor);
+    expect((out.y as DeviceValue).residency).toEqual({ kind: 'device', ordinal: 0 });
+    expectClose(await host(out.y!), (await reference(network, { x })).y!, FP32, 'y');
+    runner.dispose();
+  });
+
+  test('dynamic batch: one plan per shape set, cached (LRU), and each batch matches the reference backend', async () => {
+    const network = dynamicBatchNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering(), planCacheSize: 2 });
+    for (const b of [3, 5, 3, 8]) {
+      const x = rng.tensor([b, 4]);
+      expectClose(await host((await runner.run({ x })).y!), (await reference(network, { x })).y!, FP32, `batch ${b}`);
+    }
+    expect(planCount).toBe(3);
+    expect(runner.cachedShapes).toEqual(['3x4', '8x4']);
+    await expect(runner.run({ x: rng.tensor([9, 4]) })).rejects.toThrow(ShapeOutOfRangeError);
+    await expect(runner.run({ x: new Tensor('int32', [2, 4]) })).rejects.toThrow(BadInputError);
+    runner.dispose();
+  });
+
+  test('shape tensors: host values reach the device, and the outputs are right', async () => {
+    const { network } = shapeTensorNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const x = rng.tensor([6, 4]);
+    const out = await runner.run({ x });
+    expect((await host(out.dims!)).toArray()).toEqual([6, 4]);
+    expect((await host(out.flat!)).toArray()).toEqual(x.toArray());
+    runner.dispose();
+  });
+
+  test('float64 host inputs are narrowed; device inputs are copied on the device, from another device with one warning', async () => {
+    const network = dynamicBatchNetwork();
+    const logs: string[] = [];
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering(), logger: (l, m) => logs.push(`${l}: ${m}`) });
+    const x = rng.tensor([2, 4]);
+    const want = (await reference(network, { x })).y!;
+    const wide = new Tensor('float64', [2, 4], Float64Array.from(x.data as Float32Array));
+    expectClose(await host((await runner.run({ x: wide })).y!), want, FP32, 'float64');
+    expectClose(await host((await runner.run({ x: (await runner.upload(x)) as never })).y!), want, FP32, 'same device');
+    const elsewhere = await toDevice(x, 1);
+    await runner.run({ x: elsewhere as never });
+    await runner.run({ x: elsewhere as never });
+    expect(logs.filter((l) => l.startsWith('warn'))).toEqual([
+      'warn: cuda engine on device 0: input "x" is on device 1; copying it (and every later input from device 1) through the host',
+    ]);
+    runner.dispose();
+  });
+
+  test('concurrent runs are queued: 16 at once equal their sequential results', async () => {
+    const network = dynamicBatchNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const inputs = Array.from({ length: 16 }, (_, i) => rng.tensor([1 + (i % 3), 4]));
+    const sequential: Tensor[] = [];
+    for (const x of inputs) sequential.push(await host((await runner.run({ x })).y!));
+    SPACING.yieldBetweenSteps = true;
+    const concurrent = await Promise.all(inputs.map(async (x) => host((await runner.run({ x })).y!)));
+    concurrent.forEach((t, i) => expect(t.toArray()).toEqual(sequential[i]!.toArray()));
+    runner.dispose();
+  });
+
+  test('a kernel the engine lacks, or stored from other source, is compiled at run time through the compiler, and logged', async () => {
+    const network = dynamicBatchNetwork();
+    const base = fakeLowering();
+    // The engine was built with the kernel "activation.float32_float32"; at run time the lowering asks for other source under that key.
+    const renamed = (ctx: LoweringContext) => base(ctx).map((s) => (s.kind === 'launch' ? { ...s, kernel: { ...s.kernel, source: `${s.kernel.source} // v2` } } : s));
+    const compiled: string[] = [];
+    const logs: string[] = [];
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(compiled), lower: renamed, logger: (l, m) => logs.push(`${l}: ${m}`) });
+    const x = rng.tensor([2, 4]);
+    expectClose(await host((await runner.run({ x })).y!), (await reference(network, { x })).y!, FP32, 'y');
+    expect(compiled).toEqual(['activation.float32_float32@90']);
+    expect(logs).toContainEqual(expect.stringMatching(/^info: cuda engine: kernel "activation.float32_float32" in the engine was compiled from other source/));
+    runner.dispose();
+    // A key the engine never had (a shape the profiles did not foresee needs another kernel).
+    const unforeseen = (ctx: LoweringContext) => base(ctx).map((s) => (s.kind === 'launch' ? { ...s, kernel: { ...s.kernel, key: `${s.kernel.key}.wide` } } : s));
+    const other = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(compiled), lower: unforeseen, logger: (l, m) => logs.push(`${l}: ${m}`) });
+    expectClose(await host((await other.run({ x })).y!), (await reference(network, { x })).y!, FP32, 'y');
+    expect(compiled).toEqual(['activation.float32_float32@90', 'activation.float32_float32.wide@90']);
+    expect(logs).toContainEqual(expect.stringMatching(/kernel "activation.float32_float32.wide" is not in the engine \(a shape the profiles did not foresee\); compiling it for sm_90/));
+    other.dispose();
+  });
+
+  test('a device of another compute capability is refused', async () => {
+    device.cc = { major: 8, minor: 0 };
+    const e = await CudaRunner.load(await engineFor(dynamicBatchNetwork()), 0).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(NoCompatibleDeviceError);
+    expect((e as Error).message).toBe('Unable to deserialize cuda engine: it was built for compute capability 9.0 ("NVIDIA H200"), but device 0 has compute capability 8.0');
+  });
+
+  test('dispose() frees the weights, every plan\'s buffers; outputs stay the caller\'s; later runs reject', async () => {
+    const before = new Set(device.live);
+    const network = weightedNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const out = await runner.run({ x: rng.tensor([2, 3]) });
+    runner.dispose();
+    await new Promise((r) => setImmediate(r));
+    const left = [...device.live].filter((b) => !before.has(b));
+    const y = out.y as unknown as DeviceTensor;
+    expect(left).toEqual([y.buffer]);
+    y.dispose();
+    await expect(runner.run({ x: rng.tensor([2, 3]) })).rejects.toThrow('this cuda engine was disposed');
+  });
+});

@@ -1,0 +1,215 @@
+'use strict';
+// GPU check of the cuda backend (plain Node over dist/, no jest: it runs on the GPU machine
+// from a bundle). For every public fixture of test/fixtures/, each frontend it was exported
+// with: compile with `backend: 'cuda'` (a fixture PyTorch ran at two sizes is compiled ONCE
+// with run-time dims and run at both), run, and compare with PyTorch's stored outputs (fp32:
+// rtol 1e-4, atol 1e-5). Prints one JSON line per fixture, format and case: max abs/rel
+// error, segments (tensorrt/fallback) and host round trips per run. Then, on the first
+// fixture that passed (mlp preferred): save → load → run is bit-identical; the program file
+// edited to say compute capability 8.0 is refused with the seed-003 message; 64 concurrent
+// runs equal the sequential outputs bit for bit; 1,000 runs leave device free memory and live
+// allocations where they were.
+// Exit 0: passed; 1: failed; 3: no usable GPU here.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..', '..');
+const { gpuCheck, assert, rejection, lib } = require('./check-util');
+const { zipSync, unzipSync } = require(require.resolve('fflate', { paths: [root] }));
+const { backendAvailability } = require(path.join(root, 'dist', 'backends', 'index.js'));
+
+const FIXTURES = path.join(root, 'test', 'fixtures');
+const ORDER = ['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1', 'rotary_only', 'llama_rotary_complex_input', 'llama_rotary_complex_input_dynamic', 'llama_tokens_complex_buffer'];
+const RTOL = 1e-4;
+const ATOL = 1e-5;
+
+const STORAGE = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, complex64: Float32Array, bool: Uint8Array, uint8: Uint8Array };
+const LANES = { complex64: 2 };
+
+function readBin(dir, m) {
+  const bytes = fs.readFileSync(path.join(dir, m.file));
+  const Storage = STORAGE[m.dtype];
+  if (Storage === undefined) throw new Error(`${dir}/${m.file}: dtype ${m.dtype} is not handled by this check`);
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return new lib.Tensor(m.dtype, m.shape, new Storage(copy.buffer, 0, bytes.length / Storage.BYTES_PER_ELEMENT));
+}
+
+function loadFixture(name) {
+  const dir = path.join(FIXTURES, name);
+  const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
+  const cases = [{ inputs: meta.inputs.map((m) => readBin(dir, m)), outputs: meta.outputs.map((m) => readBin(dir, m)) }];
+  if (meta.second_case) cases.push({ inputs: meta.second_case.inputs.map((m) => readBin(dir, m)), outputs: meta.second_case.outputs.map((m) => readBin(dir, m)) });
+  return { name, dir, files: meta.files, cases };
+}
+
+/** Compile settings: one size → that static shape; two sizes → one compile with run-time dims spanning both. */
+function settingsFor(fixture, format) {
+  const shapes = fixture.cases.map((c) => c.inputs.map((t) => [...t.shape]));
+  if (shapes.length === 1) return { backend: 'cuda', inputs: shapes[0].map((shape) => ({ shape })) };
+  if (format === 'pt2') return { backend: 'cuda' }; // torch.export's range_constraints give the ranges
+  return {
+    backend: 'cuda',
+    inputs: shapes[0].map((first, i) => ({
+      min: first.map((_, d) => Math.min(...shapes.map((s) => s[i][d]))),
+      opt: first,
+      max: first.map((_, d) => Math.max(...shapes.map((s) => s[i][d]))),
+    })),
+  };
+}
+
+/** Max |a - e|, max |a - e| / |e| (where e ≠ 0), and whether every element is within atol + rtol·|e|. */
+function compare(actual, expected) {
+  if (actual.dtype !== expected.dtype || actual.shape.join(',') !== expected.shape.join(',')) {
+    return { ok: false, why: `got ${actual.dtype}[${actual.shape}], PyTorch ${expected.dtype}[${expected.shape}]` };
+  }
+  const a = actual.data;
+  const e = expected.data;
+  let maxAbs = 0;
+  let maxRel = 0;
+  let bad = 0;
+  let firstBad = -1;
+  for (let i = 0; i < e.length; i++) {
+    const x = Number(a[i]);
+    const y = Number(e[i]);
+    const d = Math.abs(x - y);
+    if (!(d <= ATOL + RTOL * Math.abs(y))) {
+      bad++;
+      if (firstBad < 0) firstBad = i;
+    }
+    if (!(d <= maxAbs)) maxAbs = d;
+    if (y !== 0 && !(d / Math.abs(y) <= maxRel)) maxRel = d / Math.abs(y);
+  }
+  return { ok: bad === 0, maxAbs, maxRel, bad, ...(bad > 0 ? { firstBad, got: Number(a[firstBad]), want: Number(e[firstBad]) } : {}) };
+}
+
+function segmentCounts(program) {
+  const kinds = program.report.segments.map((s) => s.kind);
+  return { tensorrt: kinds.filter((k) => k === 'tensorrt').length, fallback: kinds.filter((k) => k === 'fallback').length, hostRoundTrips: program.hostRoundTrips.total };
+}
+
+const bitsOf = (t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+const identical = (xs, ys) => xs.length === ys.length && xs.every((x, i) => x.dtype === ys[i].dtype && bitsOf(x).equals(bitsOf(ys[i])));
+
+async function fixtureRuns() {
+  const results = [];
+  for (const name of ORDER) {
+    const fixture = loadFixture(name);
+    for (const format of ['pt2', 'onnx']) {
+      if (!fixture.files[format]) continue;
+      const file = path.join(fixture.dir, fixture.files[format]);
+      const line = { fixture: name, format };
+      let program;
+      try {
+        const logs = [];
+        const t0 = Date.now();
+        program = await lib.compile(file, { ...settingsFor(fixture, format), logger: (level, message) => level !== 'debug' && logs.push(`${level}: ${message}`) });
+        line.compileMs = Date.now() - t0;
+        line.segments = segmentCounts(program);
+        line.cases = [];
+        for (const [k, c] of fixture.cases.entries()) {
+          const outputs = await program.run(c.inputs);
+          const per = outputs.map((t, i) => ({ output: i, ...compare(t, c.outputs[i]) }));
+          line.cases.push({ case: k, inputShapes: c.inputs.map((t) => t.shape), outputs: per });
+        }
+        line.ok = line.cases.every((c) => c.outputs.every((o) => o.ok));
+        if (!line.ok) line.logs = logs.slice(-20);
+      } catch (error) {
+        Object.assign(line, { ok: false, code: error.code, message: error.message, details: error.details });
+      } finally {
+        await program?.dispose();
+      }
+      console.log(JSON.stringify(line));
+      results.push({ ...line, fixtureData: fixture, file });
+    }
+  }
+  return results;
+}
+
+/** Save → load → bit-identical; the file edited to compute capability 8.0 is refused with the seed's message. */
+async function saveAndReload(chosen, dir) {
+  const c = chosen.fixtureData.cases[0];
+  const program = await lib.compile(chosen.file, settingsFor(chosen.fixtureData, chosen.format));
+  try {
+    const before = await program.run(c.inputs);
+    const file = path.join(dir, 'cuda.trtp');
+    await program.save(file);
+    const loaded = await lib.loadProgram(file);
+    let after;
+    try {
+      after = await loaded.run(c.inputs);
+    } finally {
+      await loaded.dispose();
+    }
+    assert(identical(before, after), 'outputs after save → load are bit-identical to those before');
+    const files = unzipSync(fs.readFileSync(file));
+    const manifest = JSON.parse(Buffer.from(files['manifest.json']).toString('utf8'));
+    const engines = manifest.segments.filter((s) => s.kind === 'tensorrt');
+    assert(engines.length > 0 && engines.every((s) => s.backend === 'cuda' && s.device.type === 'gpu'), 'the program records cuda engines with GPU device records');
+    const recorded = engines[0].device;
+    for (const s of engines) s.device.computeCapability = { major: 8, minor: 0 };
+    files['manifest.json'] = new TextEncoder().encode(JSON.stringify(manifest));
+    const edited = path.join(dir, 'cuda-cc80.trtp');
+    fs.writeFileSync(edited, zipSync(files));
+    const e = await rejection(lib.loadProgram(edited), 'loading a program whose engines say compute capability 8.0');
+    const expected = `Unable to deserialize program file "${edited}": engines were built for compute capability 8.0, but no device with compute capability 8.0 is available (found: `;
+    assert(e.code === 'E_NO_COMPATIBLE_DEVICE' && e.message.startsWith(expected), `the 8.0 program is refused with the seed's message (got ${e.code}: ${e.message})`);
+    return { recordedDevice: { name: recorded.deviceName, computeCapability: recorded.computeCapability }, refusal: e.message, bytes: fs.statSync(file).size };
+  } finally {
+    await program.dispose();
+  }
+}
+
+/** 64 concurrent runs equal 64 sequential ones; 1,000 runs leave device memory where it was. */
+async function concurrencyAndMemory(chosen) {
+  const c = chosen.fixtureData.cases[0];
+  const program = await lib.compile(chosen.file, settingsFor(chosen.fixtureData, chosen.format));
+  try {
+    const sequential = [];
+    for (let i = 0; i < 64; i++) sequential.push(await program.run(c.inputs));
+    const t0 = Date.now();
+    const concurrent = await Promise.all(Array.from({ length: 64 }, () => program.run(c.inputs)));
+    const concurrentMs = Date.now() - t0;
+    const mismatched = concurrent.map((out, i) => (identical(out, sequential[i]) ? -1 : i)).filter((i) => i >= 0);
+    assert(mismatched.length === 0, `64 concurrent runs equal the sequential outputs (runs ${mismatched.join(', ')} differ)`);
+    assert(sequential.every((out) => identical(out, sequential[0])), 'sequential runs agree with each other');
+
+    for (let i = 0; i < 10; i++) await program.run(c.inputs);
+    await lib.synchronizeDevice(0);
+    const before = await lib.deviceMemoryInfo(0);
+    const statsBefore = lib.gpuAllocationStats();
+    const t1 = Date.now();
+    for (let i = 0; i < 1000; i++) await program.run(c.inputs);
+    const thousandMs = Date.now() - t1;
+    await lib.synchronizeDevice(0);
+    const after = await lib.deviceMemoryInfo(0);
+    const statsAfter = lib.gpuAllocationStats();
+    const memory = { freeBefore: before.freeBytes, freeAfter: after.freeBytes, statsBefore, statsAfter };
+    console.log(JSON.stringify({ memory }));
+    assert(after.freeBytes === before.freeBytes, `1,000 runs leave device free memory unchanged (${before.freeBytes} → ${after.freeBytes})`);
+    assert(statsAfter.liveBuffers === statsBefore.liveBuffers, `1,000 runs leave live allocations unchanged (${statsBefore.liveBuffers} → ${statsAfter.liveBuffers})`);
+    return { concurrentMs, thousandRunsMs: thousandMs, freeBytes: after.freeBytes };
+  } finally {
+    await program.dispose();
+  }
+}
+
+gpuCheck('cuda-backend', async () => {
+  const availability = await backendAvailability();
+  console.log(JSON.stringify({ backends: availability }));
+  const results = await fixtureRuns();
+  const failed = results.filter((r) => !r.ok).map((r) => `${r.fixture}.${r.format}`);
+  const chosen = results.find((r) => r.ok && r.fixture === 'mlp') ?? results.find((r) => r.ok);
+  const summary = { fixtures: results.length, passed: results.length - failed.length, failed };
+  if (chosen === undefined) throw Object.assign(new Error(`no fixture runs on the cuda backend yet (failed: ${failed.join(', ')})`), { code: 'E_CHECK' });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-backend-check-'));
+  try {
+    summary.saveReload = await saveAndReload(chosen, dir);
+    summary.concurrency = await concurrencyAndMemory(chosen);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert(failed.length === 0, `every fixture matches PyTorch on the cuda backend (failed: ${failed.join(', ')})`);
+  return summary;
+});
