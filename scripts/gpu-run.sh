@@ -7,6 +7,8 @@ out=${OUT:-/tmp/out}
 mkdir -p /tmp/trtn "$out"
 xz -dc .gpu/node.xz > /tmp/node && chmod +x /tmp/node
 tar -xJf .gpu/bundle.tar.xz -C /tmp/trtn
+# Every fixture comes with the working tree (tracked files travel there): link rather than pack them.
+mkdir -p /tmp/trtn/test && rm -rf /tmp/trtn/test/fixtures && ln -s "$(pwd)/test/fixtures" /tmp/trtn/test/fixtures
 cd /tmp/trtn
 {
   echo "== nvidia-smi"; nvidia-smi --query-gpu=name,uuid,pci.bus_id,memory.total,compute_cap,driver_version --format=csv
