@@ -66,8 +66,14 @@ export interface DescribedStep {
   block?: number[];
   sharedBytes?: number;
   params?: Uint8Array;
-  mnk?: string;
-  conv?: number[];
+  gemm?: {
+    m: number; n: number; k: number; dtype: string; transA: boolean; transB: boolean; tf32: boolean;
+    batch: number; strideA: number; strideB: number; strideD: number; alpha: number; beta: number;
+  };
+  conv?: {
+    spatial: number; dtype: string; transposed: boolean; n: number; c: number; k: number; groups: number;
+    input: number[]; kernel: number[]; pads: number[]; postPads: number[]; strides: number[]; dilations: number[]; output: number[];
+  };
   hasBias?: boolean;
 }
 

@@ -911,14 +911,44 @@ Napi::Value GpuDescribePlan(const Napi::CallbackInfo& info) {
       o.Set("sharedBytes", step.sharedBytes);
       o.Set("params", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(step.params.data()), step.paramBytes));
     }
-    if (step.kind == kGemm) o.Set("mnk", std::to_string(step.gemm.m) + "," + std::to_string(step.gemm.n) + "," + std::to_string(step.gemm.k));
+    static const char* kDTypes[] = {"float32", "float16", "bfloat16"};
+    if (step.kind == kGemm) {
+      const cublaslt::GemmShape& g = step.gemm;
+      Napi::Object gemm = Napi::Object::New(env);
+      gemm.Set("m", g.m);
+      gemm.Set("n", g.n);
+      gemm.Set("k", g.k);
+      gemm.Set("dtype", kDTypes[int(g.dtype)]);
+      gemm.Set("transA", g.transA);
+      gemm.Set("transB", g.transB);
+      gemm.Set("tf32", g.tf32);
+      gemm.Set("batch", g.batch);
+      gemm.Set("strideA", double(g.strideA));
+      gemm.Set("strideB", double(g.strideB));
+      gemm.Set("strideD", double(g.strideD));
+      gemm.Set("alpha", g.alpha);
+      gemm.Set("beta", g.beta);
+      o.Set("gemm", gemm);
+    }
     if (step.kind == kConv) {
       const cudnn::ConvShape& c = step.conv;
-      Napi::Array fields = Napi::Array::New(env, 16);
-      int32_t values[] = {c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.padH, c.padW, c.strideH, c.strideW,
-                          c.dilationH, c.dilationW, c.groups, c.outH, c.outW};
-      for (uint32_t j = 0; j < 16; ++j) fields.Set(j, values[j]);
-      o.Set("conv", fields);
+      Napi::Object conv = Napi::Object::New(env);
+      conv.Set("spatial", c.spatial);
+      conv.Set("dtype", kDTypes[c.dtype]);
+      conv.Set("transposed", c.transposed);
+      for (const auto& [name, value] : {std::pair<const char*, int32_t>{"n", c.n}, {"c", c.c}, {"k", c.k}, {"groups", c.groups}}) {
+        conv.Set(name, value);
+      }
+      const std::pair<const char*, const int32_t*> lists[] = {{"input", c.in},     {"kernel", c.kernel},
+                                                              {"pads", c.pad},     {"postPads", c.postPad},
+                                                              {"strides", c.stride}, {"dilations", c.dilation},
+                                                              {"output", c.out}};
+      for (const auto& [name, values] : lists) {
+        Napi::Array array = Napi::Array::New(env, c.spatial);
+        for (int j = 0; j < c.spatial; ++j) array.Set(uint32_t(j), values[j]);
+        conv.Set(name, array);
+      }
+      o.Set("conv", conv);
       o.Set("hasBias", step.hasBias);
     }
     out.Set(uint32_t(i), o);
