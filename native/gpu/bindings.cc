@@ -323,12 +323,13 @@ class AllocWorker : public PromiseWorker {
 
 class CopyWorker : public PromiseWorker {
  public:
-  enum Direction { kHtoD, kDtoH, kDtoD };
+  enum Direction { kHtoD, kDtoH, kDtoD, kPeer };
   CopyWorker(Napi::Env env, Direction direction) : PromiseWorker(env, "tensorrt-node:gpuCopy"), direction_(direction) {}
 
   BufferLease lease;
   HostRange host;
   cuda::Device* device = nullptr;
+  cuda::Device* srcDevice = nullptr;  // kPeer: the source's device (`device` is the destination's)
   cuda::CUdeviceptr dst = 0, src = 0;
   size_t bytes = 0;
 
@@ -339,6 +340,8 @@ class CopyWorker : public PromiseWorker {
         return cuda::CopyHtoD(*device, dst, host.data, bytes, IsPinned(host.data, bytes), error);
       case kDtoH:
         return cuda::CopyDtoH(*device, host.data, src, bytes, IsPinned(host.data, bytes), error);
+      case kPeer:
+        return cuda::CopyPeer(*device, dst, *srcDevice, src, bytes, error);
       default:
         return cuda::CopyDtoD(*device, dst, src, bytes, error);
     }
@@ -747,8 +750,7 @@ Napi::Value GpuCopyDtoD(const Napi::CallbackInfo& info) {
   uint64_t bytes = uint64_t(Integer(info, 4, "byte count"));
   CheckRange(env, dst, dstOffset, bytes, "device-to-device copy destination");
   CheckRange(env, src, srcOffset, bytes, "device-to-device copy source");
-  if (dst->device() != src->device()) ThrowInvalid(env, "device-to-device copies between two devices are not supported yet");
-  auto* worker = new CopyWorker(env, CopyWorker::kDtoD);
+  auto* worker = new CopyWorker(env, dst->device() == src->device() ? CopyWorker::kDtoD : CopyWorker::kPeer);
   try {
     worker->lease.Add(env, dst, "destination");
     worker->lease.Add(env, src, "source");
@@ -757,6 +759,7 @@ Napi::Value GpuCopyDtoD(const Napi::CallbackInfo& info) {
     throw;
   }
   worker->device = dst->device();
+  worker->srcDevice = src->device();
   worker->dst = dst->ptr() + dstOffset;
   worker->src = src->ptr() + srcOffset;
   worker->bytes = bytes;
