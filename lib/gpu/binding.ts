@@ -28,6 +28,8 @@ export interface NativePlan {
   run(times?: number): Promise<void>;
   capture(): Promise<void>;
   replay(times?: number): Promise<void>;
+  /** Enqueues on the calling thread; the device's completion thread settles the Promise. */
+  submit(times: number, replay: boolean): Promise<void>;
   dispose(): void;
 }
 
@@ -51,6 +53,8 @@ export interface NativeGpuStats {
   /** Buffers freed by their finalizer because dispose() never ran. */
   finalizedBuffers: number;
   pinnedBytes: number;
+  /** External memory of the calling thread's V8 isolate (DeviceTensors count their bytes there). */
+  isolateExternalBytes: number;
 }
 
 type HostRange = ArrayBuffer | ArrayBufferView;

@@ -13,6 +13,7 @@
 #include "../cuda/runtime.h"
 #include "../cudnn/cudnn.h"
 #include "../nvrtc/nvrtc.h"
+#include "completion.h"
 #include "plan.h"
 
 namespace trtn::gpu {
@@ -24,6 +25,7 @@ struct Classes {
   Napi::FunctionReference deviceBuffer;
   Napi::FunctionReference module;
   Napi::FunctionReference plan;
+  std::shared_ptr<EnvLink> completions;  // created on the first pool-free run
 };
 
 // Process-wide counters for tests and doctor (atomics: no destructor does work at exit).
@@ -211,6 +213,12 @@ class BufferLease {
     for (DeviceBuffer* buffer : buffers_) buffer->Unacquire(env);
     buffers_.clear();
     refs_.clear();
+  }
+  // The environment is gone: forget the buffers without touching it (their finalizers free them).
+  void Abandon() {
+    for (auto& ref : refs_) ref.SuppressDestruct();
+    refs_.clear();
+    buffers_.clear();
   }
 
  private:
@@ -523,10 +531,11 @@ class LoadModuleWorker : public PromiseWorker {
 
 class PlanObject : public Napi::ObjectWrap<PlanObject> {
  public:
-  static Napi::Function Define(Napi::Env env) {
+  static Napi::Function Define(Napi::Env env, Classes* classes) {
     return DefineClass(env, "Plan",
                        {InstanceMethod("run", &PlanObject::RunMethod), InstanceMethod("capture", &PlanObject::CaptureMethod),
                         InstanceMethod("replay", &PlanObject::ReplayMethod),
+                        InstanceMethod("submit", &PlanObject::SubmitMethod, napi_default, classes),
                         InstanceMethod("dispose", &PlanObject::DisposeMethod),
                         InstanceAccessor("steps", &PlanObject::Steps, nullptr),
                         InstanceAccessor("workspaceBytes", &PlanObject::WorkspaceBytes, nullptr),
@@ -565,6 +574,9 @@ class PlanObject : public Napi::ObjectWrap<PlanObject> {
   Napi::Value RunMethod(const Napi::CallbackInfo& info) { return Start(info, kRun); }
   Napi::Value CaptureMethod(const Napi::CallbackInfo& info) { return Start(info, kCapture); }
   Napi::Value ReplayMethod(const Napi::CallbackInfo& info) { return Start(info, kReplay); }
+  Napi::Value SubmitMethod(const Napi::CallbackInfo& info);
+  // The checks every run, capture or replay passes first; returns the repetition count.
+  int CheckStart(const Napi::CallbackInfo& info, Op op);
   Napi::Value DisposeMethod(const Napi::CallbackInfo& info) {
     if (inFlight > 0) ThrowInvalid(info.Env(), "This GPU plan is running: await it before dispose()");
     Dispose(info.Env());
@@ -617,7 +629,7 @@ class PlanWorker : public PromiseWorker {
   Napi::ObjectReference ref_;
 };
 
-Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
+int PlanObject::CheckStart(const Napi::CallbackInfo& info, Op op) {
   Napi::Env env = info.Env();
   if (disposed) ThrowInvalid(env, "This GPU plan was disposed");
   if (capturing) ThrowInvalid(env, "This GPU plan is being captured into a CUDA graph: await capture() first");
@@ -628,6 +640,12 @@ Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
   for (Module* module : modules) {
     if (!module->loaded()) ThrowInvalid(env, "A Module this GPU plan launches was disposed");
   }
+  return times;
+}
+
+Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
+  Napi::Env env = info.Env();
+  int times = CheckStart(info, op);
   auto* worker = new PlanWorker(env, this, op == kRun ? PlanWorker::kRun : op == kCapture ? PlanWorker::kCapture
                                                                                           : PlanWorker::kReplay,
                                 times, nullptr);
@@ -640,6 +658,52 @@ Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
     throw;
   }
   return worker->Start();
+}
+
+// A run or replay settled by the device's completion thread (completion.h) instead of a pool thread.
+class PlanCompletion : public Completion {
+ public:
+  explicit PlanCompletion(PlanObject* owner) : owner_(owner), ref_(Napi::Persistent(owner->Value())) { owner_->inFlight++; }
+  BufferLease lease;
+  void Finally(Napi::Env env) override {
+    owner_->inFlight--;
+    lease.Release(env);
+  }
+  void Abandon() override {
+    lease.Abandon();
+    ref_.SuppressDestruct();
+  }
+
+ private:
+  PlanObject* owner_;
+  Napi::ObjectReference ref_;
+};
+
+// submit(times, replay): enqueues on this (JS) thread; the Promise settles from the completion thread.
+Napi::Value PlanObject::SubmitMethod(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const bool replay = info.Length() > 1 && info[1].ToBoolean();
+  int times = CheckStart(info, replay ? kReplay : kRun);
+  auto job = std::make_unique<PlanCompletion>(this);
+  try {
+    for (DeviceBuffer* buffer : buffers) job->lease.Add(env, buffer, "plan's");
+  } catch (...) {
+    job->Finally(env);
+    throw;
+  }
+  auto* classes = static_cast<Classes*>(info.Data());
+  if (!classes->completions) {
+    try {
+      classes->completions = CreateEnvLink(env);
+    } catch (...) {
+      job->Finally(env);
+      throw;
+    }
+  }
+  NativeError error;
+  bool submitted = plan->Submit(times, replay, &error);
+  return SettleWhenDone(env, classes->completions, *plan->device(), plan->stream(), std::move(job),
+                        submitted ? nullptr : &error);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -772,6 +836,8 @@ Napi::Value GpuStats(const Napi::CallbackInfo& info) {
   result.Set("liveBytes", double(gLiveBytes.load()));
   result.Set("finalizedBuffers", double(gFinalizedBuffers.load()));
   result.Set("pinnedBytes", double(gPinnedBytes.load()));
+  // This environment's isolate: the external memory V8 counts (what DeviceBuffers added to it).
+  result.Set("isolateExternalBytes", double(Napi::MemoryManagement::AdjustExternalMemory(info.Env(), 0)));
   return result;
 }
 
@@ -965,7 +1031,7 @@ void Register(Napi::Env env, Napi::Object exports) {
   auto* classes = new Classes();
   classes->deviceBuffer = Napi::Persistent(DeviceBuffer::Define(env));
   classes->module = Napi::Persistent(Module::Define(env));
-  classes->plan = Napi::Persistent(PlanObject::Define(env));
+  classes->plan = Napi::Persistent(PlanObject::Define(env, classes));
   env.AddCleanupHook([classes]() { delete classes; });
   struct Entry {
     const char* name;

@@ -424,12 +424,20 @@ bool Plan::Enqueue(NativeError* error) {
       }
       case kCopy: {
         cuda::CUresult result = api.cuMemcpyDtoDAsync_v2(step.ptrs[0], step.ptrs[1], step.bytes, stream_);
-        if (result != cuda::kSuccess) return cuda::Check(*device_, result, "cuMemcpyDtoDAsync_v2", error, where());
+        if (result != cuda::kSuccess) {
+          cuda::Check(*device_, result, "cuMemcpyDtoDAsync_v2", error, where());
+          error->numbers["step"] = double(i);
+          return false;
+        }
         break;
       }
       case kMemset: {
         cuda::CUresult result = api.cuMemsetD8Async(step.ptrs[0], step.value, step.bytes, stream_);
-        if (result != cuda::kSuccess) return cuda::Check(*device_, result, "cuMemsetD8Async", error, where());
+        if (result != cuda::kSuccess) {
+          cuda::Check(*device_, result, "cuMemsetD8Async", error, where());
+          error->numbers["step"] = double(i);
+          return false;
+        }
         break;
       }
       case kGemm:
@@ -459,6 +467,15 @@ bool Plan::Run(int times, NativeError* error) {
   cuda::CUresult sync = device_->api->cuStreamSynchronize(stream_);
   if (ok) return cuda::Check(*device_, sync, "cuStreamSynchronize", error, "after running a plan");
   return false;
+}
+
+bool Plan::Submit(int times, bool replay, NativeError* error) {
+  if (!cuda::MakeCurrent(*device_, error)) return false;
+  bool ok = true;
+  for (int i = 0; i < times && ok; ++i) {
+    ok = replay ? cuda::Check(*device_, device_->api->cuGraphLaunch(exec_, stream_), "cuGraphLaunch", error) : Enqueue(error);
+  }
+  return ok;
 }
 
 bool Plan::Capture(NativeError* error) {

@@ -1,8 +1,9 @@
 'use strict';
 // The addon from worker threads: two workers and the main thread at once each compile and load
 // a kernel module, allocate, run a kernel plan, a cuBLASLt GEMM and a cuDNN convolution, read back
-// and compare with the host (20 rounds each, so their GPU work overlaps); V8's external memory
-// of each thread counts its own DeviceTensors. Then a worker is terminated in the middle of a long
+// and compare with the host (20 rounds each, alternating the pool and the completion-thread
+// paths, so their GPU work overlaps); V8's external memory of each thread counts its own
+// DeviceTensors. Then a worker is terminated in the middle of a long
 // plan run with undisposed tensors, and one exits on its own with undisposed tensors: neither
 // crashes the process, the main thread's GPU keeps working, and live allocations and device free
 // memory return to where they were (finalizers at environment teardown free what was left).
@@ -47,11 +48,11 @@ async function workload(tag, seed, cacheDir) {
   const dy = await DeviceTensor.allocate('float32', [N], 0);
 
   // External memory of this thread's isolate grows by the tensors' bytes and shrinks on dispose.
-  const externalBefore = process.memoryUsage().external;
+  const externalBefore = lib.gpuAllocationStats().isolateExternalBytes;
   const probe = await DeviceTensor.allocate('float32', [16 << 20], 0); // 64 MiB
-  const externalWith = process.memoryUsage().external;
+  const externalWith = lib.gpuAllocationStats().isolateExternalBytes;
   probe.dispose();
-  const externalAfter = process.memoryUsage().external;
+  const externalAfter = lib.gpuAllocationStats().isolateExternalBytes;
   const external = { grewBy: externalWith - externalBefore, shrankBy: externalWith - externalAfter };
   assert(external.grewBy >= 64 << 20 && external.shrankBy >= 64 << 20, `${tag}: external memory follows a 64 MiB DeviceTensor (${JSON.stringify(external)})`);
 
@@ -79,7 +80,10 @@ async function workload(tag, seed, cacheDir) {
 
   let worstKernelUlps = 0, worstGemm = 0, worstConv = 0, mismatches = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    await Promise.all([axpb.run(), gemm.run(), convPlan.run()]);
+    // Both completion paths: a pool thread, and the device's completion thread through this
+    // thread's thread-safe function.
+    const completion = round % 2 ? 'thread' : 'pool';
+    await Promise.all([axpb.run(1, { completion }), gemm.run(1, { completion }), convPlan.run(1, { completion })]);
     const [y, d, yc] = await Promise.all([dy.toHost(), dD.toHost(), dY.toHost()]);
     for (let i = 0; i < N; i += 97) {
       const want = Math.fround(a * x[i] + b);
@@ -114,7 +118,7 @@ async function abandon(mode, cacheDir) {
   globalThis.keepAlive = { keep, y, plan, module };
   if (mode === 'terminate') {
     // A long run in flight (plus a pending read-back) when the main thread terminates us.
-    const running = plan.run(200);
+    const running = Promise.all([plan.run(100), plan.run(100, { completion: 'thread' })]);
     const reading = keep[0].toHost();
     parentPort.postMessage({ started: true });
     await Promise.all([running, reading]);
