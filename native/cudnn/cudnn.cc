@@ -203,36 +203,34 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
     TRTN_CUDNN(cudnnCreateTensorDescriptor, &conv->bias);
     TRTN_CUDNN(cudnnSetTensorNdDescriptor, conv->bias, dataType, nd + 2, bDims, bStrides);
   }
-  auto usable = [&](cudnnStatus_t status, int mathType) {
-    return status == kSuccess && (s.dtype != 0 || mathType == kFmaMath || mathType == kDefaultMath);
-  };
+  // The fastest algorithm cuDNN ranks usable (fp32: one that does not use TF32).
   bool found = false;
-  size_t libraryBytes = 0;
-  if (s.transposed) {
-    ConvolutionBwdDataAlgoPerf perf[kConvBwdDataAlgoCount] = {};
-    int returned = 0;
-    // Backward data: dy is our x, dx our y.
-    TRTN_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7, conv->handle, conv->w, conv->x, conv->conv, conv->y,
-               kConvBwdDataAlgoCount, &returned, perf);
+  auto pick = [&](const auto* perf, int returned) {
     for (int i = 0; i < returned && !found; ++i) {
-      if (!usable(perf[i].status, perf[i].mathType)) continue;
+      if (perf[i].status != kSuccess || (s.dtype == 0 && perf[i].mathType != kFmaMath && perf[i].mathType != kDefaultMath)) {
+        continue;
+      }
       conv->algo = perf[i].algo;
       found = true;
     }
+  };
+  size_t libraryBytes = 0;
+  int returned = 0;
+  if (s.transposed) {
+    ConvolutionBwdDataAlgoPerf perf[kConvBwdDataAlgoCount] = {};
+    // Backward data: dy is our x, dx our y.
+    TRTN_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7, conv->handle, conv->w, conv->x, conv->conv, conv->y,
+               kConvBwdDataAlgoCount, &returned, perf);
+    pick(perf, returned);
     if (found) {
       TRTN_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize, conv->handle, conv->w, conv->x, conv->conv, conv->y,
                  conv->algo, &libraryBytes);
     }
   } else {
     ConvolutionFwdAlgoPerf perf[kConvFwdAlgoCount] = {};
-    int returned = 0;
     TRTN_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7, conv->handle, conv->x, conv->w, conv->conv, conv->y,
                kConvFwdAlgoCount, &returned, perf);
-    for (int i = 0; i < returned && !found; ++i) {
-      if (!usable(perf[i].status, perf[i].mathType)) continue;
-      conv->algo = perf[i].algo;
-      found = true;
-    }
+    pick(perf, returned);
     if (found) {
       TRTN_CUDNN(cudnnGetConvolutionForwardWorkspaceSize, conv->handle, conv->x, conv->w, conv->conv, conv->y,
                  conv->algo, &libraryBytes);

@@ -5,19 +5,7 @@
 // settles; and the round trip of a tiny kernel through each path (the goal is <= 20 µs).
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
-const { gpuCheck, assert, rejection, randomFloats } = require('./check-util');
-
-const SOURCE = `
-extern "C" __global__ void axpb(const float* x, float* y, float a, float b, unsigned int n) {
-  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + b;
-}
-extern "C" __global__ void spin(float* y, unsigned int iterations) {
-  float v = y[threadIdx.x];
-  for (unsigned int i = 0; i < iterations; ++i) v = v * 0.999999f + 1e-7f;
-  y[threadIdx.x] = v;
-}
-`;
+const { gpuCheck, assert, rejection, randomFloats, AXPB_SPIN_SOURCE: SOURCE } = require('./check-util');
 
 async function medianUs(reps, fn) {
   for (let i = 0; i < 50; i++) await fn();

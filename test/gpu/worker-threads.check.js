@@ -11,22 +11,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
-const { gpuCheck, assert, randomFloats, lib } = require('./check-util');
+const { gpuCheck, assert, randomFloats, lib, AXPB_SPIN_SOURCE: SOURCE } = require('./check-util');
 
 const { matmul } = require(path.join(__dirname, '..', '..', 'dist', 'kernels', 'linalg.js'));
 const { conv } = require(path.join(__dirname, '..', '..', 'dist', 'kernels', 'conv.js'));
-
-const SOURCE = `
-extern "C" __global__ void axpb(const float* x, float* y, float a, float b, unsigned int n) {
-  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + b;
-}
-extern "C" __global__ void spin(float* y, unsigned int iterations) {
-  float v = y[threadIdx.x];
-  for (unsigned int i = 0; i < iterations; ++i) v = v * 0.999999f + 1e-7f;
-  y[threadIdx.x] = v;
-}
-`;
 
 const N = 1 << 20;
 const ROUNDS = 20;
