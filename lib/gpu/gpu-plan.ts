@@ -3,7 +3,7 @@
  * when the device is done; `capture()` records the steps once into a CUDA graph, which
  * `replay()` launches with one call. Nothing waits on the JS thread.
  *
- * How run() and replay() wait ({@link RunOptions.completion}): `'pool'` enqueues and waits on a
+ * How run() and replay() wait ({@link PlanRunOptions.completion}): `'pool'` enqueues and waits on a
  * libuv thread-pool thread (one pool thread parked per run); `'thread'` enqueues on the calling
  * thread (launches are asynchronous) and the device's completion thread waits for an event and
  * settles the Promise through a thread-safe function: no pool hop, so a shorter round trip.
@@ -16,12 +16,12 @@ import type { DeviceTensor } from './device-tensor';
 import type { GpuModule } from './module';
 import { encodePlan, type PlanSpec } from './plan';
 
-export interface RunOptions {
+export interface PlanRunOptions {
   /** Who waits for the device: a thread-pool thread (`'pool'`, the default) or the device's completion thread (`'thread'`). */
   completion?: 'pool' | 'thread';
 }
 
-function completionOf(options: RunOptions): 'pool' | 'thread' {
+function completionOf(options: PlanRunOptions): 'pool' | 'thread' {
   const completion = options.completion ?? 'pool';
   if (completion !== 'pool' && completion !== 'thread') {
     throw new InvalidArgumentError(`completion must be 'pool' or 'thread', got ${String(completion)}`);
@@ -72,7 +72,7 @@ export class GpuPlan {
   }
 
   /** Runs the steps `times` times in a row (one native call) and waits for the device. */
-  async run(times = 1, options: RunOptions = {}): Promise<void> {
+  async run(times = 1, options: PlanRunOptions = {}): Promise<void> {
     return completionOf(options) === 'thread' ? this.native.submit(times, false) : this.native.run(times);
   }
 
@@ -82,7 +82,7 @@ export class GpuPlan {
   }
 
   /** Launches the captured graph `times` times and waits. */
-  async replay(times = 1, options: RunOptions = {}): Promise<void> {
+  async replay(times = 1, options: PlanRunOptions = {}): Promise<void> {
     return completionOf(options) === 'thread' ? this.native.submit(times, true) : this.native.replay(times);
   }
 
