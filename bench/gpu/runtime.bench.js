@@ -27,7 +27,34 @@ const TINY = `
 extern "C" __global__ void tiny(float* y) { if (threadIdx.x == 0) y[blockIdx.x] += 1.0f; }
 `;
 
+/** Tiny-kernel round trips through the completion thread only (run in a child per spin setting). */
+async function roundTripOnly() {
+  const { DeviceTensor, compileModule, GpuPlan } = lib;
+  const module = await compileModule(TINY, ['tiny'], 0, { cacheDir: null });
+  const y = await DeviceTensor.allocate('float32', [1024], 0);
+  const one = await GpuPlan.create({ steps: [{ kind: 'launch', module: 0, kernel: 0, grid: [1], block: [32], args: [{ pointer: { buffer: 0 } }] }] }, [y], [module]);
+  const thread = await medianMs(2000, () => one.run(1, { completion: 'thread' }));
+  one.dispose();
+  y.dispose();
+  module.dispose();
+  console.log(JSON.stringify({ median: thread.median * 1e3, min: thread.min * 1e3 }));
+}
+
+/** The completion thread's round trip with another TENSORRT_NODE_COMPLETION_SPIN_US (read once per process). */
+function roundTripWithSpin(spinUs) {
+  const child = require('node:child_process').spawnSync(process.execPath, [__filename, '--round-trip-only'], {
+    encoding: 'utf8',
+    env: { ...process.env, TENSORRT_NODE_COMPLETION_SPIN_US: String(spinUs) },
+  });
+  try {
+    return JSON.parse(child.stdout.trim().split('\n').pop());
+  } catch {
+    return { error: `exit ${child.status}: ${child.stdout} ${child.stderr}` };
+  }
+}
+
 async function main() {
+  if (process.argv[2] === '--round-trip-only') return roundTripOnly();
   const baseline = process.argv[2] ? JSON.parse(process.argv[2]) : null;
   const { DeviceTensor, allocatePinnedBuffer, freePinnedBuffer, compileModule, GpuPlan } = lib;
   const binding = require(path.join(__dirname, '..', '..', 'dist', 'gpu', 'binding.js')).gpuBinding();
@@ -91,6 +118,7 @@ async function main() {
     completionSpinUs: process.env.TENSORRT_NODE_COMPLETION_SPIN_US ?? '50 (default)',
     tinyKernelRoundTripUs: { median: roundTrip.median * 1e3, min: roundTrip.min * 1e3 },
     tinyKernelRoundTripThreadUs: { median: roundTripThread.median * 1e3, min: roundTripThread.min * 1e3 },
+    tinyKernelRoundTripThreadBySpinUs: { 0: roundTripWithSpin(0), 20: roundTripWithSpin(20), 200: roundTripWithSpin(200) },
     tinyKernelGraphRoundTripUs: { median: roundTripGraph.median * 1e3, min: roundTripGraph.min * 1e3 },
     tinyKernelGraphRoundTripThreadUs: { median: roundTripGraphThread.median * 1e3, min: roundTripGraphThread.min * 1e3 },
     plan1000: {

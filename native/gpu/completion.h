@@ -48,8 +48,9 @@ std::shared_ptr<EnvLink> CreateEnvLink(Napi::Env env);
 Napi::Value SettleWhenDone(Napi::Env env, const std::shared_ptr<EnvLink>& link, cuda::Device& device,
                            cuda::CUstream stream, std::unique_ptr<Completion> job, const NativeError* failed);
 
-// Microseconds a completion thread polls an event before it blocks on it (lower latency for short
-// work, one busy core meanwhile): TENSORRT_NODE_COMPLETION_SPIN_US, default 50.
+// Microseconds a completion thread polls an event before it blocks on it, and polls its queue for
+// the next job before it sleeps (lower latency for short work and back-to-back runs, one busy core
+// meanwhile): TENSORRT_NODE_COMPLETION_SPIN_US, default 50; 0 never polls.
 int CompletionSpinMicros();
 
 }  // namespace trtn::gpu
