@@ -14,6 +14,7 @@
         "native/cuda/runtime.cc",
         "native/cudnn/cudnn.cc",
         "native/gpu/bindings.cc",
+        "native/gpu/completion.cc",
         "native/gpu/plan.cc",
         "native/nvrtc/nvrtc.cc",
         "native/trt/library.cc"

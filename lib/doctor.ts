@@ -4,7 +4,7 @@
  */
 import { backendAvailability, type BackendName } from './backends';
 import { probeDevices, type DeviceProbe } from './devices';
-import { deviceMemoryInfo, type DeviceMemoryInfo } from './gpu/device';
+import { memoryOfDevices, type DeviceMemoryInfo } from './gpu/device';
 import { cudaLibraries, type CudaLibraryStatus } from './gpu/libraries';
 import { getAddon, type AddonSource } from './native';
 import { tensorrtStatus, type TensorRTStatus } from './tensorrt';
@@ -59,9 +59,7 @@ export async function doctor(): Promise<DoctorReport> {
     tensorrt = { error: asFailure(error) };
   }
   const libraries = await cudaLibraries();
-  const memory = (await Promise.all(cuda.devices.map((d) => deviceMemoryInfo(d.ordinal).catch(() => null)))).filter(
-    (m): m is DeviceMemoryInfo => m !== null,
-  );
+  const memory = await memoryOfDevices(cuda.devices);
   const backends = await backendAvailability();
   const defaultBackend = backends.find((b) => b.ok)?.backend ?? 'reference';
   return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, defaultBackend, backends };

@@ -3,8 +3,9 @@
 // Copies: 256 MiB pinned H2D/D2H and D2D through the addon (each an awaited Promise), medians of
 // 20 after a warm-up, beside the C++ baseline's numbers when its JSON is given as argv[2]; and
 // D2D as a plan of 20 copies in one call (one Promise) against the C++ loop doing the same.
-// Launches: JS → one tiny kernel → Promise settled (median of 2,000 round trips); a plan of
-// 1,000 tiny kernels run launch by launch vs replayed as one CUDA graph (median of 50 each).
+// Launches: JS → one tiny kernel → Promise settled (median of 2,000 round trips), through the
+// libuv pool and through the device's completion thread; a plan of 1,000 tiny kernels run launch
+// by launch vs replayed as one CUDA graph (median of 50 each), both paths.
 const path = require('node:path');
 const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
 
@@ -26,7 +27,34 @@ const TINY = `
 extern "C" __global__ void tiny(float* y) { if (threadIdx.x == 0) y[blockIdx.x] += 1.0f; }
 `;
 
+/** Tiny-kernel round trips through the completion thread only (run in a child per spin setting). */
+async function roundTripOnly() {
+  const { DeviceTensor, compileModule, GpuPlan } = lib;
+  const module = await compileModule(TINY, ['tiny'], 0, { cacheDir: null });
+  const y = await DeviceTensor.allocate('float32', [1024], 0);
+  const one = await GpuPlan.create({ steps: [{ kind: 'launch', module: 0, kernel: 0, grid: [1], block: [32], args: [{ pointer: { buffer: 0 } }] }] }, [y], [module]);
+  const thread = await medianMs(2000, () => one.run(1, { completion: 'thread' }));
+  one.dispose();
+  y.dispose();
+  module.dispose();
+  console.log(JSON.stringify({ median: thread.median * 1e3, min: thread.min * 1e3 }));
+}
+
+/** The completion thread's round trip with another TENSORRT_NODE_COMPLETION_SPIN_US (read once per process). */
+function roundTripWithSpin(spinUs) {
+  const child = require('node:child_process').spawnSync(process.execPath, [__filename, '--round-trip-only'], {
+    encoding: 'utf8',
+    env: { ...process.env, TENSORRT_NODE_COMPLETION_SPIN_US: String(spinUs) },
+  });
+  try {
+    return JSON.parse(child.stdout.trim().split('\n').pop());
+  } catch {
+    return { error: `exit ${child.status}: ${child.stdout} ${child.stderr}` };
+  }
+}
+
 async function main() {
+  if (process.argv[2] === '--round-trip-only') return roundTripOnly();
   const baseline = process.argv[2] ? JSON.parse(process.argv[2]) : null;
   const { DeviceTensor, allocatePinnedBuffer, freePinnedBuffer, compileModule, GpuPlan } = lib;
   const binding = require(path.join(__dirname, '..', '..', 'dist', 'gpu', 'binding.js')).gpuBinding();
@@ -68,25 +96,38 @@ async function main() {
   const y = await DeviceTensor.allocate('float32', [1024], 0);
   const launch = { kind: 'launch', module: 0, kernel: 0, grid: [1], block: [32], args: [{ pointer: { buffer: 0 } }] };
   const one = await GpuPlan.create({ steps: [launch] }, [y], [module]);
+  const thread = { completion: 'thread' };
   const roundTrip = await medianMs(2000, () => one.run());
+  const roundTripThread = await medianMs(2000, () => one.run(1, thread));
   await one.capture();
   const roundTripGraph = await medianMs(2000, () => one.replay());
+  const roundTripGraphThread = await medianMs(2000, () => one.replay(1, thread));
   one.dispose();
   const many = await GpuPlan.create({ steps: Array.from({ length: 1000 }, () => launch) }, [y], [module]);
   const oneByOne = await medianMs(50, () => many.run());
+  const oneByOneThread = await medianMs(50, () => many.run(1, thread));
   await many.capture();
   const replay = await medianMs(50, () => many.replay());
+  const replayThread = await medianMs(50, () => many.replay(1, thread));
   many.dispose();
   y.dispose();
   module.dispose();
   const launches = {
+    // 'pool': enqueue and wait on a libuv pool thread; 'thread': enqueue on the JS thread, the
+    // device's completion thread waits (spinning up to TENSORRT_NODE_COMPLETION_SPIN_US first).
+    completionSpinUs: process.env.TENSORRT_NODE_COMPLETION_SPIN_US ?? '50 (default)',
     tinyKernelRoundTripUs: { median: roundTrip.median * 1e3, min: roundTrip.min * 1e3 },
+    tinyKernelRoundTripThreadUs: { median: roundTripThread.median * 1e3, min: roundTripThread.min * 1e3 },
+    tinyKernelRoundTripThreadBySpinUs: { 0: roundTripWithSpin(0), 20: roundTripWithSpin(20), 200: roundTripWithSpin(200) },
     tinyKernelGraphRoundTripUs: { median: roundTripGraph.median * 1e3, min: roundTripGraph.min * 1e3 },
+    tinyKernelGraphRoundTripThreadUs: { median: roundTripGraphThread.median * 1e3, min: roundTripGraphThread.min * 1e3 },
     plan1000: {
       launchedOneByOneMs: oneByOne.median,
       perKernelUs: (oneByOne.median * 1e3) / 1000,
+      launchedOneByOneThreadMs: oneByOneThread.median,
       graphReplayMs: replay.median,
       perKernelGraphUs: (replay.median * 1e3) / 1000,
+      graphReplayThreadMs: replayThread.median,
     },
   };
   console.log(JSON.stringify({ copies, launches }, null, 1));

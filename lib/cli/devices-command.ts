@@ -1,4 +1,5 @@
 import type { DeviceProbe } from '../devices';
+import type { DeviceMemoryInfo } from '../gpu/device';
 
 /** Exit codes of `tensorrt-node devices`. */
 export const DEVICES_EXIT = {
@@ -18,8 +19,16 @@ export function devicesExitCode(probe: DeviceProbe): number {
 
 const GIB = 1024 ** 3;
 
-/** The probe as a table for a terminal. */
-export function formatDevices(probe: DeviceProbe): string {
+function freeOf(memory: readonly DeviceMemoryInfo[], ordinal: number): string {
+  const info = memory.find((m) => m.device === ordinal);
+  return info ? `${(info.freeBytes / GIB).toFixed(1)} GiB` : '?';
+}
+
+/**
+ * The probe as a table for a terminal; `memory` (cuMemGetInfo per device) fills the free column,
+ * `?` where a device could not report it.
+ */
+export function formatDevices(probe: DeviceProbe, memory: readonly DeviceMemoryInfo[] = []): string {
   const lines: string[] = [];
   if (probe.driver) lines.push(`CUDA driver ${probe.driver.version} (${probe.driver.library})`);
   if (!probe.ok) {
@@ -31,11 +40,12 @@ export function formatDevices(probe: DeviceProbe): string {
     d.name,
     `${d.computeCapability.major}.${d.computeCapability.minor}`,
     `${(d.totalMemoryBytes / GIB).toFixed(1)} GiB`,
+    freeOf(memory, d.ordinal),
     String(d.multiprocessorCount),
     d.pciBusId,
     d.uuid,
   ]);
-  const header = ['#', 'name', 'cc', 'memory', 'SMs', 'PCI bus', 'UUID'];
+  const header = ['#', 'name', 'cc', 'memory', 'free', 'SMs', 'PCI bus', 'UUID'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]): string => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   lines.push(fmt(header), ...rows.map(fmt));

@@ -9,6 +9,7 @@ import { Command, Option } from 'commander';
 import { BACKEND_NAMES } from '../backends';
 import { probeDevices } from '../devices';
 import { doctor, formatDoctorReport } from '../doctor';
+import { memoryOfDevices } from '../gpu/device';
 import { VERSION } from '../version';
 import { benchCommand, BENCH_DEFAULTS } from './bench-command';
 import { exitCodeFor, formatCliError } from './cli-errors';
@@ -51,10 +52,11 @@ export function buildProgram(): Command {
   program
     .command('devices')
     .description('list CUDA devices (exit 0: listed, 2: no driver or no device, 1: error)')
-    .option('--json', 'print JSON: {ok, driver, devices, error}')
+    .option('--json', 'print JSON: {ok, driver, devices, error, memory: [{device, freeBytes, totalBytes}]}')
     .action(async (options: { json?: boolean }) => {
       const probe = await probeDevices();
-      print(options.json ? JSON.stringify(probe, null, 2) : formatDevices(probe));
+      const memory = await memoryOfDevices(probe.devices);
+      print(options.json ? JSON.stringify({ ...probe, memory }, null, 2) : formatDevices(probe, memory));
       process.exitCode = devicesExitCode(probe);
     });
 

@@ -28,6 +28,8 @@ export interface NativePlan {
   run(times?: number): Promise<void>;
   capture(): Promise<void>;
   replay(times?: number): Promise<void>;
+  /** Enqueues on the calling thread; the device's completion thread settles the Promise. */
+  submit(times: number, replay: boolean): Promise<void>;
   dispose(): void;
 }
 
@@ -51,6 +53,8 @@ export interface NativeGpuStats {
   /** Buffers freed by their finalizer because dispose() never ran. */
   finalizedBuffers: number;
   pinnedBytes: number;
+  /** External memory of the calling thread's V8 isolate (DeviceTensors count their bytes there). */
+  isolateExternalBytes: number;
 }
 
 type HostRange = ArrayBuffer | ArrayBufferView;
@@ -66,8 +70,14 @@ export interface DescribedStep {
   block?: number[];
   sharedBytes?: number;
   params?: Uint8Array;
-  mnk?: string;
-  conv?: number[];
+  gemm?: {
+    m: number; n: number; k: number; dtype: string; transA: boolean; transB: boolean; tf32: boolean;
+    batch: number; strideA: number; strideB: number; strideD: number; alpha: number; beta: number;
+  };
+  conv?: {
+    spatial: number; dtype: string; transposed: boolean; n: number; c: number; k: number; groups: number;
+    input: number[]; kernel: number[]; pads: number[]; postPads: number[]; strides: number[]; dilations: number[]; output: number[];
+  };
   hasBias?: boolean;
 }
 

@@ -5,6 +5,7 @@
  * finalizer when collected (and its bytes count towards V8's external memory meanwhile, so
  * the collector knows they are there).
  */
+import type { DeviceValue } from '../backends/residency';
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isDType, type DType } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../tensor';
@@ -17,7 +18,7 @@ function checkShape(shape: Shape): void {
   }
 }
 
-export class DeviceTensor {
+export class DeviceTensor implements DeviceValue {
   readonly device: number;
   readonly dtype: DType;
   readonly shape: Shape;
@@ -42,6 +43,11 @@ export class DeviceTensor {
     return new DeviceTensor(buffer, dtype, shape);
   }
 
+  /** Where the elements live (lib/backends/residency.ts): what lets programs take DeviceTensors. */
+  get residency(): { kind: 'device'; ordinal: number } {
+    return { kind: 'device', ordinal: this.device };
+  }
+
   get size(): number {
     return shapeSize(this.shape);
   }
@@ -61,9 +67,22 @@ export class DeviceTensor {
   }
 
   /** A new device tensor with the same elements (a device-to-device copy on the same device). */
-  async clone(): Promise<DeviceTensor> {
-    this.checkLive('clone()');
-    const copy = await DeviceTensor.allocate(this.dtype, this.shape, this.device);
+  clone(): Promise<DeviceTensor> {
+    return this.copyTo(this.device, 'clone()');
+  }
+
+  /**
+   * A copy on `device`: a device-to-device copy on the same device, a peer copy
+   * (cuMemcpyPeerAsync) from another. An ordinal this process does not see is E_INVALID_ARGUMENT.
+   */
+  async to(device: DeviceLike): Promise<DeviceTensor> {
+    const ordinal = deviceOrdinal(device);
+    return this.copyTo(ordinal, `to(${ordinal})`);
+  }
+
+  private async copyTo(ordinal: number, what: string): Promise<DeviceTensor> {
+    this.checkLive(what);
+    const copy = await DeviceTensor.allocate(this.dtype, this.shape, ordinal);
     try {
       await gpuBinding().gpuCopyDtoD(copy.buffer, 0, this.buffer, 0, this.byteLength);
     } catch (error) {

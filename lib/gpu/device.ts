@@ -29,6 +29,15 @@ export async function deviceMemoryInfo(device: DeviceLike = 0): Promise<DeviceMe
   return { device: info.ordinal, freeBytes: info.freeBytes, totalBytes: info.totalBytes };
 }
 
+/**
+ * Free and total memory of each device that can report it; a device whose query fails (no
+ * runtime entry points, a context that cannot be made) is left out, never thrown for.
+ */
+export async function memoryOfDevices(devices: readonly DeviceLike[]): Promise<DeviceMemoryInfo[]> {
+  const infos = await Promise.all(devices.map((d) => deviceMemoryInfo(d).catch(() => null)));
+  return infos.filter((m): m is DeviceMemoryInfo => m !== null);
+}
+
 /** Waits until all copies, allocations and frees queued on the device's runtime stream are done. */
 export async function synchronizeDevice(device: DeviceLike = 0): Promise<void> {
   await gpuBinding().gpuSynchronize(deviceOrdinal(device));

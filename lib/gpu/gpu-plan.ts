@@ -1,7 +1,13 @@
 /**
  * A prepared GPU plan over device tensors and modules: `run()` enqueues every step and settles
  * when the device is done; `capture()` records the steps once into a CUDA graph, which
- * `replay()` launches with one call. Both wait on a worker thread, never on the JS thread.
+ * `replay()` launches with one call. Nothing waits on the JS thread.
+ *
+ * How run() and replay() wait ({@link PlanRunOptions.completion}): `'pool'` enqueues and waits on a
+ * libuv thread-pool thread (one pool thread parked per run); `'thread'` enqueues on the calling
+ * thread (launches are asynchronous) and the device's completion thread waits for an event and
+ * settles the Promise through a thread-safe function: no pool hop, so a shorter round trip.
+ * capture() always uses the pool (it runs the plan once and may block on lazy module loading).
  */
 import { InvalidArgumentError } from '../errors';
 import { gpuBinding, type NativePlan } from './binding';
@@ -9,6 +15,19 @@ import { deviceOrdinal, type DeviceLike } from './device';
 import type { DeviceTensor } from './device-tensor';
 import type { GpuModule } from './module';
 import { encodePlan, type PlanSpec } from './plan';
+
+export interface PlanRunOptions {
+  /** Who waits for the device: a thread-pool thread (`'pool'`, the default) or the device's completion thread (`'thread'`). */
+  completion?: 'pool' | 'thread';
+}
+
+function completionOf(options: PlanRunOptions): 'pool' | 'thread' {
+  const completion = options.completion ?? 'pool';
+  if (completion !== 'pool' && completion !== 'thread') {
+    throw new InvalidArgumentError(`completion must be 'pool' or 'thread', got ${String(completion)}`);
+  }
+  return completion;
+}
 
 export class GpuPlan {
   /** @internal */
@@ -53,8 +72,8 @@ export class GpuPlan {
   }
 
   /** Runs the steps `times` times in a row (one native call) and waits for the device. */
-  run(times = 1): Promise<void> {
-    return this.native.run(times);
+  async run(times = 1, options: PlanRunOptions = {}): Promise<void> {
+    return completionOf(options) === 'thread' ? this.native.submit(times, false) : this.native.run(times);
   }
 
   /** Runs once (warming up lazily loaded kernels), then captures the steps into a CUDA graph. */
@@ -63,8 +82,8 @@ export class GpuPlan {
   }
 
   /** Launches the captured graph `times` times and waits. */
-  replay(times = 1): Promise<void> {
-    return this.native.replay(times);
+  async replay(times = 1, options: PlanRunOptions = {}): Promise<void> {
+    return completionOf(options) === 'thread' ? this.native.submit(times, true) : this.native.replay(times);
   }
 
   dispose(): void {

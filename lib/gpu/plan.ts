@@ -7,9 +7,10 @@
  * Binary layout (little-endian): u32 magic "TRNP", u32 version, u32 step count, then each step
  * as a u32 kind and its fields. An operand is (u32 buffer, u64 byte offset). See native/gpu/plan.cc.
  */
-import { InvalidArgumentError } from '../errors';
+import { InvalidArgumentError, UnsupportedOpError } from '../errors';
 
-export const PLAN_FORMAT_VERSION = 1;
+/** 2: GEMM dtypes, transposes, strided batches, alpha/beta, TF32; N-d, fp16/bf16, asymmetric and transposed convolutions. */
+export const PLAN_FORMAT_VERSION = 2;
 const MAGIC = 0x504e5254;
 const NO_BUFFER = 0xffffffff;
 
@@ -63,7 +64,7 @@ export type LibraryDType = 'float32' | 'float16' | 'bfloat16';
  * given element strides between batches (a stride of 0 broadcasts one matrix over the batch).
  * op(A) is A (stored m×k) or, with `transA`, Aᵀ (stored k×m); likewise B. Accumulation is fp32;
  * `tf32` allows TF32 tensor cores for float32 (off by default: fp32 results match the CPU).
- * The defaults (float32, no transposes, batch 1, alpha 1, beta 0, no TF32) are format version 1.
+ * A batch stride of D must not let two output matrices overlap.
  */
 export interface GemmStep {
   kind: 'gemm';
@@ -90,7 +91,14 @@ export interface GemmStep {
  * NC[D]HW convolution (cross-correlation, like PyTorch and ONNX) through cuDNN, with 1, 2 or 3
  * spatial dims (`input.length - 2`); `transposed` makes it a deconvolution (cuDNN's backward
  * data; the weight is then [c, k / groups, r, s], as TensorRT's CKRS). pads/strides/dilations
- * have one entry per spatial dim. The defaults (float32, 2-D, not transposed) are format version 1.
+ * have one entry per spatial dim.
+ *
+ * Asymmetric padding (`postPads` differing from `pads`): cuDNN pads symmetrically only. A forward
+ * convolution then copies the input, zero-padded on both sides, into the plan's workspace and
+ * convolves that without padding (costs one copy of the input per run). A transposed one takes
+ * `pads[i] - postPads[i]` in [0, stride) as output padding (PyTorch's `output_padding`, exactly
+ * what cuDNN's backward data computes); anything else is refused with `E_UNSUPPORTED_OP` at
+ * encoding, so the caller can lower that deconvolution another way.
  */
 export interface ConvStep {
   kind: 'conv';
@@ -118,19 +126,33 @@ export interface PlanSpec {
   steps: PlanStep[];
 }
 
-/** Output spatial size of a convolution (floor mode), as PyTorch computes it. */
-export function convOutputSize(size: number, kernel: number, pad: number, stride: number, dilation: number): number {
-  return Math.floor((size + 2 * pad - dilation * (kernel - 1) - 1) / stride) + 1;
+/**
+ * Output spatial size of a convolution (floor mode), as PyTorch computes it; `postPad` is the
+ * padding at the end when it differs from `pad` at the start.
+ */
+export function convOutputSize(size: number, kernel: number, pad: number, stride: number, dilation: number, postPad = pad): number {
+  return Math.floor((size + pad + postPad - dilation * (kernel - 1) - 1) / stride) + 1;
 }
 
-/** Output shape [n, k, outH, outW] of a {@link ConvStep}. */
-export function convOutputShape(step: Pick<ConvStep, 'input' | 'weight' | 'pads' | 'strides' | 'dilations'>): [number, number, number, number] {
-  const [n, , h, w] = step.input;
-  const [k, , r, s] = step.weight;
-  const [ph, pw] = step.pads ?? [0, 0];
-  const [sh, sw] = step.strides ?? [1, 1];
-  const [dh, dw] = step.dilations ?? [1, 1];
-  return [n, k, convOutputSize(h, r, ph, sh, dh), convOutputSize(w, s, pw, sw, dw)];
+/** Output spatial size of a transposed convolution (PyTorch's, with output padding `pad - postPad`). */
+export function deconvOutputSize(size: number, kernel: number, pad: number, stride: number, dilation: number, postPad = pad): number {
+  return (size - 1) * stride - pad - postPad + dilation * (kernel - 1) + 1;
+}
+
+type ConvGeometry = Pick<ConvStep, 'input' | 'weight' | 'pads' | 'postPads' | 'strides' | 'dilations' | 'groups' | 'transposed'>;
+
+/** Output shape [n, k, ...spatial] of a {@link ConvStep} (1, 2 or 3 spatial dims). */
+export function convOutputShape(step: ConvGeometry): number[] {
+  const spatial = step.input.length - 2;
+  const at = (list: readonly number[] | undefined, i: number, fallback: number): number => list?.[i] ?? fallback;
+  const k = step.transposed ? step.weight[1]! * (step.groups ?? 1) : step.weight[0]!;
+  const out = [step.input[0]!, k];
+  for (let i = 0; i < spatial; i++) {
+    const pad = at(step.pads, i, 0);
+    const args = [step.input[i + 2]!, step.weight[i + 2]!, pad, at(step.strides, i, 1), at(step.dilations, i, 1), at(step.postPads, i, pad)] as const;
+    out.push(step.transposed ? deconvOutputSize(...args) : convOutputSize(...args));
+  }
+  return out;
 }
 
 const SCALARS: Record<ScalarType, { bytes: 4 | 8; write: (view: DataView, at: number, value: number | bigint) => void }> = {
@@ -195,6 +217,11 @@ class Writer {
     this.view.setInt32(this.length, value, true);
     this.length += 4;
   }
+  f32(value: number): void {
+    this.reserve(4);
+    this.view.setFloat32(this.length, value, true);
+    this.length += 4;
+  }
   u64(value: number): void {
     this.reserve(8);
     this.view.setBigUint64(this.length, BigInt(value), true);
@@ -220,14 +247,6 @@ function checkCount(value: unknown, what: string, min = 0, max = Number.MAX_SAFE
 
 const U32_MAX = 0xffffffff;
 
-/**
- * Plan format 1 encodes only the fp32, unbatched, untransposed GEMM and the fp32 2-D forward
- * convolution: a step asking for more is refused rather than silently run as the simple form.
- */
-function refuseUnencoded(step: object, fields: readonly string[], at: string): void {
-  const given = fields.filter((f) => (step as Record<string, unknown>)[f] !== undefined);
-  if (given.length > 0) throw new InvalidArgumentError(`${at}: plan format ${PLAN_FORMAT_VERSION} cannot encode ${given.join(', ')} yet`);
-}
 const I32_MAX = 0x7fffffff;
 
 function slice(w: Writer, s: BufferSlice | null | undefined, what: string, optional = false): void {
@@ -246,6 +265,124 @@ function dim3(value: Dim3, what: string): [number, number, number] {
   const out: [number, number, number] = [1, 1, 1];
   value.forEach((v, i) => (out[i] = checkCount(v, `${what}[${i}]`, 1, U32_MAX)));
   return out;
+}
+
+const DTYPE_CODES: Record<LibraryDType, number> = { float32: 0, float16: 1, bfloat16: 2 };
+
+function libraryDType(value: unknown, at: string): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'string' || !Object.hasOwn(DTYPE_CODES, value)) {
+    throw new InvalidArgumentError(`${at}: dtype must be float32, float16 or bfloat16, got ${String(value)}`);
+  }
+  return DTYPE_CODES[value as LibraryDType];
+}
+
+function flag(value: unknown, what: string): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be a boolean, got ${String(value)}`);
+  return value === true;
+}
+
+/** A float32 scale factor (cuBLASLt's scale type for every dtype here). */
+function scale(value: unknown, fallback: number, what: string): number {
+  const v = value ?? fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || !Number.isFinite(Math.fround(v))) {
+    throw new InvalidArgumentError(`${what} must be a finite float32 number, got ${String(v)}`);
+  }
+  return v;
+}
+
+/**
+ * GEMM, format 2: a, b, d; u32 m, n, k, dtype, flags (1 transA, 2 transB, 4 tf32), batch;
+ * u64 strideA, strideB, strideD (elements); f32 alpha, beta.
+ */
+function encodeGemm(w: Writer, step: GemmStep, at: string): void {
+  const m = checkCount(step.m, `${at}: m`, 1, I32_MAX);
+  const n = checkCount(step.n, `${at}: n`, 1, I32_MAX);
+  const k = checkCount(step.k, `${at}: k`, 1, I32_MAX);
+  const dtype = libraryDType(step.dtype, at);
+  const tf32 = flag(step.tf32, `${at}: tf32`);
+  if (tf32 && dtype !== 0) throw new InvalidArgumentError(`${at}: tf32 applies to float32 GEMMs only, not ${step.dtype}`);
+  const batch = checkCount(step.batch ?? 1, `${at}: batch`, 1, I32_MAX);
+  const strideA = checkCount(step.strideA ?? m * k, `${at}: strideA`);
+  const strideB = checkCount(step.strideB ?? k * n, `${at}: strideB`);
+  const strideD = checkCount(step.strideD ?? m * n, `${at}: strideD`);
+  if (batch > 1 && strideD < m * n) {
+    throw new InvalidArgumentError(`${at}: strideD ${strideD} would make the ${batch} output matrices of ${m}×${n} overlap (it must be at least ${m * n})`);
+  }
+  const flags = (flag(step.transA, `${at}: transA`) ? 1 : 0) | (flag(step.transB, `${at}: transB`) ? 2 : 0) | (tf32 ? 4 : 0);
+  w.u32(4);
+  slice(w, step.a, `${at}: a`);
+  slice(w, step.b, `${at}: b`);
+  slice(w, step.d, `${at}: d`);
+  for (const v of [m, n, k, dtype, flags, batch]) w.u32(v);
+  for (const v of [strideA, strideB, strideD]) w.u64(v);
+  w.f32(scale(step.alpha, 1, `${at}: alpha`));
+  w.f32(scale(step.beta, 0, `${at}: beta`));
+}
+
+/** One entry per spatial dim, each an integer >= min (default `fallback` for every dim). */
+function perDim(value: readonly number[] | undefined, spatial: number, fallback: number, min: number, what: string): number[] {
+  if (value === undefined) return new Array<number>(spatial).fill(fallback);
+  if (!Array.isArray(value) || value.length !== spatial) throw new InvalidArgumentError(`${what} must have ${spatial} entries (one per spatial dim), got ${JSON.stringify(value)}`);
+  return value.map((v, i) => checkCount(v, `${what}[${i}]`, min, I32_MAX));
+}
+
+/**
+ * Convolution, format 2: x, w, bias (optional), y; u32 spatial dims, dtype, flags (1 transposed);
+ * i32 n, c, k, groups; then for each of 3 dims (unused ones 1, 1, 0, 0, 1, 1, 1): input, kernel,
+ * pad, postPad, stride, dilation, output.
+ */
+function encodeConv(w: Writer, step: ConvStep, at: string): void {
+  const groups = checkCount(step.groups ?? 1, `${at}: groups`, 1, I32_MAX);
+  const input = (Array.isArray(step.input) ? step.input : []).map((v, j) => checkCount(v, `${at}: input[${j}]`, 1, I32_MAX));
+  const weight = (Array.isArray(step.weight) ? step.weight : []).map((v, j) => checkCount(v, `${at}: weight[${j}]`, 1, I32_MAX));
+  const spatial = input.length - 2;
+  if (spatial < 1 || spatial > 3 || weight.length !== input.length) {
+    throw new InvalidArgumentError(`${at}: input and weight must both be 3-D, 4-D or 5-D (N, C and 1 to 3 spatial dims), got [${input.join(', ')}] and [${weight.join(', ')}]`);
+  }
+  const dtype = libraryDType(step.dtype, at);
+  const transposed = flag(step.transposed, `${at}: transposed`);
+  const pads = perDim(step.pads, spatial, 0, 0, `${at}: pads`);
+  const postPads = perDim(step.postPads ?? pads, spatial, 0, 0, `${at}: postPads`);
+  const strides = perDim(step.strides, spatial, 1, 1, `${at}: strides`);
+  const dilations = perDim(step.dilations, spatial, 1, 1, `${at}: dilations`);
+  const c = input[1]!;
+  // Forward: weight [k, c / groups, ...]; transposed: [c, k / groups, ...].
+  const weightChannels = transposed ? weight[0]! : weight[1]! * groups;
+  if (c !== weightChannels) {
+    throw new InvalidArgumentError(`${at}: input has ${c} channels, but weight [${weight.join(', ')}] with ${groups} group(s) takes ${weightChannels}`);
+  }
+  if (!transposed && weight[0]! % groups !== 0) throw new InvalidArgumentError(`${at}: ${weight[0]} output channels are not divisible by ${groups} groups`);
+  if (transposed && c % groups !== 0) throw new InvalidArgumentError(`${at}: ${c} input channels are not divisible by ${groups} groups`);
+  if (transposed) {
+    pads.forEach((pad, i) => {
+      const outputPadding = pad - postPads[i]!;
+      if (outputPadding < 0 || outputPadding >= strides[i]!) {
+        throw new UnsupportedOpError(
+          `${at}: a transposed convolution with pads ${pad} and postPads ${postPads[i]} in spatial dim ${i} (stride ${strides[i]}) needs ` +
+            `output padding ${outputPadding}, and cuDNN's backward data can only drop 0 to stride - 1 trailing outputs; lower it another way`,
+          { details: { step: at, dim: i, pad, postPad: postPads[i], stride: strides[i] } },
+        );
+      }
+    });
+  }
+  const out = convOutputShape({ input, weight, pads, postPads, strides, dilations, groups, transposed });
+  if (out.slice(2).some((v) => v < 1)) throw new InvalidArgumentError(`${at}: the output would be empty ([${out.join(', ')}])`);
+  w.u32(5);
+  slice(w, step.x, `${at}: x`);
+  slice(w, step.w, `${at}: w`);
+  slice(w, step.bias, `${at}: bias`, true);
+  slice(w, step.y, `${at}: y`);
+  w.u32(spatial);
+  w.u32(dtype);
+  w.u32(transposed ? 1 : 0);
+  for (const v of [input[0]!, c, out[1]!, groups]) w.i32(v);
+  for (let i = 0; i < 3; i++) {
+    const has = i < spatial;
+    const dim = [input[i + 2], weight[i + 2], pads[i], postPads[i], strides[i], dilations[i], out[i + 2]];
+    const unused = [1, 1, 0, 0, 1, 1, 1];
+    dim.forEach((v, j) => w.i32(has ? v! : unused[j]!));
+  }
 }
 
 /** Encodes a plan for the addon. Shape errors here are `E_INVALID_ARGUMENT` naming the step. */
@@ -288,42 +425,11 @@ export function encodePlan(plan: PlanSpec): Uint8Array {
         w.u32(checkCount(step.value, `${at}: value`, 0, 255));
         break;
       case 'gemm':
-        refuseUnencoded(step, ['dtype', 'transA', 'transB', 'batch', 'strideA', 'strideB', 'strideD', 'alpha', 'beta', 'tf32'], at);
-        w.u32(4);
-        slice(w, step.a, `${at}: a`);
-        slice(w, step.b, `${at}: b`);
-        slice(w, step.d, `${at}: d`);
-        w.u32(checkCount(step.m, `${at}: m`, 1, I32_MAX));
-        w.u32(checkCount(step.n, `${at}: n`, 1, I32_MAX));
-        w.u32(checkCount(step.k, `${at}: k`, 1, I32_MAX));
+        encodeGemm(w, step, at);
         break;
-      case 'conv': {
-        refuseUnencoded(step, ['postPads', 'dtype', 'transposed'], at);
-        const groups = checkCount(step.groups ?? 1, `${at}: groups`, 1, I32_MAX);
-        const input = (step.input ?? []).map((v, j) => checkCount(v, `${at}: input[${j}]`, 1, I32_MAX));
-        const weight = (step.weight ?? []).map((v, j) => checkCount(v, `${at}: weight[${j}]`, 1, I32_MAX));
-        if (input.length !== 4 || weight.length !== 4) throw new InvalidArgumentError(`${at}: input and weight must be 4-D (NCHW, KCRS)`);
-        if (input[1]! !== weight[1]! * groups) {
-          throw new InvalidArgumentError(`${at}: input has ${input[1]} channels, but weight [${weight.join(', ')}] with ${groups} group(s) takes ${weight[1]! * groups}`);
-        }
-        const out = convOutputShape(step);
-        if (out[2] < 1 || out[3] < 1) throw new InvalidArgumentError(`${at}: the output would be empty ([${out.join(', ')}])`);
-        w.u32(5);
-        slice(w, step.x, `${at}: x`);
-        slice(w, step.w, `${at}: w`);
-        slice(w, step.bias, `${at}: bias`, true);
-        slice(w, step.y, `${at}: y`);
-        const [ph, pw] = step.pads ?? [0, 0];
-        const [sh, sw] = step.strides ?? [1, 1];
-        const [dh, dw] = step.dilations ?? [1, 1];
-        for (const v of [...input, weight[0]!, weight[2]!, weight[3]!]) w.i32(v);
-        for (const v of [ph, pw]) w.i32(checkCount(v, `${at}: pads`, 0, I32_MAX));
-        for (const v of [sh, sw, dh, dw]) w.i32(checkCount(v, `${at}: strides/dilations`, 1, I32_MAX));
-        w.i32(groups);
-        w.i32(out[2]);
-        w.i32(out[3]);
+      case 'conv':
+        encodeConv(w, step, at);
         break;
-      }
       default:
         throw new InvalidArgumentError(`${at}: unknown step kind (launch, copy, memset, gemm or conv)`);
     }

@@ -49,6 +49,19 @@ static_assert(l::kSuccess == CUBLAS_STATUS_SUCCESS, "CUBLAS_STATUS_SUCCESS");
 static_assert(l::kComputeType32F == CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F");
 static_assert(l::kDataTypeR32F == CUDA_R_32F, "CUDA_R_32F");
 static_assert(l::kPrefMaxWorkspaceBytes == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, "max workspace");
+static_assert(l::kComputeType32FFastTf32 == CUBLAS_COMPUTE_32F_FAST_TF32, "CUBLAS_COMPUTE_32F_FAST_TF32");
+static_assert(l::kDataTypeR16F == CUDA_R_16F, "CUDA_R_16F");
+static_assert(l::kDataTypeR16BF == CUDA_R_16BF, "CUDA_R_16BF");
+static_assert(l::kOpN == CUBLAS_OP_N && l::kOpT == CUBLAS_OP_T, "CUBLAS_OP_N/T");
+static_assert(l::kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA, "CUBLASLT_MATMUL_DESC_TRANSA");
+static_assert(l::kDescTransB == CUBLASLT_MATMUL_DESC_TRANSB, "CUBLASLT_MATMUL_DESC_TRANSB");
+static_assert(l::kLayoutBatchCount == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, "CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT");
+static_assert(l::kLayoutStridedBatchOffset == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, "STRIDED_BATCH_OFFSET");
+static_assert(l::kPrefMinAlignmentA == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, "MIN_ALIGNMENT_A_BYTES");
+static_assert(l::kPrefMinAlignmentB == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, "MIN_ALIGNMENT_B_BYTES");
+static_assert(l::kPrefMinAlignmentC == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, "MIN_ALIGNMENT_C_BYTES");
+static_assert(l::kPrefMinAlignmentD == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, "MIN_ALIGNMENT_D_BYTES");
+static_assert(sizeof(cublasOperation_t) == sizeof(int32_t), "TRANSA/TRANSB values are int32");
 
 #define TRTN_CHECK_ENTRY(name) static_assert(kSameSignature<l::PFN_##name, decltype(&::name)>, #name);
 TRTN_CUBLASLT_ENTRY_POINTS(TRTN_CHECK_ENTRY)

@@ -83,8 +83,11 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, siz
   const LoadedLibrary<CublasLtApi>* library = Get(error);
   if (library == nullptr) return false;
   const CublasLtApi& api = library->api;
-  std::string what = "for a " + std::to_string(shape.m) + "x" + std::to_string(shape.k) + " by " +
-                     std::to_string(shape.k) + "x" + std::to_string(shape.n) + " fp32 GEMM";
+  static const char* kNames[] = {"fp32", "fp16", "bf16"};
+  std::string what = "for a " + std::to_string(shape.batch) + " x " + std::to_string(shape.m) + "x" +
+                     std::to_string(shape.k) + (shape.transA ? "ᵀ" : "") + " by " + std::to_string(shape.k) + "x" +
+                     std::to_string(shape.n) + (shape.transB ? "ᵀ" : "") + " " + kNames[int(shape.dtype)] +
+                     (shape.tf32 ? " (TF32)" : "") + " GEMM";
   GemmPtr gemm(new Gemm());
   gemm->api = &api;
   gemm->shape = shape;
@@ -103,18 +106,44 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, siz
     }
     gemm->handle = found->second;
   }
-  cublasStatus_t status = api.cublasLtMatmulDescCreate(&gemm->desc, kComputeType32F, kDataTypeR32F);
-  if (status != kSuccess) {
-    *error = Failed(api, "cublasLtMatmulDescCreate", status, what);
-    return false;
-  }
-  // Row-major D = A·B is column-major Dᵀ = Bᵀ·Aᵀ: "A" is B (n×k, ld n), "B" is A (k×m, ld k),
-  // D is n×m (ld n), no transposes (gpu-execution.md §7.2).
+  cublasStatus_t status = kSuccess;
+  const char* failed = nullptr;
+  auto call = [&](const char* name, cublasStatus_t result) {
+    if (failed == nullptr && result != kSuccess) {
+      failed = name;
+      status = result;
+    }
+  };
+  const int compute = shape.tf32 ? kComputeType32FFastTf32 : kComputeType32F;
+  const int type = shape.dtype == DType::kFloat16 ? kDataTypeR16F : shape.dtype == DType::kBFloat16 ? kDataTypeR16BF : kDataTypeR32F;
+  call("cublasLtMatmulDescCreate", api.cublasLtMatmulDescCreate(&gemm->desc, compute, kDataTypeR32F));
+  // Row-major D = op(A)·op(B) is column-major Dᵀ = op(B)ᵀ·op(A)ᵀ: cuBLAS's "A" is our B and its
+  // "B" our A (gpu-execution.md §7.2). Row-major B (k×n) is column-major n×k, ld n, used as is;
+  // a transposed B (stored n×k) is column-major k×n, ld k, used transposed. Likewise A.
   const uint64_t m = shape.m, n = shape.n, k = shape.k;
-  if ((status = api.cublasLtMatrixLayoutCreate(&gemm->a, kDataTypeR32F, n, k, int64_t(n))) != kSuccess ||
-      (status = api.cublasLtMatrixLayoutCreate(&gemm->b, kDataTypeR32F, k, m, int64_t(k))) != kSuccess ||
-      (status = api.cublasLtMatrixLayoutCreate(&gemm->d, kDataTypeR32F, n, m, int64_t(n))) != kSuccess) {
-    *error = Failed(api, "cublasLtMatrixLayoutCreate", status, what);
+  const int32_t opA = shape.transB ? kOpT : kOpN, opB = shape.transA ? kOpT : kOpN;
+  if (failed == nullptr) {
+    call("cublasLtMatmulDescSetAttribute", api.cublasLtMatmulDescSetAttribute(gemm->desc, kDescTransA, &opA, sizeof(opA)));
+    call("cublasLtMatmulDescSetAttribute", api.cublasLtMatmulDescSetAttribute(gemm->desc, kDescTransB, &opB, sizeof(opB)));
+    call("cublasLtMatrixLayoutCreate", shape.transB ? api.cublasLtMatrixLayoutCreate(&gemm->a, type, k, n, int64_t(k))
+                                                    : api.cublasLtMatrixLayoutCreate(&gemm->a, type, n, k, int64_t(n)));
+    call("cublasLtMatrixLayoutCreate", shape.transA ? api.cublasLtMatrixLayoutCreate(&gemm->b, type, m, k, int64_t(m))
+                                                    : api.cublasLtMatrixLayoutCreate(&gemm->b, type, k, m, int64_t(k)));
+    call("cublasLtMatrixLayoutCreate", api.cublasLtMatrixLayoutCreate(&gemm->d, type, n, m, int64_t(n)));
+  }
+  if (failed == nullptr && shape.batch > 1) {
+    const int32_t count = int32_t(shape.batch);
+    const int64_t strides[3] = {int64_t(shape.strideB), int64_t(shape.strideA), int64_t(shape.strideD)};
+    cublasLtMatrixLayout_t layouts[3] = {gemm->a, gemm->b, gemm->d};
+    for (int i = 0; i < 3; ++i) {
+      call("cublasLtMatrixLayoutSetAttribute",
+           api.cublasLtMatrixLayoutSetAttribute(layouts[i], kLayoutBatchCount, &count, sizeof(count)));
+      call("cublasLtMatrixLayoutSetAttribute",
+           api.cublasLtMatrixLayoutSetAttribute(layouts[i], kLayoutStridedBatchOffset, &strides[i], sizeof(strides[i])));
+    }
+  }
+  if (failed != nullptr) {
+    *error = Failed(api, failed, status, what);
     return false;
   }
   cublasLtMatmulPreference_t pref = nullptr;
@@ -124,6 +153,12 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, siz
   }
   uint64_t limit = kMaxWorkspace;
   api.cublasLtMatmulPreferenceSetAttribute(pref, kPrefMaxWorkspaceBytes, &limit, sizeof(limit));
+  // cuBLAS's "A" is our B: their alignments swap like the operands.
+  const uint32_t alignments[4] = {shape.alignB, shape.alignA, shape.alignD, shape.alignD};
+  const int alignmentAttributes[4] = {kPrefMinAlignmentA, kPrefMinAlignmentB, kPrefMinAlignmentC, kPrefMinAlignmentD};
+  for (int i = 0; i < 4; ++i) {
+    api.cublasLtMatmulPreferenceSetAttribute(pref, alignmentAttributes[i], &alignments[i], sizeof(alignments[i]));
+  }
   MatmulHeuristicResult result{};
   int returned = 0;
   status = api.cublasLtMatmulAlgoGetHeuristic(gemm->handle, gemm->desc, gemm->a, gemm->b, gemm->d, gemm->d, pref, 1,
@@ -141,7 +176,7 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, siz
 
 bool EnqueueGemm(const Gemm& gemm, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,
                  cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes, NativeError* error) {
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = gemm.shape.alpha, beta = gemm.shape.beta;
   const CublasLtApi& api = *gemm.api;
   auto ptr = [](cuda::CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
   cublasStatus_t status =

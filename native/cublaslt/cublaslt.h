@@ -1,4 +1,5 @@
-// cuBLASLt, opened on first use, with one handle per device; fp32 GEMMs as plan steps.
+// cuBLASLt, opened on first use, with one handle per device; GEMMs (fp32, fp16, bf16; transposed,
+// strided-batched) as plan steps.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,21 @@ struct LibraryInfo {
 
 bool Info(LibraryInfo* out, NativeError* error);
 
-// Row-major D[m×n] = A[m×k] · B[k×n] in fp32 with fp32 compute (no TF32).
+enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
+inline uint64_t ElementBytes(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
+
+// Row-major D[m×n] = alpha · op(A) · op(B) + beta · D, `batch` times with element strides between
+// the matrices (0 broadcasts one); fp32 accumulation, TF32 only when `tf32`.
 struct GemmShape {
   uint32_t m = 0, n = 0, k = 0;
+  DType dtype = DType::kFloat32;
+  bool transA = false, transB = false, tf32 = false;
+  uint32_t batch = 1;
+  uint64_t strideA = 0, strideB = 0, strideD = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  // Byte alignment every matrix of A, B and D has (its pointer and batch stride), for the
+  // heuristic, which otherwise assumes 256-byte alignment.
+  uint32_t alignA = 256, alignB = 256, alignD = 256;
 };
 
 class Gemm;

@@ -37,14 +37,31 @@ struct MatmulHeuristicResult {
 };
 
 constexpr cublasStatus_t kSuccess = 0;
-constexpr int kComputeType32F = 68;        // CUBLAS_COMPUTE_32F: no TF32
-constexpr int kDataTypeR32F = 0;           // CUDA_R_32F
-constexpr int kPrefMaxWorkspaceBytes = 1;  // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+constexpr int kComputeType32F = 68;          // CUBLAS_COMPUTE_32F: no TF32
+constexpr int kComputeType32FFastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
+constexpr int kDataTypeR32F = 0;             // CUDA_R_32F
+constexpr int kDataTypeR16F = 2;             // CUDA_R_16F
+constexpr int kDataTypeR16BF = 14;           // CUDA_R_16BF
+constexpr int kOpN = 0;                      // CUBLAS_OP_N
+constexpr int kOpT = 1;                      // CUBLAS_OP_T
+constexpr int kDescTransA = 3;               // CUBLASLT_MATMUL_DESC_TRANSA (int32)
+constexpr int kDescTransB = 4;               // CUBLASLT_MATMUL_DESC_TRANSB (int32)
+constexpr int kLayoutBatchCount = 5;         // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT (int32)
+constexpr int kLayoutStridedBatchOffset = 6; // CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET (int64, elements)
+constexpr int kPrefMaxWorkspaceBytes = 1;    // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+constexpr int kPrefMinAlignmentA = 5;        // CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES (uint32)
+constexpr int kPrefMinAlignmentB = 6;        // ..._B_BYTES
+constexpr int kPrefMinAlignmentC = 7;        // ..._C_BYTES
+constexpr int kPrefMinAlignmentD = 8;        // ..._D_BYTES
 
 using PFN_cublasLtGetVersion = size_t (*)();
 using PFN_cublasLtGetStatusString = const char* (*)(cublasStatus_t status);
 using PFN_cublasLtCreate = cublasStatus_t (*)(cublasLtHandle_t* handle);
 using PFN_cublasLtMatmulDescCreate = cublasStatus_t (*)(cublasLtMatmulDesc_t* desc, int computeType, int scaleType);
+using PFN_cublasLtMatmulDescSetAttribute = cublasStatus_t (*)(cublasLtMatmulDesc_t desc, int attribute,
+                                                              const void* value, size_t size);
+using PFN_cublasLtMatrixLayoutSetAttribute = cublasStatus_t (*)(cublasLtMatrixLayout_t layout, int attribute,
+                                                               const void* value, size_t size);
 using PFN_cublasLtMatmulDescDestroy = cublasStatus_t (*)(cublasLtMatmulDesc_t desc);
 using PFN_cublasLtMatrixLayoutCreate = cublasStatus_t (*)(cublasLtMatrixLayout_t* layout, int type, uint64_t rows,
                                                           uint64_t cols, int64_t ld);
@@ -70,6 +87,8 @@ using PFN_cublasLtMatmul = cublasStatus_t (*)(cublasLtHandle_t handle, cublasLtM
   X(cublasLtCreate)                       \
   X(cublasLtMatmulDescCreate)             \
   X(cublasLtMatmulDescDestroy)            \
+  X(cublasLtMatmulDescSetAttribute)       \
+  X(cublasLtMatrixLayoutSetAttribute)     \
   X(cublasLtMatrixLayoutCreate)           \
   X(cublasLtMatrixLayoutDestroy)          \
   X(cublasLtMatmulPreferenceCreate)       \

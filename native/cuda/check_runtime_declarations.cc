@@ -10,6 +10,12 @@
 namespace c = trtn::cuda;
 using trtn::check::kSameSignature;
 
+// Our by-value struct stands for cuda.h's (its layout is asserted field by field below).
+template <>
+struct trtn::check::Norm<c::Memcpy3D> {
+  using type = CUDA_MEMCPY3D;
+};
+
 // Handle types are cuda.h's own (same struct tags).
 static_assert(std::is_same_v<c::CUcontext, CUcontext> && std::is_same_v<c::CUstream, CUstream> &&
                   std::is_same_v<c::CUevent, CUevent> && std::is_same_v<c::CUmodule, CUmodule> &&
@@ -52,12 +58,30 @@ static_assert(TRTN_EXPANDED_NAME(cuLaunchKernel) == "cuLaunchKernel", "cuLaunchK
 static_assert(TRTN_EXPANDED_NAME(cuStreamEndCapture) == "cuStreamEndCapture", "cuStreamEndCapture");
 static_assert(TRTN_EXPANDED_NAME(cuGraphLaunch) == "cuGraphLaunch", "cuGraphLaunch");
 
+static_assert(TRTN_EXPANDED_NAME(cuEventQuery) == "cuEventQuery", "cuEventQuery");
+static_assert(TRTN_EXPANDED_NAME(cuMemcpyPeerAsync) == "cuMemcpyPeerAsync", "cuMemcpyPeerAsync");
+static_assert(TRTN_EXPANDED_NAME(cuMemcpy3DAsync) == "cuMemcpy3DAsync_v2", "cuMemcpy3DAsync");
+
+// Memcpy3D is CUDA_MEMCPY3D field for field.
+#define TRTN_SAME_FIELD(f) static_assert(offsetof(c::Memcpy3D, f) == offsetof(CUDA_MEMCPY3D, f), "CUDA_MEMCPY3D." #f);
+TRTN_SAME_FIELD(srcXInBytes) TRTN_SAME_FIELD(srcY) TRTN_SAME_FIELD(srcZ) TRTN_SAME_FIELD(srcLOD)
+TRTN_SAME_FIELD(srcMemoryType) TRTN_SAME_FIELD(srcHost) TRTN_SAME_FIELD(srcDevice) TRTN_SAME_FIELD(srcArray)
+TRTN_SAME_FIELD(reserved0) TRTN_SAME_FIELD(srcPitch) TRTN_SAME_FIELD(srcHeight) TRTN_SAME_FIELD(dstXInBytes)
+TRTN_SAME_FIELD(dstY) TRTN_SAME_FIELD(dstZ) TRTN_SAME_FIELD(dstLOD) TRTN_SAME_FIELD(dstMemoryType)
+TRTN_SAME_FIELD(dstHost) TRTN_SAME_FIELD(dstDevice) TRTN_SAME_FIELD(dstArray) TRTN_SAME_FIELD(reserved1)
+TRTN_SAME_FIELD(dstPitch) TRTN_SAME_FIELD(dstHeight) TRTN_SAME_FIELD(WidthInBytes) TRTN_SAME_FIELD(Height)
+TRTN_SAME_FIELD(Depth)
+#undef TRTN_SAME_FIELD
+static_assert(sizeof(c::Memcpy3D) == sizeof(CUDA_MEMCPY3D) && sizeof(CUmemorytype) == sizeof(int), "CUDA_MEMCPY3D size");
+
 // Constants.
 static_assert(c::kErrorInvalidValue == CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE");
 static_assert(c::kErrorOutOfMemory == CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY");
 static_assert(c::kErrorNotReady == CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY");
 static_assert(c::kStreamNonBlocking == CU_STREAM_NON_BLOCKING, "CU_STREAM_NON_BLOCKING");
 static_assert(c::kEventDisableTiming == CU_EVENT_DISABLE_TIMING, "CU_EVENT_DISABLE_TIMING");
+static_assert(c::kEventBlockingSync == CU_EVENT_BLOCKING_SYNC, "CU_EVENT_BLOCKING_SYNC");
+static_assert(c::kMemoryTypeDevice == CU_MEMORYTYPE_DEVICE, "CU_MEMORYTYPE_DEVICE");
 static_assert(c::kMemHostAllocPortable == CU_MEMHOSTALLOC_PORTABLE, "CU_MEMHOSTALLOC_PORTABLE");
 static_assert(c::kMemPoolAttrReleaseThreshold == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, "release threshold");
 static_assert(c::kStreamCaptureModeThreadLocal == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, "capture mode");

@@ -345,4 +345,15 @@ bool CopyDtoD(Device& device, CUdeviceptr dst, CUdeviceptr src, size_t bytes, Na
   return Synchronize(device, error);
 }
 
+bool CopyPeer(Device& dst, CUdeviceptr dstPtr, Device& src, CUdeviceptr srcPtr, size_t bytes, NativeError* error) {
+  if (bytes == 0) return true;
+  if (!MakeCurrent(dst, error)) return false;
+  CUresult result = dst.api->cuMemcpyPeerAsync(dstPtr, dst.context, srcPtr, src.context, bytes, dst.stream);
+  if (!Check(dst, result, "cuMemcpyPeerAsync", error,
+             "(" + std::to_string(bytes) + " bytes from device " + std::to_string(src.ordinal) + ")")) {
+    return false;
+  }
+  return Synchronize(dst, error);
+}
+
 }  // namespace trtn::cuda

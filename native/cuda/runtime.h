@@ -67,6 +67,8 @@ void FreePinned(Device& device, void* ptr);
 bool CopyHtoD(Device& device, CUdeviceptr dst, const void* src, size_t bytes, bool pinned, NativeError* error);
 bool CopyDtoH(Device& device, void* dst, CUdeviceptr src, size_t bytes, bool pinned, NativeError* error);
 bool CopyDtoD(Device& device, CUdeviceptr dst, CUdeviceptr src, size_t bytes, NativeError* error);
+// Device `src` to device `dst` (cuMemcpyPeerAsync on dst's stream), and waits.
+bool CopyPeer(Device& dst, CUdeviceptr dstPtr, Device& src, CUdeviceptr srcPtr, size_t bytes, NativeError* error);
 bool Synchronize(Device& device, NativeError* error);
 
 }  // namespace trtn::cuda

@@ -18,6 +18,7 @@ struct CUfunc_st;
 struct CUgraph_st;
 struct CUgraphExec_st;
 struct CUmemPoolHandle_st;
+struct CUarray_st;
 
 namespace trtn::cuda {
 
@@ -36,7 +37,9 @@ constexpr CUresult kErrorOutOfMemory = 2;
 constexpr CUresult kErrorNotReady = 600;
 
 constexpr unsigned kStreamNonBlocking = 1;            // CU_STREAM_NON_BLOCKING
+constexpr unsigned kEventBlockingSync = 1;            // CU_EVENT_BLOCKING_SYNC
 constexpr unsigned kEventDisableTiming = 2;           // CU_EVENT_DISABLE_TIMING
+constexpr int kMemoryTypeDevice = 2;                  // CU_MEMORYTYPE_DEVICE
 constexpr unsigned kMemHostAllocPortable = 1;         // CU_MEMHOSTALLOC_PORTABLE
 constexpr int kMemPoolAttrReleaseThreshold = 4;       // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
 constexpr int kStreamCaptureModeThreadLocal = 1;      // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
@@ -46,6 +49,25 @@ constexpr int kAttrMemoryPoolsSupported = 115;        // CU_DEVICE_ATTRIBUTE_MEM
 constexpr uintptr_t kLaunchParamEnd = 0;
 constexpr uintptr_t kLaunchParamBufferPointer = 1;
 constexpr uintptr_t kLaunchParamBufferSize = 2;
+
+// CUDA_MEMCPY3D (the _v2 layout cuMemcpy3DAsync_v2 takes): a strided 3-D box copy.
+struct Memcpy3D {
+  size_t srcXInBytes, srcY, srcZ, srcLOD;
+  int srcMemoryType;
+  const void* srcHost;
+  CUdeviceptr srcDevice;
+  ::CUarray_st* srcArray;
+  void* reserved0;
+  size_t srcPitch, srcHeight;
+  size_t dstXInBytes, dstY, dstZ, dstLOD;
+  int dstMemoryType;
+  void* dstHost;
+  CUdeviceptr dstDevice;
+  ::CUarray_st* dstArray;
+  void* reserved1;
+  size_t dstPitch, dstHeight;
+  size_t WidthInBytes, Height, Depth;
+};
 
 using PFN_cuDevicePrimaryCtxRetain = CUresult(TRTN_CUDAAPI*)(CUcontext* ctx, CUdevice device);
 using PFN_cuCtxSetCurrent = CUresult(TRTN_CUDAAPI*)(CUcontext ctx);
@@ -57,6 +79,7 @@ using PFN_cuEventCreate = CUresult(TRTN_CUDAAPI*)(CUevent* event, unsigned int f
 using PFN_cuEventDestroy_v2 = CUresult(TRTN_CUDAAPI*)(CUevent event);
 using PFN_cuEventRecord = CUresult(TRTN_CUDAAPI*)(CUevent event, CUstream stream);
 using PFN_cuEventSynchronize = CUresult(TRTN_CUDAAPI*)(CUevent event);
+using PFN_cuEventQuery = CUresult(TRTN_CUDAAPI*)(CUevent event);
 using PFN_cuMemAllocAsync = CUresult(TRTN_CUDAAPI*)(CUdeviceptr* ptr, size_t bytes, CUstream stream);
 using PFN_cuMemFreeAsync = CUresult(TRTN_CUDAAPI*)(CUdeviceptr ptr, CUstream stream);
 using PFN_cuDeviceGetDefaultMemPool = CUresult(TRTN_CUDAAPI*)(CUmemoryPool* pool, CUdevice device);
@@ -67,6 +90,9 @@ using PFN_cuMemFreeHost = CUresult(TRTN_CUDAAPI*)(void* ptr);
 using PFN_cuMemcpyHtoDAsync_v2 = CUresult(TRTN_CUDAAPI*)(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
 using PFN_cuMemcpyDtoHAsync_v2 = CUresult(TRTN_CUDAAPI*)(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
 using PFN_cuMemcpyDtoDAsync_v2 = CUresult(TRTN_CUDAAPI*)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
+using PFN_cuMemcpyPeerAsync = CUresult(TRTN_CUDAAPI*)(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src,
+                                                       CUcontext srcContext, size_t bytes, CUstream stream);
+using PFN_cuMemcpy3DAsync_v2 = CUresult(TRTN_CUDAAPI*)(const Memcpy3D* copy, CUstream stream);
 using PFN_cuMemsetD8Async = CUresult(TRTN_CUDAAPI*)(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream);
 using PFN_cuModuleLoadData = CUresult(TRTN_CUDAAPI*)(CUmodule* module, const void* image);
 using PFN_cuModuleUnload = CUresult(TRTN_CUDAAPI*)(CUmodule module);
@@ -98,6 +124,7 @@ using PFN_cuGraphExecDestroy = CUresult(TRTN_CUDAAPI*)(CUgraphExec exec);
   X(cuEventDestroy_v2, "cuEventDestroy_v2")                       \
   X(cuEventRecord, "cuEventRecord")                               \
   X(cuEventSynchronize, "cuEventSynchronize")                     \
+  X(cuEventQuery, "cuEventQuery")                                 \
   X(cuMemAllocAsync, "cuMemAllocAsync")                           \
   X(cuMemFreeAsync, "cuMemFreeAsync")                             \
   X(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool")       \
@@ -108,6 +135,8 @@ using PFN_cuGraphExecDestroy = CUresult(TRTN_CUDAAPI*)(CUgraphExec exec);
   X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2")                 \
   X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2")                 \
   X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2")                 \
+  X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync")                       \
+  X(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync_v2")                     \
   X(cuMemsetD8Async, "cuMemsetD8Async")                           \
   X(cuModuleLoadData, "cuModuleLoadData")                         \
   X(cuModuleUnload, "cuModuleUnload")                             \

@@ -1,5 +1,5 @@
-// cuDNN 9, opened on first use, with one handle per device; fp32 NCHW forward convolution
-// (with optional per-channel bias) as a plan step.
+// cuDNN 9, opened on first use, with one handle per device; NC[D]HW convolutions and transposed
+// convolutions (1 to 3 spatial dims, fp32/fp16/bf16, optional per-channel bias) as plan steps.
 #pragma once
 
 #include <cstdint>
@@ -18,11 +18,17 @@ struct LibraryInfo {
 
 bool Info(LibraryInfo* out, NativeError* error);
 
+// x [n, c, in...] → y [n, k, out...]. Forward: weight [k, c / groups, kernel...], out =
+// floor((in + pad + postPad - dilation·(kernel - 1) - 1) / stride) + 1. Transposed (cuDNN's
+// backward data): weight [c, k / groups, kernel...], out = (in - 1)·stride - pad - postPad +
+// dilation·(kernel - 1) + 1, with 0 <= pad - postPad < stride. Dims past `spatial` are unused.
 struct ConvShape {
-  int32_t n = 0, c = 0, h = 0, w = 0;  // input, NCHW
-  int32_t k = 0, r = 0, s = 0;         // filters K×(C/groups)×R×S
-  int32_t padH = 0, padW = 0, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1, groups = 1;
-  int32_t outH = 0, outW = 0;  // what the caller expects; checked against cuDNN's answer
+  int32_t spatial = 2;  // 1..3
+  int32_t dtype = 0;    // cublaslt::DType numbering: 0 fp32, 1 fp16, 2 bf16
+  bool transposed = false;
+  int32_t n = 0, c = 0, k = 0, groups = 1;
+  int32_t in[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, postPad[3] = {0, 0, 0};
+  int32_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, out[3] = {1, 1, 1};
 };
 
 class Conv;
@@ -31,7 +37,9 @@ struct ConvDeleter {
 };
 using ConvPtr = std::unique_ptr<Conv, ConvDeleter>;
 
-// Builds descriptors and picks an algorithm that does not use TF32 (the device must be current).
+// Builds descriptors and picks an algorithm (fp32: one that does not use TF32); the device must be
+// current. A forward convolution with asymmetric padding convolves a zero-padded copy of x that
+// EnqueueConv writes at the start of the workspace: `workspaceBytes` counts it.
 bool PrepareConv(cuda::Device& device, const ConvShape& shape, bool bias, ConvPtr* out, size_t* workspaceBytes,
                  NativeError* error);
 

@@ -30,30 +30,45 @@ struct ConvolutionFwdAlgoPerf {
   int reserved[3];
 };
 
+// cudnnConvolutionBwdDataAlgoPerf_t: the same fields as the forward one, its own type.
+struct ConvolutionBwdDataAlgoPerf {
+  int algo;
+  cudnnStatus_t status;
+  float time;
+  size_t memory;
+  int determinism;
+  int mathType;
+  int reserved[3];
+};
+
 constexpr cudnnStatus_t kSuccess = 0;
 constexpr int kTensorNCHW = 0;         // CUDNN_TENSOR_NCHW
 constexpr int kDataFloat = 0;          // CUDNN_DATA_FLOAT
+constexpr int kDataHalf = 2;           // CUDNN_DATA_HALF
+constexpr int kDataBFloat16 = 9;       // CUDNN_DATA_BFLOAT16
 constexpr int kCrossCorrelation = 1;   // CUDNN_CROSS_CORRELATION
 constexpr int kDefaultMath = 0;        // CUDNN_DEFAULT_MATH (permits TF32 on Ampere and newer)
+constexpr int kTensorOpMath = 1;       // CUDNN_TENSOR_OP_MATH: tensor cores (fp16/bf16 steps)
 constexpr int kFmaMath = 3;            // CUDNN_FMA_MATH: plain fp32 FMA, no tensor cores
 constexpr int kConvFwdAlgoCount = 8;   // CUDNN_CONVOLUTION_FWD_ALGO_COUNT
+constexpr int kConvBwdDataAlgoCount = 6;  // CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
 
 using PFN_cudnnGetVersion = size_t (*)();
 using PFN_cudnnGetErrorString = const char* (*)(cudnnStatus_t status);
 using PFN_cudnnCreate = cudnnStatus_t (*)(cudnnHandle_t* handle);
 using PFN_cudnnSetStream = cudnnStatus_t (*)(cudnnHandle_t handle, cudaStream_t stream);
 using PFN_cudnnCreateTensorDescriptor = cudnnStatus_t (*)(cudnnTensorDescriptor_t* desc);
-using PFN_cudnnSetTensor4dDescriptor = cudnnStatus_t (*)(cudnnTensorDescriptor_t desc, int format, int dataType, int n,
-                                                         int c, int h, int w);
+using PFN_cudnnSetTensorNdDescriptor = cudnnStatus_t (*)(cudnnTensorDescriptor_t desc, int dataType, int nbDims,
+                                                         const int dims[], const int strides[]);
 using PFN_cudnnDestroyTensorDescriptor = cudnnStatus_t (*)(cudnnTensorDescriptor_t desc);
 using PFN_cudnnCreateFilterDescriptor = cudnnStatus_t (*)(cudnnFilterDescriptor_t* desc);
-using PFN_cudnnSetFilter4dDescriptor = cudnnStatus_t (*)(cudnnFilterDescriptor_t desc, int dataType, int format, int k,
-                                                         int c, int h, int w);
+using PFN_cudnnSetFilterNdDescriptor = cudnnStatus_t (*)(cudnnFilterDescriptor_t desc, int dataType, int format,
+                                                         int nbDims, const int dims[]);
 using PFN_cudnnDestroyFilterDescriptor = cudnnStatus_t (*)(cudnnFilterDescriptor_t desc);
 using PFN_cudnnCreateConvolutionDescriptor = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t* desc);
-using PFN_cudnnSetConvolution2dDescriptor = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc, int padH, int padW,
-                                                              int strideH, int strideW, int dilationH, int dilationW,
-                                                              int mode, int computeType);
+using PFN_cudnnSetConvolutionNdDescriptor = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc, int arrayLength,
+                                                              const int pads[], const int strides[],
+                                                              const int dilations[], int mode, int computeType);
 using PFN_cudnnSetConvolutionGroupCount = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc, int groups);
 using PFN_cudnnSetConvolutionMathType = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc, int mathType);
 using PFN_cudnnDestroyConvolutionDescriptor = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t desc);
@@ -71,6 +86,21 @@ using PFN_cudnnConvolutionForward = cudnnStatus_t (*)(cudnnHandle_t handle, cons
                                                       cudnnConvolutionDescriptor_t conv, int algo, void* workspace,
                                                       size_t workspaceBytes, const void* beta,
                                                       cudnnTensorDescriptor_t yDesc, void* y);
+using PFN_cudnnGetConvolutionBackwardDataAlgorithm_v7 = cudnnStatus_t (*)(
+    cudnnHandle_t handle, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv,
+    cudnnTensorDescriptor_t dx, int requested, int* returned, ConvolutionBwdDataAlgoPerf* results);
+using PFN_cudnnGetConvolutionBackwardDataWorkspaceSize = cudnnStatus_t (*)(cudnnHandle_t handle,
+                                                                           cudnnFilterDescriptor_t w,
+                                                                           cudnnTensorDescriptor_t dy,
+                                                                           cudnnConvolutionDescriptor_t conv,
+                                                                           cudnnTensorDescriptor_t dx, int algo,
+                                                                           size_t* bytes);
+using PFN_cudnnConvolutionBackwardData = cudnnStatus_t (*)(cudnnHandle_t handle, const void* alpha,
+                                                           cudnnFilterDescriptor_t wDesc, const void* w,
+                                                           cudnnTensorDescriptor_t dyDesc, const void* dy,
+                                                           cudnnConvolutionDescriptor_t conv, int algo, void* workspace,
+                                                           size_t workspaceBytes, const void* beta,
+                                                           cudnnTensorDescriptor_t dxDesc, void* dx);
 using PFN_cudnnAddTensor = cudnnStatus_t (*)(cudnnHandle_t handle, const void* alpha, cudnnTensorDescriptor_t aDesc,
                                              const void* a, const void* beta, cudnnTensorDescriptor_t cDesc, void* c);
 
@@ -80,19 +110,22 @@ using PFN_cudnnAddTensor = cudnnStatus_t (*)(cudnnHandle_t handle, const void* a
   X(cudnnCreate)                            \
   X(cudnnSetStream)                         \
   X(cudnnCreateTensorDescriptor)            \
-  X(cudnnSetTensor4dDescriptor)             \
+  X(cudnnSetTensorNdDescriptor)             \
   X(cudnnDestroyTensorDescriptor)           \
   X(cudnnCreateFilterDescriptor)            \
-  X(cudnnSetFilter4dDescriptor)             \
+  X(cudnnSetFilterNdDescriptor)             \
   X(cudnnDestroyFilterDescriptor)           \
   X(cudnnCreateConvolutionDescriptor)       \
-  X(cudnnSetConvolution2dDescriptor)        \
+  X(cudnnSetConvolutionNdDescriptor)        \
   X(cudnnSetConvolutionGroupCount)          \
   X(cudnnSetConvolutionMathType)            \
   X(cudnnDestroyConvolutionDescriptor)      \
   X(cudnnGetConvolutionForwardAlgorithm_v7) \
   X(cudnnGetConvolutionForwardWorkspaceSize) \
   X(cudnnConvolutionForward)                \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
+  X(cudnnConvolutionBackwardData)           \
   X(cudnnAddTensor)
 
 struct CudnnApi {

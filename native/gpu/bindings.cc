@@ -13,6 +13,7 @@
 #include "../cuda/runtime.h"
 #include "../cudnn/cudnn.h"
 #include "../nvrtc/nvrtc.h"
+#include "completion.h"
 #include "plan.h"
 
 namespace trtn::gpu {
@@ -24,6 +25,7 @@ struct Classes {
   Napi::FunctionReference deviceBuffer;
   Napi::FunctionReference module;
   Napi::FunctionReference plan;
+  std::shared_ptr<EnvLink> completions;  // created on the first pool-free run
 };
 
 // Process-wide counters for tests and doctor (atomics: no destructor does work at exit).
@@ -212,6 +214,12 @@ class BufferLease {
     buffers_.clear();
     refs_.clear();
   }
+  // The environment is gone: forget the buffers without touching it (their finalizers free them).
+  void Abandon() {
+    for (auto& ref : refs_) ref.SuppressDestruct();
+    refs_.clear();
+    buffers_.clear();
+  }
 
  private:
   std::vector<DeviceBuffer*> buffers_;
@@ -323,12 +331,13 @@ class AllocWorker : public PromiseWorker {
 
 class CopyWorker : public PromiseWorker {
  public:
-  enum Direction { kHtoD, kDtoH, kDtoD };
+  enum Direction { kHtoD, kDtoH, kDtoD, kPeer };
   CopyWorker(Napi::Env env, Direction direction) : PromiseWorker(env, "tensorrt-node:gpuCopy"), direction_(direction) {}
 
   BufferLease lease;
   HostRange host;
   cuda::Device* device = nullptr;
+  cuda::Device* srcDevice = nullptr;  // kPeer: the source's device (`device` is the destination's)
   cuda::CUdeviceptr dst = 0, src = 0;
   size_t bytes = 0;
 
@@ -339,6 +348,8 @@ class CopyWorker : public PromiseWorker {
         return cuda::CopyHtoD(*device, dst, host.data, bytes, IsPinned(host.data, bytes), error);
       case kDtoH:
         return cuda::CopyDtoH(*device, host.data, src, bytes, IsPinned(host.data, bytes), error);
+      case kPeer:
+        return cuda::CopyPeer(*device, dst, *srcDevice, src, bytes, error);
       default:
         return cuda::CopyDtoD(*device, dst, src, bytes, error);
     }
@@ -520,10 +531,11 @@ class LoadModuleWorker : public PromiseWorker {
 
 class PlanObject : public Napi::ObjectWrap<PlanObject> {
  public:
-  static Napi::Function Define(Napi::Env env) {
+  static Napi::Function Define(Napi::Env env, Classes* classes) {
     return DefineClass(env, "Plan",
                        {InstanceMethod("run", &PlanObject::RunMethod), InstanceMethod("capture", &PlanObject::CaptureMethod),
                         InstanceMethod("replay", &PlanObject::ReplayMethod),
+                        InstanceMethod("submit", &PlanObject::SubmitMethod, napi_default, classes),
                         InstanceMethod("dispose", &PlanObject::DisposeMethod),
                         InstanceAccessor("steps", &PlanObject::Steps, nullptr),
                         InstanceAccessor("workspaceBytes", &PlanObject::WorkspaceBytes, nullptr),
@@ -562,6 +574,9 @@ class PlanObject : public Napi::ObjectWrap<PlanObject> {
   Napi::Value RunMethod(const Napi::CallbackInfo& info) { return Start(info, kRun); }
   Napi::Value CaptureMethod(const Napi::CallbackInfo& info) { return Start(info, kCapture); }
   Napi::Value ReplayMethod(const Napi::CallbackInfo& info) { return Start(info, kReplay); }
+  Napi::Value SubmitMethod(const Napi::CallbackInfo& info);
+  // The checks every run, capture or replay passes first; returns the repetition count.
+  int CheckStart(const Napi::CallbackInfo& info, Op op);
   Napi::Value DisposeMethod(const Napi::CallbackInfo& info) {
     if (inFlight > 0) ThrowInvalid(info.Env(), "This GPU plan is running: await it before dispose()");
     Dispose(info.Env());
@@ -614,7 +629,7 @@ class PlanWorker : public PromiseWorker {
   Napi::ObjectReference ref_;
 };
 
-Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
+int PlanObject::CheckStart(const Napi::CallbackInfo& info, Op op) {
   Napi::Env env = info.Env();
   if (disposed) ThrowInvalid(env, "This GPU plan was disposed");
   if (capturing) ThrowInvalid(env, "This GPU plan is being captured into a CUDA graph: await capture() first");
@@ -625,6 +640,12 @@ Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
   for (Module* module : modules) {
     if (!module->loaded()) ThrowInvalid(env, "A Module this GPU plan launches was disposed");
   }
+  return times;
+}
+
+Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
+  Napi::Env env = info.Env();
+  int times = CheckStart(info, op);
   auto* worker = new PlanWorker(env, this, op == kRun ? PlanWorker::kRun : op == kCapture ? PlanWorker::kCapture
                                                                                           : PlanWorker::kReplay,
                                 times, nullptr);
@@ -637,6 +658,52 @@ Napi::Value PlanObject::Start(const Napi::CallbackInfo& info, Op op) {
     throw;
   }
   return worker->Start();
+}
+
+// A run or replay settled by the device's completion thread (completion.h) instead of a pool thread.
+class PlanCompletion : public Completion {
+ public:
+  explicit PlanCompletion(PlanObject* owner) : owner_(owner), ref_(Napi::Persistent(owner->Value())) { owner_->inFlight++; }
+  BufferLease lease;
+  void Finally(Napi::Env env) override {
+    owner_->inFlight--;
+    lease.Release(env);
+  }
+  void Abandon() override {
+    lease.Abandon();
+    ref_.SuppressDestruct();
+  }
+
+ private:
+  PlanObject* owner_;
+  Napi::ObjectReference ref_;
+};
+
+// submit(times, replay): enqueues on this (JS) thread; the Promise settles from the completion thread.
+Napi::Value PlanObject::SubmitMethod(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const bool replay = info.Length() > 1 && info[1].ToBoolean();
+  int times = CheckStart(info, replay ? kReplay : kRun);
+  auto job = std::make_unique<PlanCompletion>(this);
+  try {
+    for (DeviceBuffer* buffer : buffers) job->lease.Add(env, buffer, "plan's");
+  } catch (...) {
+    job->Finally(env);
+    throw;
+  }
+  auto* classes = static_cast<Classes*>(info.Data());
+  if (!classes->completions) {
+    try {
+      classes->completions = CreateEnvLink(env);
+    } catch (...) {
+      job->Finally(env);
+      throw;
+    }
+  }
+  NativeError error;
+  bool submitted = plan->Submit(times, replay, &error);
+  return SettleWhenDone(env, classes->completions, *plan->device(), plan->stream(), std::move(job),
+                        submitted ? nullptr : &error);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -747,8 +814,7 @@ Napi::Value GpuCopyDtoD(const Napi::CallbackInfo& info) {
   uint64_t bytes = uint64_t(Integer(info, 4, "byte count"));
   CheckRange(env, dst, dstOffset, bytes, "device-to-device copy destination");
   CheckRange(env, src, srcOffset, bytes, "device-to-device copy source");
-  if (dst->device() != src->device()) ThrowInvalid(env, "device-to-device copies between two devices are not supported yet");
-  auto* worker = new CopyWorker(env, CopyWorker::kDtoD);
+  auto* worker = new CopyWorker(env, dst->device() == src->device() ? CopyWorker::kDtoD : CopyWorker::kPeer);
   try {
     worker->lease.Add(env, dst, "destination");
     worker->lease.Add(env, src, "source");
@@ -757,6 +823,7 @@ Napi::Value GpuCopyDtoD(const Napi::CallbackInfo& info) {
     throw;
   }
   worker->device = dst->device();
+  worker->srcDevice = src->device();
   worker->dst = dst->ptr() + dstOffset;
   worker->src = src->ptr() + srcOffset;
   worker->bytes = bytes;
@@ -769,6 +836,8 @@ Napi::Value GpuStats(const Napi::CallbackInfo& info) {
   result.Set("liveBytes", double(gLiveBytes.load()));
   result.Set("finalizedBuffers", double(gFinalizedBuffers.load()));
   result.Set("pinnedBytes", double(gPinnedBytes.load()));
+  // This environment's isolate: the external memory V8 counts (what DeviceBuffers added to it).
+  result.Set("isolateExternalBytes", double(Napi::MemoryManagement::AdjustExternalMemory(info.Env(), 0)));
   return result;
 }
 
@@ -911,14 +980,44 @@ Napi::Value GpuDescribePlan(const Napi::CallbackInfo& info) {
       o.Set("sharedBytes", step.sharedBytes);
       o.Set("params", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(step.params.data()), step.paramBytes));
     }
-    if (step.kind == kGemm) o.Set("mnk", std::to_string(step.gemm.m) + "," + std::to_string(step.gemm.n) + "," + std::to_string(step.gemm.k));
+    static const char* kDTypes[] = {"float32", "float16", "bfloat16"};
+    if (step.kind == kGemm) {
+      const cublaslt::GemmShape& g = step.gemm;
+      Napi::Object gemm = Napi::Object::New(env);
+      gemm.Set("m", g.m);
+      gemm.Set("n", g.n);
+      gemm.Set("k", g.k);
+      gemm.Set("dtype", kDTypes[int(g.dtype)]);
+      gemm.Set("transA", g.transA);
+      gemm.Set("transB", g.transB);
+      gemm.Set("tf32", g.tf32);
+      gemm.Set("batch", g.batch);
+      gemm.Set("strideA", double(g.strideA));
+      gemm.Set("strideB", double(g.strideB));
+      gemm.Set("strideD", double(g.strideD));
+      gemm.Set("alpha", g.alpha);
+      gemm.Set("beta", g.beta);
+      o.Set("gemm", gemm);
+    }
     if (step.kind == kConv) {
       const cudnn::ConvShape& c = step.conv;
-      Napi::Array fields = Napi::Array::New(env, 16);
-      int32_t values[] = {c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.padH, c.padW, c.strideH, c.strideW,
-                          c.dilationH, c.dilationW, c.groups, c.outH, c.outW};
-      for (uint32_t j = 0; j < 16; ++j) fields.Set(j, values[j]);
-      o.Set("conv", fields);
+      Napi::Object conv = Napi::Object::New(env);
+      conv.Set("spatial", c.spatial);
+      conv.Set("dtype", kDTypes[c.dtype]);
+      conv.Set("transposed", c.transposed);
+      for (const auto& [name, value] : {std::pair<const char*, int32_t>{"n", c.n}, {"c", c.c}, {"k", c.k}, {"groups", c.groups}}) {
+        conv.Set(name, value);
+      }
+      const std::pair<const char*, const int32_t*> lists[] = {{"input", c.in},     {"kernel", c.kernel},
+                                                              {"pads", c.pad},     {"postPads", c.postPad},
+                                                              {"strides", c.stride}, {"dilations", c.dilation},
+                                                              {"output", c.out}};
+      for (const auto& [name, values] : lists) {
+        Napi::Array array = Napi::Array::New(env, c.spatial);
+        for (int j = 0; j < c.spatial; ++j) array.Set(uint32_t(j), values[j]);
+        conv.Set(name, array);
+      }
+      o.Set("conv", conv);
       o.Set("hasBias", step.hasBias);
     }
     out.Set(uint32_t(i), o);
@@ -932,7 +1031,7 @@ void Register(Napi::Env env, Napi::Object exports) {
   auto* classes = new Classes();
   classes->deviceBuffer = Napi::Persistent(DeviceBuffer::Define(env));
   classes->module = Napi::Persistent(Module::Define(env));
-  classes->plan = Napi::Persistent(PlanObject::Define(env));
+  classes->plan = Napi::Persistent(PlanObject::Define(env, classes));
   env.AddCleanupHook([classes]() { delete classes; });
   struct Entry {
     const char* name;

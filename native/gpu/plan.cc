@@ -1,14 +1,16 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 namespace trtn::gpu {
 
 namespace {
 
 constexpr uint32_t kMagic = 0x504E5254;  // "TRNP" little-endian
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kNoBuffer = 0xFFFFFFFFu;
 
 class Reader {
@@ -43,6 +45,27 @@ NativeError Malformed(const std::string& why, size_t step, size_t at) {
                      "The GPU plan is malformed at step " + std::to_string(step) + " (byte " + std::to_string(at) +
                          "): " + why,
                      {}, {{"step", double(step)}, {"offset", double(at)}}, {}};
+}
+
+// a · b · c ... without wrapping; false when the product exceeds 2^63.
+bool Product(std::initializer_list<uint64_t> factors, uint64_t* out) {
+  uint64_t value = 1;
+  for (uint64_t f : factors) {
+    if (__builtin_mul_overflow(value, f, &value) || value > (uint64_t(1) << 63)) return false;
+  }
+  *out = value;
+  return true;
+}
+
+// Bytes a strided batch of `batch` matrices of `elements` each spans: (batch - 1)·stride + elements.
+bool BatchExtent(uint64_t batch, uint64_t stride, uint64_t elements, uint64_t elementBytes, uint64_t* out) {
+  uint64_t span = 0;
+  if (!Product({batch - 1, stride}, &span) || __builtin_add_overflow(span, elements, &span)) return false;
+  return Product({span, elementBytes}, out);
+}
+
+NativeError Unsupported(const std::string& why, size_t step) {
+  return NativeError{"E_UNSUPPORTED_OP", "GPU plan step " + std::to_string(step) + ": " + why, {}, {{"step", double(step)}}, {}};
 }
 
 }  // namespace
@@ -170,54 +193,146 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
       }
       step.value = static_cast<uint8_t>(value);
     } else if (kind == kGemm) {
+      // a, b, d; u32 m, n, k, dtype, flags, batch; u64 strideA, strideB, strideD; f32 alpha, beta.
       size_t head = r.pos();
       Reader peek(data + head, size - head);
-      if (!peek.Skip(36) || !peek.U32(&step.gemm.m) || !peek.U32(&step.gemm.n) || !peek.U32(&step.gemm.k)) {
+      cublaslt::GemmShape& g = step.gemm;
+      uint32_t dtype = 0, flags = 0;
+      if (!peek.Skip(36) || !peek.U32(&g.m) || !peek.U32(&g.n) || !peek.U32(&g.k) || !peek.U32(&dtype) ||
+          !peek.U32(&flags) || !peek.U32(&g.batch) || !peek.U64(&g.strideA) || !peek.U64(&g.strideB) ||
+          !peek.U64(&g.strideD) || !peek.Bytes(&g.alpha, 4) || !peek.Bytes(&g.beta, 4)) {
         *error = Malformed("truncated gemm", index, at);
         return false;
       }
-      const uint64_t m = step.gemm.m, n = step.gemm.n, k = step.gemm.k;
-      if (m == 0 || n == 0 || k == 0) {
-        *error = Malformed("gemm with an empty dimension", index, at);
+      const uint64_t m = g.m, n = g.n, k = g.k, batch = g.batch;
+      const uint32_t kMax = 0x7fffffffu;
+      if (m == 0 || n == 0 || k == 0 || batch == 0 || g.m > kMax || g.n > kMax || g.k > kMax || g.batch > kMax) {
+        *error = Malformed("gemm with an empty or oversized dimension (m, n, k and batch are 1 to 2^31 - 1)", index, at);
         return false;
       }
-      if (!operand(m * k * 4, &step.ptrs[0], "gemm A") || !operand(k * n * 4, &step.ptrs[1], "gemm B") ||
-          !operand(m * n * 4, &step.ptrs[2], "gemm D")) {
+      if (dtype > 2 || (flags & ~7u) != 0) {
+        *error = Malformed("gemm with an unknown dtype (" + std::to_string(dtype) + ") or flags (" + std::to_string(flags) + ")", index, at);
         return false;
       }
-      r.Skip(12);
+      g.dtype = static_cast<cublaslt::DType>(dtype);
+      g.transA = (flags & 1) != 0;
+      g.transB = (flags & 2) != 0;
+      g.tf32 = (flags & 4) != 0;
+      if (g.tf32 && g.dtype != cublaslt::DType::kFloat32) {
+        *error = Malformed("gemm asks for TF32 on a non-float32 GEMM", index, at);
+        return false;
+      }
+      if (batch > 1 && g.strideD < m * n) {
+        *error = Malformed("gemm D batch stride " + std::to_string(g.strideD) + " makes output matrices of " +
+                               std::to_string(m * n) + " elements overlap",
+                           index, at);
+        return false;
+      }
+      if (!std::isfinite(g.alpha) || !std::isfinite(g.beta)) {
+        *error = Malformed("gemm alpha and beta must be finite", index, at);
+        return false;
+      }
+      const uint64_t e = cublaslt::ElementBytes(g.dtype);
+      uint64_t aBytes = 0, bBytes = 0, dBytes = 0;
+      if (!BatchExtent(batch, g.strideA, m * k, e, &aBytes) || !BatchExtent(batch, g.strideB, k * n, e, &bBytes) ||
+          !BatchExtent(batch, g.strideD, m * n, e, &dBytes)) {
+        *error = Malformed("gemm operands larger than 2^63 bytes", index, at);
+        return false;
+      }
+      if (!operand(aBytes, &step.ptrs[0], "gemm A") || !operand(bBytes, &step.ptrs[1], "gemm B") ||
+          !operand(dBytes, &step.ptrs[2], "gemm D")) {
+        return false;
+      }
+      r.Skip(56);
     } else if (kind == kConv) {
+      // x, w, bias, y; u32 spatial, dtype, flags; i32 n, c, k, groups; 3 × (in, kernel, pad, postPad,
+      // stride, dilation, out).
       size_t head = r.pos();
       Reader peek(data + head, size - head);
       cudnn::ConvShape& s = step.conv;
-      int32_t* fields[] = {&s.n, &s.c, &s.h, &s.w, &s.k, &s.r, &s.s, &s.padH, &s.padW, &s.strideH, &s.strideW,
-                           &s.dilationH, &s.dilationW, &s.groups, &s.outH, &s.outW};
-      bool ok = peek.Skip(48);
-      for (int32_t* field : fields) ok = ok && peek.I32(field);
+      uint32_t spatial = 0, dtype = 0, flags = 0;
+      bool ok = peek.Skip(48) && peek.U32(&spatial) && peek.U32(&dtype) && peek.U32(&flags) && peek.I32(&s.n) &&
+                peek.I32(&s.c) && peek.I32(&s.k) && peek.I32(&s.groups);
+      for (int i = 0; i < 3 && ok; ++i) {
+        ok = peek.I32(&s.in[i]) && peek.I32(&s.kernel[i]) && peek.I32(&s.pad[i]) && peek.I32(&s.postPad[i]) &&
+             peek.I32(&s.stride[i]) && peek.I32(&s.dilation[i]) && peek.I32(&s.out[i]);
+      }
       if (!ok) {
         *error = Malformed("truncated convolution", index, at);
         return false;
       }
-      for (int32_t* field : fields) {
-        if (*field < 0 || (*field == 0 && field != &s.padH && field != &s.padW)) {
-          *error = Malformed("convolution with a zero or negative size", index, at);
-          return false;
-        }
+      if (spatial < 1 || spatial > 3 || dtype > 2 || (flags & ~1u) != 0) {
+        *error = Malformed("convolution with " + std::to_string(spatial) + " spatial dims (1 to 3), dtype " +
+                               std::to_string(dtype) + " or flags " + std::to_string(flags),
+                           index, at);
+        return false;
+      }
+      s.spatial = int32_t(spatial);
+      s.dtype = int32_t(dtype);
+      s.transposed = (flags & 1) != 0;
+      if (s.n <= 0 || s.c <= 0 || s.k <= 0 || s.groups <= 0) {
+        *error = Malformed("convolution with a zero or negative size", index, at);
+        return false;
       }
       if (s.c % s.groups != 0 || s.k % s.groups != 0) {
         *error = Malformed("convolution channels are not divisible by groups", index, at);
         return false;
       }
-      const uint64_t xBytes = uint64_t(s.n) * s.c * s.h * s.w * 4;
-      const uint64_t wBytes = uint64_t(s.k) * (s.c / s.groups) * s.r * s.s * 4;
-      const uint64_t yBytes = uint64_t(s.n) * s.k * s.outH * s.outW * 4;
+      uint64_t inElems = 1, kernelElems = 1, outElems = 1;
+      for (int i = 0; i < 3; ++i) {
+        const bool used = i < s.spatial;
+        if (!used && (s.in[i] != 1 || s.kernel[i] != 1 || s.pad[i] != 0 || s.postPad[i] != 0 || s.stride[i] != 1 ||
+                      s.dilation[i] != 1 || s.out[i] != 1)) {
+          *error = Malformed("convolution spatial dim " + std::to_string(i) + " is unused but not 1, 1, 0, 0, 1, 1, 1", index, at);
+          return false;
+        }
+        if (s.in[i] <= 0 || s.kernel[i] <= 0 || s.stride[i] <= 0 || s.dilation[i] <= 0 || s.out[i] <= 0 ||
+            s.pad[i] < 0 || s.postPad[i] < 0) {
+          *error = Malformed("convolution with a zero or negative size", index, at);
+          return false;
+        }
+        const int64_t span = int64_t(s.dilation[i]) * (s.kernel[i] - 1) + 1;
+        const int64_t expected = s.transposed
+                                     ? (int64_t(s.in[i]) - 1) * s.stride[i] - s.pad[i] - s.postPad[i] + span
+                                     : (int64_t(s.in[i]) + s.pad[i] + s.postPad[i] - span) / s.stride[i] + 1;
+        if (!s.transposed && int64_t(s.in[i]) + s.pad[i] + s.postPad[i] < span) {
+          *error = Malformed("convolution kernel is larger than the padded input in spatial dim " + std::to_string(i), index, at);
+          return false;
+        }
+        if (expected != s.out[i]) {
+          *error = Malformed("convolution output size " + std::to_string(s.out[i]) + " in spatial dim " + std::to_string(i) +
+                                 ", but the geometry gives " + std::to_string(expected),
+                             index, at);
+          return false;
+        }
+        if (s.transposed && (s.pad[i] < s.postPad[i] || s.pad[i] - s.postPad[i] >= s.stride[i])) {
+          *error = Unsupported("a transposed convolution needs 0 <= pads - postPads < stride in every spatial dim (dim " +
+                                   std::to_string(i) + ": pad " + std::to_string(s.pad[i]) + ", postPad " +
+                                   std::to_string(s.postPad[i]) + ", stride " + std::to_string(s.stride[i]) + ")",
+                               index);
+          return false;
+        }
+        inElems *= uint64_t(s.in[i]);
+        kernelElems *= uint64_t(s.kernel[i]);
+        outElems *= uint64_t(s.out[i]);
+      }
+      const uint64_t e = s.dtype == 0 ? 4 : 2;
+      const uint64_t perGroupOut = s.transposed ? uint64_t(s.k / s.groups) : uint64_t(s.c / s.groups);
+      const uint64_t filters = s.transposed ? uint64_t(s.c) : uint64_t(s.k);
+      uint64_t xBytes = 0, wBytes = 0, yBytes = 0;
+      if (!Product({uint64_t(s.n), uint64_t(s.c), inElems, e}, &xBytes) ||
+          !Product({filters, perGroupOut, kernelElems, e}, &wBytes) ||
+          !Product({uint64_t(s.n), uint64_t(s.k), outElems, e}, &yBytes)) {
+        *error = Malformed("convolution operands larger than 2^63 bytes", index, at);
+        return false;
+      }
       if (!operand(xBytes, &step.ptrs[0], "convolution input") || !operand(wBytes, &step.ptrs[1], "convolution weight") ||
-          !operand(uint64_t(s.k) * 4, &step.ptrs[2], "convolution bias", true) ||
+          !operand(uint64_t(s.k) * e, &step.ptrs[2], "convolution bias", true) ||
           !operand(yBytes, &step.ptrs[3], "convolution output")) {
         return false;
       }
       step.hasBias = step.ptrs[2] != 0;
-      r.Skip(64);
+      r.Skip(112);
     } else {
       *error = Malformed("unknown step kind " + std::to_string(kind), index, at);
       return false;
@@ -265,6 +380,15 @@ bool Plan::Prepare(cuda::Device& device, NativeError* error) {
         return false;
       }
     } else if (step.kind == kGemm) {
+      cublaslt::GemmShape& g = step.gemm;
+      const uint64_t e = cublaslt::ElementBytes(g.dtype);
+      auto alignment = [&](cuda::CUdeviceptr ptr, uint64_t stride) {
+        uint64_t bits = uint64_t(ptr) | 256 | (g.batch > 1 ? stride * e : 0);
+        return uint32_t(bits & (~bits + 1));  // lowest set bit: what every matrix is aligned to
+      };
+      g.alignA = alignment(step.ptrs[0], g.strideA);
+      g.alignB = alignment(step.ptrs[1], g.strideB);
+      g.alignD = alignment(step.ptrs[2], g.strideD);
       if (!cublaslt::PrepareGemm(device, step.gemm, &step.gemmOp, &need, error)) return false;
     } else if (step.kind == kConv) {
       if (!cudnn::PrepareConv(device, step.conv, step.hasBias, &step.convOp, &need, error)) return false;
@@ -300,12 +424,20 @@ bool Plan::Enqueue(NativeError* error) {
       }
       case kCopy: {
         cuda::CUresult result = api.cuMemcpyDtoDAsync_v2(step.ptrs[0], step.ptrs[1], step.bytes, stream_);
-        if (result != cuda::kSuccess) return cuda::Check(*device_, result, "cuMemcpyDtoDAsync_v2", error, where());
+        if (result != cuda::kSuccess) {
+          cuda::Check(*device_, result, "cuMemcpyDtoDAsync_v2", error, where());
+          error->numbers["step"] = double(i);
+          return false;
+        }
         break;
       }
       case kMemset: {
         cuda::CUresult result = api.cuMemsetD8Async(step.ptrs[0], step.value, step.bytes, stream_);
-        if (result != cuda::kSuccess) return cuda::Check(*device_, result, "cuMemsetD8Async", error, where());
+        if (result != cuda::kSuccess) {
+          cuda::Check(*device_, result, "cuMemsetD8Async", error, where());
+          error->numbers["step"] = double(i);
+          return false;
+        }
         break;
       }
       case kGemm:
@@ -335,6 +467,15 @@ bool Plan::Run(int times, NativeError* error) {
   cuda::CUresult sync = device_->api->cuStreamSynchronize(stream_);
   if (ok) return cuda::Check(*device_, sync, "cuStreamSynchronize", error, "after running a plan");
   return false;
+}
+
+bool Plan::Submit(int times, bool replay, NativeError* error) {
+  if (!cuda::MakeCurrent(*device_, error)) return false;
+  bool ok = true;
+  for (int i = 0; i < times && ok; ++i) {
+    ok = replay ? cuda::Check(*device_, device_->api->cuGraphLaunch(exec_, stream_), "cuGraphLaunch", error) : Enqueue(error);
+  }
+  return ok;
 }
 
 bool Plan::Capture(NativeError* error) {

@@ -59,6 +59,10 @@ class Plan {
   bool Prepare(cuda::Device& device, NativeError* error);
   // Worker thread: enqueue every step and wait.
   bool Run(int times, NativeError* error);
+  // Any thread (the JS thread for the pool-free path): enqueue `times` runs of the steps, or
+  // launches of the captured graph, on the plan's stream without waiting. The caller waits for
+  // the stream (also after a failure: work queued before it is still running).
+  bool Submit(int times, bool replay, NativeError* error);
   // Worker thread: record the steps into a CUDA graph and instantiate it (replacing any earlier one).
   bool Capture(NativeError* error);
   bool Replay(int times, NativeError* error);
@@ -69,6 +73,8 @@ class Plan {
   const std::vector<PlanStep>& steps() const { return steps_; }
   size_t workspaceBytes() const { return workspaceBytes_; }
   bool captured() const { return exec_ != nullptr; }
+  cuda::Device* device() const { return device_; }
+  cuda::CUstream stream() const { return stream_; }
 
  private:
   bool Enqueue(NativeError* error);

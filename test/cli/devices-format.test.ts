@@ -42,13 +42,21 @@ describe('formatDevices', () => {
   test('a driver line, a header and one row per device', () => {
     expect(table).toHaveLength(4);
     expect(table[0]).toBe(`CUDA driver 13.0 (${driver.library})`);
-    expect(table[1]!.split(/\s{2,}/)).toEqual(['#', 'name', 'cc', 'memory', 'SMs', 'PCI bus', 'UUID']);
-    expect(table[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '132', '0000:19:00.0', FAKE_H200.uuid]);
-    expect(table[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '108', '0000:3B:00.0', FAKE_A100.uuid]);
+    expect(table[1]!.split(/\s{2,}/)).toEqual(['#', 'name', 'cc', 'memory', 'free', 'SMs', 'PCI bus', 'UUID']);
+    expect(table[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '?', '132', '0000:19:00.0', FAKE_H200.uuid]);
+    expect(table[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '?', '108', '0000:3B:00.0', FAKE_A100.uuid]);
+  });
+
+  test('free memory per device where it is known, ? where not', () => {
+    // 3 GiB + 0.25 GiB free on device 1; device 0 did not answer.
+    const memory = [{ device: 1, freeBytes: 3.25 * 1024 ** 3, totalBytes: FAKE_A100.totalMemoryBytes }];
+    const rows = formatDevices({ ok: true, driver, devices: [FAKE_H200, FAKE_A100], error: null }, memory).split('\n');
+    expect(rows[2]!.split(/\s{2,}/)[4]).toBe('?');
+    expect(rows[3]!.split(/\s{2,}/)[4]).toBe('3.3 GiB');
   });
 
   test('columns are aligned and lines carry no trailing spaces', () => {
-    const starts = (line: string): number[] => ['name', 'cc', 'memory', 'SMs', 'PCI bus', 'UUID'].map((_, i) => {
+    const starts = (line: string): number[] => ['name', 'cc', 'memory', 'free', 'SMs', 'PCI bus', 'UUID'].map((_, i) => {
       // Start of the (i+1)-th column: after the i-th run of two or more spaces.
       const gaps = [...line.matchAll(/ {2,}/g)];
       return gaps[i]!.index! + gaps[i]![0].length;

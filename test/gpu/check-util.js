@@ -69,4 +69,20 @@ function randomBytes(n, seed = 7) {
   return new Uint8Array(f.buffer, 0, n).slice();
 }
 
-module.exports = { devicesOrSkip, gpuCheck, assert, rejection, randomFloats, randomBytes, lib };
+/**
+ * Two kernels the worker-thread and completion checks share: `axpb` (y = a*x + b over n floats)
+ * and `spin` (a serial loop of `iterations` FMAs per thread: GPU work that takes a while).
+ */
+const AXPB_SPIN_SOURCE = `
+extern "C" __global__ void axpb(const float* x, float* y, float a, float b, unsigned int n) {
+  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + b;
+}
+extern "C" __global__ void spin(float* y, unsigned int iterations) {
+  float v = y[threadIdx.x];
+  for (unsigned int i = 0; i < iterations; ++i) v = v * 0.999999f + 1e-7f;
+  y[threadIdx.x] = v;
+}
+`;
+
+module.exports = { devicesOrSkip, gpuCheck, assert, rejection, randomFloats, randomBytes, lib, AXPB_SPIN_SOURCE };

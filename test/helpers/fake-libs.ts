@@ -33,6 +33,8 @@ export const FAKE_CUDA_SCENARIOS = {
   nameFails: ['FAKE_NAME_RESULT=999'],
   /** A pre-11.4 driver: no cuDeviceGetUuid_v2. */
   noUuidV2: ['FAKE_OMIT_UUID_V2'],
+  /** Two devices with the GPU runtime's entry points: contexts and free memory work, nothing else. */
+  withRuntime: ['FAKE_RUNTIME'],
 };
 
 export type FakeCudaScenario = keyof typeof FAKE_CUDA_SCENARIOS;

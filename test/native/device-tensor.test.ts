@@ -6,6 +6,8 @@ import { CudaMissingError, InvalidArgumentError } from '../../lib/errors';
 import { deviceOrdinal, setPoolReleaseThreshold, allocatePinnedBuffer } from '../../lib/gpu/device';
 import { DeviceTensor, toDevice } from '../../lib/gpu/device-tensor';
 import { formatLibraryVersion } from '../../lib/gpu/libraries';
+import { residencyOf, type DeviceValue } from '../../lib/backends/residency';
+import type { NativeDeviceBuffer } from '../../lib/gpu/binding';
 import { requireBuild, runNode, DIST_INDEX } from '../helpers/built-package';
 
 test('device arguments: an ordinal or anything with one', () => {
@@ -42,4 +44,24 @@ testWithoutDriver('without a CUDA driver, toDevice is E_CUDA_MISSING (not a cras
       (e) => console.log(JSON.stringify({ name: e.name, code: e.code })));`;
   const result = runNode(['-e', script], { TENSORRT_NODE_CUDA_LIBRARY: '/nonexistent/libcuda.so.1' });
   expect(JSON.parse(result.stdout)).toEqual({ name: CudaMissingError.name, code: 'E_CUDA_MISSING' });
+});
+
+/** A DeviceTensor over a stand-in allocation (no addon call is made by what these tests use). */
+function standIn(device: number, disposed = false): DeviceTensor {
+  const buffer: NativeDeviceBuffer = { byteLength: 24, device, disposed, dispose: () => undefined };
+  const Ctor = DeviceTensor as unknown as new (b: NativeDeviceBuffer, dtype: string, shape: number[]) => DeviceTensor;
+  return new Ctor(buffer, 'float32', [2, 3]);
+}
+
+test('a DeviceTensor is a DeviceValue: programs see it as resident on its device', () => {
+  const value: DeviceValue = standIn(3);
+  expect(value.residency).toEqual({ kind: 'device', ordinal: 3 });
+  expect(residencyOf(value)).toEqual({ kind: 'device', ordinal: 3 });
+  expect(value.shape).toEqual([2, 3]);
+});
+
+test('to(device) checks the target and the source before any copy', async () => {
+  await expect(standIn(0).to(-1)).rejects.toThrow(InvalidArgumentError);
+  await expect(standIn(0).to(1.5)).rejects.toThrow(/a device must be a CUDA ordinal/);
+  await expect(standIn(0, true).to(1)).rejects.toThrow(/to\(1\) on a disposed DeviceTensor \(float32 \[2, 3\], device 0\)/);
 });

@@ -147,12 +147,14 @@ describeOnLinux('tensorrt-node devices (CLI) with a fake CUDA driver', () => {
   test('--json lists both devices and exits 0', () => {
     const { status, json } = cliJson<DeviceProbe>(['devices'], { TENSORRT_NODE_CUDA_LIBRARY: cuda.twoDevices });
     expect(status).toBe(0);
-    expect(Object.keys(json).sort()).toEqual(['devices', 'driver', 'error', 'ok']);
+    expect(Object.keys(json).sort()).toEqual(['devices', 'driver', 'error', 'memory', 'ok']);
+    // This driver has no runtime entry points: no device can report free memory.
     expect(json).toEqual({
       ok: true,
       driver: { version: '13.0', versionNumber: 13000, library: cuda.twoDevices },
       devices: [FAKE_H200, FAKE_A100],
       error: null,
+      memory: [],
     });
   });
 
@@ -161,16 +163,30 @@ describeOnLinux('tensorrt-node devices (CLI) with a fake CUDA driver', () => {
     expect(result.status).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`CUDA driver 13.0 (${cuda.twoDevices})`);
-    expect(lines[1]).toMatch(/^#\s+name\s+cc\s+memory\s+SMs\s+PCI bus\s+UUID$/);
-    expect(lines[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '132', '0000:19:00.0', FAKE_H200.uuid]);
-    expect(lines[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '108', '0000:3B:00.0', FAKE_A100.uuid]);
+    expect(lines[1]).toMatch(/^#\s+name\s+cc\s+memory\s+free\s+SMs\s+PCI bus\s+UUID$/);
+    expect(lines[2]!.split(/\s{2,}/)).toEqual(['0', 'NVIDIA H200', '9.0', '140.4 GiB', '?', '132', '0000:19:00.0', FAKE_H200.uuid]);
+    expect(lines[3]!.split(/\s{2,}/)).toEqual(['1', 'NVIDIA A100-SXM4-80GB', '8.0', '79.3 GiB', '?', '108', '0000:3B:00.0', FAKE_A100.uuid]);
     expect(lines).toHaveLength(4);
+  });
+
+  test('a driver with the runtime entry points: free and total memory per device (cuMemGetInfo in each primary context)', () => {
+    // The fake reports free = total - (ordinal + 1) × 2 GiB.
+    const { status, json } = cliJson<DeviceProbe & { memory: unknown[] }>(['devices'], { TENSORRT_NODE_CUDA_LIBRARY: cuda.withRuntime });
+    expect(status).toBe(0);
+    expect(json.memory).toEqual([
+      { device: 0, freeBytes: 150754820096 - 2 * 2 ** 30, totalBytes: 150754820096 },
+      { device: 1, freeBytes: 85100068864 - 4 * 2 ** 30, totalBytes: 85100068864 },
+    ]);
+    const lines = cli(['devices'], { TENSORRT_NODE_CUDA_LIBRARY: cuda.withRuntime }).stdout.trimEnd().split('\n');
+    // 148607336448 B = 138.4 GiB; 80805101568 B = 75.3 GiB.
+    expect(lines[2]!.split(/\s{2,}/).slice(3, 5)).toEqual(['140.4 GiB', '138.4 GiB']);
+    expect(lines[3]!.split(/\s{2,}/).slice(3, 5)).toEqual(['79.3 GiB', '75.3 GiB']);
   });
 
   test('no device: --json reports the driver and the error, exit 2', () => {
     const { status, json } = cliJson<DeviceProbe>(['devices'], { TENSORRT_NODE_CUDA_LIBRARY: cuda.initNoDevice });
     expect(status).toBe(2);
-    expect(Object.keys(json).sort()).toEqual(['devices', 'driver', 'error', 'ok']);
+    expect(Object.keys(json).sort()).toEqual(['devices', 'driver', 'error', 'memory', 'ok']);
     expect(json).toMatchObject({
       ok: false,
       driver: { version: '13.0', versionNumber: 13000, library: cuda.initNoDevice },
@@ -200,7 +216,7 @@ describeOnLinux('tensorrt-node devices (CLI) with a fake CUDA driver', () => {
   testWithoutDriver('no driver at all: --json and text exit 2', () => {
     const { status, json } = cliJson<DeviceProbe>(['devices']);
     expect(status).toBe(2);
-    expect(Object.keys(json).sort()).toEqual(['devices', 'driver', 'error', 'ok']);
+    expect(Object.keys(json).sort()).toEqual(['devices', 'driver', 'error', 'memory', 'ok']);
     expect(json).toMatchObject({ ok: false, driver: null, devices: [], error: { code: 'E_CUDA_MISSING' } });
     const text = cli(['devices']);
     expect(text.status).toBe(2);

@@ -5,7 +5,7 @@
  * encoder: the decoder (run without a GPU through gpuDescribePlan) must find each argument
  * where the kernel would read it, and refuse every out-of-range operand.
  */
-import { InvalidArgumentError } from '../../lib/errors';
+import { InvalidArgumentError, UnsupportedOpError } from '../../lib/errors';
 import { gpuBinding } from '../../lib/gpu/binding';
 import { convOutputShape, encodePlan, packKernelArgs, type PlanSpec } from '../../lib/gpu/plan';
 import { requireBuild } from '../helpers/built-package';
@@ -84,11 +84,18 @@ describe('encodePlan → native decoder', () => {
     );
     expect(steps[0]).toMatchObject({ kind: 'copy', bytes: 100, ptrs: [base(1) + 8n, base(0) + 4n, 0n, 0n] });
     expect(steps[1]).toMatchObject({ kind: 'memset', bytes: 16, value: 255, ptrs: [base(2), 0n, 0n, 0n] });
-    expect(steps[2]).toMatchObject({ kind: 'gemm', mnk: '4,2,8', ptrs: [base(0), base(1), base(2), 0n] });
+    expect(steps[2]).toMatchObject({
+      kind: 'gemm',
+      gemm: { m: 4, n: 2, k: 8, dtype: 'float32', transA: false, transB: false, tf32: false, batch: 1, alpha: 1, beta: 0 },
+      ptrs: [base(0), base(1), base(2), 0n],
+    });
     expect(steps[3]).toMatchObject({
       kind: 'conv',
       hasBias: false,
-      conv: [2, 6, 17, 19, 8, 3, 3, 1, 2, 2, 1, 1, 2, 2, 9, 19],
+      conv: {
+        spatial: 2, dtype: 'float32', transposed: false, n: 2, c: 6, k: 8, groups: 2,
+        input: [17, 19], kernel: [3, 3], pads: [1, 2], postPads: [1, 2], strides: [2, 1], dilations: [1, 2], output: [9, 19],
+      },
       ptrs: [base(3), base(4), 0n, base(5)],
     });
   });
@@ -129,5 +136,135 @@ describe('encodePlan → native decoder', () => {
     ).toThrow(/input has 6 channels, but weight \[2, 4, 3, 3\] with 1 group\(s\) takes 4/);
     expect(() => encodePlan({ steps: [{ kind: 'launch', module: 0, kernel: 0, grid: [0], block: [1], args: [] }] })).toThrow(/grid\[0\]/);
     expect(() => encodePlan({ steps: [{ kind: 'nope' } as never] })).toThrow(/unknown step kind/);
+  });
+});
+
+/** The error `fn` throws (or a failure if it returns). */
+function thrown(fn: () => unknown): Error & { code?: string } {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  throw new Error('expected a throw');
+}
+
+describe('plan format 2: GEMM and convolution fields, encoder → native decoder', () => {
+  // fp16 A 4×8 broadcast over the batch (stride 0): 4·8·2 = 64 bytes. B 8×2 with batch stride 20
+  // elements, 3 batches: (2·20 + 16)·2 = 112 bytes. D 4×2 dense: (2·8 + 8)·2 = 48 bytes.
+  const gemm = {
+    kind: 'gemm', a: { buffer: 0 }, b: { buffer: 1 }, d: { buffer: 2 }, m: 4, n: 2, k: 8,
+    dtype: 'float16', transA: true, transB: true, batch: 3, strideA: 0, strideB: 20, strideD: 8, alpha: 0.5, beta: 2,
+  } as const;
+
+  test('a strided-batch fp16 GEMM with transposes, broadcast A and alpha/beta decodes field for field', () => {
+    const [step] = describe_({ steps: [gemm] }, [64, 112, 48]);
+    expect(step).toMatchObject({
+      kind: 'gemm',
+      gemm: { m: 4, n: 2, k: 8, dtype: 'float16', transA: true, transB: true, tf32: false, batch: 3, strideA: 0, strideB: 20, strideD: 8, alpha: 0.5, beta: 2 },
+      ptrs: [base(0), base(1), base(2), 0n],
+    });
+    const [tf32] = describe_({ steps: [{ kind: 'gemm', a: { buffer: 0 }, b: { buffer: 0 }, d: { buffer: 0 }, m: 2, n: 2, k: 2, tf32: true }] }, [16]);
+    expect(tf32!.gemm).toMatchObject({ dtype: 'float32', tf32: true, batch: 1, strideA: 4, strideB: 4, strideD: 4 });
+  });
+
+  test('the batch extents are exact: one byte short of B\'s last matrix is refused', () => {
+    expect(thrown(() => describe_({ steps: [gemm] }, [64, 111, 48])).message).toMatch(/gemm B reads bytes \[0, 112\) of buffer 1, which holds 111/);
+    expect(thrown(() => describe_({ steps: [gemm] }, [63, 112, 48])).message).toMatch(/gemm A reads bytes \[0, 64\) of buffer 0, which holds 63/);
+  });
+
+  test('bad GEMM fields are E_INVALID_ARGUMENT naming the step', () => {
+    const base_ = { kind: 'gemm', a: { buffer: 0 }, b: { buffer: 0 }, d: { buffer: 0 }, m: 2, n: 2, k: 2 } as const;
+    const cases: [object, RegExp][] = [
+      [{ tf32: true, dtype: 'float16' }, /plan step 1 \(gemm\): tf32 applies to float32 GEMMs only, not float16/],
+      [{ dtype: 'float64' }, /plan step 1 \(gemm\): dtype must be float32, float16 or bfloat16, got float64/],
+      [{ batch: 2, strideD: 3 }, /plan step 1 \(gemm\): strideD 3 would make the 2 output matrices of 2×2 overlap/],
+      [{ alpha: Infinity }, /plan step 1 \(gemm\): alpha must be a finite float32 number/],
+      [{ beta: 1e39 }, /plan step 1 \(gemm\): beta must be a finite float32 number/],
+      [{ transA: 1 }, /plan step 1 \(gemm\): transA must be a boolean/],
+      [{ batch: 0 }, /plan step 1 \(gemm\): batch must be an integer in \[1/],
+    ];
+    for (const [fields, message] of cases) {
+      const error = thrown(() => encodePlan({ steps: [{ kind: 'memset', dst: { buffer: 0 }, bytes: 1, value: 0 }, { ...base_, ...fields } as never] }));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.message).toMatch(message);
+    }
+  });
+
+  test('a 3-D fp16 convolution with asymmetric padding and bias: sizes and extents', () => {
+    // d: floor((5 + 1 + 0 - 3) / 1) + 1 = 4; h: floor((6 + 0 + 1 - 3) / 2) + 1 = 3;
+    // w: floor((7 + 2 + 2 - 5) / 1) + 1 = 7 (dilation 2: span 5).
+    const conv = { input: [1, 2, 5, 6, 7], weight: [4, 2, 3, 3, 3], pads: [1, 0, 2], postPads: [0, 1, 2], strides: [1, 2, 1], dilations: [1, 1, 2] };
+    expect(convOutputShape(conv)).toEqual([1, 4, 4, 3, 7]);
+    // x 1·2·5·6·7·2 = 840, w 4·2·27·2 = 432, bias 4·2 = 8, y 1·4·4·3·7·2 = 672 bytes.
+    const spec: PlanSpec = { steps: [{ kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, bias: { buffer: 2 }, y: { buffer: 3 }, dtype: 'float16', ...conv }] };
+    const [step] = describe_(spec, [840, 432, 8, 672]);
+    expect(step).toMatchObject({
+      kind: 'conv',
+      hasBias: true,
+      conv: { spatial: 3, dtype: 'float16', transposed: false, n: 1, c: 2, k: 4, groups: 1, input: [5, 6, 7], kernel: [3, 3, 3], pads: [1, 0, 2], postPads: [0, 1, 2], strides: [1, 2, 1], dilations: [1, 1, 2], output: [4, 3, 7] },
+      ptrs: [base(0), base(1), base(2), base(3)],
+    });
+    expect(thrown(() => describe_(spec, [840, 432, 8, 671])).message).toMatch(/convolution output reads bytes \[0, 672\) of buffer 3, which holds 671/);
+  });
+
+  test('a 1-D transposed bf16 convolution with output padding', () => {
+    // Weight [c=4, k/groups=3, 5]; out = (10 - 1)·3 - 2 - 1 + 4 + 1 = 29 (output padding 2 - 1 = 1 < stride 3).
+    const conv = { input: [2, 4, 10], weight: [4, 3, 5], pads: [2], postPads: [1], strides: [3], transposed: true };
+    expect(convOutputShape(conv)).toEqual([2, 3, 29]);
+    // x 2·4·10·2 = 160, w 4·3·5·2 = 120, y 2·3·29·2 = 348 bytes.
+    const [step] = describe_({ steps: [{ kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, dtype: 'bfloat16', ...conv }] }, [160, 120, 348]);
+    expect(step).toMatchObject({
+      kind: 'conv',
+      hasBias: false,
+      conv: { spatial: 1, dtype: 'bfloat16', transposed: true, n: 2, c: 4, k: 3, groups: 1, input: [10], kernel: [5], pads: [2], postPads: [1], strides: [3], dilations: [1], output: [29] },
+      ptrs: [base(0), base(1), 0n, base(2)],
+    });
+  });
+
+  test('a transposed convolution whose padding cuDNN cannot express is E_UNSUPPORTED_OP, from the encoder and the decoder', () => {
+    const conv = { kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [2, 4, 10], weight: [4, 3, 5], strides: [3], transposed: true } as const;
+    for (const [pads, postPads] of [[[0], [3]], [[3], [0]]]) {
+      const error = thrown(() => encodePlan({ steps: [{ ...conv, pads, postPads }] }));
+      expect(error).toBeInstanceOf(UnsupportedOpError);
+      expect(error.message).toMatch(/^plan step 0 \(conv\): a transposed convolution with pads/);
+    }
+    // Bytes patched past the encoder: pads 2 → 0 and postPads 1 → 3 keep the output size (29).
+    const encoded = encodePlan({ steps: [{ ...conv, pads: [2], postPads: [1] }] });
+    const view = new DataView(encoded.buffer);
+    // Header 12, kind 4, four operands 48, spatial/dtype/flags 12, n/c/k/groups 16: dim 0 at 92.
+    expect([view.getInt32(92, true), view.getInt32(100, true), view.getInt32(104, true), view.getInt32(116, true)]).toEqual([10, 2, 1, 29]);
+    view.setInt32(100, 0, true);
+    view.setInt32(104, 3, true);
+    const error = thrown(() => gpuBinding().gpuDescribePlan(encoded, [160, 120, 348], []));
+    expect(error).toBeInstanceOf(UnsupportedOpError);
+    expect(error.message).toMatch(/GPU plan step 0: a transposed convolution needs 0 <= pads - postPads < stride/);
+  });
+
+  test('the decoder refuses an unknown dtype and an output size that does not follow from the geometry', () => {
+    const encoded = encodePlan({ steps: [{ kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [2, 4, 10], weight: [3, 4, 5] }] });
+    const dtype = encoded.slice();
+    new DataView(dtype.buffer).setUint32(68, 7, true);
+    expect(thrown(() => gpuBinding().gpuDescribePlan(dtype, [1000, 1000, 1000], [])).message).toMatch(/malformed at step 0.*dtype 7/);
+    const out = encoded.slice();
+    new DataView(out.buffer).setInt32(116, 7, true);
+    expect(thrown(() => gpuBinding().gpuDescribePlan(out, [1000, 1000, 1000], [])).message).toMatch(/output size 7 in spatial dim 0, but the geometry gives 6/);
+  });
+
+  test('bad convolution fields are E_INVALID_ARGUMENT naming the step', () => {
+    const conv = { kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [1, 2, 5, 6, 7], weight: [4, 2, 3, 3, 3] } as const;
+    const cases: [object, RegExp][] = [
+      [{ pads: [1, 1] }, /plan step 0 \(conv\): pads must have 3 entries/],
+      [{ postPads: [0, 0, -1] }, /plan step 0 \(conv\): postPads\[2\] must be an integer/],
+      [{ dtype: 'int8' }, /plan step 0 \(conv\): dtype must be float32, float16 or bfloat16/],
+      [{ transposed: 'yes' }, /plan step 0 \(conv\): transposed must be a boolean/],
+      [{ input: [1, 2, 5, 6, 7, 8], weight: [4, 2, 3, 3, 3, 3] }, /plan step 0 \(conv\): input and weight must both be 3-D, 4-D or 5-D/],
+      [{ strides: [1, 1, 0] }, /plan step 0 \(conv\): strides\[2\] must be an integer in \[1/],
+    ];
+    for (const [fields, message] of cases) {
+      const error = thrown(() => encodePlan({ steps: [{ ...conv, ...fields } as never] }));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.message).toMatch(message);
+    }
   });
 });
