@@ -48,12 +48,6 @@ export interface CudaRunnerOptions {
   compile?: KernelCompiler;
 }
 
-/** A DeviceTensor as a DeviceValue (its `residency`), for runtimes whose DeviceTensor lacks the getter. */
-export function asDeviceValue(t: DeviceTensor): DeviceValue {
-  if (!('residency' in t)) Object.defineProperty(t, 'residency', { get: () => ({ kind: 'device', ordinal: t.device }), enumerable: false });
-  return t as unknown as DeviceValue;
-}
-
 /** One instantiated plan and the device memory it owns. */
 class Instantiated {
   constructor(
@@ -126,7 +120,7 @@ export class CudaRunner implements Engine {
 
   async upload(tensor: Tensor): Promise<DeviceValue> {
     this.checkLive();
-    return asDeviceValue(await toDevice(tensor, this.deviceOrdinal));
+    return toDevice(tensor, this.deviceOrdinal);
   }
 
   run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Promise<Record<string, RunValue>> {
@@ -163,7 +157,7 @@ export class CudaRunner implements Engine {
     for (const [name, buffer] of instance.inputs) await this.copyIn(name, inputs[name]!, buffer);
     await instance.plan.run();
     const out: Record<string, RunValue> = Object.create(null);
-    for (const [name, buffer] of instance.outputs) out[name] = asDeviceValue(await buffer.clone());
+    for (const [name, buffer] of instance.outputs) out[name] = await buffer.clone();
     return out;
   }
 
