@@ -94,6 +94,7 @@ bool FindApi(LibraryInfo* out, int32_t headerVersion, NativeError* error) {
                          {}};
     return false;
   };
+  if (out->version / 100 == 1008) return refuse("TensorRT 10.8 changed INetworkDefinition's layout (fixed in 10.9)");
   if (out->version / 10000 != headerVersion / 10000) {
     return refuse("this addon was compiled against TensorRT " + built + " headers, another major version");
   }
@@ -101,7 +102,6 @@ bool FindApi(LibraryInfo* out, int32_t headerVersion, NativeError* error) {
     return refuse("this addon was compiled against TensorRT " + built +
                   " headers and calls methods older libraries lack");
   }
-  if (out->version / 100 == 1008) return refuse("TensorRT 10.8 changed INetworkDefinition's layout (fixed in 10.9)");
   if (out->createInferBuilder == nullptr || out->createInferRuntime == nullptr) {
     return refuse("it does not export createInferBuilder_INTERNAL and createInferRuntime_INTERNAL");
   }

@@ -129,6 +129,21 @@ std::string ArgList(T const* p, int64_t n) {
 // A blob argument (void const* + size): its length and hash.
 std::string ArgBlob(const void* p, size_t n);
 
+// JSON of a return value: fake objects by class and id (tensors too, unlike arguments).
+template <class T>
+std::string Ret(const T& v) {
+  using U = std::remove_cv_t<std::remove_reference_t<T>>;
+  if constexpr (std::is_pointer_v<U> && !std::is_same_v<U, const char*> && !std::is_same_v<U, char*>) {
+    Obj* o = v == nullptr ? nullptr : Lookup(static_cast<const void*>(v));
+    if (o != nullptr) return Quote(o->cls + "#" + std::to_string(o->id));
+    return Arg(v);
+  } else if constexpr (std::is_class_v<U> && !std::is_same_v<U, nv::Dims> && !std::is_same_v<U, nv::Weights> && !std::is_same_v<U, nv::Permutation>) {
+    return Ret(&v);
+  } else {
+    return Arg(v);
+  }
+}
+
 // Appends one call to the log.
 void Record(const Obj* self, const char* method, const std::string& args, const std::string& ret);
 

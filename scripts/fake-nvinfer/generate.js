@@ -218,7 +218,7 @@ for (const c of impl) {
     if (m.ret === 'void') {
       out += `  [&]() { ${body(c, m)} }();\n  fake::Record(self, "${key}", args_, "");\n}\n`;
     } else {
-      out += `  auto&& r_ = [&]() -> ${m.ret} { ${body(c, m)} }();\n  fake::Record(self, "${key}", args_, fake::Arg(r_));\n  return r_;\n}\n`;
+      out += `  auto&& r_ = [&]() -> ${m.ret} { ${body(c, m)} }();\n  fake::Record(self, "${key}", args_, fake::Ret(r_));\n  return r_;\n}\n`;
     }
   }
 }
