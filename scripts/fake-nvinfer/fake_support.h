@@ -110,7 +110,10 @@ std::string Arg(const T& v) {
     if (v == nullptr) return "null";
     Obj* o = Lookup(static_cast<const void*>(v));
     if (o != nullptr) return Quote(o->cls == "ITensor" ? "%" + o->name : o->cls + "#" + std::to_string(o->id));
-    return "\"ptr\"";
+    // Not one of the fake's objects: a device address, a stream or a user interface, raw.
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "\"0x%llx\"", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(v)));
+    return buf;
   } else if constexpr (std::is_class_v<U>) {
     return Arg(&v);
   } else {
