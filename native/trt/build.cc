@@ -1,3 +1,6 @@
+// Compiled only with TensorRT's headers (TRTN_WITH_TENSORRT; binding.gyp, CMakeLists.txt).
+#ifdef TRTN_WITH_TENSORRT
+
 #include "build.h"
 
 #include <deque>
@@ -459,3 +462,5 @@ bool BuildEngine(const uint8_t* program, size_t size, BuildEvents* events, Build
 }
 
 }  // namespace trtn::trt
+
+#endif  // TRTN_WITH_TENSORRT

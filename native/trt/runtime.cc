@@ -1,3 +1,6 @@
+// Compiled only with TensorRT's headers (TRTN_WITH_TENSORRT; binding.gyp, CMakeLists.txt).
+#ifdef TRTN_WITH_TENSORRT
+
 #include "runtime.h"
 
 #include "library.h"
@@ -135,3 +138,5 @@ bool LoadedEngine::Run::Enqueue(const std::map<std::string, uint64_t>& addresses
 }
 
 }  // namespace trtn::trt
+
+#endif  // TRTN_WITH_TENSORRT

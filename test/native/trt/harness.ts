@@ -41,7 +41,7 @@ function hashOf(files: string[], extra: string): string {
 }
 
 /** Compiler flags of the TensorRT part: its headers as system headers (their own warnings are not ours). */
-export const tensorrtFlags = (include: string): string[] => ['-std=c++17', '-isystem', path.join(ROOT, 'native/trt/cuda_stub'), '-isystem', include];
+export const tensorrtFlags = (include: string): string[] => ['-std=c++17', '-DTRTN_WITH_TENSORRT', '-isystem', path.join(ROOT, 'native/trt/cuda_stub'), '-isystem', include];
 
 /** Runs `build` into a fresh temp directory unless `out` exists; concurrent test files race safely. */
 function cached(out: string, build: (tmp: string) => void): string {
