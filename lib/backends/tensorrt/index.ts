@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { InternalError, TensorRTMissingError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
 import { resolveLogger } from '../../logger';
 import type { Network, TrtDType } from '../../network';
-import type { EngineDevice } from '../../runtime/device-selection';
+import { DEFAULT_CURRENT_DEVICE, type EngineDevice } from '../../runtime/device-selection';
 import { formatTensorRTVersion, tensorrtStatus } from '../../tensorrt';
 import type { BuildConfig } from '../build-config';
 import type { RunValue } from '../residency';
@@ -174,7 +174,8 @@ export const tensorrtBackend = {
   },
   async load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine> {
     const record = deserializeTensorRTEngine(engine);
-    const ordinal = device?.gpuId ?? 0;
+    // No device: deserialize on whatever context is current (-1), run on the default device.
+    const ordinal = device?.gpuId ?? -1;
     let native: NativeTensorRTEngine;
     try {
       native = await tensorrtBinding().tensorrtLoad(record.plan, record.versionCompatible, ordinal);
@@ -184,7 +185,7 @@ export const tensorrtBackend = {
       }
       throw error;
     }
-    return tensorrtEngine(native, { inputNames: record.inputs.map((i) => i.name), outputNames: record.outputs.map((o) => o.name) }, ordinal);
+    return tensorrtEngine(native, { inputNames: record.inputs.map((i) => i.name), outputNames: record.outputs.map((o) => o.name) }, ordinal < 0 ? DEFAULT_CURRENT_DEVICE : ordinal);
   },
   inspect(engine: Uint8Array): EngineSignature {
     const record = deserializeTensorRTEngine(engine);

@@ -127,3 +127,34 @@ export function tempFile(dir: string, name: string, bytes: Uint8Array): string {
   fs.writeFileSync(file, bytes);
   return file;
 }
+
+/** Every file under `dir` (repository-relative), sorted. */
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)])).sort();
+}
+
+/**
+ * The addon built with the TensorRT backend (node-gyp with TENSORRT_INCLUDE_DIR, in a temp
+ * copy of binding.gyp and native/), cached by a hash of its sources: CI builds the package's
+ * own addon without TensorRT, as users without TensorRT get it.
+ */
+export function buildAddonWithTensorRT(include: string): string {
+  const sources = ['binding.gyp', ...filesUnder('native')];
+  const h = createHash('sha256').update(include).update(process.version);
+  for (const f of sources) h.update(f).update(fs.readFileSync(path.join(ROOT, f)));
+  const out = path.join(os.tmpdir(), `tensorrt-node-addon-trt-${h.digest('hex').slice(0, 16)}`, 'tensorrt_node.node');
+  return cached(out, (tmp) => {
+    const work = path.join(tmp, 'src');
+    fs.mkdirSync(work);
+    fs.cpSync(path.join(ROOT, 'native'), path.join(work, 'native'), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'binding.gyp'), path.join(work, 'binding.gyp'));
+    fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(work, 'node_modules'));
+    const r = spawnSync(process.execPath, [require.resolve('node-gyp/bin/node-gyp.js', { paths: [ROOT] }), 'rebuild'], {
+      cwd: work,
+      env: { ...process.env, TENSORRT_INCLUDE_DIR: include, TENSORRT_ROOT: '' },
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`node-gyp with TENSORRT_INCLUDE_DIR failed:\n${r.stdout}\n${r.stderr}`);
+    fs.copyFileSync(path.join(work, 'build', 'Release', 'tensorrt_node.node'), path.join(tmp, 'tensorrt_node.node'));
+  });
+}
