@@ -7,7 +7,8 @@
  * enqueues on the device's stream. Built engines are cached on disk (./engine-cache.ts).
  */
 import * as fs from 'node:fs';
-import { InternalError, TensorRTMissingError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
+import * as path from 'node:path';
+import { InternalError, InvalidArgumentError, TensorRTMissingError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
 import { resolveLogger } from '../../logger';
 import type { Network, TrtDType } from '../../network';
 import { DEFAULT_CURRENT_DEVICE, type EngineDevice } from '../../runtime/device-selection';
@@ -65,11 +66,35 @@ function timingCacheOf(config: BuildConfig): { bytes: Uint8Array | undefined; wr
   const file = typeof config.timingCache === 'string' ? config.timingCache : config.timingCache === undefined && cacheDir !== null ? timingCachePath(cacheDir) : null;
   if (config.timingCache instanceof Uint8Array) return { bytes: config.timingCache, writeTo: null };
   if (file === null) return { bytes: undefined, writeTo: null };
-  return { bytes: fs.existsSync(file) ? new Uint8Array(fs.readFileSync(file)) : undefined, writeTo: file };
+  if (!fs.existsSync(file)) return { bytes: undefined, writeTo: file };
+  try {
+    return { bytes: new Uint8Array(fs.readFileSync(file)), writeTo: file };
+  } catch (error) {
+    throw new InvalidArgumentError(`timingCache: cannot read ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function writeTimingCache(file: string, bytes: Uint8Array): void {
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, bytes);
+  } catch (error) {
+    throw new InvalidArgumentError(`timingCache: cannot write ${file}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 const ioOf = (network: Network, ids: ReadonlyArray<{ tensor: number; name: string }>): EngineTensor[] =>
   ids.map((i) => ({ name: i.name, dtype: network.tensor(i.tensor).dtype as TrtDType, shape: [...network.tensor(i.tensor).shape] }));
+
+/** Whether cached bytes are a readable engine (a truncated or foreign file is rebuilt, not loaded). */
+function isReadable(bytes: Uint8Array): boolean {
+  try {
+    deserializeTensorRTEngine(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function build(network: Network, config: BuildConfig, device: EngineDevice): Promise<Uint8Array> {
   const binding = tensorrtBinding();
@@ -82,7 +107,7 @@ async function build(network: Network, config: BuildConfig, device: EngineDevice
   const key = cacheDir === null ? null : engineCacheKey(encodeProgram(network, { ...options, timingCache: undefined }), libraryVersion, device);
   if (cacheDir !== null && key !== null) {
     const cached = readCachedEngine(cacheDir, key);
-    if (cached !== null) {
+    if (cached !== null && isReadable(cached)) {
       resolveLogger()('debug', `tensorrt: engine of network "${network.name}" found in the engine cache (${key.slice(0, 12)})`);
       return cached;
     }
@@ -101,7 +126,7 @@ async function build(network: Network, config: BuildConfig, device: EngineDevice
     MAX_SEVERITY,
     device.type === 'gpu' && device.gpuId !== null ? device.gpuId : -1,
   );
-  if (timing.writeTo !== null && result.timingCache.byteLength > 0) fs.writeFileSync(timing.writeTo, result.timingCache);
+  if (timing.writeTo !== null && result.timingCache.byteLength > 0) writeTimingCache(timing.writeTo, result.timingCache);
   const engine = serializeTensorRTEngine({
     libraryVersion: result.libraryVersion,
     hardwareCompatibility: options.hardwareCompatibility,
@@ -110,7 +135,14 @@ async function build(network: Network, config: BuildConfig, device: EngineDevice
     outputs: ioOf(network, network.outputs),
     plan: result.plan,
   });
-  if (cacheDir !== null && key !== null) writeCachedEngine(cacheDir, key, engine);
+  if (cacheDir !== null && key !== null) {
+    // The cache only saves time: a failure to store is logged, never the build's failure.
+    try {
+      writeCachedEngine(cacheDir, key, engine);
+    } catch (error) {
+      log('warn', `tensorrt: could not store the engine in the cache ${cacheDir}: ${(error as Error).message}`);
+    }
+  }
   return engine;
 }
 

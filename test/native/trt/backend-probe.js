@@ -35,6 +35,12 @@ async function main(scenario) {
     loaded.dispose();
     return result;
   }
+  if (scenario === 'build-twice') {
+    // With TENSORRT_NODE_ENGINE_CACHE set: the second build of the same network comes from the cache.
+    const a = await backend.build(network(), DEFAULT_BUILD_CONFIG, CPU);
+    const b = await backend.build(network(), DEFAULT_BUILD_CONFIG, CPU);
+    return { same: Buffer.from(a).equals(Buffer.from(b)), bytes: a.byteLength };
+  }
   if (scenario === 'auto') {
     const r = await resolveBackend('auto');
     return { backend: r.backend.name, refusals: r.refusals };

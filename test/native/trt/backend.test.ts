@@ -66,6 +66,20 @@ describeWithHeaders('the tensorrt backend through the addon, against the recordi
     expect(m('VRuntime::deserializeCudaEngine')).toHaveLength(1);
   });
 
+  it('caches built engines by network, settings, TensorRT version and device, and keeps the timing cache beside them', () => {
+    const cache = path.join(tmp, 'engine-cache');
+    const { outcome, calls } = probe('build-twice', { TENSORRT_NODE_ENGINE_CACHE: cache });
+    expect(outcome).toMatchObject({ ok: true, value: { same: true } });
+    expect(calls.filter((c) => c.m === 'VBuilder::buildSerializedNetwork')).toHaveLength(1);
+    expect(fs.readdirSync(cache).filter((f) => f.endsWith('.trtengine'))).toHaveLength(1);
+    // A new timing cache serializes, in the double, to this marker; the next build starts from it.
+    expect(fs.readFileSync(path.join(cache, 'timing.cache'), 'utf8')).toBe('FAKE-TIMING-CACHE');
+    const again = probe('build', { TENSORRT_NODE_ENGINE_CACHE: cache });
+    expect(again.outcome.ok).toBe(true);
+    expect(again.calls.filter((c) => c.m === 'VBuilder::buildSerializedNetwork')).toHaveLength(1);
+    expect(again.calls.find((c) => c.m === 'VBuilderConfig::createTimingCache')!.args).toEqual([{ size: 17, fnv: expect.any(String) }, 17]);
+  });
+
   it('a library TensorRT 10.8 is refused with its reason, and `auto` passes over tensorrt saying why', () => {
     const { outcome } = probe('auto', { FAKE_TRT_LIB_VERSION: '100800' });
     expect(outcome.ok).toBe(true);
