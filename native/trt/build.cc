@@ -263,8 +263,8 @@ class Replayer {
         const RawWeights bias = r_.Weights();
         const auto stride = r_.Dims(), pre = r_.Dims(), post = r_.Dims(), dilation = r_.Dims();
         const int32_t groups = r_.I32();
-        if (op == LayerOp::kConvolution) {
-          nv::IConvolutionLayer* l = net_.addConvolutionNd(In(0), maps, ToDims(kernelSize), ToWeights(r_, kernel), ToWeights(r_, bias));
+        // IConvolutionLayer and IDeconvolutionLayer have the same setters but no common base.
+        auto configure = [&](auto* l) -> nv::ILayer* {
           if (l == nullptr) return nullptr;
           l->setStrideNd(ToDims(stride));
           l->setPrePadding(ToDims(pre));
@@ -273,16 +273,11 @@ class Replayer {
           l->setNbGroups(groups);
           SetOptionalInputs(l, 1, 2);
           return l;
+        };
+        if (op == LayerOp::kConvolution) {
+          return configure(net_.addConvolutionNd(In(0), maps, ToDims(kernelSize), ToWeights(r_, kernel), ToWeights(r_, bias)));
         }
-        nv::IDeconvolutionLayer* l = net_.addDeconvolutionNd(In(0), maps, ToDims(kernelSize), ToWeights(r_, kernel), ToWeights(r_, bias));
-        if (l == nullptr) return nullptr;
-        l->setStrideNd(ToDims(stride));
-        l->setPrePadding(ToDims(pre));
-        l->setPostPadding(ToDims(post));
-        l->setDilationNd(ToDims(dilation));
-        l->setNbGroups(groups);
-        SetOptionalInputs(l, 1, 2);
-        return l;
+        return configure(net_.addDeconvolutionNd(In(0), maps, ToDims(kernelSize), ToWeights(r_, kernel), ToWeights(r_, bias)));
       }
       case LayerOp::kPooling: {
         const auto type = static_cast<nv::PoolingType>(r_.I32());

@@ -12,6 +12,7 @@
  */
 import { InternalError } from '../../errors';
 import { dtypeInfo } from '../../ir/dtype';
+import { ByteWriter } from '../../io/byte-writer';
 import type { Layer, LayerKind, Network, TrtDType } from '../../network';
 import { Tensor } from '../../tensor';
 import type { BuildConfig } from '../build-config';
@@ -38,50 +39,10 @@ export interface ReplayBuildOptions extends Pick<BuildConfig, 'precisions' | 'wo
   versionCompatible?: boolean;
 }
 
-class Writer {
-  private buf = new Uint8Array(1024);
-  private view = new DataView(this.buf.buffer);
-  length = 0;
-
-  private reserve(n: number): void {
-    if (this.length + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.buf.length * 2, this.length + n));
-    next.set(this.buf.subarray(0, this.length));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
-  u8(v: number): void {
-    this.reserve(1);
-    this.view.setUint8(this.length, v);
-    this.length += 1;
-  }
+/** The program's own value encodings on top of the byte writer. */
+class Writer extends ByteWriter {
   bool(v: boolean): void {
     this.u8(v ? 1 : 0);
-  }
-  u32(v: number): void {
-    this.reserve(4);
-    this.view.setUint32(this.length, v, true);
-    this.length += 4;
-  }
-  i32(v: number): void {
-    this.reserve(4);
-    this.view.setInt32(this.length, v, true);
-    this.length += 4;
-  }
-  i64(v: number): void {
-    this.reserve(8);
-    this.view.setBigInt64(this.length, BigInt(v), true);
-    this.length += 8;
-  }
-  f64(v: number): void {
-    this.reserve(8);
-    this.view.setFloat64(this.length, v, true);
-    this.length += 8;
-  }
-  bytes(b: Uint8Array): void {
-    this.reserve(b.byteLength);
-    this.buf.set(b, this.length);
-    this.length += b.byteLength;
   }
   str(s: string): void {
     const b = new TextEncoder().encode(s);
@@ -91,9 +52,6 @@ class Writer {
   dims(d: readonly number[]): void {
     this.u32(d.length);
     for (const x of d) this.i64(x);
-  }
-  align8(): void {
-    while (this.length % 8 !== 0) this.u8(0);
   }
   /** Weights: DataType, dims, byte length, then the bytes 8-byte aligned. */
   weights(t: Tensor | null): void {
@@ -105,11 +63,8 @@ class Writer {
     this.dims(t.shape);
     const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     this.i64(bytes.byteLength);
-    this.align8();
+    this.align(8);
     this.bytes(bytes);
-  }
-  done(): Uint8Array {
-    return this.buf.slice(0, this.length);
   }
 }
 
@@ -374,5 +329,5 @@ export function encodeProgram(network: Network, options: ReplayBuildOptions): Ui
     }
   }
   w.u8(OP.END);
-  return w.done();
+  return w.result();
 }

@@ -8,13 +8,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildAddonWithTensorRT, buildAll, tensorrtHeaders, type Built, type Call } from './harness';
+import { buildAddonWithTensorRT, describeWithTensorRT, type Call } from './harness';
 
-const headers = tensorrtHeaders();
-const describeWithHeaders = 'dir' in headers ? describe : describe.skip;
-if ('skip' in headers) process.stderr.write(`${headers.skip}\n`);
 
 interface Outcome {
   ok: boolean;
@@ -22,23 +18,17 @@ interface Outcome {
   error?: { name: string; code: string; message: string; details: Record<string, unknown> };
 }
 
-describeWithHeaders('the tensorrt backend through the addon, against the recording double', () => {
-  let built: Built;
-  let addon: string;
-  let tmp: string;
-  beforeAll(() => {
-    built = buildAll((headers as { dir: string }).dir);
-    addon = buildAddonWithTensorRT((headers as { dir: string }).dir);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-backend-'));
-  }, 600_000);
-  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+let addon: string;
 
+describeWithTensorRT(
+  'the tensorrt backend through the addon, against the recording double',
+  (ctx) => {
   function probe(scenario: string, env: Record<string, string> = {}): { outcome: Outcome; calls: Call[] } {
-    const log = path.join(tmp, `${scenario}.jsonl`);
+    const log = path.join(ctx.tmp, `${scenario}.jsonl`);
     fs.rmSync(log, { force: true });
     const r = spawnSync(process.execPath, [path.join(__dirname, 'backend-probe.js'), scenario], {
       encoding: 'utf8',
-      env: { ...process.env, TENSORRT_NODE_BINARY: addon, TENSORRT_NODE_TENSORRT_LIBRARY: built.library, FAKE_TRT_LOG: log, ...env },
+      env: { ...process.env, TENSORRT_NODE_BINARY: addon, TENSORRT_NODE_TENSORRT_LIBRARY: ctx.built.library, FAKE_TRT_LOG: log, ...env },
       timeout: 60_000,
     });
     const line = r.stdout.trim().split('\n').pop() ?? '';
@@ -51,7 +41,7 @@ describeWithHeaders('the tensorrt backend through the addon, against the recordi
     const { outcome } = probe('status');
     expect(outcome).toMatchObject({
       ok: true,
-      value: { status: { library: { found: true, path: built.library, version: '10.16.0' }, backendBuilt: true, available: true }, available: { ok: true }, resolved: 'tensorrt' },
+      value: { status: { library: { found: true, path: ctx.built.library, version: '10.16.0' }, backendBuilt: true, available: true }, available: { ok: true }, resolved: 'tensorrt' },
     });
   });
 
@@ -67,7 +57,7 @@ describeWithHeaders('the tensorrt backend through the addon, against the recordi
   });
 
   it('caches built engines by network, settings, TensorRT version and device, and keeps the timing cache beside them', () => {
-    const cache = path.join(tmp, 'engine-cache');
+    const cache = path.join(ctx.tmp, 'engine-cache');
     const { outcome, calls } = probe('build-twice', { TENSORRT_NODE_ENGINE_CACHE: cache });
     expect(outcome).toMatchObject({ ok: true, value: { same: true } });
     expect(calls.filter((c) => c.m === 'VBuilder::buildSerializedNetwork')).toHaveLength(1);
@@ -89,7 +79,7 @@ describeWithHeaders('the tensorrt backend through the addon, against the recordi
   });
 
   it('without libnvinfer, building is E_TENSORRT_MISSING saying what was searched and how to install TensorRT', () => {
-    const missing = path.join(tmp, 'no-such', 'libnvinfer.so.10');
+    const missing = path.join(ctx.tmp, 'no-such', 'libnvinfer.so.10');
     const { outcome } = probe('build', { TENSORRT_NODE_TENSORRT_LIBRARY: missing });
     expect(outcome).toMatchObject({ ok: false, error: { name: 'TensorRTMissingError', code: 'E_TENSORRT_MISSING' } });
     expect(outcome.error!.message).toContain(`the tensorrt backend cannot build engines here: libnvinfer: The TensorRT library (libnvinfer) could not be loaded. Tried:\n  - ${missing}`);
@@ -109,4 +99,9 @@ describeWithHeaders('the tensorrt backend through the addon, against the recordi
     expect(outcome).toMatchObject({ ok: false, error: { code: 'E_TENSORRT' } });
     expect(outcome.error!.message).toMatch(/^TensorRT could not deserialize the engine \(\d+ bytes\): fake failure injected in VRuntime::deserializeCudaEngine \(the engine was built with TensorRT 10\.16\.0\)$/);
   });
-});
+  },
+  (ctx) => {
+    addon = buildAddonWithTensorRT(ctx.include);
+  },
+  600_000,
+);

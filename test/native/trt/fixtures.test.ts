@@ -5,18 +5,14 @@
  * layer is added and named after its IR layer, every network output is marked.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { deserializeEngine } from '../../../lib/backends/reference';
 import { encodeProgram } from '../../../lib/backends/tensorrt/program';
 import { compile } from '../../../lib/compile';
 import type { Network } from '../../../lib/network';
 import { FIXTURES, PT2_FIXTURES } from '../../helpers/fixtures';
-import { buildAll, runDriver, tempFile, tensorrtHeaders, type Built } from './harness';
+import { describeWithTensorRT, runDriver, tempFile } from './harness';
 
-const headers = tensorrtHeaders();
-const describeWithHeaders = 'dir' in headers ? describe : describe.skip;
-if ('skip' in headers) process.stderr.write(`${headers.skip}\n`);
 
 /** The TensorRT methods a replay and build may call (V-call names: what TensorRT's inline methods forward to). */
 const EXPECTED = new Set([
@@ -49,23 +45,15 @@ async function fixtureNetworks(name: string): Promise<Network[]> {
   return segments.filter((s) => s.kind === 'tensorrt').map((s) => deserializeEngine(s.engine!));
 }
 
-describeWithHeaders('converter fixtures replay into TensorRT', () => {
-  let built: Built;
-  let tmp: string;
-  beforeAll(() => {
-    built = buildAll((headers as { dir: string }).dir);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-fixtures-'));
-  }, 240_000);
-  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
+describeWithTensorRT('converter fixtures replay into TensorRT', (ctx) => {
   it.each([...PT2_FIXTURES])('%s', async (name) => {
     const networks = await fixtureNetworks(name);
     expect(networks.length).toBeGreaterThan(0);
     // The dynamic-batch compiles must reach the replay with their optimization profiles.
     if (['mlp', 'encoder', 'mobilenet_v3_small'].includes(name)) expect(networks.some((n) => n.inputs.some((i) => i.profiles.length > 0))).toBe(true);
     for (const net of networks) {
-      const program = tempFile(tmp, `${name}.program`, encodeProgram(net, { precisions: ['fp32'], workspaceBytes: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 }));
-      const { result, calls } = runDriver(built, ['build', program, path.join(tmp, 'plan'), path.join(tmp, 'cache')]);
+      const program = tempFile(ctx.tmp, `${name}.program`, encodeProgram(net, { precisions: ['fp32'], workspaceBytes: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 }));
+      const { result, calls } = runDriver(ctx.built, ['build', program, path.join(ctx.tmp, 'plan'), path.join(ctx.tmp, 'cache')]);
       expect(result).toMatchObject({ ok: true });
       const unexpected = [...new Set(calls.map((c) => c.m).filter((m) => !EXPECTED.has(m) && !ADDS.test(m)))];
       expect(unexpected).toEqual([]);

@@ -158,3 +158,36 @@ export function buildAddonWithTensorRT(include: string): string {
     fs.copyFileSync(path.join(work, 'build', 'Release', 'tensorrt_node.node'), path.join(tmp, 'tensorrt_node.node'));
   });
 }
+
+/** What a TensorRT test suite gets once its beforeAll has run. */
+export interface TrtContext {
+  include: string;
+  built: Built;
+  /** A temp directory of the suite, removed after it. */
+  tmp: string;
+}
+
+/**
+ * describe() with the double and driver built (and `prepare` run) before the suite; without
+ * TensorRT headers the suite is skipped, saying why on stderr.
+ */
+export function describeWithTensorRT(title: string, body: (ctx: TrtContext) => void, prepare?: (ctx: TrtContext) => void, timeout = 240_000): void {
+  const headers = tensorrtHeaders();
+  if ('skip' in headers) {
+    process.stderr.write(`${headers.skip}\n`);
+    describe.skip(title, () => body({ include: '', built: undefined as never, tmp: '' }));
+    return;
+  }
+  describe(title, () => {
+    const ctx = { include: headers.dir } as TrtContext;
+    beforeAll(() => {
+      ctx.built = buildAll(headers.dir);
+      ctx.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-test-'));
+      prepare?.(ctx);
+    }, timeout);
+    afterAll(() => {
+      if (ctx.tmp) fs.rmSync(ctx.tmp, { recursive: true, force: true });
+    });
+    body(ctx);
+  });
+}

@@ -6,16 +6,12 @@
  * TensorRT become typed errors carrying TensorRT's own message.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { encodeProgram, type ReplayBuildOptions } from '../../../lib/backends/tensorrt/program';
 import { LAYER_KINDS, Network, type LayerKind, type NetTensor } from '../../../lib/network';
 import { Tensor } from '../../../lib/tensor';
-import { buildAll, runDriver, tempFile, tensorrtHeaders, type Built, type Call, type DriverResult } from './harness';
+import { describeWithTensorRT, runDriver, tempFile, type Call, type DriverResult } from './harness';
 
-const headers = tensorrtHeaders();
-const describeWithHeaders = 'dir' in headers ? describe : describe.skip;
-if ('skip' in headers) process.stderr.write(`${headers.skip}\n`);
 
 const OPTIONS: ReplayBuildOptions = { precisions: ['fp32', 'tf32'], workspaceBytes: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 };
 const f32 = (shape: number[], seed = 1): Tensor => Tensor.from('float32', shape, Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => (i * seed) % 7));
@@ -246,23 +242,15 @@ const SAMPLES: Record<LayerKind, Sample> = {
   },
 };
 
-describeWithHeaders('TensorRT network replay against the recording double', () => {
-  let built: Built;
-  let tmp: string;
-  beforeAll(() => {
-    built = buildAll((headers as { dir: string }).dir);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-replay-'));
-  }, 240_000);
-  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
+describeWithTensorRT('TensorRT network replay against the recording double', (ctx) => {
   const build = (net: Network, options: ReplayBuildOptions = OPTIONS, env: Record<string, string> = {}, extra: string[] = []): DriverResult => {
-    const program = tempFile(tmp, `${net.name}.program`, encodeProgram(net, options));
-    return runDriver(built, ['build', program, path.join(tmp, 'plan'), path.join(tmp, 'cache'), ...extra], env);
+    const program = tempFile(ctx.tmp, `${net.name}.program`, encodeProgram(net, options));
+    return runDriver(ctx.built, ['build', program, path.join(ctx.tmp, 'plan'), path.join(ctx.tmp, 'cache'), ...extra], env);
   };
 
   it('generates every apiv class and pure virtual method of NvInferImpl.h', () => {
     // 84 classes besides the empty VRoot, 744 methods, 83 public holders (docs/tensorrt.md).
-    expect(built.generated).toEqual({ classes: 84, methods: 744, shells: 83 });
+    expect(ctx.built.generated).toEqual({ classes: 84, methods: 744, shells: 83 });
   });
 
   it('covers every layer kind of the catalogue', () => {
@@ -324,7 +312,7 @@ describeWithHeaders('TensorRT network replay against the recording double', () =
     expect(one('VBuilderConfig::createTimingCache').args).toEqual([{ size: 8, fnv: expect.any(String) }, 8]);
     expect(one('VBuilderConfig::setTimingCache').args).toEqual([expect.stringMatching(/^ITimingCache#/), true]);
     expect(one('VBuilderConfig::setProgressMonitor').args).toEqual([expect.stringMatching(/^0x[0-9a-f]+$/)]);
-    expect(fs.readFileSync(path.join(tmp, 'cache'), 'utf8')).toBe('CACHE-IN');
+    expect(fs.readFileSync(path.join(ctx.tmp, 'cache'), 'utf8')).toBe('CACHE-IN');
     // No precision flags on a strongly typed network: types come from the network.
     expect(calls.filter((c) => c.m === 'VBuilderConfig::setFlag' && [0, 17].includes(c.args[0] as number))).toEqual([]);
     // Everything made is released, the network before its builder.
@@ -432,8 +420,8 @@ describeWithHeaders('TensorRT network replay against the recording double', () =
     const net = new Network('truncated');
     net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
     const program = encodeProgram(net, OPTIONS);
-    const file = tempFile(tmp, 'truncated.program', program.subarray(0, program.length - 12));
-    const { result, calls } = runDriver(built, ['build', file, path.join(tmp, 'plan'), path.join(tmp, 'cache')]);
+    const file = tempFile(ctx.tmp, 'truncated.program', program.subarray(0, program.length - 12));
+    const { result, calls } = runDriver(ctx.built, ['build', file, path.join(ctx.tmp, 'plan'), path.join(ctx.tmp, 'cache')]);
     expect(result).toMatchObject({ ok: false, code: 'E_BAD_MODEL', message: expect.stringMatching(/^replay program, byte \d+: truncated/) });
     expect(calls.some((c) => c.m === 'VBuilder::buildSerializedNetwork')).toBe(false);
   });
