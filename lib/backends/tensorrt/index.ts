@@ -30,11 +30,15 @@ const SEVERITY_NAME = ['internal error', 'error', 'warning', 'info', 'verbose'];
 /** Forward TensorRT's log up to kINFO (kVERBOSE is filtered natively: it is very long). */
 const MAX_SEVERITY = 3;
 
+/** TensorRT's version once a probe found the library (what engines record as backendVersion). */
+let foundVersion: string | undefined;
+
 /** Why the backend cannot work here (empty when it can). */
 export async function tensorrtRefusals(): Promise<string[]> {
   const reasons: string[] = [];
   try {
     const status = await tensorrtStatus();
+    if (status.library.found) foundVersion = status.library.version;
     if (!status.backendBuilt) reasons.push(BUILT_WITHOUT_TENSORRT);
     if (!status.library.found) reasons.push(`libnvinfer: ${status.library.reason}`);
     if (status.backendBuilt && status.library.found) {
@@ -191,8 +195,10 @@ const DTYPE_OF: Record<number, TrtDType> = { 0: 'float32', 1: 'float16', 2: 'int
 export const tensorrtBackend = {
   name: 'tensorrt',
   priority: 3,
-  /** TensorRT's version is known once the library is found; `none` before. */
-  version: 'none',
+  /** TensorRT's version, known once available() or build() found the library; `none` before. */
+  get version(): string {
+    return foundVersion ?? 'none';
+  },
   implemented: true,
   residency: 'device',
   async available(): Promise<Availability> {

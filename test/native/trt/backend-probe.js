@@ -24,7 +24,9 @@ const error = (e) => ({ name: e && e.name, code: e && e.code, message: e && e.me
 async function main(scenario) {
   const backend = getBackend('tensorrt');
   if (scenario === 'status') {
-    return { status: await tensorrtStatus(), available: await backend.available(), resolved: (await resolveBackend('auto')).backend.name };
+    const before = backend.version;
+    const available = await backend.available();
+    return { status: await tensorrtStatus(), available, resolved: (await resolveBackend('auto')).backend.name, versionBefore: before, versionAfter: backend.version };
   }
   if (scenario === 'build') {
     const logs = [];
