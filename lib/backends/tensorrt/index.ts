@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InternalError, InvalidArgumentError, TensorRTMissingError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
 import { resolveLogger } from '../../logger';
+import { getAddon } from '../../native';
 import type { Network, TrtDType } from '../../network';
 import { DEFAULT_CURRENT_DEVICE, type EngineDevice } from '../../runtime/device-selection';
 import { formatTensorRTVersion, tensorrtStatus } from '../../tensorrt';
@@ -199,7 +200,18 @@ export const tensorrtBackend = {
   get version(): string {
     return foundVersion ?? 'none';
   },
-  implemented: true,
+  /**
+   * Whether this build of the addon carries the TensorRT part (compiled with TensorRT's
+   * headers); a program file's TensorRT engines are refused up front (E_TENSORRT_MISSING)
+   * by an addon built without it. False too when the addon does not load.
+   */
+  get implemented(): boolean {
+    try {
+      return getAddon().info.tensorrtBackend;
+    } catch {
+      return false;
+    }
+  },
   residency: 'device',
   async available(): Promise<Availability> {
     const reasons = await tensorrtRefusals();

@@ -26,7 +26,7 @@ async function main(scenario) {
   if (scenario === 'status') {
     const before = backend.version;
     const available = await backend.available();
-    return { status: await tensorrtStatus(), available, resolved: (await resolveBackend('auto')).backend.name, versionBefore: before, versionAfter: backend.version };
+    return { implemented: backend.implemented, status: await tensorrtStatus(), available, resolved: (await resolveBackend('auto')).backend.name, versionBefore: before, versionAfter: backend.version };
   }
   if (scenario === 'build') {
     const logs = [];

@@ -41,7 +41,7 @@ describeWithTensorRT(
     const { outcome } = probe('status');
     expect(outcome).toMatchObject({
       ok: true,
-      value: { status: { library: { found: true, path: ctx.built.library, version: '10.16.0' }, backendBuilt: true, available: true }, available: { ok: true }, resolved: 'tensorrt', versionBefore: 'none', versionAfter: '10.16.0' },
+      value: { implemented: true, status: { library: { found: true, path: ctx.built.library, version: '10.16.0' }, backendBuilt: true, available: true }, available: { ok: true }, resolved: 'tensorrt', versionBefore: 'none', versionAfter: '10.16.0' },
     });
   });
 
