@@ -2,6 +2,12 @@
   # Release build: prebuildify drives node-gyp with this file and writes prebuilds/.
   # CMakeLists.txt is the developer build; test/native/build-files.test.ts keeps the two
   # source lists identical.
+  # The TensorRT backend (native/trt/build.cc, runtime.cc, bindings.cc) is compiled in only
+  # when TensorRT's headers are named: TENSORRT_INCLUDE_DIR, or TENSORRT_ROOT/include.
+  # Without them those files compile to nothing and the addon reports "built without TensorRT".
+  "variables": {
+    "tensorrt_include%": "<!(node -p \"process.env.TENSORRT_INCLUDE_DIR || (process.env.TENSORRT_ROOT ? require('path').join(process.env.TENSORRT_ROOT, 'include') : '')\")"
+  },
   "targets": [
     {
       "target_name": "tensorrt_node",
@@ -17,7 +23,10 @@
         "native/gpu/completion.cc",
         "native/gpu/plan.cc",
         "native/nvrtc/nvrtc.cc",
-        "native/trt/library.cc"
+        "native/trt/bindings.cc",
+        "native/trt/build.cc",
+        "native/trt/library.cc",
+        "native/trt/runtime.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [
@@ -29,6 +38,13 @@
       "cflags_cc!": ["-fno-exceptions"],
       "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wextra"],
       "conditions": [
+        ["tensorrt_include!=''", {
+          "defines": ["TRTN_WITH_TENSORRT"],
+          # -isystem: warnings inside TensorRT's headers are not this project's to fix.
+          "cflags_cc": ["-isystem", "<(tensorrt_include)", "-isystem", "<(module_root_dir)/native/trt/cuda_stub"],
+          "xcode_settings": { "OTHER_CPLUSPLUSFLAGS": ["-isystem", "<(tensorrt_include)", "-isystem", "<(module_root_dir)/native/trt/cuda_stub"] },
+          "msvs_settings": { "VCCLCompilerTool": { "AdditionalIncludeDirectories": ["<(tensorrt_include)", "<(module_root_dir)/native/trt/cuda_stub"] } }
+        }],
         ["OS=='linux'", { "libraries": ["-ldl"] }],
         ["OS=='mac'", {
           "xcode_settings": {

@@ -130,7 +130,7 @@ export function formatDoctorReport(report: DoctorReport): string {
   lines.push(
     backendBuilt
       ? 'TRT backend   built into the addon'
-      : 'TRT backend   not implemented yet: this version finds libnvinfer but builds and runs no engines',
+      : 'TRT backend   built without TensorRT: rebuild the addon with TENSORRT_ROOT naming a TensorRT 10 install (docs/tensorrt.md)',
   );
   // Reports from older versions (doctor --json files) have no backends list.
   for (const b of report.backends ?? []) {

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'E_NO_DEVICE'
   | 'E_CUDA'
   | 'E_TENSORRT_MISSING'
+  | 'E_TENSORRT'
   | 'E_INVALID_ARGUMENT'
   | 'E_BAD_MODEL'
   | 'E_BAD_INPUT'
@@ -181,6 +182,17 @@ export class ResourceLimitError extends TensorRTNodeError {
   }
 }
 
+/**
+ * TensorRT refused a call (`E_TENSORRT`): an engine build, deserializing a plan, creating an
+ * execution context or enqueueV3. `details.tensorrtMessage` is the last error TensorRT logged
+ * and `details.call` the call that failed, when known.
+ */
+export class TensorRTError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_TENSORRT', message, options);
+  }
+}
+
 /** A bug in tensorrt-node itself: please report it (`E_INTERNAL`). */
 export class InternalError extends TensorRTNodeError {
   constructor(message: string, options?: ErrorOptions) {
@@ -222,6 +234,7 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_NO_DEVICE: NoDeviceError,
   E_CUDA: CudaError,
   E_TENSORRT_MISSING: TensorRTMissingError,
+  E_TENSORRT: TensorRTError,
   E_INVALID_ARGUMENT: InvalidArgumentError,
   E_BAD_MODEL: BadModelError,
   E_BAD_INPUT: BadInputError,

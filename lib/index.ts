@@ -27,6 +27,7 @@ export {
   NoDeviceError,
   CudaError,
   TensorRTMissingError,
+  TensorRTError,
   InvalidArgumentError,
   BadModelError,
   BadInputError,

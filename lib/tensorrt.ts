@@ -1,6 +1,7 @@
 /**
  * Whether TensorRT can be used here: its runtime library (found with dlopen, never linked)
- * and the addon's TensorRT backend, which is not implemented yet (so never available today).
+ * and the addon's TensorRT backend, which is compiled in only when the addon is built with
+ * TensorRT's headers (TENSORRT_ROOT or TENSORRT_INCLUDE_DIR; docs/tensorrt.md).
  */
 import { TensorRTNodeError } from './errors';
 import { getAddon } from './native';
@@ -16,9 +17,9 @@ export interface TensorRTStatus {
   /** libnvinfer was found (and answered its version), or why not. */
   library: ({ found: true } & TensorRTLibrary) | { found: false; code: string; reason: string };
   /**
-   * The addon has a TensorRT backend (building and running engines). Always false in this
-   * version: the TensorRT backend is not implemented yet, and programs run on the CPU
-   * reference backend.
+   * The addon has a TensorRT backend (building and running engines): false for an addon built
+   * without TensorRT's headers ("built without TensorRT"), which then runs programs on the
+   * other backends.
    */
   backendBuilt: boolean;
   /** Both: compile() may use the `tensorrt` backend. */

@@ -11,6 +11,7 @@
 #include "common/promise_worker.h"
 #include "gpu/bindings.h"
 #include "cuda/driver.h"
+#include "trt/bindings.h"
 #include "trt/library.h"
 
 namespace trtn {
@@ -31,6 +32,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("tensorrtLibrary", &Addon::TensorrtLibrary),
                          });
     gpu::Register(env, exports);
+    trt::Register(env, exports);
   }
 
   // Builds the library's own JS error (lib/errors.ts) from a native error description.
@@ -67,8 +69,8 @@ class Addon : public Napi::Addon<Addon> {
     result.Set("bindingAbi", kBindingAbi);
     result.Set("napiVersion", static_cast<double>(Napi::VersionManagement::GetNapiVersion(env)));
     // The TensorRT backend (network replay, engine build and execution) needs TensorRT's
-    // headers at build time; this build carries only the library probe.
-    result.Set("tensorrtBackend", false);
+    // headers at build time (TRTN_WITH_TENSORRT); without them only the library probe is here.
+    result.Set("tensorrtBackend", trt::BackendBuilt());
     return result;
   }
 

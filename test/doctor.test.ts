@@ -28,12 +28,12 @@ describe('formatDoctorReport', () => {
     expect(text).toContain('Native addon  not loaded [E_ADDON_LOAD]');
     expect(text).toContain('CUDA driver   not checked (it needs the native addon, which did not load)');
     expect(text).toContain('TensorRT      not checked (it needs the native addon, which did not load)');
-    expect(text).toContain('TRT backend   not implemented yet');
+    expect(text).toContain('TRT backend   built without TensorRT');
     expect(text).toContain('nvrtc         not checked (it needs the native addon, which did not load)');
     expect(text).toContain('Default       reference backend (CPU)');
   });
 
-  test('with the addon loaded, each probe prints its own failure once, and no build hint for a backend that does not exist', () => {
+  test('with the addon loaded, each probe prints its own failure once, and how to build the TensorRT backend', () => {
     const cudaMessage = 'The CUDA driver library could not be loaded, so no GPU can be used.';
     const trtReason = 'The TensorRT library (libnvinfer) could not be loaded.';
     const report: DoctorReport = {
@@ -50,8 +50,7 @@ describe('formatDoctorReport', () => {
     expect(occurrences(text, trtReason)).toBe(1);
     expect(text).toContain('CUDA driver   not available [E_CUDA_MISSING]');
     expect(text).toContain('TensorRT      library not found [E_TENSORRT_MISSING]');
-    expect(text).toContain('TRT backend   not implemented yet: this version finds libnvinfer but builds and runs no engines');
-    expect(text).not.toContain('TENSORRT_ROOT');
+    expect(text).toContain('TRT backend   built without TensorRT: rebuild the addon with TENSORRT_ROOT naming a TensorRT 10 install (docs/tensorrt.md)');
     expect(text.split('\n').filter((line) => line.startsWith('TRT backend'))).toHaveLength(1);
   });
 

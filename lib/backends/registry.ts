@@ -5,27 +5,15 @@
  * table is a record over the closed name union, so no name can lack a backend or get another.
  */
 import { InvalidArgumentError, TensorRTMissingError } from '../errors';
-import { tensorrtStatus } from '../tensorrt';
 import { cudaBackend } from './cuda';
 import { referenceBackend } from './reference';
+import { tensorrtBackend } from './tensorrt';
 import { BACKEND_NAMES, isBackendName, type Availability, type Backend, type BackendName } from './types';
 import { unavailableBackend } from './unavailable';
 
-async function tensorrtReasons(): Promise<string[]> {
-  const reasons = ['the TensorRT backend is not implemented yet in this version (issue 18)'];
-  try {
-    const status = await tensorrtStatus();
-    if (!status.library.found) reasons.push(`libnvinfer: ${status.library.reason}`);
-    if (!status.backendBuilt) reasons.push('the native addon was built without its TensorRT part');
-  } catch (error) {
-    reasons.push(`the TensorRT probe failed: ${(error as Error).message}`);
-  }
-  return reasons;
-}
-
 /** Every backend; `satisfies` makes a missing name, or a backend filed under another name, a type error. */
 export const BACKENDS = {
-  tensorrt: unavailableBackend('tensorrt', 3, 'none', 'device', tensorrtReasons),
+  tensorrt: tensorrtBackend,
   cuda: cudaBackend,
   onnxruntime: unavailableBackend('onnxruntime', 1, 'none', 'host', async () => ['the onnxruntime backend is not implemented yet in this version (issue 21)']),
   reference: referenceBackend,

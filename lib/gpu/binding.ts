@@ -11,6 +11,8 @@ export interface NativeDeviceBuffer {
   readonly byteLength: number;
   readonly device: number;
   readonly disposed: boolean;
+  /** The device pointer (for TensorRT's setTensorAddress); throws once disposed. */
+  readonly address: bigint;
   dispose(): void;
 }
 

@@ -115,7 +115,8 @@ class DeviceBuffer : public Napi::ObjectWrap<DeviceBuffer> {
                        {InstanceMethod("dispose", &DeviceBuffer::Dispose),
                         InstanceAccessor("byteLength", &DeviceBuffer::ByteLength, nullptr),
                         InstanceAccessor("device", &DeviceBuffer::DeviceOrdinal, nullptr),
-                        InstanceAccessor("disposed", &DeviceBuffer::Disposed, nullptr)});
+                        InstanceAccessor("disposed", &DeviceBuffer::Disposed, nullptr),
+                        InstanceAccessor("address", &DeviceBuffer::Address, nullptr)});
   }
 
   DeviceBuffer(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DeviceBuffer>(info) {
@@ -177,6 +178,12 @@ class DeviceBuffer : public Napi::ObjectWrap<DeviceBuffer> {
 
   Napi::Value ByteLength(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), double(bytes_)); }
   Napi::Value DeviceOrdinal(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), device_->ordinal); }
+  // The device address, for libraries that take raw pointers (TensorRT's setTensorAddress). A
+  // disposed buffer has none: asking is an error rather than a dangling pointer.
+  Napi::Value Address(const Napi::CallbackInfo& info) {
+    if (freed_ || pendingFree_) ThrowInvalid(info.Env(), "This DeviceBuffer was disposed: it has no device address");
+    return Napi::BigInt::New(info.Env(), uint64_t(ptr_));
+  }
   Napi::Value Disposed(const Napi::CallbackInfo& info) {
     return Napi::Boolean::New(info.Env(), freed_ || pendingFree_);
   }

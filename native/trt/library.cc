@@ -18,8 +18,10 @@ struct State {
 };
 
 std::vector<std::string> CandidateNames() {
-  std::string override = GetEnv("TENSORRT_NODE_TENSORRT_LIBRARY");
-  if (!override.empty()) return {override};
+  for (const char* variable : {"TENSORRT_NODE_TENSORRT_LIBRARY", "TENSORRT_LIBRARY"}) {
+    std::string override = GetEnv(variable);
+    if (!override.empty()) return {override};
+  }
 #ifdef _WIN32
   return {"nvinfer_10.dll", "nvinfer.dll"};
 #else
@@ -67,10 +69,44 @@ State* Load() {
     return state;
   }
   state->info.version = number;
+  state->info.createInferBuilder = reinterpret_cast<CreateInferFn>(FindSymbol(lib.handle, "createInferBuilder_INTERNAL"));
+  state->info.createInferRuntime = reinterpret_cast<CreateInferFn>(FindSymbol(lib.handle, "createInferRuntime_INTERNAL"));
   return state;
 }
 
 }  // namespace
+
+std::string FormatVersion(int32_t version) {
+  return std::to_string(version / 10000) + "." + std::to_string((version % 10000) / 100) + "." + std::to_string(version % 100);
+}
+
+bool FindApi(LibraryInfo* out, int32_t headerVersion, NativeError* error) {
+  if (!FindLibrary(out, error)) return false;
+  const std::string found = FormatVersion(out->version);
+  const std::string built = FormatVersion(headerVersion);
+  auto refuse = [&](const std::string& why) {
+    *error = NativeError{"E_TENSORRT_MISSING",
+                         "The TensorRT library " + out->libraryPath + " is TensorRT " + found + ", but " + why +
+                             ". Install TensorRT " + built + " or a later 10.x (or rebuild tensorrt-node with "
+                             "TENSORRT_ROOT naming the install you have).",
+                         {{"library", out->libraryPath}, {"foundVersion", found}, {"headerVersion", built}},
+                         {},
+                         {}};
+    return false;
+  };
+  if (out->version / 100 == 1008) return refuse("TensorRT 10.8 changed INetworkDefinition's layout (fixed in 10.9)");
+  if (out->version / 10000 != headerVersion / 10000) {
+    return refuse("this addon was compiled against TensorRT " + built + " headers, another major version");
+  }
+  if (out->version / 100 < headerVersion / 100) {
+    return refuse("this addon was compiled against TensorRT " + built +
+                  " headers and calls methods older libraries lack");
+  }
+  if (out->createInferBuilder == nullptr || out->createInferRuntime == nullptr) {
+    return refuse("it does not export createInferBuilder_INTERNAL and createInferRuntime_INTERNAL");
+  }
+  return true;
+}
 
 bool FindLibrary(LibraryInfo* out, NativeError* error) {
   static std::once_flag once;

@@ -1,0 +1,40 @@
+/**
+ * The addon's TensorRT functions (native/trt/bindings.cc), present only in an addon built with
+ * TensorRT's headers (TENSORRT_ROOT or TENSORRT_INCLUDE_DIR at build time; docs/tensorrt.md).
+ */
+import { TensorRTMissingError } from '../../errors';
+import { getAddon } from '../../native';
+
+export interface NativeTensorRTEngine {
+  io(): Array<{ name: string; input: boolean; dataType: number; dims: number[] }>;
+  /** Output shapes for these input shapes (sets them on a pooled context; no GPU work). */
+  outputShapes(inputShapes: Record<string, number[]>): Record<string, number[]>;
+  /** Sets shapes and addresses on a pooled context, enqueueV3 on the device's stream, resolves when the stream is done. */
+  run(inputShapes: Record<string, number[]>, addresses: Record<string, bigint>, deviceOrdinal: number): Promise<void>;
+  dispose(): void;
+}
+
+export interface TensorRTBinding {
+  /** Replays a program (./program.ts) and builds; events: ('log', severity, message) and ('progress', kind, phase, parent, step). */
+  tensorrtBuild(
+    program: Uint8Array,
+    onEvent: (kind: 'log' | 'progress', a: number, text: string, parent: string, step: number) => void,
+    maxSeverity: number,
+    deviceOrdinal: number,
+  ): Promise<{ plan: Uint8Array; timingCache: Uint8Array; libraryVersion: number; hardwareCompatibility: number }>;
+  /** Deserializes a plan with the device's context current (ordinal -1: whatever is current). */
+  tensorrtLoad(plan: Uint8Array, allowHostCode: boolean, deviceOrdinal: number): Promise<NativeTensorRTEngine>;
+  /** Resolves when libnvinfer is usable by this build's headers; rejects E_TENSORRT_MISSING saying why not. */
+  tensorrtCheckApi(): Promise<{ libraryVersion: number; headerVersion: number }>;
+}
+
+export const BUILT_WITHOUT_TENSORRT =
+  'the native addon was built without TensorRT: rebuild it with TENSORRT_ROOT (or TENSORRT_INCLUDE_DIR) naming a TensorRT 10 install ' +
+  '(`TENSORRT_ROOT=/opt/tensorrt npm run build:native`; docs/tensorrt.md)';
+
+/** The TensorRT functions of the loaded addon. @throws {TensorRTMissingError} when it was built without TensorRT. */
+export function tensorrtBinding(): TensorRTBinding {
+  const addon = getAddon();
+  if (!addon.info.tensorrtBackend) throw new TensorRTMissingError(`the tensorrt backend is not usable: ${BUILT_WITHOUT_TENSORRT}`);
+  return addon.binding as unknown as TensorRTBinding;
+}

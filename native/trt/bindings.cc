@@ -1,0 +1,317 @@
+#include "bindings.h"
+
+#ifndef TRTN_WITH_TENSORRT
+
+// Built without TensorRT's headers: the library probe (library.cc) is all there is.
+namespace trtn::trt {
+bool BackendBuilt() { return false; }
+void Register(Napi::Env, Napi::Object) {}
+}  // namespace trtn::trt
+
+#else
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../common/promise_worker.h"
+#include "../cuda/runtime.h"
+#include "build.h"
+#include "library.h"
+#include "runtime.h"
+
+namespace trtn::trt {
+
+namespace {
+
+std::vector<uint8_t> BytesOf(const Napi::Value& value, const char* what) {
+  if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    throw Napi::TypeError::New(value.Env(), std::string(what) + " must be a Uint8Array");
+  }
+  auto bytes = value.As<Napi::Uint8Array>();
+  return std::vector<uint8_t>(bytes.Data(), bytes.Data() + bytes.ByteLength());
+}
+
+Napi::Uint8Array ToJs(Napi::Env env, const std::vector<uint8_t>& bytes) {
+  auto out = Napi::Uint8Array::New(env, bytes.size());
+  if (!bytes.empty()) std::memcpy(out.Data(), bytes.data(), bytes.size());
+  return out;
+}
+
+Napi::Array DimsToJs(Napi::Env env, const std::vector<int64_t>& dims) {
+  auto a = Napi::Array::New(env, dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) a.Set(static_cast<uint32_t>(i), static_cast<double>(dims[i]));
+  return a;
+}
+
+// An event from a TensorRT thread, delivered on the JS thread.
+struct Event {
+  std::string kind;  // "log" | "progress"
+  int a = 0;         // severity | progress kind
+  std::string text;  // message | phase
+  std::string parent;
+  int step = 0;
+};
+
+// tensorrtBuild(program, onEvent, maxSeverity): builds on the thread pool; ILogger lines at or
+// below maxSeverity and IProgressMonitor events reach onEvent(kind, a, text, parent, step)
+// through a thread-safe function (TensorRT calls them on its own threads).
+class BuildWorker : public PromiseWorker {
+ public:
+  BuildWorker(Napi::Env env, std::vector<uint8_t> program, Napi::Function onEvent, int maxSeverity, int ordinal)
+      : PromiseWorker(env, "tensorrt-node:tensorrtBuild"), program_(std::move(program)), ordinal_(ordinal) {
+    tsfn_ = Napi::ThreadSafeFunction::New(env, onEvent, "tensorrt-node:tensorrtEvents", 0, 1);
+    events_.log = [this, maxSeverity](int severity, const std::string& message) {
+      if (severity <= maxSeverity) Post(new Event{"log", severity, message, "", 0});
+    };
+    events_.progress = [this](int kind, const std::string& phase, const std::string& parent, int step) {
+      Post(new Event{"progress", kind, phase, parent, step});
+    };
+  }
+
+ protected:
+  // TensorRT builds for the device whose context is current on the building thread.
+  bool Run(NativeError* error) override {
+    if (ordinal_ >= 0) {
+      cuda::Device* device = cuda::GetDevice(ordinal_, error);
+      if (device == nullptr || !cuda::MakeCurrent(*device, error)) return false;
+    }
+    return BuildEngine(program_.data(), program_.size(), &events_, &out_, error);
+  }
+
+  Napi::Value Result(Napi::Env env) override {
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("plan", ToJs(env, out_.plan));
+    r.Set("timingCache", ToJs(env, out_.timingCache));
+    r.Set("libraryVersion", out_.libraryVersion);
+    r.Set("hardwareCompatibility", out_.hardwareCompatibility);
+    return r;
+  }
+
+  void Finally(Napi::Env) override { tsfn_.Release(); }
+
+ private:
+  void Post(Event* event) {
+    const napi_status status = tsfn_.NonBlockingCall(event, [](Napi::Env env, Napi::Function fn, Event* e) {
+      std::unique_ptr<Event> owned(e);
+      if (env == nullptr || fn.IsEmpty()) return;
+      fn.Call({Napi::String::New(env, owned->kind), Napi::Number::New(env, owned->a), Napi::String::New(env, owned->text),
+               Napi::String::New(env, owned->parent), Napi::Number::New(env, owned->step)});
+    });
+    if (status != napi_ok) delete event;
+  }
+
+  std::vector<uint8_t> program_;
+  int ordinal_;
+  Napi::ThreadSafeFunction tsfn_;
+  BuildEvents events_;
+  BuildOutput out_;
+};
+
+Napi::Value TensorrtBuild(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 4 || !info[1].IsFunction() || !info[2].IsNumber() || !info[3].IsNumber()) {
+    throw Napi::TypeError::New(env, "tensorrtBuild(program: Uint8Array, onEvent: Function, maxSeverity: number, deviceOrdinal: number)");
+  }
+  auto* worker = new BuildWorker(env, BytesOf(info[0], "program"), info[1].As<Napi::Function>(), info[2].As<Napi::Number>().Int32Value(),
+                                 info[3].As<Napi::Number>().Int32Value());
+  return worker->Start();
+}
+
+// A loaded engine. run() takes a context from the engine's pool, so concurrent runs each get
+// their own; addresses are device pointers (BigInt) of the caller's DeviceTensors.
+class EngineObject : public Napi::ObjectWrap<EngineObject> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "TensorRTEngine",
+                       {InstanceMethod("io", &EngineObject::Io), InstanceMethod("outputShapes", &EngineObject::OutputShapes),
+                        InstanceMethod("run", &EngineObject::RunJs), InstanceMethod("dispose", &EngineObject::Dispose)});
+  }
+
+  EngineObject(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineObject>(info) {
+    if (info.Length() != 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "TensorRTEngine is created by tensorrtLoad");
+    engine_.reset(info[0].As<Napi::External<LoadedEngine>>().Data());
+  }
+
+  LoadedEngine* engine(Napi::Env env) {
+    if (engine_ == nullptr) ThrowJsError(env, NativeError{"E_INVALID_ARGUMENT", "the TensorRT engine was disposed", {}, {}, {}});
+    return engine_.get();
+  }
+
+ private:
+  static Shapes ShapesOf(const Napi::Value& value) {
+    Shapes shapes;
+    Napi::Object o = value.As<Napi::Object>();
+    Napi::Array names = o.GetPropertyNames();
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      const std::string name = names.Get(i).As<Napi::String>();
+      Napi::Array dims = o.Get(name).As<Napi::Array>();
+      std::vector<int64_t> d(dims.Length());
+      for (uint32_t k = 0; k < dims.Length(); ++k) d[k] = dims.Get(k).As<Napi::Number>().Int64Value();
+      shapes[name] = d;
+    }
+    return shapes;
+  }
+
+  Napi::Value Io(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const auto& io = engine(env)->io();
+    Napi::Array out = Napi::Array::New(env, io.size());
+    for (size_t i = 0; i < io.size(); ++i) {
+      Napi::Object t = Napi::Object::New(env);
+      t.Set("name", io[i].name);
+      t.Set("input", io[i].input);
+      t.Set("dataType", io[i].dataType);
+      t.Set("dims", DimsToJs(env, io[i].dims));
+      out.Set(static_cast<uint32_t>(i), t);
+    }
+    return out;
+  }
+
+  // outputShapes(inputShapes): what the outputs will be for these input shapes (no GPU work).
+  Napi::Value OutputShapes(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    NativeError error;
+    auto run = engine(env)->StartRun(&error);
+    Shapes outputs;
+    if (run == nullptr || !run->SetShapes(ShapesOf(info[0]), &outputs, &error)) ThrowJsError(env, error);
+    Napi::Object out = Napi::Object::New(env);
+    for (const auto& [name, dims] : outputs) out.Set(name, DimsToJs(env, dims));
+    return out;
+  }
+
+  class RunWorker : public PromiseWorker {
+   public:
+    RunWorker(Napi::Env env, Napi::Object owner, LoadedEngine* engine, Shapes shapes, std::map<std::string, uint64_t> addresses, int ordinal)
+        : PromiseWorker(env, "tensorrt-node:tensorrtRun"), engine_(engine), shapes_(std::move(shapes)), addresses_(std::move(addresses)), ordinal_(ordinal) {
+      owner_ = Napi::Persistent(owner);  // keeps the engine alive while the run is in flight
+    }
+
+   protected:
+    // Settles when the work enqueued on the device stream is done, so the outputs are ready.
+    bool Run(NativeError* error) override {
+      cuda::Device* device = cuda::GetDevice(ordinal_, error);
+      if (device == nullptr || !cuda::MakeCurrent(*device, error)) return false;
+      auto run = engine_->StartRun(error);
+      Shapes outputs;
+      if (run == nullptr || !run->SetShapes(shapes_, &outputs, error)) return false;
+      if (!run->Enqueue(addresses_, device->stream, error)) return false;
+      return cuda::Synchronize(*device, error);
+    }
+    Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
+    void Finally(Napi::Env) override { owner_.Reset(); }
+
+   private:
+    LoadedEngine* engine_;
+    Shapes shapes_;
+    std::map<std::string, uint64_t> addresses_;
+    int ordinal_;
+    Napi::ObjectReference owner_;
+  };
+
+  // run(inputShapes, addresses: {name: bigint}, deviceOrdinal): Promise<void>.
+  Napi::Value RunJs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() != 3 || !info[0].IsObject() || !info[1].IsObject() || !info[2].IsNumber()) {
+      throw Napi::TypeError::New(env, "run(inputShapes, addresses, deviceOrdinal)");
+    }
+    std::map<std::string, uint64_t> addresses;
+    Napi::Object a = info[1].As<Napi::Object>();
+    Napi::Array names = a.GetPropertyNames();
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      const std::string name = names.Get(i).As<Napi::String>();
+      bool lossless = false;
+      addresses[name] = a.Get(name).As<Napi::BigInt>().Uint64Value(&lossless);
+    }
+    auto* worker = new RunWorker(env, Value(), engine(env), ShapesOf(info[0]), std::move(addresses), info[2].As<Napi::Number>().Int32Value());
+    return worker->Start();
+  }
+
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    engine_.reset();
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<LoadedEngine> engine_;
+};
+
+// tensorrtCheckApi(): whether the libnvinfer found can serve this build's headers (FindApi).
+class CheckApiWorker : public PromiseWorker {
+ public:
+  explicit CheckApiWorker(Napi::Env env) : PromiseWorker(env, "tensorrt-node:tensorrtCheckApi") {}
+
+ protected:
+  bool Run(NativeError* error) override { return FindApi(&info_, NV_TENSORRT_VERSION, error); }
+  Napi::Value Result(Napi::Env env) override {
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("libraryVersion", info_.version);
+    r.Set("headerVersion", NV_TENSORRT_VERSION);
+    return r;
+  }
+
+ private:
+  LibraryInfo info_;
+};
+
+struct Classes {
+  Napi::FunctionReference engine;
+};
+
+class LoadWorker : public PromiseWorker {
+ public:
+  LoadWorker(Napi::Env env, Classes* classes, std::vector<uint8_t> plan, bool allowHostCode, int ordinal)
+      : PromiseWorker(env, "tensorrt-node:tensorrtLoad"), classes_(classes), plan_(std::move(plan)), allowHostCode_(allowHostCode), ordinal_(ordinal) {}
+
+ protected:
+  // Deserialized with the device's context current: TensorRT puts the engine on that device.
+  bool Run(NativeError* error) override {
+    if (ordinal_ >= 0) {
+      cuda::Device* device = cuda::GetDevice(ordinal_, error);
+      if (device == nullptr || !cuda::MakeCurrent(*device, error)) return false;
+    }
+    engine_ = LoadedEngine::Load(plan_.data(), plan_.size(), allowHostCode_, error);
+    return engine_ != nullptr;
+  }
+  Napi::Value Result(Napi::Env env) override {
+    return classes_->engine.New({Napi::External<LoadedEngine>::New(env, engine_.release())});
+  }
+
+ private:
+  Classes* classes_;
+  std::vector<uint8_t> plan_;
+  bool allowHostCode_;
+  int ordinal_;
+  std::unique_ptr<LoadedEngine> engine_;
+};
+
+}  // namespace
+
+bool BackendBuilt() { return true; }
+
+void Register(Napi::Env env, Napi::Object exports) {
+  auto* classes = new Classes();
+  classes->engine = Napi::Persistent(EngineObject::Define(env));
+  env.AddCleanupHook([classes]() { delete classes; });
+  exports.Set("tensorrtBuild", Napi::Function::New(env, TensorrtBuild, "tensorrtBuild"));
+  exports.Set("tensorrtCheckApi", Napi::Function::New(
+                                      env, [](const Napi::CallbackInfo& info) -> Napi::Value { return (new CheckApiWorker(info.Env()))->Start(); },
+                                      "tensorrtCheckApi"));
+  exports.Set("tensorrtLoad", Napi::Function::New(
+                                  env,
+                                  [classes](const Napi::CallbackInfo& info) -> Napi::Value {
+                                    if (info.Length() != 3 || !info[1].IsBoolean() || !info[2].IsNumber()) {
+                                      throw Napi::TypeError::New(info.Env(), "tensorrtLoad(plan: Uint8Array, allowHostCode: boolean, deviceOrdinal: number)");
+                                    }
+                                    auto* worker = new LoadWorker(info.Env(), classes, BytesOf(info[0], "plan"), info[1].As<Napi::Boolean>(),
+                                                                  info[2].As<Napi::Number>().Int32Value());
+                                    return worker->Start();
+                                  },
+                                  "tensorrtLoad"));
+}
+
+}  // namespace trtn::trt
+
+#endif  // TRTN_WITH_TENSORRT

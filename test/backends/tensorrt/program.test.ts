@@ -1,0 +1,158 @@
+/**
+ * The replay program's encoding (lib/backends/tensorrt/program.ts), read back with an
+ * independent decoder written here from the layout its header documents: ops, TensorRT enum
+ * values, axes masks, extra constants for fill and cumulative, identity layers for aliased
+ * outputs, profiles and the build configuration.
+ */
+import { axesMask, encodeProgram, LAYER_OPCODE, OP, PROGRAM_MAGIC, PROGRAM_VERSION } from '../../../lib/backends/tensorrt/program';
+import { InternalError } from '../../../lib/errors';
+import { LAYER_KINDS, Network } from '../../../lib/network';
+import { Tensor } from '../../../lib/tensor';
+
+const OPTIONS = { precisions: ['fp32'] as const, workspaceBytes: undefined, hardwareCompatibility: 'none' as const, optimizationLevel: 3 };
+
+class Reader {
+  pos = 0;
+  private readonly view: DataView;
+  constructor(private readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  u8 = (): number => this.view.getUint8(this.pos++);
+  u32 = (): number => ((this.pos += 4), this.view.getUint32(this.pos - 4, true));
+  i32 = (): number => ((this.pos += 4), this.view.getInt32(this.pos - 4, true));
+  i64 = (): number => ((this.pos += 8), Number(this.view.getBigInt64(this.pos - 8, true)));
+  f64 = (): number => ((this.pos += 8), this.view.getFloat64(this.pos - 8, true));
+  str = (): string => {
+    const n = this.u32();
+    this.pos += n;
+    return new TextDecoder().decode(this.bytes.subarray(this.pos - n, this.pos));
+  };
+  dims = (): number[] => Array.from({ length: this.u32() }, () => this.i64());
+  weights = (): { type: number; dims: number[]; bytes: Uint8Array } | null => {
+    const type = this.i32();
+    if (type < 0) return null;
+    const dims = this.dims();
+    const n = this.i64();
+    while (this.pos % 8 !== 0) this.pos++;
+    this.pos += n;
+    return { type, dims, bytes: this.bytes.subarray(this.pos - n, this.pos) };
+  };
+}
+
+/** Header, CONFIG, then every op up to END as [op, ...fields] (layer payloads left to the caller). */
+function header(bytes: Uint8Array): Reader {
+  const r = new Reader(bytes);
+  expect(new TextDecoder().decode(bytes.subarray(0, 8))).toBe(PROGRAM_MAGIC);
+  r.pos = 8;
+  expect(r.u32()).toBe(PROGRAM_VERSION);
+  return r;
+}
+
+function config(r: Reader): Record<string, unknown> {
+  expect(r.u8()).toBe(OP.CONFIG);
+  const c = { optimizationLevel: r.i32(), workspaceBytes: r.i64(), tf32: r.u8(), hardwareCompatibility: r.i32(), versionCompatible: r.u8() };
+  const n = r.i64();
+  r.pos += n;
+  return { ...c, timingCacheBytes: n };
+}
+
+function layerHead(r: Reader): { opcode: number; name: string; inputs: number[]; outputs: Array<[number, string]> } {
+  expect(r.u8()).toBe(OP.LAYER);
+  const opcode = r.i32();
+  const name = r.str();
+  const inputs = Array.from({ length: r.u32() }, () => r.i32());
+  const outputs = Array.from({ length: r.u32() }, () => [r.i32(), r.str()] as [number, string]);
+  return { opcode, name, inputs, outputs };
+}
+
+describe('replay program encoding', () => {
+  it('numbers every layer kind, each once', () => {
+    expect(Object.keys(LAYER_OPCODE).sort()).toEqual([...LAYER_KINDS].sort());
+    expect(new Set(Object.values(LAYER_OPCODE)).size).toBe(LAYER_KINDS.length);
+  });
+
+  it('writes the build configuration first', () => {
+    const net = new Network('n');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [net.addInput('x', 'float32', [2])], 'L'), 'y');
+    const r = header(encodeProgram(net, { precisions: ['fp32', 'tf32'], workspaceBytes: 4096, hardwareCompatibility: 'ampere+', optimizationLevel: 1, versionCompatible: true, timingCache: new Uint8Array(5) }));
+    expect(config(r)).toEqual({ optimizationLevel: 1, workspaceBytes: 4096, tf32: 1, hardwareCompatibility: 1, versionCompatible: 1, timingCacheBytes: 5 });
+    const none = header(encodeProgram(net, OPTIONS));
+    expect(config(none)).toMatchObject({ workspaceBytes: -1, tf32: 0, hardwareCompatibility: 0, versionCompatible: 0, timingCacheBytes: 0 });
+  });
+
+  it('writes inputs, a layer with TensorRT enum values, outputs and END', () => {
+    const net = new Network('n');
+    const x = net.addInput('x', 'int64', [2, -1], [{ min: [2, 1], opt: [2, 4], max: [2, 9] }]);
+    net.markOutput(net.add1({ kind: 'reduce', op: 'max', axes: [0, 1], keepDims: false }, [x], 'R'), 'y');
+    const r = header(encodeProgram(net, OPTIONS));
+    config(r);
+    expect([r.u8(), r.i32(), r.str(), r.i32(), r.dims()]).toEqual([OP.INPUT, 0, 'x', 8, [2, -1]]);
+    expect(layerHead(r)).toEqual({ opcode: LAYER_OPCODE.reduce, name: 'R', inputs: [0], outputs: [[1, 'R:out']] });
+    expect([r.i32(), r.u32(), r.u8()]).toEqual([2, 0b11, 0]); // kMAX, axes {0,1}, keepDims false
+    expect([r.u8(), r.i32(), r.str()]).toEqual([OP.OUTPUT, 1, 'y']);
+    expect([r.u8(), r.u32(), r.str(), r.dims(), r.dims(), r.dims()]).toEqual([OP.PROFILE, 1, 'x', [2, 1], [2, 4], [2, 9]]);
+    expect(r.u8()).toBe(OP.END);
+    expect(r.pos).toBe(encodeProgram(net, OPTIONS).length);
+  });
+
+  it('writes constant weights 8-byte aligned with their DataType and dims', () => {
+    const net = new Network('n');
+    const w = Tensor.from('int32', [3], [7, -1, 5]);
+    net.markOutput(net.add1({ kind: 'constant', weights: w }, [], 'C'), 'y');
+    const r = header(encodeProgram(net, OPTIONS));
+    config(r);
+    expect(layerHead(r).opcode).toBe(LAYER_OPCODE.constant);
+    const start = r.pos;
+    const got = r.weights()!;
+    expect(got.type).toBe(3);
+    expect(got.dims).toEqual([3]);
+    expect([...new Int32Array(got.bytes.slice().buffer)]).toEqual([7, -1, 5]);
+    expect(got.bytes.byteOffset % 8).toBe(0);
+    expect(got.bytes.byteOffset).toBeGreaterThan(start);
+  });
+
+  it('turns a fill’s alpha and beta into constants of its dtype (exact for int64) and a cumulative’s axis into an int32 scalar', () => {
+    const net = new Network('n');
+    net.markOutput(net.add1({ kind: 'fill', dims: [2, 3], alpha: 2 ** 40, beta: [3, 1], dtype: 'int64' }, [], 'F'), 'f');
+    net.markOutput(net.add1({ kind: 'cumulative', op: 'sum', axis: 1, exclusive: true, reverse: false }, [net.addInput('x', 'float32', [2, 3])], 'S'), 's');
+    const r = header(encodeProgram(net, OPTIONS));
+    config(r);
+    r.u8();
+    r.i32();
+    r.str();
+    r.i32();
+    r.dims(); // input x
+    const alpha = layerHead(r);
+    expect(alpha).toMatchObject({ opcode: LAYER_OPCODE.constant, name: 'F/alpha', inputs: [] });
+    const a = r.weights()!;
+    expect([a.type, a.dims, new BigInt64Array(a.bytes.slice().buffer)[0]]).toEqual([8, [], 2n ** 40n]);
+    const beta = layerHead(r);
+    expect(beta.name).toBe('F/beta');
+    const b = r.weights()!;
+    expect([...new BigInt64Array(b.bytes.slice().buffer)]).toEqual([3n, 1n]);
+    const fill = layerHead(r);
+    expect(fill).toMatchObject({ opcode: LAYER_OPCODE.fill, inputs: [-1, alpha.outputs[0]![0], beta.outputs[0]![0]] });
+    expect([r.dims(), r.i32()]).toEqual([[2, 3], 8]);
+    const axis = layerHead(r);
+    expect(axis.name).toBe('S/axis');
+    const ax = r.weights()!;
+    expect([ax.type, ax.dims, new Int32Array(ax.bytes.slice().buffer)[0]]).toEqual([3, [], 1]);
+    const cum = layerHead(r);
+    expect(cum).toMatchObject({ opcode: LAYER_OPCODE.cumulative, inputs: [net.inputs[0]!.tensor, axis.outputs[0]![0]] });
+    expect([r.i32(), r.u8(), r.u8()]).toEqual([0, 1, 0]);
+  });
+
+  it('refuses an axis outside the rank, naming the layer', () => {
+    expect(() => axesMask([4], 4, 'layer "L" (reduce)')).toThrow(InternalError);
+    expect(() => axesMask([4], 4, 'layer "L" (reduce)')).toThrow('layer "L" (reduce): axis 4 is outside rank 4');
+    expect(axesMask([-1, 0], 3, 'x')).toBe(0b101);
+  });
+
+  it('refuses inputs with different numbers of optimization profiles', () => {
+    const net = new Network('n');
+    const a = net.addInput('a', 'float32', [-1], [{ min: [1], opt: [1], max: [2] }, { min: [3], opt: [3], max: [4] }]);
+    const b = net.addInput('b', 'float32', [-1], [{ min: [1], opt: [1], max: [2] }]);
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [a, b], 'L'), 'y');
+    expect(() => encodeProgram(net, OPTIONS)).toThrow('network "n" input "b" has 1 optimization profiles, others 2');
+  });
+});

@@ -1,0 +1,428 @@
+/**
+ * Replay of networks into TensorRT's INetworkDefinition, checked against the recording
+ * TensorRT double: for every layer kind of the catalogue (LAYER_KINDS), the calls native/trt
+ * makes carry the right layer type, inputs, dims, axes masks, padding, strides, dtypes and
+ * names; profiles and builder settings arrive as the build configuration says; failures of
+ * TensorRT become typed errors carrying TensorRT's own message.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { encodeProgram, type ReplayBuildOptions } from '../../../lib/backends/tensorrt/program';
+import { LAYER_KINDS, Network, type LayerKind, type NetTensor } from '../../../lib/network';
+import { Tensor } from '../../../lib/tensor';
+import { describeWithTensorRT, runDriver, tempFile, type Call, type DriverResult } from './harness';
+
+
+const OPTIONS: ReplayBuildOptions = { precisions: ['fp32', 'tf32'], workspaceBytes: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 };
+const f32 = (shape: number[], seed = 1): Tensor => Tensor.from('float32', shape, Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => (i * seed) % 7));
+
+/** What a sample checks in the recorded calls (`layer` is the add* call, `on(obj)` the calls on an object). */
+interface Recorded {
+  calls: Call[];
+  layer: Call;
+  on: (obj: unknown) => Call[];
+  setter: (method: string) => Call;
+}
+
+interface Sample {
+  /** Adds the layer under test (named `L`) to `net`, with its inputs. */
+  build(net: Network): void;
+  /** The V-call that creates the layer (TensorRT's public method may forward under another name). */
+  add: string;
+  check(r: Recorded): void;
+}
+
+const x4 = (net: Network, name = 'x', shape = [1, 3, 8, 8]): NetTensor => net.addInput(name, 'float32', shape);
+
+/** One sample network per layer kind; the Record type makes a missing kind a compile error. */
+const SAMPLES: Record<LayerKind, Sample> = {
+  constant: {
+    build: (net) => void net.add1({ kind: 'constant', weights: f32([2, 3]) }, [], 'L'),
+    add: 'VNetworkDefinition::addConstant',
+    check: ({ layer }) => expect(layer.args).toEqual([[2, 3], { type: 0, count: 6, fnv: expect.any(String) }]),
+  },
+  identity: {
+    build: (net) => void net.add1({ kind: 'identity' }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addIdentity',
+    check: ({ layer }) => expect(layer.args).toEqual(['%x']),
+  },
+  cast: {
+    build: (net) => void net.add1({ kind: 'cast', to: 'float16' }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addCast',
+    check: ({ layer }) => expect(layer.args).toEqual(['%x', 1]),
+  },
+  elementwise: {
+    build: (net) => void net.add1({ kind: 'elementwise', op: 'sub' }, [x4(net), x4(net, 'y', [1, 3, 1, 8])], 'L'),
+    add: 'VNetworkDefinition::addElementWise',
+    check: ({ layer }) => expect(layer.args).toEqual(['%x', '%y', 4]),
+  },
+  unary: {
+    build: (net) => void net.add1({ kind: 'unary', op: 'sqrt' }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addUnary',
+    check: ({ layer }) => expect(layer.args).toEqual(['%x', 2]),
+  },
+  activation: {
+    build: (net) => void net.add1({ kind: 'activation', type: 'clip', alpha: 0, beta: 6 }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addActivation',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual(['%x', 8]);
+      expect(setter('VActivationLayer::setAlpha').args).toEqual([0]);
+      expect(setter('VActivationLayer::setBeta').args).toEqual([6]);
+    },
+  },
+  matmul: {
+    build: (net) => void net.add1({ kind: 'matmul', opA: 'none', opB: 'transpose' }, [net.addInput('a', 'float32', [2, 3]), net.addInput('b', 'float32', [4, 3])], 'L'),
+    add: 'VNetworkDefinition::addMatrixMultiply',
+    check: ({ layer }) => expect(layer.args).toEqual(['%a', 0, '%b', 1]),
+  },
+  shuffle: {
+    build: (net) => void net.add1({ kind: 'shuffle', firstTranspose: [0, 2, 3, 1], reshape: [1, 64, 3], zeroIsPlaceholder: false }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addShuffle',
+    check: ({ layer, setter, on }) => {
+      expect(layer.args).toEqual(['%x']);
+      expect(setter('VShuffleLayer::setFirstTranspose').args).toEqual([[0, 2, 3, 1, 4, 5, 6, 7]]);
+      expect(setter('VShuffleLayer::setReshapeDimensions').args).toEqual([[1, 64, 3]]);
+      expect(setter('VShuffleLayer::setZeroIsPlaceholder').args).toEqual([false]);
+      expect(on(layer.ret).map((c) => c.m)).not.toContain('VShuffleLayer::setSecondTranspose');
+    },
+  },
+  slice: {
+    build: (net) => void net.add1({ kind: 'slice', start: [0, 0, 1, 1], size: [1, 3, 4, 4], stride: [1, 1, 2, 2], mode: 'clamp' }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addSlice',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual(['%x', [0, 0, 1, 1], [1, 3, 4, 4], [1, 1, 2, 2]]);
+      expect(setter('VSliceLayer::setMode').args).toEqual([2]);
+    },
+  },
+  concat: {
+    build: (net) => void net.add1({ kind: 'concat', axis: 1 }, [x4(net), x4(net, 'y')], 'L'),
+    add: 'VNetworkDefinition::addConcatenation',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual([['%x', '%y'], 2]);
+      expect(setter('VConcatenationLayer::setAxis').args).toEqual([1]);
+    },
+  },
+  gather: {
+    build: (net) => void net.add1({ kind: 'gather', mode: 'default', axis: 1 }, [net.addInput('d', 'float32', [5, 4]), net.addInput('i', 'int32', [3])], 'L'),
+    add: 'VNetworkDefinition::addGatherV2',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual(['%d', '%i', 0]);
+      expect(setter('VGatherLayer::setGatherAxis').args).toEqual([1]);
+    },
+  },
+  scatter: {
+    build: (net) =>
+      void net.add1({ kind: 'scatter', mode: 'element', axis: 1 }, [net.addInput('d', 'float32', [2, 4]), net.addInput('i', 'int64', [2, 2]), net.addInput('u', 'float32', [2, 2])], 'L'),
+    add: 'VNetworkDefinition::addScatter',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual(['%d', '%i', '%u', 0]);
+      expect(setter('VScatterLayer::setAxis').args).toEqual([1]);
+    },
+  },
+  reduce: {
+    build: (net) => void net.add1({ kind: 'reduce', op: 'avg', axes: [2, 3], keepDims: true }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addReduce',
+    check: ({ layer }) => expect(layer.args).toEqual(['%x', 4, 0b1100, true]),
+  },
+  softmax: {
+    build: (net) => void net.add1({ kind: 'softmax', axis: 1 }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addSoftMax',
+    // Set although it is one axis: TensorRT's default is nbDims-3 (here 1 too, by chance of rank).
+    check: ({ setter }) => expect(setter('VSoftMaxLayer::setAxes').args).toEqual([0b10]),
+  },
+  shape: {
+    build: (net) => void net.add1({ kind: 'shape' }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addShape',
+    check: ({ layer }) => expect(layer.args).toEqual(['%x']),
+  },
+  fill: {
+    build: (net) => void net.add1({ kind: 'fill', dims: [2, 3], alpha: 1, beta: [0.5, 2], dtype: 'float32' }, [], 'L'),
+    add: 'VNetworkDefinition::addFillV2',
+    check: ({ layer, calls, on }) => {
+      expect(layer.args).toEqual([[2, 3], 0, 0]);
+      const constants = calls.filter((c) => c.m === 'VNetworkDefinition::addConstant').map((c) => c.args);
+      expect(constants).toEqual([
+        [[], { type: 0, count: 1, fnv: expect.any(String) }],
+        [[2], { type: 0, count: 2, fnv: expect.any(String) }],
+      ]);
+      const inputs = on(layer.ret).filter((c) => c.m === 'VLayer::setInput').map((c) => c.args);
+      expect(inputs).toEqual([[1, '%L/alpha:out'], [2, '%L/beta:out']]);
+    },
+  },
+  select: {
+    build: (net) => void net.add1({ kind: 'select' }, [net.addInput('c', 'bool', [2, 3]), net.addInput('a', 'float32', [2, 3]), net.addInput('b', 'float32', [1, 3])], 'L'),
+    add: 'VNetworkDefinition::addSelect',
+    check: ({ layer }) => expect(layer.args).toEqual(['%c', '%a', '%b']),
+  },
+  convolution: {
+    build: (net) =>
+      void net.add1(
+        { kind: 'convolution', nbOutputMaps: 4, kernelSize: [3, 3], stride: [2, 1], prePadding: [1, 0], postPadding: [0, 1], dilation: [1, 2], groups: 1, kernel: f32([4, 3, 3, 3]), bias: f32([4]) },
+        [x4(net)],
+        'L',
+      ),
+    add: 'VNetworkDefinition::addConvolutionNd',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual(['%x', 4, [3, 3], { type: 0, count: 108, fnv: expect.any(String) }, { type: 0, count: 4, fnv: expect.any(String) }]);
+      expect(setter('VConvolutionLayer::setStrideNd').args).toEqual([[2, 1]]);
+      expect(setter('VConvolutionLayer::setPrePadding').args).toEqual([[1, 0]]);
+      expect(setter('VConvolutionLayer::setPostPadding').args).toEqual([[0, 1]]);
+      expect(setter('VConvolutionLayer::setDilationNd').args).toEqual([[1, 2]]);
+      expect(setter('VConvolutionLayer::setNbGroups').args).toEqual([1]);
+    },
+  },
+  deconvolution: {
+    build: (net) =>
+      void net.add1(
+        { kind: 'deconvolution', nbOutputMaps: 2, kernelSize: [2, 2], stride: [2, 2], prePadding: [0, 0], postPadding: [0, 0], dilation: [1, 1], groups: 1, kernel: f32([3, 2, 2, 2]), bias: null },
+        [x4(net)],
+        'L',
+      ),
+    add: 'VNetworkDefinition::addDeconvolutionNd',
+    check: ({ layer, setter }) => {
+      // No bias: empty Weights (count 0, no values).
+      expect(layer.args).toEqual(['%x', 2, [2, 2], { type: 0, count: 24, fnv: expect.any(String) }, { type: 0, count: 0, fnv: '0' }]);
+      expect(setter('VDeconvolutionLayer::setStrideNd').args).toEqual([[2, 2]]);
+    },
+  },
+  pooling: {
+    build: (net) =>
+      void net.add1(
+        { kind: 'pooling', type: 'average', window: [3, 3], stride: [2, 2], prePadding: [1, 1], postPadding: [1, 1], paddingMode: 'explicit_round_up', averageCountExcludesPadding: true },
+        [x4(net)],
+        'L',
+      ),
+    add: 'VNetworkDefinition::addPoolingNd',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual(['%x', 1, [3, 3]]);
+      expect(setter('VPoolingLayer::setStrideNd').args).toEqual([[2, 2]]);
+      expect(setter('VPoolingLayer::setPrePadding').args).toEqual([[1, 1]]);
+      expect(setter('VPoolingLayer::setPostPadding').args).toEqual([[1, 1]]);
+      expect(setter('VPoolingLayer::setPaddingMode').args).toEqual([1]);
+      expect(setter('VPoolingLayer::setAverageCountExcludesPadding').args).toEqual([true]);
+    },
+  },
+  normalization: {
+    build: (net) =>
+      void net.add1({ kind: 'normalization', axes: [2, 3], epsilon: 1e-3, nbGroups: 1 }, [x4(net), net.addInput('s', 'float32', [1, 3, 1, 1]), net.addInput('b', 'float32', [1, 3, 1, 1])], 'L'),
+    add: 'VNetworkDefinition::addNormalizationV2',
+    check: ({ layer, setter }) => {
+      expect(layer.args).toEqual(['%x', '%s', '%b', 0b1100]);
+      expect(Math.fround(setter('VNormalizationLayer::setEpsilon').args[0] as number)).toBe(Math.fround(1e-3));
+      expect(setter('VNormalizationLayer::setNbGroups').args).toEqual([1]);
+    },
+  },
+  resize: {
+    build: (net) =>
+      void net.add1({ kind: 'resize', mode: 'linear', outputDims: [1, 3, 16, 12], coordinateTransformation: 'half_pixel', selector: 'upper', nearestRounding: 'floor' }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addResize',
+    check: ({ setter }) => {
+      expect(setter('VResizeLayer::setResizeMode').args).toEqual([1]);
+      expect(setter('VResizeLayer::setOutputDimensions').args).toEqual([[1, 3, 16, 12]]);
+      expect(setter('VResizeLayer::setCoordinateTransformation').args).toEqual([2]);
+      expect(setter('VResizeLayer::setSelectorForSinglePixel').args).toEqual([1]);
+      expect(setter('VResizeLayer::setNearestRounding').args).toEqual([2]);
+    },
+  },
+  topk: {
+    build: (net) => void net.add({ kind: 'topk', op: 'min', k: 2, axis: 3, indicesType: 'int64' }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addTopKV2',
+    check: ({ layer, on }) => {
+      expect(layer.args).toEqual(['%x', 1, 2, 0b1000, 8]);
+      expect(on(layer.ret).filter((c) => c.m === 'VLayer::getOutput').map((c) => c.args)).toEqual([[0], [1]]);
+    },
+  },
+  cumulative: {
+    build: (net) => void net.add1({ kind: 'cumulative', op: 'sum', axis: 1, exclusive: false, reverse: true }, [x4(net)], 'L'),
+    add: 'VNetworkDefinition::addCumulative',
+    check: ({ layer, calls }) => {
+      expect(layer.args).toEqual(['%x', '%L/axis:out', 0, false, true]);
+      expect(calls.find((c) => c.m === 'VNetworkDefinition::addConstant')!.args).toEqual([[], { type: 3, count: 1, fnv: expect.any(String) }]);
+    },
+  },
+};
+
+describeWithTensorRT('TensorRT network replay against the recording double', (ctx) => {
+  const build = (net: Network, options: ReplayBuildOptions = OPTIONS, env: Record<string, string> = {}, extra: string[] = []): DriverResult => {
+    const program = tempFile(ctx.tmp, `${net.name}.program`, encodeProgram(net, options));
+    return runDriver(ctx.built, ['build', program, path.join(ctx.tmp, 'plan'), path.join(ctx.tmp, 'cache'), ...extra], env);
+  };
+
+  it('generates every apiv class and pure virtual method of NvInferImpl.h', () => {
+    // 84 classes besides the empty VRoot, 744 methods, 83 public holders (docs/tensorrt.md).
+    expect(ctx.built.generated).toEqual({ classes: 84, methods: 744, shells: 83 });
+  });
+
+  it('covers every layer kind of the catalogue', () => {
+    expect(Object.keys(SAMPLES).sort()).toEqual([...LAYER_KINDS].sort());
+  });
+
+  describe.each([...LAYER_KINDS])('layer kind %s', (kind) => {
+    it('replays with the right call, arguments and names', () => {
+      const sample = SAMPLES[kind];
+      const net = new Network(`replay_${kind}`);
+      sample.build(net);
+      const layerIr = net.layers.find((l) => l.name === 'L')!;
+      for (const id of layerIr.outputs) net.markOutput(net.tensor(id), `out${id}`);
+      const { result, calls } = build(net);
+      expect(result).toMatchObject({ ok: true });
+      const adds = calls.filter((c) => c.m === sample.add);
+      expect(adds.length).toBeGreaterThanOrEqual(1);
+      const layer = adds[adds.length - 1]!;
+      const on = (obj: unknown): Call[] => calls.filter((c) => c.obj === obj);
+      const setter = (method: string): Call => {
+        const found = on(layer.ret).filter((c) => c.m === method);
+        if (found.length !== 1) throw new Error(`expected one ${method} on ${String(layer.ret)}, found ${found.length}`);
+        return found[0]!;
+      };
+      sample.check({ calls, layer, on, setter });
+      // Named after the IR layer; every output tensor named after the IR tensor, then as the network output.
+      expect(on(layer.ret).filter((c) => c.m === 'VLayer::setName').map((c) => c.args)).toEqual([['L']]);
+      const outputs = on(layer.ret).filter((c) => c.m === 'VLayer::getOutput').map((c) => c.ret);
+      expect(outputs).toHaveLength(layerIr.outputs.length);
+      outputs.forEach((t, i) => {
+        const names = on(t).filter((c) => c.m === 'VTensor::setName').map((c) => c.args[0]);
+        expect(names).toEqual([net.tensor(layerIr.outputs[i]!).name, `out${layerIr.outputs[i]}`]);
+      });
+      const marked = calls.filter((c) => c.m === 'VNetworkDefinition::markOutput').map((c) => c.args[0]);
+      expect(marked).toEqual(layerIr.outputs.map((id) => `%out${id}`));
+      // Network inputs: name, DataType and dims as declared.
+      const inputs = calls.filter((c) => c.m === 'VNetworkDefinition::addInput').map((c) => c.args);
+      const DT: Record<string, number> = { float32: 0, float16: 1, int32: 3, bool: 4, int64: 8 };
+      expect(inputs).toEqual(net.inputs.map((i) => [i.name, DT[net.tensor(i.tensor).dtype], net.tensor(i.tensor).shape]));
+    });
+  });
+
+  it('creates a strongly typed network and applies the build configuration', () => {
+    const net = new Network('config');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
+    const { result, calls } = build(net, { precisions: ['fp32'], workspaceBytes: 1 << 30, hardwareCompatibility: 'ampere+', optimizationLevel: 5, versionCompatible: true, timingCache: new TextEncoder().encode('CACHE-IN') });
+    expect(result).toMatchObject({ ok: true, libraryVersion: 101600, hardwareCompatibility: 1 });
+    const one = (m: string): Call => {
+      const found = calls.filter((c) => c.m === m);
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    };
+    expect(one('VBuilder::createNetworkV2').args).toEqual([2]); // 1U << kSTRONGLY_TYPED
+    expect(one('VBuilderConfig::setBuilderOptimizationLevel').args).toEqual([5]);
+    expect(one('VBuilderConfig::setMemoryPoolLimit').args).toEqual([0, 1 << 30]);
+    expect(one('VBuilderConfig::clearFlag').args).toEqual([6]); // kTF32: fp32 only
+    expect(one('VBuilderConfig::setFlag').args).toEqual([13]); // kVERSION_COMPATIBLE
+    expect(one('VBuilderConfig::setHardwareCompatibilityLevel').args).toEqual([1]);
+    expect(one('VBuilderConfig::createTimingCache').args).toEqual([{ size: 8, fnv: expect.any(String) }, 8]);
+    expect(one('VBuilderConfig::setTimingCache').args).toEqual([expect.stringMatching(/^ITimingCache#/), true]);
+    expect(one('VBuilderConfig::setProgressMonitor').args).toEqual([expect.stringMatching(/^0x[0-9a-f]+$/)]);
+    expect(fs.readFileSync(path.join(ctx.tmp, 'cache'), 'utf8')).toBe('CACHE-IN');
+    // No precision flags on a strongly typed network: types come from the network.
+    expect(calls.filter((c) => c.m === 'VBuilderConfig::setFlag' && [0, 17].includes(c.args[0] as number))).toEqual([]);
+    // Everything made is released, the network before its builder.
+    const destroyed = calls.filter((c) => c.m === '~').map((c) => c.obj);
+    expect(destroyed.indexOf('INetworkDefinition#1' as never)).toBeGreaterThanOrEqual(0);
+    const order = ['INetworkDefinition', 'IBuilderConfig', 'IBuilder', 'ITimingCache'].map((cls) => destroyed.findIndex((o) => String(o).startsWith(`${cls}#`)));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it('leaves TF32 on and the workspace at TensorRT’s default when not limited', () => {
+    const net = new Network('defaults');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
+    const { calls } = build(net);
+    expect(calls.filter((c) => ['VBuilderConfig::clearFlag', 'VBuilderConfig::setMemoryPoolLimit', 'VBuilderConfig::setFlag'].includes(c.m))).toEqual([]);
+    expect(calls.find((c) => c.m === 'VBuilderConfig::setHardwareCompatibilityLevel')!.args).toEqual([0]);
+  });
+
+  it('declares optimization profiles for dynamic inputs, one per profile', () => {
+    const net = new Network('profiles');
+    const x = net.addInput('x', 'float32', [-1, 3, -1], [
+      { min: [1, 3, 4], opt: [2, 3, 8], max: [4, 3, 16] },
+      { min: [8, 3, 4], opt: [8, 3, 4], max: [16, 3, 4] },
+    ]);
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x], 'L'), 'y');
+    const { result, calls } = build(net);
+    expect(result).toMatchObject({ ok: true });
+    expect(calls.find((c) => c.m === 'VNetworkDefinition::addInput')!.args).toEqual(['x', 0, [-1, 3, -1]]);
+    const profiles = calls.filter((c) => c.m === 'VBuilder::createOptimizationProfile').map((c) => c.ret);
+    expect(profiles).toHaveLength(2);
+    expect(calls.filter((c) => c.obj === profiles[0] && c.m !== '~').map((c) => c.args)).toEqual([
+      ['x', 0, [1, 3, 4]],
+      ['x', 1, [2, 3, 8]],
+      ['x', 2, [4, 3, 16]],
+    ]);
+    expect(calls.filter((c) => c.obj === profiles[1] && c.m === 'VOptimizationProfile::setDimensions').map((c) => c.args[2])).toEqual([[8, 3, 4], [8, 3, 4], [16, 3, 4]]);
+    expect(calls.filter((c) => c.m === 'VBuilderConfig::addOptimizationProfile').map((c) => c.args)).toEqual([[profiles[0]], [profiles[1]]]);
+  });
+
+  it('gives an output that is also an input, or a second output of one tensor, an identity layer of its own', () => {
+    const net = new Network('aliases');
+    const x = x4(net);
+    const y = net.add1({ kind: 'unary', op: 'exp' }, [x], 'L');
+    net.markOutput(x, 'x_out');
+    net.markOutput(y, 'y1');
+    net.markOutput(y, 'y2');
+    const { result, calls } = build(net);
+    expect(result).toMatchObject({ ok: true });
+    expect(calls.filter((c) => c.m === 'VNetworkDefinition::addIdentity').map((c) => c.args)).toEqual([['%x'], ['%y1']]);
+    expect(calls.filter((c) => c.m === 'VNetworkDefinition::markOutput').map((c) => c.args)).toEqual([['%x_out'], ['%y1'], ['%y2']]);
+  });
+
+  it('forwards the TensorRT log and build progress from TensorRT’s threads', () => {
+    const net = new Network('events');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
+    const { events } = build(net);
+    expect(events).toEqual([
+      { event: 'log', severity: 3, message: 'fake build: replayed network accepted' },
+      { event: 'progress', kind: 0, phase: 'Building engine', parent: '', step: 2 },
+      { event: 'progress', kind: 1, phase: 'Building engine', parent: '', step: 0 },
+      { event: 'progress', kind: 1, phase: 'Building engine', parent: '', step: 1 },
+      { event: 'progress', kind: 2, phase: 'Building engine', parent: '', step: 0 },
+    ]);
+  });
+
+  it('stops the build when cancelled from a progress event', () => {
+    const net = new Network('cancel');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
+    const { result, events } = build(net, OPTIONS, {}, ['cancel']);
+    expect(result).toMatchObject({ ok: false, code: 'E_INVALID_ARGUMENT', message: expect.stringContaining('cancelled') });
+    expect(events.filter((e) => e.kind === 1)).toHaveLength(1);
+  });
+
+  it.each([
+    ['VNetworkDefinition::addUnary', 'adding layer "L"'],
+    ['VBuilder::buildSerializedNetwork', 'buildSerializedNetwork()'],
+    ['VBuilder::createNetworkV2', 'createNetworkV2(kSTRONGLY_TYPED)'],
+    ['createInferBuilder_INTERNAL', 'createInferBuilder'],
+  ])('a failure of %s is E_TENSORRT with TensorRT’s message', (method, call) => {
+    const net = new Network('fails');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
+    const { result } = build(net, OPTIONS, { FAKE_TRT_FAIL: method });
+    expect(result).toEqual({
+      ok: false,
+      code: 'E_TENSORRT',
+      message: `TensorRT failed at ${call}: fake failure injected in ${method}`,
+      details: { call, tensorrtMessage: `fake failure injected in ${method}` },
+    });
+  });
+
+  it.each([
+    ['100800', 'TensorRT 10.8 changed'],
+    ['101500', 'methods older libraries lack'],
+    ['110000', 'another major version'],
+  ])('a libnvinfer of version %s is refused with E_TENSORRT_MISSING naming both versions', (version, why) => {
+    const net = new Network('version');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
+    const { result, calls } = build(net, OPTIONS, { FAKE_TRT_LIB_VERSION: version });
+    expect(result).toMatchObject({ ok: false, code: 'E_TENSORRT_MISSING', details: { headerVersion: '10.16.0' } });
+    expect(result.message).toContain(why);
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses a malformed program with E_BAD_MODEL naming the byte offset, without calling TensorRT further', () => {
+    const net = new Network('truncated');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [x4(net)], 'L'), 'y');
+    const program = encodeProgram(net, OPTIONS);
+    const file = tempFile(ctx.tmp, 'truncated.program', program.subarray(0, program.length - 12));
+    const { result, calls } = runDriver(ctx.built, ['build', file, path.join(ctx.tmp, 'plan'), path.join(ctx.tmp, 'cache')]);
+    expect(result).toMatchObject({ ok: false, code: 'E_BAD_MODEL', message: expect.stringMatching(/^replay program, byte \d+: truncated/) });
+    expect(calls.some((c) => c.m === 'VBuilder::buildSerializedNetwork')).toBe(false);
+  });
+});
