@@ -348,6 +348,13 @@ function buildCases(Tensor) {
   }
   add('cumulative', 'axis0', { op: 'sum', axis: 0, exclusive: false, reverse: false }, [t('float32', [4])]);
   add('cumulative', 'empty', { op: 'sum', axis: 1, exclusive: false, reverse: false }, [t('float32', [2, 0])]);
+  // Negative axes (the converters normalize them, but a lowering takes either).
+  add('reduce', 'negative-axis', { op: 'sum', axes: [-1], keepDims: false }, [t('float32', [2, 3])]);
+  add('softmax', 'negative-axis', { axis: -2 }, [t('float32', [3, 4])]);
+  add('cumulative', 'negative-axis', { op: 'sum', axis: -1, exclusive: false, reverse: false }, [t('int32', [2, 4], -9, 9)]);
+  add('concat', 'negative-axis', { axis: -1 }, [t('float32', [2, 1]), t('float32', [2, 2])]);
+  add('gather', 'negative-axis', { mode: 'default', axis: -1 }, [t('float32', [2, 4]), t('int64', [3], 0, 3)]);
+  add('topk', 'negative-axis', { op: 'max', k: 2, axis: -1, indicesType: 'int64' }, [t('float32', [3, 4])]);
   return cases;
 }
 

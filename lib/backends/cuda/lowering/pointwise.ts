@@ -109,7 +109,8 @@ const FLOAT_UNARY: Record<Exclude<UnaryOp, 'not'>, string> = {
   ceil: 'ceilf(x0)',
   floor: 'floorf(x0)',
   erf: 'erff(x0)',
-  sign: 'x0 > 0.0f ? 1.0f : x0 < 0.0f ? -1.0f : x0',
+  // NaN and -0 give 0, as the reference's sign does.
+  sign: 'x0 > 0.0f ? 1.0f : x0 < 0.0f ? -1.0f : 0.0f',
   // Half to even, as the default rounding mode rounds.
   round: 'rintf(x0)',
   isinf: 'f_isinf(x0)',
