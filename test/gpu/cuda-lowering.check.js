@@ -365,121 +365,130 @@ const TOLERANCE = {
   bfloat16: { rtol: 1.6e-2, atol: 1.6e-2 },
 };
 
-module.exports = { buildCases, TOLERANCE, FLOATS };
+/**
+ * Runs every sample through lowering → NVRTC → GpuPlan with `lib`'s GPU runtime and compares
+ * with `internals.executeLayer`; `only` (a substring of case names) narrows the run.
+ */
+async function runCheck(lib, internals, only) {
+  const { lowerLayer, LOWERINGS, executeLayer, LAYER_KINDS, readNumbers } = internals;
+  const { Tensor, DeviceTensor, toDevice, compileModule, GpuPlan } = lib;
+  const cases = buildCases(Tensor).filter((c) => !only || c.name.includes(only));
+  const modules = new Map(); // kernel key -> GpuModule
+  const perKind = {};
+  const failures = [];
+  for (const kind of LAYER_KINDS) {
+    perKind[kind] = { cases: 0, maxAbs: 0, maxRel: 0 };
+    if (!LOWERINGS[kind]) failures.push({ kind, error: 'no lowering' });
+    if (!only && !cases.some((c) => c.kind === kind)) failures.push({ kind, error: 'no sample cases' });
+  }
+  for (const c of cases) {
+    const stats = perKind[c.kind];
+    stats.cases++;
+    const owned = [];
+    try {
+      const inputsIds = c.inputs.map((x, i) => (x ? i : null));
+      const layer = { index: 0, name: c.name, params: c.params, inputs: inputsIds, outputs: [c.inputs.length] };
+      const expected = executeLayer(layer, c.inputs);
+      const full = { ...layer, outputs: expected.map((_, i) => c.inputs.length + i) };
+      const buffers = [];
+      const tensorBuffer = async (host) => {
+        const d = await toDevice(host.size === 0 ? Tensor.from('uint8', [1], [0]) : host);
+        owned.push(d);
+        buffers.push(d);
+        return buffers.length - 1;
+      };
+      for (const x of c.inputs) await tensorBuffer(x ?? Tensor.from('uint8', [1], [0]));
+      for (const e of expected) {
+        const d = await DeviceTensor.allocate(e.dtype, e.size === 0 ? [1] : e.shape);
+        owned.push(d);
+        buffers.push(d);
+      }
+      const pending = [];
+      const steps = lowerLayer({
+        layer: full,
+        inputs: c.inputs.map((x, i) => (x ? { dtype: x.dtype, shape: x.shape, at: { buffer: i } } : null)),
+        outputs: expected.map((e, i) => ({ dtype: e.dtype, shape: e.shape, at: { buffer: c.inputs.length + i } })),
+        values: c.inputs.map((x) => (x && (x.dtype === 'int32' || x.dtype === 'int64') && x.rank <= 1 && x.size <= 64 ? Array.from(readNumbers(x)) : undefined)),
+        scratch: (bytes) => {
+          buffers.push(null);
+          const at = buffers.length - 1;
+          pending.push(DeviceTensor.allocate('uint8', [Math.max(1, bytes)]).then((d) => ((buffers[at] = d), owned.push(d))));
+          return { buffer: at };
+        },
+        weight: (w) => {
+          buffers.push(null);
+          const at = buffers.length - 1;
+          pending.push(toDevice(w.size === 0 ? Tensor.from('uint8', [1], [0]) : w).then((d) => ((buffers[at] = d), owned.push(d))));
+          return { buffer: at };
+        },
+      });
+      await Promise.all(pending);
+      const used = [];
+      const planSteps = [];
+      for (const s of steps) {
+        if (s.kind !== 'launch') {
+          planSteps.push(s);
+          continue;
+        }
+        let mod = modules.get(s.kernel.key);
+        if (!mod) {
+          mod = await compileModule(s.kernel.source, [s.kernel.entry], 0, { name: `${s.kernel.key}.cu` });
+          modules.set(s.kernel.key, mod);
+        }
+        if (!used.includes(mod)) used.push(mod);
+        const { kernel, ...rest } = s;
+        planSteps.push({ ...rest, module: used.indexOf(mod), kernel: 0 });
+      }
+      if (planSteps.length > 0) {
+        const plan = await GpuPlan.create({ steps: planSteps }, buffers, used);
+        await plan.run();
+        plan.dispose();
+      }
+      for (let i = 0; i < expected.length; i++) {
+        const e = expected[i];
+        if (e.size === 0) continue;
+        const got = await buffers[c.inputs.length + i].toHost();
+        const a = readNumbers(got);
+        const x = readNumbers(e);
+        const tol = TOLERANCE[e.dtype];
+        for (let j = 0; j < x.length; j++) {
+          const p = Number(a[j]);
+          const q = Number(x[j]);
+          if (p === q || (Number.isNaN(p) && Number.isNaN(q))) continue;
+          const abs = Math.abs(p - q);
+          stats.maxAbs = Math.max(stats.maxAbs, abs);
+          stats.maxRel = Math.max(stats.maxRel, abs / Math.max(Math.abs(q), 1e-30));
+          if (!tol || !Number.isFinite(q) || !(abs <= tol.atol + tol.rtol * Math.abs(q))) {
+            failures.push({ case: c.name, output: i, element: j, got: String(a[j]), expected: String(x[j]) });
+            break;
+          }
+        }
+      }
+    } catch (error) {
+      failures.push({ case: c.name, error: `${error.code ?? ''} ${error.message}`.slice(0, 2000) });
+    } finally {
+      for (const d of owned) d.dispose();
+    }
+  }
+  for (const [kind, s] of Object.entries(perKind)) console.log(JSON.stringify({ kind, ...s }));
+  for (const f of failures) console.log(JSON.stringify({ failure: f }));
+  for (const m of modules.values()) m.dispose();
+  if (failures.length > 0) throw new Error(`${failures.length} failure(s) of ${cases.length} cases (see the lines above)`);
+  return { cases: cases.length, kernels: modules.size };
+}
+
+module.exports = { buildCases, runCheck, TOLERANCE };
 
 if (require.main === module) {
   // eslint-disable-next-line global-require
   const { gpuCheck } = require('./check-util');
   const dist = path.join(__dirname, '..', '..', 'dist');
-  const { lowerLayer, LOWERINGS } = require(path.join(dist, 'backends', 'cuda', 'lowering', 'index.js'));
-  const { executeLayer } = require(path.join(dist, 'backends', 'reference', 'layers', 'index.js'));
-  const { LAYER_KINDS } = require(path.join(dist, 'network', 'layers.js'));
-  const { readNumbers } = require(path.join(dist, 'kernels', 'access.js'));
-
-  gpuCheck('cuda-lowering', async (lib) => {
-    const { Tensor, DeviceTensor, toDevice, compileModule, GpuPlan } = lib;
-    const cases = buildCases(Tensor);
-    const modules = new Map(); // kernel key -> GpuModule
-    const perKind = {};
-    const failures = [];
-    for (const kind of LAYER_KINDS) {
-      perKind[kind] = { cases: 0, maxAbs: 0, maxRel: 0 };
-      if (!LOWERINGS[kind]) failures.push({ kind, error: 'no lowering' });
-      if (!cases.some((c) => c.kind === kind)) failures.push({ kind, error: 'no sample cases' });
-    }
-    for (const c of cases) {
-      const stats = perKind[c.kind];
-      stats.cases++;
-      const owned = [];
-      try {
-        const inputsIds = c.inputs.map((x, i) => (x ? i : null));
-        const layer = { index: 0, name: c.name, params: c.params, inputs: inputsIds, outputs: [c.inputs.length] };
-        const expected = executeLayer(layer, c.inputs);
-        const full = { ...layer, outputs: expected.map((_, i) => c.inputs.length + i) };
-        const buffers = [];
-        const tensorBuffer = async (host) => {
-          const d = await toDevice(host.size === 0 ? Tensor.from('uint8', [1], [0]) : host);
-          owned.push(d);
-          buffers.push(d);
-          return buffers.length - 1;
-        };
-        for (const x of c.inputs) await tensorBuffer(x ?? Tensor.from('uint8', [1], [0]));
-        for (const e of expected) {
-          const d = await DeviceTensor.allocate(e.dtype, e.size === 0 ? [1] : e.shape);
-          owned.push(d);
-          buffers.push(d);
-        }
-        const pending = [];
-        const steps = lowerLayer({
-          layer: full,
-          inputs: c.inputs.map((x, i) => (x ? { dtype: x.dtype, shape: x.shape, at: { buffer: i } } : null)),
-          outputs: expected.map((e, i) => ({ dtype: e.dtype, shape: e.shape, at: { buffer: c.inputs.length + i } })),
-          values: c.inputs.map((x) => (x && (x.dtype === 'int32' || x.dtype === 'int64') && x.rank <= 1 && x.size <= 64 ? Array.from(readNumbers(x)) : undefined)),
-          scratch: (bytes) => {
-            buffers.push(null);
-            const at = buffers.length - 1;
-            pending.push(DeviceTensor.allocate('uint8', [Math.max(1, bytes)]).then((d) => ((buffers[at] = d), owned.push(d))));
-            return { buffer: at };
-          },
-          weight: (w) => {
-            buffers.push(null);
-            const at = buffers.length - 1;
-            pending.push(toDevice(w.size === 0 ? Tensor.from('uint8', [1], [0]) : w).then((d) => ((buffers[at] = d), owned.push(d))));
-            return { buffer: at };
-          },
-        });
-        await Promise.all(pending);
-        const used = [];
-        const planSteps = [];
-        for (const s of steps) {
-          if (s.kind !== 'launch') {
-            planSteps.push(s);
-            continue;
-          }
-          let mod = modules.get(s.kernel.key);
-          if (!mod) {
-            mod = await compileModule(s.kernel.source, [s.kernel.entry], 0, { name: `${s.kernel.key}.cu` });
-            modules.set(s.kernel.key, mod);
-          }
-          if (!used.includes(mod)) used.push(mod);
-          const { kernel, ...rest } = s;
-          planSteps.push({ ...rest, module: used.indexOf(mod), kernel: 0 });
-        }
-        if (planSteps.length > 0) {
-          const plan = await GpuPlan.create({ steps: planSteps }, buffers, used);
-          await plan.run();
-          plan.dispose();
-        }
-        for (let i = 0; i < expected.length; i++) {
-          const e = expected[i];
-          if (e.size === 0) continue;
-          const got = await buffers[c.inputs.length + i].toHost();
-          const a = readNumbers(got);
-          const x = readNumbers(e);
-          const tol = TOLERANCE[e.dtype];
-          for (let j = 0; j < x.length; j++) {
-            const p = Number(a[j]);
-            const q = Number(x[j]);
-            if (p === q || (Number.isNaN(p) && Number.isNaN(q))) continue;
-            const abs = Math.abs(p - q);
-            stats.maxAbs = Math.max(stats.maxAbs, abs);
-            stats.maxRel = Math.max(stats.maxRel, abs / Math.max(Math.abs(q), 1e-30));
-            if (!tol || !Number.isFinite(q) || !(abs <= tol.atol + tol.rtol * Math.abs(q))) {
-              failures.push({ case: c.name, output: i, element: j, got: String(a[j]), expected: String(x[j]) });
-              break;
-            }
-          }
-        }
-      } catch (error) {
-        failures.push({ case: c.name, error: `${error.code ?? ''} ${error.message}`.slice(0, 2000) });
-      } finally {
-        for (const d of owned) d.dispose();
-      }
-    }
-    for (const [kind, s] of Object.entries(perKind)) console.log(JSON.stringify({ kind, ...s }));
-    for (const f of failures) console.log(JSON.stringify({ failure: f }));
-    for (const m of modules.values()) m.dispose();
-    if (failures.length > 0) throw new Error(`${failures.length} failure(s) of ${cases.length} cases (see the lines above)`);
-    return { cases: cases.length, kernels: modules.size };
-  });
+  const internals = {
+    ...require(path.join(dist, 'backends', 'cuda', 'lowering', 'index.js')),
+    ...require(path.join(dist, 'backends', 'reference', 'layers', 'index.js')),
+    ...require(path.join(dist, 'network', 'layers.js')),
+    ...require(path.join(dist, 'kernels', 'access.js')),
+  };
+  // Optional argument: a substring of the case names to run (e.g. `softmax/`).
+  gpuCheck('cuda-lowering', (lib) => runCheck(lib, internals, process.argv[2]));
 }
