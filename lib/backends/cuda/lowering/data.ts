@@ -4,20 +4,13 @@
  * (exact in every dtype) through device copies or the strided map.
  */
 import type { TrtDType } from '../../../network';
-import { advance, checkRank, dims8, f64, f64x8, i32, i64, input, kernelSource, launch, output, ptr, unsupported, volume, denseStrides } from './kernel';
+import { advance, checkRank, copyAll, denseStrides, dims8, f64, f64x8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { copyKernel, mapLaunch } from './map';
 import { BYTES, DTYPES, storeDouble } from './prelude';
 import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
 
-/** A device copy of all of `src` into `dst` (none when empty or when they are the same bytes). */
-function copyAll(src: BoundTensor, dst: BoundTensor): LoweredStep[] {
-  const bytes = volume(dst.shape) * BYTES[dst.dtype];
-  if (bytes === 0 || (src.at.buffer === dst.at.buffer && (src.at.offset ?? 0) === (dst.at.offset ?? 0))) return [];
-  return [{ kind: 'copy', dst: dst.at, src: src.at, bytes }];
-}
-
 export const constant: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'constant' }>;
+  const p = paramsOf(ctx, 'constant');
   const out = output(ctx);
   if (p.weights.dtype !== out.dtype) unsupported(ctx, `the weights are ${p.weights.dtype}, the output ${out.dtype}`);
   return copyAll({ dtype: out.dtype, shape: out.shape, at: ctx.weight(p.weights) }, out);
@@ -41,7 +34,7 @@ function transposeInto(ctx: LoweringContext, dtype: TrtDType, src: BoundTensor['
 }
 
 export const shuffle: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'shuffle' }>;
+  const p = paramsOf(ctx, 'shuffle');
   const x = input(ctx, 0);
   const out = output(ctx);
   if (volume(x.shape) !== volume(out.shape)) unsupported(ctx, `input [${x.shape.join(', ')}] and output [${out.shape.join(', ')}] differ in size`);
@@ -93,7 +86,7 @@ extern "C" __global__ void ${entry}(${t}* y, const ${t}* x, const ${t}* fill, i3
 }
 
 export const slice: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'slice' }>;
+  const p = paramsOf(ctx, 'slice');
   const x = input(ctx, 0);
   const out = output(ctx);
   const rank = x.shape.length;
@@ -125,7 +118,7 @@ export const slice: LayerLowering = (ctx) => {
 };
 
 export const concat: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'concat' }>;
+  const p = paramsOf(ctx, 'concat');
   const out = output(ctx);
   const rank = out.shape.length;
   checkRank(ctx, rank);
@@ -194,7 +187,7 @@ extern "C" __global__ void ${entry}(${out.storage}* y, i64 n, i32 rank, Dims8 di
 }
 
 export const fill: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'fill' }>;
+  const p = paramsOf(ctx, 'fill');
   const out = output(ctx);
   const rank = out.shape.length;
   checkRank(ctx, rank);

@@ -9,7 +9,7 @@
  */
 import type { KernelArg } from '../../../gpu/plan';
 import type { ResizeRoundMode, TrtDType } from '../../../network';
-import { axisOf, checkRank, denseStrides, dims8, i32, i64, input, kernelSource, launch, output, ptr, unsupported, volume } from './kernel';
+import { axisOf, checkRank, copyAll, denseStrides, dims8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, storeDouble } from './prelude';
 import type { LayerLowering, LoweredStep } from './types';
 
@@ -85,7 +85,7 @@ function elementWalk(data: readonly number[], indices: readonly number[], axis: 
 }
 
 export const gather: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'gather' }>;
+  const p = paramsOf(ctx, 'gather');
   const data = input(ctx, 0);
   const indices = input(ctx, 1);
   const out = output(ctx);
@@ -118,7 +118,7 @@ export const gather: LayerLowering = (ctx) => {
 
 /** Scatter: the output is a copy of the data, then each update is written where its index says. Duplicate indices race (TensorRT leaves them undefined). */
 export const scatter: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'scatter' }>;
+  const p = paramsOf(ctx, 'scatter');
   const data = input(ctx, 0);
   const indices = input(ctx, 1);
   const updates = input(ctx, 2);
@@ -133,9 +133,7 @@ export const scatter: LayerLowering = (ctx) => {
   }
   if (volume(updates.shape) !== volume(walk.dims)) unsupported(ctx, `updates [${updates.shape.join(', ')}] do not match indices [${indices.shape.join(', ')}]`);
   checkRank(ctx, walk.dims.length);
-  const steps: LoweredStep[] = [];
-  const bytes = volume(data.shape) * BYTES[data.dtype];
-  if (bytes > 0 && !(data.at.buffer === out.at.buffer && (data.at.offset ?? 0) === (out.at.offset ?? 0))) steps.push({ kind: 'copy', dst: out.at, src: data.at, bytes });
+  const steps: LoweredStep[] = copyAll(data, out);
   steps.push(...launch(indexWalkKernel('scatter', data.dtype, indices.dtype), volume(walk.dims), [ptr(out.at), ptr(updates.at), ptr(indices.at), ...walkArgs(walk)]));
   return steps;
 };
@@ -185,7 +183,7 @@ extern "C" __global__ void ${entry}(${c.storage}* values, ${ix}* indices, const 
 }
 
 export const topk: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'topk' }>;
+  const p = paramsOf(ctx, 'topk');
   const x = input(ctx, 0);
   const values = output(ctx, 0);
   const indices = output(ctx, 1);
@@ -285,7 +283,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 
 }
 
 export const resize: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'resize' }>;
+  const p = paramsOf(ctx, 'resize');
   const x = input(ctx, 0);
   const out = output(ctx);
   if (p.mode === 'cubic') unsupported(ctx, 'cubic resize is not implemented');

@@ -4,9 +4,10 @@
  */
 import { UnsupportedOpError } from '../../../errors';
 import type { BufferSlice, KernelArg } from '../../../gpu/plan';
-import { MAX_RANK, type TrtDType } from '../../../network';
+import { stridesOf } from '../../../kernels/access';
+import { MAX_RANK, type LayerKind, type LayerParams, type TrtDType } from '../../../network';
 import { BYTES, PRELUDE } from './prelude';
-import type { BoundTensor, KernelLaunch, KernelSource, LoweringContext } from './types';
+import type { BoundTensor, KernelLaunch, KernelSource, LoweredStep, LoweringContext } from './types';
 
 /** Threads per block of every generated kernel. */
 export const BLOCK = 256;
@@ -55,15 +56,7 @@ export function advance(slice: BufferSlice, dtype: TrtDType, elements: number): 
 export const volume = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
 
 /** Row-major strides in elements. */
-export function denseStrides(shape: readonly number[]): number[] {
-  const out = new Array<number>(shape.length);
-  let s = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    out[i] = s;
-    s *= shape[i]!;
-  }
-  return out;
-}
+export const denseStrides = (shape: readonly number[]): number[] => stridesOf(shape);
 
 /** Strides that read `shape` (of the same rank) as broadcast to `to`: a 1 against a larger dim reads stride 0. */
 export function broadcastStrides(shape: readonly number[], to: readonly number[]): number[] {
@@ -101,4 +94,14 @@ export function axisOf(ctx: LoweringContext, axis: number, rank: number): number
   const a = axis < 0 ? axis + rank : axis;
   if (!Number.isInteger(a) || a < 0 || a >= Math.max(rank, 1)) unsupported(ctx, `axis ${axis} is out of range for rank ${rank}`);
   return a;
+}
+
+/** The layer's parameters, as the kind its lowering was looked up by. */
+export const paramsOf = <K extends LayerKind>(ctx: LoweringContext, _kind: K): Extract<LayerParams, { kind: K }> => ctx.layer.params as Extract<LayerParams, { kind: K }>;
+
+/** A device copy of all of `src` into `dst` (none when empty or when they are the same bytes). */
+export function copyAll(src: BoundTensor, dst: BoundTensor): LoweredStep[] {
+  const bytes = volume(dst.shape) * BYTES[dst.dtype];
+  if (bytes === 0 || (src.at.buffer === dst.at.buffer && (src.at.offset ?? 0) === (dst.at.offset ?? 0))) return [];
+  return [{ kind: 'copy', dst: dst.at, src: src.at, bytes }];
 }

@@ -4,8 +4,8 @@
  * defaults are left out, so fp32 unbatched GEMMs and 2-D convolutions stay plan format 1.
  */
 import type { BufferSlice, ConvStep, GemmStep, LibraryDType } from '../../../gpu/plan';
-import type { TrtDType } from '../../../network';
-import { broadcastStrides, checkRank, denseStrides, input, output, unsupported, volume } from './kernel';
+import type { LayerParams, TrtDType } from '../../../network';
+import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
 import { copyKernel, mapKernel, mapLaunch } from './map';
 import { castBody } from './pointwise';
 import { BYTES } from './prelude';
@@ -32,7 +32,7 @@ function batchOperand(ctx: LoweringContext, t: BoundTensor, own: readonly number
 }
 
 export const matmul: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'matmul' }>;
+  const p = paramsOf(ctx, 'matmul');
   const a = input(ctx, 0);
   const b = input(ctx, 1);
   const out = output(ctx);
@@ -82,7 +82,7 @@ function castedTo(ctx: LoweringContext, at: BufferSlice, from: TrtDType, to: Trt
 }
 
 function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep[] {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'convolution' | 'deconvolution' }>;
+  const p = ctx.layer.params as Extract<LayerParams, { kind: 'convolution' | 'deconvolution' }>;
   const x = input(ctx, 0);
   const out = output(ctx);
   const dtype = libraryDtype(ctx, x.dtype);

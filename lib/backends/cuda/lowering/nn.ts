@@ -4,7 +4,7 @@
  * Floats accumulate in fp32 (fp16/bf16 load into fp32); integers in wrapping int64.
  */
 import type { ReduceOp, TrtDType } from '../../../network';
-import { axisOf, checkRank, denseStrides, dims8, i32, i64, f32, input, kernelSource, launch, output, ptr, unsupported, volume } from './kernel';
+import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
 import { innerAt, outerAt, rowArgs, rowParams, splitRows } from './rows';
 import type { LayerLowering, LoweredStep } from './types';
@@ -42,7 +42,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
 }
 
 export const reduce: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'reduce' }>;
+  const p = paramsOf(ctx, 'reduce');
   const x = input(ctx, 0);
   const out = output(ctx);
   const rank = x.shape.length;
@@ -50,8 +50,7 @@ export const reduce: LayerLowering = (ctx) => {
   if (x.dtype === 'bool') unsupported(ctx, 'reduce does not take bool');
   const axes = [...new Set(p.axes.map((a) => axisOf(ctx, a, rank)))];
   if (axes.length === 0) {
-    const bytes = volume(x.shape) * BYTES[x.dtype];
-    return bytes === 0 ? [] : [{ kind: 'copy', dst: out.at, src: x.at, bytes }];
+    return copyAll(x, out);
   }
   const split = splitRows(x.shape, axes, [denseStrides(x.shape)]);
   return launch(reduceKernel(p.op, x.dtype), volume(split.outerDims), [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
@@ -76,7 +75,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
 }
 
 export const softmax: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'softmax' }>;
+  const p = paramsOf(ctx, 'softmax');
   const x = input(ctx, 0);
   const out = output(ctx);
   checkRank(ctx, x.shape.length);
@@ -123,7 +122,7 @@ function numpyStrides(shape: readonly number[], to: readonly number[]): number[]
 }
 
 export const normalization: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'normalization' }>;
+  const p = paramsOf(ctx, 'normalization');
   const x = input(ctx, 0);
   const scale = input(ctx, 1);
   const bias = input(ctx, 2);
@@ -188,7 +187,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
 }
 
 export const cumulative: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'cumulative' }>;
+  const p = paramsOf(ctx, 'cumulative');
   const x = input(ctx, 0);
   const out = output(ctx);
   checkRank(ctx, x.shape.length);
@@ -247,7 +246,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 
 }
 
 export const pooling: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'pooling' }>;
+  const p = paramsOf(ctx, 'pooling');
   const x = input(ctx, 0);
   const out = output(ctx);
   const sr = p.window.length;

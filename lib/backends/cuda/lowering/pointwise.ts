@@ -5,7 +5,7 @@
  * wrapping arithmetic, and the store truncates to the storage width, as the reference does.
  */
 import type { ActivationType, ElementWiseOp, TrtDType, UnaryOp } from '../../../network';
-import { broadcastStrides, denseStrides, f32, input, output, unsupported } from './kernel';
+import { broadcastStrides, denseStrides, f32, input, output, paramsOf, unsupported } from './kernel';
 import { mapKernel, mapLaunch } from './map';
 import { convert, DTYPES } from './prelude';
 import type { LayerLowering, LoweringContext, LoweredStep } from './types';
@@ -81,7 +81,7 @@ function broadcastMap(ctx: LoweringContext, key: string, ins: readonly TrtDType[
 }
 
 export const elementwise: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'elementwise' }>;
+  const p = paramsOf(ctx, 'elementwise');
   const dtype = input(ctx, 0).dtype;
   const body = binaryBody(p.op, DTYPES[dtype].compute);
   if (body === undefined) unsupported(ctx, `${p.op} does not take ${dtype}`);
@@ -124,7 +124,7 @@ const INT_UNARY: Partial<Record<UnaryOp, string>> = {
 };
 
 export const unary: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'unary' }>;
+  const p = paramsOf(ctx, 'unary');
   const dtype = input(ctx, 0).dtype;
   const compute = DTYPES[dtype].compute;
   const expr = compute === 'bool' ? (p.op === 'not' ? '!x0' : undefined) : compute === 'float' ? (p.op === 'not' ? undefined : FLOAT_UNARY[p.op]) : INT_UNARY[p.op];
@@ -152,7 +152,7 @@ const ACTIVATION: Record<ActivationType, string> = {
 };
 
 export const activation: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'activation' }>;
+  const p = paramsOf(ctx, 'activation');
   const dtype = input(ctx, 0).dtype;
   const compute = DTYPES[dtype].compute;
   let body: string;
@@ -169,7 +169,7 @@ export const activation: LayerLowering = (ctx) => {
 export const castBody = (from: TrtDType, to: TrtDType): string => `  return ${convert(from, to, 'x0')};`;
 
 export const cast: LayerLowering = (ctx) => {
-  const p = ctx.layer.params as Extract<typeof ctx.layer.params, { kind: 'cast' }>;
+  const p = paramsOf(ctx, 'cast');
   const from = input(ctx, 0).dtype;
   return broadcastMap(ctx, `cast.${from}.${p.to}`, [from], p.to, castBody(from, p.to));
 };

@@ -84,7 +84,9 @@ describe('the cuda-lowering GPU check on an emulated GPU', () => {
   });
 
   test('a wrong result fails the check and names the case', async () => {
-    const wrong = { ...internals, executeLayer: (...args: Parameters<typeof reference.executeLayer>) => reference.executeLayer(...args).map((t) => new Tensor(t.dtype, t.shape, t.data.map((v: never) => (typeof v === 'bigint' ? v + 1n : (v as number) + 1)) as never)) };
+    // The expectation off by one in every element (the sample is int32).
+    const offByOne = (t: Tensor): Tensor => new Tensor(t.dtype, t.shape, (t.data as Int32Array).map((v) => v + 1));
+    const wrong = { ...internals, executeLayer: (...args: Parameters<typeof reference.executeLayer>) => reference.executeLayer(...args).map(offByOne) };
     await expect(check.runCheck(fakeGpu, wrong, 'cumulative/int32.in.fwd')).rejects.toThrow(/1 failure/);
     expect(log.mock.calls.flat().join('\n')).toMatch(/cumulative\/int32\.in\.fwd/);
   });
