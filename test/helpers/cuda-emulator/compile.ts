@@ -108,6 +108,23 @@ int main(int argc, char** argv) {
 `;
 }
 
+/** Throws g++'s diagnostics unless `sources`, concatenated into one translation unit (as one module), compile. */
+export function checkTogether(sources: readonly KernelSource[]): void {
+  const text = `${EMULATION}\n${sources.map((k) => k.source).join('\n')}`;
+  const dir = emulatorDir();
+  mkdirSync(dir, { recursive: true });
+  const src = join(dir, `together.${process.pid}.cc`);
+  writeFileSync(src, text);
+  try {
+    execFileSync('g++', ['-std=c++17', '-fsyntax-only', '-w', src], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? String(error);
+    throw new Error(`cuda emulator: ${sources.length} sources do not compile as one module:\n${stderr.slice(0, 4000)}`);
+  } finally {
+    rmSync(src, { force: true });
+  }
+}
+
 export const emulatorDir = (): string => join(tmpdir(), `trn-cuda-emulator-${process.getuid?.() ?? 0}`);
 
 /** The path of the executable for `kernel`, compiling it (with g++) unless cached. */

@@ -15,7 +15,7 @@ import { compileKernel, emulatorDir } from './compile';
 import { view } from './buffers';
 import { runConv, runGemm } from './library';
 
-export { compileKernel } from './compile';
+export { checkTogether, compileKernel } from './compile';
 
 let counter = 0;
 

@@ -8,6 +8,7 @@ import { executeLayer } from '../../../../lib/backends/reference/layers';
 import { UnsupportedOpError } from '../../../../lib/errors';
 import { LAYER_KINDS, type LayerKind, type LayerParams, type TrtDType } from '../../../../lib/network';
 import { Tensor } from '../../../../lib/tensor';
+import { checkTogether } from '../../../helpers/cuda-emulator';
 import { layerOf, lowerAt } from '../../../helpers/cuda-emulator/run-layer';
 
 interface Sample {
@@ -108,6 +109,11 @@ describe('kernel sources', () => {
     }
     expect(byKey.size).toBeGreaterThan(100);
   });
+
+  test('every distinct source compiles with the others in one module (include-guarded prelude, entry-named helpers)', () => {
+    const distinct = new Map(launches.map(({ step }) => [step.kernel.key, step.kernel]));
+    expect(() => checkTogether([...distinct.values()])).not.toThrow();
+  }, 120_000);
 
   test('the lowering table covers the catalogue and nothing else', () => {
     expect(Object.keys(LOWERINGS).sort()).toEqual([...LAYER_KINDS].sort());
