@@ -348,6 +348,24 @@ function buildCases(Tensor) {
   }
   add('cumulative', 'axis0', { op: 'sum', axis: 0, exclusive: false, reverse: false }, [t('float32', [4])]);
   add('cumulative', 'empty', { op: 'sum', axis: 1, exclusive: false, reverse: false }, [t('float32', [2, 0])]);
+  // Size-0 and size-1 dims.
+  add('cast', 'empty', { to: 'int64' }, [t('float16', [3, 0])]);
+  add('scatter', 'nd.no-updates', { mode: 'nd', axis: 0 }, [t('float32', [3, 2]), v('int64', [0, 1], []), t('float32', [0, 2])]);
+  add('reduce', 'sum.empty-axis', { op: 'sum', axes: [1], keepDims: false }, [t('float32', [3, 0])]);
+  add('reduce', 'prod.size1-axis', { op: 'prod', axes: [1], keepDims: true }, [t('int32', [3, 1], -9, 9)]);
+  add('softmax', 'empty-outer', { axis: 1 }, [t('float32', [0, 4])]);
+  add('normalization', 'empty-batch', { axes: [2], epsilon: 1e-5, nbGroups: 1 }, [t('float32', [0, 3, 4]), t('float32', [1, 1, 4]), t('float32', [1, 1, 4])]);
+  add('resize', 'to-empty', resize({ mode: 'nearest', out: [0, 3] }), [t('float32', [2, 3])]);
+  add('pooling', 'empty-batch', pool('max', { w: [2, 2] }), [t('float32', [0, 2, 4, 4])]);
+  convCase('convolution', 'empty-batch', t('float32', [0, 2, 4, 4]), { k: 2, ks: [3, 3] }, [2, 2, 3, 3]);
+  convCase('convolution', '1x1', t('float32', [1, 3, 1, 1]), { k: 2, ks: [1, 1], hasBias: true }, [2, 3, 1, 1]);
+  convCase('deconvolution', '2d.bfloat16', t('bfloat16', [1, 2, 2, 2]), { k: 2, ks: [2, 2] }, [2, 2, 2, 2]);
+  add('topk', 'empty-rows', { op: 'max', k: 2, axis: 1, indicesType: 'int32' }, [t('float32', [0, 5])]);
+  add('topk', 'bfloat16', { op: 'min', k: 3, axis: 0, indicesType: 'int64' }, [t('bfloat16', [5, 2])]);
+  add('shuffle', 'uint8.bfloat16-sized', { firstTranspose: [1, 0], zeroIsPlaceholder: false }, [t('uint8', [3, 4], 0, 255)]);
+  add('cumulative', 'int8', { op: 'sum', axis: 0, exclusive: false, reverse: false }, [t('int8', [6], -100, 100)]);
+  add('select', 'scalar', {}, [t('bool', []), t('int64', [], -9, 9), t('int64', [], -9, 9)]);
+
   // Negative axes (the converters normalize them, but a lowering takes either).
   add('reduce', 'negative-axis', { op: 'sum', axes: [-1], keepDims: false }, [t('float32', [2, 3])]);
   add('softmax', 'negative-axis', { axis: -2 }, [t('float32', [3, 4])]);
