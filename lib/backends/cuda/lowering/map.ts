@@ -70,17 +70,39 @@ export interface MapOperand {
   strides: readonly number[];
 }
 
+/**
+ * The same walk over fewer dims: size-1 dims dropped, and a dim merged into the next one
+ * wherever every operand steps through both as through one (a dense elementwise op becomes
+ * rank 1). Only arguments change, never the kernel.
+ */
+export function coalesce(dims: readonly number[], strides: ReadonlyArray<readonly number[]>): { dims: number[]; strides: number[][] } {
+  const keep = dims.map((_, d) => d).filter((d) => dims[d] !== 1);
+  const outDims: number[] = [];
+  const outStrides: number[][] = strides.map(() => []);
+  for (const d of keep) {
+    const last = outDims.length - 1;
+    if (last >= 0 && strides.every((s, t) => outStrides[t]![last] === s[d]! * dims[d]!)) {
+      outDims[last] = outDims[last]! * dims[d]!;
+      strides.forEach((s, t) => (outStrides[t]![last] = s[d]!));
+    } else {
+      outDims.push(dims[d]!);
+      strides.forEach((s, t) => outStrides[t]!.push(s[d]!));
+    }
+  }
+  return { dims: outDims, strides: outStrides };
+}
+
 /** Launches a map kernel over the box `dims`. */
 export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
   const n = volume(dims);
+  const c = coalesce(dims, [out.strides, ...inputs.map((x) => x.strides)]);
   return launch(kernel, n, [
     ptr(out.at),
     ...inputs.map((x) => ptr(x.at)),
     i64(n),
-    i32(dims.length),
-    dims8(dims),
-    dims8(out.strides),
-    ...inputs.map((x) => dims8(x.strides)),
+    i32(c.dims.length),
+    dims8(c.dims),
+    ...c.strides.map((s) => dims8(s)),
     ...extra,
   ]);
 }

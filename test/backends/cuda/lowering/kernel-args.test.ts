@@ -1,7 +1,9 @@
 /**
  * By-value array kernel arguments (`{ array, values }`, a C struct such as Dims8): packed at
- * their element type's alignment, element after element, as the C ABI lays out the struct.
+ * their element type's alignment, element after element, as the C ABI lays out the struct;
+ * and the dims a map launch passes after merging the dims its operands step through alike.
  */
+import { coalesce } from '../../../../lib/backends/cuda/lowering/map';
 import { packKernelArgs } from '../../../../lib/gpu/plan';
 
 describe('packKernelArgs with array arguments', () => {
@@ -24,5 +26,23 @@ describe('packKernelArgs with array arguments', () => {
   test('an empty or mistyped array is E_INVALID_ARGUMENT naming its index', () => {
     expect(() => packKernelArgs([{ scalar: 'i32', value: 1 }, { array: 'i64', values: [] }], 'step 2')).toThrow(/step 2: argument 1/);
     expect(() => packKernelArgs([{ array: 'i16' as never, values: [1] }], 'step 2')).toThrow(/step 2: argument 0/);
+  });
+});
+
+describe('coalesce (map launch dims)', () => {
+  test('a dense box over dense operands is one dim', () => {
+    expect(coalesce([2, 3, 4], [[12, 4, 1], [12, 4, 1]])).toEqual({ dims: [24], strides: [[1], [1]] });
+  });
+
+  test('a broadcast operand keeps the dims it does not step through alike', () => {
+    // out [2, 3, 4] dense; b broadcast over dim 1 ([2, 1, 4]).
+    expect(coalesce([2, 3, 4], [[12, 4, 1], [4, 0, 1]])).toEqual({ dims: [2, 3, 4], strides: [[12, 4, 1], [4, 0, 1]] });
+    // b broadcast over the leading dims only: [1, 1, 4].
+    expect(coalesce([2, 3, 4], [[12, 4, 1], [0, 0, 1]])).toEqual({ dims: [6, 4], strides: [[4, 1], [0, 1]] });
+  });
+
+  test('size-1 dims drop; a transpose stays', () => {
+    expect(coalesce([1, 3, 1, 2], [[6, 2, 2, 1], [6, 1, 6, 3]])).toEqual({ dims: [3, 2], strides: [[2, 1], [1, 3]] });
+    expect(coalesce([1, 1], [[1, 1]])).toEqual({ dims: [], strides: [[]] });
   });
 });
