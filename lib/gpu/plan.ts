@@ -23,8 +23,15 @@ export interface BufferSlice {
 
 export type ScalarType = 'f32' | 'f64' | 'i32' | 'u32' | 'i64' | 'u64';
 
-/** A kernel argument: a device pointer into a buffer, or a scalar passed by value. */
-export type KernelArg = { pointer: BufferSlice } | { scalar: ScalarType; value: number | bigint };
+/**
+ * A kernel argument: a device pointer into a buffer, a scalar passed by value, or a fixed-size
+ * array of scalars passed by value (a C struct such as `struct { long long v[8]; }`, aligned
+ * as its element type).
+ */
+export type KernelArg =
+  | { pointer: BufferSlice }
+  | { scalar: ScalarType; value: number | bigint }
+  | { array: ScalarType; values: ReadonlyArray<number | bigint> };
 
 export type Dim3 = readonly [number, number, number] | readonly [number, number] | readonly [number];
 
@@ -176,11 +183,17 @@ export function packKernelArgs(args: readonly KernelArg[], where = 'kernel'): Pa
   const layout: { at: number; arg: KernelArg; bytes: number }[] = [];
   let size = 0;
   args.forEach((arg, i) => {
+    let align: number;
     let bytes: number;
-    if ('pointer' in arg) bytes = 8;
-    else if (arg && 'scalar' in arg && Object.hasOwn(SCALARS, arg.scalar)) bytes = SCALARS[arg.scalar].bytes;
-    else throw new InvalidArgumentError(`${where}: argument ${i} must be {pointer} or {scalar: f32|f64|i32|u32|i64|u64, value}`);
-    size = Math.ceil(size / bytes) * bytes;
+    if (arg && 'pointer' in arg) align = bytes = 8;
+    else if (arg && 'scalar' in arg && Object.hasOwn(SCALARS, arg.scalar)) align = bytes = SCALARS[arg.scalar].bytes;
+    else if (arg && 'array' in arg && Object.hasOwn(SCALARS, arg.array) && Array.isArray(arg.values) && arg.values.length > 0) {
+      align = SCALARS[arg.array].bytes;
+      bytes = align * arg.values.length;
+    } else {
+      throw new InvalidArgumentError(`${where}: argument ${i} must be {pointer}, {scalar: f32|f64|i32|u32|i64|u64, value} or {array: <scalar type>, values: [...]}`);
+    }
+    size = Math.ceil(size / align) * align;
     layout.push({ at: size, arg, bytes });
     size += bytes;
   });
@@ -189,7 +202,11 @@ export function packKernelArgs(args: readonly KernelArg[], where = 'kernel'): Pa
   const pointers: PackedArgs['pointers'] = [];
   for (const { at, arg } of layout) {
     if ('pointer' in arg) pointers.push({ at, slice: arg.pointer });
-    else SCALARS[arg.scalar].write(view, at, arg.value);
+    else if ('scalar' in arg) SCALARS[arg.scalar].write(view, at, arg.value);
+    else {
+      const { bytes, write } = SCALARS[arg.array];
+      arg.values.forEach((v, j) => write(view, at + j * bytes, v));
+    }
   }
   return { bytes: out, pointers };
 }

@@ -1,14 +1,54 @@
 /**
- * Layer lowerings by layer kind (the table is filled in by lib/backends/cuda/lowering/*).
+ * Layer lowerings by layer kind: a table with one entry per kind of the catalogue (the
+ * compiler rejects a table that misses one), and the dispatch the backend calls.
  */
 import { UnsupportedOpError } from '../../../errors';
-import type { LoweredStep, LoweringContext } from './types';
+import type { LayerKind } from '../../../network';
+import { concat, constant, fill, identity, shape, shuffle, slice } from './data';
+import { gather, resize, scatter, topk } from './indexing';
+import { convolution, deconvolution, matmul } from './linalg';
+import { cumulative, normalization, pooling, reduce, softmax } from './nn';
+import { activation, cast, elementwise, select, unary } from './pointwise';
+import type { LayerLowering, LoweredStep, LoweringContext } from './types';
 
 export type { BoundTensor, KernelLaunch, KernelSource, LayerLowering, LoweredStep, LoweringContext } from './types';
+export { PRELUDE } from './prelude';
+
+export const LOWERINGS: Readonly<Record<LayerKind, LayerLowering>> = {
+  constant,
+  identity,
+  cast,
+  elementwise,
+  unary,
+  activation,
+  matmul,
+  shuffle,
+  slice,
+  concat,
+  gather,
+  scatter,
+  reduce,
+  softmax,
+  shape,
+  fill,
+  select,
+  convolution,
+  deconvolution,
+  pooling,
+  normalization,
+  resize,
+  topk,
+  cumulative,
+};
 
 /** Lowers one layer of a network instantiated at concrete dims into plan steps. */
 export function lowerLayer(ctx: LoweringContext): LoweredStep[] {
-  throw new UnsupportedOpError(`the cuda backend has no lowering for layer "${ctx.layer.name}" (${ctx.layer.params.kind}) yet`, {
-    details: { layer: ctx.layer.name, kind: ctx.layer.params.kind },
-  });
+  const kind = ctx.layer.params.kind;
+  const lower = Object.hasOwn(LOWERINGS, kind) ? LOWERINGS[kind] : undefined;
+  if (!lower) {
+    throw new UnsupportedOpError(`the cuda backend has no lowering for layer "${ctx.layer.name}" (${String(kind)})`, {
+      details: { layer: ctx.layer.name, kind: String(kind) },
+    });
+  }
+  return lower(ctx);
 }

@@ -1,0 +1,125 @@
+/**
+ * Library layers: IMatrixMultiplyLayer as a (batched) GemmStep through cuBLASLt, and
+ * IConvolutionLayer / IDeconvolutionLayer as a ConvStep through cuDNN. Fields at their
+ * defaults are left out, so fp32 unbatched GEMMs and 2-D convolutions stay plan format 1.
+ */
+import type { BufferSlice, ConvStep, GemmStep, LibraryDType } from '../../../gpu/plan';
+import type { LayerParams, TrtDType } from '../../../network';
+import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
+import { copyKernel, mapKernel, mapLaunch } from './map';
+import { castBody } from './pointwise';
+import { BYTES } from './prelude';
+import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
+
+const LIBRARY_DTYPES = new Set<TrtDType>(['float32', 'float16', 'bfloat16']);
+
+function libraryDtype(ctx: LoweringContext, dtype: TrtDType): LibraryDType {
+  if (!LIBRARY_DTYPES.has(dtype)) unsupported(ctx, `${ctx.layer.params.kind} does not take ${dtype}`);
+  return dtype as LibraryDType;
+}
+
+/** Where operand `t`'s matrices are for a batch of `batch` dims: its own slice (dense or broadcast as one stride) or a broadcast copy in scratch. */
+function batchOperand(ctx: LoweringContext, t: BoundTensor, own: readonly number[], matrix: readonly number[], batch: readonly number[], steps: LoweredStep[]): { at: BufferSlice; stride: number } {
+  const size = volume(matrix);
+  if (volume(own) === 1) return { at: t.at, stride: 0 };
+  if (own.every((d, i) => d === batch[i])) return { at: t.at, stride: size };
+  const shape = [...own, ...matrix];
+  const full = [...batch, ...matrix];
+  checkRank(ctx, full.length);
+  const at = ctx.scratch(volume(full) * BYTES[t.dtype]);
+  steps.push(...mapLaunch(copyKernel(t.dtype), full, { at, strides: denseStrides(full) }, [{ at: t.at, strides: broadcastStrides(shape, full) }]));
+  return { at, stride: size };
+}
+
+export const matmul: LayerLowering = (ctx) => {
+  const p = paramsOf(ctx, 'matmul');
+  const a = input(ctx, 0);
+  const b = input(ctx, 1);
+  const out = output(ctx);
+  const dtype = libraryDtype(ctx, a.dtype);
+  if (b.dtype !== a.dtype) unsupported(ctx, `input types differ: ${a.dtype} and ${b.dtype}`);
+  const vecA = p.opA === 'vector';
+  const vecB = p.opB === 'vector';
+  const batchA = a.shape.slice(0, a.shape.length - (vecA ? 1 : 2));
+  const batchB = b.shape.slice(0, b.shape.length - (vecB ? 1 : 2));
+  if (batchA.length !== batchB.length) unsupported(ctx, `batch ranks differ: [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`);
+  const batch = batchA.map((d, i) => (d === 1 ? batchB[i]! : d));
+  const matA = a.shape.slice(batchA.length);
+  const matB = b.shape.slice(batchB.length);
+  // Stored A is m×k (k×m with transA); stored B is k×n (n×k with transB); a vector A is 1×k, a vector B k×1.
+  const transA = p.opA === 'transpose';
+  const transB = p.opB === 'transpose';
+  const m = vecA ? 1 : transA ? matA[1]! : matA[0]!;
+  const k = vecA ? matA[0]! : transA ? matA[0]! : matA[1]!;
+  const n = vecB ? 1 : transB ? matB[0]! : matB[1]!;
+  const count = volume(batch);
+  if (count * m * n === 0) return [];
+  if (k === 0) return [{ kind: 'memset', dst: out.at, bytes: count * m * n * BYTES[dtype], value: 0 }];
+  const steps: LoweredStep[] = [];
+  const A = batchOperand(ctx, a, batchA, matA, batch, steps);
+  const B = batchOperand(ctx, b, batchB, matB, batch, steps);
+  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m, n, k };
+  if (dtype !== 'float32') gemm.dtype = dtype;
+  if (transA) gemm.transA = true;
+  if (transB) gemm.transB = true;
+  if (count > 1) {
+    gemm.batch = count;
+    gemm.strideA = A.stride;
+    gemm.strideB = B.stride;
+    gemm.strideD = m * n;
+  }
+  steps.push(gemm);
+  return steps;
+};
+
+/** `t` (elements of `from`) in `to`: itself, or a cast into scratch. */
+function castedTo(ctx: LoweringContext, at: BufferSlice, from: TrtDType, to: TrtDType, count: number, steps: LoweredStep[]): BufferSlice {
+  if (from === to) return at;
+  const dst = ctx.scratch(Math.max(1, count * BYTES[to]));
+  const kernel = mapKernel({ key: `cast.${from}.${to}`, inputs: [from], output: to, body: castBody(from, to) });
+  steps.push(...mapLaunch(kernel, [count], { at: dst, strides: [1] }, [{ at, strides: [1] }]));
+  return dst;
+}
+
+function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep[] {
+  const p = ctx.layer.params as Extract<LayerParams, { kind: 'convolution' | 'deconvolution' }>;
+  const x = input(ctx, 0);
+  const out = output(ctx);
+  const dtype = libraryDtype(ctx, x.dtype);
+  const channels = x.shape[1]!;
+  const spatial = p.kernelSize.length;
+  if (x.shape.length !== spatial + 2) unsupported(ctx, `input rank ${x.shape.length} does not fit ${spatial}-D kernels`);
+  if (p.groups < 1 || channels % p.groups !== 0 || p.nbOutputMaps % p.groups !== 0) {
+    unsupported(ctx, `${channels} input channels and ${p.nbOutputMaps} output maps do not split into ${p.groups} groups`);
+  }
+  const weight = transposed ? [channels, p.nbOutputMaps / p.groups, ...p.kernelSize] : [p.nbOutputMaps, channels / p.groups, ...p.kernelSize];
+  if (volume(out.shape) === 0) return [];
+  if (volume(x.shape) === 0) return [];
+  const steps: LoweredStep[] = [];
+  const kernelIn = ctx.inputs[1];
+  const kernelCount = volume(weight);
+  const kernelSrc = kernelIn ? { at: kernelIn.at, dtype: kernelIn.dtype, size: volume(kernelIn.shape) } : { at: ctx.weight(p.kernel), dtype: p.kernel.dtype as TrtDType, size: p.kernel.size };
+  if (kernelSrc.size !== kernelCount) unsupported(ctx, `the kernel has ${kernelSrc.size} elements, layout [${weight.join(', ')}] needs ${kernelCount}`);
+  const w = castedTo(ctx, kernelSrc.at, kernelSrc.dtype, dtype, kernelCount, steps);
+  const biasIn = ctx.inputs[2];
+  const biasSrc = biasIn ? { at: biasIn.at, dtype: biasIn.dtype, size: volume(biasIn.shape) } : p.bias && p.bias.size > 0 ? { at: ctx.weight(p.bias), dtype: p.bias.dtype as TrtDType, size: p.bias.size } : null;
+  if (biasSrc && biasSrc.size !== p.nbOutputMaps) unsupported(ctx, `the bias has ${biasSrc.size} elements for ${p.nbOutputMaps} output maps`);
+  const bias = biasSrc ? castedTo(ctx, biasSrc.at, biasSrc.dtype, dtype, biasSrc.size, steps) : null;
+  const step: ConvStep = { kind: 'conv', x: x.at, w, y: out.at, input: [...x.shape], weight };
+  if (bias) step.bias = bias;
+  if (p.prePadding.some((v) => v !== 0)) step.pads = [...p.prePadding];
+  if (p.postPadding.some((v, i) => v !== p.prePadding[i])) {
+    step.pads = [...p.prePadding];
+    step.postPads = [...p.postPadding];
+  }
+  if (p.stride.some((v) => v !== 1)) step.strides = [...p.stride];
+  if (p.dilation.some((v) => v !== 1)) step.dilations = [...p.dilation];
+  if (p.groups !== 1) step.groups = p.groups;
+  if (dtype !== 'float32') step.dtype = dtype;
+  if (transposed) step.transposed = true;
+  steps.push(step);
+  return steps;
+}
+
+export const convolution: LayerLowering = (ctx) => convolutionLike(ctx, false);
+export const deconvolution: LayerLowering = (ctx) => convolutionLike(ctx, true);

@@ -1,0 +1,112 @@
+/**
+ * The strided map: out[o(i)] = op(in_0[s_0(i)], ...) over the row-major indices i of an
+ * output box, every tensor addressed through its own strides (0 broadcasts, any permutation
+ * transposes, an offset pointer and output strides place a block, as concat does). Pointwise
+ * layers, casts, selects and every data-movement copy are this one kernel shape; the
+ * per-element work is a separate device function (`<entry>_op`), so a later pass can fuse it.
+ */
+import type { BufferSlice, KernelArg } from '../../../gpu/plan';
+import type { TrtDType } from '../../../network';
+import { dims8, i32, i64, kernelSource, launch, ptr, volume } from './kernel';
+import { DTYPES } from './prelude';
+import type { KernelLaunch, KernelSource } from './types';
+
+export interface MapSpec {
+  /** Stable key (dtypes and op included). */
+  key: string;
+  inputs: readonly TrtDType[];
+  output: TrtDType;
+  /**
+   * The body of `op(x0, x1, ..., extra...)` returning the output's compute type; inputs come
+   * in their compute types. With `raw`, inputs and result are the storage types, unconverted.
+   */
+  body: string;
+  /** Extra by-value parameters of op and the kernel (e.g. `float alpha`). */
+  extra?: readonly string[];
+  raw?: boolean;
+}
+
+/** The map kernel for `spec` (its text depends on the spec only, never on dims). */
+export function mapKernel(spec: MapSpec): KernelSource {
+  return kernelSource(spec.key, (entry) => {
+    const out = DTYPES[spec.output];
+    const ins = spec.inputs.map((d) => DTYPES[d]);
+    const t = (c: (typeof ins)[number]): string => (spec.raw ? c.storage : c.compute);
+    const extra = spec.extra ?? [];
+    const extraNames = extra.map((p) => p.trim().split(/\s+/).pop()!);
+    const params = [...ins.map((c, k) => `${t(c)} x${k}`), ...extra].join(', ');
+    const kernelParams = [
+      `${out.storage}* y`,
+      ...ins.map((c, k) => `const ${c.storage}* a${k}`),
+      'i64 n',
+      'i32 rank',
+      'Dims8 dims',
+      'Dims8 ys',
+      ...ins.map((_, k) => `Dims8 s${k}`),
+      ...extra,
+    ].join(', ');
+    const loads = ins.map((c, k) => {
+      const at = `a${k}[dot8(c, rank, s${k})]`;
+      return spec.raw ? at : c.load(at);
+    });
+    const call = `${entry}_op(${[...loads, ...extraNames].join(', ')})`;
+    return `
+__device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {
+${spec.body}
+}
+extern "C" __global__ void ${entry}(${kernelParams}) {
+  GRID_STRIDE(i, n) {
+    i64 c[8];
+    unflatten(i, rank, dims, c);
+    y[dot8(c, rank, ys)] = ${spec.raw ? call : out.store(call)};
+  }
+}`;
+  });
+}
+
+export interface MapOperand {
+  at: BufferSlice;
+  /** Element strides over the output box (same length as `dims`). */
+  strides: readonly number[];
+}
+
+/**
+ * The same walk over fewer dims: size-1 dims dropped, and a dim merged into the next one
+ * wherever every operand steps through both as through one (a dense elementwise op becomes
+ * rank 1). Only arguments change, never the kernel.
+ */
+export function coalesce(dims: readonly number[], strides: ReadonlyArray<readonly number[]>): { dims: number[]; strides: number[][] } {
+  const keep = dims.map((_, d) => d).filter((d) => dims[d] !== 1);
+  const outDims: number[] = [];
+  const outStrides: number[][] = strides.map(() => []);
+  for (const d of keep) {
+    const last = outDims.length - 1;
+    if (last >= 0 && strides.every((s, t) => outStrides[t]![last] === s[d]! * dims[d]!)) {
+      outDims[last] = outDims[last]! * dims[d]!;
+      strides.forEach((s, t) => (outStrides[t]![last] = s[d]!));
+    } else {
+      outDims.push(dims[d]!);
+      strides.forEach((s, t) => outStrides[t]!.push(s[d]!));
+    }
+  }
+  return { dims: outDims, strides: outStrides };
+}
+
+/** Launches a map kernel over the box `dims`. */
+export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
+  const n = volume(dims);
+  const c = coalesce(dims, [out.strides, ...inputs.map((x) => x.strides)]);
+  return launch(kernel, n, [
+    ptr(out.at),
+    ...inputs.map((x) => ptr(x.at)),
+    i64(n),
+    i32(c.dims.length),
+    dims8(c.dims),
+    ...c.strides.map((s) => dims8(s)),
+    ...extra,
+  ]);
+}
+
+/** A copy kernel for one dtype (raw bits: exact for every dtype). */
+export const copyKernel = (dtype: TrtDType): KernelSource =>
+  mapKernel({ key: `copy.${dtype}`, inputs: [dtype], output: dtype, body: '  return x0;', raw: true });

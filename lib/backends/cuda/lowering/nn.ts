@@ -1,0 +1,270 @@
+/**
+ * Reductions and per-row layers (IReduceLayer, ISoftMaxLayer, INormalizationLayer,
+ * ICumulativeLayer) as row kernels, and IPoolingLayer as one thread per output element.
+ * Floats accumulate in fp32 (fp16/bf16 load into fp32); integers in wrapping int64.
+ */
+import type { ReduceOp, TrtDType } from '../../../network';
+import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
+import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
+import { innerAt, outerAt, rowArgs, rowParams, splitRows } from './rows';
+import type { LayerLowering, LoweredStep } from './types';
+
+const REDUCE_FLOAT: Record<ReduceOp, { init: string; step: string; final: string }> = {
+  sum: { init: '0.0f', step: 'acc + v', final: 'acc' },
+  avg: { init: '0.0f', step: 'acc + v', final: 'acc / (float)inner' },
+  prod: { init: '1.0f', step: 'acc * v', final: 'acc' },
+  max: { init: '-f_inf()', step: '(v > acc || f_isnan(v)) ? v : acc', final: 'acc' },
+  min: { init: 'f_inf()', step: '(v < acc || f_isnan(v)) ? v : acc', final: 'acc' },
+};
+
+const REDUCE_INT: Record<ReduceOp, { init: string; step: string; final: string }> = {
+  sum: { init: '0', step: 'i_add(acc, v)', final: 'acc' },
+  // The exact sum divided toward zero (an empty mean is 0, as NaN casts to 0).
+  avg: { init: '0', step: 'i_add(acc, v)', final: 'inner == 0 ? 0 : acc / inner' },
+  prod: { init: '1', step: 'i_mul(acc, v)', final: 'acc' },
+  max: { init: '(i64)0x8000000000000000ull', step: 'v > acc ? v : acc', final: 'acc' },
+  min: { init: '(i64)0x7fffffffffffffffull', step: 'v < acc ? v : acc', final: 'acc' },
+};
+
+function reduceKernel(op: ReduceOp, dtype: TrtDType) {
+  const c = DTYPES[dtype];
+  const r = (c.compute === 'float' ? REDUCE_FLOAT : REDUCE_INT)[op];
+  return kernelSource(`reduce.${op}.${dtype}`, (entry) => `
+__device__ __forceinline__ ${c.compute} ${entry}_step(${c.compute} acc, ${c.compute} v) { return ${r.step}; }
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
+  GRID_STRIDE(o, outer) {
+    i64 base = ${outerAt('x')};
+    ${c.compute} acc = ${r.init};
+    for (i64 j = 0; j < inner; ++j) acc = ${entry}_step(acc, ${c.load(`x[base + ${innerAt('x')}]`)});
+    y[o] = ${c.store(r.final)};
+  }
+}`);
+}
+
+export const reduce: LayerLowering = (ctx) => {
+  const p = paramsOf(ctx, 'reduce');
+  const x = input(ctx, 0);
+  const out = output(ctx);
+  const rank = x.shape.length;
+  checkRank(ctx, rank);
+  if (x.dtype === 'bool') unsupported(ctx, 'reduce does not take bool');
+  const axes = [...new Set(p.axes.map((a) => axisOf(ctx, a, rank)))];
+  if (axes.length === 0) {
+    return copyAll(x, out);
+  }
+  const split = splitRows(x.shape, axes, [denseStrides(x.shape)]);
+  return launch(reduceKernel(p.op, x.dtype), volume(split.outerDims), [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
+};
+
+function softmaxKernel(dtype: TrtDType) {
+  const c = DTYPES[dtype];
+  return kernelSource(`softmax.${dtype}`, (entry) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
+  GRID_STRIDE(o, outer) {
+    i64 base = ${outerAt('x')};
+    float m = -f_inf();
+    for (i64 j = 0; j < inner; ++j) m = fmaxf(m, ${c.load(`x[base + ${innerAt('x')}]`)});
+    float s = 0.0f;
+    for (i64 j = 0; j < inner; ++j) s += expf(${c.load(`x[base + ${innerAt('x')}]`)} - m);
+    for (i64 j = 0; j < inner; ++j) {
+      i64 at = base + ${innerAt('x')};
+      y[at] = ${c.store(`expf(${c.load('x[at]')} - m) / s`)};
+    }
+  }
+}`);
+}
+
+export const softmax: LayerLowering = (ctx) => {
+  const p = paramsOf(ctx, 'softmax');
+  const x = input(ctx, 0);
+  const out = output(ctx);
+  checkRank(ctx, x.shape.length);
+  if (!isFloatDType(x.dtype)) unsupported(ctx, `softmax does not take ${x.dtype}`);
+  if (x.shape.length === 0) return launch(softmaxKernel(x.dtype), 1, [ptr(out.at), ptr(x.at), ...rowArgs(splitRows([], [], [[]]))]);
+  const split = splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape)]);
+  return launch(softmaxKernel(x.dtype), volume(split.outerDims), [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
+};
+
+function normalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType) {
+  const c = DTYPES[dtype];
+  const s = DTYPES[scaleDtype];
+  const b = DTYPES[biasDtype];
+  return kernelSource(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, (entry) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
+  GRID_STRIDE(o, outer) {
+    i64 bx = ${outerAt('x')}, bs = ${outerAt('s')}, bb = ${outerAt('b')};
+    float mean = 0.0f;
+    for (i64 j = 0; j < inner; ++j) mean += ${c.load(`x[bx + ${innerAt('x')}]`)};
+    mean /= (float)inner;
+    float var = 0.0f;
+    for (i64 j = 0; j < inner; ++j) {
+      float d = ${c.load(`x[bx + ${innerAt('x')}]`)} - mean;
+      var += d * d;
+    }
+    float inv = 1.0f / sqrtf(var / (float)inner + eps);
+    for (i64 j = 0; j < inner; ++j) {
+      i64 at = bx + ${innerAt('x')};
+      float sc = ${s.compute === 'float' ? s.load(`scale[bs + ${innerAt('s')}]`) : `(float)(${s.load(`scale[bs + ${innerAt('s')}]`)})`};
+      float bi = ${b.compute === 'float' ? b.load(`bias[bb + ${innerAt('b')}]`) : `(float)(${b.load(`bias[bb + ${innerAt('b')}]`)})`};
+      y[at] = ${c.store(`(${c.load('x[at]')} - mean) * inv * sc + bi`)};
+    }
+  }
+}`);
+}
+
+/** Strides that broadcast `shape` (NumPy rules: missing leading dims are 1) over `to`. */
+function numpyStrides(shape: readonly number[], to: readonly number[]): number[] | null {
+  if (shape.length > to.length) return null;
+  const padded = [...new Array<number>(to.length - shape.length).fill(1), ...shape];
+  if (padded.some((d, i) => d !== 1 && d !== to[i])) return null;
+  const dense = denseStrides(padded);
+  return to.map((d, i) => (padded[i] === d ? dense[i]! : 0));
+}
+
+export const normalization: LayerLowering = (ctx) => {
+  const p = paramsOf(ctx, 'normalization');
+  const x = input(ctx, 0);
+  const scale = input(ctx, 1);
+  const bias = input(ctx, 2);
+  const out = output(ctx);
+  const rank = x.shape.length;
+  if (!isFloatDType(x.dtype)) unsupported(ctx, `normalization does not take ${x.dtype}`);
+  if (p.axes.length === 0) unsupported(ctx, 'no axes to normalize over');
+  const axes = [...new Set(p.axes.map((a) => axisOf(ctx, a, rank)))];
+  let view: number[];
+  let normAxes: number[];
+  let strideOf: (t: typeof scale) => number[] | null;
+  if (p.nbGroups > 1) {
+    const [n, c] = [x.shape[0]!, x.shape[1]!];
+    const g = p.nbGroups;
+    if (rank < 2 || c % g !== 0) unsupported(ctx, `${c} channels of input [${x.shape.join(', ')}] do not split into ${g} groups`);
+    if (axes.some((a) => a < 2)) unsupported(ctx, `group normalization takes spatial axes (2 and up), got [${axes.join(', ')}]`);
+    view = [n, g, c / g, ...x.shape.slice(2)];
+    normAxes = [2, ...axes.map((a) => a + 1)];
+    const perGroup = (t: typeof scale): boolean => g !== c && t.shape.length === rank && t.shape[1] === g;
+    strideOf = (t) => {
+      if (t.shape.length !== rank) return null;
+      const tv = perGroup(t) ? [t.shape[0]!, g, 1, ...t.shape.slice(2)] : t.shape[1] === 1 ? [t.shape[0]!, 1, 1, ...t.shape.slice(2)] : [t.shape[0]!, g, c / g, ...t.shape.slice(2)];
+      if (!perGroup(t) && t.shape[1] !== c && t.shape[1] !== 1) return null;
+      return numpyStrides(tv, view);
+    };
+  } else {
+    view = [...x.shape];
+    normAxes = axes;
+    strideOf = (t) => numpyStrides(t.shape, x.shape);
+  }
+  checkRank(ctx, view.length);
+  const sStrides = strideOf(scale);
+  const bStrides = strideOf(bias);
+  if (!sStrides || !bStrides) unsupported(ctx, `scale [${scale.shape.join(', ')}] and bias [${bias.shape.join(', ')}] do not broadcast to input [${x.shape.join(', ')}]`);
+  const split = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides]);
+  return launch(normalizationKernel(x.dtype, scale.dtype, bias.dtype), volume(split.outerDims), [
+    ptr(out.at),
+    ptr(x.at),
+    ptr(scale.at),
+    ptr(bias.at),
+    f32(p.epsilon),
+    ...rowArgs(split),
+  ]);
+};
+
+function cumulativeKernel(dtype: TrtDType, exclusive: boolean, reverse: boolean) {
+  const c = DTYPES[dtype];
+  const add = c.compute === 'float' ? 'acc + v' : 'i_add(acc, v)';
+  return kernelSource(`cumulative.sum.${dtype}.${exclusive ? 'exclusive' : 'inclusive'}.${reverse ? 'reverse' : 'forward'}`, (entry) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
+  GRID_STRIDE(o, outer) {
+    i64 base = ${outerAt('x')};
+    ${c.compute} acc = 0;
+    for (i64 t = 0; t < inner; ++t) {
+      i64 j = ${reverse ? 'inner - 1 - t' : 't'};
+      i64 at = base + ${innerAt('x')};
+      ${c.compute} v = ${c.load('x[at]')};
+      ${exclusive ? `y[at] = ${c.store('acc')};\n      acc = ${add};` : `acc = ${add};\n      y[at] = ${c.store('acc')};`}
+    }
+  }
+}`);
+}
+
+export const cumulative: LayerLowering = (ctx) => {
+  const p = paramsOf(ctx, 'cumulative');
+  const x = input(ctx, 0);
+  const out = output(ctx);
+  checkRank(ctx, x.shape.length);
+  if (x.dtype === 'bool') unsupported(ctx, 'cumulative does not take bool');
+  const dims = x.shape.length === 0 ? [1] : x.shape;
+  const split = splitRows(dims, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(dims)]);
+  return launch(cumulativeKernel(x.dtype, p.exclusive, p.reverse), volume(split.outerDims), [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
+};
+
+/**
+ * Pooling over 1-3 spatial dims: each output element walks its window. Windows start at
+ * o·S − pre; padding never wins a max; an average divides by the window's real elements
+ * (excludePad) or by its extent within the padded input, as the reference counts them.
+ */
+function poolingKernel(type: 'max' | 'average', dtype: TrtDType) {
+  const c = DTYPES[dtype];
+  const float = c.compute === 'float';
+  const acc = type === 'max' ? c.compute : float ? 'float' : 'double';
+  const init = type === 'max' ? (float ? '-f_inf()' : '(i64)0x8000000000000000ull') : '0';
+  const step = type === 'max' ? (float ? '(v > acc || f_isnan(v)) ? v : acc' : 'v > acc ? v : acc') : `acc + (${acc})v`;
+  const result = type === 'max' ? c.store('acc') : float ? c.store('acc / (float)divisor') : storeDouble(dtype, 'acc / (double)divisor');
+  return kernelSource(`pooling.${type}.${dtype}`, (entry) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 n, i32 sr, Dims8 outDims, Dims8 inDims, Dims8 window, Dims8 stride, Dims8 pre, Dims8 post, i32 excludePad) {
+  GRID_STRIDE(i, n) {
+    i64 c[8];
+    unflatten(i, sr + 2, outDims, c);
+    i64 plane = 1, wcount = 1;
+    for (int d = 0; d < sr; ++d) { plane *= inDims.v[d + 2]; wcount *= window.v[d]; }
+    i64 base = (c[0] * inDims.v[1] + c[1]) * plane;
+    ${acc} acc = ${init};
+    i64 divisor = 1;
+    for (int d = 0; d < sr; ++d) {
+      i64 start = c[d + 2] * stride.v[d] - pre.v[d], end = start + window.v[d], size = inDims.v[d + 2];
+      i64 lo = start < 0 ? 0 : start, hi = end < size ? end : size;
+      i64 padEnd = end < size + post.v[d] ? end : size + post.v[d];
+      divisor *= excludePad ? (hi > lo ? hi - lo : 0) : padEnd - start;
+    }
+    for (i64 w = 0; w < wcount; ++w) {
+      i64 rem = w, at = 0, scale = 1;
+      bool inside = true;
+      for (int d = sr - 1; d >= 0; --d) {
+        i64 k = rem % window.v[d];
+        rem /= window.v[d];
+        i64 pos = c[d + 2] * stride.v[d] - pre.v[d] + k, size = inDims.v[d + 2];
+        if (pos < 0 || pos >= size) inside = false;
+        at += pos * scale;
+        scale *= size;
+      }
+      if (!inside) continue;
+      ${c.compute} v = ${c.load('x[base + at]')};
+      acc = ${step};
+    }
+    y[i] = ${result};
+  }
+}`);
+}
+
+export const pooling: LayerLowering = (ctx) => {
+  const p = paramsOf(ctx, 'pooling');
+  const x = input(ctx, 0);
+  const out = output(ctx);
+  const sr = p.window.length;
+  if (x.shape.length !== sr + 2 || sr < 1 || sr > 6) unsupported(ctx, `input rank ${x.shape.length} does not fit ${sr}-D windows`);
+  if (x.dtype === 'bool') unsupported(ctx, 'pooling does not take bool');
+  const n = volume(out.shape);
+  const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype), n, [
+    ptr(out.at),
+    ptr(x.at),
+    i64(n),
+    i32(sr),
+    dims8(out.shape),
+    dims8(x.shape),
+    dims8(p.window),
+    dims8(p.stride),
+    dims8(p.prePadding),
+    dims8(p.postPadding),
+    i32(p.averageCountExcludesPadding ? 1 : 0),
+  ]);
+  return steps;
+};

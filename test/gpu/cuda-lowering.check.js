@@ -1,0 +1,512 @@
+'use strict';
+// The cuda backend's layer lowerings on the GPU: for every layer kind of the catalogue, sample
+// layers (several shapes, broadcasting, size-0 and size-1 dims, each dtype the kind takes) are
+// lowered, their kernel sources compiled with NVRTC (compileModule), the steps assembled into a
+// PlanSpec and run with GpuPlan on DeviceTensors, and the outputs compared with the reference
+// backend's executor on the same inputs. Prints per-kind max errors; exits 1 on a mismatch or
+// on a kind without samples.
+//
+// The sample catalogue (`buildCases`) is exported: the unit tests
+// (test/backends/cuda/lowering) run the same samples through the CPU kernel emulator.
+const path = require('node:path');
+
+/** mulberry32: the same "random" inputs on every run. */
+function rng(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const FLOATS = ['float32', 'float16', 'bfloat16'];
+const INTS = ['int8', 'uint8', 'int32', 'int64'];
+const ALL = [...FLOATS, ...INTS, 'bool'];
+const RANGE = { int8: [-128, 127], uint8: [0, 255] };
+const size = (shape) => shape.reduce((a, d) => a * d, 1);
+
+/**
+ * The samples: { kind, name, params, inputs }. `Tensor` is the library's Tensor class (from
+ * lib/ under jest, from dist/ on the GPU machine).
+ */
+function buildCases(Tensor) {
+  const random = rng(17);
+  const uniform = (lo, hi) => lo + (hi - lo) * random();
+  const int = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
+  const t = (dtype, shape, lo = -2, hi = 2) => {
+    const n = size(shape);
+    if (dtype === 'bool') return Tensor.from('bool', shape, Array.from({ length: n }, () => random() < 0.5));
+    if (INTS.includes(dtype)) {
+      const [min, max] = RANGE[dtype] ?? [-Infinity, Infinity];
+      const [a, b] = [Math.max(min, Math.ceil(lo)), Math.min(max, Math.floor(hi))];
+      return Tensor.from(dtype, shape, Array.from({ length: n }, () => int(a, b)));
+    }
+    return Tensor.from(dtype, shape, Array.from({ length: n }, () => uniform(lo, hi)));
+  };
+  const v = (dtype, shape, values) => Tensor.from(dtype, shape, values);
+  const i64 = (values) => Tensor.from('int64', [values.length], values);
+  const cases = [];
+  const add = (kind, name, params, inputs) => cases.push({ kind, name: `${kind}/${name}`, params: { kind, ...params }, inputs });
+  const special = (dtype) => v(dtype, [8], [NaN, Infinity, -Infinity, 0.5, -2.7, 1e10, -1e10, 255.9]);
+
+  // constant, identity, cast
+  for (const d of ['float32', 'float16', 'bfloat16', 'int8', 'int32', 'int64']) add('constant', d, { weights: t(d, [2, 3], -50, 50) }, []);
+  add('constant', 'scalar', { weights: v('int64', [], [7]) }, []);
+  add('constant', 'empty', { weights: t('float32', [0, 3]) }, []);
+  for (const d of ALL) add('identity', d, {}, [t(d, [2, 3], -50, 50)]);
+  add('identity', 'empty', {}, [t('int32', [0, 4])]);
+  add('identity', 'scalar', {}, [t('float16', [])]);
+  for (const from of ALL) {
+    for (const to of ALL) add('cast', `${from}->${to}`, { to }, [t(from, [3, 4], -300, 300)]);
+  }
+  for (const to of ALL) add('cast', `specials->${to}`, { to }, [special('float32')]);
+  add('cast', 'int64-big->float32', { to: 'float32' }, [v('int64', [3], [2n ** 40n + 1n, -(2n ** 62n), 123456789012n])]);
+
+  // elementwise
+  const SHAPES = [
+    [[2, 3, 4], [2, 3, 4]],
+    [[2, 1, 4], [1, 3, 1]],
+    [[0, 3], [1, 3]],
+    [[], []],
+  ];
+  const floatOps = ['sum', 'prod', 'max', 'min', 'sub', 'div', 'pow', 'floor_div', 'equal', 'greater', 'less'];
+  for (const op of floatOps) {
+    for (const d of FLOATS) {
+      SHAPES.forEach(([sa, sb], s) => {
+        const lo = op === 'pow' ? 0.1 : -3;
+        add('elementwise', `${op}.${d}.${s}`, { op }, [t(d, sa, lo, 3), t(d, sb, op === 'pow' ? -2 : 0.5, 3)]);
+      });
+    }
+  }
+  const intOps = ['sum', 'prod', 'max', 'min', 'sub', 'div', 'floor_div', 'pow', 'equal', 'greater', 'less'];
+  for (const op of intOps) {
+    for (const d of INTS) {
+      SHAPES.slice(0, 3).forEach(([sa, sb], s) => {
+        const b = op === 'pow' ? t(d, sb, 0, 4) : t(d, sb, -9, 9);
+        add('elementwise', `${op}.${d}.${s}`, { op }, [t(d, sa, op === 'pow' ? -3 : -100, op === 'pow' ? 3 : 100), b]);
+      });
+    }
+  }
+  add('elementwise', 'div.int64.extremes', { op: 'div' }, [v('int64', [3], [-(2n ** 63n), 7n, -7n]), v('int64', [3], [-1n, -2n, 0n])]);
+  add('elementwise', 'floor_div.int32.signs', { op: 'floor_div' }, [v('int32', [4], [7, -7, 7, -7]), v('int32', [4], [2, 2, -2, -2])]);
+  for (const op of ['and', 'or', 'xor']) {
+    SHAPES.forEach(([sa, sb], s) => add('elementwise', `${op}.bool.${s}`, { op }, [t('bool', sa), t('bool', sb)]));
+  }
+  add('elementwise', 'max.float32.nan', { op: 'max' }, [special('float32'), v('float32', [8], [1, 2, 3, NaN, 0, 0, 0, 0])]);
+
+  // unary
+  const DOMAIN = { log: [0.1, 3], sqrt: [0, 3], acosh: [1, 3], asin: [-0.9, 0.9], acos: [-0.9, 0.9], atanh: [-0.9, 0.9], tan: [-1.2, 1.2] };
+  const floatUnary = ['exp', 'log', 'sqrt', 'recip', 'abs', 'neg', 'sin', 'cos', 'tan', 'sinh', 'cosh', 'asin', 'acos', 'atan', 'asinh', 'acosh', 'atanh', 'ceil', 'floor', 'erf', 'sign', 'round', 'isinf', 'isnan'];
+  for (const op of floatUnary) {
+    for (const d of FLOATS) {
+      const [lo, hi] = DOMAIN[op] ?? [-3, 3];
+      add('unary', `${op}.${d}`, { op }, [t(d, [3, 5], lo, hi)]);
+    }
+  }
+  for (const op of ['isinf', 'isnan', 'sign', 'abs']) add('unary', `${op}.specials`, { op }, [special('float32')]);
+  add('unary', 'round.halves', { op: 'round' }, [v('float32', [6], [0.5, 1.5, 2.5, -0.5, -1.5, 2.4999])]);
+  for (const op of ['abs', 'neg', 'sign']) for (const d of ['int8', 'int32', 'int64']) add('unary', `${op}.${d}`, { op }, [t(d, [2, 4], -100, 100)]);
+  add('unary', 'not.bool', { op: 'not' }, [t('bool', [3, 3])]);
+  add('unary', 'exp.empty', { op: 'exp' }, [t('float32', [2, 0])]);
+
+  // activation
+  const ACT = {
+    relu: {},
+    sigmoid: {},
+    tanh: {},
+    leaky_relu: { alpha: 0.1 },
+    elu: { alpha: 1.2 },
+    selu: { alpha: 1.6732632, beta: 1.0507010 },
+    softsign: {},
+    softplus: { alpha: 1.5, beta: 0.7 },
+    clip: { alpha: -0.5, beta: 0.75 },
+    hard_sigmoid: { alpha: 0.2, beta: 0.5 },
+    scaled_tanh: { alpha: 1.7, beta: 0.66 },
+    thresholded_relu: { alpha: 0.3 },
+    gelu_erf: {},
+    gelu_tanh: {},
+  };
+  for (const [type, ab] of Object.entries(ACT)) for (const d of FLOATS) add('activation', `${type}.${d}`, { type, ...ab }, [t(d, [4, 6], -4, 4)]);
+  for (const d of ['int8', 'int32', 'int64']) add('activation', `relu.${d}`, { type: 'relu' }, [t(d, [2, 5], -50, 50)]);
+
+  // matmul
+  const MM = [
+    ['plain', 'none', 'none', [3, 4], [4, 5]],
+    ['transA', 'transpose', 'none', [4, 3], [4, 5]],
+    ['transB', 'none', 'transpose', [3, 4], [5, 4]],
+    ['both', 'transpose', 'transpose', [4, 3], [5, 4]],
+    ['vecA', 'vector', 'none', [4], [4, 5]],
+    ['vecB', 'none', 'vector', [3, 4], [4]],
+    ['vecAB', 'vector', 'vector', [2, 4], [2, 4]],
+    ['batched', 'none', 'none', [2, 3, 4], [2, 4, 5]],
+    ['bcastB', 'none', 'none', [2, 3, 4], [1, 4, 5]],
+    ['bcastBoth', 'none', 'none', [2, 1, 3, 4], [1, 3, 4, 2]],
+    ['k0', 'none', 'none', [2, 0], [0, 3]],
+    ['m0', 'none', 'none', [0, 4], [4, 3]],
+    ['one', 'none', 'none', [1, 1], [1, 1]],
+  ];
+  for (const [name, opA, opB, sa, sb] of MM) add('matmul', `${name}.float32`, { opA, opB }, [t('float32', sa), t('float32', sb)]);
+  for (const d of ['float16', 'bfloat16']) add('matmul', `bcastBoth.${d}`, { opA: 'none', opB: 'transpose' }, [t(d, [2, 1, 3, 4]), t(d, [1, 2, 5, 4])]);
+
+  // shuffle
+  for (const d of ['float32', 'int64', 'bool', 'float16']) {
+    add('shuffle', `transpose.${d}`, { firstTranspose: [2, 0, 1], zeroIsPlaceholder: false }, [t(d, [2, 3, 4])]);
+  }
+  add('shuffle', 'reshape', { reshape: [4, -1], zeroIsPlaceholder: false }, [t('float32', [2, 3, 4])]);
+  add('shuffle', 'first+reshape+second', { firstTranspose: [1, 0, 2], reshape: [0, 8], secondTranspose: [1, 0], zeroIsPlaceholder: true }, [t('int32', [2, 3, 4], -9, 9)]);
+  add('shuffle', 'reshape-second', { reshape: [6, 4], secondTranspose: [1, 0], zeroIsPlaceholder: false }, [t('int8', [2, 3, 4], -9, 9)]);
+  add('shuffle', 'dynamic-reshape', { zeroIsPlaceholder: false }, [t('float32', [2, 6]), i64([3, 4])]);
+  add('shuffle', 'empty', { firstTranspose: [1, 0], zeroIsPlaceholder: false }, [t('float32', [0, 3])]);
+
+  // slice
+  for (const d of ['float32', 'int64', 'bool', 'bfloat16', 'uint8']) {
+    add('slice', `strided.${d}`, { start: [1, 0], size: [2, 3], stride: [1, 2], mode: 'strict_bounds' }, [t(d, [4, 6], 0, 50)]);
+  }
+  add('slice', 'reverse', { start: [3, 5], size: [4, 3], stride: [-1, -2], mode: 'strict_bounds' }, [t('float32', [4, 6])]);
+  add('slice', 'broadcast-stride0', { start: [0, 2], size: [3, 4], stride: [0, 1], mode: 'strict_bounds' }, [t('int32', [1, 6], -9, 9)]);
+  for (const mode of ['wrap', 'clamp', 'reflect', 'fill']) {
+    add('slice', mode, { start: [-2, -3], size: [6, 9], stride: [1, 1], mode }, [t('float32', [3, 4])]);
+  }
+  add('slice', 'reflect-single', { start: [-2], size: [5], stride: [1], mode: 'reflect' }, [t('float32', [1])]);
+  add('slice', 'fill-value', { start: [-1, 0], size: [4, 2], stride: [1, 1], mode: 'fill' }, [t('float16', [2, 2]), null, null, null, v('float16', [], [7.5])]);
+  add('slice', 'dynamic', { start: [0, 0], size: [1, 1], stride: [1, 1], mode: 'strict_bounds' }, [t('float32', [4, 5]), i64([1, 1]), i64([2, 3]), i64([2, 1])]);
+  add('slice', 'empty', { start: [0, 0], size: [0, 2], stride: [1, 1], mode: 'strict_bounds' }, [t('float32', [3, 3])]);
+
+  // concat
+  for (const d of ['float32', 'int64', 'bool', 'float16']) {
+    add('concat', `axis1.${d}`, { axis: 1 }, [t(d, [2, 3, 2]), t(d, [2, 1, 2]), t(d, [2, 0, 2])]);
+  }
+  add('concat', 'axis0', { axis: 0 }, [t('int32', [1, 4], -9, 9), t('int32', [2, 4], -9, 9)]);
+  add('concat', 'last', { axis: 2 }, [t('float32', [2, 2, 1]), t('float32', [2, 2, 3])]);
+  add('concat', 'rank1', { axis: 0 }, [i64([1, 2]), i64([3])]);
+
+  // gather
+  for (const id of ['int32', 'int64']) {
+    add('gather', `default.axis0.${id}`, { mode: 'default', axis: 0 }, [t('float32', [5, 3]), t(id, [2, 2], 0, 4)]);
+    add('gather', `default.axis1.${id}`, { mode: 'default', axis: 1 }, [t('int64', [2, 4, 3], -9, 9), t(id, [3], 0, 3)]);
+  }
+  add('gather', 'default.scalar-index', { mode: 'default', axis: 1 }, [t('float16', [2, 4]), v('int32', [], [3])]);
+  add('gather', 'default.bool', { mode: 'default', axis: 0 }, [t('bool', [4]), t('int64', [6], 0, 3)]);
+  add('gather', 'default.empty-index', { mode: 'default', axis: 0 }, [t('float32', [4, 2]), t('int64', [0], 0, 3)]);
+  add('gather', 'element.axis1', { mode: 'element', axis: 1 }, [t('float32', [3, 4]), t('int64', [3, 5], 0, 3)]);
+  add('gather', 'element.axis0', { mode: 'element', axis: 0 }, [t('int8', [3, 4], -9, 9), t('int32', [2, 4], 0, 2)]);
+  add('gather', 'nd.b0', { mode: 'nd', axis: 0, nbElementWiseDims: 0 }, [t('float32', [3, 4, 2]), t('int64', [5, 2], 0, 2)]);
+  add('gather', 'nd.b1', { mode: 'nd', axis: 0, nbElementWiseDims: 1 }, [t('bfloat16', [2, 3, 4]), t('int32', [2, 3, 1], 0, 2)]);
+  add('gather', 'nd.full', { mode: 'nd', axis: 0, nbElementWiseDims: 0 }, [t('int32', [3, 4], -9, 9), t('int64', [2, 2], 0, 2)]);
+
+  // scatter (unique targets: TensorRT leaves duplicates undefined)
+  const perm = (n) => {
+    const p = Array.from({ length: n }, (_, i) => i);
+    for (let i = n - 1; i > 0; i--) {
+      const j = int(0, i);
+      [p[i], p[j]] = [p[j], p[i]];
+    }
+    return p;
+  };
+  const rowsOfPerms = (rows, n, k) => Array.from({ length: rows }, () => perm(n).slice(0, k)).flat();
+  add('scatter', 'element.axis1', { mode: 'element', axis: 1 }, [t('float32', [3, 5]), v('int64', [3, 2], rowsOfPerms(3, 5, 2)), t('float32', [3, 2])]);
+  {
+    // axis 0: column j of the indices is a permutation slice of the rows.
+    const cols = Array.from({ length: 4 }, () => perm(3).slice(0, 2));
+    const idx = [0, 1].flatMap((r) => cols.map((c) => c[r]));
+    add('scatter', 'element.axis0', { mode: 'element', axis: 0 }, [t('int64', [3, 4], -9, 9), v('int32', [2, 4], idx), t('int64', [2, 4], -9, 9)]);
+  }
+  add('scatter', 'nd.rows', { mode: 'nd', axis: 0 }, [t('float16', [4, 3]), v('int64', [2, 1], perm(4).slice(0, 2)), t('float16', [2, 3])]);
+  {
+    const cells = perm(12).slice(0, 5);
+    add('scatter', 'nd.cells', { mode: 'nd', axis: 0 }, [t('int32', [3, 4], -9, 9), v('int32', [5, 2], cells.flatMap((c) => [Math.floor(c / 4), c % 4])), t('int32', [5], -9, 9)]);
+  }
+  add('scatter', 'element.bool', { mode: 'element', axis: 0 }, [t('bool', [4]), v('int64', [2], perm(4).slice(0, 2)), t('bool', [2])]);
+
+  // reduce
+  for (const op of ['sum', 'prod', 'max', 'min', 'avg']) {
+    for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'int64', 'int8', 'uint8']) {
+      const lo = op === 'prod' ? (INTS.includes(d) ? -3 : 0.5) : -20;
+      const hi = op === 'prod' ? (INTS.includes(d) ? 3 : 1.5) : 20;
+      add('reduce', `${op}.${d}.axes02`, { op, axes: [0, 2], keepDims: false }, [t(d, [2, 3, 4], lo, hi)]);
+      add('reduce', `${op}.${d}.last.keep`, { op, axes: [2], keepDims: true }, [t(d, [2, 3, 4], lo, hi)]);
+    }
+  }
+  add('reduce', 'sum.all', { op: 'sum', axes: [0, 1], keepDims: false }, [t('float32', [3, 5])]);
+  add('reduce', 'avg.none', { op: 'avg', axes: [], keepDims: false }, [t('float32', [3, 2])]);
+  add('reduce', 'max.empty-outer', { op: 'max', axes: [1], keepDims: true }, [t('float32', [0, 3])]);
+
+  // softmax
+  for (const d of FLOATS) {
+    add('softmax', `last.${d}`, { axis: 2 }, [t(d, [2, 3, 5], -5, 5)]);
+    add('softmax', `first.${d}`, { axis: 0 }, [t(d, [4, 3], -5, 5)]);
+  }
+  add('softmax', 'size1', { axis: 1 }, [t('float32', [3, 1])]);
+
+  // shape
+  for (const s of [[2, 3, 4], [0, 5], [7], []]) add('shape', `rank${s.length}`, {}, [t('float32', s)]);
+
+  // fill
+  add('fill', 'int64.static', { dims: [2, 3], alpha: 5, beta: [10, -1], dtype: 'int64' }, []);
+  add('fill', 'int32.static', { dims: [4], alpha: -2, beta: [3], dtype: 'int32' }, []);
+  add('fill', 'float32.static', { dims: [3, 2], alpha: 0.5, beta: [0.25, -1.5], dtype: 'float32' }, []);
+  add('fill', 'float16.static', { dims: [5], alpha: 1, beta: [0.1], dtype: 'float16' }, []);
+  add('fill', 'int64.inputs', { dims: [1], alpha: 0, beta: [1], dtype: 'int64' }, [i64([3, 2]), v('int64', [], [100]), i64([-7, 2])]);
+  add('fill', 'float32.float-inputs', { dims: [1], alpha: 0, beta: [1], dtype: 'float32' }, [i64([4]), v('float32', [], [0.5]), v('float32', [1], [0.125])]);
+  add('fill', 'int64.float-alpha', { dims: [3], alpha: 0, beta: [1], dtype: 'int64' }, [null, v('float32', [], [2.5]), v('float32', [1], [1.25])]);
+  add('fill', 'empty', { dims: [0, 2], alpha: 0, beta: [1, 1], dtype: 'float32' }, []);
+
+  // select
+  for (const d of ALL) add('select', d, {}, [t('bool', [2, 1, 4]), t(d, [1, 3, 4], -50, 50), t(d, [2, 3, 1], -50, 50)]);
+  add('select', 'empty', {}, [t('bool', [0, 2]), t('float32', [0, 2]), t('float32', [1, 2])]);
+
+  // convolution / deconvolution
+  const conv = (o) => ({
+    nbOutputMaps: o.k,
+    kernelSize: o.ks,
+    stride: o.stride ?? o.ks.map(() => 1),
+    prePadding: o.pre ?? o.ks.map(() => 0),
+    postPadding: o.post ?? o.pre ?? o.ks.map(() => 0),
+    dilation: o.dil ?? o.ks.map(() => 1),
+    groups: o.groups ?? 1,
+    kernel: o.kernel,
+    bias: o.bias ?? null,
+  });
+  const convCase = (kind, name, x, o, wshape, dtype = x.dtype) => {
+    add(kind, name, conv({ ...o, kernel: t(o.kdtype ?? dtype, wshape, -0.5, 0.5), bias: o.hasBias ? t(o.kdtype ?? dtype, [o.k]) : null }), [x]);
+  };
+  convCase('convolution', '2d.basic', t('float32', [1, 2, 5, 5]), { k: 3, ks: [3, 3], hasBias: true }, [3, 2, 3, 3]);
+  convCase('convolution', '2d.pad-stride-dil', t('float32', [2, 2, 7, 6]), { k: 2, ks: [3, 2], stride: [2, 1], pre: [1, 1], dil: [2, 1] }, [2, 2, 3, 2]);
+  convCase('convolution', '2d.asym-pad', t('float32', [1, 1, 4, 4]), { k: 2, ks: [2, 2], pre: [1, 0], post: [0, 1], hasBias: true }, [2, 1, 2, 2]);
+  convCase('convolution', '2d.groups', t('float32', [1, 4, 5, 5]), { k: 6, ks: [3, 3], groups: 2, pre: [1, 1] }, [6, 2, 3, 3]);
+  convCase('convolution', '1d', t('float32', [2, 3, 8]), { k: 2, ks: [3], stride: [2], hasBias: true }, [2, 3, 3]);
+  convCase('convolution', '3d', t('float32', [1, 2, 3, 4, 4]), { k: 2, ks: [2, 3, 3], pre: [0, 1, 1] }, [2, 2, 2, 3, 3]);
+  convCase('convolution', '2d.float16', t('float16', [1, 2, 5, 5]), { k: 2, ks: [3, 3], hasBias: true }, [2, 2, 3, 3]);
+  convCase('convolution', '2d.bfloat16.f32-weights', t('bfloat16', [1, 2, 4, 4]), { k: 2, ks: [3, 3], hasBias: true, kdtype: 'float32' }, [2, 2, 3, 3]);
+  add('convolution', '2d.kernel-input', conv({ k: 2, ks: [2, 2], kernel: t('float32', [0]) }), [t('float32', [1, 3, 4, 4]), t('float32', [2, 3, 2, 2]), t('float32', [2])]);
+  convCase('deconvolution', '2d.stride2', t('float32', [1, 2, 3, 3]), { k: 3, ks: [3, 3], stride: [2, 2], pre: [1, 1], hasBias: true }, [2, 3, 3, 3]);
+  convCase('deconvolution', '2d.groups', t('float32', [2, 4, 3, 2]), { k: 2, ks: [2, 2], groups: 2 }, [4, 1, 2, 2]);
+  convCase('deconvolution', '1d', t('float32', [1, 2, 5]), { k: 3, ks: [3], stride: [3], dil: [1] }, [2, 3, 3]);
+  convCase('deconvolution', '2d.float16', t('float16', [1, 2, 3, 3]), { k: 2, ks: [2, 2], stride: [2, 2] }, [2, 2, 2, 2]);
+
+  // pooling
+  const pool = (type, o) => ({
+    type,
+    window: o.w,
+    stride: o.s ?? o.w,
+    prePadding: o.pre ?? o.w.map(() => 0),
+    postPadding: o.post ?? o.pre ?? o.w.map(() => 0),
+    paddingMode: o.up ? 'explicit_round_up' : 'explicit_round_down',
+    averageCountExcludesPadding: o.exclude ?? true,
+  });
+  for (const type of ['max', 'average']) {
+    add('pooling', `${type}.2d`, pool(type, { w: [2, 2] }), [t('float32', [1, 2, 4, 5])]);
+    add('pooling', `${type}.2d.pad.up`, pool(type, { w: [3, 3], s: [2, 2], pre: [1, 1], up: true }), [t('float32', [2, 1, 6, 5])]);
+    add('pooling', `${type}.2d.pad.include`, pool(type, { w: [3, 2], s: [1, 2], pre: [1, 0], post: [1, 1], exclude: false }), [t('float16', [1, 2, 4, 4])]);
+    add('pooling', `${type}.1d`, pool(type, { w: [3], s: [2] }), [t('bfloat16', [2, 2, 7])]);
+    add('pooling', `${type}.3d`, pool(type, { w: [2, 2, 2] }), [t('float32', [1, 1, 4, 4, 4])]);
+  }
+  add('pooling', 'max.int8', pool('max', { w: [2, 2], pre: [1, 1] }), [t('int8', [1, 2, 3, 3], -100, 100)]);
+  add('pooling', 'average.int32', pool('average', { w: [2, 2] }), [t('int32', [1, 1, 4, 4], -100, 100)]);
+
+  // normalization
+  for (const d of FLOATS) {
+    add('normalization', `layer.${d}`, { axes: [2], epsilon: 1e-5, nbGroups: 1 }, [t(d, [2, 3, 8]), t(d, [1, 1, 8]), t(d, [1, 1, 8])]);
+  }
+  add('normalization', 'instance', { axes: [2, 3], epsilon: 1e-5, nbGroups: 1 }, [t('float32', [2, 3, 4, 4]), t('float32', [1, 3, 1, 1]), t('float32', [1, 3, 1, 1])]);
+  add('normalization', 'group.per-channel', { axes: [2, 3], epsilon: 1e-5, nbGroups: 2 }, [t('float32', [2, 4, 3, 3]), t('float32', [1, 4, 1, 1]), t('float32', [1, 4, 1, 1])]);
+  add('normalization', 'group.per-group', { axes: [2, 3], epsilon: 1e-5, nbGroups: 2 }, [t('float32', [2, 4, 3, 3]), t('float32', [1, 2, 1, 1]), t('float32', [1, 2, 1, 1])]);
+  add('normalization', 'middle-axis', { axes: [1], epsilon: 1e-3, nbGroups: 1 }, [t('float32', [2, 5, 3]), t('float32', [1, 5, 1]), t('float32', [1, 5, 3])]);
+
+  // resize
+  const resize = (o) => ({ mode: o.mode, outputDims: o.out, coordinateTransformation: o.ct ?? 'half_pixel', selector: o.sel ?? 'formula', nearestRounding: o.round ?? 'floor' });
+  for (const ct of ['half_pixel', 'asymmetric', 'align_corners']) {
+    for (const round of ['half_up', 'half_down', 'floor', 'ceil']) {
+      add('resize', `nearest.${ct}.${round}`, resize({ mode: 'nearest', out: [1, 1, 7, 3], ct, round }), [t('float32', [1, 1, 3, 5])]);
+    }
+    add('resize', `linear.${ct}`, resize({ mode: 'linear', out: [1, 2, 6, 3], ct }), [t('float32', [1, 2, 3, 5])]);
+  }
+  add('resize', 'linear.upper-one', resize({ mode: 'linear', out: [2, 1], sel: 'upper' }), [t('float32', [2, 4])]);
+  add('resize', 'linear.float16', resize({ mode: 'linear', out: [1, 3, 8] }), [t('float16', [1, 3, 4])]);
+  add('resize', 'nearest.int64', resize({ mode: 'nearest', out: [4, 6] }), [t('int64', [2, 3], -9, 9)]);
+  add('resize', 'linear.int32', resize({ mode: 'linear', out: [5], ct: 'align_corners' }), [t('int32', [3], -90, 90)]);
+  add('resize', 'dynamic-dims', resize({ mode: 'nearest', out: [1, 1] }), [t('float32', [2, 2]), i64([4, 3])]);
+
+  // topk
+  for (const op of ['max', 'min']) {
+    for (const d of ['float32', 'float16', 'int32', 'int64', 'uint8']) {
+      add('topk', `${op}.${d}.last`, { op, k: 3, axis: 1, indicesType: 'int32' }, [t(d, [2, 6], -5, 5)]);
+    }
+    add('topk', `${op}.axis0.int64-indices`, { op, k: 2, axis: 0, indicesType: 'int64' }, [t('float32', [4, 3])]);
+    add('topk', `${op}.nan`, { op, k: 4, axis: 0, indicesType: 'int32' }, [v('float32', [6], [1, NaN, 3, -Infinity, NaN, 3])]);
+    add('topk', `${op}.k0`, { op, k: 0, axis: 0, indicesType: 'int32' }, [t('float32', [3])]);
+  }
+
+  // cumulative
+  for (const d of ['float32', 'float16', 'int32', 'int64', 'bfloat16']) {
+    for (const [exclusive, reverse] of [[false, false], [true, false], [false, true], [true, true]]) {
+      add('cumulative', `${d}.${exclusive ? 'ex' : 'in'}.${reverse ? 'rev' : 'fwd'}`, { op: 'sum', axis: 1, exclusive, reverse }, [t(d, [2, 5, 3], -9, 9)]);
+    }
+  }
+  add('cumulative', 'axis0', { op: 'sum', axis: 0, exclusive: false, reverse: false }, [t('float32', [4])]);
+  add('cumulative', 'empty', { op: 'sum', axis: 1, exclusive: false, reverse: false }, [t('float32', [2, 0])]);
+  // Size-0 and size-1 dims.
+  add('cast', 'empty', { to: 'int64' }, [t('float16', [3, 0])]);
+  add('scatter', 'nd.no-updates', { mode: 'nd', axis: 0 }, [t('float32', [3, 2]), v('int64', [0, 1], []), t('float32', [0, 2])]);
+  add('reduce', 'sum.empty-axis', { op: 'sum', axes: [1], keepDims: false }, [t('float32', [3, 0])]);
+  add('reduce', 'prod.size1-axis', { op: 'prod', axes: [1], keepDims: true }, [t('int32', [3, 1], -9, 9)]);
+  add('softmax', 'empty-outer', { axis: 1 }, [t('float32', [0, 4])]);
+  add('normalization', 'empty-batch', { axes: [2], epsilon: 1e-5, nbGroups: 1 }, [t('float32', [0, 3, 4]), t('float32', [1, 1, 4]), t('float32', [1, 1, 4])]);
+  add('resize', 'to-empty', resize({ mode: 'nearest', out: [0, 3] }), [t('float32', [2, 3])]);
+  add('pooling', 'empty-batch', pool('max', { w: [2, 2] }), [t('float32', [0, 2, 4, 4])]);
+  convCase('convolution', 'empty-batch', t('float32', [0, 2, 4, 4]), { k: 2, ks: [3, 3] }, [2, 2, 3, 3]);
+  convCase('convolution', '1x1', t('float32', [1, 3, 1, 1]), { k: 2, ks: [1, 1], hasBias: true }, [2, 3, 1, 1]);
+  convCase('deconvolution', '2d.bfloat16', t('bfloat16', [1, 2, 2, 2]), { k: 2, ks: [2, 2] }, [2, 2, 2, 2]);
+  add('topk', 'empty-rows', { op: 'max', k: 2, axis: 1, indicesType: 'int32' }, [t('float32', [0, 5])]);
+  add('topk', 'bfloat16', { op: 'min', k: 3, axis: 0, indicesType: 'int64' }, [t('bfloat16', [5, 2])]);
+  add('shuffle', 'uint8.bfloat16-sized', { firstTranspose: [1, 0], zeroIsPlaceholder: false }, [t('uint8', [3, 4], 0, 255)]);
+  add('cumulative', 'int8', { op: 'sum', axis: 0, exclusive: false, reverse: false }, [t('int8', [6], -100, 100)]);
+  add('select', 'scalar', {}, [t('bool', []), t('int64', [], -9, 9), t('int64', [], -9, 9)]);
+
+  // Negative axes (the converters normalize them, but a lowering takes either).
+  add('reduce', 'negative-axis', { op: 'sum', axes: [-1], keepDims: false }, [t('float32', [2, 3])]);
+  add('softmax', 'negative-axis', { axis: -2 }, [t('float32', [3, 4])]);
+  add('cumulative', 'negative-axis', { op: 'sum', axis: -1, exclusive: false, reverse: false }, [t('int32', [2, 4], -9, 9)]);
+  add('concat', 'negative-axis', { axis: -1 }, [t('float32', [2, 1]), t('float32', [2, 2])]);
+  add('gather', 'negative-axis', { mode: 'default', axis: -1 }, [t('float32', [2, 4]), t('int64', [3], 0, 3)]);
+  add('topk', 'negative-axis', { op: 'max', k: 2, axis: -1, indicesType: 'int64' }, [t('float32', [3, 4])]);
+  return cases;
+}
+
+/** Per-dtype comparison tolerances (floats compute in fp32 and round once into their dtype). */
+const TOLERANCE = {
+  float32: { rtol: 1e-4, atol: 1e-5 },
+  float16: { rtol: 2e-3, atol: 2e-3 },
+  bfloat16: { rtol: 1.6e-2, atol: 1.6e-2 },
+};
+
+/**
+ * Runs every sample through lowering → NVRTC → GpuPlan with `lib`'s GPU runtime and compares
+ * with `internals.executeLayer`; `only` (a substring of case names) narrows the run.
+ */
+async function runCheck(lib, internals, only) {
+  const { lowerLayer, LOWERINGS, executeLayer, LAYER_KINDS, readNumbers } = internals;
+  const { Tensor, DeviceTensor, toDevice, compileModule, GpuPlan } = lib;
+  const cases = buildCases(Tensor).filter((c) => !only || c.name.includes(only));
+  const modules = new Map(); // kernel key -> GpuModule
+  const perKind = {};
+  const failures = [];
+  for (const kind of LAYER_KINDS) {
+    perKind[kind] = { cases: 0, maxAbs: 0, maxRel: 0 };
+    if (!LOWERINGS[kind]) failures.push({ kind, error: 'no lowering' });
+    if (!only && !cases.some((c) => c.kind === kind)) failures.push({ kind, error: 'no sample cases' });
+  }
+  for (const c of cases) {
+    const stats = perKind[c.kind];
+    stats.cases++;
+    const owned = [];
+    try {
+      const inputsIds = c.inputs.map((x, i) => (x ? i : null));
+      const layer = { index: 0, name: c.name, params: c.params, inputs: inputsIds, outputs: [c.inputs.length] };
+      const expected = executeLayer(layer, c.inputs);
+      const full = { ...layer, outputs: expected.map((_, i) => c.inputs.length + i) };
+      const buffers = [];
+      const tensorBuffer = async (host) => {
+        const d = await toDevice(host.size === 0 ? Tensor.from('uint8', [1], [0]) : host);
+        owned.push(d);
+        buffers.push(d);
+        return buffers.length - 1;
+      };
+      for (const x of c.inputs) await tensorBuffer(x ?? Tensor.from('uint8', [1], [0]));
+      for (const e of expected) {
+        const d = await DeviceTensor.allocate(e.dtype, e.size === 0 ? [1] : e.shape);
+        owned.push(d);
+        buffers.push(d);
+      }
+      const pending = [];
+      const steps = lowerLayer({
+        layer: full,
+        inputs: c.inputs.map((x, i) => (x ? { dtype: x.dtype, shape: x.shape, at: { buffer: i } } : null)),
+        outputs: expected.map((e, i) => ({ dtype: e.dtype, shape: e.shape, at: { buffer: c.inputs.length + i } })),
+        values: c.inputs.map((x) => (x && (x.dtype === 'int32' || x.dtype === 'int64') && x.rank <= 1 && x.size <= 64 ? Array.from(readNumbers(x)) : undefined)),
+        scratch: (bytes) => {
+          buffers.push(null);
+          const at = buffers.length - 1;
+          pending.push(DeviceTensor.allocate('uint8', [Math.max(1, bytes)]).then((d) => ((buffers[at] = d), owned.push(d))));
+          return { buffer: at };
+        },
+        weight: (w) => {
+          buffers.push(null);
+          const at = buffers.length - 1;
+          pending.push(toDevice(w.size === 0 ? Tensor.from('uint8', [1], [0]) : w).then((d) => ((buffers[at] = d), owned.push(d))));
+          return { buffer: at };
+        },
+      });
+      await Promise.all(pending);
+      const used = [];
+      const planSteps = [];
+      for (const s of steps) {
+        if (s.kind !== 'launch') {
+          planSteps.push(s);
+          continue;
+        }
+        let mod = modules.get(s.kernel.key);
+        if (!mod) {
+          mod = await compileModule(s.kernel.source, [s.kernel.entry], 0, { name: `${s.kernel.key}.cu` });
+          modules.set(s.kernel.key, mod);
+        }
+        if (!used.includes(mod)) used.push(mod);
+        const { kernel, ...rest } = s;
+        planSteps.push({ ...rest, module: used.indexOf(mod), kernel: 0 });
+      }
+      if (planSteps.length > 0) {
+        const plan = await GpuPlan.create({ steps: planSteps }, buffers, used);
+        await plan.run();
+        plan.dispose();
+      }
+      for (let i = 0; i < expected.length; i++) {
+        const e = expected[i];
+        if (e.size === 0) continue;
+        const got = await buffers[c.inputs.length + i].toHost();
+        const a = readNumbers(got);
+        const x = readNumbers(e);
+        const tol = TOLERANCE[e.dtype];
+        for (let j = 0; j < x.length; j++) {
+          const p = Number(a[j]);
+          const q = Number(x[j]);
+          if (p === q || (Number.isNaN(p) && Number.isNaN(q))) continue;
+          const abs = Math.abs(p - q);
+          stats.maxAbs = Math.max(stats.maxAbs, abs);
+          stats.maxRel = Math.max(stats.maxRel, abs / Math.max(Math.abs(q), 1e-30));
+          if (!tol || !Number.isFinite(q) || !(abs <= tol.atol + tol.rtol * Math.abs(q))) {
+            failures.push({ case: c.name, output: i, element: j, got: String(a[j]), expected: String(x[j]) });
+            break;
+          }
+        }
+      }
+    } catch (error) {
+      failures.push({ case: c.name, error: `${error.code ?? ''} ${error.message}`.slice(0, 2000) });
+    } finally {
+      for (const d of owned) d.dispose();
+    }
+  }
+  for (const [kind, s] of Object.entries(perKind)) console.log(JSON.stringify({ kind, ...s }));
+  for (const f of failures) console.log(JSON.stringify({ failure: f }));
+  for (const m of modules.values()) m.dispose();
+  if (failures.length > 0) throw new Error(`${failures.length} failure(s) of ${cases.length} cases (see the lines above)`);
+  return { cases: cases.length, kernels: modules.size };
+}
+
+module.exports = { buildCases, runCheck, TOLERANCE };
+
+if (require.main === module) {
+  // eslint-disable-next-line global-require
+  const { gpuCheck } = require('./check-util');
+  const dist = path.join(__dirname, '..', '..', 'dist');
+  const internals = {
+    ...require(path.join(dist, 'backends', 'cuda', 'lowering', 'index.js')),
+    ...require(path.join(dist, 'backends', 'reference', 'layers', 'index.js')),
+    ...require(path.join(dist, 'network', 'layers.js')),
+    ...require(path.join(dist, 'kernels', 'access.js')),
+  };
+  // Optional argument: a substring of the case names to run (e.g. `softmax/`).
+  gpuCheck('cuda-lowering', (lib) => runCheck(lib, internals, process.argv[2]));
+}
