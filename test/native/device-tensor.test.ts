@@ -48,7 +48,7 @@ testWithoutDriver('without a CUDA driver, toDevice is E_CUDA_MISSING (not a cras
 
 /** A DeviceTensor over a stand-in allocation (no addon call is made by what these tests use). */
 function standIn(device: number, disposed = false): DeviceTensor {
-  const buffer: NativeDeviceBuffer = { byteLength: 24, device, disposed, dispose: () => undefined };
+  const buffer: NativeDeviceBuffer = { byteLength: 24, device, disposed, address: 0x1000n, dispose: () => undefined };
   const Ctor = DeviceTensor as unknown as new (b: NativeDeviceBuffer, dtype: string, shape: number[]) => DeviceTensor;
   return new Ctor(buffer, 'float32', [2, 3]);
 }
