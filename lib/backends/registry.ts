@@ -7,6 +7,7 @@
 import { InvalidArgumentError, TensorRTMissingError } from '../errors';
 import { tensorrtStatus } from '../tensorrt';
 import { VERSION } from '../version';
+import { onnxruntimeBackend } from './onnxruntime';
 import { referenceBackend } from './reference';
 import { BACKEND_NAMES, isBackendName, type Availability, type Backend, type BackendName } from './types';
 import { unavailableBackend } from './unavailable';
@@ -27,7 +28,7 @@ async function tensorrtReasons(): Promise<string[]> {
 export const BACKENDS = {
   tensorrt: unavailableBackend('tensorrt', 3, 'none', 'device', tensorrtReasons),
   cuda: unavailableBackend('cuda', 2, VERSION, 'device', async () => ['the cuda backend is not implemented yet in this version (issue 18)']),
-  onnxruntime: unavailableBackend('onnxruntime', 1, 'none', 'host', async () => ['the onnxruntime backend is not implemented yet in this version (issue 21)']),
+  onnxruntime: onnxruntimeBackend,
   reference: referenceBackend,
 } as const satisfies { readonly [N in BackendName]: Backend<N> };
 
