@@ -106,8 +106,7 @@ function sliceByIndexMaps(c: LowerContext, p: Parameters<Lowering<'slice'>>[0]):
 /**
  * A slice whose start, size or stride come from shape tensors, or whose input dims are only
  * known at run time: per axis, indices start + j·stride mapped into [0, d) by the mode, then
- * a Gather (strict_bounds: one Slice; a stride of 0 given at run time is then refused by
- * onnxruntime, a run error).
+ * a Gather (strict_bounds: one Slice, and an Expand for the axes whose stride is 0).
  */
 function sliceDynamic(c: LowerContext, p: Parameters<Lowering<'slice'>>[0]): string {
   const g = c.g;
@@ -115,10 +114,15 @@ function sliceDynamic(c: LowerContext, p: Parameters<Lowering<'slice'>>[0]): str
   const vector = (i: number, fallback: readonly number[]): string => (c.has(i) ? int64Input(c, i) : g.int64(fallback));
   const [start, size, stride] = [vector(1, p.start), vector(2, p.size), vector(3, p.stride)];
   if (p.mode === 'strict_bounds') {
-    const end = g.op('Add', [start, g.op('Mul', [size, stride])]);
-    const fixed = g.op('Where', [g.op('Less', [end, g.int64([0], [])]), g.int64([BEFORE_START], []), end]);
-    const ends = g.op('Where', [g.op('Less', [stride, g.int64([0], [])]), fixed, end]);
-    return g.op('Slice', [c.input(0), start, ends, g.int64(Array.from({ length: rank }, (_, a) => a)), stride]);
+    // A stride of 0 repeats one element: slice it with step 1, then expand it to the size.
+    const [zero, one] = [g.int64([0], []), g.int64([1], [])];
+    const repeats = g.op('Equal', [stride, zero]);
+    const steps = g.op('Where', [repeats, one, stride]);
+    const end = g.op('Add', [start, g.op('Mul', [g.op('Where', [repeats, one, size]), steps])]);
+    const fixed = g.op('Where', [g.op('Less', [end, zero]), g.int64([BEFORE_START], []), end]);
+    const ends = g.op('Where', [g.op('Less', [steps, zero]), fixed, end]);
+    const sliced = g.op('Slice', [c.input(0), start, ends, g.int64(Array.from({ length: rank }, (_, a) => a)), steps]);
+    return g.op('Expand', [sliced, g.op('Where', [repeats, size, one])]);
   }
   const inputShape = g.op('Shape', [c.input(0)]);
   const at = (v: string, axis: number): string => g.op('Gather', [v, g.int64([axis], [])], { axis: 0 });

@@ -159,6 +159,7 @@ const CASES: Record<LayerKind, Case[]> = {
     })),
     { label: 'fill with a fill value', params: { kind: 'slice', start: [-1, 0], size: [4, 2], stride: [1, 1], mode: 'fill' }, inputs: () => [f([2, 2]), null, null, null, Tensor.from('float32', [], [7])] },
     { label: 'start, size, stride from shape tensors (strict)', params: { kind: 'slice', start: [0, 0], size: [1, 1], stride: [1, 1], mode: 'strict_bounds' }, inputs: () => [f([5, 6]), i64([4, 1]), i64([3, 2]), i64([-1, 2])] },
+    { label: 'stride 0 from shape tensors (strict)', params: { kind: 'slice', start: [0, 0], size: [1, 1], stride: [1, 1], mode: 'strict_bounds' }, inputs: () => [f([5, 6]), i64([1, 0]), i64([3, 6]), i64([0, 1])] },
     ...(['wrap', 'clamp', 'reflect', 'fill'] as const).map((mode) => ({
       label: `${mode} from shape tensors`,
       params: { kind: 'slice', start: [0, 0], size: [1, 1], stride: [1, 1], mode } as LayerParams,
