@@ -122,7 +122,8 @@ export class OrtEngine implements Engine {
         executionMode: 'sequential',
         intraOpNumThreads: description.session.intraOpThreads,
         interOpNumThreads: description.session.interOpThreads,
-        logSeverityLevel: 3,
+        // Fatal only: library code never writes to the console (lib/logger.ts); failures come back as errors.
+        logSeverityLevel: 4,
       });
     } catch (error) {
       throw ortLoadError(error, description.network);
