@@ -211,6 +211,11 @@ export class ProgramExecutor {
     return this.segments;
   }
 
+  /** Loads every engine now (a failure leaves the next run to try again and report it). */
+  async preload(): Promise<void> {
+    await this.loaded();
+  }
+
   /** Inputs in program input order; resolves outputs in program output order. */
   async run(inputs: readonly Tensor[]): Promise<Tensor[]> {
     const segments = await this.loaded();

@@ -13,7 +13,7 @@ import { deserializeGraphFromBuffer } from '../../ir/serialize';
 import { formatShape, type SymbolRange } from '../../ir/symbolic';
 import type { PartitionReport } from '../../partitioning/partition';
 import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, selectDevice, type DeviceSelection } from '../device-selection';
-import { Program } from '../program';
+import { Program, warmStarted } from '../program';
 import { runLimits, type RunLimits } from '../resource-limits';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from '../segments';
 import {
@@ -224,14 +224,16 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
   }
   const contents = readProgramFile(bytes, label);
   const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
+  let program: Program;
   try {
-    return buildProgram(contents, selections, limits);
+    program = buildProgram(contents, selections, limits);
   } catch (error) {
     if (error instanceof TensorRTNodeError) throw error;
     // Every malformed-file case is refused as E_BAD_PROGRAM where it is found; anything else
     // is a bug of ours, and must look like one (the fuzz harness counts E_INTERNAL as a finding).
     throw new InternalError(`${label}: loading failed unexpectedly: ${(error as Error).message}`, { cause: error });
   }
+  return warmStarted(program);
 }
 
 /**

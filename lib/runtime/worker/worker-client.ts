@@ -140,6 +140,7 @@ function openChannel<T>(file: string, what: string, workerData: unknown, decode:
     if (!p) return;
     try {
       if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
+      else if (m.loaded) p.resolve(undefined as T);
       else p.resolve(decode(m.outputs));
     } catch (error) {
       p.reject(asResourceLimitError(error) as Error);
@@ -212,6 +213,27 @@ export class WorkerClient<T> {
       throw postFailure(error, this.options.what);
     }
     return result;
+  }
+
+  /**
+   * Starts the worker now and has it load the engines (the program's first run then costs
+   * what later ones do); settles when they are loaded, or rejects with the loading error.
+   */
+  async start(): Promise<void> {
+    if (this.disposed) throw this.disposedError();
+    const channel = this.open();
+    const id = this.nextId++;
+    const loaded = new Promise<T>((resolve, reject) => channel.pending.set(id, { resolve, reject }));
+    channel.holder = this;
+    channel.worker.ref();
+    try {
+      channel.worker.postMessage({ type: 'load', id } satisfies WorkerRequest);
+    } catch (error) {
+      channel.pending.delete(id);
+      settled(channel);
+      throw postFailure(error, this.options.what);
+    }
+    await loaded;
   }
 
   /** Stops the worker (if started), failing every pending run; later runs are refused. Idempotent. */

@@ -44,6 +44,14 @@ describe('the onnxruntime backend without onnxruntime-node', () => {
     await expect(named).rejects.toThrow(/onnxruntime-node is not installed/);
   });
 
+  it('is listed by doctor with the command that adds it', async () => {
+    withoutOrt();
+    const { doctor, formatDoctorReport } = require('../../../lib/doctor') as typeof import('../../../lib/doctor');
+    const text = formatDoctorReport(await doctor());
+    expect(text).toContain('Backend       onnxruntime: not usable');
+    expect(text).toContain('ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0');
+  });
+
   it('refuses to load engines with the same hint', async () => {
     const { getBackend } = withoutOrt();
     const { buildOrtEngine } = require('../../../lib/backends/onnxruntime') as typeof import('../../../lib/backends/onnxruntime');
