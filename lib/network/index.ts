@@ -5,3 +5,4 @@ export type { NetTensor, NetworkInput, NetworkOutput, ProfileShapes } from './ne
 export { inferLayer } from './shape-inference';
 export type { TensorInfo } from './shape-inference';
 export { printNetwork } from './printer';
+export { liveLayers } from './liveness';

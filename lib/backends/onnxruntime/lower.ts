@@ -9,7 +9,7 @@
  */
 import { InternalError, TensorRTNodeError } from '../../errors';
 import type { DType } from '../../ir/dtype';
-import type { Layer, LayerKind, Network } from '../../network';
+import { liveLayers, type LayerKind, type Network } from '../../network';
 import { VERSION } from '../../version';
 import { unsupportedError, type LowerContext, type Lowering } from './lower-context';
 import { concat, constant, fill, shape, shuffle, slice } from './lower-data';
@@ -58,19 +58,6 @@ export const LOWERINGS: { [K in LayerKind]: Lowering<K> } = {
  * has no bfloat16 tensors, so bfloat16 crosses as float32 (exact both ways) and is cast inside.
  */
 export const boundaryDType = (dtype: DType): DType => (dtype === 'bfloat16' ? 'float32' : dtype);
-
-/** The layers that reach an output, in network order. */
-function liveLayers(network: Network): Layer[] {
-  const needed = new Set(network.outputs.map((o) => o.tensor));
-  const live = new Array<boolean>(network.layers.length).fill(false);
-  for (let i = network.layers.length - 1; i >= 0; i--) {
-    const layer = network.layers[i]!;
-    if (!layer.outputs.some((id) => needed.has(id))) continue;
-    live[i] = true;
-    for (const id of layer.inputs) if (id !== null) needed.add(id);
-  }
-  return network.layers.filter((_, i) => live[i]);
-}
 
 function valueInfo(name: string, dtype: DType, shape: readonly number[]): object {
   const dim = shape.map((d, i) => (d >= 0 ? { dimValue: d } : { dimParam: `${name}_dim${i}` }));

@@ -7,7 +7,7 @@
  */
 import { BadInputError, InternalError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError } from '../../errors';
 import type { TypedArray } from '../../ir/dtype';
-import { inferLayer, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
+import { inferLayer, liveLayers, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
 import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runtime/resource-limits';
 import { Tensor } from '../../tensor';
 import { executeLayer } from './layers';
@@ -44,16 +44,7 @@ export class ReferenceRunner {
     this.network = network;
     this.inputNames = network.inputs.map((i) => i.name);
     this.outputNames = network.outputs.map((o) => o.name);
-    // Liveness: a layer runs only if one of its outputs is needed (TensorRT prunes the rest).
-    const needed = new Set(network.outputs.map((o) => o.tensor));
-    const live = new Array<boolean>(network.layers.length).fill(false);
-    for (let i = network.layers.length - 1; i >= 0; i--) {
-      const layer = network.layers[i]!;
-      if (!layer.outputs.some((id) => needed.has(id))) continue;
-      live[i] = true;
-      for (const id of layer.inputs) if (id !== null) needed.add(id);
-    }
-    this.steps = network.layers.filter((_, i) => live[i]);
+    this.steps = liveLayers(network);
     const lastUse = new Map<number, number>();
     this.steps.forEach((layer, step) => {
       for (const id of [...layer.inputs, ...layer.outputs]) if (id !== null) lastUse.set(id, step);

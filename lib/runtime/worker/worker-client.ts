@@ -200,13 +200,18 @@ export class WorkerClient<T> {
     } catch (error) {
       throw postFailure(error, this.options.what);
     }
+    return this.request((id) => ({ type: 'run', id, inputs: wire }));
+  }
+
+  /** Posts the request `make(id)` to the worker (started if need be); settles with its answer. */
+  private request(make: (id: number) => WorkerRequest): Promise<T> {
     const channel = this.open();
     const id = this.nextId++;
     const result = new Promise<T>((resolve, reject) => channel.pending.set(id, { resolve, reject }));
     channel.holder = this;
     channel.worker.ref();
     try {
-      channel.worker.postMessage({ type: 'run', id, inputs: wire } satisfies WorkerRequest);
+      channel.worker.postMessage(make(id));
     } catch (error) {
       channel.pending.delete(id);
       settled(channel);
@@ -221,19 +226,7 @@ export class WorkerClient<T> {
    */
   async start(): Promise<void> {
     if (this.disposed) throw this.disposedError();
-    const channel = this.open();
-    const id = this.nextId++;
-    const loaded = new Promise<T>((resolve, reject) => channel.pending.set(id, { resolve, reject }));
-    channel.holder = this;
-    channel.worker.ref();
-    try {
-      channel.worker.postMessage({ type: 'load', id } satisfies WorkerRequest);
-    } catch (error) {
-      channel.pending.delete(id);
-      settled(channel);
-      throw postFailure(error, this.options.what);
-    }
-    await loaded;
+    await this.request((id) => ({ type: 'load', id }));
   }
 
   /** Stops the worker (if started), failing every pending run; later runs are refused. Idempotent. */

@@ -44,18 +44,11 @@ type Reply = { id: number; outputs?: Record<string, Wire>; error?: { code: strin
 
 let worker: Worker | undefined;
 let nextId = 0;
-const pending = new Map<number, (reply: Reply) => void>();
+/** Requests go one at a time (each waits for the previous answer), so an answer is the last request's. */
+let queue: Promise<unknown> = Promise.resolve();
 
 function engineWorker(): Worker {
-  if (worker === undefined) {
-    worker = new Worker(source, { eval: true, workerData: { dist: DIST } });
-    worker.unref();
-    worker.on('message', (reply: Reply) => {
-      const resolve = pending.get(reply.id);
-      pending.delete(reply.id);
-      resolve?.(reply);
-    });
-  }
+  worker ??= new Worker(source, { eval: true, workerData: { dist: DIST } });
   return worker;
 }
 
@@ -81,13 +74,20 @@ export async function runOrtEngine(engine: Uint8Array, feeds: Readonly<Record<st
   const id = nextId++;
   const wire: Record<string, Wire> = {};
   for (const [name, t] of Object.entries(feeds)) wire[name] = { dtype: t.dtype, shape: [...t.shape], data: t.data.slice() };
-  const w = engineWorker();
-  w.ref();
-  const reply = await new Promise<Reply>((resolve) => {
-    pending.set(id, resolve);
-    w.postMessage({ id, engine: engine.slice(), feeds: wire });
-  });
-  if (pending.size === 0) w.unref();
+  const ask = queue.then(
+    () =>
+      new Promise<Reply>((resolve) => {
+        const w = engineWorker();
+        w.ref();
+        w.once('message', (reply: Reply) => {
+          w.unref();
+          resolve(reply);
+        });
+        w.postMessage({ id, engine: engine.slice(), feeds: wire });
+      }),
+  );
+  queue = ask.catch(() => undefined);
+  const reply = await ask;
   if (reply.error !== undefined) throw createError(reply.error.code, reply.error.message, reply.error.details);
   if (reply.outputs === undefined) throw new BadInputError('the engine worker returned nothing');
   const out: Record<string, Tensor> = {};
