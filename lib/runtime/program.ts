@@ -92,8 +92,8 @@ export class Program {
   /**
    * @internal Starts the worker and loads the engines now, for programs whose engines are
    * costly to load (onnxruntime sessions: created and warmed up at load), so that the first
-   * run() costs what later ones do. compile() and loadProgram() call it; a loading error
-   * rejects here.
+   * run() costs what later ones do. compile() and loadProgram() call it (through
+   * warmStarted()); a loading error rejects here.
    */
   async warmStart(): Promise<void> {
     if (!this.data.segments.some((s) => s.kind === 'tensorrt' && WARM_START_BACKENDS.includes(s.backend))) return;
@@ -124,13 +124,12 @@ export class Program {
   }
 }
 
-/** `program` after its {@link Program.warmStart}; a loading error disposes it and rejects. */
+/**
+ * `program` after its {@link Program.warmStart}. A loading error is not thrown here: the
+ * first run() loads again and rejects with it, as it would without the warm start (so
+ * compile() and loadProgram() keep failing only for what they check themselves).
+ */
 export async function warmStarted(program: Program): Promise<Program> {
-  try {
-    await program.warmStart();
-  } catch (error) {
-    await program.dispose();
-    throw error;
-  }
+  await program.warmStart().catch(() => undefined);
   return program;
 }
