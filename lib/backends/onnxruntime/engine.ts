@@ -2,9 +2,10 @@
  * A loaded onnxruntime engine: one InferenceSession (CPU execution provider, every graph
  * optimization on, the thread counts the engine was built with), created when the engine
  * is loaded, and warmed up there with one run at the profile's opt shapes so that the
- * program's first run() costs what later ones do. Inputs and outputs cross into onnxruntime
- * without copies (its tensors wrap our typed arrays), except bfloat16, which crosses as
- * float32. Runs execute in the thread that loaded the engine: a program's worker thread.
+ * program's first run() costs what later ones do. Inputs cross into onnxruntime without
+ * copies (its tensors wrap our typed arrays), except bfloat16, which crosses as
+ * float32; outputs are copied once out of onnxruntime's buffers (see fromOrt). Runs execute
+ * in the thread that loaded the engine: a program's worker thread.
  */
 import { BadInputError, BadModelError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
 import type { DType } from '../../ir/dtype';
@@ -70,10 +71,15 @@ function toOrt(ort: OrtModule, t: Tensor): OrtTensor {
   return new ort.Tensor(outside as never, data as never, [...t.shape]);
 }
 
+/**
+ * An output as a Tensor over memory of its own. onnxruntime-node's output buffers are
+ * external ArrayBuffers, and posting one to another thread (the program's reply) costs
+ * milliseconds however small it is; one memcpy here costs microseconds.
+ */
 function fromOrt(t: OrtTensor, dtype: DType): Tensor {
   const shape = [...t.dims];
   const outside = boundaryDType(dtype);
-  const got = new Tensor(outside, shape, t.data as Tensor['data']);
+  const got = new Tensor(outside, shape, (t.data as Tensor['data']).slice());
   return outside === dtype ? got : castKernel(got, dtype);
 }
 
