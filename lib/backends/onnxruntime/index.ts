@@ -11,11 +11,11 @@
  * time (TENSORRT_NODE_ORT_INTRA_OP_THREADS, TENSORRT_NODE_ORT_INTER_OP_THREADS; 0 or unset:
  * onnxruntime's default) and are stored in the engine.
  */
-import { InvalidArgumentError, TensorRTMissingError } from '../../errors';
+import { InternalError, InvalidArgumentError, TensorRTMissingError } from '../../errors';
 import type { Network } from '../../network';
 import type { EngineDevice } from '../../runtime/device-selection';
 import type { BuildConfig } from '../build-config';
-import { checkNetworkForReference } from '../reference';
+import { checkNetwork } from '../reference/check-network';
 import type { Availability, Backend, Engine, EngineSignature } from '../types';
 import { packOrtEngine, unpackOrtEngine, type OrtSessionSettings } from './engine-format';
 import { OrtEngine } from './engine';
@@ -50,8 +50,12 @@ function requireOrt(what: string): OrtModule {
 
 /** Engine bytes for `network`: its ONNX model and description (no onnxruntime needed to build). */
 export function buildOrtEngine(network: Network, session: OrtSessionSettings = ortSessionSettings()): Uint8Array {
-  // The same structural checks as every backend (a converter bug is an InternalError naming the layer).
-  checkNetworkForReference(network);
+  // The structural checks every backend makes (a converter bug is an InternalError naming
+  // the layer); what the reference backend cannot compute (cubic resize) is no concern here.
+  checkNetwork(network, (message, cause) => {
+    if (cause instanceof InternalError) throw cause;
+    throw new InternalError(`network "${network.name}": ${message}`, cause === undefined ? undefined : { cause });
+  });
   const model = networkToOnnx(network);
   const inputs = network.inputs.map((input) => {
     const t = network.tensor(input.tensor);

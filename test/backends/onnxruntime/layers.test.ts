@@ -11,6 +11,7 @@ import { LAYER_KINDS, type LayerKind, type LayerParams } from '../../../lib/netw
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
+import { floatAttr, runOrtOp } from '../../helpers/ort-single-op';
 import { runOrtEngine } from './engine-worker';
 import { layerNetwork, runNetwork, type LayerInput } from '../reference/helpers';
 
@@ -278,4 +279,20 @@ describe('onnxruntime backend: layer kinds', () => {
       expectClose(a, e, c.tol ?? TOL, o.name);
     }
   });
+});
+
+// Cubic resize, which the reference backend cannot compute: compared with onnxruntime's own
+// Resize given TensorRT's cubic coefficient (−0.75) and the coordinate transformation the
+// layer's selector implies.
+it('resize: cubic matches an ONNX Resize with a = -0.75 (the reference has no cubic)', async () => {
+  const x = f([1, 2, 4, 5]);
+  const params: LayerParams = { kind: 'resize', mode: 'cubic', outputDims: [1, 2, 7, 9], coordinateTransformation: 'half_pixel', selector: 'formula', nearestRounding: 'floor' };
+  const { network, feeds } = layerNetwork(params, [x]);
+  const actual = await runOrt(network, feeds);
+  const [expected] = await runOrtOp({
+    opType: 'Resize',
+    inputs: [x, null, null, { constant: i64([1, 2, 7, 9]) }],
+    attributes: { mode: 'cubic', coordinate_transformation_mode: 'half_pixel', cubic_coeff_a: floatAttr(-0.75) },
+  });
+  expectClose(actual.out0!, expected!, TOL, 'cubic');
 });
