@@ -6,16 +6,16 @@
  */
 import { InvalidArgumentError, TensorRTMissingError } from '../errors';
 import { cudaBackend } from './cuda';
+import { onnxruntimeBackend } from './onnxruntime';
 import { referenceBackend } from './reference';
 import { tensorrtBackend } from './tensorrt';
 import { BACKEND_NAMES, isBackendName, type Availability, type Backend, type BackendName } from './types';
-import { unavailableBackend } from './unavailable';
 
 /** Every backend; `satisfies` makes a missing name, or a backend filed under another name, a type error. */
 export const BACKENDS = {
   tensorrt: tensorrtBackend,
   cuda: cudaBackend,
-  onnxruntime: unavailableBackend('onnxruntime', 1, 'none', 'host', async () => ['the onnxruntime backend is not implemented yet in this version (issue 21)']),
+  onnxruntime: onnxruntimeBackend,
   reference: referenceBackend,
 } as const satisfies { readonly [N in BackendName]: Backend<N> };
 

@@ -67,6 +67,9 @@ export function resolveDeviceSetting(value: unknown): ResolvedDeviceSetting {
   };
 }
 
+/** Backends whose engines run on the CPU: their engines record that they need no GPU. */
+const CPU_BACKENDS: readonly string[] = ['reference', 'onnxruntime'];
+
 /**
  * The device record of the engines a backend builds. The reference backend runs on the CPU:
  * its engines record `type: 'cpu'` whatever the setting says. Other backends build for the
@@ -82,7 +85,7 @@ export function engineDeviceRecord(
   available: readonly CudaDevice[],
   currentDevice: number = DEFAULT_CURRENT_DEVICE,
 ): EngineDevice {
-  if (backend.name === 'reference') {
+  if (CPU_BACKENDS.includes(backend.name)) {
     return {
       type: 'cpu',
       gpuId: null,
@@ -128,9 +131,9 @@ export async function engineDeviceForBackend(
   backend: { name: string; version: string },
   log: Logger,
 ): Promise<EngineDevice> {
-  if (backend.name === 'reference') {
+  if (CPU_BACKENDS.includes(backend.name)) {
     if (setting.gpuId !== undefined || setting.type !== 'gpu') {
-      log('info', 'the reference backend runs on the CPU: settings.device does not apply, and the engines record that they need no GPU');
+      log('info', `the ${backend.name} backend runs on the CPU: settings.device does not apply, and the engines record that they need no GPU`);
     }
     return engineDeviceRecord(setting, backend, []);
   }

@@ -8,7 +8,7 @@ import { resolveLogger } from '../logger';
 import { partition, type PartitionReport } from '../partitioning/partition';
 import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
-import { Program } from '../runtime/program';
+import { Program, warmStarted } from '../runtime/program';
 import { applySymbolRanges, partitionDynamic } from '../legalization';
 import { compileOnWorker, compileWorkerMissing } from './compile-thread';
 import { isDynamicPlan, planInputShapes } from './input-shapes';
@@ -70,7 +70,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
     result = await compileOnWorker(model, resolved, log, progress);
   }
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
-  return new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals);
+  return warmStarted(new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals));
 }
 
 /**

@@ -228,6 +228,18 @@ export class ProgramExecutor {
     return this.segments;
   }
 
+  /**
+   * Loads every engine now (a failure leaves the next run to try again and report it), then,
+   * where every input shape is known, runs once on zeros (its result and any error dropped),
+   * so that the first real run finds this thread's code compiled and its buffers allocated.
+   */
+  async preload(): Promise<void> {
+    await this.loaded();
+    const shapes = this.data.inputs.map((io) => io.shape);
+    if (!shapes.every((shape) => shape.every((d) => typeof d === 'number'))) return;
+    await this.run(this.data.inputs.map((io, i) => new Tensor(io.dtype, shapes[i] as number[]))).catch(() => undefined);
+  }
+
   /** Inputs in program input order; resolves outputs in program output order. */
   async run(inputs: readonly Tensor[]): Promise<Tensor[]> {
     const segments = await this.loaded();

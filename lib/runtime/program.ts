@@ -17,6 +17,9 @@ import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker/worker-client';
 import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-protocol';
 
+/** Backends whose engines a program loads when it is created rather than on its first run. */
+const WARM_START_BACKENDS: readonly string[] = ['onnxruntime'];
+
 /** Outside the class: the worker's listeners hold it, and must not hold a Program (lib/runtime/worker/worker-client.ts). */
 const decodeOutputs = (outputs: unknown): Tensor[] => (outputs as WireTensor[]).map(fromWire);
 
@@ -89,6 +92,17 @@ export class Program {
   }
 
   /**
+   * @internal Starts the worker and loads the engines now, for programs whose engines are
+   * costly to load (onnxruntime sessions: created and warmed up at load), so that the first
+   * run() costs what later ones do. compile() and loadProgram() call it (through
+   * warmStarted()); a loading error rejects here.
+   */
+  async warmStart(): Promise<void> {
+    if (!this.data.segments.some((s) => s.kind === 'tensorrt' && WARM_START_BACKENDS.includes(s.backend))) return;
+    await this.client.start();
+  }
+
+  /**
    * Runs the program; inputs in order or by name. Bad inputs reject with E_BAD_INPUT naming
    * the input; a tensor larger than `maxTensorBytes` (or memory the process cannot allocate)
    * with E_RESOURCE_LIMIT naming the input, node or layer, and the program stays usable.
@@ -124,4 +138,14 @@ export class Program {
     const segs = this.data.segments.map((s) => (s.kind === 'tensorrt' ? `tensorrt(${s.backend})` : 'fallback')).join(' → ');
     return `Program(${formatIO(this.data.inputs)}) -> (${formatIO(this.data.outputs)}) [${segs}]`;
   }
+}
+
+/**
+ * `program` after its {@link Program.warmStart}. A loading error is not thrown here: the
+ * first run() loads again and rejects with it, as it would without the warm start (so
+ * compile() and loadProgram() keep failing only for what they check themselves).
+ */
+export async function warmStarted(program: Program): Promise<Program> {
+  await program.warmStart().catch(() => undefined);
+  return program;
 }

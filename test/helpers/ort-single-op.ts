@@ -6,6 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 
+import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/onnx-graph';
 import { dtypeInfo, type DType } from '../../lib/ir/dtype';
 import { Tensor } from '../../lib/tensor';
 
@@ -66,19 +67,11 @@ export const floatAttr = (value: number): FloatAttr => ({ float: value });
 export const floatsAttr = (values: readonly number[]): FloatsAttr => ({ floats: values });
 
 /**
- * The dtypes this helper exchanges, with their ONNX TensorProto.DataType codes;
+ * The dtypes this helper exchanges, with their ONNX TensorProto.DataType codes (the
+ * onnxruntime backend's table, less bfloat16, which onnxruntime-node has no tensors for);
  * onnxruntime-node's tensor type names are the same as our dtype names.
  */
-const onnxTypes: Partial<Record<DType, number>> = {
-  float32: 1,
-  uint8: 2,
-  int8: 3,
-  int32: 6,
-  int64: 7,
-  bool: 9,
-  float16: 10,
-  float64: 11,
-};
+const onnxTypes: Partial<Record<DType, number>> = { ...ONNX_DTYPES, bfloat16: undefined };
 
 const isOrtType = (type: string): type is DType => typeof onnxTypes[type as DType] === 'number';
 

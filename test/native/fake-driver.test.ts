@@ -226,7 +226,7 @@ describeOnLinux('tensorrt-node devices (CLI) with a fake CUDA driver', () => {
 
 describeOnLinux('tensorrt-node doctor (CLI) with fake libraries', () => {
   // doctor reports, it does not judge: it exits 0 whatever is missing.
-  test('two devices: exit 0, every section present, reference backend', () => {
+  test('two devices: exit 0, every section present, onnxruntime backend (a devDependency here)', () => {
     const { status, json } = cliJson<DoctorReport>(['doctor'], { TENSORRT_NODE_CUDA_LIBRARY: cuda.twoDevices });
     expect(status).toBe(0);
     expect(Object.keys(json).sort()).toEqual(DOCTOR_KEYS);
@@ -237,7 +237,7 @@ describeOnLinux('tensorrt-node doctor (CLI) with fake libraries', () => {
       error: null,
     });
     expect(json.addon).toMatchObject({ loaded: true, source: 'build/Release' });
-    expect(json.defaultBackend).toBe('reference');
+    expect(json.defaultBackend).toBe('onnxruntime');
   });
 
   test('two devices: the text report lists the driver and each GPU, exit 0', () => {
@@ -246,7 +246,7 @@ describeOnLinux('tensorrt-node doctor (CLI) with fake libraries', () => {
     expect(result.stdout).toContain(`CUDA driver   CUDA 13.0 (${cuda.twoDevices})`);
     expect(result.stdout).toContain('GPU 0         NVIDIA H200, compute capability 9.0, 140.4 GiB, 132 SMs');
     expect(result.stdout).toContain('GPU 1         NVIDIA A100-SXM4-80GB, compute capability 8.0');
-    expect(result.stdout).toContain('Default       reference backend');
+    expect(result.stdout).toContain('Default       onnxruntime backend');
   });
 
   test('no device: exit 0, the driver is reported, cuda.error is E_NO_DEVICE', () => {
@@ -254,7 +254,7 @@ describeOnLinux('tensorrt-node doctor (CLI) with fake libraries', () => {
     expect(status).toBe(0);
     expect(Object.keys(json).sort()).toEqual(DOCTOR_KEYS);
     expect(json.cuda).toMatchObject({ ok: false, driver: { library: cuda.initNoDevice }, error: { code: 'E_NO_DEVICE' } });
-    expect(json.defaultBackend).toBe('reference');
+    expect(json.defaultBackend).toBe('onnxruntime');
     const text = cli(['doctor'], { TENSORRT_NODE_CUDA_LIBRARY: cuda.initNoDevice });
     expect(text.status).toBe(0);
     expect(text.stdout).toContain('GPUs          none [E_NO_DEVICE]');
@@ -265,7 +265,7 @@ describeOnLinux('tensorrt-node doctor (CLI) with fake libraries', () => {
     expect(status).toBe(0);
     expect(Object.keys(json).sort()).toEqual(DOCTOR_KEYS);
     expect(json.cuda).toMatchObject({ ok: false, driver: null, error: { code: 'E_CUDA_MISSING' } });
-    expect(json.defaultBackend).toBe('reference');
+    expect(json.defaultBackend).toBe('onnxruntime');
     const text = cli(['doctor']);
     expect(text.status).toBe(0);
     expect(text.stdout).toContain('CUDA driver   not available [E_CUDA_MISSING]');
@@ -279,8 +279,8 @@ describeOnLinux('tensorrt-node doctor (CLI) with fake libraries', () => {
     expect(status).toBe(0);
     const tensorrt = json.tensorrt as TensorRTStatus;
     expect(tensorrt).toEqual({ library: { found: true, path: nvinfer, version: '10.16.0' }, backendBuilt: false, available: false });
-    // A GPU and libnvinfer are not enough: without the compiled backend compile() stays on the CPU.
-    expect(json.defaultBackend).toBe('reference');
+    // A GPU and libnvinfer are not enough: without the compiled backend compile() stays on the CPU (onnxruntime, a devDependency here).
+    expect(json.defaultBackend).toBe('onnxruntime');
   });
 
   test('findTensorRTLibrary() reads the fake libnvinfer', () => {

@@ -173,7 +173,7 @@ describe('lazy loading', () => {
     const report = JSON.parse(doctor.stdout) as DoctorReport;
     expect(report.addon).toMatchObject({ loaded: false, code: 'E_ADDON_LOAD' });
     expect(report.tensorrt).toMatchObject({ error: { code: 'E_ADDON_LOAD' } });
-    expect(report.defaultBackend).toBe('reference');
+    expect(report.defaultBackend).toBe('onnxruntime');
   });
 });
 

@@ -15,7 +15,7 @@ import { resolveLogger, type Logger } from '../../logger';
 import type { PartitionReport } from '../../partitioning/partition';
 import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, selectDevice, type DeviceSelection } from '../device-selection';
 import { availableDevices, parseDeviceOption } from '../placement';
-import { Program } from '../program';
+import { Program, warmStarted } from '../program';
 import { runLimits, type RunLimits } from '../resource-limits';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from '../segments';
 import {
@@ -219,14 +219,16 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
   const contents = readProgramFile(bytes, label);
   const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
   logSelections(resolveLogger(options.logger), selections, label);
+  let program: Program;
   try {
-    return buildProgram(contents, selections, limits);
+    program = buildProgram(contents, selections, limits);
   } catch (error) {
     if (error instanceof TensorRTNodeError) throw error;
     // Every malformed-file case is refused as E_BAD_PROGRAM where it is found; anything else
     // is a bug of ours, and must look like one (the fuzz harness counts E_INTERNAL as a finding).
     throw new InternalError(`${label}: loading failed unexpectedly: ${(error as Error).message}`, { cause: error });
   }
+  return warmStarted(program);
 }
 
 /**

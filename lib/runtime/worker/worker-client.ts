@@ -140,6 +140,7 @@ function openChannel<T>(file: string, what: string, workerData: unknown, decode:
     if (!p) return;
     try {
       if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
+      else if (m.loaded) p.resolve(undefined as T);
       else p.resolve(decode(m.outputs));
     } catch (error) {
       p.reject(asResourceLimitError(error) as Error);
@@ -199,19 +200,33 @@ export class WorkerClient<T> {
     } catch (error) {
       throw postFailure(error, this.options.what);
     }
+    return this.request((id) => ({ type: 'run', id, inputs: wire }));
+  }
+
+  /** Posts the request `make(id)` to the worker (started if need be); settles with its answer. */
+  private request(make: (id: number) => WorkerRequest): Promise<T> {
     const channel = this.open();
     const id = this.nextId++;
     const result = new Promise<T>((resolve, reject) => channel.pending.set(id, { resolve, reject }));
     channel.holder = this;
     channel.worker.ref();
     try {
-      channel.worker.postMessage({ type: 'run', id, inputs: wire } satisfies WorkerRequest);
+      channel.worker.postMessage(make(id));
     } catch (error) {
       channel.pending.delete(id);
       settled(channel);
       throw postFailure(error, this.options.what);
     }
     return result;
+  }
+
+  /**
+   * Starts the worker now and has it load the engines (the program's first run then costs
+   * what later ones do); settles when they are loaded, or rejects with the loading error.
+   */
+  async start(): Promise<void> {
+    if (this.disposed) throw this.disposedError();
+    await this.request((id) => ({ type: 'load', id }));
   }
 
   /** Stops the worker (if started), failing every pending run; later runs are refused. Idempotent. */

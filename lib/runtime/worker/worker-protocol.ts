@@ -2,7 +2,8 @@
  * The messages between a program object (Program, TensorParallelProgram) and the worker
  * thread that runs it, and the worker side of them:
  * {type: 'run', id, inputs} → {id, outputs} or {id, error: {code, message, details}};
- * {type: 'dispose'} releases the executor and closes the port. Tensors travel as their
+ * {type: 'load', id} loads the engines now (→ {id, loaded} or {id, error}), so that the first
+ * run does not pay for it; {type: 'dispose'} releases the executor and closes the port. Tensors travel as their
  * parts (structured clone); typed errors keep their code and details.
  */
 import { parentPort } from 'node:worker_threads';
@@ -33,12 +34,13 @@ export interface WorkerSetup<D> {
 }
 
 /** What the program object posts to its worker. */
-export type WorkerRequest = { type: 'run'; id: number; inputs: WireTensor[] } | { type: 'dispose' };
+export type WorkerRequest = { type: 'run'; id: number; inputs: WireTensor[] } | { type: 'load'; id: number } | { type: 'dispose' };
 
-/** What the worker answers to one run request: `outputs` (encoded) or `error`. */
+/** What the worker answers to one run request: `outputs` (encoded) or `error`; to a load request, `loaded` or `error`. */
 export interface WorkerReply {
   id: number;
   outputs?: unknown;
+  loaded?: true;
   error?: WireError;
 }
 
@@ -73,7 +75,7 @@ export function toWireError(error: unknown): WireError {
  * request, encoding each run's outputs with `encode` (a run that throws answers its error).
  * Runs are answered in the order they came, one at a time (an engine is not re-entrant).
  */
-export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): Promise<T>; dispose(): void }, encode: (outputs: T) => unknown): void {
+export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): Promise<T>; preload?(): Promise<void>; dispose(): void }, encode: (outputs: T) => unknown): void {
   const port = parentPort;
   if (port === null) throw new Error('serveRuns() runs on a worker thread only');
   let queue: Promise<void> = Promise.resolve();
@@ -85,6 +87,11 @@ export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): Promise
         return;
       }
       try {
+        if (message.type === 'load') {
+          await executor.preload?.();
+          port.postMessage({ id: message.id, loaded: true } satisfies WorkerReply);
+          return;
+        }
         const inputs = message.inputs.map(fromWire);
         port.postMessage({ id: message.id, outputs: encode(await executor.run(inputs)) } satisfies WorkerReply);
       } catch (error) {

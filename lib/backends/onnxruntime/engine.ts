@@ -1,0 +1,189 @@
+/**
+ * A loaded onnxruntime engine: one InferenceSession (CPU execution provider, every graph
+ * optimization on, the thread counts the engine was built with), created when the engine
+ * is loaded, and warmed up there with one run at the profile's opt shapes so that the
+ * program's first run() costs what later ones do. Inputs cross into onnxruntime without
+ * copies (its tensors wrap our typed arrays), except bfloat16, which crosses as
+ * float32; outputs are copied once out of onnxruntime's buffers (see fromOrt). Runs execute
+ * in the thread that loaded the engine: a program's worker thread.
+ */
+import { BadInputError, BadModelError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
+import type { DType } from '../../ir/dtype';
+import { cast as castKernel } from '../../kernels/unary';
+import { resolveLogger } from '../../logger';
+import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runtime/resource-limits';
+import { Tensor } from '../../tensor';
+import { floatWidthAs } from '../float-width';
+import type { RunValue } from '../residency';
+import type { Engine } from '../types';
+import type { OrtEngineDescription, OrtEngineInput } from './engine-format';
+import { boundaryDType } from './lower';
+import type { OrtModule } from './ort-module';
+
+type Session = Awaited<ReturnType<OrtModule['InferenceSession']['create']>>;
+type OrtTensor = InstanceType<OrtModule['Tensor']>;
+
+const log = resolveLogger();
+const fmt = (dtype: string, shape: readonly number[]): string => `${dtype}[${shape.map((d) => (d < 0 ? '?' : d)).join(', ')}]`;
+
+/** The layer an onnxruntime message names (its nodes are named `layer` or `layer#k`), if any. */
+export function layerOfMessage(message: string): string | undefined {
+  const m = /Name:\s*'([^']*)'/.exec(message) ?? /node\s+'?([^'\s]+)'?/i.exec(message);
+  return m?.[1]?.replace(/#\d+$/, '');
+}
+
+/** Checks one input against its declaration; returns it in the network's dtype. */
+function checkInput(input: OrtEngineInput, given: unknown): Tensor {
+  const want = fmt(input.dtype, input.shape);
+  if (given === undefined) throw new BadInputError(`missing input "${input.name}" (${want})`, { details: { input: input.name } });
+  if (!(given instanceof Tensor)) throw new BadInputError(`input "${input.name}" must be a host Tensor (the onnxruntime backend runs on the CPU)`, { details: { input: input.name } });
+  const t = floatWidthAs(given, input.dtype);
+  if (t.dtype !== input.dtype) throw new BadInputError(`input "${input.name}" is ${t.dtype}, the engine takes ${want}`, { details: { input: input.name, expected: input.dtype, actual: t.dtype } });
+  if (t.rank !== input.shape.length || input.shape.some((d, i) => d >= 0 && d !== t.shape[i])) {
+    throw new BadInputError(`input "${input.name}" has shape [${t.shape.join(', ')}], the engine takes ${want}`, { details: { input: input.name, expected: input.shape, actual: t.shape } });
+  }
+  return t;
+}
+
+/** Dynamic dims must lie within one optimization profile (the first that fits every input). */
+function checkProfiles(inputs: readonly OrtEngineInput[], bound: readonly Tensor[]): void {
+  const count = Math.max(0, ...inputs.map((i) => i.profiles.length));
+  let first: { input: string; dim: number; value: number; min: number; max: number } | undefined;
+  for (let p = 0; p < count; p++) {
+    const miss = inputs
+      .map((input, k) => {
+        const profile = input.profiles[p];
+        const dim = profile === undefined ? -1 : bound[k]!.shape.findIndex((d, i) => d < profile.min[i]! || d > profile.max[i]!);
+        return dim < 0 ? undefined : { input: input.name, dim, value: bound[k]!.shape[dim]!, min: profile!.min[dim]!, max: profile!.max[dim]! };
+      })
+      .find((v) => v !== undefined);
+    if (miss === undefined) return;
+    first ??= miss;
+  }
+  if (first !== undefined) {
+    throw new ShapeOutOfRangeError(`input "${first.input}" dim ${first.dim} is ${first.value}, outside the optimization profile's range [${first.min}, ${first.max}]`, { details: { ...first } });
+  }
+}
+
+function toOrt(ort: OrtModule, t: Tensor): OrtTensor {
+  const outside = boundaryDType(t.dtype);
+  const data = outside === t.dtype ? t.data : castKernel(t, outside).data;
+  return new ort.Tensor(outside as never, data as never, [...t.shape]);
+}
+
+/**
+ * An output as a Tensor over memory of its own. onnxruntime-node's output buffers are
+ * external ArrayBuffers, and posting one to another thread (the program's reply) costs
+ * milliseconds however small it is; one memcpy here costs microseconds.
+ */
+function fromOrt(t: OrtTensor, dtype: DType): Tensor {
+  const shape = [...t.dims];
+  const outside = boundaryDType(dtype);
+  const got = new Tensor(outside, shape, (t.data as Tensor['data']).slice());
+  return outside === dtype ? got : castKernel(got, dtype);
+}
+
+/** An onnxruntime failure as a typed error naming the layer of the node it names. */
+export function ortRunError(error: unknown, network: string): TensorRTNodeError {
+  if (error instanceof TensorRTNodeError) return error;
+  const message = (error as Error)?.message ?? String(error);
+  const layer = layerOfMessage(message);
+  const where = layer === undefined ? `network "${network}"` : `layer "${layer}"`;
+  return new BadInputError(`onnxruntime refused a run of ${where}: ${message}`, { cause: error, details: layer === undefined ? {} : { layer } });
+}
+
+/** A session-creation failure: a node onnxruntime has no kernel for is an unsupported layer; anything else, bad engine bytes. */
+export function ortLoadError(error: unknown, network: string): TensorRTNodeError {
+  const message = (error as Error)?.message ?? String(error);
+  const layer = layerOfMessage(message);
+  if (layer !== undefined && /NOT_IMPLEMENTED|Could not find an implementation|not supported/i.test(message)) {
+    return new UnsupportedOpError(`the onnxruntime backend cannot run layer "${layer}" of network "${network}": ${message}`, { cause: error, details: { layer } });
+  }
+  return new BadModelError(`onnxruntime cannot load the engine of network "${network}": ${message}`, { cause: error, details: layer === undefined ? {} : { layer } });
+}
+
+export class OrtEngine implements Engine {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly residency = 'host' as const;
+  private session: Session | null;
+
+  private constructor(
+    private readonly ort: OrtModule,
+    session: Session,
+    private readonly description: OrtEngineDescription,
+  ) {
+    this.session = session;
+    this.inputNames = description.inputs.map((i) => i.name);
+    this.outputNames = description.outputs.map((o) => o.name);
+  }
+
+  /** Creates the session and warms it up (a failed warm-up is logged: real inputs may still run). */
+  static async create(ort: OrtModule, model: Uint8Array, description: OrtEngineDescription): Promise<OrtEngine> {
+    let session: Session;
+    try {
+      session = await ort.InferenceSession.create(model, {
+        executionProviders: ['cpu'],
+        graphOptimizationLevel: 'all',
+        executionMode: 'sequential',
+        intraOpNumThreads: description.session.intraOpThreads,
+        interOpNumThreads: description.session.interOpThreads,
+        // Fatal only: library code never writes to the console (lib/logger.ts); failures come back as errors.
+        logSeverityLevel: 4,
+      });
+    } catch (error) {
+      throw ortLoadError(error, description.network);
+    }
+    const engine = new OrtEngine(ort, session, description);
+    await engine.warmUp();
+    return engine;
+  }
+
+  private async warmUp(): Promise<void> {
+    const inputs: Record<string, Tensor> = Object.create(null);
+    for (const input of this.description.inputs) {
+      const opt = input.profiles[0]?.opt;
+      const shape = input.shape.map((d, i) => (d >= 0 ? d : (opt?.[i] ?? 1)));
+      inputs[input.name] = new Tensor(input.dtype, shape);
+    }
+    try {
+      await this.run(inputs);
+    } catch (error) {
+      log('debug', `warm-up run of ${this.description.network} failed (${(error as Error).message}); the first run will set up what it needs`);
+    }
+  }
+
+  async run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Promise<Record<string, RunValue>> {
+    const session = this.session;
+    if (session === null) throw new InvalidArgumentError('this onnxruntime engine was disposed');
+    if (inputs === null || typeof inputs !== 'object') throw new BadInputError('run() takes an object of input tensors keyed by input name');
+    for (const name of Object.keys(inputs)) {
+      if (!this.inputNames.includes(name)) throw new BadInputError(`unknown input "${name}"; the engine's inputs are ${this.inputNames.map((n) => `"${n}"`).join(', ')}`, { details: { input: name } });
+    }
+    const inputsList = this.description.inputs;
+    const bound = inputsList.map((input) => checkInput(input, Object.hasOwn(inputs, input.name) ? inputs[input.name] : undefined));
+    checkProfiles(inputsList, bound);
+    const feeds: Record<string, OrtTensor> = Object.create(null);
+    inputsList.forEach((input, k) => (feeds[input.name] = toOrt(this.ort, bound[k]!)));
+    let results: Record<string, OrtTensor>;
+    try {
+      results = (await session.run(feeds)) as Record<string, OrtTensor>;
+    } catch (error) {
+      throw ortRunError(error, this.description.network);
+    }
+    const out: Record<string, RunValue> = {};
+    for (const o of this.description.outputs) {
+      const t = results[o.name];
+      if (t === undefined) throw ortRunError(new Error(`output "${o.name}" is missing from onnxruntime's results`), this.description.network);
+      checkTensorBytes(limits, o.dtype, [...t.dims], `onnxruntime backend: output "${o.name}"`, { output: o.name });
+      Object.defineProperty(out, o.name, { value: fromOrt(t, o.dtype), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+
+  dispose(): void {
+    const session = this.session;
+    this.session = null;
+    void session?.release().catch(() => undefined);
+  }
+}

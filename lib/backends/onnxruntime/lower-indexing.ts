@@ -1,0 +1,69 @@
+/** IGatherLayer, IScatterLayer, ITopKLayer and IResizeLayer as ONNX ops. */
+import type { ResizeRoundMode } from '../../network';
+import { computeIn, type Lowering } from './lower-context';
+import { int64Input } from './lower-data';
+
+/**
+ * default: ONNX Gather; element: GatherElements; nd: GatherND with nbElementWiseDims batch
+ * dims. Indices are in [0, d) (the conversion has already wrapped negative ones once);
+ * onnxruntime refuses one outside [-d, d) at run time.
+ */
+export const gather: Lowering<'gather'> = (p, c) => {
+  const [data, indices] = [c.input(0), c.input(1)];
+  switch (p.mode) {
+    case 'default':
+      if ((p.nbElementWiseDims ?? 0) !== 0) c.unsupported('default-mode gather with nbElementWiseDims has no ONNX form');
+      return [c.g.op('Gather', [data, indices], { axis: p.axis })];
+    case 'element':
+      return [c.g.op('GatherElements', [data, indices], { axis: p.axis })];
+    case 'nd':
+      return [c.g.op('GatherND', [data, c.g.cast(indices, c.inputDType(1), 'int64')], { batch_dims: p.nbElementWiseDims ?? 0 })];
+  }
+};
+
+/** element: ONNX ScatterElements; nd: ScatterND. Later updates of one element win (onnxruntime applies them in order). */
+export const scatter: Lowering<'scatter'> = (p, c) => {
+  const [data, indices, updates] = [c.input(0), c.input(1), c.input(2)];
+  if (p.mode === 'element') return [c.g.op('ScatterElements', [data, indices, updates], { axis: p.axis })];
+  return [c.g.op('ScatterND', [data, c.g.cast(indices, c.inputDType(1), 'int64'), updates])];
+};
+
+/** ITopKLayer: sorted, ties to the lower index (onnxruntime's TopK keeps them in index order). */
+export const topk: Lowering<'topk'> = (p, c) => {
+  const g = c.g;
+  if (c.inputShape(0).length === 0) c.unsupported('top-k of a scalar has no ONNX form');
+  let indices = '';
+  const values = computeIn(c, [c.input(0)], c.inputDType(0), 'numeric', (ins) => {
+    const outs = g.node('TopK', [ins[0]!, g.int64([p.k])], { axis: p.axis, largest: p.op === 'max' ? 1 : 0, sorted: 1 }, 2);
+    indices = outs[1]!;
+    return outs[0]!;
+  });
+  return [values, g.cast(indices, 'int64', p.indicesType)];
+};
+
+const NEAREST: Record<ResizeRoundMode, string> = {
+  half_up: 'round_prefer_ceil',
+  half_down: 'round_prefer_floor',
+  floor: 'floor',
+  ceil: 'ceil',
+};
+
+/**
+ * IResizeLayer to the output dims (static or input 1). half_pixel with the `upper` selector
+ * (a dim resized to one element reads element 0) is ONNX's pytorch_half_pixel; cubic uses
+ * TensorRT's default coefficient, -0.75.
+ */
+export const resize: Lowering<'resize'> = (p, c) => {
+  const g = c.g;
+  const sizes = c.has(1) ? int64Input(c, 1) : g.int64(p.outputDims);
+  const transform = p.coordinateTransformation === 'half_pixel' && p.selector === 'upper' ? 'pytorch_half_pixel' : p.coordinateTransformation;
+  const attrs = {
+    mode: p.mode,
+    coordinate_transformation_mode: transform,
+    nearest_mode: p.mode === 'nearest' ? NEAREST[p.nearestRounding] : undefined,
+    cubic_coeff_a: p.mode === 'cubic' ? { float: -0.75 } : undefined,
+  };
+  const types = p.mode === 'nearest' ? 'numeric' : 'float';
+  return [computeIn(c, [c.input(0)], c.inputDType(0), types, (ins) => g.op('Resize', [ins[0]!, '', '', sizes], attrs))];
+};
+

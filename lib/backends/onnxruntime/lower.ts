@@ -1,0 +1,127 @@
+/**
+ * Network → ONNX ModelProto bytes. Opset: the model imports ONNX opset {@link ONNX_OPSET}
+ * (the ops and attribute forms ./lower-*.ts emit are those of opsets 13-18; onnxruntime
+ * 1.14 and later run it) and, for the fused GELU kernels only, onnxruntime's com.microsoft
+ * domain version 1. Weights become initializers, shape tensors int64 values, and every node
+ * is named after its layer (`layer`, `layer#1`, ...), so that an onnxruntime error naming a
+ * node names the layer. Only the layers that reach an output are lowered (TensorRT prunes
+ * the rest too).
+ */
+import { InternalError, TensorRTNodeError } from '../../errors';
+import type { DType } from '../../ir/dtype';
+import { liveLayers, type LayerKind, type Network } from '../../network';
+import { VERSION } from '../../version';
+import { unsupportedError, type LowerContext, type Lowering } from './lower-context';
+import { concat, constant, fill, shape, shuffle, slice } from './lower-data';
+import { gather, resize, scatter, topk } from './lower-indexing';
+import { convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './lower-nn';
+import { activation, cast, elementwise, identity, select, unary } from './lower-pointwise';
+import { onnxDType, OnnxGraph } from './onnx-graph';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { onnx } = require('onnx-proto') as typeof import('onnx-proto');
+
+export const ONNX_OPSET = 18;
+/** The ONNX IR version that goes with opset 18. */
+export const ONNX_IR_VERSION = 8;
+
+/** One lowering per layer kind; the mapped type makes a kind without one a compile error. */
+export const LOWERINGS: { [K in LayerKind]: Lowering<K> } = {
+  constant,
+  identity,
+  cast,
+  elementwise,
+  unary,
+  activation,
+  matmul,
+  shuffle,
+  slice,
+  concat,
+  gather,
+  scatter,
+  reduce,
+  softmax,
+  shape,
+  fill,
+  select,
+  convolution,
+  deconvolution,
+  pooling,
+  normalization,
+  resize,
+  topk,
+  cumulative,
+};
+
+/**
+ * The element type a network input or output has at the session's boundary: onnxruntime-node
+ * has no bfloat16 tensors, so bfloat16 crosses as float32 (exact both ways) and is cast inside.
+ */
+export const boundaryDType = (dtype: DType): DType => (dtype === 'bfloat16' ? 'float32' : dtype);
+
+function valueInfo(name: string, dtype: DType, shape: readonly number[]): object {
+  const dim = shape.map((d, i) => (d >= 0 ? { dimValue: d } : { dimParam: `${name}_dim${i}` }));
+  return { name, type: { tensorType: { elemType: onnxDType(dtype), shape: { dim } } } };
+}
+
+/** Lowers `network` into a GraphProto-shaped object and the graph writer that holds its nodes. */
+export function lowerNetwork(network: Network): { graph: object; usesMicrosoftDomain: boolean } {
+  const g = new OnnxGraph();
+  const names = new Map<number, string>();
+  const inputs = network.inputs.map((input) => {
+    const t = network.tensor(input.tensor);
+    const outside = boundaryDType(t.dtype);
+    g.setOwner(`input ${input.name}`);
+    names.set(input.tensor, g.cast(input.name, outside, t.dtype));
+    return valueInfo(input.name, outside, t.shape);
+  });
+  for (const layer of liveLayers(network)) {
+    g.setOwner(layer.name);
+    const context: LowerContext = {
+      g,
+      layer,
+      has: (i) => layer.inputs[i] !== undefined && layer.inputs[i] !== null,
+      input: (i) => {
+        const id = layer.inputs[i];
+        const name = id === undefined || id === null ? undefined : names.get(id);
+        if (name === undefined) throw new InternalError(`onnxruntime backend: layer "${layer.name}" input ${i} is missing or not computed`);
+        return name;
+      },
+      inputDType: (i) => network.tensor(layer.inputs[i]!).dtype,
+      inputShape: (i) => network.tensor(layer.inputs[i]!).shape,
+      outputDType: (k) => network.tensor(layer.outputs[k]!).dtype,
+      outputShape: (k) => network.tensor(layer.outputs[k]!).shape,
+      unsupported: (why) => {
+        throw unsupportedError(layer, why);
+      },
+    };
+    let outs: string[];
+    try {
+      outs = (LOWERINGS[layer.params.kind] as Lowering<LayerKind>)(layer.params, context);
+    } catch (error) {
+      if (error instanceof TensorRTNodeError) throw error;
+      throw new InternalError(`onnxruntime backend: lowering layer "${layer.name}" (${layer.params.kind}) failed: ${(error as Error).message}`, { cause: error });
+    }
+    if (outs.length !== layer.outputs.length) throw new InternalError(`onnxruntime backend: layer "${layer.name}" lowered to ${outs.length} outputs, it has ${layer.outputs.length}`);
+    layer.outputs.forEach((id, k) => names.set(id, outs[k]!));
+  }
+  const outputs = network.outputs.map((o) => {
+    const t = network.tensor(o.tensor);
+    const outside = boundaryDType(t.dtype);
+    g.setOwner(`output ${o.name}`);
+    const value = names.get(o.tensor);
+    if (value === undefined) throw new InternalError(`onnxruntime backend: output "${o.name}" is not computed`);
+    const cast = g.cast(value, t.dtype, outside);
+    g.node('Identity', [cast], {}, [o.name]);
+    return valueInfo(o.name, outside, t.shape);
+  });
+  return { graph: { name: network.name, node: g.nodes, initializer: g.initializers, input: inputs, output: outputs }, usesMicrosoftDomain: g.usesMicrosoftDomain };
+}
+
+/** The ONNX model of `network`, serialized. */
+export function networkToOnnx(network: Network): Uint8Array {
+  const { graph, usesMicrosoftDomain } = lowerNetwork(network);
+  const opsetImport = [{ domain: '', version: ONNX_OPSET }, ...(usesMicrosoftDomain ? [{ domain: 'com.microsoft', version: 1 }] : [])];
+  const model = { irVersion: ONNX_IR_VERSION, opsetImport, producerName: 'tensorrt-node', producerVersion: VERSION, graph };
+  return onnx.ModelProto.encode(model as never).finish();
+}
