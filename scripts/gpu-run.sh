@@ -26,7 +26,7 @@ cd /tmp/trtn
     echo "$f exit=$?"
   done
   echo "== GPU checks"
-  for c in test/gpu/*.check.js; do timeout 300 /tmp/node "$c"; echo "$c exit=$?"; done
+  for c in ${GPU_CHECKS:-test/gpu/*.check.js}; do timeout "${CHECK_TIMEOUT:-300}" /tmp/node "$c"; echo "$c exit=$?"; done
 } 2>&1 | tee "$out/gpu-check.txt"
 {
   echo "== C++ baseline"

@@ -35,9 +35,12 @@ export interface Instance {
   readonly uploads: readonly number[];
 }
 
-/** Shape tensors: what TensorRT evaluates on the host. */
+/**
+ * Shape tensors: what TensorRT evaluates on the host. Bool ones too: the `_dyn` expand
+ * compares a size list with -1 and selects between two shape lists on the result.
+ */
 export const isShapeTensor = (t: { dtype: TrtDType; shape: readonly number[] }): boolean =>
-  (t.dtype === 'int32' || t.dtype === 'int64') && t.shape.length <= 1 && t.shape.every((d) => d >= 0) && t.shape.reduce((a, d) => a * d, 1) <= 64;
+  (t.dtype === 'int32' || t.dtype === 'int64' || t.dtype === 'bool') && t.shape.length <= 1 && t.shape.every((d) => d >= 0) && t.shape.reduce((a, d) => a * d, 1) <= 64;
 
 const hostTensor = (t: ConcreteTensor): Tensor => Tensor.from(t.dtype, t.shape, t.value!);
 

@@ -7,7 +7,7 @@ import { instantiate, profileShapeSets } from '../../../lib/backends/cuda/instan
 import { executeLayer } from '../../../lib/backends/reference/layers';
 import { UnsupportedOpError } from '../../../lib/errors';
 import { Network, type Layer } from '../../../lib/network';
-import type { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/tensor';
 import { dynamicBatchNetwork, shapeTensorNetwork, staticNetwork } from './helpers';
 
 describe('instantiate', () => {
@@ -44,6 +44,26 @@ describe('instantiate', () => {
     expect(inst.uploads).toEqual([s.id, p.id]);
     // The dead layer is neither run nor shaped.
     expect(network.layers.find((l) => l.name === 'unused')!.outputs.map((id) => inst.tensors[id])).toEqual([undefined]);
+  });
+
+  test('bool shape tensors are host values too: the _dyn expand picks its size list with equal + select', () => {
+    // expand(x, [-1, 3]) as the converters write it: keep a dim where the list says -1.
+    const net = new Network('expand');
+    const x = net.addInput('x', 'float32', [-1, 1], [{ min: [1, 1], opt: [2, 1], max: [8, 1] }]);
+    const inShape = net.add1({ kind: 'shape' }, [x], 'in_shape');
+    const list = net.add1({ kind: 'constant', weights: Tensor.from('int64', [2], [-1n, 3n]) }, [], 'list');
+    const minusOne = net.add1({ kind: 'constant', weights: Tensor.from('int64', [2], [-1n, -1n]) }, [], 'minus_one');
+    const keep = net.add1({ kind: 'elementwise', op: 'equal' }, [list, minusOne], 'keep');
+    const size = net.add1({ kind: 'select' }, [keep, inShape, list], 'size');
+    const zeros = net.add1({ kind: 'constant', weights: Tensor.from('int64', [2], [0n, 0n]) }, [], 'zeros');
+    const stride = net.add1({ kind: 'constant', weights: Tensor.from('int64', [2], [1n, 0n]) }, [], 'stride');
+    const out = net.add1({ kind: 'slice', start: [0, 0], size: [0, 0], stride: [1, 1], mode: 'strict_bounds' }, [x, zeros, size, stride], 'expand');
+    net.markOutput(out, 'y');
+    const inst = instantiate(net, { x: [5, 1] });
+    expect(inst.tensors[keep.id]).toEqual({ dtype: 'bool', shape: [2], value: [1, 0] });
+    expect(inst.tensors[size.id]).toEqual({ dtype: 'int64', shape: [2], value: [5, 3] });
+    expect(inst.tensors[out.id]).toEqual({ dtype: 'float32', shape: [5, 3] });
+    expect(inst.deviceLayers.map((l) => l.name)).toEqual(['expand']);
   });
 
   test('another batch gives other host values (nothing is cached across shapes)', () => {
