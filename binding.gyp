@@ -15,6 +15,8 @@
         "native/cudnn/cudnn.cc",
         "native/gpu/bindings.cc",
         "native/gpu/plan.cc",
+        "native/nccl/bindings.cc",
+        "native/nccl/nccl.cc",
         "native/nvrtc/nvrtc.cc",
         "native/trt/library.cc"
       ],

@@ -11,6 +11,7 @@
 #include "common/promise_worker.h"
 #include "gpu/bindings.h"
 #include "cuda/driver.h"
+#include "nccl/bindings.h"
 #include "trt/library.h"
 
 namespace trtn {
@@ -31,6 +32,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("tensorrtLibrary", &Addon::TensorrtLibrary),
                          });
     gpu::Register(env, exports);
+    nccl::Register(env, exports);
   }
 
   // Builds the library's own JS error (lib/errors.ts) from a native error description.
