@@ -42,6 +42,7 @@ export {
   OutOfDeviceMemoryError,
   CudaLibraryMissingError,
   NvrtcCompileError,
+  NcclError,
   ERROR_CODES,
 } from './errors';
 export type { ErrorCode, ErrorDetails, ErrorOptions } from './errors';
@@ -92,3 +93,4 @@ export type { Logger, LogLevel } from './logger';
 
 // GPU runtime (device memory, NVRTC kernels, plans, cuBLASLt and cuDNN steps).
 export * from './gpu';
+export * from './collectives';
