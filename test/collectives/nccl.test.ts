@@ -150,6 +150,91 @@ describeOnLinux('NCCL', () => {
     expect(log.slice(0, 2)).toEqual(['initAll device=1 rank=0 of 2', 'initAll device=0 rank=1 of 2']);
   });
 
+  test('one rank: all-reduce is the identity, in place or into an output, for float32, int64 and bool', () => {
+    const { outcome, log } = probe(
+      `${ONE_RANK}
+       const x = await lib.toDevice(new lib.Tensor('float32', [2, 2], new Float32Array([1.5, -2, 3e-8, 7])));
+       const out = await lib.DeviceTensor.allocate('float32', [2, 2]);
+       const same = await comm.allReduce(x, 'avg', { output: out });
+       const i = await lib.toDevice(new lib.Tensor('int64', [2], new BigInt64Array([-(2n ** 62n), 5n])));
+       await comm.allReduce(i, 'max');
+       const b = await lib.toDevice(new lib.Tensor('bool', [3], new Uint8Array([1, 0, 1])));
+       await comm.allReduce(b, 'min');
+       return { same: same === out, f: Array.from((await out.toHost()).data), i: Array.from((await i.toHost()).data, String),
+                b: Array.from((await b.toHost()).data) };`,
+      'ok',
+    );
+    expect(outcome.value).toEqual({ same: true, f: [1.5, -2, Math.fround(3e-8), 7], i: [String(-(2n ** 62n)), '5'], b: [1, 0, 1] });
+    // ncclFloat32/ncclAvg, ncclInt64/ncclMax, bool as ncclUint8/ncclMin.
+    expect(log.filter((l) => l.startsWith('allreduce'))).toEqual([
+      'allreduce count=4 dtype=7 op=4 nranks=1',
+      'allreduce count=2 dtype=4 op=2 nranks=1',
+      'allreduce count=3 dtype=1 op=3 nranks=1',
+    ]);
+  });
+
+  test('a peer that dies mid-collective: E_NCCL with NCCL\'s error, the communicator aborted, later calls refused at once', () => {
+    const { outcome, log } = probe(
+      `${ONE_RANK}
+       const x = await lib.toDevice(new lib.Tensor('float32', [2], new Float32Array([1, 2])));
+       const errors = [];
+       for (let k = 0; k < 2; k++) {
+         try { await comm.allReduce(x); } catch (e) { errors.push({ code: e.code, message: e.message, details: e.details }); }
+       }
+       return { errors, state: comm.state };`,
+      'peerDies',
+    );
+    const { errors, state } = outcome.value as { errors: Outcome['error'][]; state: string };
+    expect(state).toBe('aborted');
+    expect(errors[0]).toMatchObject({ code: 'E_NCCL', details: { call: 'ncclAllReduce', ncclResult: 'ncclRemoteError', lastError: 'peer rank 1 exited' } });
+    expect(errors[0]!.message).toBe(
+      'ncclAllReduce failed with ncclRemoteError (remote process exited or there was a network error): peer rank 1 exited [rank 0 of 1 on device 0]',
+    );
+    expect(errors[1]).toMatchObject({ code: 'E_NCCL', details: { call: 'ncclAllReduce', reason: 'aborted' } });
+    expect(errors[1]!.message).toMatch(/^ncclAllReduce on a communicator that was aborted \[rank 0 of 1 on device 0\]: ncclAllReduce failed with ncclRemoteError/);
+    expect(log.filter((l) => l.startsWith('allreduce') || l.startsWith('abort'))).toEqual(['allreduce count=2 dtype=7 op=0 nranks=1', 'abort rank=0']);
+  });
+
+  test('bad all-reduce arguments are E_INVALID_ARGUMENT and reach no NCCL call', () => {
+    const { outcome, log } = probe(
+      `${ONE_RANK}
+       const x = await lib.toDevice(new lib.Tensor('float32', [2], new Float32Array([1, 2])));
+       const onOther = await lib.toDevice(new lib.Tensor('float32', [2], new Float32Array([1, 2])), 1);
+       const wrong = await lib.DeviceTensor.allocate('float16', [2]);
+       const gone = await lib.toDevice(new lib.Tensor('float32', [2], new Float32Array([1, 2])));
+       gone.dispose();
+       const errors = [];
+       for (const call of [() => comm.allReduce(x, 'sum', { output: wrong }), () => comm.allReduce(onOther), () => comm.allReduce(gone),
+                           () => comm.allReduce(x, 'sum', { timeoutMs: -1 }), () => comm.allReduce({}), () => comm.allReduce(x, 'xor')]) {
+         try { await call(); } catch (e) { errors.push(e.code + ': ' + e.message); }
+       }
+       return errors;`,
+      'ok',
+    );
+    expect(outcome.value).toEqual([
+      'E_INVALID_ARGUMENT: allReduce output (float16 [2]) must match the input (float32 [2])',
+      "E_INVALID_ARGUMENT: rank 0's communicator is on device 0, and the tensor is on device 1",
+      'E_INVALID_ARGUMENT: allReduce input is a disposed DeviceTensor',
+      'E_INVALID_ARGUMENT: timeoutMs must be a whole number of milliseconds >= 1, got -1',
+      'E_INVALID_ARGUMENT: allReduce input must be a DeviceTensor',
+      'E_INVALID_ARGUMENT: unknown all-reduce op "xor"; expected one of sum, prod, max, min, avg',
+    ]);
+    expect(log.some((l) => l.startsWith('allreduce'))).toBe(false);
+  });
+
+  test('one thread, two devices: a grouped all-reduce sums across the communicators of ncclCommInitAll', () => {
+    const { outcome, log } = probe(
+      `const comms = await c.NcclCommunicator.createAll([0, 1]);
+       const a = await lib.toDevice(new lib.Tensor('float32', [3], new Float32Array([1, 2, 3])), 0);
+       const b = await lib.toDevice(new lib.Tensor('float32', [3], new Float32Array([10, 20, 0.5])), 1);
+       await c.allReduceGroup(comms, [a, b], 'sum');
+       return [Array.from((await a.toHost()).data), Array.from((await b.toHost()).data)];`,
+      'ok',
+    );
+    expect(outcome.value).toEqual([[11, 22, 3.5], [11, 22, 3.5]]);
+    expect(log.slice(2)).toEqual(['groupStart', 'allreduce count=3 dtype=7 op=0 nranks=2', 'allreduce count=3 dtype=7 op=0 nranks=2', 'groupEnd ranks=2']);
+  });
+
   test('doctor lists NCCL with its version, or why not', () => {
     const found = runCli(['doctor'], { TENSORRT_NODE_NCCL_LIBRARY: nccl.ok });
     expect(found.stdout).toContain(`nccl          2.28.3 (${nccl.ok})`);
