@@ -44,14 +44,11 @@ export interface NcclBinding {
 
 /** The addon's NCCL functions; a binary built before they existed is refused as stale. */
 export function ncclBinding(): NcclBinding {
-  const loaded = getAddon();
-  const binding = loaded.binding as unknown as Partial<NcclBinding>;
-  if (typeof binding.ncclCommInitRank !== 'function') {
-    throw new NativeAddonLoadError(
-      `The tensorrt-node native addon at ${loaded.path} has no NCCL support: the binary is stale. ` +
-        'Rebuild it with `npm run build:native`, or reinstall tensorrt-node.',
-      { details: { tried: [loaded.path] } },
-    );
-  }
-  return binding as NcclBinding;
+  const addon = getAddon();
+  const binding = addon.binding as unknown as Partial<NcclBinding>;
+  if (typeof binding.ncclCommInitRank === 'function') return binding as NcclBinding;
+  const stale = `The tensorrt-node native addon at ${addon.path} has no NCCL support: the binary is stale.`;
+  throw new NativeAddonLoadError(`${stale} Rebuild it with \`npm run build:native\`, or reinstall tensorrt-node.`, {
+    details: { tried: [addon.path] },
+  });
 }
