@@ -22,6 +22,8 @@
         "native/gpu/bindings.cc",
         "native/gpu/completion.cc",
         "native/gpu/plan.cc",
+        "native/nccl/bindings.cc",
+        "native/nccl/nccl.cc",
         "native/nvrtc/nvrtc.cc",
         "native/trt/bindings.cc",
         "native/trt/build.cc",

@@ -5,6 +5,7 @@
 import { backendAvailability, type BackendName } from './backends';
 import { probeDevices, type DeviceProbe } from './devices';
 import { memoryOfDevices, type DeviceMemoryInfo } from './gpu/device';
+import { ncclStatus, type NcclStatus } from './collectives/library';
 import { cudaLibraries, type CudaLibraryStatus } from './gpu/libraries';
 import { getAddon, type AddonSource } from './native';
 import { tensorrtStatus, type TensorRTStatus } from './tensorrt';
@@ -23,6 +24,8 @@ export interface DoctorReport {
   tensorrt: TensorRTStatus | { error: { code: string; message: string } };
   /** NVRTC, cuBLASLt and cuDNN (found, version, or why not) and each device's free memory. */
   gpu: { libraries: CudaLibraryStatus[]; memory: DeviceMemoryInfo[] };
+  /** NCCL (collectives for tensor-parallel programs): found and its version, or why not. */
+  nccl?: NcclStatus;
   /** The backend compile() uses when none is named (`auto`'s resolution). */
   defaultBackend: BackendName;
   /** Every backend by priority: usable, or the reasons why not (lib/backends/registry.ts). */
@@ -59,10 +62,11 @@ export async function doctor(): Promise<DoctorReport> {
     tensorrt = { error: asFailure(error) };
   }
   const libraries = await cudaLibraries();
+  const nccl = await ncclStatus();
   const memory = await memoryOfDevices(cuda.devices);
   const backends = await backendAvailability();
   const defaultBackend = backends.find((b) => b.ok)?.backend ?? 'reference';
-  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, defaultBackend, backends };
+  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, nccl, defaultBackend, backends };
 }
 
 const GIB = 1024 ** 3;
@@ -117,6 +121,10 @@ export function formatDoctorReport(report: DoctorReport): string {
     else if (isAddonFailure(report, l.error?.code)) lines.push(`${label}${NEEDS_ADDON}`);
     else lines.push(`${label}not found [${l.error?.code}]`);
   }
+  const nccl = report.nccl;
+  if (nccl?.found) lines.push(`nccl          ${nccl.version} (${nccl.path})`);
+  else if (nccl && isAddonFailure(report, nccl.error?.code)) lines.push(`nccl          ${NEEDS_ADDON}`);
+  else if (nccl) lines.push(`nccl          not found [${nccl.error?.code}]`);
   const t = report.tensorrt;
   if ('error' in t) {
     if (isAddonFailure(report, t.error.code)) lines.push(`TensorRT      ${NEEDS_ADDON}`);

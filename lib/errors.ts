@@ -29,7 +29,8 @@ export type ErrorCode =
   | 'E_INTERNAL'
   | 'E_OUT_OF_DEVICE_MEMORY'
   | 'E_CUDA_LIBRARY_MISSING'
-  | 'E_NVRTC_COMPILE';
+  | 'E_NVRTC_COMPILE'
+  | 'E_NCCL';
 
 /** Extra, machine-readable facts about an error (library paths tried, CUDA error names...). */
 export type ErrorDetails = Record<string, unknown>;
@@ -228,6 +229,18 @@ export class NvrtcCompileError extends TensorRTNodeError {
   }
 }
 
+/**
+ * An NCCL call failed, timed out or met an aborted communicator (`E_NCCL`): `details.call` names
+ * the NCCL call, `details.ncclResult` and `details.lastError` are NCCL's code and text, and
+ * `details.rank`, `details.nranks` and `details.device` say which rank; `details.reason` is
+ * `timeout`, `aborted` or `destroyed` when no NCCL error code applies.
+ */
+export class NcclError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_NCCL', message, options);
+  }
+}
+
 const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) => TensorRTNodeError> = {
   E_ADDON_LOAD: NativeAddonLoadError,
   E_CUDA_MISSING: CudaMissingError,
@@ -250,6 +263,7 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_OUT_OF_DEVICE_MEMORY: OutOfDeviceMemoryError,
   E_CUDA_LIBRARY_MISSING: CudaLibraryMissingError,
   E_NVRTC_COMPILE: NvrtcCompileError,
+  E_NCCL: NcclError,
 };
 
 /** All codes, for documentation and exhaustiveness tests. */

@@ -43,6 +43,7 @@ export {
   OutOfDeviceMemoryError,
   CudaLibraryMissingError,
   NvrtcCompileError,
+  NcclError,
   ERROR_CODES,
 } from './errors';
 export type { ErrorCode, ErrorDetails, ErrorOptions } from './errors';
@@ -93,3 +94,4 @@ export type { Logger, LogLevel } from './logger';
 
 // GPU runtime (device memory, NVRTC kernels, plans, cuBLASLt and cuDNN steps).
 export * from './gpu';
+export * from './collectives';

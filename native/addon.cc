@@ -12,6 +12,7 @@
 #include "gpu/bindings.h"
 #include "cuda/driver.h"
 #include "trt/bindings.h"
+#include "nccl/bindings.h"
 #include "trt/library.h"
 
 namespace trtn {
@@ -33,6 +34,7 @@ class Addon : public Napi::Addon<Addon> {
                          });
     gpu::Register(env, exports);
     trt::Register(env, exports);
+    nccl::Register(env, exports);
   }
 
   // Builds the library's own JS error (lib/errors.ts) from a native error description.

@@ -21,7 +21,7 @@ cd /tmp/trtn
   ldconfig -p | grep -E 'libnvrtc|libcublasLt|libcudnn.so' 2>&1
   echo "== declarations against the real headers"
   for f in native/cuda/check_declarations.cc native/cuda/check_runtime_declarations.cc native/nvrtc/check_declarations.cc \
-           native/cublaslt/check_declarations.cc native/cudnn/check_declarations.cc; do
+           native/cublaslt/check_declarations.cc native/cudnn/check_declarations.cc native/nccl/check_declarations.cc; do
     g++ -std=c++17 -I/usr/local/cuda/include -I/usr/include/x86_64-linux-gnu -o /tmp/declcheck "$f" && /tmp/declcheck
     echo "$f exit=$?"
   done

@@ -35,6 +35,7 @@ const EXPECTED: Record<ErrorCode, string> = {
   E_OUT_OF_DEVICE_MEMORY: 'OutOfDeviceMemoryError',
   E_CUDA_LIBRARY_MISSING: 'CudaLibraryMissingError',
   E_NVRTC_COMPILE: 'NvrtcCompileError',
+  E_NCCL: 'NcclError',
 };
 
 describe('ERROR_CODES', () => {

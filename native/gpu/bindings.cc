@@ -12,6 +12,7 @@
 #include "../cublaslt/cublaslt.h"
 #include "../cuda/runtime.h"
 #include "../cudnn/cudnn.h"
+#include "../nccl/bindings.h"
 #include "../nvrtc/nvrtc.h"
 #include "completion.h"
 #include "plan.h"
@@ -1040,6 +1041,19 @@ void Register(Napi::Env env, Napi::Object exports) {
   classes->module = Napi::Persistent(Module::Define(env));
   classes->plan = Napi::Persistent(PlanObject::Define(env, classes));
   env.AddCleanupHook([classes]() { delete classes; });
+  // NCCL reduces DeviceBuffers where they are: lease them to it (native/nccl/bindings.h).
+  nccl::SetBufferLeaser(env, [classes](Napi::Env env, Napi::Value value, const char* role) {
+    DeviceBuffer* buffer = UnwrapBuffer(env, classes, value, role);
+    NativeError error;
+    if (!buffer->Acquire(role, &error)) ThrowJsError(env, error);
+    auto keep = std::make_shared<Napi::ObjectReference>(Napi::Persistent(value.As<Napi::Object>()));
+    nccl::LeasedBuffer lease{buffer->device(), buffer->ptr(), buffer->bytes(), nullptr};
+    lease.release = [buffer, keep](Napi::Env env) {
+      buffer->Unacquire(env);
+      keep->Reset();
+    };
+    return lease;
+  });
   struct Entry {
     const char* name;
     Napi::Value (*fn)(const Napi::CallbackInfo&);

@@ -16,6 +16,7 @@ const TEST_ONLY_SOURCES = [
   'native/nvrtc/check_declarations.cc',
   'native/cublaslt/check_declarations.cc',
   'native/cudnn/check_declarations.cc',
+  'native/nccl/check_declarations.cc',
 ];
 
 /** Drops `#` comments that are outside double-quoted strings (gyp files are Python literals). */
