@@ -188,8 +188,25 @@ for (const [opType, name] of [
 // ---------------------------------------------------------------------------------------------
 // Softmax, CumSum
 
-defineOnnxOp('Softmax', (ctx) => [ctx.emit('aten._softmax.default', { self: ctx.input(0), dim: ctx.attrInt('axis', -1), half_to_float: false })]);
-defineOnnxOp('LogSoftmax', (ctx) => [ctx.emit('aten._log_softmax.default', { self: ctx.input(0), dim: ctx.attrInt('axis', -1), half_to_float: false })]);
+/**
+ * Softmax-like ops along `axis`. Before opset 13 they default to axis 1 and treat the input as
+ * 2-D [prod(dims before axis), prod(dims from axis)]: the op then runs over the flattened tail.
+ */
+export function coercedAxisOp(ctx: OnnxContext, apply: (x: Value, dim: number) => Value): Value {
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  if (ctx.opset >= 13) return apply(x, ctx.attrInt('axis', -1));
+  const axis = ctx.attrInt('axis', 1);
+  const a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a > rank || (rank > 0 && a === rank)) ctx.bad(`axis ${axis} is out of range for rank ${rank}`);
+  if (rank === 0 || a === rank - 1) return apply(x, rank === 0 ? 0 : -1);
+  const flat = ctx.emit('aten.flatten.using_ints', { self: x, start_dim: a, end_dim: rank - 1 });
+  const y = apply(flat, a);
+  return ctx.emit('aten.reshape.default', { self: y, shape: x.tensorType.shape.map((d) => ctx.dimArg(d)) });
+}
+
+defineOnnxOp('Softmax', (ctx) => [coercedAxisOp(ctx, (self, dim) => ctx.emit('aten._softmax.default', { self, dim, half_to_float: false }))]);
+defineOnnxOp('LogSoftmax', (ctx) => [coercedAxisOp(ctx, (self, dim) => ctx.emit('aten._log_softmax.default', { self, dim, half_to_float: false }))]);
 
 defineOnnxOp('CumSum', (ctx) => {
   const x = ctx.input(0);
@@ -235,6 +252,8 @@ defineOnnxOp('Gemm', (ctx) => {
 // Normalization
 
 defineOnnxOp('BatchNormalization', (ctx) => {
+  // spatial=0 (opsets 7–8: statistics per element of C×H×W) has no ATen form.
+  if (ctx.opset < 9 && ctx.attrInt('spatial', 1) !== 1) ctx.unsupported('spatial=0 (per-element statistics) is not supported');
   if (ctx.opset >= 14 && ctx.attrInt('training_mode', 0) === 1) ctx.unsupported('training_mode=1 (batch statistics) is not supported; export the model for inference');
   if (ctx.node.outputs.slice(1).some((o) => o !== '')) ctx.unsupported('the running-statistics outputs exist only in training mode, which is not supported');
   const node = ctx.call('aten._native_batch_norm_legit_no_training.default', {
