@@ -22,14 +22,7 @@ const ATOL = 1e-7;
 const SUPPORTED_ELEM_TYPES = new Set([1, 2, 3, 6, 7, 9, 10, 11, 14, 15, 16]);
 
 // Ops that only make sense for training: allowed to stay refused (issue 20 item 4).
-const TRAINING_OPS = new Set([
-  'Adagrad',
-  'Adam',
-  'Momentum',
-  'Gradient',
-  'SoftmaxCrossEntropyLoss',
-  'NegativeLogLikelihoodLoss',
-]);
+const TRAINING_OPS = new Set(['Adagrad', 'Adam', 'Momentum', 'Gradient']);
 
 /**
  * The packed suite: $ONNX_NODE_TESTS_DIR (a folder holding node-tests.tar.xz, for a checkout

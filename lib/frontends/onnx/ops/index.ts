@@ -3,3 +3,4 @@ import './shape-folding';
 import './pointwise';
 import './nn';
 import './shape';
+import './loss';
