@@ -4,3 +4,4 @@ import './pointwise';
 import './nn';
 import './shape';
 import './loss';
+import './composed';

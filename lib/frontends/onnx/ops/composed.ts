@@ -1,0 +1,100 @@
+/**
+ * ONNX ops without an IR op of their own, composed of existing IR ops: inverse and
+ * hyperbolic trigonometry, activation variants, Hardmax, ReduceLogSum, EyeLike, window
+ * functions. Each composition is the op's defining formula.
+ */
+import { isFloating } from '../../../ir/dtype';
+import type { Value } from '../../../ir/graph';
+import { isStatic } from '../../../ir/symbolic';
+import { Tensor } from '../../../tensor';
+import type { OnnxContext } from '../context';
+import { defineOnnxOp } from '../registry';
+import { dtypeFromOnnx } from '../tensor-proto';
+import { coercedAxisOp } from './nn';
+
+const mulS = (ctx: OnnxContext, self: Value, other: number): Value => ctx.emit('aten.mul.Scalar', { self, other });
+const addS = (ctx: OnnxContext, self: Value, other: number): Value => ctx.emit('aten.add.Scalar', { self, other });
+const un = (ctx: OnnxContext, target: string, self: Value): Value => ctx.emit(`aten.${target}.default`, { self });
+const bin = (ctx: OnnxContext, target: string, self: Value, other: Value): Value => ctx.emit(`aten.${target}.Tensor`, { self, other });
+
+function floatInput(ctx: OnnxContext): Value {
+  const x = ctx.input(0);
+  if (!isFloating(x.tensorType.dtype)) ctx.bad(`the input must be floating point, got ${x.tensorType.dtype}`);
+  return x;
+}
+
+function composed(opType: string, f: (ctx: OnnxContext, x: Value) => Value): void {
+  defineOnnxOp(opType, (ctx) => [f(ctx, floatInput(ctx))]);
+}
+
+/** sqrt(1 - x²) */
+const cosOfAsin = (ctx: OnnxContext, x: Value): Value => un(ctx, 'sqrt', ctx.emit('aten.rsub.Scalar', { self: bin(ctx, 'mul', x, x), other: 1 }));
+const one = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.ones_like.default', { self: x });
+
+composed('Asin', (ctx, x) => ctx.emit('aten.atan2.default', { self: x, other: cosOfAsin(ctx, x) }));
+composed('Acos', (ctx, x) => ctx.emit('aten.atan2.default', { self: cosOfAsin(ctx, x), other: x }));
+composed('Atan', (ctx, x) => ctx.emit('aten.atan2.default', { self: x, other: one(ctx, x) }));
+composed('Sinh', (ctx, x) => mulS(ctx, bin(ctx, 'sub', un(ctx, 'exp', x), un(ctx, 'exp', un(ctx, 'neg', x))), 0.5));
+composed('Cosh', (ctx, x) => mulS(ctx, bin(ctx, 'add', un(ctx, 'exp', x), un(ctx, 'exp', un(ctx, 'neg', x))), 0.5));
+// asinh(x) = sign(x)·log(|x| + sqrt(x² + 1)): the odd form keeps precision for negative x.
+composed('Asinh', (ctx, x) => {
+  const a = un(ctx, 'abs', x);
+  const r = un(ctx, 'log', bin(ctx, 'add', a, un(ctx, 'sqrt', addS(ctx, bin(ctx, 'mul', a, a), 1))));
+  return bin(ctx, 'mul', un(ctx, 'sign', x), r);
+});
+composed('Acosh', (ctx, x) => un(ctx, 'log', bin(ctx, 'add', x, un(ctx, 'sqrt', addS(ctx, bin(ctx, 'mul', x, x), -1)))));
+composed('Atanh', (ctx, x) => mulS(ctx, un(ctx, 'log', bin(ctx, 'div', addS(ctx, x, 1), ctx.emit('aten.rsub.Scalar', { self: x, other: 1 }))), 0.5));
+
+composed('ThresholdedRelu', (ctx, x) => {
+  const alpha = ctx.attrFloat('alpha', 1);
+  return ctx.emit('aten.where.ScalarOther', { condition: ctx.emit('aten.gt.Scalar', { self: x, other: alpha }), self: x, other: 0 });
+});
+
+composed('Shrink', (ctx, x) => {
+  const lambd = ctx.attrFloat('lambd', 0.5);
+  const bias = ctx.attrFloat('bias', 0);
+  const below = ctx.emit('aten.where.ScalarOther', { condition: ctx.emit('aten.lt.Scalar', { self: x, other: -lambd }), self: addS(ctx, x, bias), other: 0 });
+  return ctx.emit('aten.where.self', { condition: ctx.emit('aten.gt.Scalar', { self: x, other: lambd }), self: addS(ctx, x, -bias), other: below });
+});
+
+// max(0, x) + min(0, alpha·(exp(x/alpha) − 1))
+composed('Celu', (ctx, x) => {
+  const alpha = ctx.attrFloat('alpha', 1);
+  const neg = ctx.emit('aten.clamp_max.default', { self: mulS(ctx, addS(ctx, un(ctx, 'exp', mulS(ctx, x, 1 / alpha)), -1), alpha), max: 0 });
+  return bin(ctx, 'add', un(ctx, 'relu', x), neg);
+});
+
+composed('Mish', (ctx, x) => bin(ctx, 'mul', x, un(ctx, 'tanh', ctx.emit('aten.softplus.default', { self: x }))));
+
+composed('MeanVarianceNormalization', (ctx, x) => {
+  const axes = ctx.attrInts('axes', [0, 2, 3]);
+  const mean = ctx.emit('aten.mean.dim', { self: x, dim: axes, keepdim: true });
+  const centered = bin(ctx, 'sub', x, mean);
+  const variance = ctx.emit('aten.mean.dim', { self: bin(ctx, 'mul', centered, centered), dim: axes, keepdim: true });
+  return bin(ctx, 'div', centered, un(ctx, 'sqrt', variance));
+});
+
+// One 1 per slice along the axis, at the first maximum.
+defineOnnxOp('Hardmax', (ctx) => [
+  coercedAxisOp(ctx, (x, dim) => {
+    const rank = x.tensorType.shape.length;
+    const axis = dim < 0 ? dim + rank : dim;
+    const n = x.tensorType.shape[axis]!;
+    if (!isStatic(n)) ctx.unsupported(`the axis ${axis} must have a static size`);
+    const arg = ctx.emit('aten.argmax.default', { self: x, dim: axis, keepdim: true });
+    const shape = Array.from({ length: rank }, (_, i) => (i === axis ? n : 1));
+    const positions = ctx.constantValue(Tensor.from('int64', shape, Array.from({ length: n }, (_, i) => BigInt(i))), 'positions');
+    return ctx.cast(ctx.emit('aten.eq.Tensor', { self: positions, other: arg }), x.tensorType.dtype);
+  }),
+]);
+
+defineOnnxOp('EyeLike', (ctx) => {
+  const x = ctx.input(0);
+  const shape = x.tensorType.shape;
+  if (shape.length !== 2 || !shape.every(isStatic)) ctx.unsupported(`only static 2-D inputs are supported, got rank ${shape.length}`);
+  const [rows, cols] = shape as number[];
+  const k = ctx.attrInt('k', 0);
+  const dtype = ctx.has('dtype') ? dtypeFromOnnx(ctx.attrInt('dtype'), `${ctx.where}: attribute dtype`) : x.tensorType.dtype;
+  const values = Array.from({ length: rows! * cols! }, (_, i) => (i % cols! === Math.floor(i / cols!) + k ? 1 : 0));
+  return [ctx.constantValue(Tensor.from(dtype, [rows!, cols!], dtype === 'int64' ? values.map(BigInt) : values), 'eye')];
+});
