@@ -118,10 +118,10 @@ function compareTensor(actual, expected, name) {
 function categorize(error, model) {
   const message = String(error && error.message);
   const code = error && error.code;
+  if ((model.graph.node ?? []).some((n) => TRAINING_OPS.has(n.opType))) return 'training-op';
   if (/uses ONNX opset \d+; tensorrt-node imports opsets/.test(message)) return 'opset';
+  if (/does not import the default ONNX domain/.test(message)) return 'other-domain';
   if (code === 'E_UNSUPPORTED_OP') {
-    const opType = (model.graph.node ?? []).map((n) => n.opType).find((t) => TRAINING_OPS.has(t));
-    if (opType !== undefined) return 'training-op';
     if (/op type \S+ (from domain "[^"]*" )?is not supported/.test(message)) return 'missing-op';
     if (/constant|known at import|depends on tensor data|run-time|runtime/i.test(message)) return 'non-constant-input';
     return 'unsupported-form';
@@ -179,7 +179,8 @@ function runCase(casesDir, name, api) {
     });
     if (bind) {
       const constantInputs = {};
-      for (const [n, t] of Object.entries(byName)) if (shapeLike(t)) constantInputs[n] = t;
+      const refused = refusedInput(importError, model);
+      for (const [n, t] of Object.entries(byName)) if (shapeLike(t) || n === refused) constantInputs[n] = t;
       try {
         graph = api.loadOnnx(new Uint8Array(bytes), { constantInputs });
       } catch (error) {
@@ -211,6 +212,14 @@ function runCase(casesDir, name, api) {
 
 /** Passes only with its shape-like inputs fixed at import (constantInputs). */
 const BOUND_PASS = 'pass-with-constant-inputs';
+
+/** The graph input that an import error names as needed known ("ONNX node "N" ... (input i)"), if any. */
+function refusedInput(error, model) {
+  const m = /ONNX node "([^"]*)".*\(input (\d+)\)/.exec(String(error && error.message));
+  if (m === null) return undefined;
+  const node = (model.graph.node ?? []).find((n, i) => (n.name || `${n.opType}_${i}`) === m[1]);
+  return node === undefined ? undefined : node.input[Number(m[2])];
+}
 
 /** A value fixed at import: a scalar, or a short integer list (shapes, axes, pads, K...). */
 function shapeLike(t) {

@@ -66,6 +66,7 @@ function markdown(results) {
     wrong: 'runs but gives a different answer (a bug)',
     'unsupported-type': 'an input or output is a sequence, optional, string, or an element type the project lacks (int16, uint16/32/64, fp8, int4...)',
     opset: 'the model opset is outside what the importer maps',
+    'other-domain': 'the model imports only another domain (ai.onnx.ml, ai.onnx.preview.training)',
     'missing-op': 'no mapper for the op type',
     'training-op': `a training-only op (${[...lib.TRAINING_OPS].join(', ')}): refused by design`,
     'non-constant-input': 'an input the importer needs known at import time (a shape, axes, sizes) is computed at run time',

@@ -165,6 +165,8 @@ const square = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.mul.Tensor'
 defineReduce('ReduceL1', 18, floatReduction('aten.linalg_vector_norm.default', { ord: 1 }), absolute);
 defineReduce('ReduceL2', 18, floatReduction('aten.linalg_vector_norm.default', { ord: 2 }), absolute);
 defineReduce('ReduceLogSumExp', 18, floatReduction('aten.logsumexp.default'));
+const logOf = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.log.default', { self: x });
+defineReduce('ReduceLogSum', 18, (ctx, x, axes, keepdim) => logOf(ctx, floatReduction('aten.sum.dim_IntList')(ctx, x, axes, keepdim)), logOf);
 defineReduce(
   'ReduceSumSquare',
   18,
@@ -584,6 +586,10 @@ defineOnnxOp('Resize', (ctx) => {
   }
   if (!dimEquals(outShape[0]!, shape[0]!) || !dimEquals(outShape[1]!, shape[1]!) || fullScales[0] !== 1 || fullScales[1] !== 1) {
     ctx.unsupported('resizing the batch or channel dims is not supported (only H and W)');
+  }
+  // align_corners maps through in * scale itself (not the floored output size) when scales are given.
+  if (coord === 'align_corners' && hasScales && axes.some((a) => typeof shape[a] !== 'number' || !Number.isInteger((shape[a] as number) * fullScales[a]!))) {
+    ctx.unsupported('align_corners with scales whose products with the input size are not whole numbers is not supported; give sizes instead');
   }
   const spatial = outShape.slice(2);
   const size = spatial.map((d) => ctx.dimArg(d));
