@@ -16,9 +16,6 @@ import { tensorFromProto } from '../../lib/frontends/onnx/tensor-proto';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/tensor';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const lib = require('../../scripts/onnx-conformance-lib.js') as typeof import('../../scripts/onnx-conformance-lib.js');
-
 interface CaseResult {
   name: string;
   opset: number;
@@ -26,6 +23,21 @@ interface CaseResult {
   category: string;
   reason: string;
 }
+
+/** scripts/onnx-conformance-lib.js (plain CommonJS, shared with the docs generator). */
+interface ConformanceLib {
+  SUITE_DIR: string;
+  BOUND_PASS: string;
+  findSuite(repoRoot: string): string | null;
+  unpackSuite(tarball: string): string;
+  listCases(casesDir: string): string[];
+  runCase(casesDir: string, name: string, api: object): CaseResult;
+  compareTensor(actual: Tensor, expected: Tensor, name: string): string | null;
+  summarize(results: CaseResult[]): { pass: number; typed: number; wrong: number };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const lib = require('../../scripts/onnx-conformance-lib.js') as ConformanceLib;
 
 const root = path.join(__dirname, '..', '..');
 const tarball = lib.findSuite(root);
@@ -53,9 +65,9 @@ if (tarball === null) {
   describe('ONNX backend node tests (ONNX 1.16.2)', () => {
     let results: CaseResult[] = [];
     beforeAll(() => {
-      const casesDir = lib.unpackSuite(tarball);
+      const casesDir = lib.unpackSuite(tarball!);
       const api = { onnx, loadOnnx, interpret, tensorFromProto };
-      results = lib.listCases(casesDir).map((name: string) => lib.runCase(casesDir, name, api) as CaseResult);
+      results = lib.listCases(casesDir).map((name) => lib.runCase(casesDir, name, api));
       // For working on the importer without rebuilding dist/: the raw results of this run.
       if (process.env.ONNX_CONFORMANCE_JSON) fs.writeFileSync(process.env.ONNX_CONFORMANCE_JSON, JSON.stringify(results, null, 1));
     }, 120_000);

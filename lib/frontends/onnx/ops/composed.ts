@@ -79,8 +79,9 @@ defineOnnxOp('Hardmax', (ctx) => [
   coercedAxisOp(ctx, (x, dim) => {
     const rank = x.tensorType.shape.length;
     const axis = dim < 0 ? dim + rank : dim;
-    const n = x.tensorType.shape[axis]!;
-    if (!isStatic(n)) ctx.unsupported(`the axis ${axis} must have a static size`);
+    const d = x.tensorType.shape[axis]!;
+    if (!isStatic(d)) ctx.unsupported(`the axis ${axis} must have a static size`);
+    const n = d as number;
     const arg = ctx.emit('aten.argmax.default', { self: x, dim: axis, keepdim: true });
     const shape = Array.from({ length: rank }, (_, i) => (i === axis ? n : 1));
     const positions = ctx.constantValue(Tensor.from('int64', shape, Array.from({ length: n }, (_, i) => BigInt(i))), 'positions');

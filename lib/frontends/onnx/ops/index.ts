@@ -5,3 +5,4 @@ import './nn';
 import './shape';
 import './loss';
 import './composed';
+import './quantize';
