@@ -19,7 +19,7 @@ import { Tensor } from '../../lib/tensor';
 interface CaseResult {
   name: string;
   opset: number;
-  status: 'pass' | 'wrong' | 'refused' | 'unsupported-type';
+  status: 'pass' | 'wrong' | 'disputed' | 'refused' | 'unsupported-type';
   category: string;
   reason: string;
 }
