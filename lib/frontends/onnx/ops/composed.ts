@@ -99,3 +99,31 @@ defineOnnxOp('EyeLike', (ctx) => {
   const values = Array.from({ length: rows! * cols! }, (_, i) => (i % cols! === Math.floor(i / cols!) + k ? 1 : 0));
   return [ctx.constantValue(Tensor.from(dtype, [rows!, cols!], dtype === 'int64' ? values.map(BigInt) : values), 'eye')];
 });
+
+// Crops (centered, the extra element at the end) or zero-pads (centered, the extra at the end) each axis to `shape`.
+defineOnnxOp('CenterCropPad', (ctx) => {
+  let x = ctx.input(0);
+  const shape = x.tensorType.shape;
+  const rank = shape.length;
+  const target = ctx.staticInts(1, 'shape');
+  const axes = ctx.attrInts('axes', Array.from({ length: rank }, (_, i) => i)).map((a) => (a < 0 ? a + rank : a));
+  if (axes.length !== target.length) ctx.bad(`shape has ${target.length} values for ${axes.length} axes`);
+  const pads = new Array<number>(2 * rank).fill(0);
+  axes.forEach((a, i) => {
+    if (a < 0 || a >= rank) ctx.bad(`axis ${a} is out of range for rank ${rank}`);
+    if (!isStatic(shape[a]!)) ctx.unsupported(`axis ${a} must have a static size`);
+    const n = shape[a] as number;
+    const want = target[i]!;
+    if (want < n) {
+      const start = Math.floor((n - want) / 2);
+      x = ctx.emit('aten.slice.Tensor', { self: x, dim: a, start, end: start + want, step: 1 });
+    } else if (want > n) {
+      const before = Math.floor((want - n) / 2);
+      // constant_pad_nd lists (begin, end) from the last dim backwards.
+      pads[2 * (rank - 1 - a)] = before;
+      pads[2 * (rank - 1 - a) + 1] = want - n - before;
+    }
+  });
+  if (pads.some((p) => p !== 0)) x = ctx.emit('aten.constant_pad_nd.default', { self: x, pad: pads, value: 0 });
+  return [x];
+});
