@@ -1,6 +1,6 @@
 /**
  * Opsets 7–12 (older node forms rewritten to the opset-13 form), ops composed of IR ops
- * (trigonometry, activations, Hardmax, losses, quantization, CenterCropPad) and
+ * (trigonometry, activations, Hardmax, losses, quantization, LpPool, CenterCropPad) and
  * loadOnnx's constantInputs: our importer + interpreter against onnxruntime on one-node models.
  */
 import { loadOnnx } from '../../../lib/frontends/onnx';
@@ -134,6 +134,8 @@ describe('ops composed of IR ops match onnxruntime', () => {
         opset: 10,
       },
     ],
+    ['LpPool p=3 with asymmetric pads', { opType: 'LpPool', inputs: [f32([1, 2, 5, 5])], attributes: { kernel_shape: [2, 3], pads: [1, 0, 0, 1], p: 3 }, opset: 18 }],
+    ['LpPool p=2 with strides', { opType: 'LpPool', inputs: [f32([1, 1, 6, 6])], attributes: { kernel_shape: [2, 2], strides: [2, 2] }, opset: 11 }],
     ['CenterCropPad crop and pad', { opType: 'CenterCropPad', inputs: [f32([5, 2, 3]), { constant: i64([3, 5]) }], attributes: { axes: [0, 2] }, opset: 18 }],
   ];
   it.each(cases)('%s', async (_name, spec) => {

@@ -493,14 +493,27 @@ defineOnnxOp('MaxPool', (ctx) => {
   return [ctx.emit('trt.max_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end })];
 });
 
-defineOnnxOp('AveragePool', (ctx) => {
-  const s = poolSpec(ctx);
-  if (s.dilation.some((d) => d !== 1)) ctx.unsupported(`dilations [${s.dilation.join(', ')}] are not supported for AveragePool`);
-  const countIncludePad = ctx.attrInt('count_include_pad', 0) === 1;
-  const common = { self: s.x, kernel_size: s.kernel, stride: s.stride, ceil_mode: s.ceilMode, count_include_pad: countIncludePad };
+function averagePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
+  if (s.dilation.some((d) => d !== 1)) ctx.unsupported(`dilations [${s.dilation.join(', ')}] are not supported for ${ctx.node.opType}`);
+  const common = { self, kernel_size: s.kernel, stride: s.stride, ceil_mode: s.ceilMode, count_include_pad: countIncludePad };
   const fits = symmetric(s.pads) && s.pads.begin.every((p, i) => p <= Math.floor(s.kernel[i]! / 2));
-  if (fits) return [ctx.emit(`aten.avg_pool${s.n}d.default`, { ...common, padding: s.pads.begin })];
-  return [ctx.emit('trt.avg_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end })];
+  if (fits) return ctx.emit(`aten.avg_pool${s.n}d.default`, { ...common, padding: s.pads.begin });
+  return ctx.emit('trt.avg_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end });
+}
+
+defineOnnxOp('AveragePool', (ctx) => [averagePool(ctx, poolSpec(ctx), ctx.input(0), ctx.attrInt('count_include_pad', 0) === 1)]);
+
+// (sum over the window of |x|^p)^(1/p): the padded average of |x|^p times the window size.
+defineOnnxOp('LpPool', (ctx) => {
+  const s = poolSpec(ctx);
+  if (s.ceilMode) ctx.unsupported('ceil_mode=1 is not supported (the last windows would be averaged over fewer elements)');
+  if (!isFloating(s.x.tensorType.dtype)) ctx.bad(`the input must be floating point, got ${s.x.tensorType.dtype}`);
+  const p = ctx.attrInt('p', 2);
+  if (p < 1) ctx.bad(`p must be a positive integer, got ${p}`);
+  const powered = ctx.emit('aten.pow.Tensor_Scalar', { self: ctx.emit('aten.abs.default', { self: s.x }), exponent: p });
+  const size = s.kernel.reduce((a, k) => a * k, 1);
+  const sum = ctx.emit('aten.mul.Scalar', { self: averagePool(ctx, s, powered, true), other: size });
+  return [p === 1 ? sum : ctx.emit('aten.pow.Tensor_Scalar', { self: sum, exponent: 1 / p })];
 });
 
 function globalPool(ctx: OnnxContext, target: string): OnnxResult[] {
