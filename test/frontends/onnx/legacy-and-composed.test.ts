@@ -1,6 +1,6 @@
 /**
  * Opsets 7–12 (older node forms rewritten to the opset-13 form), ops composed of IR ops
- * (trigonometry, activations, Hardmax, losses, quantization, LpPool, CenterCropPad) and
+ * (trigonometry, activations, Hardmax, losses, quantization, LpPool, windows, CenterCropPad) and
  * loadOnnx's constantInputs: our importer + interpreter against onnxruntime on one-node models.
  */
 import { loadOnnx } from '../../../lib/frontends/onnx';
@@ -136,6 +136,9 @@ describe('ops composed of IR ops match onnxruntime', () => {
     ],
     ['LpPool p=3 with asymmetric pads', { opType: 'LpPool', inputs: [f32([1, 2, 5, 5])], attributes: { kernel_shape: [2, 3], pads: [1, 0, 0, 1], p: 3 }, opset: 18 }],
     ['LpPool p=2 with strides', { opType: 'LpPool', inputs: [f32([1, 1, 6, 6])], attributes: { kernel_shape: [2, 2], strides: [2, 2] }, opset: 11 }],
+    ['HannWindow periodic', { opType: 'HannWindow', inputs: [{ constant: Tensor.from('int64', [], [10]) }], opset: 17 }],
+    ['HammingWindow symmetric, float64', { opType: 'HammingWindow', inputs: [{ constant: Tensor.from('int64', [], [7]) }], attributes: { periodic: 0, output_datatype: 11 }, opset: 17 }],
+    ['BlackmanWindow symmetric', { opType: 'BlackmanWindow', inputs: [{ constant: Tensor.from('int64', [], [9]) }], attributes: { periodic: 0 }, opset: 17 }],
     ['CenterCropPad crop and pad', { opType: 'CenterCropPad', inputs: [f32([5, 2, 3]), { constant: i64([3, 5]) }], attributes: { axes: [0, 2] }, opset: 18 }],
   ];
   it.each(cases)('%s', async (_name, spec) => {

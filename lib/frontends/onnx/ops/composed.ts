@@ -127,3 +127,22 @@ defineOnnxOp('CenterCropPad', (ctx) => {
   if (pads.some((p) => p !== 0)) x = ctx.emit('aten.constant_pad_nd.default', { self: x, pad: pads, value: 0 });
   return [x];
 });
+
+/** Generalized cosine windows: sum of (-1)^k a_k cos(2πkn/N), N = size (periodic) or size - 1. */
+function cosineWindow(opType: string, coefficients: readonly number[]): void {
+  defineOnnxOp(opType, (ctx) => {
+    const sizes = ctx.staticInts(0, 'size');
+    if (sizes.length !== 1 || sizes[0]! < 0) ctx.bad(`size must be one non-negative integer, got [${sizes.join(', ')}]`);
+    const size = sizes[0]!;
+    const n = ctx.attrInt('periodic', 1) === 1 ? size : size - 1;
+    const dtype = dtypeFromOnnx(ctx.attrInt('output_datatype', 1), `${ctx.where}: attribute output_datatype`);
+    const values = Array.from({ length: size }, (_, i) =>
+      coefficients.reduce((sum, a, k) => sum + (k % 2 === 0 ? a : -a) * Math.cos((2 * Math.PI * k * i) / n), 0),
+    );
+    return [ctx.constantValue(Tensor.from(dtype, [size], dtype === 'int64' ? values.map((v) => BigInt(Math.trunc(v))) : values), 'window')];
+  });
+}
+
+cosineWindow('HannWindow', [0.5, 0.5]);
+cosineWindow('HammingWindow', [25 / 46, 21 / 46]);
+cosineWindow('BlackmanWindow', [0.42, 0.5, 0.08]);
