@@ -62,11 +62,11 @@ describe('malformed files', () => {
 describe('opsets and ops', () => {
   const relu = (opset: number): Uint8Array => buildSingleOpModel({ opType: 'Relu', inputs: [Tensor.from('float32', [2], [1, -1])], opset });
 
-  test.each([7, 12, 22])('opset %i is refused, naming the opset and the supported range', (opset) => {
+  test.each([1, 6, 22])('opset %i is refused, naming the opset and the supported range', (opset) => {
     const e = caught(() => loadOnnx(relu(opset)));
     expect(e.code).toBe('E_UNSUPPORTED_OP');
     expect(e.message).toContain(`opset ${opset}`);
-    expect(e.message).toContain('13 to 21');
+    expect(e.message).toContain('7 to 21');
   });
 
   test('an unknown op names the node and the op', () => {
