@@ -13,7 +13,7 @@ import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../tensor';
 import { decodeAttribute, OnnxContext, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
-import { upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
+import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
 import { onnxFolder, onnxMapper } from './registry';
 import { dtypeFromOnnx, tensorFromProto, type TensorProtoOptions } from './tensor-proto';
@@ -38,9 +38,11 @@ function defaultOpset(model: onnx.ModelProto, source: string): number {
   const entry = model.opsetImport.find((o) => !o.domain || o.domain === 'ai.onnx');
   if (entry === undefined) throw new BadModelError(`${source}: the model does not import the default ONNX domain`);
   const version = toNumber(entry.version as number | LongLike);
-  if (version < MIN_OPSET || version > MAX_OPSET) {
+  const stableOnly = version >= 1 && version < MIN_OPSET && (model.graph!.node ?? []).every((n) => (n.domain ?? '') !== '' || STABLE_BEFORE_7.has(n.opType ?? ''));
+  if ((version < MIN_OPSET && !stableOnly) || version > MAX_OPSET) {
     throw new UnsupportedOpError(
-      `${source} uses ONNX opset ${version}; tensorrt-node imports opsets ${MIN_OPSET} to ${MAX_OPSET}. ` +
+      `${source} uses ONNX opset ${version}; tensorrt-node imports opsets ${MIN_OPSET} to ${MAX_OPSET} ` +
+        `(and older ones when every op is one whose meaning has not changed since: ${[...STABLE_BEFORE_7].join(', ')}). ` +
         'Re-export the model with a supported opset (torch.onnx.export(..., opset_version=17)) or convert it with onnx.version_converter.',
       { details: { opset: version } },
     );

@@ -23,6 +23,18 @@ export interface LegacyResolver {
 
 const FORM_OPSET = 13;
 
+/**
+ * Ops whose meaning has not changed since opsets 1–6 (their `consumed_inputs` attribute, an
+ * in-place hint, is ignored): a model of opset < 7 imports when it uses only these. Binary ops
+ * (their `broadcast`/`axis` attributes), Reshape, Concat, Cast, Tile, Split, Pad and the other
+ * ops whose form changed are not listed.
+ */
+export const STABLE_BEFORE_7 = new Set([
+  'Abs', 'AveragePool', 'Ceil', 'Conv', 'Elu', 'Exp', 'Floor', 'GlobalAveragePool', 'GlobalMaxPool', 'HardSigmoid',
+  'Hardmax', 'Identity', 'InstanceNormalization', 'LeakyRelu', 'Log', 'LogSoftmax', 'MatMul', 'MaxPool', 'Neg', 'Not',
+  'Reciprocal', 'Relu', 'Selu', 'Sigmoid', 'Softmax', 'Softplus', 'Softsign', 'Sqrt', 'Tanh', 'Transpose',
+]);
+
 /** Where an op's older form ends: before this opset, the node is rewritten. */
 const REWRITTEN_BEFORE: Record<string, number> = {
   Squeeze: 13,

@@ -63,8 +63,8 @@ describe('older op forms (opsets 7-12) match onnxruntime', () => {
     expect(() => loadOnnx(buildSingleOpModel(spec))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringMatching(/spatial=0/) }));
   });
 
-  it('still refuses opsets below 7, naming the opset', () => {
-    expect(() => loadOnnx(buildSingleOpModel({ opType: 'Relu', inputs: [f32([2])], opset: 6 }))).toThrow(/opset 6; tensorrt-node imports opsets 7 to 21/);
+  it('still refuses opsets below 7 for ops whose form changed since (Add: broadcast attributes), naming the opset', () => {
+    expect(() => loadOnnx(buildSingleOpModel({ opType: 'Add', inputs: [f32([2]), f32([2])], opset: 6 }))).toThrow(/opset 6; tensorrt-node imports opsets 7 to 21/);
   });
 });
 
@@ -82,6 +82,8 @@ describe('ops composed of IR ops match onnxruntime', () => {
     ['ThresholdedRelu', { opType: 'ThresholdedRelu', inputs: [f32([9])], attributes: { alpha: floatAttr(0.5) } }],
     ['Shrink', { opType: 'Shrink', inputs: [f32([9])], attributes: { lambd: floatAttr(1), bias: floatAttr(0.25) } }],
     ['Celu', { opType: 'Celu', inputs: [f32([9])], attributes: { alpha: floatAttr(2) } }],
+    ['Selu defaults', { opType: 'Selu', inputs: [f32([9])] }],
+    ['Selu at opset 6 (a model of ops unchanged since)', { opType: 'Selu', inputs: [f32([9])], attributes: { alpha: floatAttr(2), gamma: floatAttr(3) }, opset: 6 }],
     ['Mish', { opType: 'Mish', inputs: [f32([9])], opset: 18 }],
     ['MeanVarianceNormalization', { opType: 'MeanVarianceNormalization', inputs: [f32([2, 3, 2, 2])] }],
     ['Hardmax-13 with ties (the first maximum wins)', { opType: 'Hardmax', inputs: [Tensor.from('float32', [2, 3], [1, 3, 3, 0, -1, 0])], attributes: { axis: 1 } }],

@@ -64,6 +64,14 @@ composed('Celu', (ctx, x) => {
   return bin(ctx, 'add', un(ctx, 'relu', x), neg);
 });
 
+// gamma · (max(0, x) + min(0, alpha·(exp(x) − 1)))
+composed('Selu', (ctx, x) => {
+  const alpha = ctx.attrFloat('alpha', 1.67326319217681884765625);
+  const gamma = ctx.attrFloat('gamma', 1.05070102214813232421875);
+  const neg = ctx.emit('aten.clamp_max.default', { self: mulS(ctx, addS(ctx, un(ctx, 'exp', x), -1), alpha), max: 0 });
+  return mulS(ctx, bin(ctx, 'add', un(ctx, 'relu', x), neg), gamma);
+});
+
 composed('Mish', (ctx, x) => bin(ctx, 'mul', x, un(ctx, 'tanh', ctx.emit('aten.softplus.default', { self: x }))));
 
 composed('MeanVarianceNormalization', (ctx, x) => {
