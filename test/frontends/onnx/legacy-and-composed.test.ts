@@ -88,6 +88,8 @@ describe('ops composed of IR ops match onnxruntime', () => {
     ['MeanVarianceNormalization', { opType: 'MeanVarianceNormalization', inputs: [f32([2, 3, 2, 2])] }],
     ['Hardmax-13 with ties (the first maximum wins)', { opType: 'Hardmax', inputs: [Tensor.from('float32', [2, 3], [1, 3, 3, 0, -1, 0])], attributes: { axis: 1 } }],
     ['EyeLike k=1, int64', { opType: 'EyeLike', inputs: [f32([3, 4])], attributes: { k: 1, dtype: 7 } }],
+    ['ReduceMin over an empty axis (+inf)', { opType: 'ReduceMin', inputs: [f32([2, 0, 3]), { constant: i64([1]) }], opset: 18 }],
+    ['ReduceLogSumExp over an empty axis (-inf), no keepdims', { opType: 'ReduceLogSumExp', inputs: [f32([2, 0, 3]), { constant: i64([1]) }], attributes: { keepdims: 0 }, opset: 18 }],
     ['ReduceLogSum', { opType: 'ReduceLogSum', inputs: [f32([2, 3], 0.1, 2)], attributes: { keepdims: 0 }, opset: 18 }],
     [
       'NegativeLogLikelihoodLoss mean, weights, ignore_index',

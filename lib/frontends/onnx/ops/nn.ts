@@ -123,8 +123,23 @@ function defineReduce(
     const x = ctx.input(0);
     const axes = reduceAxes(ctx, inputSince);
     if (axes === null) return [noop(ctx, x)];
-    return [emit(ctx, x, axes, keepdims(ctx))];
+    return [emptyReduction(ctx, x, axes) ?? emit(ctx, x, axes, keepdims(ctx))];
   });
+}
+
+/** What ONNX's min/max-like reductions give over an empty set (floating point): their identity. */
+const EMPTY_SET: Record<string, number> = { ReduceMin: Infinity, ReduceMax: -Infinity, ReduceLogSumExp: -Infinity };
+
+/** The identity-filled result of a reduction over a static size-0 axis, where ATen's would fail; else null. */
+function emptyReduction(ctx: OnnxContext, x: Value, axes: number[]): Value | null {
+  const fill = EMPTY_SET[ctx.node.opType];
+  const shape = x.tensorType.shape;
+  const rank = shape.length;
+  const list = (axes.length === 0 ? range(0, rank) : axes).map((a) => (a < 0 ? a + rank : a));
+  if (fill === undefined || !isFloating(x.tensorType.dtype) || !list.some((a) => shape[a] === 0)) return null;
+  const keep = keepdims(ctx);
+  const out = shape.flatMap((d, i) => (!list.includes(i) ? [d] : keep ? [1] : []));
+  return ctx.emit('aten.full.default', { size: out.map((d) => ctx.dimArg(d)), fill_value: fill, dtype: x.tensorType.dtype });
 }
 
 function floatOnly(ctx: OnnxContext, x: Value): void {
