@@ -5,24 +5,28 @@
  */
 import type { onnx } from 'onnx-proto';
 
-import { BadModelError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
+import { BadModelError, InvalidArgumentError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
+import type { DType } from '../../ir/dtype';
 import { call } from '../../ir/builder';
 import { Graph, tensorType, Value } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../tensor';
 import { decodeAttribute, OnnxContext, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
+import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
 import { onnxFolder, onnxMapper } from './registry';
 import { dtypeFromOnnx, tensorFromProto, type TensorProtoOptions } from './tensor-proto';
 
 /** Opsets of the default domain this importer maps (their input-form differences included). */
-export const MIN_OPSET = 13;
+export const MIN_OPSET = 7;
 export const MAX_OPSET = 21;
 
 export interface ImportOptions extends TensorProtoOptions {
   /** How to name the model in errors (its path, or "buffer"). */
   source: string;
+  /** Inputs fixed at import (LoadOnnxOptions.constantInputs). */
+  constantInputs?: Readonly<Record<string, Tensor>>;
 }
 
 function sanitizeSymbol(name: string): string {
@@ -34,9 +38,11 @@ function defaultOpset(model: onnx.ModelProto, source: string): number {
   const entry = model.opsetImport.find((o) => !o.domain || o.domain === 'ai.onnx');
   if (entry === undefined) throw new BadModelError(`${source}: the model does not import the default ONNX domain`);
   const version = toNumber(entry.version as number | LongLike);
-  if (version < MIN_OPSET || version > MAX_OPSET) {
+  const stableOnly = version >= 1 && version < MIN_OPSET && (model.graph!.node ?? []).every((n) => (n.domain ?? '') !== '' || STABLE_BEFORE_7.has(n.opType ?? ''));
+  if ((version < MIN_OPSET && !stableOnly) || version > MAX_OPSET) {
     throw new UnsupportedOpError(
-      `${source} uses ONNX opset ${version}; tensorrt-node imports opsets ${MIN_OPSET} to ${MAX_OPSET}. ` +
+      `${source} uses ONNX opset ${version}; tensorrt-node imports opsets ${MIN_OPSET} to ${MAX_OPSET} ` +
+        `(and older ones when every op is one whose meaning has not changed since: ${[...STABLE_BEFORE_7].join(', ')}). ` +
         'Re-export the model with a supported opset (torch.onnx.export(..., opset_version=17)) or convert it with onnx.version_converter.',
       { details: { opset: version } },
     );
@@ -58,6 +64,20 @@ class Importer implements ValueResolver {
     this.graph = new Graph(model.graph!.name || 'onnx_graph');
     this.sym = new SymMaterializer(this.graph);
   }
+
+  /** Constants that older node forms gave as attributes (./legacy-forms.ts). */
+  private readonly legacy: LegacyResolver = {
+    constant: (hint, tensor) => {
+      let name = hint;
+      for (let i = 1; this.values.has(name); i++) name = `${hint}_${i}`;
+      this.values.set(name, this.graph.addConstant(this.graph.uniqueName(hint), tensor));
+      return name;
+    },
+    dtypeOf: (name) => {
+      const v = this.lookup(name);
+      return v instanceof Value ? v.tensorType.dtype : v.dtype;
+    },
+  };
 
   lookup(name: string): OnnxResult {
     const v = this.values.get(name);
@@ -102,6 +122,13 @@ class Importer implements ValueResolver {
   }
 
   private addInputs(initializerNames: Set<string>): void {
+    const declared = new Set((this.model.graph!.input ?? []).map((i) => i.name ?? ''));
+    const unknown = Object.keys(this.options.constantInputs ?? {}).filter((n) => !declared.has(n) || initializerNames.has(n));
+    if (unknown.length > 0) {
+      throw new InvalidArgumentError(`constantInputs names ${unknown.map((n) => `"${n}"`).join(', ')}, which ${this.options.source} has no input of`, {
+        details: { input: unknown[0] },
+      });
+    }
     for (const input of this.model.graph!.input ?? []) {
       const name = input.name ?? '';
       if (initializerNames.has(name)) continue; // IR < 4: initializers listed as inputs
@@ -110,10 +137,27 @@ class Importer implements ValueResolver {
       const dtype = dtypeFromOnnx(tt.elemType ?? 0, `input "${name}"`);
       if (!tt.shape) throw new UnsupportedOpError(`${this.options.source}: input "${name}" has no shape (not even a rank); give it one when exporting`);
       const shape = (tt.shape.dim ?? []).map((d, axis) => this.dimOf(d, name, axis));
+      const fixed = this.options.constantInputs?.[name];
+      if (fixed !== undefined) {
+        this.values.set(name, this.fixedInput(name, fixed, dtype, shape));
+        continue;
+      }
       const v = this.graph.addInput(name, tensorType(dtype, shape));
       this.sym.addSources(v);
       this.values.set(name, v);
     }
+  }
+
+  private fixedInput(name: string, t: Tensor, dtype: DType, shape: readonly Dim[]): Value {
+    const fits = t instanceof Tensor && t.dtype === dtype && t.shape.length === shape.length && shape.every((d, i) => !isStatic(d) || d === t.shape[i]);
+    if (!fits) {
+      throw new InvalidArgumentError(
+        `constantInputs["${name}"] must be a ${dtype} tensor of shape [${shape.map(String).join(', ')}] (the input's declared type)` +
+          (t instanceof Tensor ? `, got ${t.dtype} [${t.shape.join(', ')}]` : ''),
+        { details: { input: name } },
+      );
+    }
+    return this.graph.addConstant(this.graph.uniqueName(name), t);
   }
 
   private addInitializers(): Set<string> {
@@ -136,8 +180,8 @@ class Importer implements ValueResolver {
     return { name, opType: node.opType ?? '', domain: node.domain ?? '', inputs: node.input ?? [], outputs: node.output ?? [], attributes };
   }
 
-  private importNode(node: onnx.INodeProto, index: number, opset: number): void {
-    const view = this.view(node, index);
+  private importNode(node: onnx.INodeProto, index: number, modelOpset: number): void {
+    const { view, opset } = upgradeLegacyForm(this.view(node, index), modelOpset, this.legacy);
     const ctx = new OnnxContext(this.graph, view, opset, this);
     const folder = onnxFolder(view.domain, view.opType);
     const mapper = onnxMapper(view.domain, view.opType);

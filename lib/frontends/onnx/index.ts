@@ -6,6 +6,7 @@ import * as path from 'node:path';
 
 import { BadModelError, InvalidArgumentError } from '../../errors';
 import type { Graph } from '../../ir/graph';
+import type { Tensor } from '../../tensor';
 import '../../ir/ops';
 import { verifyGraph } from '../../ir/verify';
 import { foldConstants } from '../../lowering/constant-folding';
@@ -23,6 +24,13 @@ export interface LoadOnnxOptions {
    * directory; needed when loading from a buffer a model whose weights are external.
    */
   baseDir?: string;
+  /**
+   * Graph inputs whose values are fixed at import, by name: the graph is specialized to them
+   * (they become constants and are no longer inputs), so inputs that the importer needs known
+   * (a shape, axes, pads, K...) can be given as graph inputs. Each must match the input's
+   * declared element type and shape.
+   */
+  constantInputs?: Readonly<Record<string, Tensor>>;
 }
 
 /**
@@ -52,7 +60,7 @@ export function loadOnnx(source: string | Uint8Array, options: LoadOnnxOptions =
   const externalFiles = new Map<string, number>();
   try {
     const ownsBuffer = typeof source === 'string';
-    const graph = importModel(decodeModel(bytes, name), { source: name, baseDir, externalFiles, ownsBuffer });
+    const graph = importModel(decodeModel(bytes, name), { source: name, baseDir, externalFiles, ownsBuffer, constantInputs: options.constantInputs });
     foldConstants(graph);
     verifyGraph(graph, 'imported ONNX graph');
     return graph;

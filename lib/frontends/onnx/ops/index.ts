@@ -3,3 +3,6 @@ import './shape-folding';
 import './pointwise';
 import './nn';
 import './shape';
+import './loss';
+import './composed';
+import './quantize';

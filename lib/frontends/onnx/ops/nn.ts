@@ -1,6 +1,6 @@
 /**
  * ONNX mappers of the neural-network ops: reductions, softmax, CumSum, MatMul/Gemm,
- * normalization, convolution, pooling, Resize and TopK (opsets 13–21).
+ * normalization, convolution, pooling, Resize and TopK (opsets 7–21).
  *
  * They map onto the ATen ops of lib/ir/ops/nn.ts where the semantics agree exactly and onto
  * the `trt.` ops declared there where ONNX goes further (begin/end pads that differ, Resize
@@ -123,8 +123,23 @@ function defineReduce(
     const x = ctx.input(0);
     const axes = reduceAxes(ctx, inputSince);
     if (axes === null) return [noop(ctx, x)];
-    return [emit(ctx, x, axes, keepdims(ctx))];
+    return [emptyReduction(ctx, x, axes) ?? emit(ctx, x, axes, keepdims(ctx))];
   });
+}
+
+/** What ONNX's min/max-like reductions give over an empty set (floating point): their identity. */
+const EMPTY_SET: Record<string, number> = { ReduceMin: Infinity, ReduceMax: -Infinity, ReduceLogSumExp: -Infinity };
+
+/** The identity-filled result of a reduction over a static size-0 axis, where ATen's would fail; else null. */
+function emptyReduction(ctx: OnnxContext, x: Value, axes: number[]): Value | null {
+  const fill = EMPTY_SET[ctx.node.opType];
+  const shape = x.tensorType.shape;
+  const rank = shape.length;
+  const list = (axes.length === 0 ? range(0, rank) : axes).map((a) => (a < 0 ? a + rank : a));
+  if (fill === undefined || !isFloating(x.tensorType.dtype) || !list.some((a) => shape[a] === 0)) return null;
+  const keep = keepdims(ctx);
+  const out = shape.flatMap((d, i) => (!list.includes(i) ? [d] : keep ? [1] : []));
+  return ctx.emit('aten.full.default', { size: out.map((d) => ctx.dimArg(d)), fill_value: fill, dtype: x.tensorType.dtype });
 }
 
 function floatOnly(ctx: OnnxContext, x: Value): void {
@@ -165,6 +180,8 @@ const square = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.mul.Tensor'
 defineReduce('ReduceL1', 18, floatReduction('aten.linalg_vector_norm.default', { ord: 1 }), absolute);
 defineReduce('ReduceL2', 18, floatReduction('aten.linalg_vector_norm.default', { ord: 2 }), absolute);
 defineReduce('ReduceLogSumExp', 18, floatReduction('aten.logsumexp.default'));
+const logOf = (ctx: OnnxContext, x: Value): Value => ctx.emit('aten.log.default', { self: x });
+defineReduce('ReduceLogSum', 18, (ctx, x, axes, keepdim) => logOf(ctx, floatReduction('aten.sum.dim_IntList')(ctx, x, axes, keepdim)), logOf);
 defineReduce(
   'ReduceSumSquare',
   18,
@@ -188,8 +205,25 @@ for (const [opType, name] of [
 // ---------------------------------------------------------------------------------------------
 // Softmax, CumSum
 
-defineOnnxOp('Softmax', (ctx) => [ctx.emit('aten._softmax.default', { self: ctx.input(0), dim: ctx.attrInt('axis', -1), half_to_float: false })]);
-defineOnnxOp('LogSoftmax', (ctx) => [ctx.emit('aten._log_softmax.default', { self: ctx.input(0), dim: ctx.attrInt('axis', -1), half_to_float: false })]);
+/**
+ * Softmax-like ops along `axis`. Before opset 13 they default to axis 1 and treat the input as
+ * 2-D [prod(dims before axis), prod(dims from axis)]: the op then runs over the flattened tail.
+ */
+export function coercedAxisOp(ctx: OnnxContext, apply: (x: Value, dim: number) => Value): Value {
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  if (ctx.opset >= 13) return apply(x, ctx.attrInt('axis', -1));
+  const axis = ctx.attrInt('axis', 1);
+  const a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a > rank || (rank > 0 && a === rank)) ctx.bad(`axis ${axis} is out of range for rank ${rank}`);
+  if (rank === 0 || a === rank - 1) return apply(x, rank === 0 ? 0 : -1);
+  const flat = ctx.emit('aten.flatten.using_ints', { self: x, start_dim: a, end_dim: rank - 1 });
+  const y = apply(flat, a);
+  return ctx.emit('aten.reshape.default', { self: y, shape: x.tensorType.shape.map((d) => ctx.dimArg(d)) });
+}
+
+defineOnnxOp('Softmax', (ctx) => [coercedAxisOp(ctx, (self, dim) => ctx.emit('aten._softmax.default', { self, dim, half_to_float: false }))]);
+defineOnnxOp('LogSoftmax', (ctx) => [coercedAxisOp(ctx, (self, dim) => ctx.emit('aten._log_softmax.default', { self, dim, half_to_float: false }))]);
 
 defineOnnxOp('CumSum', (ctx) => {
   const x = ctx.input(0);
@@ -235,6 +269,8 @@ defineOnnxOp('Gemm', (ctx) => {
 // Normalization
 
 defineOnnxOp('BatchNormalization', (ctx) => {
+  // spatial=0 (opsets 7–8: statistics per element of C×H×W) has no ATen form.
+  if (ctx.opset < 9 && ctx.attrInt('spatial', 1) !== 1) ctx.unsupported('spatial=0 (per-element statistics) is not supported');
   if (ctx.opset >= 14 && ctx.attrInt('training_mode', 0) === 1) ctx.unsupported('training_mode=1 (batch statistics) is not supported; export the model for inference');
   if (ctx.node.outputs.slice(1).some((o) => o !== '')) ctx.unsupported('the running-statistics outputs exist only in training mode, which is not supported');
   const node = ctx.call('aten._native_batch_norm_legit_no_training.default', {
@@ -472,14 +508,27 @@ defineOnnxOp('MaxPool', (ctx) => {
   return [ctx.emit('trt.max_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end })];
 });
 
-defineOnnxOp('AveragePool', (ctx) => {
-  const s = poolSpec(ctx);
-  if (s.dilation.some((d) => d !== 1)) ctx.unsupported(`dilations [${s.dilation.join(', ')}] are not supported for AveragePool`);
-  const countIncludePad = ctx.attrInt('count_include_pad', 0) === 1;
-  const common = { self: s.x, kernel_size: s.kernel, stride: s.stride, ceil_mode: s.ceilMode, count_include_pad: countIncludePad };
+function averagePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
+  if (s.dilation.some((d) => d !== 1)) ctx.unsupported(`dilations [${s.dilation.join(', ')}] are not supported for ${ctx.node.opType}`);
+  const common = { self, kernel_size: s.kernel, stride: s.stride, ceil_mode: s.ceilMode, count_include_pad: countIncludePad };
   const fits = symmetric(s.pads) && s.pads.begin.every((p, i) => p <= Math.floor(s.kernel[i]! / 2));
-  if (fits) return [ctx.emit(`aten.avg_pool${s.n}d.default`, { ...common, padding: s.pads.begin })];
-  return [ctx.emit('trt.avg_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end })];
+  if (fits) return ctx.emit(`aten.avg_pool${s.n}d.default`, { ...common, padding: s.pads.begin });
+  return ctx.emit('trt.avg_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end });
+}
+
+defineOnnxOp('AveragePool', (ctx) => [averagePool(ctx, poolSpec(ctx), ctx.input(0), ctx.attrInt('count_include_pad', 0) === 1)]);
+
+// (sum over the window of |x|^p)^(1/p): the padded average of |x|^p times the window size.
+defineOnnxOp('LpPool', (ctx) => {
+  const s = poolSpec(ctx);
+  if (s.ceilMode) ctx.unsupported('ceil_mode=1 is not supported (the last windows would be averaged over fewer elements)');
+  if (!isFloating(s.x.tensorType.dtype)) ctx.bad(`the input must be floating point, got ${s.x.tensorType.dtype}`);
+  const p = ctx.attrInt('p', 2);
+  if (p < 1) ctx.bad(`p must be a positive integer, got ${p}`);
+  const powered = ctx.emit('aten.pow.Tensor_Scalar', { self: ctx.emit('aten.abs.default', { self: s.x }), exponent: p });
+  const size = s.kernel.reduce((a, k) => a * k, 1);
+  const sum = ctx.emit('aten.mul.Scalar', { self: averagePool(ctx, s, powered, true), other: size });
+  return [p === 1 ? sum : ctx.emit('aten.pow.Tensor_Scalar', { self: sum, exponent: 1 / p })];
 });
 
 function globalPool(ctx: OnnxContext, target: string): OnnxResult[] {
@@ -565,6 +614,10 @@ defineOnnxOp('Resize', (ctx) => {
   }
   if (!dimEquals(outShape[0]!, shape[0]!) || !dimEquals(outShape[1]!, shape[1]!) || fullScales[0] !== 1 || fullScales[1] !== 1) {
     ctx.unsupported('resizing the batch or channel dims is not supported (only H and W)');
+  }
+  // align_corners maps through in * scale itself (not the floored output size) when scales are given.
+  if (coord === 'align_corners' && hasScales && axes.some((a) => typeof shape[a] !== 'number' || !Number.isInteger((shape[a] as number) * fullScales[a]!))) {
+    ctx.unsupported('align_corners with scales whose products with the input size are not whole numbers is not supported; give sizes instead');
   }
   const spatial = outShape.slice(2);
   const size = spatial.map((d) => ctx.dimArg(d));

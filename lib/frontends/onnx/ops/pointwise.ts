@@ -1,5 +1,5 @@
 /**
- * ONNX pointwise ops (opsets 13–21) mapped onto the ATen-named pointwise ops. ONNX binary
+ * ONNX pointwise ops (opsets 7–21) mapped onto the ATen-named pointwise ops. ONNX binary
  * ops require equal input types (Pow excepted), so the ATen ops are emitted on them directly
  * and PyTorch's promotion never changes the type. Folders for shape arithmetic (Add, Mul,
  * Equal, Where, Cast...) run first; these mappers handle the tensor case.
@@ -218,6 +218,7 @@ defineOnnxOp('Dropout', (ctx) => {
   }
   const wantsMask = ctx.node.outputs.length > 1 && ctx.node.outputs[1] !== '';
   if (!wantsMask) return [self];
+  if (ctx.opset < 10) ctx.unsupported(`the mask output of Dropout at opset ${ctx.opset} (of the input's type, not bool) is not supported`);
   // No element is dropped: the mask is all true.
   const mask = ctx.emit('aten.where.Scalar', { condition: ctx.emit('aten.isnan.default', { self }), self: true, other: true });
   return [self, mask];

@@ -1,0 +1,129 @@
+/**
+ * ONNX's linear (de)quantization ops, composed of casts and float arithmetic as ONNX's
+ * reference defines them: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ * QLinearMatMul and MatMulInteger (int8/uint8 data; per-tensor or per-axis scales, no blocks).
+ */
+import type { DType } from '../../../ir/dtype';
+import type { Value } from '../../../ir/graph';
+import { Tensor } from '../../../tensor';
+import type { OnnxContext } from '../context';
+import { defineOnnxOp } from '../registry';
+
+const RANGES: Partial<Record<DType, [number, number]>> = { uint8: [0, 255], int8: [-128, 127] };
+
+function range(ctx: OnnxContext, dtype: DType): [number, number] {
+  const r = RANGES[dtype];
+  if (r === undefined) ctx.unsupported(`quantized type ${dtype} is not supported (uint8 and int8 are)`);
+  return r;
+}
+
+/** A per-tensor (0-d or [1]) or per-axis (1-D) parameter shaped to broadcast along `axis` of a rank-`rank` tensor. */
+function alongAxis(ctx: OnnxContext, v: Value, axis: number, rank: number): Value {
+  const shape = v.tensorType.shape;
+  if (shape.length === 0 || (shape.length === 1 && shape[0] === 1)) return shape.length === 0 ? v : ctx.emit('aten.squeeze.dims', { self: v, dim: [0] });
+  if (shape.length !== 1) ctx.unsupported(`blocked quantization (a ${shape.length}-D scale) is not supported`);
+  const a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) ctx.bad(`axis ${axis} is out of range for rank ${rank}`);
+  let out = v;
+  for (let i = a + 1; i < rank; i++) out = ctx.emit('aten.unsqueeze.default', { self: out, dim: -1 });
+  return out;
+}
+
+const f32 = (ctx: OnnxContext, v: Value): Value => (v.tensorType.dtype === 'float32' ? v : ctx.cast(v, 'float32'));
+
+/** saturate(round_half_even(x) + zero point) in the zero point's type. */
+function saturate(ctx: OnnxContext, x: Value, zp: Value | null, dtype: DType): Value {
+  const [lo, hi] = range(ctx, dtype);
+  let q = ctx.emit('aten.round.default', { self: x });
+  if (zp !== null) q = ctx.emit('aten.add.Tensor', { self: q, other: ctx.cast(zp, q.tensorType.dtype) });
+  return ctx.cast(ctx.emit('aten.clamp.default', { self: q, min: lo, max: hi }), dtype);
+}
+
+defineOnnxOp('QuantizeLinear', (ctx) => {
+  if (ctx.attrInt('block_size', 0) !== 0) ctx.unsupported('blocked quantization (block_size) is not supported');
+  if (ctx.attrInt('saturate', 1) !== 1) ctx.unsupported('saturate=0 is not supported');
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  const axis = ctx.attrInt('axis', 1);
+  const zp = ctx.hasInput(2) ? alongAxis(ctx, ctx.input(2), axis, rank) : null;
+  if (zp === null && ctx.has('output_dtype')) ctx.unsupported('output_dtype without a zero point is not supported');
+  const dtype: DType = zp?.tensorType.dtype ?? 'uint8';
+  const scale = alongAxis(ctx, ctx.input(1), axis, rank);
+  return [saturate(ctx, ctx.emit('aten.div.Tensor', { self: f32(ctx, x), other: f32(ctx, scale) }), zp, dtype)];
+});
+
+/** (x - zero point) * scale in float32. */
+function dequantize(ctx: OnnxContext, x: Value, scale: Value, zp: Value | null): Value {
+  range(ctx, x.tensorType.dtype === 'int32' ? 'int8' : x.tensorType.dtype);
+  let d = f32(ctx, x);
+  if (zp !== null) d = ctx.emit('aten.sub.Tensor', { self: d, other: f32(ctx, zp) });
+  return ctx.emit('aten.mul.Tensor', { self: d, other: f32(ctx, scale) });
+}
+
+defineOnnxOp('DequantizeLinear', (ctx) => {
+  if (ctx.attrInt('block_size', 0) !== 0) ctx.unsupported('blocked quantization (block_size) is not supported');
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  const axis = ctx.attrInt('axis', 1);
+  const scale = alongAxis(ctx, ctx.input(1), axis, rank);
+  const zp = ctx.hasInput(2) ? alongAxis(ctx, ctx.input(2), axis, rank) : null;
+  const y = dequantize(ctx, x, scale, zp);
+  return [y.tensorType.dtype === scale.tensorType.dtype ? y : ctx.cast(y, scale.tensorType.dtype)];
+});
+
+// y_scale = (max(0, x) - min(0, x)) / 255, zero point = saturate(round(-min / y_scale)), y = quantize(x).
+defineOnnxOp('DynamicQuantizeLinear', (ctx) => {
+  const x = f32(ctx, ctx.input(0));
+  const zero = ctx.constantValue(Tensor.from('float32', [], [0]), 'zero');
+  const hi = ctx.emit('aten.maximum.default', { self: ctx.emit('aten.amax.default', { self: x, dim: [], keepdim: false }), other: zero });
+  const lo = ctx.emit('aten.minimum.default', { self: ctx.emit('aten.amin.default', { self: x, dim: [], keepdim: false }), other: zero });
+  const scale = ctx.emit('aten.div.Scalar', { self: ctx.emit('aten.sub.Tensor', { self: hi, other: lo }), other: 255 });
+  const zpFloat = ctx.emit('aten.div.Tensor', { self: ctx.emit('aten.neg.default', { self: lo }), other: scale });
+  const zp = saturate(ctx, zpFloat, null, 'uint8');
+  return [saturate(ctx, ctx.emit('aten.div.Tensor', { self: x, other: scale }), zp, 'uint8'), scale, zp];
+});
+
+/** (a - a_zero_point) @ (b - b_zero_point) in int32, as MatMulInteger. */
+function integerMatmul(ctx: OnnxContext, a: Value, aZp: Value | null, b: Value, bZp: Value | null): Value {
+  range(ctx, a.tensorType.dtype);
+  range(ctx, b.tensorType.dtype);
+  const shifted = (v: Value, zp: Value | null): Value => {
+    const w = ctx.cast(v, 'float64');
+    return zp === null ? w : ctx.emit('aten.sub.Tensor', { self: w, other: ctx.cast(zp, 'float64') });
+  };
+  // Products of 8-bit values summed in float64 are exact integers.
+  return ctx.emit('aten.matmul.default', { self: shifted(a, aZp), other: shifted(b, bZp) });
+}
+
+/** A zero point along the row axis of a (axis -2) or the column axis of b (axis -1). */
+function matmulZeroPoint(ctx: OnnxContext, i: number, forB: boolean, rank: number): Value | null {
+  if (!ctx.hasInput(i)) return null;
+  const zp = ctx.input(i);
+  const shape = zp.tensorType.shape;
+  if (shape.length === 0 || (shape.length === 1 && shape[0] === 1)) return alongAxis(ctx, zp, 0, 1);
+  return alongAxis(ctx, zp, forB ? rank - 1 : rank - 2, rank);
+}
+
+defineOnnxOp('MatMulInteger', (ctx) => {
+  const a = ctx.input(0);
+  const b = ctx.input(1);
+  const aZp = matmulZeroPoint(ctx, 2, false, a.tensorType.shape.length);
+  const bZp = matmulZeroPoint(ctx, 3, true, b.tensorType.shape.length);
+  return [ctx.cast(integerMatmul(ctx, a, aZp, b, bZp), 'int32')];
+});
+
+defineOnnxOp('QLinearMatMul', (ctx) => {
+  const a = ctx.input(0);
+  const b = ctx.input(3);
+  const scales = [1, 4, 6].map((i) => ctx.constant(i));
+  if (scales.some((s) => s === null || s.size !== 1)) ctx.unsupported('a_scale, b_scale and y_scale must be per-tensor constants');
+  const [as, bs, ys] = scales.map((s) => s!.toArray()[0]!);
+  // As ONNX's reference: a_scale * b_scale / y_scale in the scales' precision, applied in float64.
+  const dtype = scales[0]!.dtype;
+  const round = (v: number): number => (dtype === 'float32' ? Math.fround(v) : Tensor.from(dtype, [], [v]).toArray()[0]!);
+  const factor = round(round(as! * bs!) / ys!);
+  const c = integerMatmul(ctx, a, matmulZeroPoint(ctx, 2, false, a.tensorType.shape.length), b, matmulZeroPoint(ctx, 5, true, b.tensorType.shape.length));
+  const y = ctx.emit('aten.mul.Scalar', { self: c, other: factor });
+  const zp = ctx.hasInput(7) ? ctx.input(7) : null;
+  return [saturate(ctx, y, zp === null ? null : alongAxis(ctx, zp, 0, 1), zp?.tensorType.dtype ?? a.tensorType.dtype)];
+});
