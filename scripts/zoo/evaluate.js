@@ -181,13 +181,19 @@ async function main() {
         const i = next++;
         results[i] = await runChild(work[i][0], work[i][1], args);
         const r = results[i];
+        // Written after every model, so a run cut short by a time limit still leaves its table.
+        writeResults(args.out, results.filter(Boolean), zoo);
         process.stderr.write(`${r.model} ${r.exporter}: ${r.imported ? `${r.fallbackOps}/${r.ops} fallback, ${r.sizes.map((s) => (s.ok ? 'ok' : 'MISMATCH')).join(' ')}` : `not imported: ${r.error}`}\n`);
       }
     }),
   );
-  fs.mkdirSync(args.out, { recursive: true });
-  fs.writeFileSync(path.join(args.out, 'results.json'), JSON.stringify(results, null, 1));
-  fs.writeFileSync(path.join(args.out, 'models.md'), table(results, zoo));
+  writeResults(args.out, results, zoo);
+}
+
+function writeResults(out, results, zoo) {
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(out, 'results.json'), JSON.stringify(results, null, 1));
+  fs.writeFileSync(path.join(out, 'models.md'), table(results, zoo));
 }
 
 main().catch((e) => {

@@ -12,12 +12,11 @@ mkdir -p /tmp/trtn "$out"
 mkdir -p /tmp/trtn/scripts && cp -r "$repo/scripts/zoo" /tmp/trtn/scripts/
 cd /tmp/trtn
 start=$(date +%s)
-python3 scripts/zoo/make_zoo.py /tmp/zoo 2>&1 | grep -v Warning | tail -40
+timeout "${ZOO_BUILD_S:-600}" python3 scripts/zoo/make_zoo.py /tmp/zoo 2>&1 | grep -v Warning | tail -40
 echo "zoo built in $(( $(date +%s) - start )) s"
 cp /tmp/zoo/manifest.json "$out/"
 for backend in "${@:-reference}"; do
-  /tmp/node scripts/zoo/evaluate.js /tmp/zoo "/tmp/zoo-$backend" --backend "$backend" --jobs "$(nproc)"
-  cp "/tmp/zoo-$backend/results.json" "$out/results-$backend.json"
-  cp "/tmp/zoo-$backend/models.md" "$out/models-$backend.md"
+  # Results go straight to $OUT, rewritten after every model (a time limit keeps what is done).
+  timeout "${ZOO_EVAL_S:-600}" /tmp/node scripts/zoo/evaluate.js /tmp/zoo "$out/zoo-$backend" --backend "$backend" --jobs "${ZOO_JOBS:-8}"
 done
 echo "total $(( $(date +%s) - start )) s"
