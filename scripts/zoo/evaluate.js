@@ -51,7 +51,8 @@ async function evaluateOne(lib, zoo, model, key, backend) {
   try {
     program = await lib.compile(file, { backend, inputs, dynamicFallback: true, complexFallback: true });
   } catch (e) {
-    return { ...result, imported: false, stage: 'compile', error: `${e.code ?? e.name}: ${String(e.message).split('\n')[0].slice(0, 300)}` };
+    // The first lines name what failed (an unsupported op's list follows its count).
+    return { ...result, imported: false, stage: 'compile', error: `${e.code ?? e.name}: ${String(e.message).split('\n').slice(0, 4).join(' ').slice(0, 500)}` };
   }
   result.compileMs = Date.now() - t0;
   result.backendUsed = program.backend;

@@ -14,7 +14,7 @@ cd /tmp/trtn
 start=$(date +%s)
 timeout "${ZOO_BUILD_S:-600}" python3 scripts/zoo/make_zoo.py /tmp/zoo 2>&1 | grep -v Warning | tail -40
 echo "zoo built in $(( $(date +%s) - start )) s"
-cp /tmp/zoo/manifest.json "$out/"
+cp /tmp/zoo/manifest.json "$out/" 2>/dev/null
 for backend in "${@:-reference}"; do
   # Results go straight to $OUT, rewritten after every model (a time limit keeps what is done).
   timeout "${ZOO_EVAL_S:-600}" /tmp/node scripts/zoo/evaluate.js /tmp/zoo "$out/zoo-$backend" --backend "$backend" --jobs "${ZOO_JOBS:-8}"

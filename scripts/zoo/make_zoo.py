@@ -43,8 +43,9 @@ class Single(torch.nn.Module):
         self.model = model
         self.pick = pick
 
-    def forward(self, *args):
-        return self.pick(self.model(*args))
+    def forward(self, x):
+        # One named input: torch.export matches dynamic_shapes to this signature.
+        return self.pick(self.model(x))
 
 
 # --- torchvision -------------------------------------------------------------------------
@@ -111,7 +112,7 @@ MODELS = {
 
 def whisper_encoder():
     import transformers
-    config = transformers.WhisperConfig(vocab_size=256, d_model=64, encoder_layers=2, encoder_attention_heads=4, decoder_layers=2,
+    config = transformers.WhisperConfig(vocab_size=256, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=0, d_model=64, encoder_layers=2, encoder_attention_heads=4, decoder_layers=2,
                                         decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=16,
                                         max_source_positions=16, max_target_positions=32)
     return Single(transformers.WhisperModel(config).get_encoder(), logits)
@@ -198,7 +199,7 @@ def main():
     out_root = sys.argv[1]
     # The models the issues name first, so a time limit cuts the others.
     first = ["resnet50", "llama", "gpt2", "bert", "mobilenet_v3_small", "vit_tiny_cfg", "qwen2", "resnet18"]
-    names = sys.argv[2:] or first + [m for m in MODELS if m not in first]
+    names = sys.argv[2:] or os.environ.get("ZOO_MODELS", "").split() or first + [m for m in MODELS if m not in first]
     os.makedirs(out_root, exist_ok=True)
     manifest = {"torch": torch.__version__, "models": []}
     try:
