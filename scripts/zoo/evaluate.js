@@ -197,7 +197,11 @@ function writeResults(out, results, zoo) {
   fs.writeFileSync(path.join(out, 'models.md'), table(results, zoo));
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
+
+module.exports = { table };
