@@ -66,7 +66,13 @@ function encodeValue(dtype: string, value: readonly number[]): Uint8Array {
 }
 
 /** Lowers every device layer of `instance`; `lower` defaults to the real lowerings. */
-export function lowerInstance(network: Network, instance: Instance, weight: WeightLocator, lower: LayerLowerer = lowerLayer): LoweredInstance {
+export function lowerInstance(
+  network: Network,
+  instance: Instance,
+  weight: WeightLocator,
+  lower: LayerLowerer = lowerLayer,
+  options: { tf32?: boolean } = {},
+): LoweredInstance {
   const bound = new Array<BoundTensor | undefined>(network.tensors.length);
   const bind = (id: number, at: BufferSlice): void => {
     const t = instance.tensors[id]!;
@@ -129,6 +135,7 @@ export function lowerInstance(network: Network, instance: Instance, weight: Weig
       inputs: layer.inputs.map((id) => (id === null ? null : bound[id]!)),
       outputs: layer.outputs.map((id) => bound[id]!),
       values: layer.inputs.map((id) => (id === null ? undefined : instance.tensors[id]!.value)),
+      tf32: options.tf32 === true,
       scratch(bytes: number): BufferSlice {
         if (!Number.isSafeInteger(bytes) || bytes < 0) throw new InternalError(`cuda backend: layer "${layer.name}" asked for ${bytes} bytes of scratch`);
         const at = { buffer: ARENA_BUFFER, offset: scratchBase + used };

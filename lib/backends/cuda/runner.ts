@@ -82,6 +82,8 @@ export class CudaRunner implements Engine {
     kernels: readonly EngineKernel[],
     private readonly weights: DeviceTensor,
     private readonly locateWeight: WeightLocator,
+    /** float32 GEMMs may use TF32 (the build's `precisions` include it). */
+    private readonly tf32: boolean,
     private readonly options: CudaRunnerOptions,
   ) {
     this.inputNames = network.inputs.map((i) => i.name);
@@ -110,7 +112,8 @@ export class CudaRunner implements Engine {
     }
     const layout = layoutWeights(contents.network);
     const weights = await toDevice(new Tensor('uint8', [layout.bytes], packWeights(layout)), ordinal);
-    return new CudaRunner(contents.network, ordinal, archOf(cc), contents.kernels, weights, weightLocator(layout), options);
+    const tf32 = contents.config.precisions.includes('tf32');
+    return new CudaRunner(contents.network, ordinal, archOf(cc), contents.kernels, weights, weightLocator(layout), tf32, options);
   }
 
   /** The shape sets whose plans are cached, most recently used last (for tests and inspection). */
@@ -188,7 +191,7 @@ export class CudaRunner implements Engine {
     instance.tensors.forEach((t, id) => {
       if (t !== undefined) checkTensorBytes(limits, t.dtype, t.shape, `cuda backend: tensor "${network.tensors[id]!.name}"`, { tensor: network.tensors[id]!.name });
     });
-    const lowered = lowerInstance(network, instance, this.locateWeight, this.options.lower);
+    const lowered = lowerInstance(network, instance, this.locateWeight, this.options.lower, { tf32: this.tf32 });
     const assembled = assemble(lowered.steps);
     const modules: GpuModule[] = [];
     for (const m of assembled.modules) modules.push(await this.module(m));

@@ -60,6 +60,7 @@ export const matmul: LayerLowering = (ctx) => {
   const B = batchOperand(ctx, b, batchB, matB, batch, steps);
   const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m, n, k };
   if (dtype !== 'float32') gemm.dtype = dtype;
+  else if (ctx.tf32 === true) gemm.tf32 = true;
   if (transA) gemm.transA = true;
   if (transB) gemm.transB = true;
   if (count > 1) {

@@ -50,6 +50,11 @@ export interface LoweringContext {
   readonly outputs: readonly BoundTensor[];
   /** Host-known values of small integer inputs (shape tensors), by input position. */
   readonly values: ReadonlyArray<readonly number[] | undefined>;
+  /**
+   * Whether float32 matmuls may use TF32 tensor cores (the `tf32` precision of the build
+   * settings). Off by default, so fp32 results match the CPU; it changes no kernel source.
+   */
+  readonly tf32?: boolean;
   /** Device scratch owned by this layer until its last step has run (fresh per call, 256-byte aligned). */
   scratch(bytes: number): BufferSlice;
   /** Where a weight tensor of the layer's parameters lives on the device (uploaded once at load). */

@@ -139,3 +139,30 @@ describe('kernel sources', () => {
     expect(cubic).toThrow();
   });
 });
+
+describe('TF32', () => {
+  const gemmOf = (dtype: TrtDType, tf32: boolean | undefined): LoweredStep | undefined => {
+    const steps = lowerLayer({
+      layer: { index: 0, name: 'mm', params: { kind: 'matmul', opA: 'none', opB: 'none' }, inputs: [0, 1], outputs: [2] },
+      inputs: [
+        { dtype, shape: [2, 3], at: { buffer: 0 } },
+        { dtype, shape: [3, 4], at: { buffer: 1 } },
+      ],
+      outputs: [{ dtype, shape: [2, 4], at: { buffer: 2 } }],
+      values: [undefined, undefined],
+      scratch: () => ({ buffer: 9 }),
+      weight: () => ({ buffer: 9 }),
+      ...(tf32 === undefined ? {} : { tf32 }),
+    });
+    return steps.find((s) => s.kind === 'gemm');
+  };
+
+  test('float32 GEMMs use TF32 only when the build allows it; other dtypes never carry the flag', () => {
+    expect(gemmOf('float32', undefined)).toMatchObject({ kind: 'gemm', m: 2, n: 4, k: 3 });
+    expect(gemmOf('float32', undefined)).not.toHaveProperty('tf32');
+    expect(gemmOf('float32', false)).not.toHaveProperty('tf32');
+    expect(gemmOf('float32', true)).toMatchObject({ kind: 'gemm', tf32: true });
+    expect(gemmOf('float16', true)).toMatchObject({ kind: 'gemm', dtype: 'float16' });
+    expect(gemmOf('float16', true)).not.toHaveProperty('tf32');
+  });
+});
