@@ -171,7 +171,7 @@ describe('pow', () => {
 });
 
 describe('maximum, minimum', () => {
-  test.each(['aten.maximum.default', 'aten.minimum.default'])('%s', async (target) => {
+  test.each(['aten.maximum.default', 'aten.minimum.default', 'aten.max.other', 'aten.min.other'])('%s', async (target) => {
     const run = (a: In, b: In): Promise<unknown> => check(target, [a, b], (v) => ({ self: v[0]!, other: v[1]! }));
     await run(t('float32', [2, 3, 4]), t('float32', [3, 1]));
     await run(t('int32', [4, 5]), t('int32', [5]));

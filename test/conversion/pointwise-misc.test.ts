@@ -80,6 +80,9 @@ describe('casts', () => {
     await check('aten._to_copy.default', [t('float32', [3, 4])], (v) => ({ self: v[0]!, dtype: 'float16', memory_format: 'channels_last', layout: 'strided' }));
     await check('aten.to.dtype', [t('float32', [3, 4], 'half')], (v) => ({ self: v[0]!, dtype: 'int64' }));
     await check('aten.to.dtype', [t('int64', [3, 4])], (v) => ({ self: v[0]!, dtype: 'float32' }));
+    await check('aten.to.device', [t('float32', [3, 4])], (v) => ({ self: v[0]!, device: 'cuda:0', dtype: 'int32' }));
+    await check('aten.to.dtype_layout', [t('int64', [3, 4])], (v) => ({ self: v[0]!, dtype: 'float32', layout: 'strided', device: 'cuda:0' }));
+    await check('aten.lift_fresh_copy.default', [t('float32', [3, 4])], (v) => ({ self: v[0]! }));
     await check('aten.type_as.default', [t('int32', [3, 4]), t('float32', [2])], (v) => ({ self: v[0]!, other: v[1]! }));
     await check('aten.type_as.default', [t('float16', [3, 4]), t('float16', [])], (v) => ({ self: v[0]!, other: v[1]! }));
   });

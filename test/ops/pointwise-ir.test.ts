@@ -142,6 +142,9 @@ describe('ATen arithmetic overloads (hand-computed)', () => {
     const b = t('float32', [3], [2, 0, -1]);
     expectValues(runOp('aten.maximum.default', { self: a, other: b }), 'float32', [3], [2, NaN, 3]);
     expectValues(runOp('aten.minimum.default', { self: a, other: b }), 'float32', [3], [1, NaN, -1]);
+    // The .other overloads of max/min (what transformers' exports use) are the same functions.
+    expectValues(runOp('aten.max.other', { self: a, other: b }), 'float32', [3], [2, NaN, 3]);
+    expectValues(runOp('aten.min.other', { self: a, other: b }), 'float32', [3], [1, NaN, -1]);
   });
   test('comparison Scalar overloads', () => {
     const a = t('int32', [4], [-1, 0, 1, 2]);
@@ -238,10 +241,13 @@ describe('casts, copies and identity-like ops', () => {
     expectValues(runOp('aten._to_copy.default', { self: x }, { dtype: 'int32' }), 'int32', [4], [1, -1, 0, 300]);
     expectValues(runOp('aten._to_copy.default', { self: x }, { dtype: 'bool', memory_format: 'preserve_format' }), 'bool', [4], [1, 1, 0, 1]);
     expectValues(runOp('aten.to.dtype', { self: x }, { dtype: 'uint8' }), 'uint8', [4], [1, 255, 0, 44]);
+    expectValues(runOp('aten.to.device', { self: x }, { device: 'cpu', dtype: 'int32' }), 'int32', [4], [1, -1, 0, 300]);
+    expectValues(runOp('aten.to.dtype_layout', { self: x }, { dtype: 'int32', layout: 'strided', device: 'cpu' }), 'int32', [4], [1, -1, 0, 300]);
+    expectValues(runOp('aten.to.dtype_layout', { self: x }, { device: 'cpu' }), 'float32', [4], [1.899999976158142, -1.899999976158142, 0, 300]);
     expectValues(runOp('aten.type_as.default', { self: x, other: t('float16', [1], [0]) }), 'float16', [4], [1.900390625, -1.900390625, 0, 300]);
     expectValues(runOp('aten._to_copy.default', { self: x }, { dtype: 'complex64' }), 'complex64', [4], [1.9, 0, -1.9, 0, 0, 0, 300, 0], 5);
   });
-  test.each(['clone', 'alias', 'detach', 'contiguous'])('%s is the identity', (op) => {
+  test.each(['clone', 'alias', 'detach', 'contiguous', 'lift_fresh_copy'])('%s is the identity', (op) => {
     const x = t('float32', [2], [1, 2]);
     expectValues(runOp(`aten.${op}.default`, { self: x }), 'float32', [2], [1, 2]);
   });

@@ -110,8 +110,8 @@ function binary(op: ElementWiseOp, names: [string, string] = ['self', 'other'], 
 }
 
 register(['aten.mul.Tensor', 'aten.mul.Scalar'], binary('prod'), arithmeticCheck('mul'));
-register(['aten.maximum.default'], binary('max', ['self', 'other'], exactType), arithmeticCheck('maximum', (n) => exactType(outDType(n))));
-register(['aten.minimum.default'], binary('min', ['self', 'other'], exactType), arithmeticCheck('minimum', (n) => exactType(outDType(n))));
+register(['aten.maximum.default', 'aten.max.other'], binary('max', ['self', 'other'], exactType), arithmeticCheck('maximum', (n) => exactType(outDType(n))));
+register(['aten.minimum.default', 'aten.min.other'], binary('min', ['self', 'other'], exactType), arithmeticCheck('minimum', (n) => exactType(outDType(n))));
 
 /** True division: the output dtype is a float (float32 for integer and bool operands). */
 const trueDiv = binary('div');
@@ -489,11 +489,11 @@ register(['aten._to_copy.default'], castConverter, (node, settings) => {
   if (layout !== null && layout !== undefined && layout !== 'strided') return `_to_copy to layout ${String(layout)} is not supported (TensorRT tensors are dense)`;
   return castTargetCheck(dtypeArg)(node, settings);
 });
-register(['aten.to.dtype'], castConverter, castTargetCheck(dtypeArg));
+register(['aten.to.dtype', 'aten.to.device', 'aten.to.dtype_layout'], castConverter, castTargetCheck(dtypeArg));
 register(['aten.type_as.default'], castConverter, castTargetCheck((n) => outDType(n)));
 
 /** Copies and views that do not change values: the input tensor itself (convert.ts adds an identity where it must be an output). */
-register(['aten.clone.default', 'aten.alias.default', 'aten.detach.default', 'aten.contiguous.default'], (node, ctx) => [input(node, ctx)]);
+register(['aten.clone.default', 'aten.alias.default', 'aten.detach.default', 'aten.contiguous.default', 'aten.lift_fresh_copy.default'], (node, ctx) => [input(node, ctx)]);
 register(['aten.dropout.default'], (node, ctx) => [input(node, ctx, 'input')]);
 
 /** scalar_tensor: a 0-d constant. Static only: its SymInt operand is the legalization's business. */

@@ -86,7 +86,9 @@ for (const overload of ['Tensor_Tensor', 'Tensor_Scalar', 'Scalar']) {
   defineImpl(`aten.pow.${overload}`, (a) => [pow(O(a.self), O(a.exponent))]);
 }
 defineImpl('aten.maximum.default', (a) => [maximum(O(a.self), O(a.other))]);
+defineImpl('aten.max.other', (a) => [maximum(O(a.self), O(a.other))]);
 defineImpl('aten.minimum.default', (a) => [minimum(O(a.self), O(a.other))]);
+defineImpl('aten.min.other', (a) => [minimum(O(a.self), O(a.other))]);
 for (const overload of ['Tensor', 'Scalar', 'Scalar_Tensor']) defineImpl(`aten.remainder.${overload}`, (a) => [remainder(O(a.self), O(a.other))]);
 for (const overload of ['Tensor', 'Scalar']) defineImpl(`aten.fmod.${overload}`, (a) => [fmod(O(a.self), O(a.other))]);
 
@@ -179,8 +181,10 @@ defineImpl('aten.hardtanh.default', (a) => [hardtanh(T(a.self), num(a.min_val), 
 // Casts, copies and identity-like ops (tensors are never mutated, so identity may share data).
 defineImpl('aten._to_copy.default', (a) => [cast(T(a.self), (a.dtype as DType | null) ?? T(a.self).dtype)]);
 defineImpl('aten.to.dtype', (a) => [cast(T(a.self), a.dtype as DType)]);
+defineImpl('aten.to.device', (a) => [cast(T(a.self), a.dtype as DType)]);
+defineImpl('aten.to.dtype_layout', (a) => [cast(T(a.self), (a.dtype as DType | null) ?? T(a.self).dtype)]);
 defineImpl('aten.type_as.default', (a) => [cast(T(a.self), T(a.other).dtype)]);
-for (const op of ['clone', 'alias', 'detach', 'contiguous']) defineImpl(`aten.${op}.default`, (a) => [T(a.self)]);
+for (const op of ['clone', 'alias', 'detach', 'contiguous', 'lift_fresh_copy']) defineImpl(`aten.${op}.default`, (a) => [T(a.self)]);
 defineImpl('aten.dropout.default', (a) => [T(a.input)]);
 defineImpl('aten.scalar_tensor.default', (a) => {
   const dtype = (a.dtype as DType | null) ?? 'float32';

@@ -177,8 +177,14 @@ realBinary('floor_divide', [
   ['aten.floor_divide.default(Tensor self, Tensor other) -> Tensor', 'T', 'T'],
   ['aten.floor_divide.Scalar(Tensor self, Scalar other) -> Tensor', 'T', 'S'],
 ]);
-realBinary('maximum', [['aten.maximum.default(Tensor self, Tensor other) -> Tensor', 'T', 'T']]);
-realBinary('minimum', [['aten.minimum.default(Tensor self, Tensor other) -> Tensor', 'T', 'T']]);
+realBinary('maximum', [
+  ['aten.maximum.default(Tensor self, Tensor other) -> Tensor', 'T', 'T'],
+  ['aten.max.other(Tensor self, Tensor other) -> Tensor', 'T', 'T'],
+]);
+realBinary('minimum', [
+  ['aten.minimum.default(Tensor self, Tensor other) -> Tensor', 'T', 'T'],
+  ['aten.min.other(Tensor self, Tensor other) -> Tensor', 'T', 'T'],
+]);
 realBinary('remainder', [
   ['aten.remainder.Tensor(Tensor self, Tensor other) -> Tensor', 'T', 'T'],
   ['aten.remainder.Scalar(Tensor self, Scalar other) -> Tensor', 'T', 'S'],
@@ -404,11 +410,28 @@ defineOp('aten.to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=Fals
   return out(dtype, t.shape);
 });
 
+// The forms transformers' torch.export graphs carry: device/layout arguments are irrelevant to a
+// functional graph (the decompositions turn them into _to_copy or drop them).
+defineOp(
+  'aten.to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)',
+  (ctx) => {
+    const t = ctx.tensor('self');
+    return out(ctx.dtype('dtype') ?? t.dtype, t.shape);
+  },
+);
+defineOp('aten.to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', (ctx) => {
+  const t = ctx.tensor('self');
+  const dtype = ctx.dtype('dtype');
+  if (dtype === null) return ctx.fail('dtype is required');
+  return out(dtype, t.shape);
+});
+
 defineOp('aten.type_as.default(Tensor self, Tensor other) -> Tensor', (ctx) => out(ctx.tensor('other').dtype, ctx.tensor('self').shape));
 
 for (const signature of [
   'aten.clone.default(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
   'aten.alias.default(Tensor(a) self) -> Tensor(a)',
+  'aten.lift_fresh_copy.default(Tensor self) -> Tensor',
   'aten.detach.default(Tensor(a) self) -> Tensor(a)',
   'aten.contiguous.default(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)',
 ]) {
