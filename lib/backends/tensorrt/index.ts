@@ -13,9 +13,10 @@ import { resolveLogger } from '../../logger';
 import { getAddon } from '../../native';
 import type { Network, TrtDType } from '../../network';
 import { DEFAULT_CURRENT_DEVICE, type EngineDevice } from '../../runtime/device-selection';
+import type { Tensor } from '../../tensor';
 import { formatTensorRTVersion, tensorrtStatus } from '../../tensorrt';
 import type { BuildConfig } from '../build-config';
-import type { RunValue } from '../residency';
+import type { DeviceValue, RunValue } from '../residency';
 import type { Availability, Backend, Engine, EngineSignature } from '../types';
 import { BUILT_WITHOUT_TENSORRT, tensorrtBinding, type NativeTensorRTEngine } from './binding';
 import { engineCacheDir, engineCacheKey, readCachedEngine, timingCachePath, writeCachedEngine } from './engine-cache';
@@ -181,11 +182,16 @@ function tensorrtEngine(native: NativeTensorRTEngine, signature: EngineSignature
         const dtype = DTYPE_OF[io.get(name)?.dataType ?? -1];
         if (dtype === undefined) throw new InternalError(`tensorrt engine: output "${name}" has a DataType this library does not know`);
         const out = await DeviceTensor.allocate(dtype, outputShapes[name] ?? [], ordinal);
-        outputs[name] = out as unknown as RunValue;
-        addresses[name] = addressOf(out as unknown as RunValue, name);
+        outputs[name] = out;
+        addresses[name] = addressOf(out, name);
       }
       await native.run(shapes, addresses, ordinal);
       return outputs;
+    },
+    // Host inputs of a program reach the engine's device through this (lib/runtime/execute.ts).
+    async upload(tensor: Tensor): Promise<DeviceValue> {
+      const { toDevice } = await import('../../gpu/device-tensor');
+      return toDevice(tensor, ordinal);
     },
     dispose: () => native.dispose(),
   };
