@@ -130,6 +130,18 @@ describe('view / reshape / unflatten', () => {
   });
 });
 
+describe('expand', () => {
+  test('expand of a [1, 3] tensor to a SymInt size [n, 3] becomes trt.expand_dyn', () => {
+    const build: Build = (b) => {
+      const n = b.size(b.input('x', 'float32', ['s']), 0);
+      return [b.call('aten.expand.default', { self: b.input('y', 'float32', [1, 3]), size: [n, 3] }).output];
+    };
+    const { outputs, targets } = runBoth(build, [iota([3]), iota([1, 3])]);
+    expect(targets).toContain('trt.expand_dyn');
+    expectTensor(outputs[0]!, 'float32', [3, 3], [0, 1, 2, 0, 1, 2, 0, 1, 2]);
+  });
+});
+
 describe('slice', () => {
   const slice = (args: (x: Value, n: Value, b: DynGraph) => Record<string, unknown>, shape: Array<number | string> = ['s', 3]): Node =>
     nodeOf((b) => {
@@ -241,6 +253,9 @@ describe('select', () => {
     const build: Build = (b) => [b.call('aten.select.int', { self: b.input('x', 'float32', ['s', 3]), dim: -2, index: -1 }).output];
     const { outputs, targets } = runBoth(build, [iota([4, 3])]);
     expect(targets).toContain('trt.select_dyn');
+    // The axis -2 of a rank-2 tensor is written normalized (0) into the variant.
+    const { graph } = legalized(build);
+    expect(graph.calls().find((n) => n.target === 'trt.select_dyn')!.args.dim).toBe(0);
     expectTensor(outputs[0]!, 'float32', [3], rows([3]));
   });
 });
