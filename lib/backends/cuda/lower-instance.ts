@@ -62,6 +62,8 @@ function reinterpretedInput(layer: Layer, instance: Instance): number | undefine
 function encodeValue(dtype: string, value: readonly number[]): Uint8Array {
   if (dtype === 'int64') return new Uint8Array(BigInt64Array.from(value, (v) => BigInt(v)).buffer);
   if (dtype === 'int32') return new Uint8Array(Int32Array.from(value).buffer);
+  // Bool shape tensors (a comparison of size lists) are one byte each on the device, 0 or 1.
+  if (dtype === 'bool') return Uint8Array.from(value, (v) => (v ? 1 : 0));
   throw new InternalError(`cuda backend: a host value of dtype ${dtype} cannot be uploaded`);
 }
 

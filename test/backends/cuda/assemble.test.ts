@@ -12,6 +12,7 @@ import { layoutWeights, packWeights, weightLocator } from '../../../lib/backends
 import { InternalError } from '../../../lib/errors';
 import { encodePlan } from '../../../lib/gpu/plan';
 import { Network } from '../../../lib/network';
+import { Tensor } from '../../../lib/tensor';
 import { fakeLowering, shapeTensorNetwork, staticNetwork, weightedNetwork, type LoweringCall } from './helpers';
 
 const lowerWith = (network: Network, shapes: Record<string, number[]>, calls: LoweringCall[] = [], scratch?: (name: string) => number) =>
@@ -47,6 +48,25 @@ describe('lowerInstance', () => {
     const view = new BigInt64Array(lowered.values.buffer);
     expect([view[0], view[1], view[32]]).toEqual([5n, 4n, 20n]);
     expect(calls[0]!.outputs[0]!.shape).toEqual([20]);
+  });
+
+  test('a bool shape tensor read as data is uploaded as one byte per element', () => {
+    // keep = (shape(x) == [2, 2]) is computed on the host; the select on the device reads it as data.
+    const network = new Network('bool-upload');
+    const x = network.addInput('x', 'float32', [-1, 2], [{ min: [1, 2], opt: [2, 2], max: [8, 2] }]);
+    const shape = network.add1({ kind: 'shape' }, [x], 'shape');
+    const two = network.add1({ kind: 'constant', weights: Tensor.from('int64', [2], [2n, 2n]) }, [], 'two');
+    const keep = network.add1({ kind: 'elementwise', op: 'equal' }, [shape, two], 'keep');
+    const cond = network.add1({ kind: 'shuffle', reshape: [1, 2], zeroIsPlaceholder: false }, [keep], 'cond');
+    const zeros = network.add1({ kind: 'unary', op: 'abs' }, [x], 'abs');
+    network.markOutput(network.add1({ kind: 'select' }, [cond, x, zeros], 'pick'), 'y');
+    const lowered = lowerWith(network, { x: [3, 2] });
+    const inst = instantiate(network, { x: [3, 2] });
+    expect(inst.tensors[keep.id]).toMatchObject({ dtype: 'bool', value: [0, 1] });
+    // The reshape to [1, 2] is not a shape tensor (rank 2): it runs on the device, reading keep.
+    const at = lowered.bound[keep.id]!.at;
+    expect(at.buffer).toBe(VALUES_BUFFER);
+    expect([...lowered.values.subarray(at.offset ?? 0, (at.offset ?? 0) + 2)]).toEqual([0, 1]);
   });
 
   test('weights are found in the weights buffer; a reshape whose input dies at it works in place and its copy is dropped', () => {
