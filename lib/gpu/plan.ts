@@ -8,6 +8,7 @@
  * as a u32 kind and its fields. An operand is (u32 buffer, u64 byte offset). See native/gpu/plan.cc.
  */
 import { InvalidArgumentError, UnsupportedOpError } from '../errors';
+import { ByteWriter } from '../io/byte-writer';
 
 /** 2: GEMM dtypes, transposes, strided batches, alpha/beta, TF32; N-d, fp16/bf16, asymmetric and transposed convolutions. */
 export const PLAN_FORMAT_VERSION = 2;
@@ -211,49 +212,6 @@ export function packKernelArgs(args: readonly KernelArg[], where = 'kernel'): Pa
   return { bytes: out, pointers };
 }
 
-/** A growable little-endian byte writer. */
-class Writer {
-  private buffer = new Uint8Array(256);
-  private view = new DataView(this.buffer.buffer);
-  length = 0;
-
-  private reserve(n: number): void {
-    if (this.length + n <= this.buffer.length) return;
-    const next = new Uint8Array(Math.max(this.buffer.length * 2, this.length + n));
-    next.set(this.buffer.subarray(0, this.length));
-    this.buffer = next;
-    this.view = new DataView(next.buffer);
-  }
-  u32(value: number): void {
-    this.reserve(4);
-    this.view.setUint32(this.length, value, true);
-    this.length += 4;
-  }
-  i32(value: number): void {
-    this.reserve(4);
-    this.view.setInt32(this.length, value, true);
-    this.length += 4;
-  }
-  f32(value: number): void {
-    this.reserve(4);
-    this.view.setFloat32(this.length, value, true);
-    this.length += 4;
-  }
-  u64(value: number): void {
-    this.reserve(8);
-    this.view.setBigUint64(this.length, BigInt(value), true);
-    this.length += 8;
-  }
-  bytes(data: Uint8Array): void {
-    this.reserve(data.length + 3);
-    this.buffer.set(data, this.length);
-    this.length += data.length;
-    this.length += (4 - (data.length % 4)) % 4; // padding stays zero
-  }
-  result(): Uint8Array {
-    return this.buffer.slice(0, this.length);
-  }
-}
 
 function checkCount(value: unknown, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -266,7 +224,7 @@ const U32_MAX = 0xffffffff;
 
 const I32_MAX = 0x7fffffff;
 
-function slice(w: Writer, s: BufferSlice | null | undefined, what: string, optional = false): void {
+function slice(w: ByteWriter, s: BufferSlice | null | undefined, what: string, optional = false): void {
   if (s === null || s === undefined) {
     if (!optional) throw new InvalidArgumentError(`${what} is missing`);
     w.u32(NO_BUFFER);
@@ -312,7 +270,7 @@ function scale(value: unknown, fallback: number, what: string): number {
  * GEMM, format 2: a, b, d; u32 m, n, k, dtype, flags (1 transA, 2 transB, 4 tf32), batch;
  * u64 strideA, strideB, strideD (elements); f32 alpha, beta.
  */
-function encodeGemm(w: Writer, step: GemmStep, at: string): void {
+function encodeGemm(w: ByteWriter, step: GemmStep, at: string): void {
   const m = checkCount(step.m, `${at}: m`, 1, I32_MAX);
   const n = checkCount(step.n, `${at}: n`, 1, I32_MAX);
   const k = checkCount(step.k, `${at}: k`, 1, I32_MAX);
@@ -349,7 +307,7 @@ function perDim(value: readonly number[] | undefined, spatial: number, fallback:
  * i32 n, c, k, groups; then for each of 3 dims (unused ones 1, 1, 0, 0, 1, 1, 1): input, kernel,
  * pad, postPad, stride, dilation, output.
  */
-function encodeConv(w: Writer, step: ConvStep, at: string): void {
+function encodeConv(w: ByteWriter, step: ConvStep, at: string): void {
   const groups = checkCount(step.groups ?? 1, `${at}: groups`, 1, I32_MAX);
   const input = (Array.isArray(step.input) ? step.input : []).map((v, j) => checkCount(v, `${at}: input[${j}]`, 1, I32_MAX));
   const weight = (Array.isArray(step.weight) ? step.weight : []).map((v, j) => checkCount(v, `${at}: weight[${j}]`, 1, I32_MAX));
@@ -405,7 +363,7 @@ function encodeConv(w: Writer, step: ConvStep, at: string): void {
 /** Encodes a plan for the addon. Shape errors here are `E_INVALID_ARGUMENT` naming the step. */
 export function encodePlan(plan: PlanSpec): Uint8Array {
   if (!plan || !Array.isArray(plan.steps)) throw new InvalidArgumentError('a plan needs a steps array');
-  const w = new Writer();
+  const w = new ByteWriter();
   w.u32(MAGIC);
   w.u32(PLAN_FORMAT_VERSION);
   w.u32(plan.steps.length);
@@ -423,6 +381,7 @@ export function encodePlan(plan: PlanSpec): Uint8Array {
         w.u32(packed.bytes.length);
         w.u32(packed.pointers.length);
         w.bytes(packed.bytes);
+        w.align(4); // the native decoder reads the next field at a 4-byte boundary
         for (const p of packed.pointers) {
           w.u32(p.at);
           slice(w, p.slice, `${at}: pointer argument`);

@@ -25,6 +25,12 @@ export class ByteWriter {
   i32(v: number): void {
     this.put(4, (d, at) => d.setInt32(at, v, true));
   }
+  u64(v: number): void {
+    this.put(8, (d, at) => d.setBigUint64(at, BigInt(v), true));
+  }
+  f32(v: number): void {
+    this.put(4, (d, at) => d.setFloat32(at, v, true));
+  }
   i64(v: number): void {
     this.put(8, (d, at) => d.setBigInt64(at, BigInt(v), true));
   }
