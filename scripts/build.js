@@ -86,8 +86,16 @@ step('ts', 'TypeScript → dist/', 'dist/index.mjs', ['lib', 'tsconfig.json', 't
 
 const NATIVE_SOURCES = ['native', 'binding.gyp'];
 step('native', 'addon → build/Release (node-gyp)', 'build/Release/tensorrt_node.node', NATIVE_SOURCES, () => {
-  run('node-gyp/bin/node-gyp.js', ['rebuild']);
+  run('node-gyp/bin/node-gyp.js', ['rebuild', ...nodeDirArgs()]);
 });
+
+// Node's own headers when this Node ships them (distro and official tarball installs do), so
+// the build needs no download of the headers tarball; otherwise node-gyp fetches or reuses its cache.
+function nodeDirArgs() {
+  if (process.env.npm_config_nodedir) return [];
+  const prefix = path.resolve(path.dirname(process.execPath), '..');
+  return fs.existsSync(path.join(prefix, 'include', 'node', 'common.gypi')) ? [`--nodedir=${prefix}`] : [];
+}
 
 // The release binary is the node-gyp build itself, copied (and stripped where `strip` exists)
 // under the name node-gyp-build matches: N-API 8 (NAPI_VERSION in binding.gyp), so one file

@@ -1,5 +1,6 @@
 // The floor the addon's copies are measured against: a plain C++ loop of cuMemcpy*Async +
-// cuStreamSynchronize on pinned memory, the same sizes and repetitions as runtime.bench.js.
+// cuStreamSynchronize on pinned memory, the same sizes and repetitions as runtime.bench.js; and
+// the floor of a round trip (one tiny device op, then wait for it) that no binding can go under.
 // Built on the GPU machine: g++ -O2 -I/usr/local/cuda/include copy_baseline.cc -lcuda
 #include <cuda.h>
 
@@ -61,10 +62,13 @@ int main() {
     for (int i = 0; i < 20; ++i) CHECK(cuMemcpyDtoDAsync(pb, pa, bytes, s));
     CHECK(cuStreamSynchronize(s));
   }) / 20;
+  // A 4-byte memset (a one-thread device op, like the benchmark's tiny kernel) and a spinning
+  // wait for it: the driver's and the device's share of a round trip.
+  double tiny = MedianMs(2000, [&] { CHECK(cuMemsetD32Async(pb, 1, 1, s)); CHECK(cuStreamSynchronize(s)); }) * 1e3;
   auto gbps = [&](double ms) { return bytes / (ms * 1e6); };
   std::printf(
       "{\"bytes\":%zu,\"h2dMs\":%.4f,\"d2hMs\":%.4f,\"d2dMs\":%.4f,\"d2dPoolMs\":%.4f,\"d2dBatchPerCopyMs\":%.4f,"
-      "\"h2dGBs\":%.2f,\"d2hGBs\":%.2f,\"d2dGBs\":%.2f}\n",
-      bytes, h2d, d2h, d2d, d2dPool, d2dBatch, gbps(h2d), gbps(d2h), gbps(d2d));
+      "\"h2dGBs\":%.2f,\"d2hGBs\":%.2f,\"d2dGBs\":%.2f,\"tinyOpRoundTripUs\":%.2f}\n",
+      bytes, h2d, d2h, d2d, d2dPool, d2dBatch, gbps(h2d), gbps(d2h), gbps(d2d), tiny);
   return 0;
 }

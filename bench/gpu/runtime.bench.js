@@ -97,17 +97,19 @@ async function main() {
   const launch = { kind: 'launch', module: 0, kernel: 0, grid: [1], block: [32], args: [{ pointer: { buffer: 0 } }] };
   const one = await GpuPlan.create({ steps: [launch] }, [y], [module]);
   const thread = { completion: 'thread' };
-  const roundTrip = await medianMs(2000, () => one.run());
+  const pool = { completion: 'pool' };
+  const roundTrip = await medianMs(2000, () => one.run(1, pool));
   const roundTripThread = await medianMs(2000, () => one.run(1, thread));
+  const roundTripAuto = await medianMs(2000, () => one.run());
   await one.capture();
-  const roundTripGraph = await medianMs(2000, () => one.replay());
+  const roundTripGraph = await medianMs(2000, () => one.replay(1, pool));
   const roundTripGraphThread = await medianMs(2000, () => one.replay(1, thread));
   one.dispose();
   const many = await GpuPlan.create({ steps: Array.from({ length: 1000 }, () => launch) }, [y], [module]);
-  const oneByOne = await medianMs(50, () => many.run());
+  const oneByOne = await medianMs(50, () => many.run(1, pool));
   const oneByOneThread = await medianMs(50, () => many.run(1, thread));
   await many.capture();
-  const replay = await medianMs(50, () => many.replay());
+  const replay = await medianMs(50, () => many.replay(1, pool));
   const replayThread = await medianMs(50, () => many.replay(1, thread));
   many.dispose();
   y.dispose();
@@ -118,6 +120,9 @@ async function main() {
     completionSpinUs: process.env.TENSORRT_NODE_COMPLETION_SPIN_US ?? '50 (default)',
     tinyKernelRoundTripUs: { median: roundTrip.median * 1e3, min: roundTrip.min * 1e3 },
     tinyKernelRoundTripThreadUs: { median: roundTripThread.median * 1e3, min: roundTripThread.min * 1e3 },
+    tinyKernelRoundTripDefaultUs: { median: roundTripAuto.median * 1e3, min: roundTripAuto.min * 1e3 },
+    // The C++ floor: a one-thread memset and cuStreamSynchronize, no JS, no thread hop.
+    cppTinyOpRoundTripUs: baseline && baseline.tinyOpRoundTripUs,
     tinyKernelRoundTripThreadBySpinUs: { 0: roundTripWithSpin(0), 20: roundTripWithSpin(20), 200: roundTripWithSpin(200) },
     tinyKernelGraphRoundTripUs: { median: roundTripGraph.median * 1e3, min: roundTripGraph.min * 1e3 },
     tinyKernelGraphRoundTripThreadUs: { median: roundTripGraphThread.median * 1e3, min: roundTripGraphThread.min * 1e3 },

@@ -32,6 +32,8 @@ class PromiseWorker : public Napi::AsyncWorker {
   virtual Napi::Value Result(Napi::Env env) = 0;
   // JS thread, before the Promise settles either way (releases what the job held).
   virtual void Finally(Napi::Env) {}
+  // In Finally: whether Run failed (the Promise is about to be rejected).
+  bool failed() const { return failed_; }
 
  private:
   void Execute() override {
@@ -42,12 +44,14 @@ class PromiseWorker : public Napi::AsyncWorker {
     deferred_.Resolve(Result(Env()));
   }
   void OnError(const Napi::Error&) override {
+    failed_ = true;
     Finally(Env());
     deferred_.Reject(MakeJsError(Env(), error_));
   }
 
   Napi::Promise::Deferred deferred_;
   NativeError error_;
+  bool failed_ = false;
 };
 
 }  // namespace trtn

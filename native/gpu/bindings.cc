@@ -627,6 +627,9 @@ class PlanWorker : public PromiseWorker {
     owner_->inFlight--;
     owner_->capturing = false;
     lease.Release(env);
+    // A plan that failed to prepare never reaches JS: release its modules now, not at GC,
+    // so that module.dispose() right after a refused create() is not refused in turn.
+    if (op_ == kPrepare && failed()) owner_->Dispose(env);
   }
 
  private:
@@ -900,29 +903,35 @@ Napi::Value GpuCreatePlan(const Napi::CallbackInfo& info) {
   Napi::Object object = classes->plan.New({Napi::External<void>::New(env, nullptr)});
   PlanObject* owner = PlanObject::Unwrap(object);
   std::vector<BufferRef> refs;
-  auto bufferArray = info[2].As<Napi::Array>();
-  for (uint32_t i = 0; i < bufferArray.Length(); ++i) {
-    DeviceBuffer* buffer = UnwrapBuffer(env, classes, bufferArray.Get(i), "every plan buffer");
-    if (buffer->device() != device) ThrowInvalid(env, "plan buffer " + std::to_string(i) + " is on another device");
-    if (buffer->Value().Get("disposed").ToBoolean()) ThrowInvalid(env, "plan buffer " + std::to_string(i) + " was disposed");
-    owner->buffers.push_back(buffer);
-    owner->bufferRefs.push_back(Napi::Persistent(buffer->Value()));
-    refs.push_back(BufferRef{buffer->ptr(), buffer->bytes()});
-  }
   std::vector<std::vector<KernelRef>> kernels;
-  auto moduleArray = info[3].As<Napi::Array>();
-  for (uint32_t i = 0; i < moduleArray.Length(); ++i) {
-    Napi::Value value = moduleArray.Get(i);
-    if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(classes->module.Value())) {
-      ThrowInvalid(env, "every plan module must be a Module");
+  // Any refusal below releases what was taken so far (module users), not only at GC.
+  try {
+    auto bufferArray = info[2].As<Napi::Array>();
+    for (uint32_t i = 0; i < bufferArray.Length(); ++i) {
+      DeviceBuffer* buffer = UnwrapBuffer(env, classes, bufferArray.Get(i), "every plan buffer");
+      if (buffer->device() != device) ThrowInvalid(env, "plan buffer " + std::to_string(i) + " is on another device");
+      if (buffer->Value().Get("disposed").ToBoolean()) ThrowInvalid(env, "plan buffer " + std::to_string(i) + " was disposed");
+      owner->buffers.push_back(buffer);
+      owner->bufferRefs.push_back(Napi::Persistent(buffer->Value()));
+      refs.push_back(BufferRef{buffer->ptr(), buffer->bytes()});
     }
-    Module* module = Module::Unwrap(value.As<Napi::Object>());
-    if (!module->loaded()) ThrowInvalid(env, "plan module " + std::to_string(i) + " was disposed");
-    if (module->device() != device) ThrowInvalid(env, "plan module " + std::to_string(i) + " is on another device");
-    module->users++;
-    owner->modules.push_back(module);
-    owner->moduleRefs.push_back(Napi::Persistent(value.As<Napi::Object>()));
-    kernels.push_back(module->kernels());
+    auto moduleArray = info[3].As<Napi::Array>();
+    for (uint32_t i = 0; i < moduleArray.Length(); ++i) {
+      Napi::Value value = moduleArray.Get(i);
+      if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(classes->module.Value())) {
+        ThrowInvalid(env, "every plan module must be a Module");
+      }
+      Module* module = Module::Unwrap(value.As<Napi::Object>());
+      if (!module->loaded()) ThrowInvalid(env, "plan module " + std::to_string(i) + " was disposed");
+      if (module->device() != device) ThrowInvalid(env, "plan module " + std::to_string(i) + " is on another device");
+      module->users++;
+      owner->modules.push_back(module);
+      owner->moduleRefs.push_back(Napi::Persistent(value.As<Napi::Object>()));
+      kernels.push_back(module->kernels());
+    }
+  } catch (...) {
+    owner->Dispose(env);
+    throw;
   }
   NativeError error;
   if (!Plan::Decode(static_cast<const uint8_t*>(encoded.data), encoded.bytes, refs, kernels, owner->plan.get(), &error)) {
@@ -935,6 +944,7 @@ Napi::Value GpuCreatePlan(const Napi::CallbackInfo& info) {
   } catch (...) {
     owner->inFlight--;
     delete worker;
+    owner->Dispose(env);
     throw;
   }
   return worker->Start();

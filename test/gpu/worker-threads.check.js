@@ -42,7 +42,10 @@ async function workload(tag, seed, cacheDir) {
   probe.dispose();
   const externalAfter = lib.gpuAllocationStats().isolateExternalBytes;
   const external = { grewBy: externalWith - externalBefore, shrankBy: externalWith - externalAfter };
-  assert(external.grewBy >= 64 << 20 && external.shrankBy >= 64 << 20, `${tag}: external memory follows a 64 MiB DeviceTensor (${JSON.stringify(external)})`);
+  // The isolate's external total also moves when V8 collects unrelated ArrayBuffers between the
+  // readings (run 4 saw 13 KB less), so allow 1 MiB either way: without the accounting it would not move at all.
+  const near64MiB = (bytes) => Math.abs(bytes - (64 << 20)) <= 1 << 20;
+  assert(near64MiB(external.grewBy) && near64MiB(external.shrankBy), `${tag}: external memory follows a 64 MiB DeviceTensor (${JSON.stringify(external)})`);
 
   const axpb = await GpuPlan.create(
     { steps: [{ kind: 'launch', module: 0, kernel: module.kernelIndex('axpb'), grid: [Math.ceil(N / 256)], block: [256],

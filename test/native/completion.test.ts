@@ -80,11 +80,24 @@ describeOnLinux('completion thread (fake driver)', () => {
     expect(result.message).toMatch(/^cuMemsetD8Async failed with CUDA_ERROR_INVALID_VALUE .*\(plan step 0\)/);
   });
 
-  test("completion must be 'pool' or 'thread'", () => {
+  test("completion must be 'auto', 'pool' or 'thread'", () => {
     const { result } = scenario(`${MEMSET_PLAN}
       const plan = await memset(1);
       return await plan.run(1, { completion: 'spin' }).then(() => ({ resolved: true }), (e) => ({ code: e.code, message: e.message }));`);
-    expect(result).toEqual({ code: 'E_INVALID_ARGUMENT', message: "completion must be 'pool' or 'thread', got spin" });
+    expect(result).toEqual({ code: 'E_INVALID_ARGUMENT', message: "completion must be 'auto', 'pool' or 'thread', got spin" });
+  });
+
+  test("the default ('auto') settles short and long runs alike, through both paths", () => {
+    const { status, result } = scenario(`${MEMSET_PLAN}
+      const plan = await memset(3);
+      await plan.run();            // 1 launch: the completion thread
+      await plan.run(40);          // 40 launches: a pool thread (the fake driver has no graphs or host copies: results and replays are checked on the GPU)
+      const stats = lib.gpuAllocationStats();
+      plan.dispose();
+      t.dispose();
+      return { settled: true, liveBuffers: stats.liveBuffers };`);
+    expect(result).toEqual({ settled: true, liveBuffers: 1 });
+    expect(status).toBe(0);
   });
 
   test('worker threads: two workers and the main thread at once, a worker terminated mid-submission and one exiting with undisposed tensors; nothing leaks, nothing crashes', () => {
