@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import { probeDevices, type CudaDevice } from '../devices';
 import { BadProgramError, NoCompatibleDeviceError } from '../errors';
 import { formatShape, type Dim } from '../ir/symbolic';
-import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../runtime/device-selection';
+import { currentDeviceAmong } from '../gpu/current-device';
+import { deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../runtime/device-selection';
 import { formatSegmentIO, ioLabeler, wrapList } from '../partitioning/report-format';
 import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
 import { isProgramFile, openModel, programOf, refuseCompileFlags, type ModelOptions } from './program-source';
@@ -91,7 +92,7 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     if (target !== null) {
       list ??= (await probeDevices()).devices;
       try {
-        const sel = selectDevice(target, list, list.some((d) => d.ordinal === DEFAULT_CURRENT_DEVICE) ? DEFAULT_CURRENT_DEVICE : null);
+        const sel = selectDevice(target, list, currentDeviceAmong(list));
         req.here = { device: sel.device.ordinal, name: sel.device.name, reason: sel.reason, warnings: sel.warnings };
       } catch (error) {
         if (!(error instanceof NoCompatibleDeviceError)) throw error;

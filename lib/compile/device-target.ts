@@ -3,6 +3,7 @@
  * turning it into the record every engine segment keeps (lib/runtime/device-selection.ts).
  */
 import { probeDevices, type CudaDevice } from '../devices';
+import { currentDevice } from '../gpu/current-device';
 import { InvalidArgumentError, NoDeviceError } from '../errors';
 import type { Logger } from '../logger';
 import { DEFAULT_CURRENT_DEVICE, DLA_COMPUTE_CAPABILITIES, formatComputeCapability, formatFoundDevices, type EngineDevice } from '../runtime/device-selection';
@@ -73,7 +74,7 @@ const CPU_BACKENDS: readonly string[] = ['reference', 'onnxruntime'];
 /**
  * The device record of the engines a backend builds. The reference backend runs on the CPU:
  * its engines record `type: 'cpu'` whatever the setting says. Other backends build for the
- * device the setting names (default: `currentDevice`), found in `available`, whose compute
+ * device the setting names (default: `current`, CUDA's current device), found in `available`, whose compute
  * capability and name are recorded.
  *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: the named GPU does not exist, or a DLA
@@ -83,7 +84,7 @@ export function engineDeviceRecord(
   setting: ResolvedDeviceSetting,
   backend: { name: string; version: string },
   available: readonly CudaDevice[],
-  currentDevice: number = DEFAULT_CURRENT_DEVICE,
+  current: number = DEFAULT_CURRENT_DEVICE,
 ): EngineDevice {
   if (CPU_BACKENDS.includes(backend.name)) {
     return {
@@ -98,7 +99,7 @@ export function engineDeviceRecord(
       backendVersion: backend.version,
     };
   }
-  const gpuId = setting.gpuId ?? currentDevice;
+  const gpuId = setting.gpuId ?? current;
   const device = available.find((d) => d.ordinal === gpuId);
   if (device === undefined) {
     bad(`device.gpuId ${gpuId}: there is no such CUDA device to build the ${backend.name} engines for (found: ${formatFoundDevices(available)})`);
@@ -141,5 +142,5 @@ export async function engineDeviceForBackend(
   if (probe.devices.length === 0) {
     throw new NoDeviceError(`the ${backend.name} backend needs a CUDA device, but none is usable here: ${probe.error?.message ?? 'no device'}`);
   }
-  return engineDeviceRecord(setting, backend, probe.devices);
+  return engineDeviceRecord(setting, backend, probe.devices, currentDevice());
 }

@@ -85,6 +85,10 @@ export interface DescribedStep {
 
 export interface GpuBinding {
   gpuDevice(device: number): Promise<NativeDeviceInfo>;
+  /** The ordinal of the context current on this thread, or -1 (none current). */
+  gpuCurrentDevice(): number;
+  /** Sets the device up, then makes its primary context current on this thread; false if that failed. */
+  gpuSetCurrentDevice(device: number): Promise<boolean>;
   gpuMemoryInfo(device: number): Promise<NativeDeviceInfo>;
   gpuSynchronize(device: number): Promise<void>;
   gpuSetPoolReleaseThreshold(device: number, bytes: number): Promise<void>;

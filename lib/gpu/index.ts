@@ -12,6 +12,7 @@ export {
 export type { DeviceLike, DeviceMemoryInfo } from './device';
 export { compileModule, loadModule, GpuModule } from './module';
 export type { CompileModuleOptions } from './module';
+export { currentDevice, setCurrentDevice } from './current-device';
 export { GpuPlan } from './gpu-plan';
 export type { PlanRunOptions } from './gpu-plan';
 export { convOutputShape, encodePlan, packKernelArgs, PLAN_FORMAT_VERSION } from './plan';

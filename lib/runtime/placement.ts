@@ -5,7 +5,8 @@
  */
 import { devices as listDevices, type CudaDevice } from '../devices';
 import { InvalidArgumentError, TensorRTNodeError } from '../errors';
-import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, selectDevice } from './device-selection';
+import { currentDeviceAmong } from '../gpu/current-device';
+import { deviceTargetOf, selectDevice } from './device-selection';
 import type { ProgramData } from './segments';
 
 /** A device option: a CUDA ordinal or `"cuda:N"` (undefined stays undefined). */
@@ -36,7 +37,7 @@ export async function availableDevices(): Promise<CudaDevice[]> {
  * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE`: `device` is absent, or cannot run one of the engines.
  */
 export function placeOnDevice(data: ProgramData, device: number, available: readonly CudaDevice[]): ProgramData {
-  const current = available.some((d) => d.ordinal === DEFAULT_CURRENT_DEVICE) ? DEFAULT_CURRENT_DEVICE : null;
+  const current = currentDeviceAmong(available);
   const segments = data.segments.map((s) => {
     const target = s.kind === 'tensorrt' && s.device !== undefined ? deviceTargetOf(s.device) : null;
     if (s.kind !== 'tensorrt' || target === null) return s;

@@ -31,6 +31,10 @@ static_assert(std::is_same_v<c::CUdeviceptr, CUdeviceptr>, "CUdeviceptr");
 TRTN_CUDA_RUNTIME_ENTRY_POINTS(TRTN_CHECK_ENTRY)
 #undef TRTN_CHECK_ENTRY
 static_assert(kSameSignature<c::PFN_cuFuncGetParamInfo, decltype(&::cuFuncGetParamInfo)>, "cuFuncGetParamInfo");
+static_assert(kSameSignature<c::PFN_cuCtxGetCurrent, decltype(&::cuCtxGetCurrent)>, "cuCtxGetCurrent");
+static_assert(kSameSignature<c::PFN_cuCtxGetDevice, decltype(&::cuCtxGetDevice)>, "cuCtxGetDevice");
+static_assert(TRTN_EXPANDED_NAME(cuCtxGetCurrent) == "cuCtxGetCurrent", "cuCtxGetCurrent");
+static_assert(TRTN_EXPANDED_NAME(cuCtxGetDevice) == "cuCtxGetDevice", "cuCtxGetDevice");
 
 // The plain API names map to the symbols we look up.
 static_assert(TRTN_EXPANDED_NAME(cuMemGetInfo) == "cuMemGetInfo_v2", "cuMemGetInfo");

@@ -37,6 +37,8 @@ RuntimeState* LoadState() {
   TRTN_CUDA_RUNTIME_ENTRY_POINTS(TRTN_RESOLVE)
 #undef TRTN_RESOLVE
   api.cuFuncGetParamInfo = reinterpret_cast<PFN_cuFuncGetParamInfo>(FindSymbol(lib.handle, "cuFuncGetParamInfo"));
+  api.cuCtxGetCurrent = reinterpret_cast<PFN_cuCtxGetCurrent>(FindSymbol(lib.handle, "cuCtxGetCurrent"));
+  api.cuCtxGetDevice = reinterpret_cast<PFN_cuCtxGetDevice>(FindSymbol(lib.handle, "cuCtxGetDevice"));
   if (!missing.empty()) {
     std::string list;
     for (const auto& name : missing) list += (list.empty() ? "" : ", ") + name;
@@ -135,6 +137,23 @@ Device* GetDevice(int ordinal, NativeError* error) {
   }
   (*devices)[ordinal] = device;
   return device;
+}
+
+int CurrentOrdinal(const RuntimeApi& api) {
+  if (api.cuCtxGetCurrent == nullptr || api.cuCtxGetDevice == nullptr) return -1;
+  CUcontext context = nullptr;
+  if (api.cuCtxGetCurrent(&context) != kSuccess || context == nullptr) return -1;
+  CUdevice handle = 0;
+  if (api.cuCtxGetDevice(&handle) != kSuccess) return -1;
+  // A CUdevice is a handle, not an ordinal: find the ordinal cuDeviceGet maps to it.
+  const DriverApi* driver = Driver();
+  int count = 0;
+  if (driver == nullptr || driver->cuDeviceGetCount(&count) != kSuccess) return -1;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    CUdevice candidate = 0;
+    if (driver->cuDeviceGet(&candidate, ordinal) == kSuccess && candidate == handle) return ordinal;
+  }
+  return -1;
 }
 
 bool MakeCurrent(const Device& device, NativeError* error) {

@@ -47,6 +47,10 @@ Device* GetDevice(int ordinal, NativeError* error);
 // with none: gpu-execution.md §0.2).
 bool MakeCurrent(const Device& device, NativeError* error);
 
+// The ordinal of the device whose context is current on the calling thread (CUDA's current
+// device), or -1 when none is (a thread starts with none) or the driver cannot say.
+int CurrentOrdinal(const RuntimeApi& api);
+
 bool Check(const Device& device, CUresult result, const char* call, NativeError* error, const std::string& context = "");
 
 bool MemoryInfo(Device& device, size_t* freeBytes, size_t* totalBytes, NativeError* error);

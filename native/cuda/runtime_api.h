@@ -71,6 +71,8 @@ struct Memcpy3D {
 
 using PFN_cuDevicePrimaryCtxRetain = CUresult(TRTN_CUDAAPI*)(CUcontext* ctx, CUdevice device);
 using PFN_cuCtxSetCurrent = CUresult(TRTN_CUDAAPI*)(CUcontext ctx);
+using PFN_cuCtxGetCurrent = CUresult(TRTN_CUDAAPI*)(CUcontext* ctx);
+using PFN_cuCtxGetDevice = CUresult(TRTN_CUDAAPI*)(CUdevice* device);
 using PFN_cuMemGetInfo_v2 = CUresult(TRTN_CUDAAPI*)(size_t* free, size_t* total);
 using PFN_cuStreamCreate = CUresult(TRTN_CUDAAPI*)(CUstream* stream, unsigned int flags);
 using PFN_cuStreamDestroy_v2 = CUresult(TRTN_CUDAAPI*)(CUstream stream);
@@ -156,6 +158,10 @@ struct RuntimeApi {
 #undef TRTN_MEMBER
   // Optional (driver >= 12.4): lets plans check a kernel's parameter layout before launching.
   PFN_cuFuncGetParamInfo cuFuncGetParamInfo = nullptr;
+  // Optional (every real driver has them; test doubles may not): which device's context is
+  // current on the calling thread, i.e. CUDA's "current device".
+  PFN_cuCtxGetCurrent cuCtxGetCurrent = nullptr;
+  PFN_cuCtxGetDevice cuCtxGetDevice = nullptr;
 };
 
 }  // namespace trtn::cuda

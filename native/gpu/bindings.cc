@@ -246,7 +246,7 @@ void CheckRange(Napi::Env env, const DeviceBuffer* buffer, uint64_t offset, uint
 
 class DeviceWorker : public PromiseWorker {
  public:
-  enum Op { kInfo, kMemInfo, kThreshold, kTrim, kSync };
+  enum Op { kInfo, kMemInfo, kThreshold, kTrim, kSync, kSetCurrent };
   DeviceWorker(Napi::Env env, int ordinal, Op op, uint64_t value)
       : PromiseWorker(env, "tensorrt-node:gpuDevice"), ordinal_(ordinal), op_(op), value_(value) {}
 
@@ -261,11 +261,14 @@ class DeviceWorker : public PromiseWorker {
         return cuda::TrimPool(*device_, value_, error);
       case kSync:
         return cuda::MakeCurrent(*device_, error) && cuda::Synchronize(*device_, error);
+      case kSetCurrent:
+        return true;  // the context exists now; Result makes it current on the JS thread
       default:
         return cuda::MemoryInfo(*device_, &free_, &total_, error);
     }
   }
   Napi::Value Result(Napi::Env env) override {
+    if (op_ == kSetCurrent) return Napi::Boolean::New(env, device_->api->cuCtxSetCurrent(device_->context) == cuda::kSuccess);
     if (op_ != kInfo && op_ != kMemInfo) return env.Undefined();
     Napi::Object result = Napi::Object::New(env);
     result.Set("ordinal", ordinal_);
@@ -728,6 +731,18 @@ Napi::Value GpuDevice(const Napi::CallbackInfo& info) {
 Napi::Value GpuMemoryInfo(const Napi::CallbackInfo& info) {
   return (new DeviceWorker(info.Env(), int(Integer(info, 0, "device")), DeviceWorker::kMemInfo, 0))->Start();
 }
+// CUDA's current device on the JS thread: the ordinal of the context current there, or -1.
+Napi::Value GpuCurrentDevice(const Napi::CallbackInfo& info) {
+  NativeError error;
+  const cuda::RuntimeApi* api = cuda::LoadRuntime(&error);
+  if (api == nullptr) ThrowJsError(info.Env(), error);
+  return Napi::Number::New(info.Env(), cuda::CurrentOrdinal(*api));
+}
+// Sets the device up off the JS thread, then makes its primary context current on the JS thread
+// (what cudaSetDevice does); resolves to whether cuCtxSetCurrent succeeded.
+Napi::Value GpuSetCurrentDevice(const Napi::CallbackInfo& info) {
+  return (new DeviceWorker(info.Env(), int(Integer(info, 0, "device")), DeviceWorker::kSetCurrent, 0))->Start();
+}
 Napi::Value GpuSynchronize(const Napi::CallbackInfo& info) {
   return (new DeviceWorker(info.Env(), int(Integer(info, 0, "device")), DeviceWorker::kSync, 0))->Start();
 }
@@ -1070,6 +1085,8 @@ void Register(Napi::Env env, Napi::Object exports) {
   };
   const Entry entries[] = {
       {"gpuDevice", GpuDevice},
+      {"gpuCurrentDevice", GpuCurrentDevice},
+      {"gpuSetCurrentDevice", GpuSetCurrentDevice},
       {"gpuMemoryInfo", GpuMemoryInfo},
       {"gpuSynchronize", GpuSynchronize},
       {"gpuSetPoolReleaseThreshold", GpuSetPoolReleaseThreshold},

@@ -12,7 +12,8 @@ import { InternalError, InvalidArgumentError, TensorRTMissingError, TensorRTNode
 import { resolveLogger } from '../../logger';
 import { getAddon } from '../../native';
 import type { Network, TrtDType } from '../../network';
-import { DEFAULT_CURRENT_DEVICE, type EngineDevice } from '../../runtime/device-selection';
+import { currentDevice } from '../../gpu/current-device';
+import type { EngineDevice } from '../../runtime/device-selection';
 import type { Tensor } from '../../tensor';
 import { formatTensorRTVersion, tensorrtStatus } from '../../tensorrt';
 import type { BuildConfig } from '../build-config';
@@ -241,7 +242,7 @@ export const tensorrtBackend = {
       }
       throw error;
     }
-    return tensorrtEngine(native, { inputNames: record.inputs.map((i) => i.name), outputNames: record.outputs.map((o) => o.name) }, ordinal < 0 ? DEFAULT_CURRENT_DEVICE : ordinal);
+    return tensorrtEngine(native, { inputNames: record.inputs.map((i) => i.name), outputNames: record.outputs.map((o) => o.name) }, ordinal < 0 ? currentDevice() : ordinal);
   },
   inspect(engine: Uint8Array): EngineSignature {
     const record = deserializeTensorRTEngine(engine);

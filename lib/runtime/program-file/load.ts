@@ -13,7 +13,8 @@ import { deserializeGraphFromBuffer } from '../../ir/serialize';
 import { formatShape, type SymbolRange } from '../../ir/symbolic';
 import { resolveLogger, type Logger } from '../../logger';
 import type { PartitionReport } from '../../partitioning/partition';
-import { DEFAULT_CURRENT_DEVICE, deviceTargetOf, selectDevice, type DeviceSelection } from '../device-selection';
+import { currentDeviceAmong } from '../../gpu/current-device';
+import { deviceTargetOf, selectDevice, type DeviceSelection } from '../device-selection';
 import { availableDevices, parseDeviceOption } from '../placement';
 import { Program, warmStarted } from '../program';
 import { runLimits, type RunLimits } from '../resource-limits';
@@ -70,7 +71,7 @@ export async function selectProgramDevices(
   const targets = contents.manifest.segments.map((s) => (s.kind === 'tensorrt' ? deviceTargetOf(s.device) : null));
   if (targets.every((t) => t === null)) return targets.map(() => null);
   const list = options.availableDevices ?? (await availableDevices());
-  const current = list.some((d) => d.ordinal === DEFAULT_CURRENT_DEVICE) ? DEFAULT_CURRENT_DEVICE : null;
+  const current = currentDeviceAmong(list);
   return targets.map((target, i) => {
     if (target === null) return null;
     try {
