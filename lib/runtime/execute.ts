@@ -12,9 +12,10 @@
  */
 import { getBackend } from '../backends';
 import { floatWidthAs } from '../backends/float-width';
-import { residencyOf, type RunValue } from '../backends/residency';
+import { residencyOf, type DeviceValue, type RunValue } from '../backends/residency';
 import type { Engine } from '../backends/types';
-import { InternalError } from '../errors';
+import { InternalError, InvalidArgumentError } from '../errors';
+import { toDevice } from '../gpu/device-tensor';
 import { dtypeInfo, type DType } from '../ir/dtype';
 import type { Graph } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
@@ -80,22 +81,28 @@ export class ProgramRun {
   private readonly copies = new Map<string, Map<Place, RunValue>>();
   /** The crossings this run made so far. */
   readonly crossings: CrossingPlan = { hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 };
+  /** Values release() must leave alone: the caller's inputs, and device outputs handed to the caller. */
+  private readonly kept = new Set<RunValue>();
 
   /**
    * @param constants the program's constants (loadConstants()).
-   * @param inputs in program input order.
+   * @param inputs in program input order: host tensors, or device values (not for complex inputs: see hostComplexInputs()).
    * @param where names the program in errors (`program`, `rank 1`).
    * @param limits what one run may allocate.
    */
   constructor(
     private readonly data: ProgramData,
     constants: ReadonlyMap<string, Tensor>,
-    inputs: readonly Tensor[],
+    inputs: readonly RunValue[],
     private readonly where: string,
     private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
     this.env = new Map<string, RunValue>(constants);
-    data.inputs.forEach((io, i) => this.env.set(io.value, toCarrier(io, inputs[i]!)));
+    data.inputs.forEach((io, i) => {
+      const v = inputs[i]!;
+      if (!(v instanceof Tensor)) this.kept.add(v);
+      this.env.set(io.value, v instanceof Tensor ? toCarrier(io, v) : v);
+    });
   }
 
   /** The value `name`, where some earlier segment (or the inputs) left it. */
@@ -182,7 +189,7 @@ export class ProgramRun {
    */
   release(): void {
     const values = [...this.env.values(), ...[...this.copies.values()].flatMap((m) => [...m.values()])];
-    for (const v of values) if (!(v instanceof Tensor)) (v as { dispose?: () => void }).dispose?.();
+    for (const v of new Set(values)) if (!(v instanceof Tensor) && !this.kept.has(v)) (v as { dispose?: () => void }).dispose?.();
     this.env.clear();
     this.copies.clear();
   }
@@ -193,6 +200,36 @@ export class ProgramRun {
     for (const io of this.data.outputs) out.push(fromCarrier(io, await this.takeAs(io.value, innerDType(io))));
     return out;
   }
+
+  /**
+   * The program outputs in declared order, at their declared dtypes, on device `ordinal`: a
+   * value an engine left there is handed over as it is (release() then leaves it alone); any
+   * other is copied there. Complex outputs are refused: their complex form exists on the host only.
+   */
+  async deviceOutputs(ordinal: number): Promise<DeviceValue[]> {
+    const out: DeviceValue[] = [];
+    for (const io of this.data.outputs) {
+      if (io.complex !== undefined) {
+        throw new InvalidArgumentError(`program output "${io.name}" is ${io.dtype}: complex outputs are returned on the host only; run without outputs: 'device'`, { details: { output: io.name } });
+      }
+      const v = this.value(io.value);
+      if (!(v instanceof Tensor) && v.residency.ordinal === ordinal && v.dtype === io.dtype && !this.kept.has(v)) {
+        this.kept.add(v);
+        out.push(v);
+      } else {
+        out.push(await toDevice(await this.takeAs(io.value, io.dtype), ordinal));
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * Complex program inputs given on a device, read back to the host (the complex form is turned
+ * into its real carrier there); every other input as it is.
+ */
+async function hostComplexInputs(data: ProgramData, inputs: readonly RunValue[]): Promise<RunValue[]> {
+  return Promise.all(inputs.map((v, i) => (data.inputs[i]!.complex !== undefined && !(v instanceof Tensor) ? v.toHost() : v)));
 }
 
 /** Runs one program: its segments loaded once, then run in order for each set of inputs. */
@@ -240,13 +277,22 @@ export class ProgramExecutor {
     await this.run(this.data.inputs.map((io, i) => new Tensor(io.dtype, shapes[i] as number[]))).catch(() => undefined);
   }
 
-  /** Inputs in program input order; resolves outputs in program output order. */
-  async run(inputs: readonly Tensor[]): Promise<Tensor[]> {
+  /** Inputs in program input order; resolves outputs in program output order, on the host. */
+  async run(inputs: readonly RunValue[]): Promise<Tensor[]> {
+    return this.runWith(inputs, (run) => run.outputs());
+  }
+
+  /** Like run(), with the outputs on device `ordinal` (see ProgramRun.deviceOutputs()). */
+  async runToDevice(inputs: readonly RunValue[], ordinal: number): Promise<DeviceValue[]> {
+    return this.runWith(inputs, (run) => run.deviceOutputs(ordinal));
+  }
+
+  private async runWith<T>(inputs: readonly RunValue[], collect: (run: ProgramRun) => Promise<T>): Promise<T> {
     const segments = await this.loaded();
-    const run = new ProgramRun(this.data, this.constants, inputs, 'program', this.limits);
+    const run = new ProgramRun(this.data, this.constants, await hostComplexInputs(this.data, inputs), 'program', this.limits);
     try {
       for (const s of segments) await run.runSegment(s);
-      const outputs = await run.outputs();
+      const outputs = await collect(run);
       this.lastCrossings = run.crossings;
       return outputs;
     } finally {

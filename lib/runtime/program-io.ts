@@ -9,6 +9,7 @@ import { BadInputError, createError, InvalidArgumentError } from '../errors';
 import { bindShapes, orderInputs, type ShapedInputs } from '../interpreter/bind-inputs';
 import { tensorType } from '../ir/graph';
 import { formatDim, formatShape, type Dim, type SymbolRange } from '../ir/symbolic';
+import { DeviceTensor } from '../gpu/device-tensor';
 import { Tensor } from '../tensor';
 import { checkTensorBytes, type RunLimits } from './resource-limits';
 import type { ProgramIO } from './segments';
@@ -59,20 +60,41 @@ function checkTensorData(t: Tensor, label: string): void {
  * @throws {ShapeOutOfRangeError} `E_SHAPE_OUT_OF_RANGE`: a dim outside its symbol's range.
  * @throws {ResourceLimitError} `E_RESOURCE_LIMIT`: an input larger than `limits.maxTensorBytes`.
  */
-export function checkRunInputs(shaped: ShapedInputs, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>, limits: RunLimits): Tensor[] {
+export function checkRunInputs(shaped: ShapedInputs, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>, limits: RunLimits): Tensor[];
+/** With `allowDevice`, live DeviceTensors (shape and dtype checked the same) are accepted too. */
+export function checkRunInputs(
+  shaped: ShapedInputs,
+  inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>,
+  limits: RunLimits,
+  allowDevice: true,
+): RunInput[];
+export function checkRunInputs(
+  shaped: ShapedInputs,
+  inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>,
+  limits: RunLimits,
+  allowDevice = false,
+): RunInput[] {
   const ordered = orderInputs(
     shaped.inputs.map((io) => io.name),
     inputs,
   );
   ordered.forEach((t, i) => {
     const label = `input "${shaped.inputs[i]!.name}"`;
-    if (!(t instanceof Tensor)) throw new BadInputError(`${label} must be a Tensor, got ${t === null ? 'null' : typeof t}`);
+    if (t instanceof DeviceTensor) {
+      if (t.disposed) throw new BadInputError(`${label} is a DeviceTensor that was disposed`, { details: { input: shaped.inputs[i]!.name } });
+      if (allowDevice) return;
+      throw new BadInputError(`${label} is a DeviceTensor, but this program runs on the CPU: pass a Tensor (await tensor.toHost())`, { details: { input: shaped.inputs[i]!.name } });
+    }
+    if (!(t instanceof Tensor)) throw new BadInputError(`${label} must be a Tensor${allowDevice ? ' or a DeviceTensor' : ''}, got ${t === null ? 'null' : typeof t}`);
     checkTensorData(t, label);
   });
   bindShapes(shaped, ordered);
   ordered.forEach((t, i) => checkTensorBytes(limits, t.dtype, t.shape, `input "${shaped.inputs[i]!.name}"`, { input: shaped.inputs[i]!.name }));
   return ordered;
 }
+
+/** What Program.run() takes for one input: a host Tensor, or (for programs that run on a GPU) a DeviceTensor. */
+export type RunInput = Tensor | DeviceTensor;
 
 /** `name: dtype[shape]`. */
 export function formatOneIO(io: ProgramIO): string {

@@ -1,15 +1,20 @@
 /**
  * A compiled program: segments in order (TensorRT engines and fallback graphs), its inputs
- * and outputs, and the partition report. run() executes on a worker thread and never blocks
- * the event loop; dispose() stops the worker (a finalizer does it too, as a backstop).
+ * and outputs, and the partition report. run() never blocks the event loop: it executes on a
+ * worker thread, or, for a program whose every segment is a GPU engine, on the calling thread
+ * through the engines' asynchronous native calls (./in-process.ts says why). dispose() stops
+ * the worker (a finalizer does it too, as a backstop) or releases the engines.
  */
 import type { BackendRefusal } from '../backends';
 import type { CudaDevice } from '../devices';
 import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
-import type { Tensor } from '../tensor';
+import { InvalidArgumentError } from '../errors';
+import { DeviceTensor, toDevice } from '../gpu/device-tensor';
+import { Tensor } from '../tensor';
+import { InProcessRunner, outputDeviceOf, runsInProcess } from './in-process';
 import { saveProgram, saveProgramBuffer } from './program-file/write';
-import { formatIO, printableIO, shapedInputs } from './program-io';
+import { formatIO, printableIO, shapedInputs, type RunInput } from './program-io';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
@@ -23,8 +28,20 @@ const WARM_START_BACKENDS: readonly string[] = ['onnxruntime'];
 /** Outside the class: the worker's listeners hold it, and must not hold a Program (lib/runtime/worker/worker-client.ts). */
 const decodeOutputs = (outputs: unknown): Tensor[] => (outputs as WireTensor[]).map(fromWire);
 
+/** Options of {@link Program.run}. */
+export interface RunOptions {
+  /**
+   * Where the outputs are returned: `'host'` (default) as Tensors, or `'device'` as
+   * DeviceTensors on the device of the program's last GPU engine (they belong to the caller:
+   * dispose() them). Programs without a GPU engine refuse `'device'`.
+   */
+  outputs?: 'host' | 'device';
+}
+
 export class Program {
   private readonly client: WorkerClient<Tensor[]>;
+  /** Set for programs that run on the calling thread (every segment a GPU engine). */
+  private readonly inProcess: InProcessRunner | null;
   private readonly symbols: ReadonlyMap<string, SymbolRange>;
   private printable?: { inputs: readonly ProgramIO[]; outputs: readonly ProgramIO[] };
 
@@ -49,6 +66,12 @@ export class Program {
       limits,
       disposedMessage: 'this program has been disposed',
     });
+    this.inProcess = runsInProcess(data) ? new InProcessRunner(data, shapedInputs(data.inputs, symbols), limits, 'this program has been disposed') : null;
+  }
+
+  /** Where run() executes: `'calling thread'` (every segment a GPU engine) or `'worker'`. */
+  get runsOn(): 'calling thread' | 'worker' {
+    return this.inProcess === null ? 'worker' : 'calling thread';
   }
 
   /**
@@ -98,6 +121,7 @@ export class Program {
    * warmStarted()); a loading error rejects here.
    */
   async warmStart(): Promise<void> {
+    if (this.inProcess !== null) return this.inProcess.start();
     if (!this.data.segments.some((s) => s.kind === 'tensorrt' && WARM_START_BACKENDS.includes(s.backend))) return;
     await this.client.start();
   }
@@ -107,8 +131,21 @@ export class Program {
    * the input; a tensor larger than `maxTensorBytes` (or memory the process cannot allocate)
    * with E_RESOURCE_LIMIT naming the input, node or layer, and the program stays usable.
    */
-  async run(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<Tensor[]> {
-    return this.client.run(inputs);
+  run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: RunOptions & { outputs?: 'host' }): Promise<Tensor[]>;
+  run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions & { outputs: 'device' }): Promise<DeviceTensor[]>;
+  async run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions = {}): Promise<Tensor[] | DeviceTensor[]> {
+    const outputs = options.outputs ?? 'host';
+    if (outputs !== 'host' && outputs !== 'device') throw new InvalidArgumentError(`run(): outputs must be 'host' or 'device', got ${String(outputs)}`);
+    if (this.inProcess !== null) return (await this.inProcess.run(inputs, outputs)) as Tensor[] | DeviceTensor[];
+    const device = outputDeviceOf(this.data);
+    if (outputs === 'device' && device === null) {
+      throw new InvalidArgumentError("run(): outputs: 'device' needs a program with a GPU engine; this one runs on the CPU", { details: { backend: this.backend } });
+    }
+    // The worker cannot take DeviceTensors (they belong to this thread): they go through the host.
+    const hostInputs = await onHost(inputs);
+    const out = await this.client.run(hostInputs);
+    if (outputs === 'host') return out;
+    return Promise.all(out.map((t) => toDevice(t, device!)));
   }
 
   /**
@@ -127,6 +164,7 @@ export class Program {
 
   /** Stops the worker and releases engines. Idempotent; later run() calls reject. */
   async dispose(): Promise<void> {
+    this.inProcess?.dispose();
     await this.client.dispose();
   }
 
@@ -138,6 +176,24 @@ export class Program {
     const segs = this.data.segments.map((s) => (s.kind === 'tensorrt' ? `tensorrt(${s.backend})` : 'fallback')).join(' → ');
     return `Program(${formatIO(this.data.inputs)}) -> (${formatIO(this.data.outputs)}) [${segs}]`;
   }
+}
+
+/**
+ * `inputs` with every live DeviceTensor read back to the host; anything else (including what is
+ * not an input list at all) untouched, for the worker client to check and refuse as usual.
+ */
+async function onHost(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>): Promise<Tensor[] | Readonly<Record<string, Tensor>>> {
+  const isLive = (v: unknown): v is DeviceTensor => v instanceof DeviceTensor && !v.disposed;
+  if (inputs === null || typeof inputs !== 'object') return inputs as never;
+  if (Array.isArray(inputs)) {
+    const list = inputs as readonly unknown[];
+    return list.some(isLive) ? Promise.all(list.map((v) => (isLive(v) ? v.toHost() : (v as Tensor)))) : (inputs as Tensor[]);
+  }
+  const named = inputs as Readonly<Record<string, unknown>>;
+  if (!Object.keys(named).some((k) => isLive(named[k]))) return inputs as Readonly<Record<string, Tensor>>;
+  const out: Record<string, Tensor> = Object.create(null);
+  for (const k of Object.keys(named)) out[k] = isLive(named[k]) ? await named[k].toHost() : (named[k] as Tensor);
+  return out;
 }
 
 /**

@@ -195,6 +195,49 @@ async function concurrencyAndMemory(chosen) {
   }
 }
 
+/**
+ * DeviceTensors through Program.run: a program of GPU engines only runs on the calling thread;
+ * DeviceTensor inputs give the same bits as host inputs; outputs: 'device' hands out
+ * DeviceTensors on device 0 holding those bits, and leaves the caller's inputs alive; the event
+ * loop keeps turning during runs; CUDA's current device is read from the driver.
+ */
+async function deviceIO(chosen) {
+  const { monitorEventLoopDelay } = require('node:perf_hooks');
+  const c = chosen.fixtureData.cases[0];
+  const program = await lib.compile(chosen.file, settingsFor(chosen.fixtureData, chosen.format));
+  const deviceInputs = [];
+  try {
+    const zeroFallback = program.data.segments.every((s) => s.kind === 'tensorrt');
+    assert(!zeroFallback || program.runsOn === 'calling thread', `a program of cuda engines only runs on the calling thread (runsOn: ${program.runsOn})`);
+    const host = await program.run(c.inputs);
+    for (const t of c.inputs) deviceInputs.push(await lib.toDevice(t, 0));
+    const fromDevice = await program.run(deviceInputs);
+    assert(identical(host, fromDevice), 'DeviceTensor inputs give the same outputs as host inputs, bit for bit');
+    const onDevice = await program.run(deviceInputs, { outputs: 'device' });
+    assert(onDevice.every((t) => t instanceof lib.DeviceTensor && t.device === 0), "outputs: 'device' gives DeviceTensors on device 0");
+    const back = [];
+    for (const t of onDevice) back.push(await t.toHost());
+    assert(identical(host, back), "outputs: 'device' hold the same bits as the host outputs");
+    assert(deviceInputs.every((t) => !t.disposed), "the caller's DeviceTensor inputs are left alive");
+    for (const t of onDevice) t.dispose();
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < 200; i++) await program.run(deviceInputs, { outputs: 'device' }).then((out) => out.forEach((t) => t.dispose()));
+    const perRunUs = Number(process.hrtime.bigint() - t0) / 200 / 1e3;
+    delay.disable();
+    const p99Ms = delay.percentile(99) / 1e6;
+    assert(p99Ms < 20, `the event loop keeps turning during device runs (p99 delay ${p99Ms.toFixed(2)} ms)`);
+    const current = lib.currentDevice();
+    await lib.setCurrentDevice(0);
+    assert(current === 0 && lib.currentDevice() === 0, `CUDA's current device is 0 here (${current}, then ${lib.currentDevice()})`);
+    return { runsOn: program.runsOn, zeroFallback, perRunDeviceIOUs: perRunUs, eventLoopDelayP99Ms: p99Ms, currentDevice: current };
+  } finally {
+    for (const t of deviceInputs) t.dispose();
+    await program.dispose();
+  }
+}
+
 gpuCheck('cuda-backend', async () => {
   const availability = await backendAvailability();
   console.log(JSON.stringify({ backends: availability }));
@@ -207,6 +250,7 @@ gpuCheck('cuda-backend', async () => {
   try {
     summary.saveReload = await saveAndReload(chosen, dir);
     summary.concurrency = await concurrencyAndMemory(chosen);
+    summary.deviceIO = await deviceIO(chosen);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,12 @@
  * A run copies each input into its plan's input buffer (a host tensor is uploaded; a device
  * tensor on this device is copied device-to-device; one on another device goes through the
  * host, with a warning the first time), runs the plan, and hands out copies of the output
- * buffers as DeviceTensors on this device, which belong to the caller.
+ * buffers as DeviceTensors on this device, which belong to the caller. The copies of one run
+ * are issued together (one device stream orders them), not one awaited hop after another.
+ *
+ * CUDA graphs: a plan's buffers never move, so on its first run the plan is captured into a
+ * CUDA graph, and every run replays it with one launch instead of one per step (a ResNet-50
+ * plan has hundreds). A plan that cannot be captured runs step by step, logged once.
  *
  * Concurrency: runs of one engine are queued and run one at a time. A plan owns its arena
  * and I/O buffers, so two runs of one plan at once would overwrite each other's values; a
@@ -46,10 +51,15 @@ export interface CudaRunnerOptions {
   planCacheSize?: number;
   lower?: LayerLowerer;
   compile?: KernelCompiler;
+  /** Capture each plan into a CUDA graph and replay it (default true; `TENSORRT_NODE_CUDA_GRAPHS=0` turns it off). */
+  cudaGraphs?: boolean;
 }
 
 /** One instantiated plan and the device memory it owns. */
 class Instantiated {
+  /** Whether runs replay the plan's CUDA graph; null until the first run tried to capture it. */
+  graph: boolean | null = null;
+
   constructor(
     readonly plan: GpuPlan,
     readonly owned: readonly DeviceTensor[],
@@ -157,11 +167,28 @@ export class CudaRunner implements Engine {
       instance = await this.instantiate(shapes, limits);
       this.plans.set(key, instance);
     }
-    for (const [name, buffer] of instance.inputs) await this.copyIn(name, inputs[name]!, buffer);
-    await instance.plan.run();
+    await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
+    await this.execute(instance);
+    const clones = await Promise.all(instance.outputs.map(([, buffer]) => buffer.clone()));
     const out: Record<string, RunValue> = Object.create(null);
-    for (const [name, buffer] of instance.outputs) out[name] = await buffer.clone();
+    instance.outputs.forEach(([name], i) => (out[name] = clones[i]!));
     return out;
+  }
+
+  /** Runs the plan: its CUDA graph when it has one (captured on the first run), else step by step. */
+  private async execute(instance: Instantiated): Promise<void> {
+    if (instance.graph === null) {
+      instance.graph = false;
+      if (this.options.cudaGraphs ?? process.env.TENSORRT_NODE_CUDA_GRAPHS !== '0') {
+        try {
+          await instance.plan.capture();
+          instance.graph = true;
+        } catch (error) {
+          this.log('info', `cuda engine: "${this.network.name}" runs step by step: its plan could not be captured into a CUDA graph (${(error as Error).message})`);
+        }
+      }
+    }
+    await (instance.graph ? instance.plan.replay() : instance.plan.run());
   }
 
   /** Copies one input into its plan buffer. */

@@ -8,7 +8,8 @@ import { cudaBackend } from '../../../lib/backends/cuda';
 import type { DeviceValue, RunValue } from '../../../lib/backends/residency';
 import type { Engine } from '../../../lib/backends/types';
 import { ProgramExecutor } from '../../../lib/runtime/execute';
-import type { ProgramData } from '../../../lib/runtime/segments';
+import { outputDeviceOf, runsInProcess } from '../../../lib/runtime/in-process';
+import type { EngineSegment as EngineSegmentData, ProgramData } from '../../../lib/runtime/segments';
 import { Tensor } from '../../../lib/tensor';
 
 /** A device value holding a host tensor, counting disposals. */
@@ -65,4 +66,70 @@ test('a run uploads host inputs, reads outputs back, and frees every device valu
     executor.dispose();
     load.mockRestore();
   }
+});
+
+describe('device values through a program run', () => {
+  /** A doubling engine on pretend device 0 whose outputs are device values, and what it made and freed. */
+  function doublingEngine(): { engine: Engine; made: DeviceValue[]; freed: DeviceValue[] } {
+    const freed: DeviceValue[] = [];
+    const made: DeviceValue[] = [];
+    const engine: Engine = {
+      inputNames: ['x'],
+      outputNames: ['y'],
+      residency: 'device',
+      deviceOrdinal: 0,
+      async upload(t) {
+        const v = onDevice(t, freed);
+        made.push(v);
+        return v;
+      },
+      async run(inputs: Readonly<Record<string, RunValue>>) {
+        const x = await (inputs.x as DeviceValue).toHost();
+        const y = onDevice(Tensor.from('float32', x.shape, x.toArray().map((v) => 2 * v)), freed);
+        made.push(y);
+        return { y };
+      },
+      dispose: () => undefined,
+    };
+    return { engine, made, freed };
+  }
+  const data: ProgramData = {
+    inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [3] }],
+    outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [3] }],
+    segments: [{ kind: 'tensorrt', backend: 'cuda', engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] }],
+    constants: {},
+  };
+
+  test("a device input is read where it is and left alive; runToDevice hands the engine's output over unfreed", async () => {
+    const { engine, made, freed } = doublingEngine();
+    const load = jest.spyOn(cudaBackend, 'load').mockResolvedValue(engine);
+    const executor = new ProgramExecutor(data);
+    try {
+      const callerFreed: DeviceValue[] = [];
+      const x = onDevice(Tensor.from('float32', [3], [1, 2, 3]), callerFreed);
+      const [y] = await executor.runToDevice([x], 0);
+      expect(executor.lastCrossings).toEqual({ hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 });
+      expect(y).toBe(made[0]);
+      expect((await y!.toHost()).toArray()).toEqual([2, 4, 6]);
+      expect(freed).toHaveLength(0);
+      expect(callerFreed).toHaveLength(0);
+      const [h] = await executor.run([x]);
+      expect(h!.toArray()).toEqual([2, 4, 6]);
+      expect(freed).toEqual([made[1]]);
+      expect(callerFreed).toHaveLength(0);
+    } finally {
+      executor.dispose();
+      load.mockRestore();
+    }
+  });
+
+  test('only programs whose every segment is a device engine run on the calling thread; outputs go to the last GPU engine\'s device', () => {
+    expect(runsInProcess(data)).toBe(true);
+    const placed: ProgramData = { ...data, segments: [{ ...(data.segments[0] as EngineSegmentData), placement: { ordinal: 3, name: 'x', reason: 'test' } }] };
+    expect(outputDeviceOf(placed)).toBe(3);
+    const onCpu: ProgramData = { ...data, segments: [{ ...(data.segments[0] as EngineSegmentData), backend: 'reference' }] };
+    expect(runsInProcess(onCpu)).toBe(false);
+    expect(outputDeviceOf(onCpu)).toBeNull();
+    expect(runsInProcess({ ...data, segments: [] })).toBe(false);
+  });
 });

@@ -79,6 +79,8 @@ function runKernel(key: string, views: Uint8Array[], count: number): void {
 }
 
 let planCount = 0;
+/** Plans captured into a (simulated) CUDA graph, and runs made by replaying one. */
+const graphs = { captures: 0, replays: 0 };
 const SPACING = { yieldBetweenSteps: false };
 
 /** GpuPlan.create on the simulated device: the spec must encode, then run() interprets it. */
@@ -106,7 +108,19 @@ async function fakePlan(spec: PlanSpec, buffers: readonly DeviceTensor[], module
       } else throw new Error(`the simulated device cannot run ${step.kind}`);
     }
   };
-  return { run, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlan;
+  let captured = false;
+  // As on the device: capture() runs the steps once, then records them; replay() runs the record.
+  const capture = async (): Promise<void> => {
+    await run();
+    captured = true;
+    graphs.captures++;
+  };
+  const replay = async (): Promise<void> => {
+    if (!captured) throw new Error('replay() before capture()');
+    graphs.replays++;
+    await run();
+  };
+  return { run, capture, replay, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlan;
 }
 
 const H200 = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };
@@ -126,6 +140,8 @@ const rng = new Random(2017);
 beforeEach(() => {
   device.cc = { major: 9, minor: 0 };
   planCount = 0;
+  graphs.captures = 0;
+  graphs.replays = 0;
   SPACING.yieldBetweenSteps = false;
   jest.spyOn(GpuPlan, 'create').mockImplementation(fakePlan as typeof GpuPlan.create);
 });
@@ -140,6 +156,39 @@ describe('CudaRunner on a simulated device', () => {
     expect(out.y).toBeInstanceOf(DeviceTensor);
     expect((out.y as DeviceValue).residency).toEqual({ kind: 'device', ordinal: 0 });
     expectClose(await host(out.y!), (await reference(network, { x })).y!, FP32, 'y');
+    runner.dispose();
+  });
+
+  test('CUDA graphs: each plan is captured on its first run and replayed after; each run\'s outputs are its own; off when asked', async () => {
+    const network = weightedNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    for (let i = 0; i < 3; i++) {
+      const x = rng.tensor([2, 3]);
+      expectClose(await host((await runner.run({ x })).y!), (await reference(network, { x })).y!, FP32, `run ${i}`);
+    }
+    expect(graphs).toEqual({ captures: 1, replays: 3 });
+    runner.dispose();
+    const stepwise = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering(), cudaGraphs: false });
+    const x = rng.tensor([2, 3]);
+    expectClose(await host((await stepwise.run({ x })).y!), (await reference(network, { x })).y!, FP32, 'without graphs');
+    expect(graphs).toEqual({ captures: 1, replays: 3 });
+    stepwise.dispose();
+  });
+
+  test('a plan that cannot be captured runs step by step, said once in the log', async () => {
+    const network = weightedNetwork();
+    const logs: string[] = [];
+    jest.spyOn(GpuPlan, 'create').mockImplementation((async (...args: Parameters<typeof fakePlan>) => {
+      const plan = await fakePlan(...args);
+      Object.assign(plan, { capture: async () => Promise.reject(new Error('operation not permitted when stream is capturing')) });
+      return plan;
+    }) as typeof GpuPlan.create);
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering(), logger: (_l, m) => logs.push(m) });
+    for (let i = 0; i < 2; i++) {
+      const x = rng.tensor([2, 3]);
+      expectClose(await host((await runner.run({ x })).y!), (await reference(network, { x })).y!, FP32, `run ${i}`);
+    }
+    expect(logs.filter((m) => /could not be captured into a CUDA graph \(operation not permitted/.test(m))).toHaveLength(1);
     runner.dispose();
   });
 

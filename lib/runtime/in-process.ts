@@ -1,0 +1,74 @@
+/**
+ * Runs a program on the calling thread, for programs whose every segment is an engine that
+ * keeps its values on a GPU (cuda, tensorrt): each engine call is a native asynchronous one
+ * (copies, plan launches and waits happen off the JS thread), so the event loop is never held
+ * for long, and there is no worker hop — a hop costs about 0.4 ms a run and cannot carry
+ * DeviceTensors, which belong to the thread that made them. Programs with fallback segments
+ * or CPU engines run on the worker (lib/runtime/worker/worker.ts): their work would hold the loop.
+ *
+ * What runs on this thread besides native calls: loading (engine bytes parsed, kernels loaded,
+ * weights uploaded), and, on the first run of each new set of input shapes, the cuda backend's
+ * plan instantiation (milliseconds of JS per shape; later runs of that shape reuse the plan).
+ */
+import { getBackend } from '../backends';
+import type { DeviceValue } from '../backends/residency';
+import { InvalidArgumentError } from '../errors';
+import type { ShapedInputs } from '../interpreter/bind-inputs';
+import type { Tensor } from '../tensor';
+import { ProgramExecutor } from './execute';
+import { checkRunInputs, type RunInput } from './program-io';
+import { asResourceLimitError, type RunLimits } from './resource-limits';
+import type { ProgramData } from './segments';
+
+/** Whether `data` runs on the calling thread: it has engines, and every segment is an engine that keeps values on a device. */
+export function runsInProcess(data: ProgramData): boolean {
+  return data.segments.length > 0 && data.segments.every((s) => s.kind === 'tensorrt' && getBackend(s.backend).residency === 'device');
+}
+
+/** The device a program's outputs go to when asked for on a device: the device of its last GPU engine. */
+export function outputDeviceOf(data: ProgramData): number | null {
+  for (let i = data.segments.length - 1; i >= 0; i--) {
+    const s = data.segments[i]!;
+    if (s.kind === 'tensorrt' && getBackend(s.backend).residency === 'device') return s.placement?.ordinal ?? s.device?.gpuId ?? 0;
+  }
+  return null;
+}
+
+export class InProcessRunner {
+  private readonly executor: ProgramExecutor;
+  private disposed = false;
+
+  constructor(
+    private readonly data: ProgramData,
+    private readonly shaped: ShapedInputs,
+    private readonly limits: RunLimits,
+    private readonly disposedMessage: string,
+  ) {
+    this.executor = new ProgramExecutor(data, limits);
+  }
+
+  /** Checks the inputs (host or device tensors) and runs; outputs on the host, or on the program's device. */
+  async run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, outputs: 'host' | 'device'): Promise<Tensor[] | DeviceValue[]> {
+    if (this.disposed) throw new InvalidArgumentError(this.disposedMessage);
+    const ordered = checkRunInputs(this.shaped, inputs, this.limits, true);
+    try {
+      if (outputs === 'host') return await this.executor.run(ordered);
+      return await this.executor.runToDevice(ordered, outputDeviceOf(this.data) ?? 0);
+    } catch (error) {
+      throw asResourceLimitError(error);
+    }
+  }
+
+  /** Loads the engines now (compile() and loadProgram() warm some programs up). */
+  async start(): Promise<void> {
+    if (this.disposed) throw new InvalidArgumentError(this.disposedMessage);
+    await this.executor.preload();
+  }
+
+  /** Releases the engines (each frees its device memory once its queued runs are done). Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.executor.dispose();
+  }
+}
