@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# On the GPU machine: the issue-19 workloads in PyTorch (bench/gpu/models.py) and through the
+# cuda backend (bench/gpu/models.bench.js), in one command, results under $OUT.
+# usage (device): [MODELS="resnet50_b1 ..."] bash bench/gpu/gpu-models.sh
+set -uo pipefail
+out=${OUT:-/tmp/out}
+repo=$(pwd)
+mkdir -p /tmp/trtn "$out" /tmp/bench
+[ -x /tmp/node ] || { xz -dc .gpu/node.xz > /tmp/node && chmod +x /tmp/node; }
+[ -d /tmp/trtn/dist ] || tar -xJf .gpu/bundle.tar.xz -C /tmp/trtn
+mkdir -p /tmp/trtn/bench/gpu && cp "$repo"/bench/gpu/models.* /tmp/trtn/bench/gpu/
+cd /tmp/trtn
+timeout "${TORCH_S:-400}" python3 bench/gpu/models.py /tmp/bench ${MODELS:-} 2>&1 | grep -v -i warn | tee "$out/torch.txt"
+cp /tmp/bench/torch.json "$out/" 2>/dev/null
+timeout "${OURS_S:-300}" /tmp/node bench/gpu/models.bench.js /tmp/bench 2>&1 | tee "$out/models-bench.txt"

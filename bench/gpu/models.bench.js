@@ -1,0 +1,102 @@
+'use strict';
+// The issue-19 workloads through tensorrt-node's cuda backend, beside PyTorch's times from the
+// same command (bench/gpu/models.py wrote the exports, inputs, fp32 outputs and torch.json).
+// For each: compile the .pt2 with backend 'cuda' (static shapes), check the output against
+// PyTorch's fp32 output on this GPU, then time program.run with DeviceTensor inputs and
+// outputs: 'device' (wall clock, JS call → Promise settled, so launch overhead counts as it
+// does for the caller), median of 50 after 10 warm-up runs; and once with host tensors.
+// usage: node bench/gpu/models.bench.js DIR   (prints JSON lines, then a Markdown table)
+const fs = require('node:fs');
+const path = require('node:path');
+const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
+
+const STORAGE = { float32: Float32Array, int64: BigInt64Array, complex64: Float32Array };
+
+function readTensor(dir, m) {
+  const bytes = fs.readFileSync(path.join(dir, m.file));
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  const Storage = STORAGE[m.dtype];
+  return new lib.Tensor(m.dtype, m.shape, new Storage(copy.buffer, 0, bytes.length / Storage.BYTES_PER_ELEMENT));
+}
+
+function errors(actual, expected) {
+  const a = actual.data, e = expected.data;
+  let maxAbs = 0, maxRef = 0;
+  for (let i = 0; i < e.length; i++) {
+    maxAbs = Math.max(maxAbs, Math.abs(Number(a[i]) - Number(e[i])));
+    maxRef = Math.max(maxRef, Math.abs(Number(e[i])));
+  }
+  return { maxAbs, maxRef, scaled: maxAbs / Math.max(maxRef, 1e-30) };
+}
+
+async function medianMs(reps, fn) {
+  for (let i = 0; i < 10; i++) await fn();
+  const t = [];
+  for (let i = 0; i < reps; i++) {
+    const a = process.hrtime.bigint();
+    await fn();
+    t.push(Number(process.hrtime.bigint() - a) / 1e6);
+  }
+  t.sort((x, y) => x - y);
+  return t[t.length >> 1];
+}
+
+async function one(dir) {
+  const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
+  const line = { name: meta.name };
+  const t0 = Date.now();
+  const program = await lib.compile(path.join(dir, 'model.pt2'), { backend: 'cuda' });
+  line.compileS = (Date.now() - t0) / 1e3;
+  line.segments = program.data.segments.map((s) => (s.kind === 'tensorrt' ? s.backend : 'fallback')).join(',');
+  line.runsOn = program.runsOn;
+  try {
+    const inputs = meta.inputs.map((m) => readTensor(dir, m));
+    const expected = readTensor(dir, meta.outputs[0]);
+    const [out] = await program.run(inputs);
+    line.error = errors(out, expected);
+    const onDevice = [];
+    for (const t of inputs) onDevice.push(await lib.toDevice(t, 0));
+    line.deviceIOMs = await medianMs(50, async () => (await program.run(onDevice, { outputs: 'device' })).forEach((t) => t.dispose()));
+    line.hostIOMs = await medianMs(20, () => program.run(inputs));
+    for (const t of onDevice) t.dispose();
+  } finally {
+    await program.dispose();
+  }
+  return line;
+}
+
+async function main() {
+  const root = process.argv[2];
+  const torch = JSON.parse(fs.readFileSync(path.join(root, 'torch.json'), 'utf8'));
+  const rows = [];
+  for (const t of torch) {
+    if (t.error) {
+      rows.push({ name: t.name, torch: t });
+      continue;
+    }
+    let ours;
+    try {
+      ours = await one(path.join(root, t.name));
+    } catch (error) {
+      ours = { name: t.name, failed: `${error.code}: ${error.message}`.slice(0, 400) };
+    }
+    console.log(JSON.stringify({ ...ours, torch: t }));
+    rows.push({ name: t.name, torch: t, ours });
+  }
+  const f = (x) => (typeof x === 'number' ? x.toFixed(2) : '—');
+  console.log('\n| workload | PyTorch eager fp32 | eager fp16 | inductor + CUDA graphs fp16 | tensorrt-node cuda fp32 (device I/O) | host I/O | ratio vs best | ratio vs eager fp32 | max error (scaled) |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const t = r.torch, o = r.ours ?? {};
+    const best = t.best;
+    const ratio = o.deviceIOMs && best ? (o.deviceIOMs / best).toFixed(2) : '—';
+    const ratio32 = o.deviceIOMs && t.eagerFp32Ms ? (o.deviceIOMs / t.eagerFp32Ms).toFixed(2) : '—';
+    console.log(`| ${r.name} | ${f(t.eagerFp32Ms)} | ${f(t.eagerFp16Ms)} | ${f(t.inductorGraphsFp16Ms)} | ${f(o.deviceIOMs)} | ${f(o.hostIOMs)} | ${ratio} | ${ratio32} | ${o.error ? o.error.scaled.toExponential(1) : o.failed ?? t.error ?? '—'} |`);
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
