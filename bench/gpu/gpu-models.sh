@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: the issue-19 workloads in PyTorch (bench/gpu/models.py) and through the
 # cuda backend (bench/gpu/models.bench.js), in one command, results under $OUT.
-# usage (device): [MODELS="resnet50_b1 ..."] bash bench/gpu/gpu-models.sh
+# usage (device): [MODELS="resnet50_b1 ..."] [PROFILE=1] [SKIP_TIMES=1] [SKIP_TORCH_COMPILE=1] bash bench/gpu/gpu-models.sh
 set -uo pipefail
 out=${OUT:-/tmp/out}
 repo=$(pwd)
@@ -12,4 +12,6 @@ mkdir -p /tmp/trtn/bench/gpu && cp "$repo"/bench/gpu/models.* /tmp/trtn/bench/gp
 cd /tmp/trtn
 timeout "${TORCH_S:-400}" python3 bench/gpu/models.py /tmp/bench ${MODELS:-} 2>&1 | grep -v -i warn | tee "$out/torch.txt"
 cp /tmp/bench/torch.json "$out/" 2>/dev/null
-timeout "${OURS_S:-300}" /tmp/node bench/gpu/models.bench.js /tmp/bench 2>&1 | tee "$out/models-bench.txt"
+[ -z "${SKIP_TIMES:-}" ] && timeout "${OURS_S:-300}" /tmp/node bench/gpu/models.bench.js /tmp/bench 2>&1 | tee "$out/models-bench.txt"
+[ -n "${PROFILE:-}" ] && timeout "${PROFILE_S:-200}" /tmp/node bench/gpu/profile.bench.js /tmp/bench 2>&1 | tee "$out/profile.txt"
+exit 0

@@ -48,22 +48,30 @@ export function kernelSources(steps: readonly LoweredStep[]): PlanModule[] {
   return [...byKey.values()];
 }
 
-/** Assembles `steps` into a plan whose module i is the i-th distinct kernel source. */
-export function assemble(steps: readonly LoweredStep[]): AssembledPlan {
+/**
+ * Assembles `steps` into a plan whose module i is the i-th distinct kernel source; `labels`
+ * (parallel to `steps`, e.g. their layers) come back for the steps kept, as `stepLabels`.
+ */
+export function assemble<L = never>(steps: readonly LoweredStep[], labels: readonly L[] = []): AssembledPlan & { stepLabels: L[] } {
   const modules = kernelSources(steps);
   const index = new Map(modules.map((m, i) => [m.key, i]));
   const out: PlanStep[] = [];
-  for (const step of steps) {
+  const stepLabels: L[] = [];
+  steps.forEach((step, i) => {
+    const keep = (planStep: PlanStep): void => {
+      out.push(planStep);
+      if (i < labels.length) stepLabels.push(labels[i]!);
+    };
     if (step.kind === 'launch') {
       // A grid with no blocks launches nothing (and the driver refuses it): a size-0 tensor.
-      if (step.grid.some((d) => d === 0)) continue;
+      if (step.grid.some((d) => d === 0)) return;
       const { kernel, ...launch } = step;
-      out.push({ ...launch, module: index.get(kernel.key)!, kernel: 0, args: [...step.args] });
+      keep({ ...launch, module: index.get(kernel.key)!, kernel: 0, args: [...step.args] });
     } else if (step.kind === 'copy' && sameSlice(step.dst, step.src)) {
-      continue;
+      return;
     } else if (!(step.kind === 'copy' || step.kind === 'memset') || step.bytes > 0) {
-      out.push(step);
+      keep(step);
     }
-  }
-  return { spec: { steps: out }, modules };
+  });
+  return { spec: { steps: out }, modules, stepLabels };
 }

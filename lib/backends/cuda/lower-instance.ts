@@ -30,9 +30,17 @@ export type LayerLowerer = (ctx: LoweringContext) => LoweredStep[];
 /** Where each weight tensor of the engine lives in the weights buffer. */
 export type WeightLocator = (tensor: Tensor, layer: Layer) => BufferSlice;
 
+/** The layer a plan step was lowered from. */
+export interface StepLayer {
+  readonly name: string;
+  readonly kind: string;
+}
+
 export interface LoweredInstance {
   /** Every step, in order (each layer's steps, then copies of host-known outputs). */
   readonly steps: readonly LoweredStep[];
+  /** The layer each step belongs to (parallel to `steps`): what a profile reports. */
+  readonly stepLayers: ReadonlyArray<StepLayer>;
   /** The arena's size: intermediates plus the largest scratch any layer asked for. */
   readonly arenaBytes: number;
   /** The bytes of buffer 2 (host values the device reads), ready to upload. */
@@ -130,6 +138,7 @@ export function lowerInstance(
   const scratchBase = memory.arenaBytes;
   let scratchBytes = 0;
   const steps: LoweredStep[] = [];
+  const stepLayers: StepLayer[] = [];
   for (const layer of instance.deviceLayers) {
     let used = 0;
     const ctx: LoweringContext = {
@@ -147,11 +156,15 @@ export function lowerInstance(
       },
       weight: (tensor) => weight(tensor, layer),
     };
-    steps.push(...lower(ctx));
+    const lowered = lower(ctx);
+    steps.push(...lowered);
+    for (let i = 0; i < lowered.length; i++) stepLayers.push({ name: layer.name, kind: layer.params.kind });
   }
   for (const { id, buffer } of extraOutputs) {
     const bytes = byteSize(instance.tensors[id]!);
-    if (bytes > 0) steps.push({ kind: 'copy', dst: { buffer, offset: 0 }, src: bound[id]!.at, bytes });
+    if (bytes === 0) continue;
+    steps.push({ kind: 'copy', dst: { buffer, offset: 0 }, src: bound[id]!.at, bytes });
+    stepLayers.push({ name: network.tensors[id]!.name, kind: 'output copy' });
   }
-  return { steps, arenaBytes: scratchBase + scratchBytes, values, bound, inputBuffers, outputBuffers, aliases: memory.aliases };
+  return { steps, stepLayers, arenaBytes: scratchBase + scratchBytes, values, bound, inputBuffers, outputBuffers, aliases: memory.aliases };
 }

@@ -26,6 +26,7 @@ import { BadModelError, InternalError, InvalidArgumentError, NoCompatibleDeviceE
 import { gpuBinding } from '../../gpu/binding';
 import { DeviceTensor, toDevice } from '../../gpu/device-tensor';
 import { GpuPlan } from '../../gpu/gpu-plan';
+import type { PlanSpec, PlanStep } from '../../gpu/plan';
 import { loadModule, type GpuModule } from '../../gpu/module';
 import { resolveLogger, type Logger } from '../../logger';
 import type { Network } from '../../network';
@@ -39,9 +40,20 @@ import { checkInputs } from './bind-inputs';
 import { archOf, nvrtcCompiler, type KernelCompiler } from './build';
 import type { CudaEngineContents, EngineKernel } from './engine-format';
 import { instantiate } from './instantiate';
-import { lowerInstance, type LayerLowerer, type WeightLocator } from './lower-instance';
+import { lowerInstance, type LayerLowerer, type StepLayer, type WeightLocator } from './lower-instance';
 import { PlanCache, shapeKey } from './plan-cache';
 import { layoutWeights, packWeights, weightLocator } from './weights';
+
+/** One plan step's time in {@link CudaRunner.profile}. */
+export interface StepProfile {
+  readonly step: number;
+  /** The network layer the step was lowered from, and its kind. */
+  readonly layer: string;
+  readonly kind: string;
+  readonly stepKind: PlanStep['kind'];
+  /** Milliseconds per execution, launch included (the step run `repeats` times in one call, averaged). */
+  readonly ms: number;
+}
 
 /** How many instantiated plans (input shape sets) an engine keeps. */
 export const DEFAULT_PLAN_CACHE_SIZE = 8;
@@ -65,6 +77,8 @@ class Instantiated {
     readonly owned: readonly DeviceTensor[],
     readonly inputs: ReadonlyMap<string, DeviceTensor>,
     readonly outputs: ReadonlyArray<[string, DeviceTensor]>,
+    /** What the plan was made of, for profile(): its steps and their layers, buffers and modules. */
+    readonly parts: { spec: PlanSpec; labels: readonly StepLayer[]; buffers: readonly DeviceTensor[]; modules: readonly GpuModule[] },
   ) {}
 
   dispose(): void {
@@ -155,6 +169,41 @@ export class CudaRunner implements Engine {
     });
   }
 
+  /**
+   * Where a run's time goes: the plan for `inputs` is instantiated afresh, run once, then each
+   * of its steps is timed on its own (a one-step plan run `repeats` times in one native call,
+   * averaged: about 4 µs of launch each on the H200's host included). A diagnostic, not a run:
+   * it allocates its own buffers and frees them, and is not queued behind runs.
+   */
+  async profile(inputs: Readonly<Record<string, RunValue>>, options: { repeats?: number } = {}): Promise<StepProfile[]> {
+    this.checkLive();
+    const repeats = options.repeats ?? 20;
+    if (!Number.isInteger(repeats) || repeats < 1) throw new InvalidArgumentError(`profile(): repeats must be an integer >= 1, got ${repeats}`);
+    const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
+    const instance = await this.instantiate(shapes, DEFAULT_RUN_LIMITS);
+    try {
+      await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
+      await instance.plan.run();
+      const { spec, labels, buffers, modules } = instance.parts;
+      const out: StepProfile[] = [];
+      for (const [i, step] of spec.steps.entries()) {
+        const one = await GpuPlan.create({ steps: [step] }, buffers, modules, this.deviceOrdinal);
+        try {
+          await one.run(1, { completion: 'pool' });
+          const t0 = process.hrtime.bigint();
+          await one.run(repeats, { completion: 'pool' });
+          const ms = Number(process.hrtime.bigint() - t0) / 1e6 / repeats;
+          out.push({ step: i, layer: labels[i]?.name ?? '?', kind: labels[i]?.kind ?? '?', stepKind: step.kind, ms });
+        } finally {
+          one.dispose();
+        }
+      }
+      return out;
+    } finally {
+      instance.dispose();
+    }
+  }
+
   private checkLive(): void {
     if (this.disposed) throw new InvalidArgumentError('this cuda engine was disposed');
   }
@@ -219,7 +268,7 @@ export class CudaRunner implements Engine {
       if (t !== undefined) checkTensorBytes(limits, t.dtype, t.shape, `cuda backend: tensor "${network.tensors[id]!.name}"`, { tensor: network.tensors[id]!.name });
     });
     const lowered = lowerInstance(network, instance, this.locateWeight, this.options.lower, { tf32: this.tf32 });
-    const assembled = assemble(lowered.steps);
+    const assembled = assemble(lowered.steps, lowered.stepLayers);
     const modules: GpuModule[] = [];
     for (const m of assembled.modules) modules.push(await this.module(m));
     const owned: DeviceTensor[] = [];
@@ -249,7 +298,7 @@ export class CudaRunner implements Engine {
       const buffers = [arena, this.weights, values, ...io];
       const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal);
       this.log('debug', `cuda engine: planned "${network.name}" for ${shapeKey(this.inputNames, shapes)}: ${assembled.spec.steps.length} steps, ${lowered.arenaBytes} arena bytes, ${modules.length} modules`);
-      return new Instantiated(plan, owned, inputs, outputs);
+      return new Instantiated(plan, owned, inputs, outputs, { spec: assembled.spec, labels: assembled.stepLabels, buffers, modules });
     } catch (error) {
       for (const t of owned) t.dispose();
       throw error;

@@ -275,6 +275,25 @@ describe('CudaRunner on a simulated device', () => {
     expect((e as Error).message).toBe('Unable to deserialize cuda engine: it was built for compute capability 9.0 ("NVIDIA H200"), but device 0 has compute capability 8.0');
   });
 
+  test('profile(): one entry per plan step, named after its layer; the profile\'s own plan and buffers are freed', async () => {
+    const network = weightedNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const before = new Set(device.live);
+    const created = planCount;
+    const profile = await runner.profile({ x: rng.tensor([2, 3]) }, { repeats: 3 });
+    expect(profile.map((p) => [p.layer, p.kind, p.stepKind])).toEqual([
+      ['exp', 'unary', 'launch'],
+      // The reshape reuses exp's bytes: its copy onto itself is dropped, and the labels stay aligned.
+      ['bias', 'constant', 'copy'],
+      ['add', 'elementwise', 'launch'],
+    ]);
+    expect(profile.every((p) => p.ms >= 0 && Number.isFinite(p.ms))).toBe(true);
+    expect(planCount - created).toBe(1 + profile.length);
+    expect([...device.live].filter((b) => !before.has(b))).toEqual([]);
+    await expect(runner.profile({ x: rng.tensor([2, 3]) }, { repeats: 0 })).rejects.toThrow('repeats must be an integer >= 1');
+    runner.dispose();
+  });
+
   test('dispose() frees the weights, every plan\'s buffers; outputs stay the caller\'s; later runs reject', async () => {
     const before = new Set(device.live);
     const network = weightedNetwork();
