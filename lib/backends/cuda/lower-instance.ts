@@ -116,6 +116,15 @@ export function lowerInstance(
   const values = new Uint8Array(valuesBytes);
   for (const part of valueParts) values.set(part.bytes, part.offset);
 
+  // Constants are already on the device, in the weights buffer (uploaded once at load, never
+  // written): their consumers read them there, and the constant layer's copy onto itself is
+  // dropped by assemble(), instead of copying every constant into the arena on every run.
+  for (const layer of instance.deviceLayers) {
+    const p = layer.params;
+    const id = layer.outputs[0]!;
+    if (p.kind === 'constant' && bound[id] === undefined && p.weights.dtype === instance.tensors[id]!.dtype) bind(id, weight(p.weights, layer));
+  }
+
   // Liveness of the intermediates, in device-layer steps.
   const first = new Map<number, number>();
   const last = new Map<number, number>();

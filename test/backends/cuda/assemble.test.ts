@@ -69,7 +69,7 @@ describe('lowerInstance', () => {
     expect([...lowered.values.subarray(at.offset ?? 0, (at.offset ?? 0) + 2)]).toEqual([0, 1]);
   });
 
-  test('weights are found in the weights buffer; a reshape whose input dies at it works in place and its copy is dropped', () => {
+  test('weights are found in the weights buffer; a constant is read there (no copy); a reshape whose input dies at it works in place and its copy is dropped', () => {
     const network = weightedNetwork();
     const layout = layoutWeights(network);
     const bias = (network.layers.find((l) => l.name === 'bias')!.params as { weights: { data: Float32Array } }).weights;
@@ -78,9 +78,12 @@ describe('lowerInstance', () => {
     const [exp, reshape] = ['exp', 'reshape'].map((n) => network.layers.find((l) => l.name === n)!.outputs[0]!);
     expect(lowered.aliases).toEqual(new Map([[reshape, exp]]));
     expect(lowered.bound[reshape]!.at).toEqual(lowered.bound[exp]!.at);
+    const constant = network.layers.find((l) => l.name === 'bias')!.outputs[0]!;
+    expect(lowered.bound[constant]!.at).toEqual({ buffer: WEIGHTS_BUFFER, offset: 0 });
     const plan = assemble(lowered.steps);
-    expect(plan.spec.steps.map((s) => s.kind)).toEqual(['launch', 'copy', 'launch']);
-    expect(plan.spec.steps[1]).toMatchObject({ kind: 'copy', src: { buffer: WEIGHTS_BUFFER, offset: 0 } });
+    expect(plan.spec.steps.map((s) => s.kind)).toEqual(['launch', 'launch']);
+    // The sum reads the constant in the weights buffer.
+    expect(plan.spec.steps[1]).toMatchObject({ kind: 'launch', args: expect.arrayContaining([{ pointer: { buffer: WEIGHTS_BUFFER, offset: 0 } }]) });
   });
 
   test('scratch lies after the intermediates, is aligned, and is reused layer after layer', () => {

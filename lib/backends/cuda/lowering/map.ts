@@ -46,19 +46,43 @@ export function mapKernel(spec: MapSpec): KernelSource {
       ...extra,
     ].join(', ');
     const loads = ins.map((c, k) => {
-      const at = `a${k}[dot8(c, rank, s${k})]`;
+      const at = `a${k}[o${k}]`;
       return spec.raw ? at : c.load(at);
     });
     const call = `${entry}_op(${[...loads, ...extraNames].join(', ')})`;
+    const offsets = ['oy', ...ins.map((_, k) => `o${k}`)];
+    const strides = ['ys', ...ins.map((_, k) => `s${k}`)];
+    // One element: its offsets in every tensor from its flat index, walking the dims with
+    // constant indices (unrolled: the Dims8 stay in registers, no local array), in `I`
+    // arithmetic — 32-bit when the box fits, since 64-bit division costs several times more.
+    const element = (I: string): string => `
+    i64 ${offsets.map((o) => `${o} = 0`).join(', ')};
+    if (rank == 1) {
+${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
+    } else {
+      ${I} r = i;
+#pragma unroll
+      for (int d = 7; d >= 0; --d) {
+        if (d < rank) {
+          ${I} nd = (${I})dims.v[d];
+          ${I} q = r % nd;
+          r /= nd;
+${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}
+        }
+      }
+    }
+    y[oy] = ${spec.raw ? call : out.store(call)};`;
     return `
 __device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {
 ${spec.body}
 }
 extern "C" __global__ void ${entry}(${kernelParams}) {
-  GRID_STRIDE(i, n) {
-    i64 c[8];
-    unflatten(i, rank, dims, c);
-    y[dot8(c, rank, ys)] = ${spec.raw ? call : out.store(call)};
+  if (n <= 0x7fffffffLL) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${element('u32')}
+    }
+  } else {
+    GRID_STRIDE(i, n) {${element('i64')}
+    }
   }
 }`;
   });
