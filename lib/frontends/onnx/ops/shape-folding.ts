@@ -7,6 +7,7 @@
  */
 import { Value } from '../../../ir/graph';
 import {
+  dimBounds,
   dimEquals,
   isStatic,
   symAdd,
@@ -190,20 +191,64 @@ defineOnnxFolder('Neg', (ctx) => {
   return k === null || k.dtype === 'bool' ? null : [known(k.dims.map((d) => symSub(0, d)), k.scalar, k.dtype)];
 });
 
-defineOnnxFolder('Equal', (ctx) => {
+/**
+ * The range of a - b over every size the symbols may take. Symbols are sizes (never
+ * negative), so `s == -1` is false for any s: the TorchScript exporter's
+ * `Where(Equal(size, -1), 1, size)` around Expand folds with it.
+ */
+function differenceRange(ctx: OnnxContext, a: Dim, b: Dim): { min: number; max: number } {
+  if (dimEquals(a, b)) return { min: 0, max: 0 };
+  if (isStatic(a) && isStatic(b)) return { min: a - b, max: a - b };
+  return dimBounds(symSub(a, b), ctx.graph.symbols);
+}
+
+/**
+ * Elementwise comparison of two known lists into a bool list. `decide` answers from the range
+ * of a - b, or null when the range does not settle it (then the whole fold gives up).
+ */
+function compare(ctx: OnnxContext, decide: (min: number, max: number) => boolean | null): OnnxResult[] | null {
   const ins = allKnown(ctx);
   if (ins === null || ins.length !== 2) return null;
   const [a, b] = ins as [Known, Known];
   const n = Math.max(a.dims.length, b.dims.length);
+  if (!(a.dims.length === n || a.dims.length === 1) || !(b.dims.length === n || b.dims.length === 1)) return null;
   const out: Dim[] = [];
   for (let i = 0; i < n; i++) {
-    const x = a.dims[a.dims.length === 1 ? 0 : i]!;
-    const y = b.dims[b.dims.length === 1 ? 0 : i]!;
-    if (dimEquals(x, y)) out.push(1);
-    else if (isStatic(x) && isStatic(y)) out.push(0);
-    else return null; // a symbol against another value: only known at run time
+    const { min, max } = differenceRange(ctx, a.dims[a.dims.length === 1 ? 0 : i]!, b.dims[b.dims.length === 1 ? 0 : i]!);
+    const holds = decide(min, max);
+    if (holds === null) return null; // only known at run time
+    out.push(holds ? 1 : 0);
   }
   return [known(out, a.scalar && b.scalar, 'bool')];
+}
+
+/** `yes` when it holds for the whole range, false when for none of it, else null. */
+const settled = (yes: boolean, no: boolean): boolean | null => (yes ? true : no ? false : null);
+
+defineOnnxFolder('Equal', (ctx) => compare(ctx, (min, max) => settled(min === 0 && max === 0, min > 0 || max < 0)));
+defineOnnxFolder('Less', (ctx) => compare(ctx, (min, max) => settled(max < 0, min >= 0)));
+defineOnnxFolder('LessOrEqual', (ctx) => compare(ctx, (min, max) => settled(max <= 0, min > 0)));
+defineOnnxFolder('Greater', (ctx) => compare(ctx, (min, max) => settled(min > 0, max <= 0)));
+defineOnnxFolder('GreaterOrEqual', (ctx) => compare(ctx, (min, max) => settled(min >= 0, max < 0)));
+
+/** Logic on folded comparisons (bool lists, always static). */
+function logic(ctx: OnnxContext, f: (a: boolean, b: boolean) => boolean): OnnxResult[] | null {
+  const ins = allKnown(ctx);
+  if (ins === null || ins.length !== 2 || ins.some((k) => k.dtype !== 'bool')) return null;
+  const [a, b] = ins as [Known, Known];
+  const n = Math.max(a.dims.length, b.dims.length);
+  if (!(a.dims.length === n || a.dims.length === 1) || !(b.dims.length === n || b.dims.length === 1)) return null;
+  const out: Dim[] = [];
+  for (let i = 0; i < n; i++) out.push(f(a.dims[a.dims.length === 1 ? 0 : i] !== 0, b.dims[b.dims.length === 1 ? 0 : i] !== 0) ? 1 : 0);
+  return [known(out, a.scalar && b.scalar, 'bool')];
+}
+
+defineOnnxFolder('And', (ctx) => logic(ctx, (a, b) => a && b));
+defineOnnxFolder('Or', (ctx) => logic(ctx, (a, b) => a || b));
+defineOnnxFolder('Xor', (ctx) => logic(ctx, (a, b) => a !== b));
+defineOnnxFolder('Not', (ctx) => {
+  const k = ctx.known(0);
+  return k === null || k.dtype !== 'bool' ? null : [known(k.dims.map((d) => (d === 0 ? 1 : 0)), k.scalar, 'bool')];
 });
 
 defineOnnxFolder('Where', (ctx) => {
