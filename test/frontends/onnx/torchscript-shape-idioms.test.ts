@@ -117,14 +117,11 @@ const arithmeticSize: Case = {
   sizes: [[rng.tensor([1, 8, 3])], [rng.tensor([2, 13, 3])]],
 };
 
-describe.each([
-  ['bert token types: expand(batch, seq)', bertLike],
-  ['rotary: expand(b, -1, 1)', rotaryLike],
-  ['expand(b * 1, -1, -1)', arithmeticSize],
-] as const)('TorchScript expand idiom, %s', (_name, c) => {
+/** The model against onnxruntime at both sizes: as loaded (interpreter) and compiled once (reference backend, nothing in fallback). */
+function expectMatchesOrt(c: Case): void {
   const model = buildSymbolicModel(c.spec);
 
-  test('imports with a target shape known up to symbols and matches onnxruntime', async () => {
+  test('imports with shape values known up to symbols and matches onnxruntime', async () => {
     const graph = loadOnnx(model);
     for (const inputs of c.sizes) {
       const [expected] = await runOrtModel(model, inputs);
@@ -147,7 +144,78 @@ describe.each([
       program.dispose();
     }
   }, 60_000);
-});
+}
+
+describe.each([
+  ['bert token types: expand(batch, seq)', bertLike],
+  ['rotary: expand(b, -1, 1)', rotaryLike],
+  ['expand(b * 1, -1, -1)', arithmeticSize],
+] as const)('TorchScript expand idiom, %s', (_name, c) => expectMatchesOrt(c));
+
+/** -INT64_MAX, exactly: flip's end. */
+const MINUS_INT64_MAX = Tensor.from('int64', [1], [-(2n ** 63n - 1n)]);
+
+/**
+ * swin's `F.pad(x, (0, 0, 0, pad_r, 0, pad_b))` with pad_r = (4 - W % 4) % 4 (and pad_b from
+ * H) for x [B, H, W, C], as the TorchScript exporter's _prepare_onnx_paddings writes it:
+ * the torch-order list is extended with zeros to 2·rank, reshaped to [-1, 2], flipped
+ * (Slice with step -1), transposed and flattened into ONNX's begins-then-ends order.
+ */
+function swinPad(dims: ReadonlyArray<number | string>, sizes: Tensor[][]): Case {
+  const dimSize = (axis: number, out: string): SymNode[] => [
+    ...sizeOf('shape', axis, `${out}_n`),
+    { op: 'Mod', inputs: [`${out}_n`, 'win'], outputs: [`${out}_m`] },
+    { op: 'Sub', inputs: ['win', `${out}_m`], outputs: [`${out}_s`] },
+    { op: 'Mod', inputs: [`${out}_s`, 'win'], outputs: [out] },
+  ];
+  const torchOrder: Array<string | number> = [0, 0, 0, 'pad_r', 0, 'pad_b'];
+  const listed: SymNode[] = [constantNode('axes0', i64([0]))];
+  const names = torchOrder.map((p, i) => {
+    if (typeof p === 'number') listed.push(constantNode(`pl${i}`, i64([p])));
+    else listed.push({ op: 'Unsqueeze', inputs: [p, 'axes0'], outputs: [`pl${i}`] });
+    return `pl${i}`;
+  });
+  return {
+    spec: {
+      inputs: { x: { dtype: 'float32', dims } },
+      nodes: [
+        { op: 'Shape', inputs: ['x'], outputs: ['shape'] },
+        constantNode('win', i64Scalar(4)),
+        ...dimSize(1, 'pad_b'),
+        ...dimSize(2, 'pad_r'),
+        ...listed,
+        { op: 'Concat', inputs: names, outputs: ['pad'], attrs: { axis: 0 } },
+        { op: 'Shape', inputs: ['pad'], outputs: ['pad_shape'] },
+        { op: 'Gather', inputs: ['pad_shape', 'axes0'], outputs: ['pad_len'], attrs: { axis: 0 } },
+        constantNode('rank', i64Scalar(4)),
+        constantNode('two', i64Scalar(2)),
+        { op: 'Mul', inputs: ['rank', 'two'], outputs: ['rank2'] },
+        { op: 'Sub', inputs: ['rank2', 'pad_len'], outputs: ['extension'] },
+        { op: 'Cast', inputs: ['pad'], outputs: ['pad64'], attrs: { to: 7 } },
+        { op: 'ConstantOfShape', inputs: ['extension'], outputs: ['zeros'], attrs: { value: i64([0]) } },
+        { op: 'Concat', inputs: ['pad64', 'zeros'], outputs: ['paddings'], attrs: { axis: 0 } },
+        constantNode('pairs', i64([-1, 2])),
+        { op: 'Reshape', inputs: ['paddings', 'pairs'], outputs: ['paired'] },
+        constantNode('m1', i64([-1])),
+        constantNode('end', MINUS_INT64_MAX),
+        { op: 'Slice', inputs: ['paired', 'm1', 'end', 'axes0', 'm1'], outputs: ['flipped'] },
+        { op: 'Transpose', inputs: ['flipped'], outputs: ['begins_ends'], attrs: { perm: [1, 0] } },
+        { op: 'Reshape', inputs: ['begins_ends', 'm1'], outputs: ['onnx_pads'] },
+        { op: 'Cast', inputs: ['onnx_pads'], outputs: ['pads'], attrs: { to: 7 } },
+        constantNode('zero', Tensor.scalar('float32', 0)),
+        { op: 'Pad', inputs: ['x', 'pads', 'zero'], outputs: ['y'], attrs: { mode: 'constant' }, name: '/features/attn/Pad' },
+      ],
+      outputs: ['y'],
+    },
+    ranges: { x: { min: dims.map((d) => (typeof d === 'number' ? d : 1)), opt: sizes[0]![0]!.shape as number[], max: dims.map((d) => (typeof d === 'number' ? d : 16)) } },
+    sizes,
+  };
+}
+
+describe.each([
+  ['static H, W (the zoo: only the batch is dynamic)', swinPad(['batch', 6, 7, 3], [[rng.tensor([1, 6, 7, 3])], [rng.tensor([3, 6, 7, 3])]])],
+  ['symbolic H, W (pads known up to symbols)', swinPad(['batch', 'h', 'w', 3], [[rng.tensor([1, 6, 7, 3])], [rng.tensor([2, 9, 4, 3])]])],
+] as const)('TorchScript pad idiom (swin window padding), %s', (_name, c) => expectMatchesOrt(c));
 
 describe('comparisons of shape values fold when the symbols decide them', () => {
   /** y = Expand(row, Where(cond, size, ones)) for x [batch, seq]; cond is built by `condNodes` from b, s (scalars). */
@@ -201,4 +269,33 @@ describe('comparisons of shape values fold when the symbols decide them', () => 
       expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('ONNX node "expand" (Expand): shape (input 1) depends on tensor data') }),
     );
   });
+});
+
+test('shape values of rank 2 (Reshape, Slice on both axes, Transpose) fold and materialize as tensors matching onnxruntime', async () => {
+  // [b, s, 5, b, s, 5] → [[b, s, 5], [b, s, 5]] → rows reversed, columns 2 and 0 → [[5, b], [5, b]] → transposed
+  const model = buildSymbolicModel({
+    inputs: { x: { dtype: 'float32', dims: ['batch', 'seq', 5] } },
+    nodes: [
+      { op: 'Shape', inputs: ['x'], outputs: ['shape'] },
+      { op: 'Concat', inputs: ['shape', 'shape'], outputs: ['twice'], attrs: { axis: 0 } },
+      constantNode('rows', i64([2, -1])),
+      { op: 'Reshape', inputs: ['twice', 'rows'], outputs: ['grid'] },
+      constantNode('starts', i64([-1, 2])),
+      constantNode('ends', i64([-10, -100])),
+      constantNode('axes', i64([0, 1])),
+      constantNode('steps', i64([-1, -2])),
+      { op: 'Slice', inputs: ['grid', 'starts', 'ends', 'axes', 'steps'], outputs: ['picked'] },
+      { op: 'Transpose', inputs: ['picked'], outputs: ['y'], attrs: { perm: [1, 0] } },
+    ],
+    outputs: ['y'],
+  });
+  const graph = loadOnnx(model);
+  // Folded at import: what is left builds the tensor from the symbols.
+  expect(graph.nodes.map((n) => n.target).filter((t) => t !== 'aten.sym_size.int' && t !== 'placeholder')).toEqual(['trt.sym_tensor', 'aten.reshape.default']);
+  for (const x of [rng.tensor([1, 8, 5]), rng.tensor([2, 13, 5])]) {
+    const [expected] = await runOrtModel(model, [x]);
+    const [actual] = interpret(graph, [x]);
+    expect(actual!.shape).toEqual([2, 2]);
+    expect(actual!.toArray()).toEqual(expected!.toArray());
+  }
 });

@@ -21,7 +21,7 @@ import {
   type Dim,
 } from '../../../ir/symbolic';
 import { Tensor } from '../../../tensor';
-import { known, type Known, type OnnxContext, type OnnxResult } from '../context';
+import { known, knownOfShape, shapeOfKnown, type Known, type OnnxContext, type OnnxResult } from '../context';
 import { defineOnnxFolder } from '../registry';
 
 /** All inputs known (shape-like), or null. */
@@ -45,7 +45,7 @@ defineOnnxFolder('Identity', (ctx) => [ctx.raw(0)]);
 
 defineOnnxFolder('Shape', (ctx) => {
   const r = ctx.raw(0);
-  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : r.scalar ? [] : [r.dims.length];
+  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : shapeOfKnown(r);
   const rank = shape.length;
   const clamp = (x: number): number => Math.min(Math.max(x < 0 ? x + rank : x, 0), rank);
   const start = ctx.opset >= 15 ? clamp(ctx.attrInt('start', 0)) : 0;
@@ -55,7 +55,7 @@ defineOnnxFolder('Shape', (ctx) => {
 
 defineOnnxFolder('Size', (ctx) => {
   const r = ctx.raw(0);
-  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : r.scalar ? [] : [r.dims.length];
+  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : shapeOfKnown(r);
   return [known([symProduct(shape)], true)];
 });
 
@@ -104,55 +104,119 @@ defineOnnxFolder('Squeeze', (ctx) => {
   return [known(k.dims, true, k.dtype)];
 });
 
-defineOnnxFolder('Slice', (ctx) => {
-  const k = ctx.known(0);
-  if (k === null || k.scalar) return null;
-  const consts = [1, 2, 3, 4].map((i) => (ctx.hasInput(i) ? ctx.known(i) : undefined));
-  if (consts.some((c) => c === null) || consts.slice(0, 2).some((c) => c === undefined)) return null;
-  const [starts, ends, axes, steps] = consts as Array<Known | undefined>;
-  const nums = (c: Known | undefined): number[] | null => (c === undefined ? null : c.dims.every(isStatic) ? (c.dims as number[]) : null);
-  const s = nums(starts);
-  const e = nums(ends);
-  if (s === null || e === null || s.length !== 1) return null;
-  const ax = nums(axes) ?? [0];
-  const st = nums(steps) ?? [1];
-  if ((ax[0] !== 0 && ax[0] !== -1) || st[0] === 0) return null;
-  const n = k.dims.length;
-  const step = st[0]!;
+/** Static integers of input `i`, or null (absent inputs give `fallback`). */
+function staticList(ctx: OnnxContext, i: number, fallback: number[] | null): number[] | null {
+  if (!ctx.hasInput(i)) return fallback;
+  const k = ctx.known(i);
+  return k !== null && k.dims.every(isStatic) ? (k.dims as number[]) : null;
+}
+
+/** The indices ONNX Slice picks along a dim of size n (starts/ends clamped as the spec says). */
+function sliceIndices(n: number, start: number, end: number, step: number): number[] {
   const clamp = (x: number, lo: number, hi: number): number => Math.min(Math.max(x, lo), hi);
-  let start = s[0]! < 0 ? s[0]! + n : s[0]!;
-  let end = e[0]! < 0 ? e[0]! + n : e[0]!;
-  const out: Dim[] = [];
+  let s = start < 0 ? start + n : start;
+  let e = end < 0 ? end + n : end;
+  const out: number[] = [];
   if (step > 0) {
-    start = clamp(start, 0, n);
-    end = clamp(end, 0, n);
-    for (let i = start; i < end; i += step) out.push(k.dims[i]!);
+    s = clamp(s, 0, n);
+    e = clamp(e, 0, n);
+    for (let i = s; i < e; i += step) out.push(i);
   } else {
-    start = clamp(start, -1, n - 1);
-    end = clamp(end, -1, n - 1);
-    for (let i = start; i > end; i += step) out.push(k.dims[i]!);
+    s = clamp(s, -1, n - 1);
+    e = clamp(e, -1, n - 1);
+    for (let i = s; i > e; i += step) out.push(i);
   }
-  return [known(out, false, k.dtype)];
+  return out;
+}
+
+/** Row-major strides of a shape. */
+function stridesOf(shape: readonly number[]): number[] {
+  const strides = new Array<number>(shape.length).fill(1);
+  for (let a = shape.length - 2; a >= 0; a--) strides[a] = strides[a + 1]! * shape[a + 1]!;
+  return strides;
+}
+
+/** The elements at every combination of `picks` (one index list per axis), row-major. */
+function pickElements(k: Known, picks: readonly number[][]): Dim[] {
+  const strides = stridesOf(shapeOfKnown(k));
+  const out: Dim[] = [];
+  const walk = (axis: number, offset: number): void => {
+    if (axis === picks.length) {
+      out.push(k.dims[offset]!);
+      return;
+    }
+    for (const i of picks[axis]!) walk(axis + 1, offset + i * strides[axis]!);
+  };
+  walk(0, 0);
+  return out;
+}
+
+defineOnnxFolder('Slice', (ctx) => {
+  const k = ctx.knownAnyRank(0);
+  if (k === null || k.scalar) return null;
+  const shape = shapeOfKnown(k);
+  const starts = staticList(ctx, 1, null);
+  const ends = staticList(ctx, 2, null);
+  if (starts === null || ends === null || starts.length !== ends.length) return null;
+  const axes = staticList(ctx, 3, starts.map((_, i) => i));
+  const steps = staticList(ctx, 4, starts.map(() => 1));
+  if (axes === null || steps === null || axes.length !== starts.length || steps.length !== starts.length) return null;
+  const picks = shape.map((n) => Array.from({ length: n }, (_, i) => i));
+  for (let j = 0; j < axes.length; j++) {
+    const a = normIndex(axes[j]!, shape.length);
+    // Bad axes or steps: the mapper reports them.
+    if (a === null || steps[j] === 0) return null;
+    picks[a] = sliceIndices(shape[a]!, starts[j]!, ends[j]!, steps[j]!);
+  }
+  return [knownOfShape(pickElements(k, picks), picks.map((p) => p.length), k.dtype)];
+});
+
+defineOnnxFolder('Transpose', (ctx) => {
+  const k = ctx.knownAnyRank(0);
+  if (k === null) return null;
+  const shape = shapeOfKnown(k);
+  const perm = ctx.attrInts('perm', shape.map((_, i) => shape.length - 1 - i));
+  if (perm.length !== shape.length || [...perm].sort((p, q) => p - q).some((p, i) => p !== i)) return null;
+  // out[i0, i1, ...] = in[.., i_j at axis perm[j], ..]: walk the input's axes in perm's order.
+  const strides = stridesOf(shape);
+  const out: Dim[] = [];
+  const walk = (j: number, offset: number): void => {
+    if (j === perm.length) {
+      out.push(k.dims[offset]!);
+      return;
+    }
+    for (let i = 0; i < shape[perm[j]!]!; i++) walk(j + 1, offset + i * strides[perm[j]!]!);
+  };
+  walk(0, 0);
+  return [knownOfShape(out, perm.map((p) => shape[p]!), k.dtype)];
 });
 
 defineOnnxFolder('Cast', (ctx) => {
-  const k = ctx.known(0);
+  const k = ctx.knownAnyRank(0);
   const to = ctx.attrInt('to');
   if (k === null || k.dtype === 'bool') return null;
-  if (to === 7) return [known(k.dims, k.scalar, 'int64')];
-  if (to === 6) return [known(k.dims, k.scalar, 'int32')];
+  if (to === 7) return [knownOfShape(k.dims, shapeOfKnown(k), 'int64')];
+  if (to === 6) return [knownOfShape(k.dims, shapeOfKnown(k), 'int32')];
   return null;
 });
 
 defineOnnxFolder('Reshape', (ctx) => {
-  const k = ctx.known(0);
+  const k = ctx.knownAnyRank(0);
   const shape = ctx.known(1);
   if (k === null || shape === null || !shape.dims.every(isStatic)) return null;
-  const target = shape.dims as number[];
-  if (target.length > 1) return null;
-  if (target.length === 0) return k.dims.length === 1 ? [known(k.dims, true, k.dtype)] : null;
-  if (target[0] === -1 || target[0] === k.dims.length) return [known(k.dims, false, k.dtype)];
-  return null;
+  const allowzero = ctx.opset >= 14 ? ctx.attrInt('allowzero', 0) : 0;
+  const inShape = shapeOfKnown(k);
+  const target = (shape.dims as number[]).map((d, i) => (d === 0 && allowzero === 0 ? inShape[i] : d));
+  // Malformed targets: the mapper reports them.
+  if (target.some((d) => d === undefined || d < -1) || target.filter((d) => d === -1).length > 1) return null;
+  const dims = target as number[];
+  const rest = dims.reduce((p, d) => (d === -1 ? p : p * d), 1);
+  const free = dims.indexOf(-1);
+  if (free >= 0) {
+    if (rest === 0 || k.dims.length % rest !== 0) return null;
+    dims[free] = k.dims.length / rest;
+  } else if (rest !== k.dims.length) return null;
+  return [knownOfShape(k.dims, dims, k.dtype)];
 });
 
 /** Elementwise fold of two known lists with scalar broadcasting. */
