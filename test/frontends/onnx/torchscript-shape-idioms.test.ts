@@ -299,3 +299,27 @@ test('shape values of rank 2 (Reshape, Slice on both axes, Transpose) fold and m
     expect(actual!.toArray()).toEqual(expected!.toArray());
   }
 });
+
+describe('malformed shape arithmetic on known values is still refused naming the node', () => {
+  const on = (nodes: SymNode[]): Uint8Array =>
+    buildSymbolicModel({
+      inputs: { x: { dtype: 'float32', dims: ['batch', 'seq', 5] } },
+      nodes: [{ op: 'Shape', inputs: ['x'], outputs: ['shape'] }, ...nodes],
+      outputs: ['y'],
+    });
+
+  test('a Slice repeating an axis', () => {
+    const m = on([
+      constantNode('starts', i64([0, 1])),
+      constantNode('ends', i64([1, 2])),
+      constantNode('axes', i64([0, 0])),
+      { op: 'Slice', inputs: ['shape', 'starts', 'ends', 'axes'], outputs: ['y'], name: 'slice' },
+    ]);
+    expect(() => loadOnnx(m)).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('ONNX node "slice" (Slice)') }));
+  });
+
+  test('a Reshape of 3 shape values to [2, -1]', () => {
+    const m = on([constantNode('rows', i64([2, -1])), { op: 'Reshape', inputs: ['shape', 'rows'], outputs: ['y'], name: 'rows' }]);
+    expect(() => loadOnnx(m)).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('ONNX node "rows" (Reshape)') }));
+  });
+});

@@ -162,10 +162,12 @@ defineOnnxFolder('Slice', (ctx) => {
   const steps = staticList(ctx, 4, starts.map(() => 1));
   if (axes === null || steps === null || axes.length !== starts.length || steps.length !== starts.length) return null;
   const picks = shape.map((n) => Array.from({ length: n }, (_, i) => i));
+  const seen = new Set<number>();
   for (let j = 0; j < axes.length; j++) {
     const a = normIndex(axes[j]!, shape.length);
     // Bad axes or steps: the mapper reports them.
-    if (a === null || steps[j] === 0) return null;
+    if (a === null || seen.has(a) || steps[j] === 0) return null;
+    seen.add(a);
     picks[a] = sliceIndices(shape[a]!, starts[j]!, ends[j]!, steps[j]!);
   }
   return [knownOfShape(pickElements(k, picks), picks.map((p) => p.length), k.dtype)];
