@@ -146,10 +146,48 @@ function expectMatchesOrt(c: Case): void {
   }, 60_000);
 }
 
+/**
+ * A decoder's causal mask as traced: arange(seq) compared with itself (run-time values),
+ * `mask[None, None].expand(batch, -1, -1, -1)` (the idiom), then Where into 0 / -1e9, plus
+ * the ids so the batch rows differ.
+ */
+const causalMask: Case = {
+  spec: {
+    inputs: { ids: { dtype: 'int64', dims: ['batch', 'seq'] } },
+    nodes: [
+      { op: 'Shape', inputs: ['ids'], outputs: ['shape'] },
+      ...sizeOf('shape', 0, 'b'),
+      ...sizeOf('shape', 1, 's'),
+      constantNode('zero', i64Scalar(0)),
+      constantNode('one', i64Scalar(1)),
+      { op: 'Range', inputs: ['zero', 's', 'one'], outputs: ['positions'] },
+      constantNode('ax0', i64([0])),
+      constantNode('ax1', i64([1])),
+      constantNode('ax01', i64([0, 1])),
+      { op: 'Unsqueeze', inputs: ['positions', 'ax1'], outputs: ['q'] },
+      { op: 'Unsqueeze', inputs: ['positions', 'ax0'], outputs: ['k'] },
+      { op: 'LessOrEqual', inputs: ['k', 'q'], outputs: ['allowed'] },
+      { op: 'Unsqueeze', inputs: ['allowed', 'ax01'], outputs: ['allowed4'] },
+      ...torchscriptExpand('allowed4', ['b', -1, -1, -1], 'mask'),
+      constantNode('open', Tensor.scalar('float32', 0)),
+      constantNode('closed', Tensor.scalar('float32', -1e9)),
+      { op: 'Where', inputs: ['mask', 'open', 'closed'], outputs: ['bias'] },
+      { op: 'Cast', inputs: ['ids'], outputs: ['idsf'], attrs: { to: 1 } },
+      constantNode('ax12', i64([1, 2])),
+      { op: 'Unsqueeze', inputs: ['idsf', 'ax12'], outputs: ['ids4'] },
+      { op: 'Add', inputs: ['bias', 'ids4'], outputs: ['y'] },
+    ],
+    outputs: ['y'],
+  },
+  ranges: { ids: { min: [1, 1], opt: [2, 8], max: [4, 32] } },
+  sizes: [[rng.intTensor([1, 8], 0, 50)], [rng.intTensor([2, 13], 0, 50)]],
+};
+
 describe.each([
   ['bert token types: expand(batch, seq)', bertLike],
   ['rotary: expand(b, -1, 1)', rotaryLike],
   ['expand(b * 1, -1, -1)', arithmeticSize],
+  ['causal mask: arange compare, expand(b, -1, -1, -1), Where', causalMask],
 ] as const)('TorchScript expand idiom, %s', (_name, c) => expectMatchesOrt(c));
 
 /** -INT64_MAX, exactly: flip's end. */
