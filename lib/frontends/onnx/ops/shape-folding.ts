@@ -136,16 +136,21 @@ function stridesOf(shape: readonly number[]): number[] {
   return strides;
 }
 
-/** The elements at every combination of `picks` (one index list per axis), row-major. */
-function pickElements(k: Known, picks: readonly number[][]): Dim[] {
+/**
+ * The elements at every combination of `picks` (one index list per input axis), row-major
+ * over the input axes taken in `order` (the identity for a slice, the permutation for a
+ * transpose).
+ */
+function pickElements(k: Known, picks: readonly number[][], order: readonly number[] = picks.map((_, i) => i)): Dim[] {
   const strides = stridesOf(shapeOfKnown(k));
   const out: Dim[] = [];
-  const walk = (axis: number, offset: number): void => {
-    if (axis === picks.length) {
+  const walk = (j: number, offset: number): void => {
+    if (j === order.length) {
       out.push(k.dims[offset]!);
       return;
     }
-    for (const i of picks[axis]!) walk(axis + 1, offset + i * strides[axis]!);
+    const axis = order[j]!;
+    for (const i of picks[axis]!) walk(j + 1, offset + i * strides[axis]!);
   };
   walk(0, 0);
   return out;
@@ -179,17 +184,8 @@ defineOnnxFolder('Transpose', (ctx) => {
   const shape = shapeOfKnown(k);
   const perm = ctx.attrInts('perm', shape.map((_, i) => shape.length - 1 - i));
   if (perm.length !== shape.length || [...perm].sort((p, q) => p - q).some((p, i) => p !== i)) return null;
-  // out[i0, i1, ...] = in[.., i_j at axis perm[j], ..]: walk the input's axes in perm's order.
-  const strides = stridesOf(shape);
-  const out: Dim[] = [];
-  const walk = (j: number, offset: number): void => {
-    if (j === perm.length) {
-      out.push(k.dims[offset]!);
-      return;
-    }
-    for (let i = 0; i < shape[perm[j]!]!; i++) walk(j + 1, offset + i * strides[perm[j]!]!);
-  };
-  walk(0, 0);
+  const all = shape.map((n) => Array.from({ length: n }, (_, i) => i));
+  const out = pickElements(k, all, perm);
   return [knownOfShape(out, perm.map((p) => shape[p]!), k.dtype)];
 });
 
