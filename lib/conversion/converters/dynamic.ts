@@ -13,7 +13,7 @@
  *    - views (view/reshape/flatten/unflatten/squeeze/unsqueeze): a reshape whose dims are the
  *      IR output dims, each static, or copied from an equal input dim, or inferred (-1);
  *    - select, slice / narrow / split / chunk / unbind along a static axis, cat, stack,
- *      expand / expand_as, *_like fills, single-index aten.index (static table);
+ *      expand / expand_as, *_like fills, single-index aten.index, gather (element-wise);
  *    - linear / matmul / mm / bmm, softmax / log_softmax, sum / mean / amax / amin,
  *      layer_norm / native_layer_norm / rms_norm (static normalized dims),
  *      scaled_dot_product_attention (a run-time causal mask from a fill layer).
@@ -47,7 +47,7 @@ import {
   sliceAlong,
   sliceDynamic,
 } from '../impl/dynamic';
-import { indexTensor } from '../impl/indices';
+import { indexTensor, indexTensorAlong } from '../impl/indices';
 import { sliceBounds, VIEW_TARGETS } from '../impl/shape';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
 import { repeatHeads } from '../impl/attention';
@@ -396,25 +396,54 @@ dynamicOnly('aten.full_like.default', filledLike(fillValue), (node) => trtOrNull
 dynamicOnly('aten.zeros_like.default', filledLike(() => 0), (node) => trtOrNull(outDType(node)));
 dynamicOnly('aten.ones_like.default', filledLike(() => 1), (node) => trtOrNull(outDType(node)));
 
-// aten.index with one index tensor into a static table (ONNX Gather of an embedding).
+// aten.index with one index tensor (ONNX Gather): a gather along its dim; negative indices
+// into a run-time dim are wrapped by that dim read at run time.
 dynamicOnly(
   'aten.index.Tensor',
   (node, ctx) => {
     const self = value(node, 'self');
     const indices = node.args.indices as Arg[];
     const d = indices.findIndex((x) => x instanceof Value);
-    const shape = irShape(self) as number[];
-    return [ctx.add({ kind: 'gather', mode: 'default', axis: d }, [ctx.tensor(self), indexTensor(ctx, indices[d] as Value, shape[d]!)])];
+    const x = ctx.tensor(self);
+    return [ctx.add({ kind: 'gather', mode: 'default', axis: d }, [x, indexTensorAlong(ctx, indices[d] as Value, x, d)])];
   },
   noQuantized,
   (node) => {
-    const self = value(node, 'self');
     const given = (node.args.indices as Arg[]).filter((x): x is Value => x instanceof Value);
-    if (!irShape(self).every(isStatic)) return 'the indexed tensor has run-time dims';
     if (given.length !== 1) return 'only one index tensor is supported with run-time dims';
     const dtype = given[0]!.tensorType.dtype;
     return dtype === 'bool' || dtype === 'uint8' ? 'boolean mask indices are data-dependent' : null;
   },
+);
+
+/**
+ * gather with run-time dims: an element-wise gather. PyTorch allows an index smaller than
+ * self off the gather axis (those positions read the same coordinates), so self is first cut
+ * to the index's extent there, read at run time where the two dims are not provably equal.
+ */
+dynamicOnly(
+  'aten.gather.default',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const index = value(node, 'index');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const x = ctx.tensor(self);
+    const idx = indexTensorAlong(ctx, index, x, axis);
+    const inShape = irShape(self);
+    const idxShape = irShape(index);
+    const same = inShape.every((d, i) => i === axis || dimEquals(d, idxShape[i]!));
+    if (same) return [ctx.add({ kind: 'gather', mode: 'element', axis }, [x, idx])];
+    const it = ctx.tensor(index);
+    const size = shapeVector(
+      ctx,
+      inShape.map((_, i) => (i === axis ? dimOf(ctx, x, i, `self_dim${i}`) : dimOf(ctx, it, i, `index_dim${i}`))),
+      'crop_size',
+    );
+    const data = sliceDynamic(ctx, x, new Array<number>(inShape.length).fill(0), size, new Array<number>(inShape.length).fill(1), 'crop');
+    return [ctx.add({ kind: 'gather', mode: 'element', axis }, [data, idx])];
+  },
+  noQuantized,
+  (node) => (rankOf(value(node, 'index')) === rankOf(value(node, 'self')) ? null : 'index and self must have the same rank'),
 );
 
 /**

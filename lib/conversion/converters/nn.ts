@@ -225,16 +225,17 @@ for (const [target, log] of SOFTMAX_TARGETS) {
   register(target, (node, ctx) => [softmax(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node), log)]);
 }
 
-register(
-  'aten.cumsum.default',
-  (node, ctx) => [cumsum(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node))],
-  (node) => (CUMULATIVE_TYPES.has(outDType(node)) ? null : `TensorRT's cumulative layer does not compute ${outDType(node)}`),
-);
+const cumulativeType: Reason = (node) => (CUMULATIVE_TYPES.has(outDType(node)) ? null : `TensorRT's cumulative layer does not compute ${outDType(node)}`);
+// The cumulative layer reads the rank only: run-time dims (the scanned one too) are fine.
+const anyDims: Reason = () => null;
 
-register(
+registerDynamic('aten.cumsum.default', (node, ctx) => [cumsum(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node))], anyDims, cumulativeType);
+
+registerDynamic(
   'trt.cumsum_onnx',
   (node, ctx) => [cumsum(ctx, input(ctx, node, 'self'), numArg(node, 'dim'), outDType(node), boolArg(node, 'exclusive'), boolArg(node, 'reverse'))],
-  (node) => (CUMULATIVE_TYPES.has(outDType(node)) ? null : `TensorRT's cumulative layer does not compute ${outDType(node)}`),
+  anyDims,
+  cumulativeType,
 );
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import type { NetTensor } from '../../network';
 import { Tensor } from '../../tensor';
 import type { ConversionContext } from '../context';
 import { cast } from './basic';
+import { dimOf } from './dynamic';
 
 /** The tensor of a constant IR value, or null when the value is computed. */
 export function constantOf(v: Value): Tensor | null {
@@ -30,10 +31,14 @@ const ones = (n: number): number[] => new Array<number>(Math.max(n, 0)).fill(1);
 export function wrapNegative(ctx: ConversionContext, t: NetTensor, dims: number | readonly number[], role = 'indices'): NetTensor {
   const rank = t.shape.length;
   const sizes = typeof dims === 'number' ? Tensor.from(t.dtype, ones(rank), [dims]) : Tensor.from(t.dtype, [...ones(rank - 1), dims.length], [...dims]);
-  const dimT = ctx.constant(sizes, ctx.name(`${role}_dims`));
-  const zero = ctx.constant(Tensor.from(t.dtype, ones(rank), [0]), ctx.name(`${role}_zero`));
+  return wrapBy(ctx, t, ctx.constant(sizes, ctx.name(`${role}_dims`)), role);
+}
+
+/** `t < 0 ? t + sizes : t` (`sizes` broadcast to t, of its type). */
+function wrapBy(ctx: ConversionContext, t: NetTensor, sizes: NetTensor, role: string): NetTensor {
+  const zero = ctx.constant(Tensor.from(t.dtype, ones(t.shape.length), [0]), ctx.name(`${role}_zero`));
   const negative = ctx.add({ kind: 'elementwise', op: 'less' }, [t, zero], `${role}_negative`);
-  const wrapped = ctx.add({ kind: 'elementwise', op: 'sum' }, [t, dimT], `${role}_wrapped`);
+  const wrapped = ctx.add({ kind: 'elementwise', op: 'sum' }, [t, sizes], `${role}_wrapped`);
   return ctx.add({ kind: 'select' }, [negative, wrapped, t], role);
 }
 
@@ -55,4 +60,23 @@ export function indexTensor(ctx: ConversionContext, v: Value, dims: number | rea
   const t = cast(ctx, ctx.tensor(v), type, `${role}_cast`);
   if (dtype === 'uint8' || dtype === 'bool') return t;
   return wrapNegative(ctx, t, dims, role);
+}
+
+/**
+ * The index tensor of value `v` into axis `axis` of `data`, which may have run-time dims:
+ * as {@link indexTensor} when that axis has a static size; otherwise negative indices are
+ * wrapped by the axis's size read at run time (constant non-negative ones need nothing).
+ */
+export function indexTensorAlong(ctx: ConversionContext, v: Value, data: NetTensor, axis: number, role = 'indices'): NetTensor {
+  const n = data.shape[axis]!;
+  if (n >= 0) return indexTensor(ctx, v, n, role);
+  const dtype = v.tensorType.dtype;
+  const type = indexType(dtype);
+  const t = cast(ctx, ctx.tensor(v), type, `${role}_cast`);
+  const constant = constantOf(v);
+  if (dtype === 'uint8' || dtype === 'bool' || (constant !== null && readNumbers(constant).every((x) => x >= 0))) return t;
+  const rank = t.shape.length;
+  const size = cast(ctx, dimOf(ctx, data, axis, `${role}_axis_size`), type, `${role}_axis_size_cast`);
+  const sizes = rank === 0 ? size : ctx.add({ kind: 'shuffle', reshape: ones(rank), zeroIsPlaceholder: false }, [size], `${role}_axis_sizes`);
+  return wrapBy(ctx, t, sizes, role);
 }

@@ -15,8 +15,10 @@ import { toNumber, type LongLike } from './long';
 import { tensorFromProto, type TensorProtoOptions } from './tensor-proto';
 
 /**
- * A rank-0 or rank-1 integer tensor whose elements are known at import time, possibly as
- * symbolic expressions (the output of Shape and the arithmetic on it).
+ * A small integer tensor whose elements are known at import time, possibly as symbolic
+ * expressions (the output of Shape and the arithmetic on it). Mostly rank 0 or 1; exporters
+ * also pass such lists through rank-2 forms (TorchScript's pads: Reshape to [-1, 2], flip,
+ * Transpose, Reshape back), which `shape` describes.
  */
 export interface Known {
   readonly kind: 'known';
@@ -24,12 +26,29 @@ export interface Known {
   readonly dtype: 'int64' | 'int32' | 'bool';
   /** True for a rank-0 tensor (one element). */
   readonly scalar: boolean;
+  /** The elements, row-major. */
   readonly dims: readonly Dim[];
+  /** The tensor's shape when its rank is 2 or more (absent for rank 0 and 1). */
+  readonly shape?: readonly number[];
 }
 
 export function known(dims: readonly Dim[], scalar = false, dtype: Known['dtype'] = 'int64'): Known {
   return { kind: 'known', dtype, scalar, dims: [...dims] };
 }
+
+/** A known tensor of any rank; rank 0 and 1 get the plain form every folder reads. */
+export function knownOfShape(dims: readonly Dim[], shape: readonly number[], dtype: Known['dtype']): Known {
+  if (shape.length <= 1) return known(dims, shape.length === 0, dtype);
+  return { kind: 'known', dtype, scalar: false, dims: [...dims], shape: [...shape] };
+}
+
+/** The tensor shape of a known value. */
+export function shapeOfKnown(k: Known): number[] {
+  return k.shape !== undefined ? [...k.shape] : k.scalar ? [] : [k.dims.length];
+}
+
+/** Known lists are shape-like; bigger constants stay tensors. */
+const KNOWN_LIMIT = 64;
 
 /** A mapper's result for one output. */
 export type OnnxResult = Value | Known;
@@ -135,17 +154,22 @@ export class OnnxContext {
   inputType(i: number): TensorType {
     const r = this.raw(i);
     if (r instanceof Value) return r.tensorType;
-    return { kind: 'tensor', dtype: r.dtype, shape: r.scalar ? [] : [r.dims.length] };
+    return { kind: 'tensor', dtype: r.dtype, shape: shapeOfKnown(r) };
   }
 
-  /** Input `i` as known integers (symbolic allowed), or null when only known at run time. */
+  /** Input `i` as a known rank-0 or rank-1 integer list (symbolic allowed), or null when only known at run time. */
   known(i: number): Known | null {
+    const k = this.knownAnyRank(i);
+    return k === null || k.shape !== undefined ? null : k;
+  }
+
+  /** Input `i` as a known integer tensor of any rank (folders that handle rank 2+), or null. */
+  knownAnyRank(i: number): Known | null {
     const r = this.raw(i);
     if (!(r instanceof Value)) return r;
     const t = this.constant(i);
-    // Only small integer lists are shape-like; big constants stay tensors.
-    if (t === null || (t.dtype !== 'int64' && t.dtype !== 'int32' && t.dtype !== 'bool') || t.rank > 1 || t.size > 64) return null;
-    return known(t.toArray(), t.rank === 0, t.dtype);
+    if (t === null || (t.dtype !== 'int64' && t.dtype !== 'int32' && t.dtype !== 'bool') || t.size > KNOWN_LIMIT) return null;
+    return knownOfShape(t.toArray(), t.shape, t.dtype);
   }
 
   /** Input `i`'s data when it is a constant (initializer or Constant node), else null. */
@@ -153,7 +177,7 @@ export class OnnxContext {
     const r = this.raw(i);
     if (r instanceof Value) return r.producer.kind === 'constant' ? r.producer.tensor! : null;
     if (!r.dims.every(isStatic)) return null;
-    return Tensor.from(r.dtype, r.scalar ? [] : [r.dims.length], r.dims as number[]);
+    return Tensor.from(r.dtype, shapeOfKnown(r), r.dims as number[]);
   }
 
   /** Input `i` as static integers; unsupported when it is computed at run time. */

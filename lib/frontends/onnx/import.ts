@@ -12,7 +12,7 @@ import { Graph, tensorType, Value } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../tensor';
-import { decodeAttribute, OnnxContext, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
+import { decodeAttribute, OnnxContext, shapeOfKnown, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
 import { onnxFolder, onnxMapper } from './registry';
@@ -91,10 +91,11 @@ class Importer implements ValueResolver {
     if (hit !== undefined) return hit;
     let v: Value;
     if (value.dims.every(isStatic)) {
-      v = this.graph.addConstant(hint, Tensor.from(value.dtype, value.scalar ? [] : [value.dims.length], value.dims as number[]));
+      v = this.graph.addConstant(hint, Tensor.from(value.dtype, shapeOfKnown(value), value.dims as number[]));
     } else {
-      v = call(this.graph, 'trt.sym_tensor', { values: value.dims.map((d) => this.sym.arg(d)), scalar: value.scalar, dtype: value.dtype }, { name: hint })
-        .output;
+      const name = value.shape === undefined ? hint : `${hint}_flat`;
+      v = call(this.graph, 'trt.sym_tensor', { values: value.dims.map((d) => this.sym.arg(d)), scalar: value.scalar, dtype: value.dtype }, { name }).output;
+      if (value.shape !== undefined) v = call(this.graph, 'aten.reshape.default', { self: v, shape: [...value.shape] }, { name: hint }).output;
     }
     this.materialized.set(value, v);
     return v;

@@ -7,6 +7,7 @@
  */
 import { Value } from '../../../ir/graph';
 import {
+  dimBounds,
   dimEquals,
   isStatic,
   symAdd,
@@ -20,7 +21,7 @@ import {
   type Dim,
 } from '../../../ir/symbolic';
 import { Tensor } from '../../../tensor';
-import { known, type Known, type OnnxContext, type OnnxResult } from '../context';
+import { known, knownOfShape, shapeOfKnown, type Known, type OnnxContext, type OnnxResult } from '../context';
 import { defineOnnxFolder } from '../registry';
 
 /** All inputs known (shape-like), or null. */
@@ -44,7 +45,7 @@ defineOnnxFolder('Identity', (ctx) => [ctx.raw(0)]);
 
 defineOnnxFolder('Shape', (ctx) => {
   const r = ctx.raw(0);
-  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : r.scalar ? [] : [r.dims.length];
+  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : shapeOfKnown(r);
   const rank = shape.length;
   const clamp = (x: number): number => Math.min(Math.max(x < 0 ? x + rank : x, 0), rank);
   const start = ctx.opset >= 15 ? clamp(ctx.attrInt('start', 0)) : 0;
@@ -54,7 +55,7 @@ defineOnnxFolder('Shape', (ctx) => {
 
 defineOnnxFolder('Size', (ctx) => {
   const r = ctx.raw(0);
-  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : r.scalar ? [] : [r.dims.length];
+  const shape: readonly Dim[] = r instanceof Value ? r.tensorType.shape : shapeOfKnown(r);
   return [known([symProduct(shape)], true)];
 });
 
@@ -103,55 +104,117 @@ defineOnnxFolder('Squeeze', (ctx) => {
   return [known(k.dims, true, k.dtype)];
 });
 
-defineOnnxFolder('Slice', (ctx) => {
-  const k = ctx.known(0);
-  if (k === null || k.scalar) return null;
-  const consts = [1, 2, 3, 4].map((i) => (ctx.hasInput(i) ? ctx.known(i) : undefined));
-  if (consts.some((c) => c === null) || consts.slice(0, 2).some((c) => c === undefined)) return null;
-  const [starts, ends, axes, steps] = consts as Array<Known | undefined>;
-  const nums = (c: Known | undefined): number[] | null => (c === undefined ? null : c.dims.every(isStatic) ? (c.dims as number[]) : null);
-  const s = nums(starts);
-  const e = nums(ends);
-  if (s === null || e === null || s.length !== 1) return null;
-  const ax = nums(axes) ?? [0];
-  const st = nums(steps) ?? [1];
-  if ((ax[0] !== 0 && ax[0] !== -1) || st[0] === 0) return null;
-  const n = k.dims.length;
-  const step = st[0]!;
+/** Static integers of input `i`, or null (absent inputs give `fallback`). */
+function staticList(ctx: OnnxContext, i: number, fallback: number[] | null): number[] | null {
+  if (!ctx.hasInput(i)) return fallback;
+  const k = ctx.known(i);
+  return k !== null && k.dims.every(isStatic) ? (k.dims as number[]) : null;
+}
+
+/** The indices ONNX Slice picks along a dim of size n (starts/ends clamped as the spec says). */
+function sliceIndices(n: number, start: number, end: number, step: number): number[] {
   const clamp = (x: number, lo: number, hi: number): number => Math.min(Math.max(x, lo), hi);
-  let start = s[0]! < 0 ? s[0]! + n : s[0]!;
-  let end = e[0]! < 0 ? e[0]! + n : e[0]!;
-  const out: Dim[] = [];
+  let s = start < 0 ? start + n : start;
+  let e = end < 0 ? end + n : end;
+  const out: number[] = [];
   if (step > 0) {
-    start = clamp(start, 0, n);
-    end = clamp(end, 0, n);
-    for (let i = start; i < end; i += step) out.push(k.dims[i]!);
+    s = clamp(s, 0, n);
+    e = clamp(e, 0, n);
+    for (let i = s; i < e; i += step) out.push(i);
   } else {
-    start = clamp(start, -1, n - 1);
-    end = clamp(end, -1, n - 1);
-    for (let i = start; i > end; i += step) out.push(k.dims[i]!);
+    s = clamp(s, -1, n - 1);
+    e = clamp(e, -1, n - 1);
+    for (let i = s; i > e; i += step) out.push(i);
   }
-  return [known(out, false, k.dtype)];
+  return out;
+}
+
+/** Row-major strides of a shape. */
+function stridesOf(shape: readonly number[]): number[] {
+  const strides = new Array<number>(shape.length).fill(1);
+  for (let a = shape.length - 2; a >= 0; a--) strides[a] = strides[a + 1]! * shape[a + 1]!;
+  return strides;
+}
+
+/**
+ * The elements at every combination of `picks` (one index list per input axis), row-major
+ * over the input axes taken in `order` (the identity for a slice, the permutation for a
+ * transpose).
+ */
+function pickElements(k: Known, picks: readonly number[][], order: readonly number[] = picks.map((_, i) => i)): Dim[] {
+  const strides = stridesOf(shapeOfKnown(k));
+  const out: Dim[] = [];
+  const walk = (j: number, offset: number): void => {
+    if (j === order.length) {
+      out.push(k.dims[offset]!);
+      return;
+    }
+    const axis = order[j]!;
+    for (const i of picks[axis]!) walk(j + 1, offset + i * strides[axis]!);
+  };
+  walk(0, 0);
+  return out;
+}
+
+defineOnnxFolder('Slice', (ctx) => {
+  const k = ctx.knownAnyRank(0);
+  if (k === null || k.scalar) return null;
+  const shape = shapeOfKnown(k);
+  const starts = staticList(ctx, 1, null);
+  const ends = staticList(ctx, 2, null);
+  if (starts === null || ends === null || starts.length !== ends.length) return null;
+  const axes = staticList(ctx, 3, starts.map((_, i) => i));
+  const steps = staticList(ctx, 4, starts.map(() => 1));
+  if (axes === null || steps === null || axes.length !== starts.length || steps.length !== starts.length) return null;
+  const picks = shape.map((n) => Array.from({ length: n }, (_, i) => i));
+  const seen = new Set<number>();
+  for (let j = 0; j < axes.length; j++) {
+    const a = normIndex(axes[j]!, shape.length);
+    // Bad axes or steps: the mapper reports them.
+    if (a === null || seen.has(a) || steps[j] === 0) return null;
+    seen.add(a);
+    picks[a] = sliceIndices(shape[a]!, starts[j]!, ends[j]!, steps[j]!);
+  }
+  return [knownOfShape(pickElements(k, picks), picks.map((p) => p.length), k.dtype)];
+});
+
+defineOnnxFolder('Transpose', (ctx) => {
+  const k = ctx.knownAnyRank(0);
+  if (k === null) return null;
+  const shape = shapeOfKnown(k);
+  const perm = ctx.attrInts('perm', shape.map((_, i) => shape.length - 1 - i));
+  if (perm.length !== shape.length || [...perm].sort((p, q) => p - q).some((p, i) => p !== i)) return null;
+  const all = shape.map((n) => Array.from({ length: n }, (_, i) => i));
+  const out = pickElements(k, all, perm);
+  return [knownOfShape(out, perm.map((p) => shape[p]!), k.dtype)];
 });
 
 defineOnnxFolder('Cast', (ctx) => {
-  const k = ctx.known(0);
+  const k = ctx.knownAnyRank(0);
   const to = ctx.attrInt('to');
   if (k === null || k.dtype === 'bool') return null;
-  if (to === 7) return [known(k.dims, k.scalar, 'int64')];
-  if (to === 6) return [known(k.dims, k.scalar, 'int32')];
+  if (to === 7) return [knownOfShape(k.dims, shapeOfKnown(k), 'int64')];
+  if (to === 6) return [knownOfShape(k.dims, shapeOfKnown(k), 'int32')];
   return null;
 });
 
 defineOnnxFolder('Reshape', (ctx) => {
-  const k = ctx.known(0);
+  const k = ctx.knownAnyRank(0);
   const shape = ctx.known(1);
   if (k === null || shape === null || !shape.dims.every(isStatic)) return null;
-  const target = shape.dims as number[];
-  if (target.length > 1) return null;
-  if (target.length === 0) return k.dims.length === 1 ? [known(k.dims, true, k.dtype)] : null;
-  if (target[0] === -1 || target[0] === k.dims.length) return [known(k.dims, false, k.dtype)];
-  return null;
+  const allowzero = ctx.opset >= 14 ? ctx.attrInt('allowzero', 0) : 0;
+  const inShape = shapeOfKnown(k);
+  const target = (shape.dims as number[]).map((d, i) => (d === 0 && allowzero === 0 ? inShape[i] : d));
+  // Malformed targets: the mapper reports them.
+  if (target.some((d) => d === undefined || d < -1) || target.filter((d) => d === -1).length > 1) return null;
+  const dims = target as number[];
+  const rest = dims.reduce((p, d) => (d === -1 ? p : p * d), 1);
+  const free = dims.indexOf(-1);
+  if (free >= 0) {
+    if (rest === 0 || k.dims.length % rest !== 0) return null;
+    dims[free] = k.dims.length / rest;
+  } else if (rest !== k.dims.length) return null;
+  return [knownOfShape(k.dims, dims, k.dtype)];
 });
 
 /** Elementwise fold of two known lists with scalar broadcasting. */
@@ -190,20 +253,64 @@ defineOnnxFolder('Neg', (ctx) => {
   return k === null || k.dtype === 'bool' ? null : [known(k.dims.map((d) => symSub(0, d)), k.scalar, k.dtype)];
 });
 
-defineOnnxFolder('Equal', (ctx) => {
+/**
+ * The range of a - b over every size the symbols may take. Symbols are sizes (never
+ * negative), so `s == -1` is false for any s: the TorchScript exporter's
+ * `Where(Equal(size, -1), 1, size)` around Expand folds with it.
+ */
+function differenceRange(ctx: OnnxContext, a: Dim, b: Dim): { min: number; max: number } {
+  if (dimEquals(a, b)) return { min: 0, max: 0 };
+  if (isStatic(a) && isStatic(b)) return { min: a - b, max: a - b };
+  return dimBounds(symSub(a, b), ctx.graph.symbols);
+}
+
+/**
+ * Elementwise comparison of two known lists into a bool list. `decide` answers from the range
+ * of a - b, or null when the range does not settle it (then the whole fold gives up).
+ */
+function compare(ctx: OnnxContext, decide: (min: number, max: number) => boolean | null): OnnxResult[] | null {
   const ins = allKnown(ctx);
   if (ins === null || ins.length !== 2) return null;
   const [a, b] = ins as [Known, Known];
   const n = Math.max(a.dims.length, b.dims.length);
+  if (!(a.dims.length === n || a.dims.length === 1) || !(b.dims.length === n || b.dims.length === 1)) return null;
   const out: Dim[] = [];
   for (let i = 0; i < n; i++) {
-    const x = a.dims[a.dims.length === 1 ? 0 : i]!;
-    const y = b.dims[b.dims.length === 1 ? 0 : i]!;
-    if (dimEquals(x, y)) out.push(1);
-    else if (isStatic(x) && isStatic(y)) out.push(0);
-    else return null; // a symbol against another value: only known at run time
+    const { min, max } = differenceRange(ctx, a.dims[a.dims.length === 1 ? 0 : i]!, b.dims[b.dims.length === 1 ? 0 : i]!);
+    const holds = decide(min, max);
+    if (holds === null) return null; // only known at run time
+    out.push(holds ? 1 : 0);
   }
   return [known(out, a.scalar && b.scalar, 'bool')];
+}
+
+/** `yes` when it holds for the whole range, false when for none of it, else null. */
+const settled = (yes: boolean, no: boolean): boolean | null => (yes ? true : no ? false : null);
+
+defineOnnxFolder('Equal', (ctx) => compare(ctx, (min, max) => settled(min === 0 && max === 0, min > 0 || max < 0)));
+defineOnnxFolder('Less', (ctx) => compare(ctx, (min, max) => settled(max < 0, min >= 0)));
+defineOnnxFolder('LessOrEqual', (ctx) => compare(ctx, (min, max) => settled(max <= 0, min > 0)));
+defineOnnxFolder('Greater', (ctx) => compare(ctx, (min, max) => settled(min > 0, max <= 0)));
+defineOnnxFolder('GreaterOrEqual', (ctx) => compare(ctx, (min, max) => settled(min >= 0, max < 0)));
+
+/** Logic on folded comparisons (bool lists, always static). */
+function logic(ctx: OnnxContext, f: (a: boolean, b: boolean) => boolean): OnnxResult[] | null {
+  const ins = allKnown(ctx);
+  if (ins === null || ins.length !== 2 || ins.some((k) => k.dtype !== 'bool')) return null;
+  const [a, b] = ins as [Known, Known];
+  const n = Math.max(a.dims.length, b.dims.length);
+  if (!(a.dims.length === n || a.dims.length === 1) || !(b.dims.length === n || b.dims.length === 1)) return null;
+  const out: Dim[] = [];
+  for (let i = 0; i < n; i++) out.push(f(a.dims[a.dims.length === 1 ? 0 : i] !== 0, b.dims[b.dims.length === 1 ? 0 : i] !== 0) ? 1 : 0);
+  return [known(out, a.scalar && b.scalar, 'bool')];
+}
+
+defineOnnxFolder('And', (ctx) => logic(ctx, (a, b) => a && b));
+defineOnnxFolder('Or', (ctx) => logic(ctx, (a, b) => a || b));
+defineOnnxFolder('Xor', (ctx) => logic(ctx, (a, b) => a !== b));
+defineOnnxFolder('Not', (ctx) => {
+  const k = ctx.known(0);
+  return k === null || k.dtype !== 'bool' ? null : [known(k.dims.map((d) => (d === 0 ? 1 : 0)), k.scalar, 'bool')];
 });
 
 defineOnnxFolder('Where', (ctx) => {

@@ -1,0 +1,136 @@
+/**
+ * Gathers, indexing and cumulative sums with run-time dims (the zoo's bert/roberta token-type
+ * gather, roberta's position-id cumsum, ONNX Gather on tensors with a dynamic batch): one-op
+ * ONNX models whose batch is a dim_param, compiled ONCE for a batch range, run at two
+ * batches and compared with onnxruntime-node on the same model; IR graphs where ONNX cannot
+ * say it (a gather index smaller than its data) against the interpreter. Nothing may fall back.
+ */
+import '../../lib/conversion/converters';
+import { loadOnnx } from '../../lib/frontends/onnx';
+import type { Graph } from '../../lib/ir/graph';
+import { interpret } from '../../lib/interpreter';
+import { Tensor } from '../../lib/tensor';
+import { expectClose, FP32 } from '../helpers/compare';
+import { buildSingleOpModel, closeOrt, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
+import { Random } from '../helpers/random';
+import { DynGraph, compileAndRun } from '../legalization/helpers';
+import { withDynamicBatch } from './dynamic-batch-helpers';
+
+const rng = new Random(2003);
+const BATCHES = [3, 7];
+
+afterAll(() => closeOrt());
+
+/** Column indices in [-cols, cols) (negative ones count from the end, as ONNX allows). */
+const indices = (shape: number[], cols: number): Tensor => rng.intTensor(shape, -cols, cols - 1);
+
+interface Case {
+  label: string;
+  /** The op for a batch; every fed input has the batch as dim 0. */
+  spec: (batch: number) => OrtOpSpec;
+  /** compile()'s ranges of the fed inputs (in0, in1...) for batch 1..8. */
+  ranges: Record<string, { min: number[]; opt: number[]; max: number[] }>;
+  /** Targets that must be converted by their `(dynamic)` converter. */
+  targets: string[];
+}
+
+const range = (shape: number[]): { min: number[]; opt: number[]; max: number[] } => ({ min: [1, ...shape], opt: [4, ...shape], max: [8, ...shape] });
+
+const CASES: Case[] = [
+  {
+    label: 'GatherElements axis 1, negative indices (aten.gather.default)',
+    spec: (b) => ({ opType: 'GatherElements', inputs: [rng.tensor([b, 5, 4]), indices([b, 3, 4], 5)], attributes: { axis: 1 } }),
+    ranges: { in0: range([5, 4]), in1: range([3, 4]) },
+    targets: ['aten.gather.default'],
+  },
+  {
+    label: 'GatherElements along the run-time batch axis',
+    spec: (b) => ({ opType: 'GatherElements', inputs: [rng.tensor([b, 3]), rng.intTensor([b, 3], 0, b - 1)], attributes: { axis: 0 } }),
+    ranges: { in0: range([3]), in1: range([3]) },
+    targets: ['aten.gather.default'],
+  },
+  {
+    label: 'CumSum axis 1 (aten.cumsum.default)',
+    spec: (b) => ({ opType: 'CumSum', inputs: [rng.tensor([b, 6]), { constant: Tensor.scalar('int64', 1) }] }),
+    ranges: { in0: range([6]) },
+    targets: ['aten.cumsum.default'],
+  },
+  {
+    label: 'CumSum exclusive, reverse, over the batch (trt.cumsum_onnx)',
+    spec: (b) => ({ opType: 'CumSum', inputs: [rng.intTensor([b, 4], -9, 9), { constant: Tensor.scalar('int64', 0) }], attributes: { exclusive: 1, reverse: 1 } }),
+    ranges: { in0: range([4]) },
+    targets: ['trt.cumsum_onnx'],
+  },
+  {
+    label: 'Gather axis 1 by a 2-D index table (aten.index.Tensor)',
+    spec: (b) => ({ opType: 'Gather', inputs: [rng.tensor([b, 6, 2]), { constant: indices([2, 3], 6) }], attributes: { axis: 1 } }),
+    ranges: { in0: range([6, 2]) },
+    targets: ['aten.index.Tensor'],
+  },
+  {
+    label: 'Gather axis 2 by run-time indices (aten.index.Tensor)',
+    spec: (b) => ({ opType: 'Gather', inputs: [rng.tensor([b, 2, 5]), indices([b, 2], 5)], attributes: { axis: 2 } }),
+    ranges: { in0: range([2, 5]), in1: range([2]) },
+    targets: ['aten.index.Tensor'],
+  },
+  {
+    label: 'Gather along the run-time batch by negative indices (aten.index.Tensor)',
+    spec: (b) => ({ opType: 'Gather', inputs: [rng.tensor([b, 3]), { constant: Tensor.from('int64', [2], [-1, 0]) }], attributes: { axis: 0 } }),
+    ranges: { in0: range([3]) },
+    targets: ['aten.index.Tensor'],
+  },
+];
+
+/** Unconverted ops as readable lines (empty: nothing falls back). */
+const refused = (program: { report: { ops: ReadonlyArray<{ converted: boolean; node: string; target: string; reasons: readonly string[] }> } }): string[] =>
+  program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`);
+
+describe.each(CASES.map((c) => [c.label, c] as const))('%s', (_label, c) => {
+  test('compiled once for batch 1..8: nothing in fallback, (dynamic) converters, matches onnxruntime at two batches', async () => {
+    const specs = BATCHES.map((b) => c.spec(b));
+    const model = withDynamicBatch(buildSingleOpModel(specs[0]!));
+    const runs = specs.map((s) => s.inputs.filter((x): x is Tensor => x instanceof Tensor));
+    const { program, outputs } = await compileAndRun(loadOnnx(model), { minBlockSize: 1, inputs: c.ranges }, runs);
+    expect(refused(program)).toEqual([]);
+    const used = program.report.ops.filter((o) => c.targets.includes(o.target));
+    expect(used.map((o) => o.target)).toEqual(expect.arrayContaining(c.targets));
+    for (const o of used) expect(o.converter).toBe(`${o.target} (dynamic)`);
+    for (const [r, inputs] of runs.entries()) {
+      // The constants of the model are those of the first spec: onnxruntime runs that model.
+      const [expected] = await runOrtModel(model, inputs);
+      expectClose(outputs[r]![0]!, expected!, FP32, `${c.label} batch ${inputs[0]!.shape[0]}`);
+    }
+  }, 60_000);
+});
+
+describe('aten.gather.default with an index smaller than self (IR graphs, against the interpreter)', () => {
+  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    expect(program.report.ops.find((o) => o.target === 'aten.gather.default')!.converter).toBe('aten.gather.default (dynamic)');
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  };
+
+  test("bert's token types: a static [1, 16] table gathered by position ids [1, seq]", async () => {
+    const g = new DynGraph('token_types', { seq: { min: 1, max: 16 } });
+    const table = g.graph.addConstant('token_type_ids', rng.intTensor([1, 16], 0, 1));
+    const positions = g.input('positions', 'int64', [1, 'seq']);
+    const graph = g.outputs(g.call('aten.gather.default', { self: table, dim: 1, index: positions }).output);
+    await check(graph, [[rng.intTensor([1, 8], 0, 15)], [rng.intTensor([1, 13], 0, 15)]]);
+  }, 60_000);
+
+  test('self [b, 5] gathered along dim 1 by an index [c, 3] with c <= b: self is cut to c rows at run time', async () => {
+    const g = new DynGraph('crop', { b: { min: 1, max: 8 }, c: { min: 1, max: 8 } });
+    const self = g.input('self', 'float32', ['b', 5]);
+    const index = g.input('index', 'int64', ['c', 3]);
+    const graph = g.outputs(g.call('aten.gather.default', { self, dim: 1, index }).output);
+    await check(graph, [
+      [rng.tensor([6, 5]), rng.intTensor([2, 3], 0, 4)],
+      [rng.tensor([3, 5]), rng.intTensor([3, 3], 0, 4)],
+    ]);
+  }, 60_000);
+});
