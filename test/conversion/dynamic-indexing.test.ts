@@ -62,6 +62,16 @@ const CASES: Case[] = [
     targets: ['trt.cumsum_onnx'],
   },
   {
+    label: 'Gemm with a bias, alpha 0.5 and beta 1.5 on a run-time batch (aten.addmm.default, GPT-2 Conv1D form)',
+    spec: (b) => ({
+      opType: 'Gemm',
+      inputs: [rng.tensor([b, 4]), { constant: rng.tensor([4, 5]) }, { constant: rng.tensor([5]) }],
+      attributes: { alpha: 0.5, beta: 1.5 },
+    }),
+    ranges: { in0: range([4]) },
+    targets: ['aten.addmm.default'],
+  },
+  {
     label: 'Gather axis 1 by a 2-D index table (aten.index.Tensor)',
     spec: (b) => ({ opType: 'Gather', inputs: [rng.tensor([b, 6, 2]), { constant: indices([2, 3], 6) }], attributes: { axis: 1 } }),
     ranges: { in0: range([6, 2]) },

@@ -30,7 +30,7 @@ import type { ConversionContext } from '../context';
 import { defineConverter, staticIntArgs } from '../define';
 import type { ConverterImpl } from '../registry';
 import { num, nums, optNum, optValue, value } from '../impl/args';
-import { axisOf, cast, trt } from '../impl/basic';
+import { axisOf, cast, elementwise, trt } from '../impl/basic';
 import {
   asVector,
   dimOf,
@@ -509,6 +509,19 @@ dynamicOnly('aten.linear.default', (node, ctx) => {
   return [linear(ctx, ctx.tensor(value(node, 'input')), ctx.tensor(value(node, 'weight')), bias ? ctx.tensor(bias) : null)];
 }, floats('input', 'weight', 'bias'));
 dynamicOnly('aten.matmul.default', (node, ctx) => [torchMatmul(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'other')))], floats('self', 'other'));
+// GPT-2's Conv1D (x.view(-1, nx) then addmm) and ONNX Gemm: alpha * mat1 @ mat2 + beta * self.
+dynamicOnly(
+  'aten.addmm.default',
+  (node, ctx) => {
+    const product = scaled(ctx, torchMatmul(ctx, ctx.tensor(value(node, 'mat1')), ctx.tensor(value(node, 'mat2'))), num(node, 'alpha'), 'alpha');
+    const beta = num(node, 'beta');
+    // beta = 0 ignores self entirely (NaN and inf included), as PyTorch does.
+    if (beta === 0) return [product];
+    return [elementwise(ctx, product, scaled(ctx, ctx.tensor(value(node, 'self')), beta, 'beta'), 'sum', product.dtype, 'add')];
+  },
+  floats('self', 'mat1', 'mat2'),
+  (node) => (typeof node.args.alpha === 'number' && typeof node.args.beta === 'number' ? null : 'alpha and beta must be numbers'),
+);
 dynamicOnly(['aten.mm.default', 'aten.bmm.default'], (node, ctx) => [torchMatmul(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'mat2')))], floats('self', 'mat2'));
 
 for (const [target, log] of SOFTMAX_TARGETS) {
