@@ -44,6 +44,7 @@ export {
   CudaLibraryMissingError,
   NvrtcCompileError,
   NcclError,
+  AbortedError,
   ERROR_CODES,
 } from './errors';
 export type { ErrorCode, ErrorDetails, ErrorOptions } from './errors';
