@@ -86,6 +86,61 @@ describeWithTensorRT(
     expect(outcome.error!.message).toContain('Install TensorRT 10');
   });
 
+  it('TensorRT’s log and progress reach the build context in order, on the JS thread, while the build runs', () => {
+    const { outcome } = probe('events');
+    const timeline = (outcome.value as { timeline: unknown[] }).timeline;
+    const start = (phase: string, steps: number, parent?: string): unknown => ({ progress: { state: 'start', phase, ...(parent === undefined ? {} : { parent }), step: 0, steps } });
+    const step = (phase: string, n: number, steps: number, parent?: string): unknown => ({ progress: { state: 'step', phase, ...(parent === undefined ? {} : { parent }), step: n, steps } });
+    const end = (phase: string, steps: number, parent?: string): unknown => ({ progress: { state: 'end', phase, ...(parent === undefined ? {} : { parent }), step: steps, steps } });
+    const progress = timeline.filter((t) => typeof t === 'object' && t !== null && 'progress' in t);
+    expect(progress).toEqual([
+      start('Building engine', 2),
+      start('Layer fusion', 2, 'Building engine'),
+      step('Layer fusion', 1, 2, 'Building engine'),
+      step('Layer fusion', 2, 2, 'Building engine'),
+      end('Layer fusion', 2, 'Building engine'),
+      step('Building engine', 1, 2),
+      start('Tactic selection', 3, 'Building engine'),
+      step('Tactic selection', 1, 3, 'Building engine'),
+      step('Tactic selection', 2, 3, 'Building engine'),
+      step('Tactic selection', 3, 3, 'Building engine'),
+      end('Tactic selection', 3, 'Building engine'),
+      step('Building engine', 2, 2),
+      end('Building engine', 2),
+    ]);
+    // kINFO → debug, kWARNING → warn, kVERBOSE filtered before it crosses threads; all before the first phase.
+    const logs = timeline.filter((t) => typeof t === 'object' && t !== null && 'log' in t && String((t as { message: string }).message).startsWith('TensorRT '));
+    expect(logs).toEqual([
+      { log: 'debug', message: 'TensorRT info: fake build: replayed network accepted' },
+      { log: 'warn', message: 'TensorRT warning: fake build: a warning line' },
+    ]);
+    expect(timeline.indexOf(logs[1])).toBeLessThan(timeline.indexOf(progress[0]));
+    // Every event arrives before the build settles, and the event loop turned while it ran.
+    expect(timeline[timeline.length - 1]).toEqual({ resolved: true });
+    expect(timeline.indexOf('immediate')).toBeGreaterThanOrEqual(0);
+    expect(timeline.indexOf('immediate')).toBeLessThan(timeline.length - 1);
+  });
+
+  it('aborting the signal from JS makes the next stepComplete answer false: the build stops with E_ABORTED', () => {
+    const { outcome, calls } = probe('abort');
+    const timeline = (outcome.value as { timeline: Array<Record<string, unknown>> }).timeline;
+    const steps = timeline.filter((t) => (t.progress as { state?: string } | undefined)?.state === 'step');
+    // Aborted inside the first step's callback: that step's answer is already false; TensorRT ends its phases.
+    expect(steps).toEqual([{ progress: { state: 'step', phase: 'Layer fusion', parent: 'Building engine', step: 1, steps: 2 } }]);
+    expect(timeline.filter((t) => (t.progress as { state?: string } | undefined)?.state === 'end').map((t) => (t.progress as { phase: string }).phase)).toEqual(['Layer fusion', 'Building engine']);
+    expect(timeline[timeline.length - 1]).toEqual({
+      rejected: { name: 'AbortedError', code: 'E_ABORTED', message: 'the TensorRT engine build of network "probe" was aborted', details: {} },
+    });
+    expect(calls.filter((c) => c.m === 'VBuilder::buildSerializedNetwork')).toHaveLength(1);
+  });
+
+  it('a progress callback that throws stops the build, and the build rejects with its error', () => {
+    const { outcome } = probe('throw');
+    const timeline = (outcome.value as { timeline: Array<Record<string, unknown>> }).timeline;
+    expect(timeline.filter((t) => (t.progress as { state?: string } | undefined)?.state === 'step')).toHaveLength(1);
+    expect(timeline[timeline.length - 1]).toEqual({ rejected: { name: 'Error', message: 'progress callback failed' } });
+  });
+
   it('a build TensorRT refuses is E_TENSORRT with TensorRT’s message', () => {
     const { outcome } = probe('build', { FAKE_TRT_FAIL: 'VBuilder::buildSerializedNetwork' });
     expect(outcome).toMatchObject({
