@@ -39,7 +39,7 @@ export async function tensorrtRefusals(): Promise<string[]> {
     const status = await tensorrtStatus();
     if (status.library.found) foundVersion = status.library.version;
     if (!status.backendBuilt) reasons.push(BUILT_WITHOUT_TENSORRT);
-    if (!status.library.found) reasons.push(`libnvinfer: ${status.library.reason}`);
+    if (!status.library.found) reasons.push(status.library.reason);
     if (status.backendBuilt && status.library.found) {
       try {
         await tensorrtBinding().tensorrtCheckApi();

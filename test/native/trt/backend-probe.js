@@ -67,6 +67,14 @@ async function main(scenario) {
     const b = await backend.build(network(), DEFAULT_BUILD_CONFIG, CPU);
     return { same: Buffer.from(a).equals(Buffer.from(b)), bytes: a.byteLength };
   }
+  if (scenario === 'choose') {
+    // What compile() logs when it resolves `auto` (lib/compile/pipeline.ts), and a named tensorrt.
+    const { chooseBackend } = require(path.join(dist, 'compile', 'pipeline'));
+    const logs = [];
+    const chosen = await chooseBackend({ backend: 'auto' }, (level, message) => logs.push({ level, message }));
+    const named = await chooseBackend({ backend: 'tensorrt' }, () => undefined).catch(error);
+    return { backend: chosen.backend.name, logs, named, status: await tensorrtStatus() };
+  }
   if (scenario === 'auto') {
     const r = await resolveBackend('auto');
     return { backend: r.backend.name, refusals: r.refusals };

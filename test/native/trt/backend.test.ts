@@ -82,8 +82,31 @@ describeWithTensorRT(
     const missing = path.join(ctx.tmp, 'no-such', 'libnvinfer.so.10');
     const { outcome } = probe('build', { TENSORRT_NODE_TENSORRT_LIBRARY: missing });
     expect(outcome).toMatchObject({ ok: false, error: { name: 'TensorRTMissingError', code: 'E_TENSORRT_MISSING' } });
-    expect(outcome.error!.message).toContain(`the tensorrt backend cannot build engines here: libnvinfer: The TensorRT library (libnvinfer) could not be loaded. Tried:\n  - ${missing}`);
-    expect(outcome.error!.message).toContain('Install TensorRT 10');
+    expect(outcome.error!.message).toBe(
+      `the tensorrt backend cannot build engines here: ${missing} not found; searched ${missing} (cannot open shared object file: No such file or directory); ` +
+        'set TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the TensorRT tar from ' +
+        'developer.nvidia.com/tensorrt with its lib folder on LD_LIBRARY_PATH). Until then, `auto` takes the next backend.',
+    );
+  });
+
+  it('without libnvinfer, `auto` takes the next backend and says so once; `tensorrt` by name is E_TENSORRT_MISSING with the reason', () => {
+    const missing = path.join(ctx.tmp, 'no-such', 'libnvinfer.so.10');
+    const { outcome } = probe('choose', { TENSORRT_NODE_TENSORRT_LIBRARY: missing });
+    const value = outcome.value as { backend: string; logs: Array<{ level: string; message: string }>; named: { code: string; message: string }; status: { library: { reason: string } } };
+    expect(value.backend).not.toBe('tensorrt');
+    const reason = value.status.library.reason;
+    expect(reason).toMatch(/^\/.*libnvinfer\.so\.10 not found; searched .*; set TENSORRT_LIBRARY to the path of libnvinfer\.so\.10, or install TensorRT 10 /);
+    expect(value.logs.filter((l) => l.message.includes('tensorrt'))).toEqual([{ level: 'info', message: `backend tensorrt is not usable here: ${reason}` }]);
+    expect(value.logs.filter((l) => l.message.startsWith('engine segments run on the'))).toEqual([
+      { level: 'info', message: `engine segments run on the ${value.backend} backend (\`tensorrt-node doctor\` says why not the others)` },
+    ]);
+    expect(value.named).toMatchObject({ code: 'E_TENSORRT_MISSING' });
+    expect(value.named.message).toContain(`backend "tensorrt" was asked for, but it is not usable here (tensorrt: ${reason})`);
+  });
+
+  it('with the library present, the same probe takes tensorrt and logs no refusal of it', () => {
+    const { outcome } = probe('choose');
+    expect(outcome.value).toMatchObject({ backend: 'tensorrt', logs: [], named: { backend: { name: 'tensorrt' }, refusals: [] }, status: { library: { found: true, path: ctx.built.library } } });
   });
 
   it('TensorRT’s log and progress reach the build context in order, on the JS thread, while the build runs', () => {
@@ -109,7 +132,7 @@ describeWithTensorRT(
       end('Building engine', 2),
     ]);
     // kINFO → debug, kWARNING → warn, kVERBOSE filtered before it crosses threads; all before the first phase.
-    const logs = timeline.filter((t) => typeof t === 'object' && t !== null && 'log' in t && String((t as { message: string }).message).startsWith('TensorRT '));
+    const logs = timeline.filter((t) => typeof t === 'object' && t !== null && 'log' in t && String((t as unknown as { message: string }).message).startsWith('TensorRT '));
     expect(logs).toEqual([
       { log: 'debug', message: 'TensorRT info: fake build: replayed network accepted' },
       { log: 'warn', message: 'TensorRT warning: fake build: a warning line' },
