@@ -6,6 +6,7 @@
  */
 import { BACKENDS } from '../../lib/backends/registry';
 import type { BuildContext } from '../../lib/backends/build-context';
+import type { Backend } from '../../lib/backends/types';
 import { compileGraph } from '../../lib/compile/pipeline';
 import { progressReporter, type CompileProgressEvent } from '../../lib/compile/progress';
 import { resolveSettings } from '../../lib/compile/settings';
@@ -24,8 +25,9 @@ afterEach(() => jest.restoreAllMocks());
 
 test('every build gets the compile logger, a progress sink reporting as phase events of its engine, and the signal', async () => {
   const contexts: Array<BuildContext | undefined> = [];
-  const original = BACKENDS.reference.build.bind(BACKENDS.reference);
-  jest.spyOn(BACKENDS.reference, 'build').mockImplementation(async (network, config, device, context) => {
+  const reference: Backend = BACKENDS.reference;
+  const original = reference.build.bind(reference);
+  jest.spyOn(reference, 'build').mockImplementation(async (network, config, device, context) => {
     contexts.push(context);
     context?.log?.('debug', `building ${network.name}`);
     context?.progress?.({ state: 'start', phase: 'Building engine', step: 0, steps: 4 });
