@@ -6,19 +6,10 @@
  */
 import { compile, type CompileProgressEvent, type CompileSettings } from '../../lib/compile';
 import { AbortedError } from '../../lib/errors';
-import { call } from '../../lib/ir/builder';
-import { Graph, tensorType, type Value } from '../../lib/ir/graph';
+import type { Graph } from '../../lib/ir/graph';
+import { reluChain } from '../helpers/relu-chain';
 
-/** relu ×3, gelu, relu ×3: with gelu forced out and minBlockSize 2, two engines. */
-function chain(): Graph {
-  const g = new Graph('chain');
-  let v: Value = g.addInput('x', tensorType('float32', [2, 3]));
-  for (const name of ['r1', 'r2', 'r3', 'g1', 'r4', 'r5', 'r6']) {
-    v = call(g, name.startsWith('r') ? 'aten.relu.default' : 'aten.gelu.default', { self: v }, { name }).output;
-  }
-  g.setOutputs([v], ['y']);
-  return g;
-}
+const chain = (): Graph => reluChain();
 
 const SETTINGS: CompileSettings = { backend: 'reference', minBlockSize: 2, torchExecutedOps: ['g1'] };
 

@@ -10,16 +10,10 @@ import type { Backend } from '../../lib/backends/types';
 import { compileGraph } from '../../lib/compile/pipeline';
 import { progressReporter, type CompileProgressEvent } from '../../lib/compile/progress';
 import { resolveSettings } from '../../lib/compile/settings';
-import { call } from '../../lib/ir/builder';
-import { Graph, tensorType, type Value } from '../../lib/ir/graph';
+import type { Graph } from '../../lib/ir/graph';
+import { reluChain } from '../helpers/relu-chain';
 
-function chain(): Graph {
-  const g = new Graph('chain');
-  let v: Value = g.addInput('x', tensorType('float32', [2, 3]));
-  for (const name of ['r1', 'r2', 'g1', 'r3', 'r4']) v = call(g, name.startsWith('r') ? 'aten.relu.default' : 'aten.gelu.default', { self: v }, { name }).output;
-  g.setOutputs([v], ['y']);
-  return g;
-}
+const chain = (): Graph => reluChain(['r1', 'r2', 'g1', 'r3', 'r4']);
 
 afterEach(() => jest.restoreAllMocks());
 

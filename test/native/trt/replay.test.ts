@@ -371,21 +371,20 @@ describeWithTensorRT('TensorRT network replay against the recording double', (ct
     const { events } = build(net);
     // The driver forwards every severity; the addon filters kVERBOSE (backend.test.ts).
     const p = (kind: number, phase: string, parent: string, step: number): Record<string, unknown> => ({ event: 'progress', kind, phase, parent, step });
+    // A phase inside `Building engine`: its start (with the step count), each step, its finish.
+    const nested = (phase: string, steps: number): Array<Record<string, unknown>> => [
+      p(0, phase, 'Building engine', steps),
+      ...Array.from({ length: steps }, (_, i) => p(1, phase, '', i)),
+      p(2, phase, '', 0),
+    ];
     expect(events).toEqual([
       { event: 'log', severity: 3, message: 'fake build: replayed network accepted' },
       { event: 'log', severity: 4, message: 'fake build: a verbose line' },
       { event: 'log', severity: 2, message: 'fake build: a warning line' },
       p(0, 'Building engine', '', 2),
-      p(0, 'Layer fusion', 'Building engine', 2),
-      p(1, 'Layer fusion', '', 0),
-      p(1, 'Layer fusion', '', 1),
-      p(2, 'Layer fusion', '', 0),
+      ...nested('Layer fusion', 2),
       p(1, 'Building engine', '', 0),
-      p(0, 'Tactic selection', 'Building engine', 3),
-      p(1, 'Tactic selection', '', 0),
-      p(1, 'Tactic selection', '', 1),
-      p(1, 'Tactic selection', '', 2),
-      p(2, 'Tactic selection', '', 0),
+      ...nested('Tactic selection', 3),
       p(1, 'Building engine', '', 1),
       p(2, 'Building engine', '', 0),
     ]);
