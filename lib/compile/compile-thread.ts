@@ -145,7 +145,7 @@ function forwardAbort(c: CompileChannel, id: number, signal: AbortSignal | undef
 /** Runs the compile pipeline on the compile worker; resolves what it produced. */
 export function compileOnWorker(model: ModelSource, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
   const { logger: _logger, onProgress: _onProgress, signal, ...settings } = resolved;
-  const request: CompileRequest = { id: nextId++, model: wireModel(model), settings };
+  const request: CompileRequest = { id: nextId++, model: wireModel(model), settings, abortable: signal !== undefined };
   let c: CompileChannel;
   try {
     c = open();

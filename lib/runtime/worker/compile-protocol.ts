@@ -22,6 +22,8 @@ export interface CompileRequest {
   id: number;
   model: WireModel;
   settings: WireSettings;
+  /** The caller gave a signal: the worker makes one for this compile (aborted by a CompileAbort). */
+  abortable: boolean;
 }
 
 /** The caller's signal was aborted: the worker aborts that compile's own signal (with the reason's text). */

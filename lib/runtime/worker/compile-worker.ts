@@ -20,7 +20,7 @@ let queue: Promise<void> = Promise.resolve();
 /** The signal of each compile received and not yet answered, aborted by a CompileAbort. */
 const controllers = new Map<number, AbortController>();
 
-async function serve(request: CompileRequest, signal: AbortSignal): Promise<void> {
+async function serve(request: CompileRequest, signal: AbortSignal | undefined): Promise<void> {
   const { id, model } = request;
   const post = (reply: CompileReply): void => port!.postMessage(reply);
   try {
@@ -45,7 +45,8 @@ port.on('message', (message: CompileRequest | CompileAbort) => {
     controllers.get(message.id)?.abort(message.reason === '' ? undefined : new Error(message.reason));
     return;
   }
-  const controller = new AbortController();
-  controllers.set(message.id, controller);
-  queue = queue.then(() => serve(message, controller.signal));
+  // Only a compile whose caller gave a signal gets one: with it, TensorRT's steps wait for this thread.
+  const controller = message.abortable ? new AbortController() : undefined;
+  if (controller !== undefined) controllers.set(message.id, controller);
+  queue = queue.then(() => serve(message, controller?.signal));
 });
