@@ -132,7 +132,7 @@ export function formatDoctorReport(report: DoctorReport): string {
   } else if (t.library.found) {
     lines.push(`TensorRT      ${t.library.version} (${t.library.path})`);
   } else {
-    lines.push(`TensorRT      library not found [${t.library.code}]`, indent(t.library.reason, PAD));
+    lines.push(`TensorRT      none (${t.library.reason}) [${t.library.code}]`);
   }
   const backendBuilt = !('error' in t) && t.backendBuilt;
   lines.push(

@@ -30,7 +30,8 @@ export type ErrorCode =
   | 'E_OUT_OF_DEVICE_MEMORY'
   | 'E_CUDA_LIBRARY_MISSING'
   | 'E_NVRTC_COMPILE'
-  | 'E_NCCL';
+  | 'E_NCCL'
+  | 'E_ABORTED';
 
 /** Extra, machine-readable facts about an error (library paths tried, CUDA error names...). */
 export type ErrorDetails = Record<string, unknown>;
@@ -241,6 +242,16 @@ export class NcclError extends TensorRTNodeError {
   }
 }
 
+/**
+ * The caller aborted the operation through its AbortSignal (`E_ABORTED`): e.g. compile()'s
+ * `signal` while a TensorRT engine was building. `details.call` names what was stopped, when known.
+ */
+export class AbortedError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_ABORTED', message, options);
+  }
+}
+
 const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) => TensorRTNodeError> = {
   E_ADDON_LOAD: NativeAddonLoadError,
   E_CUDA_MISSING: CudaMissingError,
@@ -264,6 +275,7 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_CUDA_LIBRARY_MISSING: CudaLibraryMissingError,
   E_NVRTC_COMPILE: NvrtcCompileError,
   E_NCCL: NcclError,
+  E_ABORTED: AbortedError,
 };
 
 /** All codes, for documentation and exhaustiveness tests. */

@@ -44,6 +44,7 @@ export {
   CudaLibraryMissingError,
   NvrtcCompileError,
   NcclError,
+  AbortedError,
   ERROR_CODES,
 } from './errors';
 export type { ErrorCode, ErrorDetails, ErrorOptions } from './errors';
@@ -70,6 +71,7 @@ export { readNpy, writeNpy } from './kernels/npy';
 // Compiling, and the programs it makes.
 export { compile, dryRun } from './compile';
 export type { CompileProgressEvent, CompileSettings, CompileStage, InputSpec, ModelSource, ProgressCallback } from './compile';
+export type { BuildPhaseEvent } from './backends/build-context';
 /** A compiled program, made by compile() and loadProgram(); see docs/api.md. */
 export type Program = ProgramClass;
 export const Program: MadeByLibrary<ProgramClass> = ProgramClass;

@@ -49,7 +49,7 @@ describe('formatDoctorReport', () => {
     expect(occurrences(text, cudaMessage)).toBe(1);
     expect(occurrences(text, trtReason)).toBe(1);
     expect(text).toContain('CUDA driver   not available [E_CUDA_MISSING]');
-    expect(text).toContain('TensorRT      library not found [E_TENSORRT_MISSING]');
+    expect(text).toContain(`TensorRT      none (${trtReason}) [E_TENSORRT_MISSING]`);
     expect(text).toContain('TRT backend   built without TensorRT: rebuild the addon with TENSORRT_ROOT naming a TensorRT 10 install (docs/tensorrt.md)');
     expect(text.split('\n').filter((line) => line.startsWith('TRT backend'))).toHaveLength(1);
   });

@@ -36,6 +36,7 @@ const EXPECTED: Record<ErrorCode, string> = {
   E_CUDA_LIBRARY_MISSING: 'CudaLibraryMissingError',
   E_NVRTC_COMPILE: 'NvrtcCompileError',
   E_NCCL: 'NcclError',
+  E_ABORTED: 'AbortedError',
 };
 
 describe('ERROR_CODES', () => {

@@ -6,3 +6,4 @@ export type { Availability, Backend, BackendName, Engine, EngineSignature, Runne
 export { DEFAULT_BUILD_CONFIG, resolveBuildConfig } from './build-config';
 export type { BuildConfig, BuildSettings, Precision } from './build-config';
 export type { DeviceValue, Residency, RunValue } from './residency';
+export type { BuildContext, BuildPhaseEvent } from './build-context';

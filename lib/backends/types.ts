@@ -13,9 +13,11 @@ import type { EngineDevice } from '../runtime/device-selection';
 import type { RunLimits } from '../runtime/resource-limits';
 import type { Tensor } from '../tensor';
 import type { BuildConfig } from './build-config';
+import type { BuildContext } from './build-context';
 import type { DeviceValue, RunValue } from './residency';
 
 export type { BuildConfig } from './build-config';
+export type { BuildContext, BuildPhaseEvent } from './build-context';
 export type { DeviceValue, Residency, RunValue } from './residency';
 
 /** Every backend, highest priority first: the order `auto` tries them in. */
@@ -76,9 +78,11 @@ export interface Backend<N extends BackendName = BackendName> {
   /**
    * Validates `network` and builds an engine from it for `device` with `config`. A network
    * that breaks a layer's rules is a converter bug (InternalError); a layer the backend
-   * cannot run is UnsupportedOpError.
+   * cannot run is UnsupportedOpError. `context` (optional; compile() always passes one)
+   * carries the compile's logger, a progress sink for the backend's own build phases and an
+   * AbortSignal (./build-context.ts); a backend without phases may ignore it.
    */
-  build(network: Network, config: BuildConfig, device: EngineDevice): Promise<Uint8Array>;
+  build(network: Network, config: BuildConfig, device: EngineDevice, context?: BuildContext): Promise<Uint8Array>;
   /** Loads engine bytes from build() onto `device` (malformed bytes: BadModelError). */
   load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine>;
   /** The inputs and outputs of engine bytes, without loading them onto a device (malformed bytes: BadModelError). */

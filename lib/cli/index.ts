@@ -33,7 +33,8 @@ function modelOptions(cmd: Command): Command {
     .option('--min-block-size <n>', 'smallest TensorRT segment worth building (default 5)')
     .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of TensorRT')
     .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot run in TensorRT')
-    .option('-q, --quiet', 'no progress on stderr');
+    .option('-q, --quiet', 'no progress on stderr')
+    .option('--progress', "engine build phases (TensorRT's, with step/steps) on stderr also when it is not a terminal");
 }
 
 function runOptions(cmd: Command): Command {

@@ -23,6 +23,7 @@ export interface ModelOptions {
   torchExecutedOps?: string;
   requireFullCompilation?: boolean;
   quiet?: boolean;
+  progress?: boolean;
 }
 
 const COMPILE_FLAGS: ReadonlyArray<[keyof ModelOptions, string]> = [

@@ -1,6 +1,9 @@
 /**
  * Progress on stderr: a bar (cli-progress) when stderr is a terminal, plain timestamped
  * lines when it is not (logs, CI), nothing with `--quiet`. stdout stays the command's output.
+ * An engine build's own phases (TensorRT's IProgressMonitor: `Tactic selection 12/40`) show
+ * in the bar's message on a terminal, and as lines with `--progress`; both throttled, since
+ * TensorRT reports thousands of steps.
  */
 import { SingleBar } from 'cli-progress';
 
@@ -23,14 +26,35 @@ const silent: Progress = { onCompile: () => undefined, task: () => undefined, ti
 /** Stages before the engine builds: import, lowering, partitioning. */
 const FIXED_STEPS = 3;
 
-function lines(stream: NodeJS.WritableStream): Progress {
-  const started = performance.now();
-  const stamp = (): string => `${((performance.now() - started) / 1000).toFixed(1)}s`;
+/** At most one bar message per this many ms for build phases (a terminal redraws fast). */
+export const BAR_PHASE_MS = 100;
+/** At most one `--progress` line per this many ms for steps of one phase (phase starts always print). */
+export const LINE_PHASE_MS = 1000;
+
+/**
+ * Whether to show a build-phase event now: a phase start always; a step or end only when
+ * `intervalMs` has passed since the last one shown.
+ */
+export function phaseThrottle(intervalMs: number, now: () => number): (e: CompileProgressEvent) => boolean {
+  let last = -Infinity;
+  return (e) => {
+    const t = now();
+    if (e.phase?.state !== 'start' && t - last < intervalMs) return false;
+    last = t;
+    return true;
+  };
+}
+
+function lines(stream: NodeJS.WritableStream, phases: boolean, now: () => number): Progress {
+  const started = now();
+  const stamp = (): string => `${((now() - started) / 1000).toFixed(1)}s`;
   const write = (m: string): void => void stream.write(`tensorrt-node: [${stamp()}] ${m}\n`);
+  const showPhase = phaseThrottle(LINE_PHASE_MS, now);
   let task: { label: string; total: number; done: number; nextReport: number } | undefined;
   return {
     onCompile: (e) => {
       if (e.state === 'start') write(e.message);
+      else if (e.state === 'phase' && phases && e.phase?.state !== 'end' && showPhase(e)) write(e.message);
     },
     task: (label, total) => {
       task = { label, total, done: 0, nextReport: Math.ceil(total / 10) };
@@ -49,11 +73,12 @@ function lines(stream: NodeJS.WritableStream): Progress {
   };
 }
 
-function bar(stream: NodeJS.WritableStream): Progress {
+function bar(stream: NodeJS.WritableStream, now: () => number): Progress {
   const b = new SingleBar(
     { stream, format: '{bar} {value}/{total} {message} ({duration}s)', hideCursor: true, clearOnComplete: true, barsize: 24 },
   );
   let active = false;
+  const showPhase = phaseThrottle(BAR_PHASE_MS, now);
   const start = (total: number, message: string): void => {
     if (active) b.stop();
     b.start(total, 0, { message });
@@ -61,6 +86,10 @@ function bar(stream: NodeJS.WritableStream): Progress {
   };
   return {
     onCompile: (e) => {
+      if (e.state === 'phase') {
+        if (active && showPhase(e)) b.update({ message: e.message });
+        return;
+      }
       if (!active) start(FIXED_STEPS, e.message);
       if (e.engines !== undefined) b.setTotal(FIXED_STEPS + e.engines);
       if (e.state === 'end') b.increment(1, { message: e.message });
@@ -76,8 +105,15 @@ function bar(stream: NodeJS.WritableStream): Progress {
   };
 }
 
-/** The progress display for this process's stderr. */
-export function createProgress(options: { quiet?: boolean }, stream: NodeJS.WriteStream = process.stderr): Progress {
+/**
+ * The progress display for this process's stderr. `progress`: engine build phases as lines
+ * too when stderr is not a terminal (a terminal's bar always shows them). `now` is for tests.
+ */
+export function createProgress(
+  options: { quiet?: boolean; progress?: boolean },
+  stream: NodeJS.WriteStream = process.stderr,
+  now: () => number = () => performance.now(),
+): Progress {
   if (options.quiet) return silent;
-  return stream.isTTY ? bar(stream) : lines(stream);
+  return stream.isTTY ? bar(stream, now) : lines(stream, options.progress === true, now);
 }

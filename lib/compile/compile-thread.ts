@@ -9,11 +9,12 @@
  */
 import { Worker } from 'node:worker_threads';
 
+import { abortReason } from '../backends/build-context';
 import { createError, TensorRTNodeError } from '../errors';
 import { Graph } from '../ir/graph';
 import { serializeGraphToBuffer } from '../ir/serialize';
 import type { Logger } from '../logger';
-import type { CompileReply, CompileRequest, WireModel } from '../runtime/worker/compile-protocol';
+import type { CompileAbort, CompileReply, CompileRequest, WireModel } from '../runtime/worker/compile-protocol';
 import { workerFailure, workerScript } from '../runtime/worker/worker-client';
 import type { ModelSource } from './load-model';
 import type { CompiledProgram, ProgressHook } from './pipeline';
@@ -127,10 +128,24 @@ export function compileWorkerMissing(): string | null {
   }
 }
 
+/** Tells the worker when `signal` aborts; the compile then answers E_ABORTED (at the next check or TensorRT step). */
+function forwardAbort(c: CompileChannel, id: number, signal: AbortSignal | undefined): void {
+  if (signal === undefined) return;
+  const abort = (): void => {
+    if (!c.pending.has(id)) return;
+    c.worker.postMessage({ id, type: 'abort', reason: abortReason(signal) } satisfies CompileAbort);
+  };
+  if (signal.aborted) return abort();
+  signal.addEventListener('abort', abort, { once: true });
+  const p = c.pending.get(id)!;
+  const done = (): void => signal.removeEventListener('abort', abort);
+  c.pending.set(id, { ...p, resolve: (r) => (done(), p.resolve(r)), reject: (e) => (done(), p.reject(e)) });
+}
+
 /** Runs the compile pipeline on the compile worker; resolves what it produced. */
 export function compileOnWorker(model: ModelSource, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
-  const { logger: _logger, onProgress: _onProgress, ...settings } = resolved;
-  const request: CompileRequest = { id: nextId++, model: wireModel(model), settings };
+  const { logger: _logger, onProgress: _onProgress, signal, ...settings } = resolved;
+  const request: CompileRequest = { id: nextId++, model: wireModel(model), settings, abortable: signal !== undefined };
   let c: CompileChannel;
   try {
     c = open();
@@ -146,6 +161,8 @@ export function compileOnWorker(model: ModelSource, resolved: ResolvedSettings, 
     } catch (error) {
       settle(c, request.id);
       reject(createError('E_INVALID_ARGUMENT', `the model or settings cannot be sent to the compile worker: ${(error as Error).message}`));
+      return;
     }
+    forwardAbort(c, request.id, signal);
   });
 }

@@ -3,6 +3,7 @@
  * TensorRT segments converted to Networks and built by a backend; fallback segments kept as
  * graphs (./pipeline.ts, on the compile worker thread) → Program.
  */
+import { throwIfAborted } from '../backends/build-context';
 import { registeredCandidates } from '../conversion/registry';
 import { resolveLogger } from '../logger';
 import { partition, type PartitionReport } from '../partitioning/partition';
@@ -48,12 +49,14 @@ function convertersChanged(): boolean {
  * @throws {BadModelError} `E_BAD_MODEL`: the model cannot be read.
  * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: the named backend is not usable here (the reasons listed).
  * @throws {ShardingError} `E_SHARDING`: with tensorParallel, a model that cannot be split n ways.
+ * @throws {AbortedError} `E_ABORTED`: `signal` was aborted (a TensorRT build stops at its next step).
  */
 export function compile(model: ModelSource, settings: TensorParallelSettings): Promise<TensorParallelProgram>;
 export function compile(model: ModelSource, settings?: CompileSettings): Promise<Program>;
 export async function compile(model: ModelSource, settings: CompileSettings = {}): Promise<Program | TensorParallelProgram> {
   const resolved = resolveSettings(settings);
   if (resolved.tensorParallel !== undefined) return compileTensorParallel(model, settings as TensorParallelSettings, (g, s) => compile(g, s));
+  throwIfAborted(resolved.signal, 'compile()');
   const log = resolveLogger(resolved.logger);
   const progress = progressReporter(resolved.onProgress);
   progress('import', 'start', 'importing the model');
@@ -69,6 +72,8 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   } else {
     result = await compileOnWorker(model, resolved, log, progress);
   }
+  // Aborted after the worker's last check: the caller no longer wants the program.
+  throwIfAborted(resolved.signal, 'compile()');
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
   return warmStarted(new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals));
 }

@@ -20,11 +20,12 @@ import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments
 import { engineDeviceForBackend } from './device-target';
 import { isDynamicPlan, planInputShapes } from './input-shapes';
 import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../legalization';
-import type { CompileStage, CompileProgressEvent } from './progress';
+import { describePhase, type CompileStage, type CompileProgressEvent, type ProgressExtra } from './progress';
+import { throwIfAborted, type BuildContext } from '../backends/build-context';
 import { checkTorchExecutedOps, type ResolvedSettings } from './settings';
 
 /** Reports one stage boundary (progressReporter()'s signature). */
-export type ProgressHook = (stage: CompileStage, state: 'start' | 'end', message: string, extra?: Pick<CompileProgressEvent, 'index' | 'total' | 'engines'>) => void;
+export type ProgressHook = (stage: CompileStage, state: CompileProgressEvent['state'], message: string, extra?: ProgressExtra) => void;
 
 /** What a compile produces: everything a Program is made of, as data that crosses threads. */
 export interface CompiledProgram {
@@ -39,6 +40,16 @@ function io(values: readonly Value[], names: readonly string[]): ProgramIO[] {
   return values.map((v, i) => ({ name: names[i]!, value: v.name, dtype: v.tensorType.dtype, shape: [...v.tensorType.shape] }));
 }
 
+/**
+ * @throws {AbortedError} when `signal` is aborted. On the compile worker the caller's abort
+ * arrives as a message, so the check first lets the event loop turn once to receive it.
+ */
+async function checkAborted(signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return;
+  await new Promise((resolve) => setImmediate(resolve));
+  throwIfAborted(signal, 'compile()');
+}
+
 /** `settings.backend` resolved to a Backend (lib/backends/registry.ts); what `auto` passed over is logged and kept for the report. */
 export async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<BackendResolution> {
   const resolution = await resolveBackend(settings.backend);
@@ -49,6 +60,7 @@ export async function chooseBackend(settings: ResolvedSettings, log: Logger): Pr
 
 /** Runs the pipeline on an imported graph (a copy: the pipeline changes it), from the end of the import stage. */
 export async function compileGraph(graph: Graph, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
+  await checkAborted(resolved.signal);
   const modelOps = graph.calls().length;
   checkTorchExecutedOps(resolved.torchExecutedOps, graph);
   progress('import', 'end', `imported ${modelOps} ops`);
@@ -85,9 +97,15 @@ export async function compileGraph(graph: Graph, resolved: ResolvedSettings, log
       const profiles = dynamic ? segmentProfiles(s, shapes) : undefined;
       const where = { index: built, total: engines };
       const what = `engine ${built + 1}/${engines} (segment ${s.index}, ${s.nodes.length} ops)`;
+      await checkAborted(resolved.signal);
       progress('build', 'start', `building ${what}`, where);
       const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, resolved);
-      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, resolved.build, device), inputs, outputs, device: structuredClone(device) });
+      const context: BuildContext = {
+        log,
+        progress: (phase) => progress('build', 'phase', describePhase(`engine ${built + 1}/${engines}`, phase), { ...where, phase }),
+        ...(resolved.signal === undefined ? {} : { signal: resolved.signal }),
+      };
+      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, resolved.build, device, context), inputs, outputs, device: structuredClone(device) });
       progress('build', 'end', `built ${what}`, where);
       built++;
     } else {

@@ -74,6 +74,12 @@ export interface CompileSettings extends BuildSettings {
    */
   onProgress?: ProgressCallback;
   /**
+   * Stops the compile: compile() then rejects with AbortedError (`E_ABORTED`). Checked between
+   * stages and engines; a TensorRT engine build stops at its next step (TensorRT's
+   * IProgressMonitor.stepComplete answers false).
+   */
+  signal?: AbortSignal;
+  /**
    * The folder an ONNX model's external data files (weights stored beside the .onnx) are read
    * from. Default: the model file's folder; needed when compiling the bytes of a model whose
    * weights are external. Not allowed with a .pt2 archive or a Graph, which have none.
@@ -109,6 +115,8 @@ export interface ResolvedSettings {
   complexFallback: boolean;
   logger: Logger | undefined;
   onProgress: ProgressCallback | undefined;
+  /** Stays on the calling thread: the compile worker gets its own, aborted by message (./compile-thread.ts). */
+  signal: AbortSignal | undefined;
   device: ResolvedDeviceSetting;
   /** Ranks of a tensor-parallel compile; undefined for an ordinary one. */
   tensorParallel: number | undefined;
@@ -118,7 +126,7 @@ export interface ResolvedSettings {
   baseDir: string | undefined;
 }
 
-const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes', 'baseDir'];
+const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'signal', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes', 'baseDir'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
@@ -151,6 +159,10 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
   if (s.baseDir !== undefined && !(typeof s.baseDir === 'string' && s.baseDir.length > 0)) bad(`baseDir must be a folder path, got ${JSON.stringify(s.baseDir)}`);
   if (s.logger !== undefined && typeof s.logger !== 'function') bad('logger must be a function (level, message) => void');
   if (s.onProgress !== undefined && typeof s.onProgress !== 'function') bad('onProgress must be a function (event) => void');
+  // Duck-typed: an AbortSignal of another realm (a vm context, jest) is still one.
+  if (s.signal !== undefined && !(typeof s.signal === 'object' && s.signal !== null && typeof s.signal.aborted === 'boolean' && typeof s.signal.addEventListener === 'function')) {
+    bad('signal must be an AbortSignal (new AbortController().signal)');
+  }
   if (s.torchExecutedOps !== undefined) checkOpTargets(s.torchExecutedOps);
   const tensorParallel = (s as Partial<TensorParallelSettings>).tensorParallel;
   if (tensorParallel !== undefined && !(Number.isSafeInteger(tensorParallel) && tensorParallel >= 1)) {
@@ -173,6 +185,7 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
     complexFallback: s.complexFallback ?? false,
     logger: s.logger,
     onProgress: s.onProgress,
+    signal: s.signal,
     device: resolveDeviceSetting(s.device),
     tensorParallel,
     limits: runLimits(s.maxTensorBytes, 'compile settings'),

@@ -10,9 +10,11 @@ void Register(Napi::Env, Napi::Object) {}
 
 #else
 
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,39 +49,75 @@ Napi::Array DimsToJs(Napi::Env env, const std::vector<int64_t>& dims) {
   return a;
 }
 
+// The JS thread's answers to the build thread: whether TensorRT may continue after a step, and
+// that every event posted before a flush has been delivered. `closed` is set when the
+// thread-safe function is torn down (the env is going away), so a waiter never waits forever.
+struct Channel {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool closed = false;
+};
+
+struct Answer {
+  bool done = false;
+  bool proceed = false;
+};
+
 // An event from a TensorRT thread, delivered on the JS thread.
 struct Event {
-  std::string kind;  // "log" | "progress"
+  std::string kind;  // "log" | "progress" | "flush"
   int a = 0;         // severity | progress kind
   std::string text;  // message | phase
   std::string parent;
   int step = 0;
+  // Set for an event whose sender waits for the JS answer (a cancellable step, a flush).
+  std::shared_ptr<Channel> channel;
+  std::shared_ptr<Answer> answer;
 };
 
-// tensorrtBuild(program, onEvent, maxSeverity): builds on the thread pool; ILogger lines at or
-// below maxSeverity and IProgressMonitor events reach onEvent(kind, a, text, parent, step)
-// through a thread-safe function (TensorRT calls them on its own threads).
+// tensorrtBuild(program, onEvent, maxSeverity, ordinal, cancellable): builds on the thread pool;
+// ILogger lines at or below maxSeverity and IProgressMonitor events reach onEvent(kind, a,
+// text, parent, step) through a thread-safe function (TensorRT calls them on its own threads).
+// With `cancellable`, each stepComplete waits for onEvent's answer and a `false` stops the
+// build (TensorRT's own contract for stepComplete); without, the build never waits for JS.
+// Every event is delivered before the Promise settles (Run ends with a flush).
 class BuildWorker : public PromiseWorker {
  public:
-  BuildWorker(Napi::Env env, std::vector<uint8_t> program, Napi::Function onEvent, int maxSeverity, int ordinal)
-      : PromiseWorker(env, "tensorrt-node:tensorrtBuild"), program_(std::move(program)), ordinal_(ordinal) {
-    tsfn_ = Napi::ThreadSafeFunction::New(env, onEvent, "tensorrt-node:tensorrtEvents", 0, 1);
+  BuildWorker(Napi::Env env, std::vector<uint8_t> program, Napi::Function onEvent, int maxSeverity, int ordinal, bool cancellable)
+      : PromiseWorker(env, "tensorrt-node:tensorrtBuild"), program_(std::move(program)), ordinal_(ordinal), channel_(std::make_shared<Channel>()) {
+    // The finalizer runs after the queue is drained: on Release, or when the env is torn down.
+    tsfn_ = Napi::ThreadSafeFunction::New(env, onEvent, "tensorrt-node:tensorrtEvents", 0, 1, new std::shared_ptr<Channel>(channel_),
+                                          [](Napi::Env, std::shared_ptr<Channel>* channel) {
+                                            {
+                                              std::lock_guard<std::mutex> lock((*channel)->mutex);
+                                              (*channel)->closed = true;
+                                            }
+                                            (*channel)->changed.notify_all();
+                                            delete channel;
+                                          });
     events_.log = [this, maxSeverity](int severity, const std::string& message) {
-      if (severity <= maxSeverity) Post(new Event{"log", severity, message, "", 0});
+      if (severity <= maxSeverity) Post(new Event{"log", severity, message, "", 0, nullptr, nullptr});
     };
-    events_.progress = [this](int kind, const std::string& phase, const std::string& parent, int step) {
-      Post(new Event{"progress", kind, phase, parent, step});
+    events_.progress = [this, cancellable](int kind, const std::string& phase, const std::string& parent, int step) {
+      if (cancellable && kind == 1) {
+        if (!Ask(new Event{"progress", kind, phase, parent, step, nullptr, nullptr})) events_.cancel = true;
+      } else {
+        Post(new Event{"progress", kind, phase, parent, step, nullptr, nullptr});
+      }
     };
   }
 
  protected:
   // TensorRT builds for the device whose context is current on the building thread.
   bool Run(NativeError* error) override {
+    bool ok = true;
     if (ordinal_ >= 0) {
       cuda::Device* device = cuda::GetDevice(ordinal_, error);
-      if (device == nullptr || !cuda::MakeCurrent(*device, error)) return false;
+      ok = device != nullptr && cuda::MakeCurrent(*device, error);
     }
-    return BuildEngine(program_.data(), program_.size(), &events_, &out_, error);
+    if (ok) ok = BuildEngine(program_.data(), program_.size(), &events_, &out_, error);
+    Ask(new Event{"flush", 0, "", "", 0, nullptr, nullptr});
+    return ok;
   }
 
   Napi::Value Result(Napi::Env env) override {
@@ -94,18 +132,49 @@ class BuildWorker : public PromiseWorker {
   void Finally(Napi::Env) override { tsfn_.Release(); }
 
  private:
+  static void Deliver(Napi::Env env, Napi::Function fn, Event* e) {
+    std::unique_ptr<Event> owned(e);
+    bool proceed = false;  // a throwing or vanished callback stops the build
+    if (env != nullptr && !fn.IsEmpty() && owned->kind != "flush") {
+      try {
+        Napi::Value r = fn.Call({Napi::String::New(env, owned->kind), Napi::Number::New(env, owned->a), Napi::String::New(env, owned->text),
+                                 Napi::String::New(env, owned->parent), Napi::Number::New(env, owned->step)});
+        proceed = !(r.IsBoolean() && !r.As<Napi::Boolean>().Value());
+      } catch (const Napi::Error&) {
+        proceed = false;
+      }
+    }
+    if (owned->answer != nullptr) {
+      {
+        std::lock_guard<std::mutex> lock(owned->channel->mutex);
+        owned->answer->done = true;
+        owned->answer->proceed = proceed;
+      }
+      owned->channel->changed.notify_all();
+    }
+  }
+
   void Post(Event* event) {
-    const napi_status status = tsfn_.NonBlockingCall(event, [](Napi::Env env, Napi::Function fn, Event* e) {
-      std::unique_ptr<Event> owned(e);
-      if (env == nullptr || fn.IsEmpty()) return;
-      fn.Call({Napi::String::New(env, owned->kind), Napi::Number::New(env, owned->a), Napi::String::New(env, owned->text),
-               Napi::String::New(env, owned->parent), Napi::Number::New(env, owned->step)});
-    });
-    if (status != napi_ok) delete event;
+    if (tsfn_.NonBlockingCall(event, Deliver) != napi_ok) delete event;
+  }
+
+  // Delivers `event` and waits for the JS thread's answer; false when it said stop or is gone.
+  bool Ask(Event* event) {
+    auto answer = std::make_shared<Answer>();
+    event->channel = channel_;
+    event->answer = answer;
+    if (tsfn_.BlockingCall(event, Deliver) != napi_ok) {
+      delete event;
+      return false;
+    }
+    std::unique_lock<std::mutex> lock(channel_->mutex);
+    channel_->changed.wait(lock, [&] { return answer->done || channel_->closed; });
+    return answer->done && answer->proceed;
   }
 
   std::vector<uint8_t> program_;
   int ordinal_;
+  std::shared_ptr<Channel> channel_;
   Napi::ThreadSafeFunction tsfn_;
   BuildEvents events_;
   BuildOutput out_;
@@ -113,11 +182,12 @@ class BuildWorker : public PromiseWorker {
 
 Napi::Value TensorrtBuild(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() != 4 || !info[1].IsFunction() || !info[2].IsNumber() || !info[3].IsNumber()) {
-    throw Napi::TypeError::New(env, "tensorrtBuild(program: Uint8Array, onEvent: Function, maxSeverity: number, deviceOrdinal: number)");
+  if (info.Length() != 5 || !info[1].IsFunction() || !info[2].IsNumber() || !info[3].IsNumber() || !info[4].IsBoolean()) {
+    throw Napi::TypeError::New(env,
+                               "tensorrtBuild(program: Uint8Array, onEvent: Function, maxSeverity: number, deviceOrdinal: number, cancellable: boolean)");
   }
   auto* worker = new BuildWorker(env, BytesOf(info[0], "program"), info[1].As<Napi::Function>(), info[2].As<Napi::Number>().Int32Value(),
-                                 info[3].As<Napi::Number>().Int32Value());
+                                 info[3].As<Napi::Number>().Int32Value(), info[4].As<Napi::Boolean>().Value());
   return worker->Start();
 }
 

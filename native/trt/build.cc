@@ -433,7 +433,7 @@ bool BuildEngine(const uint8_t* program, size_t size, BuildEvents* events, Build
     Owned<nv::IHostMemory> plan(builder->buildSerializedNetwork(*network, *builderConfig));
     if (plan == nullptr) {
       if (events != nullptr && events->cancel.load()) {
-        *error = NativeError{"E_INVALID_ARGUMENT", "the TensorRT engine build was cancelled", {}, {}, {}};
+        *error = NativeError{"E_ABORTED", "the TensorRT engine build was cancelled (stepComplete answered false)", {{"call", "buildSerializedNetwork()"}}, {}, {}};
         return false;
       }
       return fail("buildSerializedNetwork()");

@@ -20,7 +20,7 @@ struct BuildOutput {
 
 // E_TENSORRT_MISSING (no usable libnvinfer), E_BAD_MODEL (malformed program), E_TENSORRT
 // (TensorRT refused a call or the build; the message carries TensorRT's last logged error),
-// E_INVALID_ARGUMENT (the build was cancelled through BuildEvents::cancel).
+// E_ABORTED (the build was cancelled through BuildEvents::cancel).
 bool BuildEngine(const uint8_t* program, size_t size, BuildEvents* events, BuildOutput* out, NativeError* error);
 
 }  // namespace trtn::trt

@@ -29,17 +29,39 @@ std::vector<std::string> CandidateNames() {
 #endif
 }
 
+// One line, as `doctor` and tensorrtStatus() show it: what was searched, where, and what to do.
+std::string MissingMessage(const std::vector<std::string>& names, const std::vector<std::string>& failures) {
+  bool absent = true;
+  for (const auto& f : failures) absent = absent && (f.find("No such file") != std::string::npos || f.find("not find") != std::string::npos);
+  std::string message = names.front() + (absent ? " not found" : " could not be loaded") + "; searched ";
+#ifdef _WIN32
+  message += "the DLL search path for ";
+#else
+  const std::string ldPath = GetEnv("LD_LIBRARY_PATH");
+  if (names.front().find('/') == std::string::npos) {
+    message += "the dynamic loader's path (LD_LIBRARY_PATH " + (ldPath.empty() ? std::string("unset") : "= " + ldPath) +
+               ", the ld.so cache, /lib, /usr/lib) for ";
+  }
+#endif
+  for (size_t i = 0; i < failures.size(); ++i) {
+    // A failure reads "NAME: REASON", and dlerror's REASON repeats "NAME: ".
+    std::string reason = failures[i];
+    for (int k = 0; k < 2 && i < names.size() && reason.rfind(names[i] + ": ", 0) == 0; ++k) reason = reason.substr(names[i].size() + 2);
+    message += (i == 0 ? "" : ", ") + (i < names.size() ? names[i] : std::string("?")) + " (" + reason + ")";
+  }
+  return message +
+         "; set TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the "
+         "TensorRT tar from developer.nvidia.com/tensorrt with its lib folder on LD_LIBRARY_PATH). Until then, `auto` "
+         "takes the next backend.";
+}
+
 State* Load() {
   auto* state = new State();  // never freed: unloading TensorRT at exit is unsafe
   std::vector<std::string> failures;
-  OpenedLibrary lib = OpenFirstLibrary(CandidateNames(), &failures);
+  const std::vector<std::string> names = CandidateNames();
+  OpenedLibrary lib = OpenFirstLibrary(names, &failures);
   if (lib.handle == nullptr) {
-    std::string message = "The TensorRT library (libnvinfer) could not be loaded. Tried:";
-    for (const auto& failure : failures) message += "\n  - " + failure;
-    message +=
-        "\nInstall TensorRT 10 and add its lib directory to LD_LIBRARY_PATH, or set TENSORRT_NODE_TENSORRT_LIBRARY to "
-        "the full path of libnvinfer.so.10. Without it, programs run on the CPU reference backend.";
-    state->error = NativeError{"E_TENSORRT_MISSING", message, {}, {}, {{"tried", failures}}};
+    state->error = NativeError{"E_TENSORRT_MISSING", MissingMessage(names, failures), {}, {}, {{"tried", failures}}};
     return state;
   }
   auto version = reinterpret_cast<PFN_getInferLibVersion>(FindSymbol(lib.handle, "getInferLibVersion"));

@@ -4,20 +4,11 @@
  */
 import { compile, dryRun, type CompileProgressEvent } from '../../lib/compile';
 import { InvalidArgumentError } from '../../lib/errors';
-import { call } from '../../lib/ir/builder';
-import { Graph, tensorType, type Value } from '../../lib/ir/graph';
+import type { Graph } from '../../lib/ir/graph';
+import { reluChain } from '../helpers/relu-chain';
 import { closeMatches, editDistance } from '../../lib/compile/suggest';
 
-/** relu ×3, gelu, relu ×3: with gelu forced out and minBlockSize 2, two engines and one fallback segment. */
-function chain(): Graph {
-  const g = new Graph('chain');
-  let v: Value = g.addInput('x', tensorType('float32', [2, 3]));
-  for (const name of ['r1', 'r2', 'r3', 'g1', 'r4', 'r5', 'r6']) {
-    v = call(g, name.startsWith('r') ? 'aten.relu.default' : 'aten.gelu.default', { self: v }, { name }).output;
-  }
-  g.setOutputs([v], ['y']);
-  return g;
-}
+const chain = (): Graph => reluChain();
 
 test('onProgress: import, lowering, partitioning, then each engine build with index and total', async () => {
   const events: CompileProgressEvent[] = [];

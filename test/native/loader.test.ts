@@ -211,3 +211,34 @@ describeOnLinux('worker threads', () => {
     expect(outcome.after).toMatchObject(expected);
   });
 });
+
+describeOnLinux('TensorRT absent', () => {
+  test('doctor says `TensorRT none`, what was searched and how to install TensorRT (TENSORRT_LIBRARY names a missing file)', () => {
+    const missing = path.join(tmp!, 'no-such', 'libnvinfer.so.10');
+    const text = runCli(['doctor'], { TENSORRT_LIBRARY: missing });
+    expect(text.status).toBe(0);
+    expect(text.stdout).toContain(
+      `TensorRT      none (${missing} not found; searched ${missing} (cannot open shared object file: No such file or directory); ` +
+        'set TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the TensorRT tar from ' +
+        'developer.nvidia.com/tensorrt with its lib folder on LD_LIBRARY_PATH). Until then, `auto` takes the next backend.) [E_TENSORRT_MISSING]',
+    );
+  });
+
+  test('without an override, the reason names the loader path searched (or, on a machine with TensorRT, the library found)', () => {
+    const empty = makeTempDir('loader-ld');
+    try {
+      const { status, stdout } = runCli(['doctor', '--json'], { TENSORRT_LIBRARY: '', LD_LIBRARY_PATH: empty });
+      expect(status).toBe(0);
+      const library = (JSON.parse(stdout) as DoctorReport & { tensorrt: { library: { found: boolean; reason?: string; path?: string } } }).tensorrt.library;
+      if (library.found) {
+        expect(library.path).toMatch(/libnvinfer\.so(\.10)?$/);
+      } else {
+        expect(library.reason).toMatch(
+          new RegExp(`^libnvinfer\\.so\\.10 not found; searched the dynamic loader's path \\(LD_LIBRARY_PATH = ${empty.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, the ld\\.so cache, /lib, /usr/lib\\) for libnvinfer\\.so\\.10 \\(.+\\), libnvinfer\\.so \\(.+\\); set TENSORRT_LIBRARY`),
+        );
+      }
+    } finally {
+      removeTempDir(empty);
+    }
+  });
+});

@@ -4,6 +4,7 @@
  */
 import { TensorRTMissingError } from '../../errors';
 import { getAddon } from '../../native';
+import type { NativeBuildEvent } from './build-events';
 
 export interface NativeTensorRTEngine {
   io(): Array<{ name: string; input: boolean; dataType: number; dims: number[] }>;
@@ -15,13 +16,13 @@ export interface NativeTensorRTEngine {
 }
 
 export interface TensorRTBinding {
-  /** Replays a program (./program.ts) and builds; events: ('log', severity, message) and ('progress', kind, phase, parent, step). */
-  tensorrtBuild(
-    program: Uint8Array,
-    onEvent: (kind: 'log' | 'progress', a: number, text: string, parent: string, step: number) => void,
-    maxSeverity: number,
-    deviceOrdinal: number,
-  ): Promise<{ plan: Uint8Array; timingCache: Uint8Array; libraryVersion: number; hardwareCompatibility: number }>;
+  /**
+   * Replays a program (./program.ts) and builds on the thread pool; events: ('log', severity,
+   * message) and ('progress', kind, phase, parent, step), all delivered before the Promise
+   * settles. With `cancellable`, each stepComplete waits for onEvent's answer to the step
+   * and `false` stops the build (E_ABORTED); without, answers are ignored and nothing waits.
+   */
+  tensorrtBuild(program: Uint8Array, onEvent: NativeBuildEvent, maxSeverity: number, deviceOrdinal: number, cancellable: boolean): Promise<{ plan: Uint8Array; timingCache: Uint8Array; libraryVersion: number; hardwareCompatibility: number }>;
   /** Deserializes a plan with the device's context current (ordinal -1: whatever is current). */
   tensorrtLoad(plan: Uint8Array, allowHostCode: boolean, deviceOrdinal: number): Promise<NativeTensorRTEngine>;
   /** Resolves when libnvinfer is usable by this build's headers; rejects E_TENSORRT_MISSING saying why not. */

@@ -2,7 +2,8 @@
  * The `tensorrt` backend: build() encodes the network as a replay program (./program.ts), and
  * the addon (native/trt) replays it into a strongly typed INetworkDefinition, configures the
  * builder from the BuildConfig and builds on the thread pool, TensorRT's log and progress
- * reaching the library logger; load() deserializes the plan on the engine's device, and each
+ * reaching the build context's logger and progress sink (./build-events.ts), its AbortSignal
+ * answering stepComplete; load() deserializes the plan on the engine's device, and each
  * run takes an execution context from the engine's pool, sets shapes and device addresses and
  * enqueues on the device's stream. Built engines are cached on disk (./engine-cache.ts).
  */
@@ -17,21 +18,17 @@ import type { EngineDevice } from '../../runtime/device-selection';
 import type { Tensor } from '../../tensor';
 import { formatTensorRTVersion, tensorrtStatus } from '../../tensorrt';
 import type { BuildConfig } from '../build-config';
+import { abortedError, throwIfAborted, type BuildContext } from '../build-context';
 import type { DeviceValue, RunValue } from '../residency';
 import type { Availability, Backend, Engine, EngineSignature } from '../types';
 import { BUILT_WITHOUT_TENSORRT, tensorrtBinding, type NativeTensorRTEngine } from './binding';
+import { buildEventHandler, MAX_SEVERITY } from './build-events';
 import { engineCacheDir, engineCacheKey, readCachedEngine, timingCachePath, writeCachedEngine } from './engine-cache';
 import { deserializeTensorRTEngine, serializeTensorRTEngine, type EngineTensor } from './engine-format';
 import { encodeProgram, type ReplayBuildOptions } from './program';
 
 export { encodeProgram } from './program';
 export { deserializeTensorRTEngine, serializeTensorRTEngine } from './engine-format';
-
-/** ILogger severities (kINTERNAL_ERROR … kVERBOSE) → the library's log levels. */
-const SEVERITY = ['warn', 'warn', 'warn', 'debug', 'debug'] as const;
-const SEVERITY_NAME = ['internal error', 'error', 'warning', 'info', 'verbose'];
-/** Forward TensorRT's log up to kINFO (kVERBOSE is filtered natively: it is very long). */
-const MAX_SEVERITY = 3;
 
 /** TensorRT's version once a probe found the library (what engines record as backendVersion). */
 let foundVersion: string | undefined;
@@ -43,7 +40,7 @@ export async function tensorrtRefusals(): Promise<string[]> {
     const status = await tensorrtStatus();
     if (status.library.found) foundVersion = status.library.version;
     if (!status.backendBuilt) reasons.push(BUILT_WITHOUT_TENSORRT);
-    if (!status.library.found) reasons.push(`libnvinfer: ${status.library.reason}`);
+    if (!status.library.found) reasons.push(status.library.reason);
     if (status.backendBuilt && status.library.found) {
       try {
         await tensorrtBinding().tensorrtCheckApi();
@@ -103,7 +100,7 @@ function isReadable(bytes: Uint8Array): boolean {
   }
 }
 
-async function build(network: Network, config: BuildConfig, device: EngineDevice): Promise<Uint8Array> {
+async function build(network: Network, config: BuildConfig, device: EngineDevice, context: BuildContext | undefined): Promise<Uint8Array> {
   const binding = tensorrtBinding();
   const { libraryVersion } = await binding.tensorrtCheckApi();
   if (network.layers.length === 0) throw new UnsupportedOpError(`network "${network.name}" has no layers; TensorRT builds no empty engine`);
@@ -115,24 +112,26 @@ async function build(network: Network, config: BuildConfig, device: EngineDevice
   if (cacheDir !== null && key !== null) {
     const cached = readCachedEngine(cacheDir, key);
     if (cached !== null && isReadable(cached)) {
-      resolveLogger()('debug', `tensorrt: engine of network "${network.name}" found in the engine cache (${key.slice(0, 12)})`);
+      (context?.log ?? resolveLogger())('debug', `tensorrt: engine of network "${network.name}" found in the engine cache (${key.slice(0, 12)})`);
       return cached;
     }
   }
-  // The Backend contract passes no logger to build(): TensorRT's log and progress go to the
-  // library's default logger (DEBUG=tensorrt-node) until it does.
-  const log = resolveLogger();
-  const result = await binding.tensorrtBuild(
-    program,
-    (kind, a, text, parent, step) => {
-      if (kind === 'log') log(SEVERITY[a] ?? 'debug', `TensorRT ${SEVERITY_NAME[a] ?? a}: ${text}`);
-      else if (a === 0) log('info', `TensorRT: ${text}${parent === '' ? '' : ` (in ${parent})`} started, ${step} steps`);
-      else if (a === 1) log('debug', `TensorRT: ${text} step ${step + 1} done`);
-      else log('debug', `TensorRT: ${text} finished`);
-    },
-    MAX_SEVERITY,
-    device.type === 'gpu' && device.gpuId !== null ? device.gpuId : -1,
-  );
+  const log = context?.log ?? resolveLogger();
+  const signal = context?.signal;
+  throwIfAborted(signal, `the TensorRT engine build of network "${network.name}"`);
+  const events = buildEventHandler(log, context);
+  let result: Awaited<ReturnType<typeof binding.tensorrtBuild>>;
+  try {
+    // With a signal, every TensorRT step waits for onEvent's answer, so an abort stops the build at the next step.
+    result = await binding.tensorrtBuild(program, events.onEvent, MAX_SEVERITY, device.type === 'gpu' && device.gpuId !== null ? device.gpuId : -1, signal !== undefined);
+  } catch (error) {
+    if (events.failure !== null) throw events.failure.error;
+    if (error instanceof TensorRTNodeError && error.code === 'E_ABORTED') throw abortedError(signal, `the TensorRT engine build of network "${network.name}"`, error);
+    throw error;
+  }
+  if (events.failure !== null) throw events.failure.error;
+  // Aborted after TensorRT's last step: the engine exists, but the caller no longer wants it.
+  throwIfAborted(signal, `the TensorRT engine build of network "${network.name}"`);
   if (timing.writeTo !== null && result.timingCache.byteLength > 0) writeTimingCache(timing.writeTo, result.timingCache);
   const engine = serializeTensorRTEngine({
     libraryVersion: result.libraryVersion,
@@ -224,10 +223,10 @@ export const tensorrtBackend = {
     const reasons = await tensorrtRefusals();
     return reasons.length === 0 ? { ok: true } : { ok: false, reasons };
   },
-  async build(network: Network, config: BuildConfig, device: EngineDevice): Promise<Uint8Array> {
+  async build(network: Network, config: BuildConfig, device: EngineDevice, context?: BuildContext): Promise<Uint8Array> {
     const reasons = await tensorrtRefusals();
     if (reasons.length > 0) throw new TensorRTMissingError(`the tensorrt backend cannot build engines here: ${reasons.join('; ')}`, { details: { backend: 'tensorrt', reasons } });
-    return build(network, config, device);
+    return build(network, config, device, context);
   },
   async load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine> {
     const record = deserializeTensorRTEngine(engine);

@@ -9,7 +9,7 @@ import { loadModel } from '../../compile/load-model';
 import { compileGraph } from '../../compile/pipeline';
 import type { ResolvedSettings } from '../../compile/settings';
 import { deserializeGraphFromBuffer } from '../../ir/serialize';
-import type { CompileReply, CompileRequest } from './compile-protocol';
+import type { CompileAbort, CompileReply, CompileRequest } from './compile-protocol';
 import { asResourceLimitError } from '../resource-limits';
 import { toWireError } from './worker-protocol';
 
@@ -17,11 +17,14 @@ const port = parentPort;
 if (port === null) throw new Error('compile-worker runs on a worker thread only');
 let queue: Promise<void> = Promise.resolve();
 
-async function serve(request: CompileRequest): Promise<void> {
+/** The signal of each compile received and not yet answered, aborted by a CompileAbort. */
+const controllers = new Map<number, AbortController>();
+
+async function serve(request: CompileRequest, signal: AbortSignal | undefined): Promise<void> {
   const { id, model } = request;
   const post = (reply: CompileReply): void => port!.postMessage(reply);
   try {
-    const settings: ResolvedSettings = { ...request.settings, logger: undefined, onProgress: undefined };
+    const settings: ResolvedSettings = { ...request.settings, logger: undefined, onProgress: undefined, signal };
     const graph = model.kind === 'graph' ? deserializeGraphFromBuffer(model.bytes) : loadModel(model.kind === 'path' ? model.path : model.bytes, { baseDir: settings.baseDir });
     const result = await compileGraph(
       graph,
@@ -32,9 +35,18 @@ async function serve(request: CompileRequest): Promise<void> {
     post({ id, type: 'done', result });
   } catch (error) {
     post({ id, type: 'error', error: toWireError(asResourceLimitError(error)) });
+  } finally {
+    controllers.delete(id);
   }
 }
 
-port.on('message', (request: CompileRequest) => {
-  queue = queue.then(() => serve(request));
+port.on('message', (message: CompileRequest | CompileAbort) => {
+  if ('type' in message) {
+    controllers.get(message.id)?.abort(message.reason === '' ? undefined : new Error(message.reason));
+    return;
+  }
+  // Only a compile whose caller gave a signal gets one: with it, TensorRT's steps wait for this thread.
+  const controller = message.abortable ? new AbortController() : undefined;
+  if (controller !== undefined) controllers.set(message.id, controller);
+  queue = queue.then(() => serve(message, controller?.signal));
 });

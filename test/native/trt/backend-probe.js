@@ -37,11 +37,43 @@ async function main(scenario) {
     loaded.dispose();
     return result;
   }
+  if (scenario === 'events' || scenario === 'abort' || scenario === 'throw') {
+    // One timeline of what reaches JS: log records, build phases, a setImmediate queued before
+    // the build, and the build's settlement. With a signal every TensorRT step waits for this
+    // thread's answer, so this thread runs while the build is in flight.
+    const timeline = [];
+    const controller = new AbortController();
+    const context = {
+      log: (level, message) => timeline.push({ log: level, message }),
+      progress: (event) => {
+        timeline.push({ progress: event });
+        if (event.state === 'step' && scenario === 'abort') controller.abort();
+        if (event.state === 'step' && scenario === 'throw') throw new Error('progress callback failed');
+      },
+      signal: controller.signal,
+    };
+    setImmediate(() => timeline.push('immediate'));
+    try {
+      const engine = await backend.build(network(), DEFAULT_BUILD_CONFIG, CPU, context);
+      timeline.push({ resolved: engine.byteLength > 0 });
+    } catch (e) {
+      timeline.push({ rejected: error(e) });
+    }
+    return { timeline };
+  }
   if (scenario === 'build-twice') {
     // With TENSORRT_NODE_ENGINE_CACHE set: the second build of the same network comes from the cache.
     const a = await backend.build(network(), DEFAULT_BUILD_CONFIG, CPU);
     const b = await backend.build(network(), DEFAULT_BUILD_CONFIG, CPU);
     return { same: Buffer.from(a).equals(Buffer.from(b)), bytes: a.byteLength };
+  }
+  if (scenario === 'choose') {
+    // What compile() logs when it resolves `auto` (lib/compile/pipeline.ts), and a named tensorrt.
+    const { chooseBackend } = require(path.join(dist, 'compile', 'pipeline'));
+    const logs = [];
+    const chosen = await chooseBackend({ backend: 'auto' }, (level, message) => logs.push({ level, message }));
+    const named = await chooseBackend({ backend: 'tensorrt' }, () => undefined).catch(error);
+    return { backend: chosen.backend.name, logs, named, status: await tensorrtStatus() };
   }
   if (scenario === 'auto') {
     const r = await resolveBackend('auto');

@@ -82,8 +82,86 @@ describeWithTensorRT(
     const missing = path.join(ctx.tmp, 'no-such', 'libnvinfer.so.10');
     const { outcome } = probe('build', { TENSORRT_NODE_TENSORRT_LIBRARY: missing });
     expect(outcome).toMatchObject({ ok: false, error: { name: 'TensorRTMissingError', code: 'E_TENSORRT_MISSING' } });
-    expect(outcome.error!.message).toContain(`the tensorrt backend cannot build engines here: libnvinfer: The TensorRT library (libnvinfer) could not be loaded. Tried:\n  - ${missing}`);
-    expect(outcome.error!.message).toContain('Install TensorRT 10');
+    expect(outcome.error!.message).toBe(
+      `the tensorrt backend cannot build engines here: ${missing} not found; searched ${missing} (cannot open shared object file: No such file or directory); ` +
+        'set TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the TensorRT tar from ' +
+        'developer.nvidia.com/tensorrt with its lib folder on LD_LIBRARY_PATH). Until then, `auto` takes the next backend.',
+    );
+  });
+
+  it('without libnvinfer, `auto` takes the next backend and says so once; `tensorrt` by name is E_TENSORRT_MISSING with the reason', () => {
+    const missing = path.join(ctx.tmp, 'no-such', 'libnvinfer.so.10');
+    const { outcome } = probe('choose', { TENSORRT_NODE_TENSORRT_LIBRARY: missing });
+    const value = outcome.value as { backend: string; logs: Array<{ level: string; message: string }>; named: { code: string; message: string }; status: { library: { reason: string } } };
+    expect(value.backend).not.toBe('tensorrt');
+    const reason = value.status.library.reason;
+    expect(reason).toMatch(/^\/.*libnvinfer\.so\.10 not found; searched .*; set TENSORRT_LIBRARY to the path of libnvinfer\.so\.10, or install TensorRT 10 /);
+    expect(value.logs.filter((l) => l.message.startsWith('backend tensorrt'))).toEqual([{ level: 'info', message: `backend tensorrt is not usable here: ${reason}` }]);
+    expect(value.logs.filter((l) => l.message.startsWith('engine segments run on the'))).toEqual([
+      { level: 'info', message: `engine segments run on the ${value.backend} backend (\`tensorrt-node doctor\` says why not the others)` },
+    ]);
+    expect(value.named).toMatchObject({ code: 'E_TENSORRT_MISSING' });
+    expect(value.named.message).toContain(`backend "tensorrt" was asked for, but it is not usable here (tensorrt: ${reason})`);
+  });
+
+  it('with the library present, the same probe takes tensorrt and logs no refusal of it', () => {
+    const { outcome } = probe('choose');
+    expect(outcome.value).toMatchObject({ backend: 'tensorrt', logs: [], named: { backend: { name: 'tensorrt' }, refusals: [] }, status: { library: { found: true, path: ctx.built.library } } });
+  });
+
+  it('TensorRT’s log and progress reach the build context in order, on the JS thread, while the build runs', () => {
+    const { outcome } = probe('events');
+    const timeline = (outcome.value as { timeline: unknown[] }).timeline;
+    const start = (phase: string, steps: number, parent?: string): unknown => ({ progress: { state: 'start', phase, ...(parent === undefined ? {} : { parent }), step: 0, steps } });
+    const step = (phase: string, n: number, steps: number, parent?: string): unknown => ({ progress: { state: 'step', phase, ...(parent === undefined ? {} : { parent }), step: n, steps } });
+    const end = (phase: string, steps: number, parent?: string): unknown => ({ progress: { state: 'end', phase, ...(parent === undefined ? {} : { parent }), step: steps, steps } });
+    const progress = timeline.filter((t) => typeof t === 'object' && t !== null && 'progress' in t);
+    expect(progress).toEqual([
+      start('Building engine', 2),
+      start('Layer fusion', 2, 'Building engine'),
+      step('Layer fusion', 1, 2, 'Building engine'),
+      step('Layer fusion', 2, 2, 'Building engine'),
+      end('Layer fusion', 2, 'Building engine'),
+      step('Building engine', 1, 2),
+      start('Tactic selection', 3, 'Building engine'),
+      step('Tactic selection', 1, 3, 'Building engine'),
+      step('Tactic selection', 2, 3, 'Building engine'),
+      step('Tactic selection', 3, 3, 'Building engine'),
+      end('Tactic selection', 3, 'Building engine'),
+      step('Building engine', 2, 2),
+      end('Building engine', 2),
+    ]);
+    // kINFO → debug, kWARNING → warn, kVERBOSE filtered before it crosses threads; all before the first phase.
+    const logs = timeline.filter((t) => typeof t === 'object' && t !== null && 'log' in t && String((t as unknown as { message: string }).message).startsWith('TensorRT '));
+    expect(logs).toEqual([
+      { log: 'debug', message: 'TensorRT info: fake build: replayed network accepted' },
+      { log: 'warn', message: 'TensorRT warning: fake build: a warning line' },
+    ]);
+    expect(timeline.indexOf(logs[1])).toBeLessThan(timeline.indexOf(progress[0]));
+    // Every event arrives before the build settles, and the event loop turned while it ran.
+    expect(timeline[timeline.length - 1]).toEqual({ resolved: true });
+    expect(timeline.indexOf('immediate')).toBeGreaterThanOrEqual(0);
+    expect(timeline.indexOf('immediate')).toBeLessThan(timeline.length - 1);
+  });
+
+  it('aborting the signal from JS makes the next stepComplete answer false: the build stops with E_ABORTED', () => {
+    const { outcome, calls } = probe('abort');
+    const timeline = (outcome.value as { timeline: Array<Record<string, unknown>> }).timeline;
+    const steps = timeline.filter((t) => (t.progress as { state?: string } | undefined)?.state === 'step');
+    // Aborted inside the first step's callback: that step's answer is already false; TensorRT ends its phases.
+    expect(steps).toEqual([{ progress: { state: 'step', phase: 'Layer fusion', parent: 'Building engine', step: 1, steps: 2 } }]);
+    expect(timeline.filter((t) => (t.progress as { state?: string } | undefined)?.state === 'end').map((t) => (t.progress as { phase: string }).phase)).toEqual(['Layer fusion', 'Building engine']);
+    expect(timeline[timeline.length - 1]).toEqual({
+      rejected: { name: 'AbortedError', code: 'E_ABORTED', message: 'the TensorRT engine build of network "probe" was aborted', details: {} },
+    });
+    expect(calls.filter((c) => c.m === 'VBuilder::buildSerializedNetwork')).toHaveLength(1);
+  });
+
+  it('a progress callback that throws stops the build, and the build rejects with its error', () => {
+    const { outcome } = probe('throw');
+    const timeline = (outcome.value as { timeline: Array<Record<string, unknown>> }).timeline;
+    expect(timeline.filter((t) => (t.progress as { state?: string } | undefined)?.state === 'step')).toHaveLength(1);
+    expect(timeline[timeline.length - 1]).toEqual({ rejected: { name: 'Error', message: 'progress callback failed' } });
   });
 
   it('a build TensorRT refuses is E_TENSORRT with TensorRT’s message', () => {
