@@ -545,7 +545,7 @@ defineOnnxOp('GlobalMaxPool', (ctx) => globalPool(ctx, 'aten.amax.default'));
 // ---------------------------------------------------------------------------------------------
 // Resize
 
-const RESIZE_COORDINATES = new Set(['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric']);
+const RESIZE_COORDINATES = new Set(['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'half_pixel_symmetric', 'tf_crop_and_resize']);
 
 /** floor(in * scale) as ONNX Runtime computes it (float32 product), exact for symbolic dims when possible. */
 function onnxScaledDim(ctx: OnnxContext, d: Dim, scale: number): Dim {
@@ -574,15 +574,19 @@ defineOnnxOp('Resize', (ctx) => {
   const rank = shape.length;
   if (rank !== 4) ctx.unsupported(`only 4-D [N, C, H, W] inputs are supported, got ${fmtDims(shape)}`);
   const mode = ctx.attrString('mode', 'nearest');
-  if (mode !== 'nearest' && mode !== 'linear') ctx.unsupported(`mode ${JSON.stringify(mode)} is not supported (nearest and linear are)`);
+  if (mode !== 'nearest' && mode !== 'linear' && mode !== 'cubic') ctx.bad(`unknown mode ${JSON.stringify(mode)}`);
   const coord = ctx.attrString('coordinate_transformation_mode', 'half_pixel');
-  if (!RESIZE_COORDINATES.has(coord)) ctx.unsupported(`coordinate_transformation_mode ${JSON.stringify(coord)} is not supported`);
+  if (!RESIZE_COORDINATES.has(coord)) ctx.bad(`unknown coordinate_transformation_mode ${JSON.stringify(coord)}`);
   const nearestMode = ctx.attrString('nearest_mode', 'round_prefer_floor');
   if (!['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'].includes(nearestMode)) ctx.bad(`unknown nearest_mode ${JSON.stringify(nearestMode)}`);
-  if (ctx.attrInt('exclude_outside', 0) !== 0) ctx.unsupported('exclude_outside=1 is not supported');
-  if (ctx.attrInt('antialias', 0) !== 0) ctx.unsupported('antialias=1 is not supported');
-  if (ctx.attrString('keep_aspect_ratio_policy', 'stretch') !== 'stretch') ctx.unsupported('keep_aspect_ratio_policy other than stretch is not supported');
-  if (mode === 'linear' && !isFloating(x.tensorType.dtype)) ctx.unsupported(`linear resizing of ${x.tensorType.dtype} is not supported`);
+  const excludeOutside = ctx.attrInt('exclude_outside', 0) !== 0;
+  const antialias = ctx.attrInt('antialias', 0) !== 0;
+  if (mode === 'nearest' && (antialias || coord === 'half_pixel_symmetric' || coord === 'tf_crop_and_resize')) {
+    ctx.unsupported(`nearest resizing with ${antialias ? 'antialias=1' : coord} is not supported`);
+  }
+  const policy = ctx.attrString('keep_aspect_ratio_policy', 'stretch');
+  if (!['stretch', 'not_larger', 'not_smaller'].includes(policy)) ctx.bad(`unknown keep_aspect_ratio_policy ${JSON.stringify(policy)}`);
+  if (mode !== 'nearest' && !isFloating(x.tensorType.dtype)) ctx.unsupported(`${mode} resizing of ${x.tensorType.dtype} is not supported`);
   const axes = ctx.opset >= 18 && ctx.has('axes') ? ctx.attrInts('axes').map((a) => (a < 0 ? a + rank : a)) : range(0, rank);
   if (axes.some((a) => a < 0 || a >= rank) || new Set(axes).size !== axes.length) ctx.bad(`axes [${ctx.attrInts('axes').join(', ')}] are invalid for rank ${rank}`);
 
@@ -611,33 +615,53 @@ defineOnnxOp('Resize', (ctx) => {
     axes.forEach((a, i) => {
       outShape[a] = dims[i]!;
     });
+    if (policy !== 'stretch') {
+      // One scale for every axis (the smallest or largest out/in), sizes rounded half up from it.
+      if (!axes.every((a) => isStatic(shape[a]!) && isStatic(outShape[a]!))) ctx.unsupported(`keep_aspect_ratio_policy ${policy} needs static sizes`);
+      const ratios = axes.map((a) => (outShape[a] as number) / (shape[a] as number));
+      const scale = policy === 'not_larger' ? Math.min(...ratios) : Math.max(...ratios);
+      axes.forEach((a) => {
+        fullScales[a] = scale;
+        outShape[a] = Math.floor(scale * (shape[a] as number) + 0.5);
+      });
+    }
   }
+  const scaled = hasScales || policy !== 'stretch';
   if (!dimEquals(outShape[0]!, shape[0]!) || !dimEquals(outShape[1]!, shape[1]!) || fullScales[0] !== 1 || fullScales[1] !== 1) {
     ctx.unsupported('resizing the batch or channel dims is not supported (only H and W)');
   }
   // align_corners maps through in * scale itself (not the floored output size) when scales are given.
-  if (coord === 'align_corners' && hasScales && axes.some((a) => typeof shape[a] !== 'number' || !Number.isInteger((shape[a] as number) * fullScales[a]!))) {
+  const wholeProducts = axes.every((a) => typeof shape[a] === 'number' && Number.isInteger((shape[a] as number) * fullScales[a]!));
+  if (mode === 'nearest' && coord === 'align_corners' && hasScales && !wholeProducts) {
     ctx.unsupported('align_corners with scales whose products with the input size are not whole numbers is not supported; give sizes instead');
   }
   const spatial = outShape.slice(2);
   const size = spatial.map((d) => ctx.dimArg(d));
-  const scaleFactors = hasScales ? fullScales.slice(2) : null;
+  const scaleFactors = scaled ? fullScales.slice(2) : null;
+  const roi = coord === 'tf_crop_and_resize' ? resizeRoi(ctx, rank, axes) : null;
+  const general = mode === 'cubic' || antialias || roi !== null || coord === 'half_pixel_symmetric';
   // ATen sizes from scale_factors are floor(in * scale) in double precision: usable when they
   // agree with ONNX Runtime's float32 product.
   const atenScalesAgree =
     scaleFactors !== null && spatial.every((d, i) => typeof d !== 'number' || d === Math.floor((shape[i + 2] as number) * scaleFactors[i]!));
   const byScales = { output_size: null, scale_factors: scaleFactors };
   const bySize = { output_size: size, scale_factors: null };
-  if (mode === 'nearest' && coord === 'asymmetric' && nearestMode === 'floor' && (!hasScales || atenScalesAgree)) {
-    return [ctx.emit('aten.upsample_nearest2d.vec', { input: x, ...(hasScales ? byScales : bySize) })];
+  if (mode === 'nearest' && coord === 'asymmetric' && nearestMode === 'floor' && !scaled) {
+    return [ctx.emit('aten.upsample_nearest2d.vec', { input: x, ...bySize })];
   }
-  if (mode === 'linear' && coord === 'align_corners') {
+  if (mode === 'nearest' && coord === 'asymmetric' && nearestMode === 'floor' && hasScales && atenScalesAgree) {
+    return [ctx.emit('aten.upsample_nearest2d.vec', { input: x, ...byScales })];
+  }
+  if (mode === 'linear' && !general && coord === 'align_corners' && (!scaled || (hasScales && wholeProducts))) {
     return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: true, ...bySize })];
   }
   // PyTorch's bilinear is half_pixel (pytorch_half_pixel differs only for an output size of 1).
   const bilinearHalf = coord === 'half_pixel' || (coord === 'pytorch_half_pixel' && spatial.every((d) => typeof d === 'number' && d > 1));
-  if (mode === 'linear' && bilinearHalf && (!hasScales || atenScalesAgree)) {
-    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: false, ...(hasScales ? byScales : bySize) })];
+  if (mode === 'linear' && !general && bilinearHalf && !scaled) {
+    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: false, ...bySize })];
+  }
+  if (mode === 'linear' && !general && bilinearHalf && hasScales && atenScalesAgree) {
+    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: false, ...byScales })];
   }
   return [
     ctx.emit('trt.resize', {
@@ -647,9 +671,30 @@ defineOnnxOp('Resize', (ctx) => {
       mode,
       coordinate_transformation_mode: coord,
       nearest_mode: nearestMode,
+      cubic_coeff_a: ctx.attrFloat('cubic_coeff_a', -0.75),
+      exclude_outside: excludeOutside,
+      antialias,
+      roi,
+      extrapolation_value: ctx.attrFloat('extrapolation_value', 0),
     }),
   ];
 });
+
+/** tf_crop_and_resize's roi (input 1) as starts then ends of the spatial dims; N and C must not be cropped. */
+function resizeRoi(ctx: OnnxContext, rank: number, axes: readonly number[]): number[] {
+  const t = ctx.hasInput(1) ? ctx.constant(1) : null;
+  if (t === null) ctx.unsupported('roi (input 1) must be a constant for tf_crop_and_resize');
+  const values = t.toArray().map(Number);
+  if (values.length !== 2 * axes.length) ctx.bad(`roi has ${values.length} values for ${axes.length} axes`);
+  const starts = new Array<number>(rank).fill(0);
+  const ends = new Array<number>(rank).fill(1);
+  axes.forEach((a, i) => {
+    starts[a] = values[i]!;
+    ends[a] = values[axes.length + i]!;
+  });
+  if (starts[0] !== 0 || starts[1] !== 0 || ends[0] !== 1 || ends[1] !== 1) ctx.unsupported('cropping the batch or channel dims is not supported');
+  return [...starts.slice(2), ...ends.slice(2)];
+}
 
 // ---------------------------------------------------------------------------------------------
 // TopK
