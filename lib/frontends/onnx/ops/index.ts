@@ -6,3 +6,4 @@ import './shape';
 import './loss';
 import './composed';
 import './quantize';
+import './sampling';

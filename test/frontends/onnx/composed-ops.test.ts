@@ -1,0 +1,67 @@
+/**
+ * ONNX ops composed of existing IR ops (GridSample, AffineGrid, ...): our importer +
+ * interpreter against onnxruntime on one-node models, and the imported graph converted whole
+ * (no fallback) against the interpreter.
+ */
+import { loadOnnx } from '../../../lib/frontends/onnx';
+import { Tensor, type Shape } from '../../../lib/tensor';
+import { expectConvertedMatches } from '../../helpers/convert-compare';
+import { expectOnnxMatchesOrt } from '../../helpers/onnx-compare';
+import { buildSingleOpModel, closeOrt, type OrtOpSpec } from '../../helpers/ort-single-op';
+import { Random } from '../../helpers/random';
+
+const rng = new Random(20260420);
+const f32 = (shape: Shape, lo = -3, hi = 3): Tensor => rng.tensor(shape, 'float32', lo, hi);
+const i64 = (values: number[]): Tensor => Tensor.from('int64', [values.length], values);
+
+afterAll(async () => closeOrt());
+
+/** Matches onnxruntime, then converts whole and matches the interpreter. */
+async function expectComposedMatches(spec: OrtOpSpec): Promise<void> {
+  await expectOnnxMatchesOrt(spec);
+  await expectConverts(spec);
+}
+
+async function expectConverts(spec: OrtOpSpec): Promise<void> {
+  const feeds = spec.inputs.filter((x): x is Tensor => x instanceof Tensor);
+  await expectConvertedMatches(loadOnnx(buildSingleOpModel(spec)), feeds);
+}
+
+describe('GridSample', () => {
+  // Coordinates past [-1, 1] exercise the padding modes.
+  const x = f32([2, 3, 4, 5]);
+  const grid = f32([2, 3, 6, 2], -1.4, 1.4);
+  const modes = ['linear', 'nearest', 'cubic'];
+  const paddings = ['zeros', 'border', 'reflection'];
+  // Cubic with border padding: ONNX's reference clamps an outside coordinate before taking
+  // taps, onnxruntime (as PyTorch) clamps each tap; they agree on grids inside [-1, 1].
+  const inside = f32([2, 3, 6, 2], -1, 1);
+  const combos = modes.flatMap((mode) => paddings.flatMap((padding_mode) => [0, 1].map((align_corners) => [mode, padding_mode, align_corners] as const)));
+  it.each(combos)('%s, %s padding, align_corners=%d', async (mode, padding_mode, align_corners) => {
+    const g = mode === 'cubic' && padding_mode === 'border' ? inside : grid;
+    await expectComposedMatches({ opType: 'GridSample', inputs: [x, g], attributes: { mode, padding_mode, align_corners }, opset: 20 });
+  });
+
+  it('the opset-16 names (bilinear, bicubic)', async () => {
+    for (const mode of ['bilinear', 'bicubic']) await expectOnnxMatchesOrt({ opType: 'GridSample', inputs: [x, grid], attributes: { mode }, opset: 16 });
+  });
+
+  it('volumetric (5-D) inputs convert whole', async () => {
+    const grid3 = f32([1, 2, 3, 4, 3], -1.3, 1.3);
+    for (const mode of ['linear', 'nearest']) {
+      for (const padding_mode of paddings) await expectConverts({ opType: 'GridSample', inputs: [f32([1, 2, 3, 4, 5]), grid3], attributes: { mode, padding_mode }, opset: 20 });
+    }
+  });
+
+  it('refuses a grid whose last dim does not match the spatial rank as E_BAD_MODEL', () => {
+    const model = buildSingleOpModel({ opType: 'GridSample', inputs: [x, f32([2, 3, 6, 3])], opset: 20 });
+    expect(() => loadOnnx(model)).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('ONNX node "GridSample_0"') }));
+  });
+});
+
+describe('AffineGrid', () => {
+  it.each([0, 1])('2-D and 3-D, align_corners=%d', async (align_corners) => {
+    await expectComposedMatches({ opType: 'AffineGrid', inputs: [f32([2, 2, 3]), { constant: i64([2, 3, 4, 5]) }], attributes: { align_corners }, opset: 20 });
+    await expectComposedMatches({ opType: 'AffineGrid', inputs: [f32([1, 3, 4]), { constant: i64([1, 2, 3, 4, 2]) }], attributes: { align_corners }, opset: 20 });
+  });
+});
