@@ -65,3 +65,25 @@ describe('AffineGrid', () => {
     await expectComposedMatches({ opType: 'AffineGrid', inputs: [f32([1, 3, 4]), { constant: i64([1, 2, 3, 4, 2]) }], attributes: { align_corners }, opset: 20 });
   });
 });
+
+describe('Col2Im', () => {
+  const col2im = (x: Tensor, image: number[], block: number[], attributes: Record<string, number[]> = {}): OrtOpSpec => ({
+    opType: 'Col2Im',
+    inputs: [x, { constant: i64(image) }, { constant: i64(block) }],
+    attributes,
+    opset: 18,
+  });
+  it('2-D: plain, strided with a remainder, dilated and padded', async () => {
+    await expectComposedMatches(col2im(f32([2, 2 * 6, 9]), [4, 5], [2, 3]));
+    // (7 - 2) / 2 + 1 = 3 blocks along H leave the last row uncovered.
+    await expectComposedMatches(col2im(f32([1, 3 * 4, 6]), [7, 5], [2, 2], { strides: [2, 2] }));
+    await expectComposedMatches(col2im(f32([1, 2 * 4, 16]), [5, 4], [2, 2], { dilations: [2, 1], pads: [1, 0, 0, 1] }));
+  });
+  it('1-D and 3-D', async () => {
+    await expectConverts(col2im(f32([2, 3 * 2, 4]), [5], [2]));
+    await expectConverts(col2im(f32([1, 2 * 8, 8]), [3, 3, 3], [2, 2, 2]));
+  });
+  it('refuses an L that does not match the image as E_BAD_MODEL', () => {
+    expect(() => loadOnnx(buildSingleOpModel(col2im(f32([1, 4, 5]), [3, 3], [2, 2])))).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL' }));
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * ONNX sampling ops composed of existing IR ops: GridSample (opsets 16–21, any spatial rank)
- * and AffineGrid. GridSample follows ONNX's reference (onnx/reference/ops/op_grid_sample.py):
+ * AffineGrid and Col2Im. GridSample follows ONNX's reference (onnx/reference/ops/op_grid_sample.py):
  * coordinates are denormalized, moved back inside the borders (border, reflection), and each
  * output pixel is a weighted sum of gathered input pixels, one gather per tap combination.
  */
@@ -162,4 +162,46 @@ defineOnnxOp('AffineGrid', (ctx) => {
   const base = ctx.constantValue(Tensor.from(dtype, [points, r + 1], rows), 'base_grid');
   const out = ctx.emit('aten.matmul.default', { self: base, other: ctx.emit('aten.transpose.int', { self: theta, dim0: 1, dim1: 2 }) });
   return [ctx.emit('aten.reshape.default', { self: out, shape: [size[0]!, ...spatial, r] })];
+});
+
+// Col2Im sums each column's block back into the image: a grouped transposed convolution
+// whose kernel puts block position j of channel c's column at position j (one-hot), then the
+// pads cropped off.
+defineOnnxOp('Col2Im', (ctx) => {
+  const x = ctx.input(0);
+  const dtype = x.tensorType.dtype;
+  if (!isFloating(dtype)) ctx.unsupported(`only floating-point inputs are supported, got ${dtype}`);
+  const image = ctx.staticInts(1, 'image_shape');
+  const block = ctx.staticInts(2, 'block_shape');
+  const r = image.length;
+  if (block.length !== r || r < 1 || r > 3) ctx.unsupported(`image_shape [${image.join(', ')}] and block_shape [${block.join(', ')}] must both have 1 to 3 dims`);
+  const dilations = ctx.attrInts('dilations', new Array<number>(r).fill(1));
+  const strides = ctx.attrInts('strides', new Array<number>(r).fill(1));
+  const pads = ctx.attrInts('pads', new Array<number>(2 * r).fill(0));
+  if (dilations.length !== r || strides.length !== r || pads.length !== 2 * r) ctx.bad(`dilations, strides and pads must have ${r}, ${r} and ${2 * r} values`);
+  const [n, ck, l] = staticShape(ctx, x, 'input') as [number, number, number];
+  const k = block.reduce((p, d) => p * d, 1);
+  if (x.tensorType.shape.length !== 3 || ck % k !== 0) ctx.bad(`input [${x.tensorType.shape.join(', ')}] must be [N, C * ${k}, L]`);
+  const c = ck / k;
+  const blocks = image.map((d, i) => Math.floor((d + pads[i]! + pads[r + i]! - dilations[i]! * (block[i]! - 1) - 1) / strides[i]!) + 1);
+  if (blocks.some((b) => b < 1) || blocks.reduce((p, b) => p * b, 1) !== l) ctx.bad(`L = ${l} does not match the ${blocks.join(' x ')} blocks of the padded image`);
+  const weight = new Array<number>(ck * k).fill(0);
+  for (let ch = 0; ch < ck; ch++) weight[ch * k + (ch % k)] = 1;
+  const columns = ctx.emit('aten.reshape.default', { self: x, shape: [n, ck, ...blocks] });
+  let out = ctx.emit('aten.convolution.default', {
+    input: columns,
+    weight: ctx.constantValue(Tensor.from(dtype, [ck, 1, ...block], weight), 'one_hot'),
+    bias: null,
+    stride: strides,
+    padding: new Array<number>(r).fill(0),
+    dilation: dilations,
+    transposed: true,
+    // The pixels past the last whole block (fewer than a stride) get no column: zeros.
+    output_padding: image.map((d, i) => d + pads[i]! + pads[r + i]! - ((blocks[i]! - 1) * strides[i]! + dilations[i]! * (block[i]! - 1) + 1)),
+    groups: c,
+  });
+  image.forEach((d, i) => {
+    if (pads[i] !== 0 || pads[r + i] !== 0) out = ctx.emit('aten.slice.Tensor', { self: out, dim: 2 + i, start: pads[i]!, end: pads[i]! + d, step: 1 });
+  });
+  return [out];
 });
