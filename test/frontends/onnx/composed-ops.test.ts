@@ -87,3 +87,32 @@ describe('Col2Im', () => {
     expect(() => loadOnnx(buildSingleOpModel(col2im(f32([1, 4, 5]), [3, 3], [2, 2])))).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL' }));
   });
 });
+
+describe('bitwise ops', () => {
+  const ints = {
+    int8: (shape: Shape) => rng.intTensor(shape, -128, 128, 'int8'),
+    uint8: (shape: Shape) => rng.intTensor(shape, 0, 256, 'uint8'),
+    // The extremes carry the sign bit and every other bit.
+    int32: (shape: Shape) => {
+      const t = rng.intTensor(shape, -2_000_000_000, 2_000_000_000, 'int32');
+      (t.data as Int32Array).set([-2147483648, 2147483647, -1, 0]);
+      return t;
+    },
+  };
+  const types = Object.keys(ints) as Array<keyof typeof ints>;
+  const binaryCases = ['BitwiseAnd', 'BitwiseOr', 'BitwiseXor'].flatMap((op) => types.map((t) => [op, t] as const));
+  it.each(binaryCases)('%s on %s, broadcast', async (opType, dtype) => {
+    await expectComposedMatches({ opType, inputs: [ints[dtype]([3, 4, 5]), ints[dtype]([4, 5])], opset: 18 });
+  });
+  it.each(types)('BitwiseNot on %s', async (dtype) => {
+    await expectComposedMatches({ opType: 'BitwiseNot', inputs: [ints[dtype]([3, 4])], opset: 18 });
+  });
+  it.each(['LEFT', 'RIGHT'])('BitShift %s on uint8, shifts 0 to 9', async (direction) => {
+    const y = Tensor.from('uint8', [10], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    await expectComposedMatches({ opType: 'BitShift', inputs: [ints.uint8([3, 10]), y], attributes: { direction }, opset: 11 });
+  });
+  it('refuses int64 operands as E_UNSUPPORTED_OP', () => {
+    const x = Tensor.from('int64', [2], [1, 2]);
+    expect(() => loadOnnx(buildSingleOpModel({ opType: 'BitwiseAnd', inputs: [x, x], opset: 18 }))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP' }));
+  });
+});

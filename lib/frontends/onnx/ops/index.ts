@@ -7,3 +7,4 @@ import './loss';
 import './composed';
 import './quantize';
 import './sampling';
+import './bitwise';
