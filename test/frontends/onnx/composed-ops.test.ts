@@ -116,3 +116,28 @@ describe('bitwise ops', () => {
     expect(() => loadOnnx(buildSingleOpModel({ opType: 'BitwiseAnd', inputs: [x, x], opset: 18 }))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP' }));
   });
 });
+
+describe('Einsum', () => {
+  const cases: Array<[string, Shape[]]> = [
+    ['bij,bjk->bik', [[2, 3, 4], [2, 4, 5]]],
+    ['ij->ji', [[3, 4]]],
+    ['ij', [[3, 4]]],
+    ['i,i', [[5], [5]]],
+    ['ii->i', [[4, 4]]],
+    ['...ii->...i', [[2, 3, 3]]],
+    ['...ij,...jk', [[2, 3, 4], [2, 4, 5]]],
+    ['i,j,k->ijk', [[2], [3], [4]]],
+    ['bhqd, bhkd -> bhqk', [[1, 2, 3, 4], [1, 2, 5, 4]]],
+  ];
+  it.each(cases)('%s', async (equation, shapes) => {
+    await expectComposedMatches({ opType: 'Einsum', inputs: shapes.map((s) => f32(s)), attributes: { equation }, opset: 12 });
+  });
+  it('int32 operands keep their type', async () => {
+    await expectComposedMatches({ opType: 'Einsum', inputs: [rng.intTensor([2, 3], -5, 5, 'int32'), rng.intTensor([3], -5, 5, 'int32')], attributes: { equation: 'ij,j->i' }, opset: 12 });
+  });
+  it('refuses a term whose labels do not match its rank as E_BAD_MODEL', () => {
+    expect(() => loadOnnx(buildSingleOpModel({ opType: 'Einsum', inputs: [f32([2, 3])], attributes: { equation: 'ijk->i' }, opset: 12 }))).toThrow(
+      expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('ONNX node "Einsum_0"') }),
+    );
+  });
+});

@@ -8,3 +8,4 @@ import './composed';
 import './quantize';
 import './sampling';
 import './bitwise';
+import './einsum';
