@@ -9,3 +9,4 @@ import './quantize';
 import './sampling';
 import './bitwise';
 import './einsum';
+import './spectral';
