@@ -9,7 +9,7 @@ import { interpret } from '../../../lib/interpreter';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { expectConvertedMatches } from '../../helpers/convert-compare';
 import { expectOnnxMatchesOrt } from '../../helpers/onnx-compare';
-import { buildSingleOpModel, closeOrt, type OrtOpSpec } from '../../helpers/ort-single-op';
+import { buildGraphModel, buildSingleOpModel, closeOrt, runOrtGraph, type OrtOpSpec } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';
 
 const rng = new Random(20260420);
@@ -193,5 +193,27 @@ describe('STFT of a complex signal with a window', () => {
       }
     }
     expectClose(y!, Tensor.from('float32', [1, frames, frame, 2], expected), FP32, 'STFT');
+  });
+});
+
+describe('Cast of a small integer constant', () => {
+  it('stays known at import, so a float Range over it compiles (as HannWindow expands)', async () => {
+    const n = Tensor.from('int64', [], [5]);
+    const spec = {
+      nodes: [
+        { opType: 'Cast', inputs: ['n'], outputs: ['nf'], attributes: { to: 1 } },
+        { opType: 'Constant', inputs: [], outputs: ['zero'], attributes: { value: Tensor.from('float32', [], [0]) } },
+        { opType: 'Constant', inputs: [], outputs: ['half'], attributes: { value: Tensor.from('float32', [], [0.5]) } },
+        { opType: 'Range', inputs: ['zero', 'nf', 'half'], outputs: ['r'] },
+      ],
+      inputs: { n },
+      outputs: ['r'],
+      opset: 17,
+    };
+    const [expected] = await runOrtGraph(spec);
+    const graph = loadOnnx(buildGraphModel(spec), { constantInputs: { n } });
+    const [actual] = interpret(graph, []);
+    expectClose(actual!, expected!, FP32, 'Range');
+    expect(actual!.toArray()).toEqual([0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5]);
   });
 });
