@@ -9,7 +9,7 @@ import { interpret } from '../../../lib/interpreter';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { expectConvertedMatches } from '../../helpers/convert-compare';
 import { expectOnnxMatchesOrt } from '../../helpers/onnx-compare';
-import { buildGraphModel, buildSingleOpModel, closeOrt, runOrtGraph, type OrtOpSpec } from '../../helpers/ort-single-op';
+import { buildGraphModel, buildSingleOpModel, closeOrt, floatAttr, runOrtGraph, runOrtOp, type OrtOpSpec } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';
 
 const rng = new Random(20260420);
@@ -215,5 +215,60 @@ describe('Cast of a small integer constant', () => {
     const [actual] = interpret(graph, []);
     expectClose(actual!, expected!, FP32, 'Range');
     expect(actual!.toArray()).toEqual([0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5]);
+  });
+});
+
+describe('LRN, MaxUnpool, ReverseSequence, ConvInteger, BatchNormalization in training mode', () => {
+  // onnxruntime takes odd sizes only.
+  it.each([1, 3, 5])('LRN size %d', async (size) => {
+    await expectComposedMatches({ opType: 'LRN', inputs: [f32([2, 6, 3, 3])], attributes: { size, alpha: floatAttr(0.01), beta: floatAttr(0.6), bias: floatAttr(1.5) }, opset: 13 });
+  });
+
+  it('MaxUnpool of MaxPool indices', async () => {
+    const x = f32([2, 3, 4, 4]);
+    const [, indices] = await runOrtOp({ opType: 'MaxPool', inputs: [x], attributes: { kernel_shape: [2, 2], strides: [2, 2] }, outputCount: 2, opset: 12 });
+    await expectComposedMatches({ opType: 'MaxUnpool', inputs: [f32([2, 3, 2, 2]), indices!], attributes: { kernel_shape: [2, 2], strides: [2, 2] }, opset: 11 });
+  });
+
+  it('MaxUnpool to a larger output_shape keeps the default layout (ONNX test data; onnxruntime re-indexes)', async () => {
+    const spec: OrtOpSpec = {
+      opType: 'MaxUnpool',
+      inputs: [Tensor.from('float32', [1, 1, 2, 2], [5, 6, 7, 8]), Tensor.from('int64', [1, 1, 2, 2], [5, 7, 13, 15]), { constant: i64([1, 1, 5, 5]) }],
+      attributes: { kernel_shape: [2, 2], strides: [2, 2] },
+      opset: 11,
+    };
+    const [y] = interpret(loadOnnx(buildSingleOpModel(spec)), spec.inputs.filter((t): t is Tensor => t instanceof Tensor));
+    const expected = new Array<number>(25).fill(0);
+    [5, 6, 7, 8].forEach((v, i) => (expected[[6, 8, 16, 18][i]!] = v));
+    expect(y!.shape).toEqual([1, 1, 5, 5]);
+    expect(y!.toArray()).toEqual(expected);
+    await expectConverts(spec);
+  });
+
+  it.each([
+    [0, 1],
+    [1, 0],
+  ])('ReverseSequence time_axis %d, batch_axis %d', async (time_axis, batch_axis) => {
+    const shape = time_axis === 0 ? [5, 4, 3] : [4, 5, 3];
+    await expectComposedMatches({ opType: 'ReverseSequence', inputs: [f32(shape), i64([5, 1, 3, 0])], attributes: { time_axis, batch_axis }, opset: 10 });
+  });
+
+  it('ConvInteger with zero points (per-tensor and per-channel), padded and strided', async () => {
+    const x = rng.intTensor([1, 2, 5, 5], 0, 256, 'uint8');
+    // Weights and their zero points are initializers, as TensorRT needs constant kernels.
+    const w = { constant: rng.intTensor([3, 2, 3, 3], 0, 256, 'uint8') };
+    await expectComposedMatches({ opType: 'ConvInteger', inputs: [x, w, Tensor.from('uint8', [], [7])], attributes: { pads: [1, 1, 1, 1] }, opset: 10 });
+    const wz = { constant: Tensor.from('uint8', [], [128]) };
+    await expectComposedMatches({ opType: 'ConvInteger', inputs: [x, w, Tensor.from('uint8', [], [200]), wz], attributes: { strides: [2, 2] }, opset: 10 });
+    // onnxruntime has no per-channel w_zero_point: converted against the interpreter only.
+    const perChannel = { constant: Tensor.from('uint8', [3], [1, 128, 255]) };
+    await expectConverts({ opType: 'ConvInteger', inputs: [x, w, Tensor.from('uint8', [], [200]), perChannel], opset: 10 });
+    const xi = rng.intTensor([1, 2, 4, 4], -128, 128, 'int8');
+    await expectComposedMatches({ opType: 'ConvInteger', inputs: [xi, { constant: rng.intTensor([2, 2, 2, 2], -128, 128, 'int8') }], opset: 10 });
+  });
+
+  it('BatchNormalization training_mode=1: output and running statistics', async () => {
+    const inputs = [f32([3, 4, 2, 5]), { constant: f32([4]) }, { constant: f32([4]) }, { constant: f32([4]) }, { constant: f32([4], 0.5, 2) }];
+    await expectComposedMatches({ opType: 'BatchNormalization', inputs, attributes: { training_mode: 1, momentum: floatAttr(0.8), epsilon: floatAttr(1e-3) }, outputCount: 3, opset: 15 });
   });
 });

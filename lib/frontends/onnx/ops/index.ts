@@ -10,3 +10,4 @@ import './sampling';
 import './bitwise';
 import './einsum';
 import './spectral';
+import './nn-composed';

@@ -271,7 +271,7 @@ defineOnnxOp('Gemm', (ctx) => {
 defineOnnxOp('BatchNormalization', (ctx) => {
   // spatial=0 (opsets 7–8: statistics per element of C×H×W) has no ATen form.
   if (ctx.opset < 9 && ctx.attrInt('spatial', 1) !== 1) ctx.unsupported('spatial=0 (per-element statistics) is not supported');
-  if (ctx.opset >= 14 && ctx.attrInt('training_mode', 0) === 1) ctx.unsupported('training_mode=1 (batch statistics) is not supported; export the model for inference');
+  if (ctx.opset >= 14 && ctx.attrInt('training_mode', 0) === 1) return batchStatistics(ctx);
   if (ctx.node.outputs.slice(1).some((o) => o !== '')) ctx.unsupported('the running-statistics outputs exist only in training mode, which is not supported');
   const node = ctx.call('aten._native_batch_norm_legit_no_training.default', {
     input: ctx.input(0),
@@ -284,6 +284,31 @@ defineOnnxOp('BatchNormalization', (ctx) => {
   });
   return [node.outputs[0]!];
 });
+
+/**
+ * training_mode=1: normalized with the batch's mean and (population) variance over every dim
+ * but C; the running statistics move toward them by 1 − momentum.
+ */
+function batchStatistics(ctx: OnnxContext): OnnxResult[] {
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  if (rank < 2) ctx.bad(`input must be at least 2-D [N, C, ...], got rank ${rank}`);
+  const axes = [0, ...range(2, rank)];
+  const perChannel = (v: Value): Value => ctx.emit('aten.reshape.default', { self: v, shape: [-1, ...new Array<number>(rank - 2).fill(1)] });
+  const mean = ctx.emit('aten.mean.dim', { self: x, dim: axes, keepdim: true });
+  const centered = ctx.emit('aten.sub.Tensor', { self: x, other: mean });
+  const variance = ctx.emit('aten.mean.dim', { self: ctx.emit('aten.mul.Tensor', { self: centered, other: centered }), dim: axes, keepdim: true });
+  const eps = ctx.attrFloat('epsilon', 1e-5);
+  const normalized = ctx.emit('aten.mul.Tensor', { self: centered, other: ctx.emit('aten.rsqrt.default', { self: ctx.emit('aten.add.Scalar', { self: variance, other: eps }) }) });
+  const y = ctx.emit('aten.add.Tensor', { self: ctx.emit('aten.mul.Tensor', { self: normalized, other: perChannel(ctx.input(1)) }), other: perChannel(ctx.input(2)) });
+  const momentum = ctx.attrFloat('momentum', 0.9);
+  const running = (i: number, batch: Value): Value =>
+    ctx.emit('aten.add.Tensor', {
+      self: ctx.emit('aten.mul.Scalar', { self: ctx.input(i), other: momentum }),
+      other: ctx.emit('aten.mul.Scalar', { self: ctx.emit('aten.reshape.default', { self: batch, shape: [-1] }), other: 1 - momentum }),
+    });
+  return [y, running(3, mean), running(4, variance)].slice(0, Math.max(1, ctx.node.outputs.length));
+}
 
 defineOnnxOp('LayerNormalization', (ctx) => {
   const x = ctx.input(0);
@@ -402,14 +427,46 @@ function emitConvolution(ctx: OnnxContext, c: ConvInputs, padding: number[], tra
   });
 }
 
-defineOnnxOp('Conv', (ctx) => {
+defineOnnxOp('Conv', (ctx) => [convolve(ctx, convInputs(ctx, 'convolutions'))]);
+
+// (x - x_zero_point) ⊛ (w - w_zero_point) in int32: 8-bit products summed exactly in float32
+// while the sum stays under 2^24, in float64 past that.
+defineOnnxOp('ConvInteger', (ctx) => {
   const c = convInputs(ctx, 'convolutions');
+  const types = [c.x.tensorType.dtype, c.w.tensorType.dtype];
+  if (!types.every((t) => t === 'uint8' || t === 'int8')) ctx.unsupported(`only uint8 and int8 inputs are supported, got ${types.join(', ')}`);
+  const terms = (c.w.tensorType.shape.slice(1) as number[]).reduce((p, d) => p * d, 1);
+  const wide = terms * 255 * 255 < 2 ** 24 ? 'float32' : 'float64';
+  const shifted = (v: Value, zp: Value | null, perChannel: boolean): Value => {
+    const f = ctx.cast(v, wide);
+    if (zp === null) return f;
+    let z = ctx.cast(zp, wide);
+    if (perChannel && zp.tensorType.shape.length === 1) z = ctx.emit('aten.reshape.default', { self: z, shape: [-1, ...new Array<number>(c.n + 1).fill(1)] });
+    return ctx.emit('aten.sub.Tensor', { self: f, other: z });
+  };
+  const y = convolve(ctx, { ...c, x: shifted(c.x, ctx.optInput(2), false), w: constantWeights(ctx, wide) ?? shifted(c.w, ctx.optInput(3), true), bias: null });
+  return [ctx.cast(y, 'int32')];
+});
+
+/** w − w_zero_point computed at import when both are constants (TensorRT takes constant kernels only). */
+function constantWeights(ctx: OnnxContext, dtype: 'float32' | 'float64'): Value | null {
+  const w = ctx.constant(1);
+  const zp = ctx.hasInput(3) ? ctx.constant(3) : null;
+  if (w === null || (ctx.hasInput(3) && zp === null)) return null;
+  const values = w.toArray().map(Number);
+  const z = zp === null ? [0] : zp.toArray().map(Number);
+  const perChannel = values.length / w.shape[0]!;
+  if (z.length !== 1 && z.length !== w.shape[0]) ctx.bad(`w_zero_point has ${z.length} values for ${w.shape[0]} output channels`);
+  return ctx.constantValue(Tensor.from(dtype, w.shape, values.map((v, i) => v - z[z.length === 1 ? 0 : Math.floor(i / perChannel)]!)), 'weight');
+}
+
+function convolve(ctx: OnnxContext, c: ConvInputs): Value {
   const { x, w, bias, n, kernel, stride, dilation } = c;
   const groups = ctx.attrInt('group', 1);
   const pads = resolvePads(ctx, x.tensorType.shape.slice(2), kernel, stride, dilation);
-  if (symmetric(pads)) return [emitConvolution(ctx, c, pads.begin, false, new Array<number>(n).fill(0), groups)];
-  return [ctx.emit('trt.conv_padded', { input: x, weight: w, bias, stride, pads_begin: pads.begin, pads_end: pads.end, dilation, groups })];
-});
+  if (symmetric(pads)) return emitConvolution(ctx, c, pads.begin, false, new Array<number>(n).fill(0), groups);
+  return ctx.emit('trt.conv_padded', { input: x, weight: w, bias, stride, pads_begin: pads.begin, pads_end: pads.end, dilation, groups });
+}
 
 defineOnnxOp('ConvTranspose', (ctx) => {
   const c = convInputs(ctx, 'transposed convolutions');
