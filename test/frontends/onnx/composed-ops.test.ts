@@ -9,7 +9,7 @@ import { interpret } from '../../../lib/interpreter';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { expectConvertedMatches } from '../../helpers/convert-compare';
 import { expectOnnxMatchesOrt } from '../../helpers/onnx-compare';
-import { buildGraphModel, buildSingleOpModel, closeOrt, floatAttr, runOrtGraph, runOrtOp, type OrtOpSpec } from '../../helpers/ort-single-op';
+import { buildGraphModel, buildSingleOpModel, closeOrt, floatAttr, runOrtGraph, runOrtOp, type OrtInput, type OrtOpSpec } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';
 
 const rng = new Random(20260420);
@@ -270,5 +270,44 @@ describe('LRN, MaxUnpool, ReverseSequence, ConvInteger, BatchNormalization in tr
   it('BatchNormalization training_mode=1: output and running statistics', async () => {
     const inputs = [f32([3, 4, 2, 5]), { constant: f32([4]) }, { constant: f32([4]) }, { constant: f32([4]) }, { constant: f32([4], 0.5, 2) }];
     await expectComposedMatches({ opType: 'BatchNormalization', inputs, attributes: { training_mode: 1, momentum: floatAttr(0.8), epsilon: floatAttr(1e-3) }, outputCount: 3, opset: 15 });
+  });
+});
+
+describe('RNN, GRU and LSTM unrolled', () => {
+  const [T, B, I, H] = [4, 3, 5, 6];
+  const weights = (gates: number, dirs: number): OrtInput[] => [
+    { constant: f32([dirs, gates * H, I], -0.5, 0.5) },
+    { constant: f32([dirs, gates * H, H], -0.5, 0.5) },
+    { constant: f32([dirs, 2 * gates * H], -0.5, 0.5) },
+  ];
+  const kinds = [
+    ['RNN', 1],
+    ['GRU', 3],
+    ['LSTM', 4],
+  ] as const;
+  const cases = kinds.flatMap(([op, gates]) => ['forward', 'reverse', 'bidirectional'].map((direction) => [op, gates, direction] as const));
+  it.each(cases)('%s (%d gates), %s, with initial states', async (opType, gates, direction) => {
+    const dirs = direction === 'bidirectional' ? 2 : 1;
+    const states: OrtInput[] = [null, f32([dirs, B, H])];
+    if (opType === 'LSTM') states.push(f32([dirs, B, H]), { constant: f32([dirs, 3 * H], -0.5, 0.5) });
+    const outputCount = opType === 'LSTM' ? 3 : 2;
+    await expectComposedMatches({ opType, inputs: [f32([T, B, I]), ...weights(gates, dirs), ...states], attributes: { hidden_size: H, direction }, outputCount, opset: 14 });
+  });
+
+  it('GRU linear_before_reset, clip, and no bias', async () => {
+    const [w, r] = weights(3, 1);
+    await expectComposedMatches({ opType: 'GRU', inputs: [f32([T, B, I]), w!, r!], attributes: { hidden_size: H, linear_before_reset: 1, clip: floatAttr(0.8) }, outputCount: 2, opset: 14 });
+  });
+
+  it('sequence_lens masks the steps past each length (forward)', async () => {
+    const lens = Tensor.from('int32', [B], [4, 1, 2]);
+    for (const [opType, gates] of kinds) {
+      await expectComposedMatches({ opType, inputs: [f32([T, B, I]), ...weights(gates, 1), lens], attributes: { hidden_size: H }, outputCount: 2, opset: 14 });
+    }
+  });
+
+  it('refuses sequence_lens in reverse as E_UNSUPPORTED_OP', () => {
+    const spec: OrtOpSpec = { opType: 'RNN', inputs: [f32([T, B, I]), ...weights(1, 1), Tensor.from('int32', [B], [1, 2, 3])], attributes: { hidden_size: H, direction: 'reverse' }, opset: 14 };
+    expect(() => loadOnnx(buildSingleOpModel(spec))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('ONNX node "RNN_0"') }));
   });
 });

@@ -11,3 +11,4 @@ import './bitwise';
 import './einsum';
 import './spectral';
 import './nn-composed';
+import './recurrent';
