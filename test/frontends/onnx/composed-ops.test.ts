@@ -311,3 +311,21 @@ describe('RNN, GRU and LSTM unrolled', () => {
     expect(() => loadOnnx(buildSingleOpModel(spec))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('ONNX node "RNN_0"') }));
   });
 });
+
+describe('dilated AveragePool and LpPool', () => {
+  // count_include_pad with ceil_mode past the pads follows ONNX's test data (conformance), not this.
+  const forms = [
+    [0, 0],
+    [0, 1],
+    [1, 0],
+  ] as const;
+  it.each(forms)('AveragePool 2-D and 3-D, count_include_pad=%d, ceil_mode=%d', async (count_include_pad, ceil_mode) => {
+    const attributes = { kernel_shape: [2, 3], dilations: [2, 2], strides: [1, 2], pads: [1, 0, 1, 2], count_include_pad, ceil_mode };
+    await expectComposedMatches({ opType: 'AveragePool', inputs: [f32([2, 3, 7, 8])], attributes, opset: 19 });
+    const attributes3 = { kernel_shape: [2, 2, 2], dilations: [2, 1, 2], strides: [2, 2, 1], count_include_pad, ceil_mode };
+    await expectComposedMatches({ opType: 'AveragePool', inputs: [f32([1, 2, 6, 5, 5])], attributes: attributes3, opset: 19 });
+  });
+  it('LpPool with dilations', async () => {
+    await expectComposedMatches({ opType: 'LpPool', inputs: [f32([1, 2, 6, 6])], attributes: { kernel_shape: [2, 2], dilations: [2, 3], p: 3 }, opset: 18 });
+  });
+});

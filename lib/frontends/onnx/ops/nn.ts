@@ -566,11 +566,66 @@ defineOnnxOp('MaxPool', (ctx) => {
 });
 
 function averagePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
-  if (s.dilation.some((d) => d !== 1)) ctx.unsupported(`dilations [${s.dilation.join(', ')}] are not supported for ${ctx.node.opType}`);
+  if (s.dilation.some((d) => d !== 1)) return dilatedAveragePool(ctx, s, self, countIncludePad);
   const common = { self, kernel_size: s.kernel, stride: s.stride, ceil_mode: s.ceilMode, count_include_pad: countIncludePad };
   const fits = symmetric(s.pads) && s.pads.begin.every((p, i) => p <= Math.floor(s.kernel[i]! / 2));
   if (fits) return ctx.emit(`aten.avg_pool${s.n}d.default`, { ...common, padding: s.pads.begin });
   return ctx.emit('trt.avg_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end });
+}
+
+/**
+ * Dilated average pooling: window sums by a depthwise convolution of ones over the zero-padded
+ * input, divided by each window's count of input elements (the same convolution over a
+ * constant mask), or by the window size with count_include_pad. ceil_mode's last window may
+ * reach past the pads (it must start inside the input or the begin pad).
+ */
+function dilatedAveragePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
+  const shape = self.tensorType.shape;
+  if (!shape.slice(1).every(isStatic)) ctx.unsupported('dilated pooling needs static channel and spatial dims');
+  const channels = shape[1] as number;
+  const spatial = shape.slice(2) as number[];
+  const span = s.kernel.map((k, i) => s.dilation[i]! * (k - 1) + 1);
+  const out = spatial.map((d, i) => {
+    const room = d + s.pads.begin[i]! + s.pads.end[i]! - span[i]!;
+    let o = (s.ceilMode ? Math.ceil(room / s.stride[i]!) : Math.floor(room / s.stride[i]!)) + 1;
+    if (s.ceilMode && (o - 1) * s.stride[i]! >= d + s.pads.begin[i]!) o -= 1;
+    return o;
+  });
+  const extra = out.map((o, i) => Math.max(0, (o - 1) * s.stride[i]! + span[i]! - (spatial[i]! + s.pads.begin[i]! + s.pads.end[i]!)));
+  // constant_pad_nd lists (begin, end) from the last dim backwards.
+  const pad = spatial.map((_, i) => [s.pads.begin[i]!, s.pads.end[i]! + extra[i]!]).reverse().flat();
+  const dtype = self.tensorType.dtype;
+  const conv = (input: Value, groups: number): Value =>
+    ctx.emit('aten.convolution.default', {
+      input,
+      weight: ctx.constantValue(Tensor.from(dtype, [groups, 1, ...s.kernel], new Array<number>(groups * s.kernel.reduce((a, k) => a * k, 1)).fill(1)), 'ones'),
+      bias: null,
+      stride: s.stride,
+      padding: new Array<number>(s.n).fill(0),
+      dilation: s.dilation,
+      transposed: false,
+      output_padding: new Array<number>(s.n).fill(0),
+      groups,
+    });
+  const sums = conv(ctx.emit('aten.constant_pad_nd.default', { self, pad, value: 0 }), channels);
+  // count_include_pad divides by the whole window, even where ceil_mode's last one passes the
+  // pads (as ONNX's reference and test data do).
+  if (countIncludePad) return ctx.emit('aten.div.Scalar', { self: sums, other: s.kernel.reduce((a, k) => a * k, 1) });
+  // The mask over the padded extent: 1 on the input.
+  const padded = spatial.map((d, i) => d + s.pads.begin[i]! + s.pads.end[i]! + extra[i]!);
+  const total = padded.reduce((a, d) => a * d, 1);
+  const mask = Array.from({ length: total }, (_, flat) => {
+    let rest = flat;
+    let inside = true;
+    for (let i = s.n - 1; i >= 0; i--) {
+      const c = rest % padded[i]!;
+      rest = Math.floor(rest / padded[i]!);
+      inside &&= c >= s.pads.begin[i]! && c < spatial[i]! + s.pads.begin[i]!;
+    }
+    return inside ? 1 : 0;
+  });
+  const counts = conv(ctx.constantValue(Tensor.from(dtype, [1, 1, ...padded], mask), 'counted'), 1);
+  return ctx.emit('aten.div.Tensor', { self: sums, other: counts });
 }
 
 defineOnnxOp('AveragePool', (ctx) => [averagePool(ctx, poolSpec(ctx), ctx.input(0), ctx.attrInt('count_include_pad', 0) === 1)]);
