@@ -9,12 +9,7 @@ import { isStatic } from '../../../ir/symbolic';
 import { Tensor } from '../../../tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
-
-function staticShape(ctx: OnnxContext, v: Value, what: string): number[] {
-  const shape = v.tensorType.shape;
-  if (!shape.every(isStatic)) ctx.unsupported(`${what} must have a static shape`);
-  return shape as number[];
-}
+import { staticShape } from './sampling';
 
 // y = x / (bias + alpha/size · Σ x² over the `size` channels around c)^beta.
 defineOnnxOp('LRN', (ctx) => {

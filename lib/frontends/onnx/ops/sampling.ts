@@ -17,7 +17,7 @@ const cmpS = (ctx: OnnxContext, op: string, self: Value, other: number): Value =
 const clampS = (ctx: OnnxContext, self: Value, min: number, max: number): Value => ctx.emit('aten.clamp.default', { self, min, max });
 
 /** Static dims of `v`, or E_UNSUPPORTED_OP naming `what`. */
-function staticShape(ctx: OnnxContext, v: Value, what: string): number[] {
+export function staticShape(ctx: OnnxContext, v: Value, what: string): number[] {
   const shape = v.tensorType.shape;
   if (!shape.every(isStatic)) ctx.unsupported(`${what} must have a static shape`);
   return shape as number[];
