@@ -13,7 +13,7 @@ import { dtypeInfo, isComplex, isInteger } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
 import { allocateData, copyRange, takeElements } from './shape';
-import { lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type NearestMode } from './resize-coords';
+import { filterTaps, lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type FilterOptions, type NearestMode } from './resize-coords';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
 
@@ -445,6 +445,36 @@ export interface ResizeOptions {
    * instead of out/in, as when PyTorch is given scale_factor (or ONNX scales).
    */
   scales?: readonly number[];
+  /**
+   * ONNX's general filters (cubic, antialias, half_pixel_symmetric, tf_crop_and_resize), per
+   * resized dim (the roi differs by axis); replaces mode and coordinateTransformationMode.
+   */
+  filter?: (axis: number) => FilterOptions;
+}
+
+/** One dim through ONNX's general filter: out[.., o, ..] = Σ w_k in[.., i_k, ..], or the extrapolation value. */
+function filterAxis(X: Float64Array, shape: number[], axis: number, outSize: number, scale: number, options: FilterOptions): Float64Array {
+  const inSize = shape[axis]!;
+  const outer = shapeSize(shape.slice(0, axis));
+  const inner = shapeSize(shape.slice(axis + 1));
+  const out = new Float64Array(outer * outSize * inner);
+  for (let o = 0; o < outSize; o++) {
+    const taps = filterTaps(o, inSize, outSize, scale, options);
+    for (let p = 0; p < outer; p++) {
+      const dst = (p * outSize + o) * inner;
+      if (taps.outside) {
+        out.fill(options.extrapolationValue, dst, dst + inner);
+        continue;
+      }
+      taps.index.forEach((idx, k) => {
+        const w = taps.weight[k]!;
+        const src = (p * inSize + idx) * inner;
+        for (let i = 0; i < inner; i++) out[dst + i] += w * X[src + i]!;
+      });
+    }
+  }
+  shape[axis] = outSize;
+  return out;
 }
 
 /** Linear interpolation of one dim: out[.., o, ..] = (1-w)*in[.., i0, ..] + w*in[.., i1, ..]. */
@@ -486,7 +516,11 @@ export function resize(x: Tensor, size: readonly number[], options: ResizeOption
   }
   const outShape = [...x.shape.slice(0, lead), ...size];
   const mode = options.coordinateTransformationMode ?? 'half_pixel';
-  const axes = resizedAxes(x.shape, size, options.scales);
+  // A crop (tf_crop_and_resize) changes an axis even at its own size and scale 1.
+  const axes =
+    options.filter !== undefined && options.filter(0).coordinate === 'tf_crop_and_resize'
+      ? size.map((_, i) => lead + i)
+      : resizedAxes(x.shape, size, options.scales);
   for (const a of axes) {
     if (x.shape[a] === 0 && outShape[a]! > 0) throw new InvalidArgumentError(`${op}: cannot resize empty dim ${a} of ${fmt(x.shape)}`);
   }
@@ -504,7 +538,13 @@ export function resize(x: Tensor, size: readonly number[], options: ResizeOption
   if (isComplex(x.dtype)) throw new InvalidArgumentError(`${op}: linear resizing of complex tensors is not supported`);
   let values: Float64Array = readNumbers(x);
   const shape = [...x.shape];
-  for (const a of axes) values = lerpAxis(values, shape, a, outShape[a]!, coordOf(a));
+  const filter = options.filter;
+  for (const a of axes) {
+    values =
+      filter === undefined
+        ? lerpAxis(values, shape, a, outShape[a]!, coordOf(a))
+        : filterAxis(values, shape, a, outShape[a]!, options.scales?.[a - lead] ?? outShape[a]! / x.shape[a]!, filter(a - lead));
+  }
   return fromNumbers(x.dtype, outShape, values);
 }
 

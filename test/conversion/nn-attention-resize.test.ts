@@ -129,6 +129,18 @@ describe('trt.resize', () => {
     await check('trt.resize', [f32(1, 1, 3, 4, 2)], ([x]) => ({ self: x!, size: [6, 4, 5], mode: 'linear', coordinate_transformation_mode: 'align_corners', nearest_mode: 'floor' }));
   });
 
+  test('ONNX filters composed from gathers: cubic, antialias, half_pixel_symmetric, a tf_crop_and_resize crop', async () => {
+    const args = (x: Value, extra: Record<string, Arg>): Record<string, Arg> => ({ self: x, mode: 'cubic', coordinate_transformation_mode: 'half_pixel', nearest_mode: 'floor', ...extra });
+    await check('trt.resize', [f32(1, 2, 4, 5)], ([x]) => args(x!, { size: [7, 3] }));
+    await check('trt.resize', [f32(1, 2, 4, 5)], ([x]) => args(x!, { size: [2, 9], scales: [0.6, 1.9], cubic_coeff_a: -0.5, exclude_outside: true }));
+    await check('trt.resize', [f32(1, 2, 9, 8)], ([x]) => args(x!, { size: [4, 3], mode: 'linear', antialias: true }));
+    await check('trt.resize', [f32(1, 2, 4, 5)], ([x]) => args(x!, { size: [6, 3], scales: [1.7, 0.7], mode: 'linear', coordinate_transformation_mode: 'half_pixel_symmetric' }));
+    await check('trt.resize', [f32(1, 2, 4, 5)], ([x]) =>
+      args(x!, { size: [5, 4], mode: 'linear', coordinate_transformation_mode: 'tf_crop_and_resize', roi: [-0.2, 0.3, 0.9, 1.4], extrapolation_value: 7.5 }),
+    );
+    expect(layerKinds('trt.resize', [f32(1, 2, 4, 5)], ([x]) => args(x!, { size: [7, 3] }))).not.toContain('resize');
+  });
+
   test('int32 nearest through the layer', async () => {
     await check('trt.resize', [typed('int32', 1, 2, 3, 3)], ([x]) => ({ self: x!, size: [6, 6], mode: 'nearest', coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor' }));
   });

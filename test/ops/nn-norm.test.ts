@@ -26,10 +26,9 @@ describe('ONNX BatchNormalization against onnxruntime', () => {
     await expectOnnxMatchesOrt({ opType: 'BatchNormalization', inputs, opset: 14 });
   });
 
-  it('rejects training_mode=1 as E_UNSUPPORTED_OP naming the node', () => {
+  it('training_mode=1 normalizes with the batch statistics and updates the running ones', async () => {
     const inputs = [rng.tensor([2, 3, 4]), rng.tensor([3]), rng.tensor([3]), rng.tensor([3]), rng.tensor([3], 'float32', 0.1, 1)];
-    const model = buildSingleOpModel({ opType: 'BatchNormalization', inputs, attributes: { training_mode: 1 }, opset: 15 });
-    expect(() => loadOnnx(model)).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('ONNX node "BatchNormalization_0"') }));
+    await expectOnnxMatchesOrt({ opType: 'BatchNormalization', inputs, attributes: { training_mode: 1 }, outputCount: 3, opset: 15 });
   });
 });
 

@@ -67,13 +67,42 @@ describe('ONNX Resize against onnxruntime', () => {
     expect(targetOf(withScales(x, [1, 1, 2, 2]), {})).toBe('trt.resize');
   });
 
-  it('rejects cubic mode, a 3-D input and scaling the channels as E_UNSUPPORTED_OP', () => {
-    const cubic = buildSingleOpModel({ opType: 'Resize', inputs: withScales(x, [1, 1, 2, 2]), attributes: { mode: 'cubic' }, opset: 13 });
-    expect(() => loadOnnx(cubic)).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('ONNX node "Resize_0"') }));
+  it('rejects a 3-D input and scaling the channels as E_UNSUPPORTED_OP', () => {
     const threeD = buildSingleOpModel({ opType: 'Resize', inputs: withScales(rng.tensor([1, 2, 4]), [1, 1, 2]), opset: 13 });
-    expect(() => loadOnnx(threeD)).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP' }));
+    expect(() => loadOnnx(threeD)).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('ONNX node "Resize_0"') }));
     const channels = buildSingleOpModel({ opType: 'Resize', inputs: withScales(x, [1, 2, 2, 2]), opset: 13 });
     expect(() => loadOnnx(channels)).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP' }));
+  });
+
+  describe.each(geometries)('cubic, %s', (_label, inputs) => {
+    it.each(coordinateModes)('%s', async (coordinate_transformation_mode) => {
+      await expectOnnxMatchesOrt({ opType: 'Resize', inputs, attributes: { mode: 'cubic', coordinate_transformation_mode }, opset: 13 });
+    });
+  });
+
+  it('cubic with cubic_coeff_a -0.5 and exclude_outside', async () => {
+    const attributes = { mode: 'cubic', cubic_coeff_a: -0.5, exclude_outside: 1 };
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withScales(x, [1, 1, 0.6, 1.7]), attributes, opset: 13 });
+  });
+
+  it.each(['linear', 'cubic'])('%s with antialias (down and up)', async (mode) => {
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withScales(x, [1, 1, 0.6, 0.4]), attributes: { mode, antialias: 1 }, opset: 18 });
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withSizes(x, [2, 3, 3, 8]), attributes: { mode, antialias: 1 }, opset: 18 });
+  });
+
+  it('half_pixel_symmetric', async () => {
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withScales(x, [1, 1, 1.7, 0.7]), attributes: { mode: 'linear', coordinate_transformation_mode: 'half_pixel_symmetric' }, opset: 19 });
+  });
+
+  it('tf_crop_and_resize with an extrapolation value', async () => {
+    const roi = { constant: f32([8], [0, 0, -0.2, 0.3, 1, 1, 0.9, 1.4]) };
+    const attributes = { mode: 'linear', coordinate_transformation_mode: 'tf_crop_and_resize', extrapolation_value: 7.5 };
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: [x, roi, null, { constant: i64([2, 3, 5, 4]) }], attributes, opset: 13 });
+  });
+
+  it.each(['not_larger', 'not_smaller'])('keep_aspect_ratio_policy %s', async (keep_aspect_ratio_policy) => {
+    const attributes = { mode: 'linear', keep_aspect_ratio_policy, axes: [2, 3] };
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withSizes(x, [7, 7]), attributes, opset: 18 });
   });
 
   it('rejects both scales and sizes as E_BAD_MODEL', () => {

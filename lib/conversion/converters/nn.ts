@@ -60,6 +60,7 @@ import {
 } from '../impl/pool';
 import { argExtremum, cumsum, logsumexp, reductionAxes, reduceTo, softmax, SOFTMAX_TARGETS, topk } from '../impl/reduce';
 import { resize, type CoordinateMode, type NearestMode, type ResizeSpec } from '../impl/resize';
+import { generalFilter, resizeAttrs } from '../../kernels/resize-coords';
 
 // ---------------------------------------------------------------------------------------------
 // Registration helpers
@@ -603,10 +604,11 @@ registerDynamic(
   'trt.resize',
   resizeImpl(
     (node) => ({
-      mode: node.args.mode as 'nearest' | 'linear',
+      mode: node.args.mode === 'nearest' ? 'nearest' : 'linear',
       coordinate: node.args.coordinate_transformation_mode as CoordinateMode,
       nearest: node.args.nearest_mode as NearestMode,
       scales: scalesArg(node, 'scales'),
+      filter: generalFilter(resizeAttrs(node.args, scalesArg(node, 'scales'))),
     }),
     'self',
   ),

@@ -7,7 +7,7 @@
  */
 import type { NetTensor, ResizeCoordinateTransformation, ResizeRoundMode, ResizeSelector } from '../../network';
 import type { ConversionContext } from '../context';
-import { lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type NearestMode } from '../../kernels/resize-coords';
+import { filterTaps, lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type FilterOptions, type NearestMode } from '../../kernels/resize-coords';
 import { axesOf, dimsVector } from './dynamic';
 import { alongAxis, constantOf, gatherAxis } from './nn-util';
 
@@ -20,6 +20,8 @@ export interface ResizeSpec {
   nearest: NearestMode;
   /** Scales per resized (trailing) dim when the model gave them, else null. */
   scales: number[] | null;
+  /** ONNX's general filter per resized axis (cubic, antialias, ...): always composed from gathers. */
+  filter?: ((axis: number) => FilterOptions) | null;
 }
 
 const ROUNDING: Record<NearestMode, ResizeRoundMode> = {
@@ -48,6 +50,7 @@ function layerTakes(dtype: string, mode: 'nearest' | 'linear'): boolean {
 /** Resizes the trailing `out.length` dims of `x` to `out`. */
 export function resize(ctx: ConversionContext, x: NetTensor, out: readonly number[], spec: ResizeSpec): NetTensor {
   const lead = x.shape.length - out.length;
+  if (spec.filter) return filtered(ctx, x, out, spec, spec.filter);
   const outputDims = [...x.shape.slice(0, lead), ...out];
   const innermost = resizedAxes(x.shape, out, spec.scales).every((a) => a >= x.shape.length - 3);
   if (innermost && layerMatches(x.shape, out, spec) && layerTakes(x.dtype, spec.mode)) {
@@ -80,4 +83,35 @@ export function resize(ctx: ConversionContext, x: NetTensor, out: readonly numbe
     t = ctx.add({ kind: 'elementwise', op: 'sum' }, [lo, hi], `lerp${i}`);
   }
   return t === x ? ctx.add({ kind: 'identity' }, [x]) : t;
+}
+
+/** Σ_k weight_k · gather(x, index_k) per axis (+ the extrapolation value outside a crop). */
+function filtered(ctx: ConversionContext, x: NetTensor, out: readonly number[], spec: ResizeSpec, filter: (axis: number) => FilterOptions): NetTensor {
+  const lead = x.shape.length - out.length;
+  let t = x;
+  out.forEach((o, i) => {
+    const a = lead + i;
+    const options = filter(i);
+    const inSize = x.shape[a]!;
+    const taps = Array.from({ length: o }, (_, k) => filterTaps(k, inSize, o, spec.scales?.[i] ?? o / inSize, options));
+    const width = Math.max(0, ...taps.map((p) => p.index.length));
+    const shape = alongAxis(t.shape.length, a, o);
+    let sum: NetTensor | null = null;
+    for (let k = 0; k < width; k++) {
+      const index = taps.map((p) => p.index[k] ?? 0);
+      const weight = taps.map((p) => p.weight[k] ?? 0);
+      const part = ctx.add(
+        { kind: 'elementwise', op: 'prod' },
+        [gatherAxis(ctx, t, a, index, `tap${i}_${k}`), constantOf(ctx, t.dtype, shape, weight, `tap${i}_${k}_weight`)],
+        `tap${i}_${k}_part`,
+      );
+      sum = sum === null ? part : ctx.add({ kind: 'elementwise', op: 'sum' }, [sum, part], `tap${i}_${k}_sum`);
+    }
+    if (taps.some((p) => p.outside)) {
+      const bias = constantOf(ctx, t.dtype, shape, taps.map((p) => (p.outside ? options.extrapolationValue : 0)), `extrapolation${i}`);
+      sum = sum === null ? bias : ctx.add({ kind: 'elementwise', op: 'sum' }, [sum, bias], `extrapolated${i}`);
+    }
+    if (sum !== null) t = sum;
+  });
+  return t;
 }

@@ -221,6 +221,12 @@ export class OnnxContext {
     return v;
   }
 
+  attrStrings(name: string, fallback?: string[]): string[] {
+    const v = this.node.attributes.get(name) ?? fallback;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return this.bad(`attribute ${name} must be a list of strings${fallback === undefined ? ' and is required' : ''}`);
+    return v as string[];
+  }
+
   attrInts(name: string, fallback?: number[]): number[] {
     const v = this.node.attributes.get(name) ?? fallback;
     if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) return this.bad(`attribute ${name} must be a list of integers${fallback === undefined ? ' and is required' : ''}`);

@@ -5,6 +5,7 @@ import { Tensor } from '../../tensor';
 import { conv, convTranspose } from '../../kernels/conv';
 import { add, mul, ne, pow, sub, where } from '../../kernels/elementwise';
 import { indexSelect, resize, topk, type CoordinateTransform, type NearestMode } from '../../kernels/indexing';
+import { generalFilter, resizeAttrs } from '../../kernels/resize-coords';
 import { addmm, linear, matmul } from '../../kernels/linalg';
 import { batchNormInference, groupNorm, layerNormWithStats, rmsNorm } from '../../kernels/norm';
 import {
@@ -274,14 +275,19 @@ defineImpl('aten.upsample_bilinear2d.vec', (a) => {
   ];
 });
 
-defineImpl('trt.resize', (a) => [
-  resize(T(a.self), [...(a.size as number[])], {
-    mode: a.mode as 'nearest' | 'linear',
-    coordinateTransformationMode: a.coordinate_transformation_mode as CoordinateTransform,
-    nearestMode: a.nearest_mode as NearestMode,
-    scales: scalesOf(a.scales),
-  }),
-]);
+defineImpl('trt.resize', (a) => {
+  const scales = scalesOf(a.scales) ?? null;
+  const filter = generalFilter(resizeAttrs(a, scales));
+  return [
+    resize(T(a.self), [...(a.size as number[])], {
+      mode: a.mode === 'nearest' ? 'nearest' : 'linear',
+      coordinateTransformationMode: a.coordinate_transformation_mode as CoordinateTransform,
+      nearestMode: a.nearest_mode as NearestMode,
+      scales: scales ?? undefined,
+      filter: filter ?? undefined,
+    }),
+  ];
+});
 
 // ---------------------------------------------------------------------------------------------
 // Top-k

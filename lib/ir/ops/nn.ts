@@ -743,13 +743,14 @@ defineOp('aten.upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool
   upsampleType(ctx, true),
 );
 
-const COORDINATE_MODES = new Set(['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric']);
+const COORDINATE_MODES = new Set(['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'half_pixel_symmetric', 'tf_crop_and_resize']);
 const NEAREST_MODES = new Set(['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil']);
 
-// ONNX Resize (nearest/linear) with its coordinate transforms: `size` lists the spatial dims
-// of an [N, C, ...] input; `scales` (when ONNX gave scales) drive the coordinate mapping.
+// ONNX Resize with its coordinate transforms and filters: `size` lists the spatial dims of an
+// [N, C, ...] input; `scales` (when ONNX gave scales) drive the coordinate mapping; `roi`
+// (starts, then ends, per spatial dim) is tf_crop_and_resize's crop.
 defineOp(
-  'trt.resize(Tensor self, SymInt[] size, float[]? scales=None, str mode="nearest", str coordinate_transformation_mode="half_pixel", str nearest_mode="round_prefer_floor") -> Tensor',
+  'trt.resize(Tensor self, SymInt[] size, float[]? scales=None, str mode="nearest", str coordinate_transformation_mode="half_pixel", str nearest_mode="round_prefer_floor", float cubic_coeff_a=-0.75, bool exclude_outside=False, bool antialias=False, float[]? roi=None, float extrapolation_value=0.0) -> Tensor',
   (ctx) => {
     const self = ctx.tensor('self');
     const size = ctx.dims('size');
@@ -757,14 +758,20 @@ defineOp(
       ctx.fail(`size ${fmtShape(size)} must list the ${self.shape.length - 2} spatial dims of input ${fmtShape(self.shape)}`);
     }
     const mode = ctx.str('mode');
-    if (mode !== 'nearest' && mode !== 'linear') ctx.fail(`mode must be nearest or linear, got ${JSON.stringify(mode)}`);
-    if (mode === 'linear') requireFloat(ctx, self.dtype, 'input');
-    if (!COORDINATE_MODES.has(ctx.str('coordinate_transformation_mode'))) ctx.fail(`unknown coordinate_transformation_mode ${ctx.str('coordinate_transformation_mode')}`);
+    if (mode !== 'nearest' && mode !== 'linear' && mode !== 'cubic') ctx.fail(`mode must be nearest, linear or cubic, got ${JSON.stringify(mode)}`);
+    if (mode !== 'nearest') requireFloat(ctx, self.dtype, 'input');
+    const coordinate = ctx.str('coordinate_transformation_mode');
+    if (!COORDINATE_MODES.has(coordinate)) ctx.fail(`unknown coordinate_transformation_mode ${coordinate}`);
+    if (mode === 'nearest' && (coordinate === 'half_pixel_symmetric' || coordinate === 'tf_crop_and_resize' || ctx.bool('antialias'))) {
+      ctx.fail(`nearest resizing with ${coordinate} or antialias is not supported`);
+    }
     if (!NEAREST_MODES.has(ctx.str('nearest_mode'))) ctx.fail(`unknown nearest_mode ${ctx.str('nearest_mode')}`);
     if (ctx.has('scales')) {
       const scales = ctx.arg('scales') as unknown[];
       if (scales.length !== size.length) ctx.fail(`scales must have ${size.length} elements`);
     }
+    const roi = ctx.has('roi') ? (ctx.arg('roi') as unknown[]) : null;
+    if (coordinate === 'tf_crop_and_resize' && roi?.length !== 2 * size.length) ctx.fail(`tf_crop_and_resize needs a roi of ${2 * size.length} values`);
     return [tensorType(self.dtype, [...self.shape.slice(0, 2), ...size])];
   },
 );

@@ -12,10 +12,10 @@ import { defineOnnxOp } from '../registry';
 import { dtypeFromOnnx } from '../tensor-proto';
 import { coercedAxisOp } from './nn';
 
-const mulS = (ctx: OnnxContext, self: Value, other: number): Value => ctx.emit('aten.mul.Scalar', { self, other });
-const addS = (ctx: OnnxContext, self: Value, other: number): Value => ctx.emit('aten.add.Scalar', { self, other });
-const un = (ctx: OnnxContext, target: string, self: Value): Value => ctx.emit(`aten.${target}.default`, { self });
-const bin = (ctx: OnnxContext, target: string, self: Value, other: Value): Value => ctx.emit(`aten.${target}.Tensor`, { self, other });
+export const mulS = (ctx: OnnxContext, self: Value, other: number): Value => ctx.emit('aten.mul.Scalar', { self, other });
+export const addS = (ctx: OnnxContext, self: Value, other: number): Value => ctx.emit('aten.add.Scalar', { self, other });
+export const un = (ctx: OnnxContext, target: string, self: Value): Value => ctx.emit(`aten.${target}.default`, { self });
+export const bin = (ctx: OnnxContext, target: string, self: Value, other: Value): Value => ctx.emit(`aten.${target}.Tensor`, { self, other });
 
 function floatInput(ctx: OnnxContext): Value {
   const x = ctx.input(0);

@@ -271,7 +271,7 @@ defineOnnxOp('Gemm', (ctx) => {
 defineOnnxOp('BatchNormalization', (ctx) => {
   // spatial=0 (opsets 7–8: statistics per element of C×H×W) has no ATen form.
   if (ctx.opset < 9 && ctx.attrInt('spatial', 1) !== 1) ctx.unsupported('spatial=0 (per-element statistics) is not supported');
-  if (ctx.opset >= 14 && ctx.attrInt('training_mode', 0) === 1) ctx.unsupported('training_mode=1 (batch statistics) is not supported; export the model for inference');
+  if (ctx.opset >= 14 && ctx.attrInt('training_mode', 0) === 1) return batchStatistics(ctx);
   if (ctx.node.outputs.slice(1).some((o) => o !== '')) ctx.unsupported('the running-statistics outputs exist only in training mode, which is not supported');
   const node = ctx.call('aten._native_batch_norm_legit_no_training.default', {
     input: ctx.input(0),
@@ -284,6 +284,31 @@ defineOnnxOp('BatchNormalization', (ctx) => {
   });
   return [node.outputs[0]!];
 });
+
+/**
+ * training_mode=1: normalized with the batch's mean and (population) variance over every dim
+ * but C; the running statistics move toward them by 1 − momentum.
+ */
+function batchStatistics(ctx: OnnxContext): OnnxResult[] {
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  if (rank < 2) ctx.bad(`input must be at least 2-D [N, C, ...], got rank ${rank}`);
+  const axes = [0, ...range(2, rank)];
+  const perChannel = (v: Value): Value => ctx.emit('aten.reshape.default', { self: v, shape: [-1, ...new Array<number>(rank - 2).fill(1)] });
+  const mean = ctx.emit('aten.mean.dim', { self: x, dim: axes, keepdim: true });
+  const centered = ctx.emit('aten.sub.Tensor', { self: x, other: mean });
+  const variance = ctx.emit('aten.mean.dim', { self: ctx.emit('aten.mul.Tensor', { self: centered, other: centered }), dim: axes, keepdim: true });
+  const eps = ctx.attrFloat('epsilon', 1e-5);
+  const normalized = ctx.emit('aten.mul.Tensor', { self: centered, other: ctx.emit('aten.rsqrt.default', { self: ctx.emit('aten.add.Scalar', { self: variance, other: eps }) }) });
+  const y = ctx.emit('aten.add.Tensor', { self: ctx.emit('aten.mul.Tensor', { self: normalized, other: perChannel(ctx.input(1)) }), other: perChannel(ctx.input(2)) });
+  const momentum = ctx.attrFloat('momentum', 0.9);
+  const running = (i: number, batch: Value): Value =>
+    ctx.emit('aten.add.Tensor', {
+      self: ctx.emit('aten.mul.Scalar', { self: ctx.input(i), other: momentum }),
+      other: ctx.emit('aten.mul.Scalar', { self: ctx.emit('aten.reshape.default', { self: batch, shape: [-1] }), other: 1 - momentum }),
+    });
+  return [y, running(3, mean), running(4, variance)].slice(0, Math.max(1, ctx.node.outputs.length));
+}
 
 defineOnnxOp('LayerNormalization', (ctx) => {
   const x = ctx.input(0);
@@ -402,14 +427,46 @@ function emitConvolution(ctx: OnnxContext, c: ConvInputs, padding: number[], tra
   });
 }
 
-defineOnnxOp('Conv', (ctx) => {
+defineOnnxOp('Conv', (ctx) => [convolve(ctx, convInputs(ctx, 'convolutions'))]);
+
+// (x - x_zero_point) ⊛ (w - w_zero_point) in int32: 8-bit products summed exactly in float32
+// while the sum stays under 2^24, in float64 past that.
+defineOnnxOp('ConvInteger', (ctx) => {
   const c = convInputs(ctx, 'convolutions');
+  const types = [c.x.tensorType.dtype, c.w.tensorType.dtype];
+  if (!types.every((t) => t === 'uint8' || t === 'int8')) ctx.unsupported(`only uint8 and int8 inputs are supported, got ${types.join(', ')}`);
+  const terms = (c.w.tensorType.shape.slice(1) as number[]).reduce((p, d) => p * d, 1);
+  const wide = terms * 255 * 255 < 2 ** 24 ? 'float32' : 'float64';
+  const shifted = (v: Value, zp: Value | null, perChannel: boolean): Value => {
+    const f = ctx.cast(v, wide);
+    if (zp === null) return f;
+    let z = ctx.cast(zp, wide);
+    if (perChannel && zp.tensorType.shape.length === 1) z = ctx.emit('aten.reshape.default', { self: z, shape: [-1, ...new Array<number>(c.n + 1).fill(1)] });
+    return ctx.emit('aten.sub.Tensor', { self: f, other: z });
+  };
+  const y = convolve(ctx, { ...c, x: shifted(c.x, ctx.optInput(2), false), w: constantWeights(ctx, wide) ?? shifted(c.w, ctx.optInput(3), true), bias: null });
+  return [ctx.cast(y, 'int32')];
+});
+
+/** w − w_zero_point computed at import when both are constants (TensorRT takes constant kernels only). */
+function constantWeights(ctx: OnnxContext, dtype: 'float32' | 'float64'): Value | null {
+  const w = ctx.constant(1);
+  const zp = ctx.hasInput(3) ? ctx.constant(3) : null;
+  if (w === null || (ctx.hasInput(3) && zp === null)) return null;
+  const values = w.toArray().map(Number);
+  const z = zp === null ? [0] : zp.toArray().map(Number);
+  const perChannel = values.length / w.shape[0]!;
+  if (z.length !== 1 && z.length !== w.shape[0]) ctx.bad(`w_zero_point has ${z.length} values for ${w.shape[0]} output channels`);
+  return ctx.constantValue(Tensor.from(dtype, w.shape, values.map((v, i) => v - z[z.length === 1 ? 0 : Math.floor(i / perChannel)]!)), 'weight');
+}
+
+function convolve(ctx: OnnxContext, c: ConvInputs): Value {
   const { x, w, bias, n, kernel, stride, dilation } = c;
   const groups = ctx.attrInt('group', 1);
   const pads = resolvePads(ctx, x.tensorType.shape.slice(2), kernel, stride, dilation);
-  if (symmetric(pads)) return [emitConvolution(ctx, c, pads.begin, false, new Array<number>(n).fill(0), groups)];
-  return [ctx.emit('trt.conv_padded', { input: x, weight: w, bias, stride, pads_begin: pads.begin, pads_end: pads.end, dilation, groups })];
-});
+  if (symmetric(pads)) return emitConvolution(ctx, c, pads.begin, false, new Array<number>(n).fill(0), groups);
+  return ctx.emit('trt.conv_padded', { input: x, weight: w, bias, stride, pads_begin: pads.begin, pads_end: pads.end, dilation, groups });
+}
 
 defineOnnxOp('ConvTranspose', (ctx) => {
   const c = convInputs(ctx, 'transposed convolutions');
@@ -509,11 +566,66 @@ defineOnnxOp('MaxPool', (ctx) => {
 });
 
 function averagePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
-  if (s.dilation.some((d) => d !== 1)) ctx.unsupported(`dilations [${s.dilation.join(', ')}] are not supported for ${ctx.node.opType}`);
+  if (s.dilation.some((d) => d !== 1)) return dilatedAveragePool(ctx, s, self, countIncludePad);
   const common = { self, kernel_size: s.kernel, stride: s.stride, ceil_mode: s.ceilMode, count_include_pad: countIncludePad };
   const fits = symmetric(s.pads) && s.pads.begin.every((p, i) => p <= Math.floor(s.kernel[i]! / 2));
   if (fits) return ctx.emit(`aten.avg_pool${s.n}d.default`, { ...common, padding: s.pads.begin });
   return ctx.emit('trt.avg_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end });
+}
+
+/**
+ * Dilated average pooling: window sums by a depthwise convolution of ones over the zero-padded
+ * input, divided by each window's count of input elements (the same convolution over a
+ * constant mask), or by the window size with count_include_pad. ceil_mode's last window may
+ * reach past the pads (it must start inside the input or the begin pad).
+ */
+function dilatedAveragePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
+  const shape = self.tensorType.shape;
+  if (!shape.slice(1).every(isStatic)) ctx.unsupported('dilated pooling needs static channel and spatial dims');
+  const channels = shape[1] as number;
+  const spatial = shape.slice(2) as number[];
+  const span = s.kernel.map((k, i) => s.dilation[i]! * (k - 1) + 1);
+  const out = spatial.map((d, i) => {
+    const room = d + s.pads.begin[i]! + s.pads.end[i]! - span[i]!;
+    let o = (s.ceilMode ? Math.ceil(room / s.stride[i]!) : Math.floor(room / s.stride[i]!)) + 1;
+    if (s.ceilMode && (o - 1) * s.stride[i]! >= d + s.pads.begin[i]!) o -= 1;
+    return o;
+  });
+  const extra = out.map((o, i) => Math.max(0, (o - 1) * s.stride[i]! + span[i]! - (spatial[i]! + s.pads.begin[i]! + s.pads.end[i]!)));
+  // constant_pad_nd lists (begin, end) from the last dim backwards.
+  const pad = spatial.map((_, i) => [s.pads.begin[i]!, s.pads.end[i]! + extra[i]!]).reverse().flat();
+  const dtype = self.tensorType.dtype;
+  const conv = (input: Value, groups: number): Value =>
+    ctx.emit('aten.convolution.default', {
+      input,
+      weight: ctx.constantValue(Tensor.from(dtype, [groups, 1, ...s.kernel], new Array<number>(groups * s.kernel.reduce((a, k) => a * k, 1)).fill(1)), 'ones'),
+      bias: null,
+      stride: s.stride,
+      padding: new Array<number>(s.n).fill(0),
+      dilation: s.dilation,
+      transposed: false,
+      output_padding: new Array<number>(s.n).fill(0),
+      groups,
+    });
+  const sums = conv(ctx.emit('aten.constant_pad_nd.default', { self, pad, value: 0 }), channels);
+  // count_include_pad divides by the whole window, even where ceil_mode's last one passes the
+  // pads (as ONNX's reference and test data do).
+  if (countIncludePad) return ctx.emit('aten.div.Scalar', { self: sums, other: s.kernel.reduce((a, k) => a * k, 1) });
+  // The mask over the padded extent: 1 on the input.
+  const padded = spatial.map((d, i) => d + s.pads.begin[i]! + s.pads.end[i]! + extra[i]!);
+  const total = padded.reduce((a, d) => a * d, 1);
+  const mask = Array.from({ length: total }, (_, flat) => {
+    let rest = flat;
+    let inside = true;
+    for (let i = s.n - 1; i >= 0; i--) {
+      const c = rest % padded[i]!;
+      rest = Math.floor(rest / padded[i]!);
+      inside &&= c >= s.pads.begin[i]! && c < spatial[i]! + s.pads.begin[i]!;
+    }
+    return inside ? 1 : 0;
+  });
+  const counts = conv(ctx.constantValue(Tensor.from(dtype, [1, 1, ...padded], mask), 'counted'), 1);
+  return ctx.emit('aten.div.Tensor', { self: sums, other: counts });
 }
 
 defineOnnxOp('AveragePool', (ctx) => [averagePool(ctx, poolSpec(ctx), ctx.input(0), ctx.attrInt('count_include_pad', 0) === 1)]);
@@ -545,7 +657,7 @@ defineOnnxOp('GlobalMaxPool', (ctx) => globalPool(ctx, 'aten.amax.default'));
 // ---------------------------------------------------------------------------------------------
 // Resize
 
-const RESIZE_COORDINATES = new Set(['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric']);
+const RESIZE_COORDINATES = new Set(['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'half_pixel_symmetric', 'tf_crop_and_resize']);
 
 /** floor(in * scale) as ONNX Runtime computes it (float32 product), exact for symbolic dims when possible. */
 function onnxScaledDim(ctx: OnnxContext, d: Dim, scale: number): Dim {
@@ -574,15 +686,19 @@ defineOnnxOp('Resize', (ctx) => {
   const rank = shape.length;
   if (rank !== 4) ctx.unsupported(`only 4-D [N, C, H, W] inputs are supported, got ${fmtDims(shape)}`);
   const mode = ctx.attrString('mode', 'nearest');
-  if (mode !== 'nearest' && mode !== 'linear') ctx.unsupported(`mode ${JSON.stringify(mode)} is not supported (nearest and linear are)`);
+  if (mode !== 'nearest' && mode !== 'linear' && mode !== 'cubic') ctx.bad(`unknown mode ${JSON.stringify(mode)}`);
   const coord = ctx.attrString('coordinate_transformation_mode', 'half_pixel');
-  if (!RESIZE_COORDINATES.has(coord)) ctx.unsupported(`coordinate_transformation_mode ${JSON.stringify(coord)} is not supported`);
+  if (!RESIZE_COORDINATES.has(coord)) ctx.bad(`unknown coordinate_transformation_mode ${JSON.stringify(coord)}`);
   const nearestMode = ctx.attrString('nearest_mode', 'round_prefer_floor');
   if (!['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'].includes(nearestMode)) ctx.bad(`unknown nearest_mode ${JSON.stringify(nearestMode)}`);
-  if (ctx.attrInt('exclude_outside', 0) !== 0) ctx.unsupported('exclude_outside=1 is not supported');
-  if (ctx.attrInt('antialias', 0) !== 0) ctx.unsupported('antialias=1 is not supported');
-  if (ctx.attrString('keep_aspect_ratio_policy', 'stretch') !== 'stretch') ctx.unsupported('keep_aspect_ratio_policy other than stretch is not supported');
-  if (mode === 'linear' && !isFloating(x.tensorType.dtype)) ctx.unsupported(`linear resizing of ${x.tensorType.dtype} is not supported`);
+  const excludeOutside = ctx.attrInt('exclude_outside', 0) !== 0;
+  const antialias = ctx.attrInt('antialias', 0) !== 0;
+  if (mode === 'nearest' && (antialias || coord === 'half_pixel_symmetric' || coord === 'tf_crop_and_resize')) {
+    ctx.unsupported(`nearest resizing with ${antialias ? 'antialias=1' : coord} is not supported`);
+  }
+  const policy = ctx.attrString('keep_aspect_ratio_policy', 'stretch');
+  if (!['stretch', 'not_larger', 'not_smaller'].includes(policy)) ctx.bad(`unknown keep_aspect_ratio_policy ${JSON.stringify(policy)}`);
+  if (mode !== 'nearest' && !isFloating(x.tensorType.dtype)) ctx.unsupported(`${mode} resizing of ${x.tensorType.dtype} is not supported`);
   const axes = ctx.opset >= 18 && ctx.has('axes') ? ctx.attrInts('axes').map((a) => (a < 0 ? a + rank : a)) : range(0, rank);
   if (axes.some((a) => a < 0 || a >= rank) || new Set(axes).size !== axes.length) ctx.bad(`axes [${ctx.attrInts('axes').join(', ')}] are invalid for rank ${rank}`);
 
@@ -611,33 +727,53 @@ defineOnnxOp('Resize', (ctx) => {
     axes.forEach((a, i) => {
       outShape[a] = dims[i]!;
     });
+    if (policy !== 'stretch') {
+      // One scale for every axis (the smallest or largest out/in), sizes rounded half up from it.
+      if (!axes.every((a) => isStatic(shape[a]!) && isStatic(outShape[a]!))) ctx.unsupported(`keep_aspect_ratio_policy ${policy} needs static sizes`);
+      const ratios = axes.map((a) => (outShape[a] as number) / (shape[a] as number));
+      const scale = policy === 'not_larger' ? Math.min(...ratios) : Math.max(...ratios);
+      axes.forEach((a) => {
+        fullScales[a] = scale;
+        outShape[a] = Math.floor(scale * (shape[a] as number) + 0.5);
+      });
+    }
   }
+  const scaled = hasScales || policy !== 'stretch';
   if (!dimEquals(outShape[0]!, shape[0]!) || !dimEquals(outShape[1]!, shape[1]!) || fullScales[0] !== 1 || fullScales[1] !== 1) {
     ctx.unsupported('resizing the batch or channel dims is not supported (only H and W)');
   }
   // align_corners maps through in * scale itself (not the floored output size) when scales are given.
-  if (coord === 'align_corners' && hasScales && axes.some((a) => typeof shape[a] !== 'number' || !Number.isInteger((shape[a] as number) * fullScales[a]!))) {
+  const wholeProducts = axes.every((a) => typeof shape[a] === 'number' && Number.isInteger((shape[a] as number) * fullScales[a]!));
+  if (mode === 'nearest' && coord === 'align_corners' && hasScales && !wholeProducts) {
     ctx.unsupported('align_corners with scales whose products with the input size are not whole numbers is not supported; give sizes instead');
   }
   const spatial = outShape.slice(2);
   const size = spatial.map((d) => ctx.dimArg(d));
-  const scaleFactors = hasScales ? fullScales.slice(2) : null;
+  const scaleFactors = scaled ? fullScales.slice(2) : null;
+  const roi = coord === 'tf_crop_and_resize' ? resizeRoi(ctx, rank, axes) : null;
+  const general = mode === 'cubic' || antialias || roi !== null || coord === 'half_pixel_symmetric';
   // ATen sizes from scale_factors are floor(in * scale) in double precision: usable when they
   // agree with ONNX Runtime's float32 product.
   const atenScalesAgree =
     scaleFactors !== null && spatial.every((d, i) => typeof d !== 'number' || d === Math.floor((shape[i + 2] as number) * scaleFactors[i]!));
   const byScales = { output_size: null, scale_factors: scaleFactors };
   const bySize = { output_size: size, scale_factors: null };
-  if (mode === 'nearest' && coord === 'asymmetric' && nearestMode === 'floor' && (!hasScales || atenScalesAgree)) {
-    return [ctx.emit('aten.upsample_nearest2d.vec', { input: x, ...(hasScales ? byScales : bySize) })];
+  if (mode === 'nearest' && coord === 'asymmetric' && nearestMode === 'floor' && !scaled) {
+    return [ctx.emit('aten.upsample_nearest2d.vec', { input: x, ...bySize })];
   }
-  if (mode === 'linear' && coord === 'align_corners') {
+  if (mode === 'nearest' && coord === 'asymmetric' && nearestMode === 'floor' && hasScales && atenScalesAgree) {
+    return [ctx.emit('aten.upsample_nearest2d.vec', { input: x, ...byScales })];
+  }
+  if (mode === 'linear' && !general && coord === 'align_corners' && (!scaled || (hasScales && wholeProducts))) {
     return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: true, ...bySize })];
   }
   // PyTorch's bilinear is half_pixel (pytorch_half_pixel differs only for an output size of 1).
   const bilinearHalf = coord === 'half_pixel' || (coord === 'pytorch_half_pixel' && spatial.every((d) => typeof d === 'number' && d > 1));
-  if (mode === 'linear' && bilinearHalf && (!hasScales || atenScalesAgree)) {
-    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: false, ...(hasScales ? byScales : bySize) })];
+  if (mode === 'linear' && !general && bilinearHalf && !scaled) {
+    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: false, ...bySize })];
+  }
+  if (mode === 'linear' && !general && bilinearHalf && hasScales && atenScalesAgree) {
+    return [ctx.emit('aten.upsample_bilinear2d.vec', { input: x, align_corners: false, ...byScales })];
   }
   return [
     ctx.emit('trt.resize', {
@@ -647,9 +783,30 @@ defineOnnxOp('Resize', (ctx) => {
       mode,
       coordinate_transformation_mode: coord,
       nearest_mode: nearestMode,
+      cubic_coeff_a: ctx.attrFloat('cubic_coeff_a', -0.75),
+      exclude_outside: excludeOutside,
+      antialias,
+      roi,
+      extrapolation_value: ctx.attrFloat('extrapolation_value', 0),
     }),
   ];
 });
+
+/** tf_crop_and_resize's roi (input 1) as starts then ends of the spatial dims; N and C must not be cropped. */
+function resizeRoi(ctx: OnnxContext, rank: number, axes: readonly number[]): number[] {
+  const t = ctx.hasInput(1) ? ctx.constant(1) : null;
+  if (t === null) ctx.unsupported('roi (input 1) must be a constant for tf_crop_and_resize');
+  const values = t.toArray().map(Number);
+  if (values.length !== 2 * axes.length) ctx.bad(`roi has ${values.length} values for ${axes.length} axes`);
+  const starts = new Array<number>(rank).fill(0);
+  const ends = new Array<number>(rank).fill(1);
+  axes.forEach((a, i) => {
+    starts[a] = values[i]!;
+    ends[a] = values[axes.length + i]!;
+  });
+  if (starts[0] !== 0 || starts[1] !== 0 || ends[0] !== 1 || ends[1] !== 1) ctx.unsupported('cropping the batch or channel dims is not supported');
+  return [...starts.slice(2), ...ends.slice(2)];
+}
 
 // ---------------------------------------------------------------------------------------------
 // TopK

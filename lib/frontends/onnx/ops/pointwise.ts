@@ -196,7 +196,14 @@ defineOnnxOp('Clip', (ctx) => {
 defineOnnxOp('Cast', (ctx) => {
   const self = ctx.input(0);
   const dtype = dtypeFromOnnx(ctx.attrInt('to'), `${ctx.where}: attribute to`);
-  return [self.tensorType.dtype === dtype ? self : ctx.emit('aten._to_copy.default', { self, dtype })];
+  if (self.tensorType.dtype === dtype) return [self];
+  // A small integer constant cast to a float stays a constant (exact), so that what is computed
+  // from it (a Range limit, say) is still known at import.
+  const c = ctx.constant(0);
+  if (c !== null && c.size <= 64 && isInteger(c.dtype) && isFloating(dtype)) {
+    return [ctx.constantValue(Tensor.from(dtype, c.shape, c.toArray().map(Number)), 'cast')];
+  }
+  return [ctx.emit('aten._to_copy.default', { self, dtype })];
 });
 
 defineOnnxOp('CastLike', (ctx) => {

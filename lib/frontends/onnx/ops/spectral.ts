@@ -1,0 +1,101 @@
+/**
+ * ONNX DFT and STFT as matrix products with constant cosine and sine tables (the signal length
+ * is static): for e^(∓iθ), Re = xr·cos ± xi·sin and Im = ∓xr·sin + xi·cos, the inverse
+ * scaled by 1/N. Complex tensors are ONNX's [..., 2] (a real input may be [..., 1]).
+ */
+import { isFloating } from '../../../ir/dtype';
+import type { Value } from '../../../ir/graph';
+import { isStatic } from '../../../ir/symbolic';
+import { Tensor } from '../../../tensor';
+import type { OnnxContext } from '../context';
+import { defineOnnxOp } from '../registry';
+
+interface DftOptions {
+  /** The signal dim of `x` (not its last, complex, dim). */
+  axis: number;
+  /** The transform length: the signal is zero-padded or truncated to it. */
+  length: number;
+  inverse: boolean;
+  onesided: boolean;
+}
+
+function dft(ctx: OnnxContext, x: Value, options: DftOptions): Value {
+  const shape = x.tensorType.shape;
+  const rank = shape.length;
+  const dtype = x.tensorType.dtype;
+  if (!isFloating(dtype)) ctx.unsupported(`only floating-point signals are supported, got ${dtype}`);
+  const parts = shape[rank - 1];
+  if (parts !== 1 && parts !== 2) ctx.bad(`the last dim must be 1 (real) or 2 (complex), got ${String(parts)}`);
+  const { axis, length: n, inverse, onesided } = options;
+  if (axis < 0 || axis >= rank - 1) ctx.bad(`axis ${axis} is out of range for a signal of rank ${rank}`);
+  const size = shape[axis]!;
+  if (!isStatic(size)) ctx.unsupported(`the signal dim ${axis} must have a static size`);
+  if (onesided && inverse) ctx.unsupported('onesided inverse transforms are not supported');
+  // The signal dim last, fitted to the transform length.
+  const part = (i: number): Value => {
+    let v = ctx.emit('aten.transpose.int', { self: ctx.emit('aten.select.int', { self: x, dim: -1, index: i }), dim0: axis, dim1: -1 });
+    if ((size as number) > n) v = ctx.emit('aten.slice.Tensor', { self: v, dim: -1, start: 0, end: n, step: 1 });
+    if ((size as number) < n) v = ctx.emit('aten.constant_pad_nd.default', { self: v, pad: [0, n - (size as number)], value: 0 });
+    return v;
+  };
+  const k = onesided ? Math.floor(n / 2) + 1 : n;
+  const scale = inverse ? 1 / n : 1;
+  const table = (f: (t: number) => number, name: string): Value =>
+    ctx.constantValue(Tensor.from(dtype, [n, k], Array.from({ length: n * k }, (_, i) => f((2 * Math.PI * Math.floor(i / k) * (i % k)) / n) * scale)), name);
+  const cos = table(Math.cos, 'cos');
+  // e^(-iθ) forward: the sine enters negated.
+  const sin = table(inverse ? Math.sin : (t) => -Math.sin(t), 'sin');
+  const mm = (a: Value, b: Value): Value => ctx.emit('aten.matmul.default', { self: a, other: b });
+  const xr = part(0);
+  let re = mm(xr, cos);
+  let im = mm(xr, sin);
+  if (parts === 2) {
+    const xi = part(1);
+    re = ctx.emit('aten.sub.Tensor', { self: re, other: mm(xi, sin) });
+    im = ctx.emit('aten.add.Tensor', { self: im, other: mm(xi, cos) });
+  }
+  const back = (v: Value): Value => ctx.emit('aten.transpose.int', { self: v, dim0: axis, dim1: -1 });
+  return ctx.emit('aten.stack.default', { tensors: [back(re), back(im)], dim: -1 });
+}
+
+/** A scalar (or one-element) integer input known at import. */
+function knownScalar(ctx: OnnxContext, i: number, what: string): number {
+  const values = ctx.staticInts(i, what);
+  if (values.length !== 1) ctx.bad(`${what} must hold one value, got ${values.length}`);
+  return values[0]!;
+}
+
+defineOnnxOp('DFT', (ctx) => {
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  let axis = ctx.opset >= 20 ? (ctx.hasInput(2) ? knownScalar(ctx, 2, 'axis') : -2) : ctx.attrInt('axis', 1);
+  if (axis < 0) axis += rank;
+  const size = x.tensorType.shape[axis];
+  const length = ctx.hasInput(1) ? knownScalar(ctx, 1, 'dft_length') : typeof size === 'number' ? size : ctx.unsupported(`the signal dim ${axis} must have a static size`);
+  if (length < 1) ctx.bad(`dft_length must be positive, got ${length}`);
+  return [dft(ctx, x, { axis, length, inverse: ctx.attrInt('inverse', 0) !== 0, onesided: ctx.attrInt('onesided', 0) !== 0 })];
+});
+
+// Frames of frame_length every frame_step samples, windowed, each transformed.
+defineOnnxOp('STFT', (ctx) => {
+  const signal = ctx.input(0);
+  const shape = signal.tensorType.shape;
+  if (shape.length !== 3 || !isStatic(shape[1]!)) ctx.unsupported('the signal must be [batch, length, 1 or 2] with a static length');
+  const total = shape[1] as number;
+  const step = knownScalar(ctx, 1, 'frame_step');
+  const window = ctx.optInput(2);
+  const given = ctx.hasInput(3) ? knownScalar(ctx, 3, 'frame_length') : null;
+  const w = window?.tensorType.shape;
+  if (w !== undefined && (w.length !== 1 || !isStatic(w[0]!) || (given !== null && w[0] !== given))) ctx.bad(`the window must be 1-D of frame_length ${String(given)}`);
+  const frame = (w !== undefined ? (w[0] as number) : given) ?? ctx.bad('frame_length or a window is required');
+  if (step < 1 || frame < 1 || frame > total) ctx.bad(`frame_step ${step} and frame_length ${frame} do not fit a signal of ${total}`);
+  const frames = Math.floor((total - frame) / step) + 1;
+  const index = Array.from({ length: frames * frame }, (_, i) => Math.floor(i / frame) * step + (i % frame));
+  const picked = ctx.emit('aten.index_select.default', { self: signal, dim: 1, index: ctx.constantValue(Tensor.from('int64', [index.length], index), 'frames') });
+  let framed = ctx.emit('aten.reshape.default', { self: picked, shape: [ctx.dimArg(shape[0]!), frames, frame, ctx.dimArg(shape[2]!)] });
+  if (window !== null) {
+    const w = ctx.emit('aten.reshape.default', { self: ctx.cast(window, signal.tensorType.dtype), shape: [1, 1, frame, 1] });
+    framed = ctx.emit('aten.mul.Tensor', { self: framed, other: w });
+  }
+  return [dft(ctx, framed, { axis: 2, length: frame, inverse: false, onesided: ctx.attrInt('onesided', 1) !== 0 })];
+});
