@@ -1,15 +1,22 @@
 /**
  * A compiled program: segments in order (TensorRT engines and fallback graphs), its inputs
- * and outputs, and the partition report. run() executes on a worker thread and never blocks
- * the event loop; dispose() stops the worker (a finalizer does it too, as a backstop).
+ * and outputs, and the partition report. run() executes on a worker thread, or, for a program
+ * of onnxruntime engines whose runs take less than a budget, on this thread
+ * (./in-thread.ts): either way a run blocks the event loop for no longer than the budget.
+ * dispose() stops the worker (a finalizer does it too, as a backstop) and releases the
+ * engines loaded here.
  */
 import type { BackendRefusal } from '../backends';
+import { createError } from '../errors';
 import type { CudaDevice } from '../devices';
 import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
-import type { Tensor } from '../tensor';
+import { Tensor } from '../tensor';
+import { elementsOf } from './execute';
+import { inThreadBudget, InThreadRunner } from './in-thread';
 import { saveProgram, saveProgramBuffer } from './program-file/write';
 import { formatIO, printableIO, shapedInputs } from './program-io';
+import { probeShapes } from './probe-shapes';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
@@ -20,6 +27,8 @@ import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-pro
 /** Backends whose engines a program loads when it is created rather than on its first run. */
 const WARM_START_BACKENDS: readonly string[] = ['onnxruntime'];
 
+const DISPOSED_MESSAGE = 'this program has been disposed';
+
 /** Outside the class: the worker's listeners hold it, and must not hold a Program (lib/runtime/worker/worker-client.ts). */
 const decodeOutputs = (outputs: unknown): Tensor[] => (outputs as WireTensor[]).map(fromWire);
 
@@ -27,6 +36,8 @@ export class Program {
   private readonly client: WorkerClient<Tensor[]>;
   private readonly symbols: ReadonlyMap<string, SymbolRange>;
   private printable?: { inputs: readonly ProgramIO[]; outputs: readonly ProgramIO[] };
+  /** Set by warmStart() when runs may happen on this thread (./in-thread.ts). */
+  private inThread: InThreadRunner | undefined;
 
   constructor(
     /** @internal */ readonly data: ProgramData,
@@ -47,7 +58,7 @@ export class Program {
       decode: decodeOutputs,
       inputs: shapedInputs(data.inputs, symbols),
       limits,
-      disposedMessage: 'this program has been disposed',
+      disposedMessage: DISPOSED_MESSAGE,
     });
   }
 
@@ -94,13 +105,29 @@ export class Program {
   /**
    * @internal Starts the worker and loads the engines now, for programs whose engines are
    * costly to load (onnxruntime sessions: created and warmed up at load), so that the first
-   * run() costs what later ones do. compile() and loadProgram() call it (through
-   * warmStarted()); a loading error rejects here.
+   * run() costs what later ones do; where the worker's measurements allow, loads them on this
+   * thread too and stops the worker (./in-thread.ts). compile() and loadProgram() call it
+   * (through warmStarted()). A loading error is not thrown here: the first run() loads again
+   * and rejects with it, as it would without the warm start.
+   *
+   * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: a bad TENSORRT_NODE_IN_THREAD_MS.
    */
   async warmStart(): Promise<void> {
     if (!this.data.segments.some((s) => s.kind === 'tensorrt' && WARM_START_BACKENDS.includes(s.backend))) return;
-    await this.client.start();
+    const budgetMs = inThreadBudget();
+    const shapes = probeShapes(this.data.inputs, this.symbols);
+    const report = await this.client.start(shapes).catch(() => undefined);
+    if (budgetMs <= 0 || this.client.isDisposed) return;
+    const runner = await InThreadRunner.start(this.data, this.limits, report, { budgetMs, shapes, disposedError: this.disposedError });
+    if (runner === undefined) return;
+    if (this.client.isDisposed) return void (await runner.dispose());
+    this.inThread = runner;
+    await this.client.stop();
+    // Once through the whole of run() on zeros, so that the first real run finds its code compiled.
+    if (shapes !== undefined) await this.run(this.data.inputs.map((io, i) => new Tensor(io.dtype, shapes[i]!))).catch(() => undefined);
   }
+
+  private readonly disposedError = (): Error => createError('E_INVALID_ARGUMENT', DISPOSED_MESSAGE);
 
   /**
    * Runs the program; inputs in order or by name. Bad inputs reject with E_BAD_INPUT naming
@@ -108,7 +135,19 @@ export class Program {
    * with E_RESOURCE_LIMIT naming the input, node or layer, and the program stays usable.
    */
   async run(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<Tensor[]> {
-    return this.client.run(inputs);
+    const ordered = this.client.check(inputs);
+    const here = this.inThread;
+    if (here === undefined) return (await this.client.runChecked(ordered)).outputs;
+    const elements = elementsOf(ordered);
+    if (here.fits(elements)) return here.run(ordered);
+    const answer = await this.client.runChecked(ordered);
+    if (answer.runMs !== undefined) here.observe(answer.runMs, elements);
+    return answer.outputs;
+  }
+
+  /** @internal Whether runs may happen on this thread (warmStart() found them short enough). */
+  get runsInThread(): boolean {
+    return this.inThread !== undefined;
   }
 
   /**
@@ -127,7 +166,8 @@ export class Program {
 
   /** Stops the worker and releases engines. Idempotent; later run() calls reject. */
   async dispose(): Promise<void> {
-    await this.client.dispose();
+    const here = this.inThread;
+    await Promise.all([this.client.dispose(), here?.dispose()]);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -143,9 +183,10 @@ export class Program {
 /**
  * `program` after its {@link Program.warmStart}. A loading error is not thrown here: the
  * first run() loads again and rejects with it, as it would without the warm start (so
- * compile() and loadProgram() keep failing only for what they check themselves).
+ * compile() and loadProgram() keep failing only for what they check themselves, and a bad
+ * TENSORRT_NODE_IN_THREAD_MS).
  */
 export async function warmStarted(program: Program): Promise<Program> {
-  await program.warmStart().catch(() => undefined);
+  await program.warmStart();
   return program;
 }

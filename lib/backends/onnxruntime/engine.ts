@@ -34,13 +34,13 @@ export function layerOfMessage(message: string): string | undefined {
 
 /** Checks one input against its declaration; returns it in the network's dtype. */
 function checkInput(input: OrtEngineInput, given: unknown): Tensor {
-  const want = fmt(input.dtype, input.shape);
-  if (given === undefined) throw new BadInputError(`missing input "${input.name}" (${want})`, { details: { input: input.name } });
+  const want = (): string => fmt(input.dtype, input.shape);
+  if (given === undefined) throw new BadInputError(`missing input "${input.name}" (${want()})`, { details: { input: input.name } });
   if (!(given instanceof Tensor)) throw new BadInputError(`input "${input.name}" must be a host Tensor (the onnxruntime backend runs on the CPU)`, { details: { input: input.name } });
   const t = floatWidthAs(given, input.dtype);
-  if (t.dtype !== input.dtype) throw new BadInputError(`input "${input.name}" is ${t.dtype}, the engine takes ${want}`, { details: { input: input.name, expected: input.dtype, actual: t.dtype } });
+  if (t.dtype !== input.dtype) throw new BadInputError(`input "${input.name}" is ${t.dtype}, the engine takes ${want()}`, { details: { input: input.name, expected: input.dtype, actual: t.dtype } });
   if (t.rank !== input.shape.length || input.shape.some((d, i) => d >= 0 && d !== t.shape[i])) {
-    throw new BadInputError(`input "${input.name}" has shape [${t.shape.join(', ')}], the engine takes ${want}`, { details: { input: input.name, expected: input.shape, actual: t.shape } });
+    throw new BadInputError(`input "${input.name}" has shape [${t.shape.join(', ')}], the engine takes ${want()}`, { details: { input: input.name, expected: input.shape, actual: t.shape } });
   }
   return t;
 }
