@@ -15,7 +15,7 @@
  * When: the worker loads the program first and times a warm run on zeros
  * (ProgramExecutor.preload), so a program that is slow to load or to run never touches this
  * thread. Where both fit, the engines are loaded here too (one stall of about the load time
- * the worker measured, at compile() or loadProgram(), capped by {@link MAX_IN_THREAD_LOAD_MS}),
+ * the worker measured, at compile() or loadProgram(), capped by {@link maxInThreadLoadMs}),
  * checked by runs on zeros (a realm whose typed arrays onnxruntime rejects, such as a vm
  * context, keeps the worker), and the worker is stopped. Each run is then predicted from
  * the recent cost per input element (the median of the last runs, wherever they ran: the
@@ -38,9 +38,14 @@ export const DEFAULT_IN_THREAD_BUDGET_MS = 2;
 
 /**
  * Loading engines on the caller's thread stalls its event loop once, for about as long as the
- * worker took: beyond this many milliseconds the program keeps running on the worker.
+ * worker took (onnxruntime's session creation is one synchronous call): beyond
+ * {@link maxInThreadLoadMs} the program keeps running on the worker. The worker's figure
+ * includes loading onnxruntime itself on a fresh thread, 100+ ms on a busy machine.
  */
-export const MAX_IN_THREAD_LOAD_MS = 200;
+export const MAX_IN_THREAD_LOAD_MS = 500;
+
+/** The longest load stall accepted for a run budget: one stall may be longer than the budget of every run, within reason. */
+export const maxInThreadLoadMs = (budgetMs: number): number => Math.max(MAX_IN_THREAD_LOAD_MS, 250 * budgetMs);
 
 const log = resolveLogger();
 
@@ -67,7 +72,7 @@ export const mayRunInThread = (data: ProgramData): boolean =>
 
 /** Whether what the worker measured at load time lets the program load and run here within `budgetMs`. */
 export function fitsInThread(report: PreloadReport | undefined, budgetMs: number): boolean {
-  return report?.runMs !== undefined && report.runMs <= budgetMs && report.loadMs <= MAX_IN_THREAD_LOAD_MS;
+  return report?.runMs !== undefined && report.runMs <= budgetMs && report.loadMs <= maxInThreadLoadMs(budgetMs);
 }
 
 /**
