@@ -238,7 +238,7 @@ export interface PreloadReport {
 export const elementsOf = (tensors: readonly { shape: readonly number[] }[]): number => tensors.reduce((n, t) => n + t.shape.reduce((a, d) => a * d, 1), 0);
 
 /** How many warm runs preload() times at most, and for how long in all. */
-const TIMED_RUNS = 5;
+const TIMED_RUNS = 10;
 const PRELOAD_TIMING_MS = 50;
 
 /** The input shapes, when every dim is a number. */
