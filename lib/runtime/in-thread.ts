@@ -80,21 +80,27 @@ export function fitsInThread(report: PreloadReport | undefined, budgetMs: number
  * `window` observations, so one run slowed by a busy machine moves nothing.
  */
 export class RunCost {
-  private readonly perElement: number[] = [];
-  private next = 0;
-  /** The median of perElement, kept from one observation to the next (runs predict more often than anything changes). */
+  private readonly perElement: Float64Array;
+  /** perElement sorted, in place: observe() runs once a run, and allocates nothing. */
+  private readonly sorted: Float64Array;
+  private seen = 0;
+  /** The median of perElement, kept from one observation to the next. */
   private median = Infinity;
 
-  constructor(private readonly window = 8) {}
+  constructor(private readonly window = 8) {
+    this.perElement = new Float64Array(window);
+    this.sorted = new Float64Array(window);
+  }
 
   /** Records a run of `elements` input elements that took `ms`. */
   observe(ms: number, elements: number): void {
-    const cost = ms / Math.max(1, elements);
-    if (this.perElement.length < this.window) this.perElement.push(cost);
-    else this.perElement[this.next] = cost;
-    this.next = (this.next + 1) % this.window;
-    const sorted = [...this.perElement].sort((a, b) => a - b);
-    this.median = sorted[sorted.length >> 1]!;
+    this.perElement[this.seen % this.window] = ms / Math.max(1, elements);
+    this.seen++;
+    const n = Math.min(this.seen, this.window);
+    const sorted = this.sorted.subarray(0, n);
+    sorted.set(this.perElement.subarray(0, n));
+    sorted.sort();
+    this.median = sorted[n >> 1]!;
   }
 
   /** The predicted milliseconds of a run of `elements` input elements; Infinity before any observation. */
@@ -165,11 +171,10 @@ export class InThreadRunner {
     this.cost.observe(ms, elements);
   }
 
-  /** Runs checked inputs (in program input order) here, after the runs before it; rejects as the worker would. */
-  run(inputs: readonly Tensor[]): Promise<Tensor[]> {
+  /** Runs checked inputs (in program input order; `elements` in all) here, after the runs before it; rejects as the worker would. */
+  run(inputs: readonly Tensor[], elements: number = elementsOf(inputs)): Promise<Tensor[]> {
     if (this.disposed) return Promise.reject(this.disposedError());
     const own = inputs.map(snapshot);
-    const elements = elementsOf(own);
     const result = this.queue.then(async () => {
       if (this.disposed) throw this.disposedError();
       const t0 = performance.now();

@@ -145,7 +145,7 @@ export class Program {
     const here = this.inThread;
     if (here === undefined) return (await this.client.runChecked(ordered)).outputs;
     const elements = elementsOf(ordered);
-    if (here.fits(elements)) return here.run(ordered);
+    if (here.fits(elements)) return here.run(ordered, elements);
     const answer = await this.client.runChecked(ordered);
     if (answer.runMs !== undefined) here.observe(answer.runMs, elements);
     return answer.outputs;
