@@ -122,7 +122,7 @@ export class Program {
     if (runner !== undefined) {
       if (this.client.isDisposed) return void (await runner.dispose());
       this.inThread = runner;
-      await this.client.stop();
+      this.client.stop();
     }
     // Through the whole of run() on zeros a few times (where a run is short), so that the
     // first real run finds its code compiled: V8 optimizes a function after it has run a

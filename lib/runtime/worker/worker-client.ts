@@ -254,15 +254,17 @@ export class WorkerClient<T> {
 
   /**
    * Stops the worker while it is idle (nothing in flight), freeing what it loaded; unlike
-   * dispose() the client stays usable, and the next run starts a new worker.
+   * dispose() the client stays usable, and the next run starts a new worker. Does not wait
+   * for the thread to exit: nothing depends on it, and a caller (compile()) would wait for
+   * the worker's engines to be released.
    */
-  async stop(): Promise<void> {
+  stop(): void {
     const channel = this.channel;
     if (channel === null || channel.pending.size > 0) return;
     this.channel = null;
     finalizer.unregister(this);
     channel.exited = true;
-    await channel.worker.terminate();
+    void channel.worker.terminate().catch(() => undefined);
   }
 
   /** Whether dispose() was called. */
