@@ -20,7 +20,9 @@
  * context, keeps the worker), and the worker is stopped. Each run is then predicted from
  * the recent cost per input element (the median of the last runs, wherever they ran: the
  * worker reports its executor's time), and a run predicted over the budget goes to the
- * worker, started again if need be.
+ * worker, started again if need be. A run here that held the loop far longer than
+ * predicted (a CPU shared with busier processes preempts it mid-run) sends the runs of the
+ * next second to the worker.
  */
 import { createError, InvalidArgumentError, TensorRTNodeError } from '../errors';
 import { resolveLogger } from '../logger';
@@ -46,6 +48,15 @@ export const MAX_IN_THREAD_LOAD_MS = 500;
 
 /** The longest load stall accepted for a run budget: one stall may be longer than the budget of every run, within reason. */
 export const maxInThreadLoadMs = (budgetMs: number): number => Math.max(MAX_IN_THREAD_LOAD_MS, 250 * budgetMs);
+
+/**
+ * A run here that took longer than this (ms, or 2.5 × the budget where that is longer) held
+ * the event loop past its goal: on a CPU shared with other processes, a run is preempted
+ * while it holds the loop. Runs then go to the worker for {@link STALL_BACKOFF_MS} before
+ * this thread is tried again.
+ */
+export const STALL_MS = 5;
+export const STALL_BACKOFF_MS = 1000;
 
 const log = resolveLogger();
 
@@ -122,13 +133,18 @@ function asRunError(error: unknown): TensorRTNodeError {
 export class InThreadRunner {
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
+  /** When a run here last stalled the event loop (see STALL_MS). */
+  private stalledAt = -Infinity;
+  private readonly stallMs: number;
 
   private constructor(
     private readonly executor: ProgramExecutor,
     private readonly budgetMs: number,
     private readonly cost: RunCost,
     private readonly disposedError: () => Error,
-  ) {}
+  ) {
+    this.stallMs = Math.max(STALL_MS, 2.5 * budgetMs);
+  }
 
   /**
    * Loads `data` here when the worker's `report` fits `budgetMs` and a run on zeros succeeds
@@ -161,9 +177,9 @@ export class InThreadRunner {
     return new InThreadRunner(executor, options.budgetMs, cost, options.disposedError);
   }
 
-  /** Whether a run of `elements` input elements is predicted to fit the budget. */
+  /** Whether a run of `elements` input elements is predicted to fit the budget (and no run here stalled the loop lately). */
   fits(elements: number): boolean {
-    return !this.disposed && this.cost.predict(elements) <= this.budgetMs;
+    return !this.disposed && this.cost.predict(elements) <= this.budgetMs && performance.now() - this.stalledAt >= STALL_BACKOFF_MS;
   }
 
   /** Records a run the worker made (its executor's time). */
@@ -184,7 +200,9 @@ export class InThreadRunner {
       } catch (error) {
         throw asRunError(error);
       }
-      this.cost.observe(performance.now() - t0, elements);
+      const ms = performance.now() - t0;
+      this.cost.observe(ms, elements);
+      if (ms > this.stallMs) this.stalledAt = performance.now();
       if (this.disposed) throw this.disposedError();
       return outputs;
     });

@@ -89,6 +89,31 @@ const scenarios = {
     return { inThread: program.runsInThread, long: long.map(wire), short: short.map(wire), afterLong, afterShort };
   },
 
+  /** A run here that holds the loop past STALL_MS (a preempted run, simulated) sends the next runs to the worker for a while. */
+  async stall() {
+    const { program, inputs } = await compiled('mlp');
+    const here = program.inThread;
+    const executor = here.executor;
+    const run = executor.run.bind(executor);
+    let calls = 0;
+    // A busy machine may have stalled a warm-up run already: start from a clean slate.
+    here.stalledAt = -Infinity;
+    executor.run = async (x) => {
+      calls++;
+      const outputs = await run(x);
+      if (calls === 1) for (const t0 = Date.now(); Date.now() - t0 < 40; );
+      return outputs;
+    };
+    const slow = await program.run(inputs);
+    const next = await program.run(inputs);
+    const afterStall = { inThreadRuns: calls, worker: workerStarted(program) };
+    here.stalledAt = -Infinity;
+    const back = await program.run(inputs);
+    const afterBackoff = { inThreadRuns: calls };
+    await program.dispose();
+    return { slow: slow.map(wire), next: next.map(wire), back: back.map(wire), afterStall, afterBackoff };
+  },
+
   /** The .pt2 mlp has a dynamic batch: timed at its smallest, run here at every batch. */
   async dynamic() {
     const { program, inputs } = await compiled('mlp', 'pt2', { backend: 'onnxruntime' });

@@ -15,6 +15,7 @@ import {
   maxInThreadLoadMs,
   mayRunInThread,
   RunCost,
+  STALL_MS,
 } from '../../lib/runtime/in-thread';
 import { probeShapes } from '../../lib/runtime/probe-shapes';
 import { sym } from '../../lib/ir/symbolic';
@@ -146,6 +147,17 @@ describe('programs on the caller thread (child processes of the built package)',
     expect(r.afterShort).toEqual({ inThreadRuns: 1 });
     expectClose(tensor(r.long[0]!), expected, FP32, 'mlp on the worker');
     expectClose(tensor(r.short[0]!), expected, FP32, 'mlp here again');
+  }, 130_000);
+
+  test('a run here that stalls the event loop sends the next runs to the worker for a while', () => {
+    // A budget of 1 ms puts the stall threshold at STALL_MS; the simulated stall is 40 ms.
+    const r = scenario<{ slow: Wire[]; next: Wire[]; back: Wire[]; afterStall: { inThreadRuns: number; worker: boolean }; afterBackoff: { inThreadRuns: number } }>('stall', {
+      [IN_THREAD_BUDGET_ENV]: '1',
+    });
+    expect(STALL_MS).toBeLessThan(40);
+    expect(r.afterStall).toEqual({ inThreadRuns: 1, worker: true });
+    expect(r.afterBackoff).toEqual({ inThreadRuns: 2 });
+    for (const k of ['slow', 'next', 'back'] as const) expectClose(tensor(r[k][0]!), expected, FP32, `mlp (${k})`);
   }, 130_000);
 
   test('a program with a dynamic batch runs here at every batch', () => {
