@@ -7,7 +7,9 @@
 // model, first run ≤ 2× a warm run, p99 delay < 5 ms. A third column runs the ONNX model
 // the backend generated directly with onnxruntime-node (same options), which separates the
 // lowering's cost from the thread hop of a program run; the event loop's delay is also
-// measured idle, as the machine's own baseline. Uses dist/: build first.
+// measured idle, as the machine's own baseline. The "thread" column says where the program's
+// runs went: `caller` (runs on this thread, lib/runtime/in-thread.ts) or `worker`. Uses
+// dist/: build first.
 const fs = require('node:fs');
 const path = require('node:path');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
@@ -71,7 +73,7 @@ async function viaProgram(file, f) {
   const { unpackOrtEngine } = require(path.join(__dirname, '..', 'dist', 'backends', 'onnxruntime'));
   const lowered = unpackOrtEngine(segment.engine).model;
   const warm = await timeRuns(() => program.run(tensors));
-  return { program, tensors, first, warm, lowered: lowered.slice() };
+  return { program, tensors, first, warm, lowered: lowered.slice(), thread: program.runsInThread ? 'caller' : 'worker' };
 }
 
 async function eventLoopDelay(program, tensors) {
@@ -97,7 +99,7 @@ async function eventLoopDelay(program, tensors) {
     const ortMs = await direct(f);
     const p = await viaProgram(path.join(f.dir, f.meta.files.onnx), f);
     const sessionOnly = await direct(f, p.lowered);
-    rows.push({ model: name, ort: ortMs, ours: p.warm, session: sessionOnly, first: p.first });
+    rows.push({ model: name, ort: ortMs, ours: p.warm, session: sessionOnly, first: p.first, thread: p.thread });
     if (name === 'mobilenet_v3_small') delay = await eventLoopDelay(p.program, p.tensors);
     await p.program.dispose();
   }
@@ -107,16 +109,16 @@ async function eventLoopDelay(program, tensors) {
 
   const fmt = (x) => x.toFixed(3);
   console.log(`onnxruntime-node ${ort.env.versions.node ?? ort.env.versions.common}, ${THREADS} intra-op thread(s), median of ${RUNS} runs after ${WARMUP} warm-up runs`);
-  console.log('| model | onnxruntime-node, original .onnx (ms) | tensorrt-node program.run() (ms) | ratio (goal ≤ 1.3) | generated ONNX, same session options (ms) | ratio | first run after compile (ms) | first / warm (goal ≤ 2) |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| model | onnxruntime-node, original .onnx (ms) | tensorrt-node program.run() (ms) | ratio (goal ≤ 1.3) | generated ONNX, same session options (ms) | ratio | first run after compile (ms) | first / warm (goal ≤ 2) | thread |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   let ok = true;
   for (const r of rows) {
     const ratio = r.ours / r.ort;
     const firstRatio = r.first / r.ours;
     ok &&= ratio <= 1.3 && firstRatio <= 2;
-    console.log(`| ${r.model} | ${fmt(r.ort)} | ${fmt(r.ours)} | ${ratio.toFixed(2)} | ${fmt(r.session)} | ${(r.session / r.ort).toFixed(2)} | ${fmt(r.first)} | ${firstRatio.toFixed(2)} |`);
+    console.log(`| ${r.model} | ${fmt(r.ort)} | ${fmt(r.ours)} | ${ratio.toFixed(2)} | ${fmt(r.session)} | ${(r.session / r.ort).toFixed(2)} | ${fmt(r.first)} | ${firstRatio.toFixed(2)} | ${r.thread} |`);
   }
-  console.log(`| mobilenet_v3_small (.pt2; onnxruntime cannot read it) | — | ${fmt(pt2.warm)} | — | — | — | ${fmt(pt2.first)} | ${(pt2.first / pt2.warm).toFixed(2)} |`);
+  console.log(`| mobilenet_v3_small (.pt2; onnxruntime cannot read it) | — | ${fmt(pt2.warm)} | — | — | — | ${fmt(pt2.first)} | ${(pt2.first / pt2.warm).toFixed(2)} | ${pt2.thread} |`);
   console.log(`event-loop delay p99 during 200 runs of mobilenet_v3_small: ${delay.busy.toFixed(2)} ms (goal < 5 ms); idle for as long: ${delay.idle.toFixed(2)} ms`);
   console.log(`load average ${require('node:os').loadavg().map((l) => l.toFixed(1)).join(', ')} on ${require('node:os').cpus().length} CPUs`);
   ok &&= delay.busy < 5;

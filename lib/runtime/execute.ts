@@ -68,6 +68,39 @@ export function loadConstants(data: ProgramData): Map<string, Tensor> {
 /** The dtype a program output's value has inside the program: its carrier's for a complex output. */
 const innerDType = (io: ProgramIO): DType => io.complex?.carrier ?? io.dtype;
 
+/** A host value `name` at `dtype` (see floatWidthAs); a float64 copy of a float32 value is held to the run limits. */
+function hostValueAs(t: Tensor, name: string, dtype: DType, limits: RunLimits, where: string): Tensor {
+  if (t.dtype === 'float32' && dtype === 'float64') checkTensorBytes(limits, dtype, t.shape, `${where}: value "${name}" as float64`, { value: name });
+  return floatWidthAs(t, dtype);
+}
+
+/**
+ * A run that skips ProgramRun's bookkeeping, for the common program of one host engine
+ * that reads every program input and computes every output (no constants, no complex
+ * boundary): what ProgramRun would do, without its maps, copies cache and awaits per value.
+ * Undefined for any other program. Worth it for models that compute in microseconds.
+ */
+export function directRun(data: ProgramData, segments: readonly LoadedSegment[], limits: RunLimits): ((inputs: readonly Tensor[]) => Promise<Tensor[]>) | undefined {
+  const [s] = segments;
+  if (segments.length !== 1 || s?.kind !== 'tensorrt' || s.engine.residency !== 'host') return undefined;
+  if ([...data.inputs, ...data.outputs].some((io) => io.complex !== undefined)) return undefined;
+  const inputValues = data.inputs.map((io) => io.value);
+  if (new Set(inputValues).size !== inputValues.length || s.inputs.length !== inputValues.length || !s.inputs.every((v) => inputValues.includes(v))) return undefined;
+  if (!data.outputs.every((io) => s.outputs.includes(io.value))) return undefined;
+  const { engine } = s;
+  return async (inputs) => {
+    // Null prototype: a value named "__proto__" or "constructor" is an ordinary key.
+    const feeds: Record<string, RunValue> = Object.create(null);
+    for (let i = 0; i < inputValues.length; i++) feeds[inputValues[i]!] = inputs[i]!;
+    const out = await engine.run(feeds, limits);
+    return data.outputs.map((io) => {
+      const t = Object.hasOwn(out, io.value) ? out[io.value] : undefined;
+      if (!(t instanceof Tensor)) throw new InternalError(`program: the engine of a host segment left output value ${io.value} ${t === undefined ? 'unset' : 'off the host'}`);
+      return hostValueAs(t, io.value, io.dtype, limits, 'program');
+    });
+  };
+}
+
 const placeOf = (v: RunValue): Place => {
   const r = residencyOf(v);
   return r.kind === 'host' ? HOST_PLACE : devicePlace(r.ordinal);
@@ -149,9 +182,7 @@ export class ProgramRun {
 
   /** The value `name` on the host at `dtype` (see floatWidthAs); a float64 copy of a float32 value is held to the run limits. */
   async takeAs(name: string, dtype: DType): Promise<Tensor> {
-    const t = await this.take(name);
-    if (t.dtype === 'float32' && dtype === 'float64') checkTensorBytes(this.limits, dtype, t.shape, `${this.where}: value "${name}" as float64`, { value: name });
-    return floatWidthAs(t, dtype);
+    return hostValueAs(await this.take(name), name, dtype, this.limits, this.where);
   }
 
   /** Runs one segment on the values it reads and records what it computes. */
@@ -232,10 +263,33 @@ async function hostComplexInputs(data: ProgramData, inputs: readonly RunValue[])
   return Promise.all(inputs.map((v, i) => (data.inputs[i]!.complex !== undefined && !(v instanceof Tensor) ? v.toHost() : v)));
 }
 
+/** What {@link ProgramExecutor.preload} measured: loading the engines, and a warm run on zeros (when shapes were known and it succeeded). */
+export interface PreloadReport {
+  loadMs: number;
+  runMs?: number;
+  /** The elements of the timed run's inputs, all inputs together. */
+  inputElements?: number;
+}
+
+/** The elements of `tensors`, all together. */
+export const elementsOf = (tensors: readonly { shape: readonly number[] }[]): number => tensors.reduce((n, t) => n + t.shape.reduce((a, d) => a * d, 1), 0);
+
+/** How many warm runs preload() times at most, and for how long in all. */
+const TIMED_RUNS = 10;
+const PRELOAD_TIMING_MS = 50;
+
+/** The input shapes, when every dim is a number. */
+function staticShapes(inputs: readonly ProgramIO[]): number[][] | undefined {
+  const shapes = inputs.map((io) => io.shape);
+  return shapes.every((shape) => shape.every((d) => typeof d === 'number')) ? (shapes as number[][]) : undefined;
+}
+
 /** Runs one program: its segments loaded once, then run in order for each set of inputs. */
 export class ProgramExecutor {
   private segments: LoadedSegment[] | undefined;
   private loading: Promise<LoadedSegment[]> | undefined;
+  /** directRun() of the loaded segments, where it applies. */
+  private direct: ((inputs: readonly Tensor[]) => Promise<Tensor[]>) | undefined;
   private readonly constants: Map<string, Tensor>;
   /** The crossings of the last run (the same every run: ./residency-plan.ts plans them). */
   lastCrossings: CrossingPlan | undefined;
@@ -261,24 +315,52 @@ export class ProgramExecutor {
       }
       return loaded;
     })();
-    this.segments = await this.loading;
-    return this.segments;
+    const segments = await this.loading;
+    this.direct = directRun(this.data, segments, this.limits);
+    this.segments = segments;
+    return segments;
   }
 
   /**
    * Loads every engine now (a failure leaves the next run to try again and report it), then,
-   * where every input shape is known, runs once on zeros (its result and any error dropped),
-   * so that the first real run finds this thread's code compiled and its buffers allocated.
+   * where every input shape is known (or `shapes` gives them), runs once on zeros (its result
+   * and any error dropped), so that the first real run finds this thread's code compiled and
+   * its buffers allocated, and once more timed: what a warm run costs here, for the choice of
+   * the thread that runs the program (lib/runtime/in-thread.ts).
    */
-  async preload(): Promise<void> {
+  async preload(shapes?: readonly (readonly number[])[]): Promise<PreloadReport> {
+    const t0 = performance.now();
     await this.loaded();
-    const shapes = this.data.inputs.map((io) => io.shape);
-    if (!shapes.every((shape) => shape.every((d) => typeof d === 'number'))) return;
-    await this.run(this.data.inputs.map((io, i) => new Tensor(io.dtype, shapes[i] as number[]))).catch(() => undefined);
+    const loadMs = performance.now() - t0;
+    const probe = shapes ?? staticShapes(this.data.inputs);
+    if (probe === undefined) return { loadMs };
+    const zeros = (): Tensor[] => this.data.inputs.map((io, i) => new Tensor(io.dtype, [...probe[i]!]));
+    try {
+      await this.run(zeros());
+      // The fastest of a few warm runs (up to TIMED_RUNS, or PRELOAD_TIMING_MS in all): one
+      // run slowed by a busy machine would misstate what a run costs.
+      let runMs = Infinity;
+      for (let k = 0, spent = 0; k < TIMED_RUNS && spent < PRELOAD_TIMING_MS; k++) {
+        const t1 = performance.now();
+        await this.run(zeros());
+        const ms = performance.now() - t1;
+        runMs = Math.min(runMs, ms);
+        spent += ms;
+      }
+      return { loadMs, runMs, inputElements: elementsOf(probe.map((shape) => ({ shape }))) };
+    } catch {
+      return { loadMs };
+    }
   }
 
   /** Inputs in program input order; resolves outputs in program output order, on the host. */
   async run(inputs: readonly RunValue[]): Promise<Tensor[]> {
+    if (this.segments === undefined) await this.loaded();
+    if (this.direct !== undefined && inputs.every((v) => v instanceof Tensor)) {
+      const outputs = await this.direct(inputs as readonly Tensor[]);
+      this.lastCrossings = { hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 };
+      return outputs;
+    }
     return this.runWith(inputs, (run) => run.outputs());
   }
 
@@ -288,7 +370,7 @@ export class ProgramExecutor {
   }
 
   private async runWith<T>(inputs: readonly RunValue[], collect: (run: ProgramRun) => Promise<T>): Promise<T> {
-    const segments = await this.loaded();
+    const segments = this.segments ?? (await this.loaded());
     const run = new ProgramRun(this.data, this.constants, await hostComplexInputs(this.data, inputs), 'program', this.limits);
     try {
       for (const s of segments) await run.runSegment(s);

@@ -1,20 +1,25 @@
 /**
  * A compiled program: segments in order (TensorRT engines and fallback graphs), its inputs
- * and outputs, and the partition report. run() never blocks the event loop: it executes on a
- * worker thread, or, for a program whose every segment is a GPU engine, on the calling thread
- * through the engines' asynchronous native calls (./in-process.ts says why). dispose() stops
- * the worker (a finalizer does it too, as a backstop) or releases the engines.
+ * and outputs, and the partition report. run() never blocks the event loop for long: it
+ * executes on a worker thread; or, for a program whose every segment is a GPU engine, on the
+ * calling thread through the engines' asynchronous native calls (./in-process.ts says why); or,
+ * for a program of onnxruntime engines whose runs take less than a budget, on this thread
+ * (./in-thread.ts). dispose() stops the worker (a finalizer does it too, as a backstop) and
+ * releases the engines loaded here.
  */
 import type { BackendRefusal } from '../backends';
 import type { CudaDevice } from '../devices';
 import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
-import { InvalidArgumentError } from '../errors';
+import { createError, InvalidArgumentError } from '../errors';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { Tensor } from '../tensor';
+import { elementsOf } from './execute';
 import { InProcessRunner, outputDeviceOf, runsInProcess } from './in-process';
+import { inThreadBudget, InThreadRunner } from './in-thread';
 import { saveProgram, saveProgramBuffer } from './program-file/write';
 import { formatIO, printableIO, shapedInputs, type RunInput } from './program-io';
+import { probeShapes } from './probe-shapes';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
@@ -24,6 +29,8 @@ import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-pro
 
 /** Backends whose engines a program loads when it is created rather than on its first run. */
 const WARM_START_BACKENDS: readonly string[] = ['onnxruntime'];
+
+const DISPOSED_MESSAGE = 'this program has been disposed';
 
 /** Outside the class: the worker's listeners hold it, and must not hold a Program (lib/runtime/worker/worker-client.ts). */
 const decodeOutputs = (outputs: unknown): Tensor[] => (outputs as WireTensor[]).map(fromWire);
@@ -44,6 +51,8 @@ export class Program {
   private readonly inProcess: InProcessRunner | null;
   private readonly symbols: ReadonlyMap<string, SymbolRange>;
   private printable?: { inputs: readonly ProgramIO[]; outputs: readonly ProgramIO[] };
+  /** Set by warmStart() when runs may happen on this thread (./in-thread.ts). */
+  private inThread: InThreadRunner | undefined;
 
   constructor(
     /** @internal */ readonly data: ProgramData,
@@ -64,9 +73,9 @@ export class Program {
       decode: decodeOutputs,
       inputs: shapedInputs(data.inputs, symbols),
       limits,
-      disposedMessage: 'this program has been disposed',
+      disposedMessage: DISPOSED_MESSAGE,
     });
-    this.inProcess = runsInProcess(data) ? new InProcessRunner(data, shapedInputs(data.inputs, symbols), limits, 'this program has been disposed') : null;
+    this.inProcess = runsInProcess(data) ? new InProcessRunner(data, shapedInputs(data.inputs, symbols), limits, DISPOSED_MESSAGE) : null;
   }
 
   /** Where run() executes: `'calling thread'` (every segment a GPU engine) or `'worker'`. */
@@ -117,14 +126,36 @@ export class Program {
   /**
    * @internal Starts the worker and loads the engines now, for programs whose engines are
    * costly to load (onnxruntime sessions: created and warmed up at load), so that the first
-   * run() costs what later ones do. compile() and loadProgram() call it (through
-   * warmStarted()); a loading error rejects here.
+   * run() costs what later ones do; where the worker's measurements allow, loads them on this
+   * thread too and stops the worker (./in-thread.ts). compile() and loadProgram() call it
+   * (through warmStarted()). A loading error is not thrown here: the first run() loads again
+   * and rejects with it, as it would without the warm start.
+   *
+   * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: a bad TENSORRT_NODE_IN_THREAD_MS.
    */
   async warmStart(): Promise<void> {
     if (this.inProcess !== null) return this.inProcess.start();
     if (!this.data.segments.some((s) => s.kind === 'tensorrt' && WARM_START_BACKENDS.includes(s.backend))) return;
-    await this.client.start();
+    const budgetMs = inThreadBudget();
+    const shapes = probeShapes(this.data.inputs, this.symbols);
+    const report = await this.client.start(shapes).catch(() => undefined);
+    if (this.client.isDisposed) return;
+    const runner = budgetMs > 0 ? await InThreadRunner.start(this.data, this.limits, report, { budgetMs, shapes, disposedError: this.disposedError }) : undefined;
+    if (runner !== undefined) {
+      if (this.client.isDisposed) return void (await runner.dispose());
+      this.inThread = runner;
+      this.client.stop();
+    }
+    // Through the whole of run() on zeros a few times (where a run is short), so that the
+    // first real run finds its code compiled: V8 optimizes a function after it has run a
+    // while, not on its first call.
+    if (shapes !== undefined && report?.runMs !== undefined && report.runMs <= WARM_RUNS_MS) {
+      await warmRuns(() => this.run(this.data.inputs.map((io, i) => new Tensor(io.dtype, shapes[i]!))));
+    }
   }
+
+
+  private readonly disposedError = (): Error => createError('E_INVALID_ARGUMENT', DISPOSED_MESSAGE);
 
   /**
    * Runs the program; inputs in order or by name. Bad inputs reject with E_BAD_INPUT naming
@@ -142,10 +173,26 @@ export class Program {
       throw new InvalidArgumentError("run(): outputs: 'device' needs a program with a GPU engine; this one runs on the CPU", { details: { backend: this.backend } });
     }
     // The worker cannot take DeviceTensors (they belong to this thread): they go through the host.
-    const hostInputs = await onHost(inputs);
-    const out = await this.client.run(hostInputs);
+    const out = await this.runOnHost(await onHost(inputs));
     if (outputs === 'host') return out;
     return Promise.all(out.map((t) => toDevice(t, device!)));
+  }
+
+  /** A run of host tensors on this thread (./in-thread.ts) when it fits its budget, else on the worker. */
+  private async runOnHost(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<Tensor[]> {
+    const ordered = this.client.check(inputs);
+    const here = this.inThread;
+    if (here === undefined) return (await this.client.runChecked(ordered)).outputs;
+    const elements = elementsOf(ordered);
+    if (here.fits(elements)) return here.run(ordered, elements);
+    const answer = await this.client.runChecked(ordered);
+    if (answer.runMs !== undefined) here.observe(answer.runMs, elements);
+    return answer.outputs;
+  }
+
+  /** @internal Whether runs may happen on this thread (warmStart() found them short enough). */
+  get runsInThread(): boolean {
+    return this.inThread !== undefined;
   }
 
   /**
@@ -165,7 +212,8 @@ export class Program {
   /** Stops the worker and releases engines. Idempotent; later run() calls reject. */
   async dispose(): Promise<void> {
     this.inProcess?.dispose();
-    await this.client.dispose();
+    const here = this.inThread;
+    await Promise.all([this.client.dispose(), here?.dispose()]);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -176,6 +224,16 @@ export class Program {
     const segs = this.data.segments.map((s) => (s.kind === 'tensorrt' ? `tensorrt(${s.backend})` : 'fallback')).join(' → ');
     return `Program(${formatIO(this.data.inputs)}) -> (${formatIO(this.data.outputs)}) [${segs}]`;
   }
+}
+
+/** How many warm-up runs warmStart() makes at most, and for how long in all (ms). */
+const WARM_RUNS = 50;
+const WARM_RUNS_MS = 25;
+
+/** Runs `run` up to WARM_RUNS times or WARM_RUNS_MS, dropping results and errors. */
+async function warmRuns(run: () => Promise<unknown>): Promise<void> {
+  const t0 = performance.now();
+  for (let k = 0; k < WARM_RUNS && performance.now() - t0 < WARM_RUNS_MS; k++) await run().catch(() => undefined);
 }
 
 /**
@@ -199,9 +257,10 @@ async function onHost(inputs: readonly RunInput[] | Readonly<Record<string, RunI
 /**
  * `program` after its {@link Program.warmStart}. A loading error is not thrown here: the
  * first run() loads again and rejects with it, as it would without the warm start (so
- * compile() and loadProgram() keep failing only for what they check themselves).
+ * compile() and loadProgram() keep failing only for what they check themselves, and a bad
+ * TENSORRT_NODE_IN_THREAD_MS).
  */
 export async function warmStarted(program: Program): Promise<Program> {
-  await program.warmStart().catch(() => undefined);
+  await program.warmStart();
   return program;
 }

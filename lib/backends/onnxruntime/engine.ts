@@ -34,13 +34,13 @@ export function layerOfMessage(message: string): string | undefined {
 
 /** Checks one input against its declaration; returns it in the network's dtype. */
 function checkInput(input: OrtEngineInput, given: unknown): Tensor {
-  const want = fmt(input.dtype, input.shape);
-  if (given === undefined) throw new BadInputError(`missing input "${input.name}" (${want})`, { details: { input: input.name } });
+  const want = (): string => fmt(input.dtype, input.shape);
+  if (given === undefined) throw new BadInputError(`missing input "${input.name}" (${want()})`, { details: { input: input.name } });
   if (!(given instanceof Tensor)) throw new BadInputError(`input "${input.name}" must be a host Tensor (the onnxruntime backend runs on the CPU)`, { details: { input: input.name } });
   const t = floatWidthAs(given, input.dtype);
-  if (t.dtype !== input.dtype) throw new BadInputError(`input "${input.name}" is ${t.dtype}, the engine takes ${want}`, { details: { input: input.name, expected: input.dtype, actual: t.dtype } });
+  if (t.dtype !== input.dtype) throw new BadInputError(`input "${input.name}" is ${t.dtype}, the engine takes ${want()}`, { details: { input: input.name, expected: input.dtype, actual: t.dtype } });
   if (t.rank !== input.shape.length || input.shape.some((d, i) => d >= 0 && d !== t.shape[i])) {
-    throw new BadInputError(`input "${input.name}" has shape [${t.shape.join(', ')}], the engine takes ${want}`, { details: { input: input.name, expected: input.shape, actual: t.shape } });
+    throw new BadInputError(`input "${input.name}" has shape [${t.shape.join(', ')}], the engine takes ${want()}`, { details: { input: input.name, expected: input.shape, actual: t.shape } });
   }
   return t;
 }
@@ -102,6 +102,16 @@ export function ortLoadError(error: unknown, network: string): TensorRTNodeError
   return new BadModelError(`onnxruntime cannot load the engine of network "${network}": ${message}`, { cause: error, details: layer === undefined ? {} : { layer } });
 }
 
+/**
+ * onnxruntime graph optimizers this backend turns off. MatmulTransposeFusion folds the
+ * Transposes that shuffle layers leave around attention MatMuls into FusedMatMul nodes with
+ * transposed batch dims, which onnxruntime's CPU kernel computes slowly: the encoder fixture
+ * ran 227 µs with it and 175 µs without (onnxruntime-node on its own .onnx: 173 µs), and
+ * mlp, mobilenet_v3_small, squeezenet1_1 and the llama fixtures the same either way
+ * (single thread, 2-core machine).
+ */
+export const DISABLED_OPTIMIZERS: readonly string[] = ['MatmulTransposeFusion'];
+
 export class OrtEngine implements Engine {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
@@ -130,6 +140,7 @@ export class OrtEngine implements Engine {
         interOpNumThreads: description.session.interOpThreads,
         // Fatal only: library code never writes to the console (lib/logger.ts); failures come back as errors.
         logSeverityLevel: 4,
+        extra: { optimization: { disable_specified_optimizers: DISABLED_OPTIMIZERS.join(',') } },
       });
     } catch (error) {
       throw ortLoadError(error, description.network);

@@ -14,6 +14,20 @@ const BEFORE_START = -(2n ** 62n);
 
 export const constant: Lowering<'constant'> = (p, c) => [c.g.initializer(p.weights)];
 
+/**
+ * A shuffle that only reshapes a constant to static dims (a weight shaped for broadcasting),
+ * as an initializer of its own: onnxruntime would fold it when it loads the model, but its
+ * fusions look at constants as the model gives them (a GELU's 0.5 and √2 must be scalars,
+ * ../lower-pointwise.ts), and run before that folding reaches them.
+ */
+function foldedReshape(p: Parameters<Lowering<'shuffle'>>[0], c: LowerContext): string | undefined {
+  if (p.firstTranspose !== undefined || p.secondTranspose !== undefined || p.reshape === undefined || c.has(1)) return undefined;
+  const value = c.g.constantValue(c.input(0));
+  const dims = c.outputShape(0);
+  if (value === undefined || dims.some((d) => d < 0)) return undefined;
+  return c.g.initializer(value.reshape([...dims]));
+}
+
 /** Input `i` as int64 (shape tensors are int64, but an int32 one is accepted). */
 export function int64Input(c: LowerContext, i: number): string {
   return c.g.cast(c.input(i), c.inputDType(i), 'int64');
@@ -25,6 +39,8 @@ export function int64Input(c: LowerContext, i: number): string {
  */
 export const shuffle: Lowering<'shuffle'> = (p, c) => {
   const g = c.g;
+  const folded = foldedReshape(p, c);
+  if (folded !== undefined) return [folded];
   let x = c.input(0);
   if (p.firstTranspose !== undefined) x = g.op('Transpose', [x], { perm: p.firstTranspose });
   const dims = c.has(1) ? int64Input(c, 1) : p.reshape !== undefined ? g.int64(p.reshape) : null;

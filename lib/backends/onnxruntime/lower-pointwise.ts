@@ -43,8 +43,26 @@ function integerDivide(c: LowerContext, a: string, b: string, as: string, floor:
   return g.op('Where', [isZero, zero, g.op('Div', [dividend, safe])]);
 }
 
+/**
+ * A constant shaped for broadcasting with leading 1s ([1, 1, 64], [1, 1, 1]) without them
+ * ([64], a scalar): the same result (both inputs of an elementwise layer have one rank, so
+ * the other keeps it), and onnxruntime's fusions (GELU with its bias, layer normalization,
+ * scaled MatMul) take only scalars and 1-D biases. At most one input: two would lose the rank.
+ */
+function squeezedConstants(c: LowerContext): [string, string] {
+  const inputs: [string, string] = [c.input(0), c.input(1)];
+  for (const i of [1, 0] as const) {
+    const value = c.g.constantValue(inputs[i]);
+    if (value === undefined || value.shape[0] !== 1 || c.inputShape(1 - i).length !== value.shape.length) continue;
+    const leading = value.shape.findIndex((d) => d !== 1);
+    inputs[i] = c.g.initializer(value.reshape(leading < 0 ? [] : value.shape.slice(leading)));
+    break;
+  }
+  return inputs;
+}
+
 export const elementwise: Lowering<'elementwise'> = (p, c) => {
-  const [a, b] = [c.input(0), c.input(1)];
+  const [a, b] = squeezedConstants(c);
   const dtype = c.inputDType(0);
   const simple = SIMPLE_ELEMENTWISE[p.op];
   if (simple !== undefined) return [computeIn(c, [a, b], dtype, simple[1], (ins) => c.g.op(simple[0], ins))];

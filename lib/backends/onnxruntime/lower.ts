@@ -115,7 +115,8 @@ export function lowerNetwork(network: Network): { graph: object; usesMicrosoftDo
     g.node('Identity', [cast], {}, [o.name]);
     return valueInfo(o.name, outside, t.shape);
   });
-  return { graph: { name: network.name, node: g.nodes, initializer: g.initializers, input: inputs, output: outputs }, usesMicrosoftDomain: g.usesMicrosoftDomain };
+  const initializer = g.usedInitializers(network.outputs.map((o) => o.name));
+  return { graph: { name: network.name, node: g.nodes, initializer, input: inputs, output: outputs }, usesMicrosoftDomain: g.usesMicrosoftDomain };
 }
 
 /** The ONNX model of `network`, serialized. */

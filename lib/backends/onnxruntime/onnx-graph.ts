@@ -58,6 +58,8 @@ export class OnnxGraph {
   private owner = 'graph';
   private perOwner = 0;
   private readonly int64Cache = new Map<string, string>();
+  /** The value of every initializer, by name (lowerings fold what is constant: ./lower-data.ts, ./lower-pointwise.ts). */
+  private readonly constants = new Map<string, Tensor>();
 
   /** Names the nodes that follow after `layer` (the first `layer`, then `layer#1`, ...). */
   setOwner(layer: string): void {
@@ -91,7 +93,23 @@ export class OnnxGraph {
   /** An initializer holding `t` (its bytes are viewed, not copied, until the model is encoded). */
   initializer(t: Tensor, name = this.fresh('w')): string {
     this.initializers.push(tensorProto(name, t));
+    this.constants.set(name, t);
     return name;
+  }
+
+  /** The value of `name` when it is an initializer. */
+  constantValue(name: string): Tensor | undefined {
+    return this.constants.get(name);
+  }
+
+  /**
+   * The initializers some node or `outputs` read: a folded constant leaves the one it was
+   * folded from unread, and a model should not carry its weights twice.
+   */
+  usedInitializers(outputs: readonly string[]): object[] {
+    const read = new Set(outputs);
+    for (const n of this.nodes as Array<{ input: string[] }>) for (const x of n.input) read.add(x);
+    return this.initializers.filter((i) => read.has((i as { name: string }).name));
   }
 
   /** An int64 constant (1-D unless `shape` says otherwise), shared between uses. */

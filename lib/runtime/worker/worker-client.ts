@@ -20,6 +20,7 @@ import { BadInputError, createError, InternalError, InvalidArgumentError, Resour
 import { PACKAGE_ROOT, unpackedFromAsar } from '../../native';
 import type { ShapedInputs } from '../../interpreter/bind-inputs';
 import type { Tensor } from '../../tensor';
+import type { PreloadReport } from '../execute';
 import { checkRunInputs } from '../program-io';
 import { asResourceLimitError, type RunLimits } from '../resource-limits';
 import { toWire, type WorkerReply, type WorkerRequest } from './worker-protocol';
@@ -87,8 +88,15 @@ export interface WorkerClientOptions<T> {
   disposedMessage: string;
 }
 
+/** One answer of the worker: a run's decoded outputs and the time the worker's executor took, or what a load measured. */
+export interface Answer<T> {
+  outputs: T;
+  runMs?: number;
+  report?: PreloadReport;
+}
+
 interface Pending<T> {
-  resolve: (result: T) => void;
+  resolve: (answer: Answer<T>) => void;
   reject: (e: Error) => void;
 }
 
@@ -140,8 +148,8 @@ function openChannel<T>(file: string, what: string, workerData: unknown, decode:
     if (!p) return;
     try {
       if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
-      else if (m.loaded) p.resolve(undefined as T);
-      else p.resolve(decode(m.outputs));
+      else if (m.loaded) p.resolve({ outputs: undefined as T, ...(m.report && { report: m.report }) });
+      else p.resolve({ outputs: decode(m.outputs), ...(m.runMs !== undefined && { runMs: m.runMs }) });
     } catch (error) {
       p.reject(asResourceLimitError(error) as Error);
     }
@@ -192,8 +200,22 @@ export class WorkerClient<T> {
    * input, runs after dispose() with E_INVALID_ARGUMENT; a refused run changes nothing.
    */
   async run(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<T> {
+    return (await this.runChecked(this.check(inputs))).outputs;
+  }
+
+  /**
+   * `inputs` (in order or by name) in declared order, checked as {@link run} checks them.
+   *
+   * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: the client was disposed.
+   */
+  check(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Tensor[] {
     if (this.disposed) throw this.disposedError();
-    const ordered = checkRunInputs(this.options.inputs, inputs, this.options.limits);
+    return checkRunInputs(this.options.inputs, inputs, this.options.limits);
+  }
+
+  /** Runs inputs that passed {@link check} on the worker; settles with the outputs and the worker's run time. */
+  async runChecked(ordered: readonly Tensor[]): Promise<Answer<T>> {
+    if (this.disposed) throw this.disposedError();
     let wire;
     try {
       wire = ordered.map(toWire);
@@ -204,10 +226,10 @@ export class WorkerClient<T> {
   }
 
   /** Posts the request `make(id)` to the worker (started if need be); settles with its answer. */
-  private request(make: (id: number) => WorkerRequest): Promise<T> {
+  private request(make: (id: number) => WorkerRequest): Promise<Answer<T>> {
     const channel = this.open();
     const id = this.nextId++;
-    const result = new Promise<T>((resolve, reject) => channel.pending.set(id, { resolve, reject }));
+    const result = new Promise<Answer<T>>((resolve, reject) => channel.pending.set(id, { resolve, reject }));
     channel.holder = this;
     channel.worker.ref();
     try {
@@ -222,11 +244,32 @@ export class WorkerClient<T> {
 
   /**
    * Starts the worker now and has it load the engines (the program's first run then costs
-   * what later ones do); settles when they are loaded, or rejects with the loading error.
+   * what later ones do); settles when they are loaded, with what loading and a warm run (at
+   * `shapes`, or the static input shapes) cost there, or rejects with the loading error.
    */
-  async start(): Promise<void> {
+  async start(shapes?: number[][]): Promise<PreloadReport | undefined> {
     if (this.disposed) throw this.disposedError();
-    await this.request((id) => ({ type: 'load', id }));
+    return (await this.request((id) => ({ type: 'load', id, ...(shapes && { shapes }) }))).report;
+  }
+
+  /**
+   * Stops the worker while it is idle (nothing in flight), freeing what it loaded; unlike
+   * dispose() the client stays usable, and the next run starts a new worker. Does not wait
+   * for the thread to exit: nothing depends on it, and a caller (compile()) would wait for
+   * the worker's engines to be released.
+   */
+  stop(): void {
+    const channel = this.channel;
+    if (channel === null || channel.pending.size > 0) return;
+    this.channel = null;
+    finalizer.unregister(this);
+    channel.exited = true;
+    void channel.worker.terminate().catch(() => undefined);
+  }
+
+  /** Whether dispose() was called. */
+  get isDisposed(): boolean {
+    return this.disposed;
   }
 
   /** Stops the worker (if started), failing every pending run; later runs are refused. Idempotent. */

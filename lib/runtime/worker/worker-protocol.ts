@@ -2,15 +2,19 @@
  * The messages between a program object (Program, TensorParallelProgram) and the worker
  * thread that runs it, and the worker side of them:
  * {type: 'run', id, inputs} → {id, outputs} or {id, error: {code, message, details}};
- * {type: 'load', id} loads the engines now (→ {id, loaded} or {id, error}), so that the first
- * run does not pay for it; {type: 'dispose'} releases the executor and closes the port. Tensors travel as their
- * parts (structured clone); typed errors keep their code and details.
+ * {type: 'load', id, shapes?} loads the engines now (→ {id, loaded, report} or {id, error}), so
+ * that the first run does not pay for it, and reports what loading and a warm run on zeros (at
+ * `shapes`, or the static input shapes) cost; {type: 'dispose'} releases the executor and
+ * closes the port. A run's answer carries `runMs`, the time the executor took (the thread hop
+ * excluded). Tensors travel as their parts (structured clone); typed errors keep their code
+ * and details.
  */
 import { parentPort } from 'node:worker_threads';
 
 import { TensorRTNodeError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { Tensor } from '../../tensor';
+import type { PreloadReport } from '../execute';
 import { asResourceLimitError, type RunLimits } from '../resource-limits';
 
 /** A tensor as it crosses the thread boundary. */
@@ -34,13 +38,18 @@ export interface WorkerSetup<D> {
 }
 
 /** What the program object posts to its worker. */
-export type WorkerRequest = { type: 'run'; id: number; inputs: WireTensor[] } | { type: 'load'; id: number } | { type: 'dispose' };
+export type WorkerRequest =
+  | { type: 'run'; id: number; inputs: WireTensor[] }
+  | { type: 'load'; id: number; shapes?: number[][] }
+  | { type: 'dispose' };
 
-/** What the worker answers to one run request: `outputs` (encoded) or `error`; to a load request, `loaded` or `error`. */
+/** What the worker answers to one run request: `outputs` (encoded) and `runMs`, or `error`; to a load request, `loaded` and `report`, or `error`. */
 export interface WorkerReply {
   id: number;
   outputs?: unknown;
+  runMs?: number;
   loaded?: true;
+  report?: PreloadReport;
   error?: WireError;
 }
 
@@ -75,7 +84,10 @@ export function toWireError(error: unknown): WireError {
  * request, encoding each run's outputs with `encode` (a run that throws answers its error).
  * Runs are answered in the order they came, one at a time (an engine is not re-entrant).
  */
-export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): Promise<T>; preload?(): Promise<void>; dispose(): void }, encode: (outputs: T) => unknown): void {
+export function serveRuns<T>(
+  executor: { run(inputs: readonly Tensor[]): Promise<T>; preload?(shapes?: number[][]): Promise<PreloadReport | void>; dispose(): void },
+  encode: (outputs: T) => unknown,
+): void {
   const port = parentPort;
   if (port === null) throw new Error('serveRuns() runs on a worker thread only');
   let queue: Promise<void> = Promise.resolve();
@@ -88,12 +100,15 @@ export function serveRuns<T>(executor: { run(inputs: readonly Tensor[]): Promise
       }
       try {
         if (message.type === 'load') {
-          await executor.preload?.();
-          port.postMessage({ id: message.id, loaded: true } satisfies WorkerReply);
+          const report = (await executor.preload?.(message.shapes)) ?? undefined;
+          port.postMessage({ id: message.id, loaded: true, ...(report && { report }) } satisfies WorkerReply);
           return;
         }
         const inputs = message.inputs.map(fromWire);
-        port.postMessage({ id: message.id, outputs: encode(await executor.run(inputs)) } satisfies WorkerReply);
+        const t0 = performance.now();
+        const outputs = await executor.run(inputs);
+        const runMs = performance.now() - t0;
+        port.postMessage({ id: message.id, outputs: encode(outputs), runMs } satisfies WorkerReply);
       } catch (error) {
         // A failed allocation leaves this thread usable: it is the run's error, not the worker's.
         port.postMessage({ id: message.id, error: toWireError(asResourceLimitError(error)) } satisfies WorkerReply);

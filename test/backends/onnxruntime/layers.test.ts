@@ -93,6 +93,11 @@ const CASES: Record<LayerKind, Case[]> = {
       inputs: () => [f([2, 1, 4]), pos([1, 3, 1])],
     })),
     { label: 'pow', params: { kind: 'elementwise', op: 'pow' }, inputs: () => [pos([3, 4]), f([3, 4])] },
+    // Constants with leading 1s go in without them (a 1-D bias, a scalar): the rank stays the input's.
+    { label: 'sum with a constant [1,1,3] bias', params: { kind: 'elementwise', op: 'sum' }, inputs: () => [f([2, 4, 3]), c(f([1, 1, 3]))] },
+    { label: 'sub from a constant [1,1,1]', params: { kind: 'elementwise', op: 'sub' }, inputs: () => [c(f([1, 1, 1])), f([2, 4, 3])] },
+    { label: 'div of two constants [1,1] keeps rank 2', params: { kind: 'elementwise', op: 'div' }, inputs: () => [c(f([1, 1])), c(pos([1, 1]))] },
+    { label: 'prod with a constant [1,3,1] (a 1 inside stays)', params: { kind: 'elementwise', op: 'prod' }, inputs: () => [f([2, 3, 4]), c(f([1, 3, 1]))] },
     { label: 'int32 div toward zero, 0 divisor gives 0', params: { kind: 'elementwise', op: 'div' }, inputs: () => [Tensor.from('int32', [5], [7, -7, 7, -7, 5]), Tensor.from('int32', [5], [2, 2, -2, -2, 0])] },
     { label: 'int64 floor_div', params: { kind: 'elementwise', op: 'floor_div' }, inputs: () => [Tensor.from('int64', [5], [7, -7, 7, -7, 5]), Tensor.from('int64', [5], [2, 2, -2, -2, 0])] },
     { label: 'int8 sum', params: { kind: 'elementwise', op: 'sum' }, inputs: () => [rng.intTensor([2, 3], -50, 50, 'int8'), rng.intTensor([1, 3], -50, 50, 'int8')] },
@@ -147,6 +152,7 @@ const CASES: Record<LayerKind, Case[]> = {
     { label: 'transpose, reshape, transpose', params: { kind: 'shuffle', firstTranspose: [0, 2, 1], reshape: [3, -1], secondTranspose: [1, 0], zeroIsPlaceholder: false }, inputs: () => [f([2, 4, 3])] },
     { label: 'zero as placeholder', params: { kind: 'shuffle', reshape: [0, -1], zeroIsPlaceholder: true }, inputs: () => [f([2, 3, 4])] },
     { label: 'literal zero', params: { kind: 'shuffle', reshape: [0, 4], zeroIsPlaceholder: false }, inputs: () => [f([0, 2, 2])] },
+    { label: 'a constant reshaped (folded into an initializer)', params: { kind: 'shuffle', reshape: [1, 2, 3], zeroIsPlaceholder: false }, inputs: () => [c(f([6]))] },
     { label: 'reshape dims from a run-time shape tensor', params: { kind: 'shuffle', zeroIsPlaceholder: true }, inputs: () => [f([2, 3, 4]), i64([0, 12])] },
   ],
   slice: [

@@ -1,0 +1,220 @@
+/**
+ * Runs of short programs on the caller's thread (issue 21). A program worker costs a thread
+ * hop per run: two messages, two wake-ups and two structured clones, tens of microseconds on
+ * an idle machine and milliseconds on an oversubscribed one, which is the whole cost of a
+ * model that computes in 30 µs. onnxruntime-node computes synchronously inside a
+ * setImmediate wherever its session lives, so a run on this thread blocks the event loop for
+ * the run's own duration and no more: where that is within a budget
+ * ({@link DEFAULT_IN_THREAD_BUDGET_MS}, or {@link IN_THREAD_BUDGET_ENV}), the program runs
+ * here, and keeps its worker for runs predicted to take longer.
+ *
+ * Which programs: every segment an engine of a backend in {@link IN_THREAD_BACKENDS}. The
+ * reference backend and fallback graphs compute in JavaScript for as long as the model
+ * needs, so they always run on the worker.
+ *
+ * When: the worker loads the program first and times a warm run on zeros
+ * (ProgramExecutor.preload), so a program that is slow to load or to run never touches this
+ * thread. Where both fit, the engines are loaded here too (one stall of about the load time
+ * the worker measured, at compile() or loadProgram(), capped by {@link maxInThreadLoadMs}),
+ * checked by runs on zeros (a realm whose typed arrays onnxruntime rejects, such as a vm
+ * context, keeps the worker), and the worker is stopped. Each run is then predicted from
+ * the recent cost per input element (the median of the last runs, wherever they ran: the
+ * worker reports its executor's time), and a run predicted over the budget goes to the
+ * worker, started again if need be. A run here that held the loop far longer than
+ * predicted (a CPU shared with busier processes preempts it mid-run) sends the runs of the
+ * next second to the worker.
+ */
+import { createError, InvalidArgumentError, TensorRTNodeError } from '../errors';
+import { resolveLogger } from '../logger';
+import { Tensor } from '../tensor';
+import { elementsOf, ProgramExecutor, type PreloadReport } from './execute';
+import { asResourceLimitError, type RunLimits } from './resource-limits';
+import type { ProgramData } from './segments';
+
+/** Backends whose engines may run on the caller's thread: their run() blocks for its own duration only. */
+export const IN_THREAD_BACKENDS: readonly string[] = ['onnxruntime'];
+
+/** The most a run on the caller's thread may be predicted to take, in milliseconds; 0 keeps every run on the worker. */
+export const IN_THREAD_BUDGET_ENV = 'TENSORRT_NODE_IN_THREAD_MS';
+export const DEFAULT_IN_THREAD_BUDGET_MS = 2;
+
+/**
+ * Loading engines on the caller's thread stalls its event loop once, for about as long as the
+ * worker took (onnxruntime's session creation is one synchronous call): beyond
+ * {@link maxInThreadLoadMs} the program keeps running on the worker. The worker's figure
+ * includes loading onnxruntime itself on a fresh thread, 100+ ms on a busy machine.
+ */
+export const MAX_IN_THREAD_LOAD_MS = 500;
+
+/** The longest load stall accepted for a run budget: one stall may be longer than the budget of every run, within reason. */
+export const maxInThreadLoadMs = (budgetMs: number): number => Math.max(MAX_IN_THREAD_LOAD_MS, 250 * budgetMs);
+
+/**
+ * A run here that took longer than this (ms, or 2.5 × the budget where that is longer) held
+ * the event loop past its goal: on a CPU shared with other processes, a run is preempted
+ * while it holds the loop. Runs then go to the worker for {@link STALL_BACKOFF_MS} before
+ * this thread is tried again.
+ */
+export const STALL_MS = 5;
+export const STALL_BACKOFF_MS = 1000;
+
+const log = resolveLogger();
+
+/**
+ * The in-thread budget from the environment.
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` naming the variable: not a number of milliseconds ≥ 0.
+ */
+export function inThreadBudget(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[IN_THREAD_BUDGET_ENV];
+  if (raw === undefined || raw === '') return DEFAULT_IN_THREAD_BUDGET_MS;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new InvalidArgumentError(`${IN_THREAD_BUDGET_ENV} must be a number of milliseconds ≥ 0 (0: every run on the program's worker), got ${JSON.stringify(raw)}`, {
+      details: { variable: IN_THREAD_BUDGET_ENV },
+    });
+  }
+  return ms;
+}
+
+/** Whether every segment of `data` is an engine whose backend may run on the caller's thread. */
+export const mayRunInThread = (data: ProgramData): boolean =>
+  data.segments.length > 0 && data.segments.every((s) => s.kind === 'tensorrt' && IN_THREAD_BACKENDS.includes(s.backend));
+
+/** Whether what the worker measured at load time lets the program load and run here within `budgetMs`. */
+export function fitsInThread(report: PreloadReport | undefined, budgetMs: number): boolean {
+  return report?.runMs !== undefined && report.runMs <= budgetMs && report.loadMs <= maxInThreadLoadMs(budgetMs);
+}
+
+/**
+ * A run's predicted time from the recent cost per input element: the median of the last
+ * `window` observations, so one run slowed by a busy machine moves nothing.
+ */
+export class RunCost {
+  private readonly perElement: Float64Array;
+  /** perElement sorted, in place: observe() runs once a run, and allocates nothing. */
+  private readonly sorted: Float64Array;
+  private seen = 0;
+  /** The median of perElement, kept from one observation to the next. */
+  private median = Infinity;
+
+  constructor(private readonly window = 8) {
+    this.perElement = new Float64Array(window);
+    this.sorted = new Float64Array(window);
+  }
+
+  /** Records a run of `elements` input elements that took `ms`. */
+  observe(ms: number, elements: number): void {
+    this.perElement[this.seen % this.window] = ms / Math.max(1, elements);
+    this.seen++;
+    const n = Math.min(this.seen, this.window);
+    const sorted = this.sorted.subarray(0, n);
+    sorted.set(this.perElement.subarray(0, n));
+    sorted.sort();
+    this.median = sorted[n >> 1]!;
+  }
+
+  /** The predicted milliseconds of a run of `elements` input elements; Infinity before any observation. */
+  predict(elements: number): number {
+    return this.median * Math.max(1, elements);
+  }
+}
+
+/** A copy of `t` over bytes of its own: the run reads its inputs later than run() was called, and the caller may change them meanwhile. */
+const snapshot = (t: Tensor): Tensor => new Tensor(t.dtype, t.shape, t.data.slice());
+
+/** A thrown value as the worker would have answered it: typed errors as they are, a failed allocation as E_RESOURCE_LIMIT, anything else E_INTERNAL. */
+function asRunError(error: unknown): TensorRTNodeError {
+  const e = asResourceLimitError(error);
+  return e instanceof TensorRTNodeError ? e : createError('E_INTERNAL', (e as Error)?.message ?? String(e));
+}
+
+/** A program's engines loaded on this thread, its runs one at a time, and the cost model that routes runs between here and the worker. */
+export class InThreadRunner {
+  private queue: Promise<unknown> = Promise.resolve();
+  private disposed = false;
+  /** When a run here last stalled the event loop (see STALL_MS). */
+  private stalledAt = -Infinity;
+  private readonly stallMs: number;
+
+  private constructor(
+    private readonly executor: ProgramExecutor,
+    private readonly budgetMs: number,
+    private readonly cost: RunCost,
+    private readonly disposedError: () => Error,
+  ) {
+    this.stallMs = Math.max(STALL_MS, 2.5 * budgetMs);
+  }
+
+  /**
+   * Loads `data` here when the worker's `report` fits `budgetMs` and a run on zeros succeeds
+   * here (at `shapes`, the ones the worker measured with); otherwise (or on any failure,
+   * logged) undefined, and the program stays on its worker.
+   */
+  static async start(
+    data: ProgramData,
+    limits: RunLimits,
+    report: PreloadReport | undefined,
+    options: { budgetMs: number; shapes?: number[][]; disposedError: () => Error },
+  ): Promise<InThreadRunner | undefined> {
+    if (!mayRunInThread(data) || !fitsInThread(report, options.budgetMs)) return undefined;
+    const executor = new ProgramExecutor(data, limits);
+    let here: PreloadReport;
+    try {
+      here = await executor.preload(options.shapes);
+    } catch (error) {
+      here = { loadMs: 0 };
+      log('debug', `in-thread load failed (${(error as Error).message}); the program runs on its worker`);
+    }
+    if (here.runMs === undefined) {
+      executor.dispose();
+      log('debug', 'a run on zeros failed on this thread; the program runs on its worker');
+      return undefined;
+    }
+    const cost = new RunCost();
+    cost.observe(report!.runMs!, report!.inputElements ?? 0);
+    cost.observe(here.runMs, here.inputElements ?? 0);
+    return new InThreadRunner(executor, options.budgetMs, cost, options.disposedError);
+  }
+
+  /** Whether a run of `elements` input elements is predicted to fit the budget (and no run here stalled the loop lately). */
+  fits(elements: number): boolean {
+    return !this.disposed && this.cost.predict(elements) <= this.budgetMs && performance.now() - this.stalledAt >= STALL_BACKOFF_MS;
+  }
+
+  /** Records a run the worker made (its executor's time). */
+  observe(ms: number, elements: number): void {
+    this.cost.observe(ms, elements);
+  }
+
+  /** Runs checked inputs (in program input order; `elements` in all) here, after the runs before it; rejects as the worker would. */
+  run(inputs: readonly Tensor[], elements: number = elementsOf(inputs)): Promise<Tensor[]> {
+    if (this.disposed) return Promise.reject(this.disposedError());
+    const own = inputs.map(snapshot);
+    const result = this.queue.then(async () => {
+      if (this.disposed) throw this.disposedError();
+      const t0 = performance.now();
+      let outputs: Tensor[];
+      try {
+        outputs = await this.executor.run(own);
+      } catch (error) {
+        throw asRunError(error);
+      }
+      const ms = performance.now() - t0;
+      this.cost.observe(ms, elements);
+      if (ms > this.stallMs) this.stalledAt = performance.now();
+      if (this.disposed) throw this.disposedError();
+      return outputs;
+    });
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Fails the runs not yet started, waits for the one in progress, and releases the engines. Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.queue;
+    this.executor.dispose();
+  }
+}

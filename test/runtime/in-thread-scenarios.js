@@ -1,0 +1,179 @@
+'use strict';
+/**
+ * Scenarios of runs on the caller's thread (lib/runtime/in-thread.ts) against the built
+ * package, in a plain Node process: onnxruntime-node rejects the typed arrays of jest's vm
+ * context, so inside jest a program always keeps its worker. Usage:
+ * node test/runtime/in-thread-scenarios.js <scenario>; prints one JSON object. The program's
+ * internals are read where the scenario is about them (which thread ran a run).
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.join(__dirname, '..', '..');
+const { compile, Tensor } = require(path.join(ROOT, 'dist', 'index.js'));
+const FIXTURES = path.join(ROOT, 'test', 'fixtures');
+
+const STORAGE = { float32: Float32Array, complex64: Float32Array, int64: BigInt64Array };
+
+function fixtureInputs(name) {
+  const meta = JSON.parse(fs.readFileSync(path.join(FIXTURES, name, 'meta.json'), 'utf8'));
+  const inputs = meta.inputs.map((m) => {
+    const b = fs.readFileSync(path.join(FIXTURES, name, m.file));
+    const bytes = b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+    return new Tensor(m.dtype, m.shape, new STORAGE[m.dtype](bytes));
+  });
+  return { meta, inputs };
+}
+
+const wire = (t) => ({ dtype: t.dtype, shape: [...t.shape], data: Array.from(t.data, Number) });
+const codeOf = (promise) => promise.then(() => 'resolved', (e) => e.code ?? String(e));
+const workerStarted = (program) => program.client.channel !== null;
+
+/** Counts the runs the in-thread executor makes. */
+function countInThread(program) {
+  const executor = program.inThread.executor;
+  const run = executor.run.bind(executor);
+  const counter = { runs: 0 };
+  executor.run = (inputs) => {
+    counter.runs++;
+    return run(inputs);
+  };
+  return counter;
+}
+
+async function compiled(name, format = 'onnx', settings) {
+  const { meta, inputs } = fixtureInputs(name);
+  const program = await compile(path.join(FIXTURES, name, meta.files[format]), settings ?? { backend: 'onnxruntime', inputs: meta.inputs.map((m) => ({ shape: m.shape })) });
+  return { program, inputs };
+}
+
+const scenarios = {
+  /** A small program runs here, with no worker left, and answers as PyTorch did. */
+  async mlp() {
+    const { program, inputs } = await compiled('mlp');
+    const inThread = program.runsInThread;
+    const worker = workerStarted(program);
+    const counter = countInThread(program);
+    const outputs = await program.run(inputs);
+    const byName = await program.run({ [program.inputs[0].name]: inputs[0] });
+    await program.dispose();
+    return { inThread, workerAfterLoad: worker, inThreadRuns: counter.runs, outputs: outputs.map(wire), byName: byName.map(wire) };
+  },
+
+  /** Inputs changed after run() was called do not change its answer; dispose fails runs in flight and later ones. */
+  async lifecycle() {
+    const { program, inputs } = await compiled('mlp');
+    const x = new Tensor('float32', inputs[0].shape, inputs[0].data.slice());
+    const pending = program.run([x]);
+    x.data.fill(0);
+    const outputs = await pending;
+    const inFlight = codeOf(program.run(inputs));
+    const queued = codeOf(program.run(inputs));
+    await program.dispose();
+    const after = await codeOf(program.run(inputs));
+    return { inThread: true, outputs: outputs.map(wire), inFlight: await inFlight, queued: await queued, after, worker: workerStarted(program) };
+  },
+
+  /** A run predicted over the budget goes to the worker (started again), and the next short one comes back here. */
+  async routing() {
+    const { program, inputs } = await compiled('mlp');
+    const counter = countInThread(program);
+    const here = program.inThread;
+    for (let k = 0; k < 8; k++) here.observe(1e6, 1);
+    const long = await program.run(inputs);
+    const afterLong = { inThreadRuns: counter.runs, worker: workerStarted(program) };
+    for (let k = 0; k < 8; k++) here.observe(1e-9, 1);
+    const short = await program.run(inputs);
+    const afterShort = { inThreadRuns: counter.runs };
+    await program.dispose();
+    return { inThread: program.runsInThread, long: long.map(wire), short: short.map(wire), afterLong, afterShort };
+  },
+
+  /** A run here that holds the loop past STALL_MS (a preempted run, simulated) sends the next runs to the worker for a while. */
+  async stall() {
+    const { program, inputs } = await compiled('mlp');
+    const here = program.inThread;
+    const executor = here.executor;
+    const run = executor.run.bind(executor);
+    let calls = 0;
+    // A busy machine may have stalled a warm-up run already: start from a clean slate.
+    here.stalledAt = -Infinity;
+    executor.run = async (x) => {
+      calls++;
+      const outputs = await run(x);
+      if (calls === 1) for (const t0 = Date.now(); Date.now() - t0 < 40; );
+      return outputs;
+    };
+    const slow = await program.run(inputs);
+    const next = await program.run(inputs);
+    const afterStall = { inThreadRuns: calls, worker: workerStarted(program) };
+    here.stalledAt = -Infinity;
+    const back = await program.run(inputs);
+    const afterBackoff = { inThreadRuns: calls };
+    await program.dispose();
+    return { slow: slow.map(wire), next: next.map(wire), back: back.map(wire), afterStall, afterBackoff };
+  },
+
+  /** The .pt2 mlp has a dynamic batch: timed at its smallest, run here at every batch. */
+  async dynamic() {
+    const { program, inputs } = await compiled('mlp', 'pt2', { backend: 'onnxruntime' });
+    const counter = countInThread(program);
+    const outputs = await program.run(inputs);
+    const row = new Tensor('float32', [1, inputs[0].shape[1]], inputs[0].data.slice(0, inputs[0].shape[1]));
+    const first = await program.run([row]);
+    await program.dispose();
+    return { inThread: program.runsInThread, shape: program.inputs[0].shape.map(String), inThreadRuns: counter.runs, outputs: outputs.map(wire), first: first.map(wire) };
+  },
+
+  /** A complex input and a program that is not one engine's inputs and outputs: the general executor, here. */
+  async complex() {
+    const { program, inputs } = await compiled('llama_rotary_complex_input', 'pt2');
+    const counter = countInThread(program);
+    const outputs = await program.run(inputs);
+    await program.dispose();
+    return { inThread: program.runsInThread, inThreadRuns: counter.runs, outputs: outputs.map(wire) };
+  },
+
+  /** The reference backend always runs on the worker. */
+  async reference() {
+    const { program, inputs } = await compiled('mlp', 'onnx', { backend: 'reference', inputs: [{ shape: [4, 32] }] });
+    const outputs = await program.run(inputs);
+    const result = { inThread: program.runsInThread, worker: workerStarted(program), outputs: outputs.map(wire) };
+    await program.dispose();
+    return result;
+  },
+
+  /** TENSORRT_NODE_IN_THREAD_MS=0 (set by the test) keeps every run on the worker. */
+  async budgetZero() {
+    const { program, inputs } = await compiled('mlp');
+    const outputs = await program.run(inputs);
+    const result = { inThread: program.runsInThread, worker: workerStarted(program), outputs: outputs.map(wire) };
+    await program.dispose();
+    return result;
+  },
+
+  /** A bad TENSORRT_NODE_IN_THREAD_MS (set by the test) fails compile() naming it. */
+  async badBudget() {
+    try {
+      await compiled('mlp');
+      return { compiled: true };
+    } catch (e) {
+      return { code: e.code, message: e.message, details: e.details };
+    }
+  },
+
+  /** An in-thread program left undisposed does not hold the process open (the test checks it exits). */
+  async idle() {
+    const { program, inputs } = await compiled('mlp');
+    await program.run(inputs);
+    return { inThread: program.runsInThread };
+  },
+};
+
+scenarios[process.argv[2]]().then(
+  (result) => process.stdout.write(JSON.stringify(result)),
+  (error) => {
+    process.stderr.write(String(error?.stack ?? error));
+    process.exitCode = 1;
+  },
+);
