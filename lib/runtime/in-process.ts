@@ -14,7 +14,7 @@ import { getBackend } from '../backends';
 import type { DeviceValue } from '../backends/residency';
 import { InvalidArgumentError } from '../errors';
 import type { ShapedInputs } from '../interpreter/bind-inputs';
-import type { Tensor } from '../tensor';
+import { Tensor } from '../tensor';
 import { ProgramExecutor } from './execute';
 import { checkRunInputs, type RunInput } from './program-io';
 import { asResourceLimitError, type RunLimits } from './resource-limits';
@@ -50,7 +50,9 @@ export class InProcessRunner {
   /** Checks the inputs (host or device tensors) and runs; outputs on the host, or on the program's device. */
   async run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, outputs: 'host' | 'device'): Promise<Tensor[] | DeviceValue[]> {
     if (this.disposed) throw new InvalidArgumentError(this.disposedMessage);
-    const ordered = checkRunInputs(this.shaped, inputs, this.limits, true);
+    // Host inputs are read now, as the worker path does: the caller may reuse their buffers as
+    // soon as run() returns, while the engines read them only after awaits.
+    const ordered = checkRunInputs(this.shaped, inputs, this.limits, true).map((v) => (v instanceof Tensor ? new Tensor(v.dtype, v.shape, v.data.slice()) : v));
     try {
       if (outputs === 'host') return await this.executor.run(ordered);
       return await this.executor.runToDevice(ordered, outputDeviceOf(this.data) ?? 0);

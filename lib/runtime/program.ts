@@ -172,8 +172,10 @@ export class Program {
     if (outputs === 'device' && device === null) {
       throw new InvalidArgumentError("run(): outputs: 'device' needs a program with a GPU engine; this one runs on the CPU", { details: { backend: this.backend } });
     }
-    // The worker cannot take DeviceTensors (they belong to this thread): they go through the host.
-    const out = await this.runOnHost(await onHost(inputs));
+    // The worker cannot take DeviceTensors (they belong to this thread): they go through the
+    // host. Without any, the inputs are checked and read before run() returns, so a caller may
+    // reuse their buffers at once.
+    const out = await (hasLiveDeviceTensor(inputs) ? onHost(inputs).then((host) => this.runOnHost(host)) : this.runOnHost(inputs as Readonly<Record<string, Tensor>>));
     if (outputs === 'host') return out;
     return Promise.all(out.map((t) => toDevice(t, device!)));
   }
@@ -236,19 +238,20 @@ async function warmRuns(run: () => Promise<unknown>): Promise<void> {
   for (let k = 0; k < WARM_RUNS && performance.now() - t0 < WARM_RUNS_MS; k++) await run().catch(() => undefined);
 }
 
-/**
- * `inputs` with every live DeviceTensor read back to the host; anything else (including what is
- * not an input list at all) untouched, for the worker client to check and refuse as usual.
- */
-async function onHost(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>): Promise<Tensor[] | Readonly<Record<string, Tensor>>> {
-  const isLive = (v: unknown): v is DeviceTensor => v instanceof DeviceTensor && !v.disposed;
-  if (inputs === null || typeof inputs !== 'object') return inputs as never;
-  if (Array.isArray(inputs)) {
-    const list = inputs as readonly unknown[];
-    return list.some(isLive) ? Promise.all(list.map((v) => (isLive(v) ? v.toHost() : (v as Tensor)))) : (inputs as Tensor[]);
-  }
+const isLive = (v: unknown): v is DeviceTensor => v instanceof DeviceTensor && !v.disposed;
+
+/** Whether `inputs` (an input list or record, or anything a caller passed) holds a live DeviceTensor. */
+function hasLiveDeviceTensor(inputs: unknown): boolean {
+  if (inputs === null || typeof inputs !== 'object') return false;
+  if (Array.isArray(inputs)) return inputs.some(isLive);
   const named = inputs as Readonly<Record<string, unknown>>;
-  if (!Object.keys(named).some((k) => isLive(named[k]))) return inputs as Readonly<Record<string, Tensor>>;
+  return Object.keys(named).some((k) => isLive(named[k]));
+}
+
+/** `inputs` with every live DeviceTensor read back to the host, the rest as they are (the worker client checks them). */
+async function onHost(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>): Promise<Tensor[] | Readonly<Record<string, Tensor>>> {
+  if (Array.isArray(inputs)) return Promise.all((inputs as readonly unknown[]).map((v) => (isLive(v) ? v.toHost() : (v as Tensor))));
+  const named = inputs as Readonly<Record<string, unknown>>;
   const out: Record<string, Tensor> = Object.create(null);
   for (const k of Object.keys(named)) out[k] = isLive(named[k]) ? await named[k].toHost() : (named[k] as Tensor);
   return out;
