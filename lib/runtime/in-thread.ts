@@ -20,9 +20,9 @@
  * context, keeps the worker), and the worker is stopped. Each run is then predicted from
  * the recent cost per input element (the median of the last runs, wherever they ran: the
  * worker reports its executor's time), and a run predicted over the budget goes to the
- * worker, started again if need be. A run here that held the loop far longer than
- * predicted (a CPU shared with busier processes preempts it mid-run) sends the runs of the
- * next second to the worker.
+ * worker, started again if need be. Runs here that held the loop far longer than predicted
+ * (a CPU shared with busier processes preempts them mid-run) send the runs of the next
+ * second to the worker, started again in the background first.
  */
 import { createError, InvalidArgumentError, TensorRTNodeError } from '../errors';
 import { resolveLogger } from '../logger';
@@ -51,9 +51,10 @@ export const maxInThreadLoadMs = (budgetMs: number): number => Math.max(MAX_IN_T
 
 /**
  * A run here that took longer than this (ms, or 2.5 × the budget where that is longer) held
- * the event loop past its goal: on a CPU shared with other processes, a run is preempted
- * while it holds the loop. Runs then go to the worker for {@link STALL_BACKOFF_MS} before
- * this thread is tried again.
+ * the event loop past its goal: on a CPU shared with busier processes, a run is preempted
+ * while it holds the loop. Two such runs within {@link STALL_BACKOFF_MS} make the program
+ * "stalling" for as long again after the last: its runs then go to the worker (once that is
+ * running again, so that no run waits for a worker to start).
  */
 export const STALL_MS = 5;
 export const STALL_BACKOFF_MS = 1000;
@@ -133,8 +134,9 @@ function asRunError(error: unknown): TensorRTNodeError {
 export class InThreadRunner {
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
-  /** When a run here last stalled the event loop (see STALL_MS). */
-  private stalledAt = -Infinity;
+  /** When the last two runs here that stalled the event loop ended (see STALL_MS). */
+  private lastStallAt = -Infinity;
+  private previousStallAt = -Infinity;
   private readonly stallMs: number;
 
   private constructor(
@@ -177,9 +179,19 @@ export class InThreadRunner {
     return new InThreadRunner(executor, options.budgetMs, cost, options.disposedError);
   }
 
-  /** Whether a run of `elements` input elements is predicted to fit the budget (and no run here stalled the loop lately). */
+  /** Whether a run of `elements` input elements is predicted to fit the budget. */
   fits(elements: number): boolean {
-    return !this.disposed && this.cost.predict(elements) <= this.budgetMs && performance.now() - this.stalledAt >= STALL_BACKOFF_MS;
+    return !this.disposed && this.cost.predict(elements) <= this.budgetMs;
+  }
+
+  /** Whether runs here stalled the event loop lately (see {@link STALL_MS}). */
+  get stalling(): boolean {
+    return this.lastStallAt - this.previousStallAt < STALL_BACKOFF_MS && performance.now() - this.lastStallAt < STALL_BACKOFF_MS;
+  }
+
+  /** Forgets the stalls so far (those of the warm-up runs at load, when the machine is busiest). */
+  forgetStalls(): void {
+    this.lastStallAt = this.previousStallAt = -Infinity;
   }
 
   /** Records a run the worker made (its executor's time). */
@@ -202,7 +214,10 @@ export class InThreadRunner {
       }
       const ms = performance.now() - t0;
       this.cost.observe(ms, elements);
-      if (ms > this.stallMs) this.stalledAt = performance.now();
+      if (ms > this.stallMs) {
+        this.previousStallAt = this.lastStallAt;
+        this.lastStallAt = performance.now();
+      }
       if (this.disposed) throw this.disposedError();
       return outputs;
     });

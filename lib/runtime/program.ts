@@ -53,6 +53,9 @@ export class Program {
   private printable?: { inputs: readonly ProgramIO[]; outputs: readonly ProgramIO[] };
   /** Set by warmStart() when runs may happen on this thread (./in-thread.ts). */
   private inThread: InThreadRunner | undefined;
+  /** The worker of an in-thread program, started again in the background when its runs here stall the event loop; true once it is loaded. */
+  private workerStart: Promise<void> | undefined;
+  private workerReady = false;
 
   constructor(
     /** @internal */ readonly data: ProgramData,
@@ -152,6 +155,7 @@ export class Program {
     if (shapes !== undefined && report?.runMs !== undefined && report.runMs <= WARM_RUNS_MS) {
       await warmRuns(() => this.run(this.data.inputs.map((io, i) => new Tensor(io.dtype, shapes[i]!))));
     }
+    this.inThread?.forgetStalls();
   }
 
 
@@ -186,10 +190,20 @@ export class Program {
     const here = this.inThread;
     if (here === undefined) return (await this.client.runChecked(ordered)).outputs;
     const elements = elementsOf(ordered);
-    if (here.fits(elements)) return here.run(ordered, elements);
+    if (here.fits(elements) && !(here.stalling && this.workerLoaded())) return here.run(ordered, elements);
     const answer = await this.client.runChecked(ordered);
     if (answer.runMs !== undefined) here.observe(answer.runMs, elements);
     return answer.outputs;
+  }
+
+  /** Whether the worker is loaded; if not, starts loading it in the background (runs stay here meanwhile). */
+  private workerLoaded(): boolean {
+    if (this.workerReady) return true;
+    this.workerStart ??= this.client.start().then(
+      () => void (this.workerReady = true),
+      () => void (this.workerStart = undefined),
+    );
+    return false;
   }
 
   /** @internal Whether runs may happen on this thread (warmStart() found them short enough). */

@@ -89,7 +89,11 @@ const scenarios = {
     return { inThread: program.runsInThread, long: long.map(wire), short: short.map(wire), afterLong, afterShort };
   },
 
-  /** A run here that holds the loop past STALL_MS (a preempted run, simulated) sends the next runs to the worker for a while. */
+  /**
+   * Two runs here that hold the loop past STALL_MS (preempted runs, simulated) start the
+   * worker in the background, and once it is loaded the next runs go there; when the stalls
+   * are old, runs come back here.
+   */
   async stall() {
     const { program, inputs } = await compiled('mlp');
     const here = program.inThread;
@@ -97,21 +101,25 @@ const scenarios = {
     const run = executor.run.bind(executor);
     let calls = 0;
     // A busy machine may have stalled a warm-up run already: start from a clean slate.
-    here.stalledAt = -Infinity;
+    here.forgetStalls();
     executor.run = async (x) => {
       calls++;
       const outputs = await run(x);
-      if (calls === 1) for (const t0 = Date.now(); Date.now() - t0 < 40; );
+      if (calls <= 2) for (const t0 = Date.now(); Date.now() - t0 < 40; );
       return outputs;
     };
-    const slow = await program.run(inputs);
-    const next = await program.run(inputs);
-    const afterStall = { inThreadRuns: calls, worker: workerStarted(program) };
-    here.stalledAt = -Infinity;
+    const slow = [await program.run(inputs), await program.run(inputs)];
+    const stalling = here.stalling;
+    const whileStarting = await program.run(inputs);
+    const afterStalls = { inThreadRuns: calls, starting: program.workerStart !== undefined };
+    await program.workerStart;
+    const onWorker = await program.run(inputs);
+    const afterReady = { inThreadRuns: calls, worker: workerStarted(program) };
+    here.forgetStalls();
     const back = await program.run(inputs);
-    const afterBackoff = { inThreadRuns: calls };
+    const afterForget = { inThreadRuns: calls };
     await program.dispose();
-    return { slow: slow.map(wire), next: next.map(wire), back: back.map(wire), afterStall, afterBackoff };
+    return { outputs: [...slow, whileStarting, onWorker, back].map((o) => o.map(wire)), stalling, afterStalls, afterReady, afterForget };
   },
 
   /** The .pt2 mlp has a dynamic batch: timed at its smallest, run here at every batch. */
