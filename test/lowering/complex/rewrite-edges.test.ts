@@ -86,3 +86,36 @@ test('E_UNSUPPORTED_OP names a node by its source location when it has one, and 
     { node: 'pd', target: 'aten.constant_pad_nd.default', reason: 'padding complex values with a nonzero value has no rule' },
   ]);
 });
+
+test('rules that refuse some forms of their op give the reason: dtype arguments, roll without dims', () => {
+  const g = new Graph('refused');
+  const op = builder(g);
+  const z = g.addInput('z', tensorType('complex64', [2, 3]));
+  const outs = [
+    op('aten.sum.dim_IntList', { self: z, dim: [0], keepdim: false, dtype: 'complex128' }, 'sum_wide'),
+    op('aten.mean.dim', { self: z, dim: [0], keepdim: false, dtype: 'complex128' }, 'mean_wide'),
+    op('aten.sum.default', { self: z, dtype: 'complex128' }, 'total_wide'),
+    op('aten.mean.default', { self: z, dtype: 'complex128' }, 'average_wide'),
+    op('aten.cumsum.default', { self: z, dim: 1, dtype: 'complex128' }, 'running_wide'),
+    op('aten.roll.default', { self: z, shifts: [1] }, 'flat_roll'),
+  ];
+  // The same ops in their accepted forms are rewritten.
+  const accepted = [
+    op('aten.div.Tensor_mode', { self: z, other: z, rounding_mode: null }, 'div_plain'),
+    op('aten.sum.dim_IntList', { self: z, dim: [0], keepdim: false, dtype: null }, 'sum_plain'),
+    op('aten.cumsum.default', { self: z, dim: 1, dtype: null }, 'running_plain'),
+    op('aten.roll.default', { self: z, shifts: [1], dims: [1] }, 'roll_plain'),
+    op('aten.constant_pad_nd.default', { self: z, pad: [1, 0], value: false }, 'pad_false'),
+  ];
+  g.setOutputs([...outs, ...accepted].map((v) => op('aten.view_as_real.default', { self: v })));
+  const e = thrownError(() => lowerComplex(g));
+  expect(e.code).toBe('E_UNSUPPORTED_OP');
+  expect(e.details.ops).toEqual([
+    { node: 'sum_wide', target: 'aten.sum.dim_IntList', reason: 'sum with a dtype argument on complex values has no rule' },
+    { node: 'mean_wide', target: 'aten.mean.dim', reason: 'mean with a dtype argument on complex values has no rule' },
+    { node: 'total_wide', target: 'aten.sum.default', reason: 'sum with a dtype argument on complex values has no rule' },
+    { node: 'average_wide', target: 'aten.mean.default', reason: 'mean with a dtype argument on complex values has no rule' },
+    { node: 'running_wide', target: 'aten.cumsum.default', reason: 'cumsum with a dtype argument on complex values has no rule' },
+    { node: 'flat_roll', target: 'aten.roll.default', reason: 'roll without dims (over the flattened tensor) has no rule for complex values' },
+  ]);
+});
