@@ -5,6 +5,7 @@
  * Numerics are compared with the interpreter on the complex graph.
  */
 import '../../../lib/ir/ops';
+import { call } from '../../../lib/ir/builder';
 import { Graph, tensorType } from '../../../lib/ir/graph';
 import { printGraph } from '../../../lib/ir/printer';
 import { interpret } from '../../../lib/interpreter';
@@ -26,6 +27,8 @@ test('a complex128 op kept for fallback under truncateDouble: float32 carriers c
   const [expected] = interpret(g, [Z]);
   const lowering = lowerComplex(g, { fallback: true, truncateDouble: true });
   expect(lowering.report.fallback.map((f) => f.node)).toEqual(['rows']);
+  // The kept op is marked as such; the rewritten ones are gone.
+  expect(g.nodes.filter((n) => n.meta.complexFallback === true).map((n) => n.name)).toEqual(['rows']);
   const lines = bodyLines(printGraph(g));
   expect(lines.filter((l) => l.includes('_to_copy')).map((l) => l.split(' = ')[0])).toEqual(['%z_uncarried: float64[2, 3, 2]', '%rows_carrier_cast: float32[2, 2]', '%out: float64[2, 2]']);
   expect(lines).toContain('%z_complex: complex128[2, 3] = aten.view_as_complex.default(self=%z_uncarried)');
@@ -118,4 +121,50 @@ test('rules that refuse some forms of their op give the reason: dtype arguments,
     { node: 'running_wide', target: 'aten.cumsum.default', reason: 'cumsum with a dtype argument on complex values has no rule' },
     { node: 'flat_roll', target: 'aten.roll.default', reason: 'roll without dims (over the flattened tensor) has no rule for complex values' },
   ]);
+});
+
+test('a multi-output op keeps its own output names (no renaming), and dead complex ops without a rule are not refused', () => {
+  const g = new Graph('split');
+  const op = builder(g);
+  const z = g.addInput('z', tensorType('complex64', [4, 3]));
+  const halves = call(g, 'aten.split.Tensor', { self: z, split_size: 2, dim: 0 }, { name: 'halves' }).outputs;
+  op('aten.sqrt.default', { self: z }, 'dead');
+  g.setOutputs(halves);
+  lowerComplex(g);
+  expect(bodyLines(printGraph(g))).toEqual([
+    '%halves_2: float32[2, 3, 2], %halves_2_1: float32[2, 3, 2] = aten.split.Tensor(self=%z, split_size=2, dim=0)',
+    'return (halves=%halves_2, halves_1=%halves_2_1)',
+  ]);
+  const [first, second] = interpret(g, [carrierOf(Tensor.from('complex64', [4, 3], Array.from({ length: 24 }, (_, i) => i)))]);
+  expect(first!.toArray()).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  expect(second!.toArray()).toEqual(Array.from({ length: 12 }, (_, i) => 12 + i));
+});
+
+test('complex constants: complex64 data is shared with the carrier (no copy); truncated complex128 data is float32', () => {
+  const g = new Graph('constants');
+  const op = builder(g);
+  const narrow = Tensor.from('complex64', [2], [1, -1, 0.5, 2]);
+  const wide = Tensor.from('complex128', [2], [0.1, 0.2, -3, 4]);
+  const a = g.addConstant('a', narrow);
+  const b = g.addConstant('b', wide);
+  g.setOutputs([op('aten.view_as_real.default', { self: op('aten.mul.Tensor', { self: a, other: op('aten._to_copy.default', { self: b, dtype: 'complex64' }) }) })]);
+  const [expected] = interpret(g, []);
+  lowerComplex(g, { truncateDouble: true });
+  const constant = (name: string): Tensor => g.nodes.find((n) => n.name === name)!.tensor!;
+  expect(constant('a').data).toBe(narrow.data);
+  expect(constant('a').shape).toEqual([2, 2]);
+  expect(constant('b').data).toBeInstanceOf(Float32Array);
+  expect(constant('b').toArray()).toEqual([0.1, 0.2, -3, 4].map(Math.fround));
+  expectClose(interpret(g, [])[0]!, expected!, FP32);
+});
+
+test('the live real nodes of a graph without complex values are left alone, dead ones too', () => {
+  const g = new Graph('real');
+  const op = builder(g);
+  const x = g.addInput('x', tensorType('float32', [2]));
+  op('aten.neg.default', { self: x }, 'unused');
+  g.setOutputs([op('aten.relu.default', { self: x }, 'r')]);
+  const before = printGraph(g);
+  expect(lowerComplex(g).report.rewritten).toBe(0);
+  expect(printGraph(g)).toBe(before);
 });
