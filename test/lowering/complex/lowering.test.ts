@@ -20,9 +20,10 @@ describe('a graph with complex inputs, outputs, a buffer and an op without a rul
     const op = builder(g);
     const x = g.addInput('x', tensorType('float32', [3]));
     const z = g.addInput('z', tensorType('complex64', [3]));
-    const w = g.addInput('w', tensorType('complex64', [3]));
+    const w = g.addInput('w', tensorType('complex64', [2, 3]));
     const k = g.addConstant('k', Tensor.from('complex64', [3], [1, 0, 0, 1, -1, 0]), 'buffer');
-    const p = op('aten.mul.Tensor', { self: z, other: k }, 'p');
+    const k2 = g.addConstant('k2', Tensor.from('complex64', [3], [0, 1, 2, 0, 1, 1]), 'buffer');
+    const p = op('aten.mul.Tensor', { self: op('aten.mul.Tensor', { self: z, other: k }, 'zk'), other: k2 }, 'p');
     const root = op('aten.sqrt.default', { self: w }, 'root');
     g.setOutputs([op('aten.mul.Tensor', { self: x, other: x }, 'sq'), p, op('aten.view_as_real.default', { self: p }, 'vr'), root]);
     return g;
@@ -32,7 +33,7 @@ describe('a graph with complex inputs, outputs, a buffer and an op without a rul
     const lowering = lowerComplex(build(), { fallback: true });
     expect(lowering.changed).toBe(true);
     expect(lowering.describe().split('\n')).toEqual([
-      'complex lowering: 2 complex subgraph(s), 2 op(s) rewritten into real arithmetic; complex inputs: z, w; complex outputs: p, root; complex buffers/constants: k',
+      'complex lowering: 2 complex subgraph(s), 3 op(s) rewritten into real arithmetic; complex inputs: z, w; complex outputs: p, root; complex buffers/constants: k, k2',
       '  kept complex for a fallback segment: root (aten.sqrt.default): no rule rewrites aten.sqrt.default on complex values into real arithmetic',
     ]);
   });
@@ -42,12 +43,12 @@ describe('a graph with complex inputs, outputs, a buffer and an op without a rul
     const lowering = lowerComplex(g, { fallback: true });
     const inputs = io(g.inputs);
     const outputs = io(g.outputs);
-    expect(inputs.map((v) => `${v.dtype}[${v.shape.join(', ')}]`)).toEqual(['float32[3]', 'float32[3, 2]', 'float32[3, 2]']);
+    expect(inputs.map((v) => `${v.dtype}[${v.shape.join(', ')}]`)).toEqual(['float32[3]', 'float32[3, 2]', 'float32[2, 3, 2]']);
     const shownInputs = lowering.present(inputs, 'inputs');
     expect(shownInputs).toEqual([
       { dtype: 'float32', shape: [3] },
       { dtype: 'complex64', shape: [3], complex: { carrier: 'float32' } },
-      { dtype: 'complex64', shape: [3], complex: { carrier: 'float32' } },
+      { dtype: 'complex64', shape: [2, 3], complex: { carrier: 'float32' } },
     ]);
     expect(shownInputs[0]).toBe(inputs[0]);
     const shownOutputs = lowering.present(outputs, 'outputs');
@@ -55,7 +56,7 @@ describe('a graph with complex inputs, outputs, a buffer and an op without a rul
       { dtype: 'float32', shape: [3] },
       { dtype: 'complex64', shape: [3], complex: { carrier: 'float32' } },
       { dtype: 'float32', shape: [3, 2] },
-      { dtype: 'complex64', shape: [3], complex: { carrier: 'float32' } },
+      { dtype: 'complex64', shape: [2, 3], complex: { carrier: 'float32' } },
     ]);
     expect(shownOutputs[2]).toBe(outputs[2]);
     // The records given are not changed.
@@ -67,13 +68,13 @@ describe('a graph with complex inputs, outputs, a buffer and an op without a rul
     const given = [
       { dtype: 'float32' as const, shape: [3] },
       { dtype: 'complex64' as const, shape: [3] },
-      { dtype: 'complex64' as const, shape: [3] },
+      { dtype: 'complex64' as const, shape: [2, 3] },
     ];
     const shapes = lowering.carrierShapes(given);
     expect(shapes).toEqual([
       { dtype: 'float32', shape: [3] },
       { dtype: 'float32', shape: [3, 2] },
-      { dtype: 'float32', shape: [3, 2] },
+      { dtype: 'float32', shape: [2, 3, 2] },
     ]);
     expect(shapes[0]).toBe(given[0]);
   });
