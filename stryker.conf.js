@@ -28,6 +28,10 @@ const selected = chosen.map((m) => MODULES[m]);
 // side by side on a many-core machine, each chunk writing its own report.
 const suffix = process.env.STRYKER_SUFFIX ?? (process.env.STRYKER_MODULE ? `-${process.env.STRYKER_MODULE}` : '');
 const mutate = process.env.STRYKER_MUTATE ? process.env.STRYKER_MUTATE.split(',') : selected.flatMap((m) => m.mutate);
+// STRYKER_TIMEOUT_MS: a mutant that loops forever (a union-find or a while loop) costs this
+// plus a test-runner restart; the in-process tests of a mutant take seconds, so a chunk run
+// on a loaded 2-core machine may lower it from the default 60 s.
+const timeoutMS = Number(process.env.STRYKER_TIMEOUT_MS ?? 60_000);
 
 module.exports = {
   packageManager: 'npm',
@@ -36,7 +40,7 @@ module.exports = {
   ignoreStatic: true,
   coverageAnalysis: 'perTest',
   concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
-  timeoutMS: 60_000,
+  timeoutMS,
   timeoutFactor: 2,
   incremental: true,
   incrementalFile: `reports/mutation/stryker-incremental${suffix}.json`,

@@ -6,51 +6,17 @@
  * against the unlegalized graph, which the interpreter runs with SymInts).
  */
 import '../../lib/conversion/converters';
-import type { Graph, Node, Value } from '../../lib/ir/graph';
+import type { Node, Value } from '../../lib/ir/graph';
 import { sym } from '../../lib/ir/symbolic';
-import { interpret } from '../../lib/interpreter';
-import { applySymbolRanges, classify, partitionDynamic, segmentProfiles } from '../../lib/legalization';
-import { DYNAMIC_RULES, dimOfArg, dimsOfArg } from '../../lib/legalization/variants';
+import { applySymbolRanges, classify, segmentProfiles } from '../../lib/legalization';
+import { dimOfArg, dimsOfArg } from '../../lib/legalization/variants';
 import type { InputShapePlan } from '../../lib/compile/input-shapes';
 import type { Segment } from '../../lib/partitioning/partition';
-import { Tensor } from '../../lib/tensor';
 import { expectTensor } from '../helpers/compare';
 import { DynGraph } from './helpers';
+import { iota, legalized, needs, nodeOf, range, refuse, rows, runBoth, type Build } from './in-process';
 
 const END = 9223372036854775807;
-
-/** x: float32[n, 3] holding 0, 1, 2, ... (row r is 3r, 3r + 1, 3r + 2). */
-const iota = (shape: number[]): Tensor => Tensor.from('float32', shape, Array.from({ length: shape.reduce((a, d) => a * d, 1) }, (_, i) => i));
-const rows = (rs: number[], w = 3): number[] => rs.flatMap((r) => Array.from({ length: w }, (_, j) => w * r + j));
-const range = (a: number, b: number): number[] => Array.from({ length: Math.max(0, b - a) }, (_, i) => a + i);
-
-type Build = (b: DynGraph) => Value[];
-
-/** The graph of `build` (symbol s in [2, 8]), legalized as one TensorRT segment. */
-function legalized(build: Build, symbols = { s: { min: 2, max: 8 } }): { graph: Graph; targets: string[] } {
-  const b = new DynGraph('g', symbols);
-  const graph = b.outputs(...build(b));
-  const part = partitionDynamic(graph, { minBlockSize: 1 });
-  expect(part.segments.map((s) => s.kind)).toEqual(['tensorrt']);
-  return { graph, targets: part.segments[0]!.nodes.map((n) => n.target) };
-}
-
-/** Runs `build` unlegalized and legalized on `inputs`: both give the same outputs, which are returned. */
-function runBoth(build: Build, inputs: Tensor[]): { outputs: Tensor[]; targets: string[] } {
-  const b = new DynGraph('plain', { s: { min: 2, max: 8 } });
-  const plain = interpret(b.outputs(...build(b)), inputs);
-  const { graph, targets } = legalized(build);
-  const outputs = interpret(graph, inputs);
-  outputs.forEach((o, i) => expectTensor(o, plain[i]!.dtype, plain[i]!.shape, plain[i]!.toArray(), `output ${i} vs the unlegalized graph`));
-  return { outputs, targets };
-}
-
-/** The single node `build` makes last, in an unlegalized graph, with its rule. */
-function nodeOf(build: (b: DynGraph) => Node, symbols = { s: { min: 2, max: 8 } }): Node {
-  return build(new DynGraph('n', symbols));
-}
-const needs = (n: Node): string[] => DYNAMIC_RULES.get(n.target)!.needs(n);
-const refuse = (n: Node): string | null => DYNAMIC_RULES.get(n.target)!.refuse?.(n) ?? null;
 
 describe('dimOfArg / dimsOfArg', () => {
   const b = new DynGraph('d', { s: { min: 2, max: 8 } });

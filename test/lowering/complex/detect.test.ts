@@ -144,3 +144,86 @@ test('findComplexIndices names the complex inputs and outputs by position', () =
   g.setOutputs([a, op('aten.mul.Tensor', { self: b, other: c }), op('aten.abs.default', { self: b })]);
   expect(findComplexIndices(g)).toEqual({ inputs: [1, 2], outputs: [1] });
 });
+
+describe('anchors that also read real values, predicates, and the order of subgraphs', () => {
+  /** z → p = z·z → eq(p, r) with a real r: the eq reads a complex and a real value and produces none. */
+  function comparison(): { g: Graph; eq: Node } {
+    const g = new Graph('cmp');
+    const op = builder(g);
+    const z = g.addInput('z', tensorType('complex64', [3]));
+    const r = g.addInput('r', tensorType('float32', [3]));
+    const p = op('aten.mul.Tensor', { self: z, other: z }, 'p');
+    const e = op('aten.eq.Tensor', { self: p, other: r }, 'e');
+    g.setOutputs([e]);
+    return { g, eq: e.producer };
+  }
+
+  test('a boundary reading complex and real values anchors a subgraph; its real input is not an input node', () => {
+    const { g, eq } = comparison();
+    const d = new ComplexSubgraphDetector();
+    expect(d.isBoundary(eq)).toBe(true);
+    expect(d.findAllComplexSubgraphs(g).map(summary)).toEqual([{ anchors: ['e'], subgraph: ['p'], inputs: ['z'], outputs: [] }]);
+    const alone = d.subgraphFromAnchor(eq);
+    expect(summary(alone)).toEqual({ anchors: ['e'], subgraph: ['p'], inputs: ['z'], outputs: [] });
+    // toEqual would take [undefined] for []: the outputs list is checked by its length.
+    expect(alone.outputs).toHaveLength(0);
+  });
+
+  test('findUnanchoredComplex with a predicate leaves out the anchors it matches', () => {
+    const g = new Graph('pred');
+    const op = builder(g);
+    const z = g.addInput('z', tensorType('complex64', [3]));
+    const p = op('aten.mul.Tensor', { self: z, other: z }, 'p');
+    g.setOutputs([op('aten.view_as_real.default', { self: p }, 'vr'), op('aten.abs.default', { self: z }, 'mag')]);
+    const d = new ComplexSubgraphDetector();
+    expect(d.findUnanchoredComplex(g, (n) => n.target === 'aten.view_as_real.default').map(summary)).toEqual([{ anchors: ['mag'], subgraph: [], inputs: ['z'], outputs: [] }]);
+    expect(d.findUnanchoredComplex(g, (n) => n.target === 'aten.abs.default').map(summary)).toEqual([{ anchors: ['vr'], subgraph: ['p'], inputs: ['z'], outputs: [] }]);
+  });
+
+  test('subgraphs come in graph order of their first node, also when output seeds come before anchors in the graph', () => {
+    // Graph order: z, w, cj (conj of z), p, mag (abs of p), neg (of cj).
+    // The cj/neg group is seeded by the complex output neg (seeds: anchors first), and spans positions 2..5;
+    // the mag group spans 3..4; the pass-through output w is at position 1.
+    const g = new Graph('order');
+    const op = builder(g);
+    const z = g.addInput('z', tensorType('complex64', [3]));
+    const w = g.addInput('w', tensorType('complex64', [3]));
+    const cj = op('aten._conj.default', { self: z }, 'cj');
+    const p = op('aten.mul.Tensor', { self: z, other: z }, 'p');
+    const mag = op('aten.abs.default', { self: p }, 'mag');
+    const ng = op('aten.neg.default', { self: cj }, 'ng');
+    g.setOutputs([mag, ng, w]);
+    expect(new ComplexSubgraphDetector().findAllComplexSubgraphs(g).map(summary)).toEqual([
+      { anchors: [], subgraph: [], inputs: ['w'], outputs: ['w'] },
+      { anchors: [], subgraph: ['cj', 'ng'], inputs: ['z'], outputs: ['ng'] },
+      { anchors: ['mag'], subgraph: ['p'], inputs: ['z'], outputs: [] },
+    ]);
+  });
+
+  test('nodes are listed in graph order, not creation order', () => {
+    // b is created before a but placed after it (both read z only, so either order is valid).
+    const g = new Graph('moved');
+    const op = builder(g);
+    const z = g.addInput('z', tensorType('complex64', [3]));
+    const b = op('aten.neg.default', { self: z }, 'b');
+    const a = op('aten.mul.Tensor', { self: z, other: z }, 'a');
+    const s = op('aten.add.Tensor', { self: a, other: b, alpha: 1 }, 's');
+    g.setOutputs([op('aten.view_as_real.default', { self: s }, 'vr')]);
+    const [bNode, aNode] = [b.producer, a.producer];
+    g.nodes.splice(g.nodes.indexOf(bNode), 1);
+    g.nodes.splice(g.nodes.indexOf(aNode) + 1, 0, bNode);
+    expect(g.nodes.map((n) => n.name)).toEqual(['z', 'a', 'b', 's', 'vr']);
+    expect(findComplexOpSubgraphs(g).map(summary)).toEqual([{ anchors: ['vr'], subgraph: ['a', 'b', 's'], inputs: ['z'], outputs: [] }]);
+  });
+
+  test('formatComplexSubgraph lists the complex outputs a subgraph computes', () => {
+    const g = new Graph('outs');
+    const op = builder(g);
+    const z = g.addInput('z', tensorType('complex64', [3]));
+    const n = op('aten.neg.default', { self: z }, 'n');
+    const m = op('aten.mul.Tensor', { self: n, other: z }, 'm');
+    g.setOutputs([n, m]);
+    const [s] = new ComplexSubgraphDetector().findAllComplexSubgraphs(g);
+    expect(formatComplexSubgraph(s!)).toBe('ComplexSubgraph(anchors=[], subgraph=[n, m], inputs=[z], outputs=[n, m])');
+  });
+});

@@ -331,6 +331,41 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'where with a Scalar self, masked_fill with a 0-d complex or real tensor value',
+    inputs: [['bool', [2, 3]], c64([2, 3]), c64([]), f32([])],
+    values: (i, shape, dtype) => (dtype === 'bool' ? Tensor.from('bool', shape, [0, 1, 1, 0, 1, 0]) : rng.tensor(shape, dtype)),
+    build: (op, [m, a, v, r]) => [
+      op('aten.where.ScalarSelf', { condition: m!, self: -2, other: a! }),
+      op('aten.masked_fill.Tensor', { self: a!, mask: m!, value: v! }),
+      op('aten.masked_fill.Tensor', { self: a!, mask: m!, value: r! }),
+    ],
+  },
+  {
+    name: 'rank corners: sum of a 0-d value and over an empty dim list, t of a vector, flatten of a 0-d value',
+    inputs: [c64([]), c64([2, 3]), c64([4])],
+    build: (op, [z, a, v]) => [
+      op('aten.sum.dim_IntList', { self: z!, dim: null, keepdim: false, dtype: null }),
+      op('aten.sum.dim_IntList', { self: a!, dim: [], keepdim: true, dtype: null }),
+      op('aten.mean.dim', { self: a!, dim: [], keepdim: false, dtype: null }),
+      op('aten.t.default', { self: v! }),
+      op('aten.flatten.using_ints', { self: z!, start_dim: 0, end_dim: -1 }),
+    ],
+  },
+  {
+    // 0.1 as float32 is 0.10000000149...: equal to the float64 0.1 only if compared in float32.
+    name: 'eq / ne of complex64 with float64 compare in float64 (complex128 promotion)',
+    inputs: [c64([3]), ['float64', [3]]],
+    values: (i) => (i === 0 ? Tensor.from('complex64', [3], [0.1, 0, 0.5, 0, 2, 1]) : Tensor.from('float64', [3], [0.1, 0.5, 2])),
+    build: (op, [a, d]) => [op('aten.eq.Tensor', { self: a!, other: d! }), op('aten.ne.Tensor', { self: d!, other: a! })],
+    oracle: () => [Tensor.from('bool', [3], [0, 1, 0]), Tensor.from('bool', [3], [1, 0, 1])],
+  },
+  {
+    name: 'the real part cast to float64 and to int32',
+    inputs: [c64([2, 3])],
+    values: (i, shape) => Tensor.from('complex64', shape, [1.5, 2, -3.25, 0, 0.5, 0.5, 7, 1, -1, 1, 4.75, -2]),
+    build: (op, [a]) => [op('aten._to_copy.default', { self: a!, dtype: 'float64' }), op('aten._to_copy.default', { self: a!, dtype: 'int32' })],
+  },
+  {
     name: 'complex128 inside the graph with truncateDouble (carried as float32)',
     inputs: [c64([3]), ['float64', [3]]],
     truncateDouble: true,
