@@ -24,7 +24,8 @@ function onDevice(t: Tensor, freed: DeviceValue[]): DeviceValue & { dispose(): v
   return v;
 }
 
-test('a run uploads host inputs, reads outputs back, and frees every device value it made', async () => {
+/** A doubling engine on pretend device 0 whose outputs are device values, and what it made and freed. */
+function doublingEngine(): { engine: Engine; made: DeviceValue[]; freed: DeviceValue[] } {
   const freed: DeviceValue[] = [];
   const made: DeviceValue[] = [];
   const engine: Engine = {
@@ -45,6 +46,11 @@ test('a run uploads host inputs, reads outputs back, and frees every device valu
     },
     dispose: () => undefined,
   };
+  return { engine, made, freed };
+}
+
+test('a run uploads host inputs, reads outputs back, and frees every device value it made', async () => {
+  const { engine, made, freed } = doublingEngine();
   const load = jest.spyOn(cudaBackend, 'load').mockResolvedValue(engine);
   const data: ProgramData = {
     inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [3] }],
@@ -69,30 +75,6 @@ test('a run uploads host inputs, reads outputs back, and frees every device valu
 });
 
 describe('device values through a program run', () => {
-  /** A doubling engine on pretend device 0 whose outputs are device values, and what it made and freed. */
-  function doublingEngine(): { engine: Engine; made: DeviceValue[]; freed: DeviceValue[] } {
-    const freed: DeviceValue[] = [];
-    const made: DeviceValue[] = [];
-    const engine: Engine = {
-      inputNames: ['x'],
-      outputNames: ['y'],
-      residency: 'device',
-      deviceOrdinal: 0,
-      async upload(t) {
-        const v = onDevice(t, freed);
-        made.push(v);
-        return v;
-      },
-      async run(inputs: Readonly<Record<string, RunValue>>) {
-        const x = await (inputs.x as DeviceValue).toHost();
-        const y = onDevice(Tensor.from('float32', x.shape, x.toArray().map((v) => 2 * v)), freed);
-        made.push(y);
-        return { y };
-      },
-      dispose: () => undefined,
-    };
-    return { engine, made, freed };
-  }
   const data: ProgramData = {
     inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [3] }],
     outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [3] }],
