@@ -158,7 +158,6 @@ export class Program {
     this.inThread?.forgetStalls();
   }
 
-
   private readonly disposedError = (): Error => createError('E_INVALID_ARGUMENT', DISPOSED_MESSAGE);
 
   /**
