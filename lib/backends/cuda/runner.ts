@@ -218,7 +218,14 @@ export class CudaRunner implements Engine {
     }
     await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
     await this.execute(instance);
-    const clones = await Promise.all(instance.outputs.map(([, buffer]) => buffer.clone()));
+    // Output copies are the caller's: if one fails (out of memory), the others are freed, not leaked.
+    const settled = await Promise.allSettled(instance.outputs.map(([, buffer]) => buffer.clone()));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) {
+      for (const r of settled) if (r.status === 'fulfilled') r.value.dispose();
+      throw failed.reason;
+    }
+    const clones = settled.map((r) => (r as PromiseFulfilledResult<DeviceTensor>).value);
     const out: Record<string, RunValue> = Object.create(null);
     instance.outputs.forEach(([name], i) => (out[name] = clones[i]!));
     return out;
