@@ -137,7 +137,8 @@ export class Program {
    * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: a bad TENSORRT_NODE_IN_THREAD_MS.
    */
   async warmStart(): Promise<void> {
-    if (this.inProcess !== null) return this.inProcess.start();
+    // A loading error is the first run()'s to report, as for the other programs.
+    if (this.inProcess !== null) return this.inProcess.start().catch(() => undefined);
     if (!this.data.segments.some((s) => s.kind === 'tensorrt' && WARM_START_BACKENDS.includes(s.backend))) return;
     const budgetMs = inThreadBudget();
     const shapes = probeShapes(this.data.inputs, this.symbols);

@@ -145,7 +145,8 @@ describeOnLinux('completion thread (fake driver)', () => {
     expect(stderr).toBe('');
     expect(status).toBe(0);
     // Each worker's isolate counts its own 16 MiB DeviceTensor as external memory.
-    for (const w of [result.a, result.b] as { messages: { external: number }[] }[]) expect(w.messages[0]!.external).toBe(16 << 20);
+    // (±64 KiB: V8 also counts, and may collect, unrelated ArrayBuffers between the readings.)
+    for (const w of [result.a, result.b] as { messages: { external: number }[] }[]) expect(Math.abs(w.messages[0]!.external - (16 << 20))).toBeLessThanOrEqual(64 << 10);
     expect(result).toMatchObject({
       a: { code: 0, messages: [{ done: 100 }] },
       b: { code: 0, messages: [{ done: 100 }] },
