@@ -168,3 +168,30 @@ test('the live real nodes of a graph without complex values are left alone, dead
   expect(lowerComplex(g).report.rewritten).toBe(0);
   expect(printGraph(g)).toBe(before);
 });
+
+test('an op without a rule that reads complex values and gives a real one (isnan) is kept with an input adapter only', () => {
+  const g = new Graph('real_out');
+  const op = builder(g);
+  const z = g.addInput('z', tensorType('complex64', [2, 3]));
+  const nan = op('aten.isnan.default', { self: op('aten.mul.Tensor', { self: z, other: z }, 'sq') }, 'nan');
+  g.setOutputs([nan]);
+  const input = Tensor.from('complex64', [2, 3], [1, NaN, 0, 0, 2, 1, NaN, NaN, -1, 0.5, 3, -3]);
+  const [expected] = interpret(g, [input]);
+  const lowering = lowerComplex(g, { fallback: true });
+  expect(lowering.report.fallback.map((f) => f.node)).toEqual(['nan']);
+  expect(bodyLines(printGraph(g))).toEqual([
+    '%sq: float32[2, 3, 2] = trt.complex_mul(self=%z, other=%z)',
+    '%sq_complex: complex64[2, 3] = aten.view_as_complex.default(self=%sq)',
+    '%nan: bool[2, 3] = aten.isnan.default(self=%sq_complex)',
+    'return (%nan)',
+  ]);
+  expect(expected!.toArray()).toEqual([1, 0, 0, 1, 0, 0]);
+  expect(interpret(g, [carrierOf(input)])[0]!.toArray()).toEqual(expected!.toArray());
+});
+
+test('the report of a graph without complex values is empty', () => {
+  const g = new Graph('plain');
+  const x = g.addInput('x', tensorType('float32', [2]));
+  g.setOutputs([builder(g)('aten.neg.default', { self: x }, 'n')]);
+  expect(lowerComplex(g).report).toStrictEqual({ subgraphs: [], indices: { inputs: [], outputs: [] }, inputs: [], outputs: [], constants: [], rewritten: 0, fallback: [] });
+});
