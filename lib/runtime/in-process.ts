@@ -10,26 +10,26 @@
  * weights uploaded), and, on the first run of each new set of input shapes, the cuda backend's
  * plan instantiation (milliseconds of JS per shape; later runs of that shape reuse the plan).
  */
-import { getBackend } from '../backends';
 import type { DeviceValue } from '../backends/residency';
 import { InvalidArgumentError } from '../errors';
 import type { ShapedInputs } from '../interpreter/bind-inputs';
 import { Tensor } from '../tensor';
 import { ProgramExecutor } from './execute';
 import { checkRunInputs, type RunInput } from './program-io';
+import { segmentDevice } from './residency-plan';
 import { asResourceLimitError, type RunLimits } from './resource-limits';
 import type { ProgramData } from './segments';
 
 /** Whether `data` runs on the calling thread: it has engines, and every segment is an engine that keeps values on a device. */
 export function runsInProcess(data: ProgramData): boolean {
-  return data.segments.length > 0 && data.segments.every((s) => s.kind === 'tensorrt' && getBackend(s.backend).residency === 'device');
+  return data.segments.length > 0 && data.segments.every((s) => segmentDevice(s) !== null);
 }
 
 /** The device a program's outputs go to when asked for on a device: the device of its last GPU engine. */
 export function outputDeviceOf(data: ProgramData): number | null {
   for (let i = data.segments.length - 1; i >= 0; i--) {
-    const s = data.segments[i]!;
-    if (s.kind === 'tensorrt' && getBackend(s.backend).residency === 'device') return s.placement?.ordinal ?? s.device?.gpuId ?? 0;
+    const ordinal = segmentDevice(data.segments[i]!);
+    if (ordinal !== null) return ordinal;
   }
   return null;
 }

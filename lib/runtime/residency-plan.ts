@@ -16,10 +16,16 @@ export const HOST_PLACE: Place = 'host';
 
 export const devicePlace = (ordinal: number): Place => `device:${ordinal}`;
 
+/** The device a segment's engine keeps its values on, or null for a segment that runs on the host. */
+export function segmentDevice(s: ProgramSegment): number | null {
+  if (s.kind === 'fallback' || getBackend(s.backend).residency === 'host') return null;
+  return s.placement?.ordinal ?? s.device?.gpuId ?? 0;
+}
+
 /** Where a segment reads its inputs and leaves its outputs. */
 export function segmentPlace(s: ProgramSegment): Place {
-  if (s.kind === 'fallback') return HOST_PLACE;
-  return getBackend(s.backend).residency === 'host' ? HOST_PLACE : devicePlace(s.placement?.ordinal ?? s.device?.gpuId ?? 0);
+  const ordinal = segmentDevice(s);
+  return ordinal === null ? HOST_PLACE : devicePlace(ordinal);
 }
 
 /** How many copies between the host and devices one run of the program makes. */
