@@ -30,8 +30,8 @@ export interface NativePlan {
   run(times?: number): Promise<void>;
   capture(): Promise<void>;
   replay(times?: number): Promise<void>;
-  /** Enqueues on the calling thread; the device's completion thread settles the Promise. */
-  submit(times: number, replay: boolean): Promise<void>;
+  /** Enqueues on the calling thread; the device's completion thread settles the Promise (or this thread, when the work is done within `pollMicros`). */
+  submit(times: number, replay: boolean, pollMicros?: number): Promise<void>;
   dispose(): void;
 }
 

@@ -10,7 +10,10 @@
  * the enqueueing itself (about 4 µs a launch on the H200's host) then runs on the caller's thread.
  * `'auto'` (the default) takes the thread for what enqueues quickly — a graph replay (one
  * launch) or a run of at most {@link INLINE_ENQUEUE_STEPS} steps — and the pool for the rest, so a
- * long plan never holds the event loop.
+ * long plan never holds the event loop. For that short work `'auto'` also polls the device on the
+ * calling thread for up to {@link PlanRunOptions.pollMicros} µs (default 20) before handing the
+ * wait to the completion thread: a tiny kernel is done by then, and its Promise settles without a
+ * thread hop or an event-loop wake-up (the JS thread is held at most that long).
  * capture() always uses the pool (it runs the plan once and may block on lazy module loading).
  */
 import { InvalidArgumentError } from '../errors';
@@ -23,6 +26,36 @@ import { encodePlan, type PlanSpec } from './plan';
 export interface PlanRunOptions {
   /** Who waits for the device: `'auto'` (default), a thread-pool thread (`'pool'`) or the device's completion thread (`'thread'`). */
   completion?: 'auto' | 'pool' | 'thread';
+  /**
+   * With `'auto'` and short work: how long (µs, 0–1000) the calling thread may poll for the
+   * device before the completion thread takes over. Default `TENSORRT_NODE_INLINE_POLL_US` or 20;
+   * 0 never polls. `'thread'` and `'pool'` never poll on the calling thread.
+   */
+  pollMicros?: number;
+}
+
+/** The default of {@link PlanRunOptions.pollMicros}. */
+export const DEFAULT_POLL_MICROS = 20;
+
+let envPollMicros: number | undefined;
+
+/** µs a run with `options` may poll on the calling thread, given that it uses the completion thread (exported for tests). */
+export function inlinePollMicros(options: PlanRunOptions, env: NodeJS.ProcessEnv = process.env): number {
+  if ((options.completion ?? 'auto') !== 'auto') return 0;
+  const given = options.pollMicros;
+  if (given !== undefined) {
+    if (!Number.isInteger(given) || given < 0 || given > 1000) throw new InvalidArgumentError(`pollMicros must be an integer from 0 to 1000, got ${String(given)}`);
+    return given;
+  }
+  if (env !== process.env) return parsePollMicros(env.TENSORRT_NODE_INLINE_POLL_US);
+  return (envPollMicros ??= parsePollMicros(env.TENSORRT_NODE_INLINE_POLL_US));
+}
+
+function parsePollMicros(text: string | undefined): number {
+  if (text === undefined || text === '') return DEFAULT_POLL_MICROS;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value > 1000) throw new InvalidArgumentError(`TENSORRT_NODE_INLINE_POLL_US must be an integer from 0 to 1000, got "${text}"`);
+  return value;
 }
 
 /** The most steps `'auto'` enqueues on the caller's thread (about 60 µs of launches at most). */
@@ -83,7 +116,7 @@ export class GpuPlan {
   /** Runs the steps `times` times in a row (one native call) and waits for the device. */
   run(times = 1, options: PlanRunOptions = {}): Promise<void> {
     try {
-      return usesCompletionThread(options, this.native.steps * times) ? this.native.submit(times, false) : this.native.run(times);
+      return usesCompletionThread(options, this.native.steps * times) ? this.native.submit(times, false, inlinePollMicros(options)) : this.native.run(times);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -97,7 +130,7 @@ export class GpuPlan {
   /** Launches the captured graph `times` times and waits. */
   replay(times = 1, options: PlanRunOptions = {}): Promise<void> {
     try {
-      return usesCompletionThread(options, times) ? this.native.submit(times, true) : this.native.replay(times);
+      return usesCompletionThread(options, times) ? this.native.submit(times, true, inlinePollMicros(options)) : this.native.replay(times);
     } catch (error) {
       return Promise.reject(error);
     }

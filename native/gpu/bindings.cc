@@ -693,11 +693,14 @@ class PlanCompletion : public Completion {
   Napi::ObjectReference ref_;
 };
 
-// submit(times, replay): enqueues on this (JS) thread; the Promise settles from the completion thread.
+// submit(times, replay, pollMicros): enqueues on this (JS) thread; the Promise settles from the
+// completion thread, or on this thread when the work is done within pollMicros (completion.h).
 Napi::Value PlanObject::SubmitMethod(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const bool replay = info.Length() > 1 && info[1].ToBoolean();
   int times = CheckStart(info, replay ? kReplay : kRun);
+  int pollMicros = info.Length() > 2 && !info[2].IsUndefined() ? int(Integer(info, 2, "pollMicros", 0)) : 0;
+  if (pollMicros > 1000) ThrowInvalid(env, "pollMicros must be at most 1000");
   auto job = std::make_unique<PlanCompletion>(this);
   try {
     for (DeviceBuffer* buffer : buffers) job->lease.Add(env, buffer, "plan's");
@@ -717,7 +720,7 @@ Napi::Value PlanObject::SubmitMethod(const Napi::CallbackInfo& info) {
   NativeError error;
   bool submitted = plan->Submit(times, replay, &error);
   return SettleWhenDone(env, classes->completions, *plan->device(), plan->stream(), std::move(job),
-                        submitted ? nullptr : &error);
+                        submitted ? nullptr : &error, pollMicros);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -187,7 +187,8 @@ std::shared_ptr<EnvLink> CreateEnvLink(Napi::Env env) {
 }
 
 Napi::Value SettleWhenDone(Napi::Env env, const std::shared_ptr<EnvLink>& link, cuda::Device& device,
-                           cuda::CUstream stream, std::unique_ptr<Completion> job, const NativeError* failed) {
+                           cuda::CUstream stream, std::unique_ptr<Completion> job, const NativeError* failed,
+                           int pollMicros) {
   napi_value promise = nullptr;
   NAPI_THROW_IF_FAILED(env, napi_create_promise(env, &job->deferred, &promise), Napi::Value());
   DeviceQueue* queue = QueueFor(device);
@@ -215,6 +216,24 @@ Napi::Value SettleWhenDone(Napi::Env env, const std::shared_ptr<EnvLink>& link, 
     job->Finally(env);
     napi_reject_deferred(env, job->deferred, MakeJsError(env, failed != nullptr ? *failed : error));
     return Napi::Value(env, promise);
+  }
+  if (pollMicros > 0 && failed == nullptr && link->outstanding == 0) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(pollMicros);
+    cuda::CUresult result = api.cuEventQuery(event);
+    while (result == cuda::kErrorNotReady && std::chrono::steady_clock::now() < deadline) result = api.cuEventQuery(event);
+    if (result != cuda::kErrorNotReady) {
+      NativeError waitError;
+      bool ok = cuda::Check(device, result, "cuEventQuery", &waitError, "(waiting for GPU work)");
+      {
+        std::lock_guard<std::mutex> lock(queue->mutex);
+        queue->freeEvents.push_back(event);
+      }
+      job->Finally(env);
+      napi_status status = ok ? napi_resolve_deferred(env, job->deferred, env.Undefined())
+                              : napi_reject_deferred(env, job->deferred, MakeJsError(env, waitError));
+      NAPI_THROW_IF_FAILED(env, status, Napi::Value());
+      return Napi::Value(env, promise);
+    }
   }
   job->link = link;
   job->event = event;

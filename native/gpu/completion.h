@@ -45,8 +45,15 @@ std::shared_ptr<EnvLink> CreateEnvLink(Napi::Env env);
 // that settles once that work is done: resolved with undefined, or rejected with `failed` (an
 // enqueue that failed part way: the Promise waits for what was queued before it) or with the
 // CUDA error the wait returned. The device's context must be current on the calling thread.
+//
+// `pollMicros` > 0: when this environment has no other job out (so Promises still settle in
+// submission order), the calling thread first polls the event for up to that long and, if the
+// work is done by then, settles the Promise itself: tiny work then costs no thread hop and no
+// event-loop wake-up (the round trip drops from ~23 to under 10 µs on the H200's host), and the
+// JS thread is held for at most `pollMicros`. Otherwise the completion thread takes the job.
 Napi::Value SettleWhenDone(Napi::Env env, const std::shared_ptr<EnvLink>& link, cuda::Device& device,
-                           cuda::CUstream stream, std::unique_ptr<Completion> job, const NativeError* failed);
+                           cuda::CUstream stream, std::unique_ptr<Completion> job, const NativeError* failed,
+                           int pollMicros = 0);
 
 // Microseconds a completion thread polls an event before it blocks on it, and polls its queue for
 // the next job before it sleeps (lower latency for short work and back-to-back runs, one busy core

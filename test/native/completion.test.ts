@@ -100,6 +100,34 @@ describeOnLinux('completion thread (fake driver)', () => {
     expect(status).toBe(0);
   });
 
+
+  test("'auto' settles finished short work on the calling thread (before any event-loop turn); pollMicros 0 and 'thread' leave it to the completion thread", () => {
+    // Settled on the calling thread: the Promise is resolved when run() returns, so its reaction
+    // runs within the microtasks that follow. Through the completion thread it needs a turn of
+    // the event loop (the thread-safe function), which awaiting microtasks never gives.
+    const { status, result } = scenario(`${MEMSET_PLAN}
+      const plan = await memset(2);
+      const settledInMicrotasks = async (p) => {
+        let done = false;
+        p.then(() => { done = true; });
+        for (let i = 0; i < 5; ++i) await Promise.resolve();
+        const now = done;
+        await p;
+        return now;
+      };
+      const auto = await settledInMicrotasks(plan.run());
+      const noPoll = await settledInMicrotasks(plan.run(1, { pollMicros: 0 }));
+      const thread = await settledInMicrotasks(plan.run(1, { completion: 'thread' }));
+      // With a job out, a short run waits its turn on the completion thread: settle order is submission order.
+      const order = [];
+      await Promise.all([plan.run(1, { completion: 'thread' }).then(() => order.push('first')), plan.run().then(() => order.push('second'))]);
+      const bad = await plan.run(1, { pollMicros: 5000 }).then(() => 'resolved', (e) => e.code + ': ' + e.message);
+      plan.dispose();
+      t.dispose();
+      return { auto, noPoll, thread, order, bad };`);
+    expect(result).toEqual({ auto: true, noPoll: false, thread: false, order: ['first', 'second'], bad: 'E_INVALID_ARGUMENT: pollMicros must be an integer from 0 to 1000, got 5000' });
+    expect(status).toBe(0);
+  });
   test('worker threads: two workers and the main thread at once, a worker terminated mid-submission and one exiting with undisposed tensors; nothing leaks, nothing crashes', () => {
     const worker = path.join(tmp!, 'worker.js');
     require('node:fs').writeFileSync(
