@@ -2,7 +2,8 @@
  * The `cuda` backend (docs/cuda-backend.md): the Network every backend receives, run on a
  * GPU with generated kernels (NVRTC), cuBLASLt and cuDNN through the GPU runtime (lib/gpu).
  *
- * build() checks the network (a converter bug is an InternalError), lowers it at its profile
+ * build() checks the network (a converter bug is an InternalError), folds per-channel affine
+ * layers into the convolutions before them (fold-affine.ts), lowers it at its profile
  * shapes (a layer the lowerings cannot run is an UnsupportedOpError) and compiles every
  * kernel for the target device (build.ts); the engine bytes (engine-format.ts) hold the
  * network, the build configuration, the device and the cubins. load() checks the device's
@@ -21,6 +22,7 @@ import { checkNetwork } from '../reference/check-network';
 import type { Availability, Backend, Engine } from '../types';
 import { buildCudaEngine } from './build';
 import { deserializeCudaEngine, type EngineTarget } from './engine-format';
+import { foldConvolutionAffine } from './fold-affine';
 import { CudaRunner } from './runner';
 
 export { CudaRunner } from './runner';
@@ -101,7 +103,8 @@ export const cudaBackend = {
   available: () => cudaAvailability(),
   async build(network: Network, config: BuildConfig = DEFAULT_BUILD_CONFIG, device: EngineDevice): Promise<Uint8Array> {
     checkForBuild(network);
-    return buildCudaEngine(network, config, engineTarget(device));
+    // The engine carries the folded network, so a loaded program runs exactly what was built.
+    return buildCudaEngine(foldConvolutionAffine(network).network, config, engineTarget(device));
   },
   async load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine> {
     const contents = deserializeCudaEngine(engine);
