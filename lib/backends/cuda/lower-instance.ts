@@ -17,7 +17,9 @@ import type { BufferSlice } from '../../gpu/plan';
 import type { Layer, Network } from '../../network';
 import type { Tensor } from '../../tensor';
 import type { Instance } from './instantiate';
-import { lowerLayer, type BoundTensor, type LoweredStep, type LoweringContext } from './lowering';
+import { fuseMaps, fusionChainEnds, planPointwiseFusion } from './fuse-pointwise';
+import { lowerLayer, type BoundTensor, type KernelLaunch, type LoweredStep, type LoweringContext } from './lowering';
+import { mapLaunchInfo, type MapLaunchInfo } from './lowering/map';
 import { alignUp, planMemory, type MemoryRequest } from './memory-plan';
 
 export const ARENA_BUFFER = 0;
@@ -81,7 +83,7 @@ export function lowerInstance(
   instance: Instance,
   weight: WeightLocator,
   lower: LayerLowerer = lowerLayer,
-  options: { tf32?: boolean } = {},
+  options: { tf32?: boolean; fuse?: boolean } = {},
 ): LoweredInstance {
   const bound = new Array<BoundTensor | undefined>(network.tensors.length);
   const bind = (id: number, at: BufferSlice): void => {
@@ -125,12 +127,18 @@ export function lowerInstance(
     if (p.kind === 'constant' && bound[id] === undefined && p.weights.dtype === instance.tensors[id]!.dtype) bind(id, weight(p.weights, layer));
   }
 
-  // Liveness of the intermediates, in device-layer steps.
+  // Pointwise producers that run inside their reader's kernel (fuse-pointwise.ts).
+  const fuseInto = options.fuse === false ? new Map<number, number>() : planPointwiseFusion(instance.deviceLayers, (id) => ({ shape: instance.tensors[id]!.shape, intermediate: bound[id] === undefined }));
+  const chainEnd = fusionChainEnds(fuseInto, instance.deviceLayers.length);
+
+  // Liveness of the intermediates, in device-layer steps; a fused producer's inputs are read
+  // where its chain's last consumer runs.
   const first = new Map<number, number>();
   const last = new Map<number, number>();
   instance.deviceLayers.forEach((layer, step) => {
     for (const id of layer.outputs) if (bound[id] === undefined) first.set(id, step);
-    for (const id of [...layer.inputs, ...layer.outputs]) if (id !== null && first.has(id)) last.set(id, step);
+    for (const id of layer.outputs) if (first.has(id)) last.set(id, Math.max(last.get(id) ?? step, step));
+    for (const id of layer.inputs) if (id !== null && first.has(id)) last.set(id, Math.max(last.get(id) ?? step, chainEnd[step]!));
   });
   const requests: MemoryRequest[] = [];
   instance.deviceLayers.forEach((layer) => {
@@ -148,7 +156,13 @@ export function lowerInstance(
   let scratchBytes = 0;
   const steps: LoweredStep[] = [];
   const stepLayers: StepLayer[] = [];
-  for (const layer of instance.deviceLayers) {
+  // Fused producers waiting for their consumer (by its device-layer position).
+  const waiting = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; output: BufferSlice }>();
+  const emit = (lowered: readonly LoweredStep[], name: string, kind: string): void => {
+    steps.push(...lowered);
+    for (let i = 0; i < lowered.length; i++) stepLayers.push({ name, kind });
+  };
+  for (const [position, layer] of instance.deviceLayers.entries()) {
     let used = 0;
     const ctx: LoweringContext = {
       layer,
@@ -165,10 +179,27 @@ export function lowerInstance(
       },
       weight: (tensor) => weight(tensor, layer),
     };
-    const lowered = lower(ctx);
-    steps.push(...lowered);
-    for (let i = 0; i < lowered.length; i++) stepLayers.push({ name: layer.name, kind: layer.params.kind });
+    let lowered = lower(ctx);
+    let name = layer.name;
+    const producer = waiting.get(position);
+    if (producer !== undefined) {
+      waiting.delete(position);
+      const info = lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
+      const fused = info === undefined ? null : fuseMaps(producer.info, info, producer.output);
+      if (fused === null) emit([producer.launch], producer.name, producer.kind);
+      else [lowered, name] = [fused, `${producer.name}+${layer.name}`];
+    }
+    const consumer = fuseInto.get(position);
+    const info = consumer !== undefined && lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
+    // A producer that used scratch must run where it is (a later layer reuses the scratch).
+    if (consumer !== undefined && info !== undefined && used === 0) {
+      waiting.set(consumer, { launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[layer.outputs[0]!]!.at });
+    } else {
+      emit(lowered, name, layer.params.kind);
+    }
   }
+  // A consumer always follows its producer, so nothing is left waiting.
+  if (waiting.size > 0) throw new InternalError(`cuda backend: fused layers ${[...waiting.values()].map((w) => w.name).join(', ')} have no consumer`);
   for (const { id, buffer } of extraOutputs) {
     const bytes = byteSize(instance.tensors[id]!);
     if (bytes === 0) continue;

@@ -116,6 +116,28 @@ export function coalesce(dims: readonly number[], strides: ReadonlyArray<readonl
   return { dims: outDims, strides: outStrides };
 }
 
+/** What a map launch computes, kept beside it so that a later pass can fuse two (lib/backends/cuda/fuse-pointwise.ts). */
+export interface MapLaunchInfo {
+  readonly spec: MapSpec;
+  /** The output box, before coalescing. */
+  readonly dims: readonly number[];
+  readonly out: MapOperand;
+  readonly inputs: readonly MapOperand[];
+  readonly extra: readonly KernelArg[];
+}
+
+const launchInfo = new WeakMap<KernelLaunch, MapLaunchInfo>();
+
+/** What `step` computes, when it is one launch of {@link mapSpecLaunch}. */
+export const mapLaunchInfo = (step: object): MapLaunchInfo | undefined => launchInfo.get(step as KernelLaunch);
+
+/** A map launch whose spec is remembered for fusion: {@link mapLaunch} of `mapKernel(spec)`. */
+export function mapSpecLaunch(spec: MapSpec, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
+  const launches = mapLaunch(mapKernel(spec), dims, out, inputs, extra);
+  if (launches.length === 1) launchInfo.set(launches[0]!, { spec, dims: [...dims], out, inputs: [...inputs], extra: [...extra] });
+  return launches;
+}
+
 /** Launches a map kernel over the box `dims`. */
 export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
   const n = volume(dims);

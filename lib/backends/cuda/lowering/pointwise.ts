@@ -6,7 +6,7 @@
  */
 import type { ActivationType, ElementWiseOp, TrtDType, UnaryOp } from '../../../network';
 import { broadcastStrides, denseStrides, f32, input, output, paramsOf, unsupported } from './kernel';
-import { mapKernel, mapLaunch } from './map';
+import { mapKernel, mapLaunch, mapSpecLaunch } from './map';
 import { convert, DTYPES } from './prelude';
 import type { LayerLowering, LoweringContext, LoweredStep } from './types';
 
@@ -76,8 +76,7 @@ function broadcastMap(ctx: LoweringContext, key: string, ins: readonly TrtDType[
     if (x.shape.length !== out.shape.length) unsupported(ctx, `input ${k} has rank ${x.shape.length}, the output ${out.shape.length}`);
     return { at: x.at, strides: broadcastStrides(x.shape, out.shape) };
   });
-  const kernel = mapKernel({ key, inputs: ins, output: outDtype, body, extra: extra?.params });
-  return mapLaunch(kernel, out.shape, { at: out.at, strides: denseStrides(out.shape) }, operands, extra?.args);
+  return mapSpecLaunch({ key, inputs: ins, output: outDtype, body, extra: extra?.params }, out.shape, { at: out.at, strides: denseStrides(out.shape) }, operands, extra?.args);
 }
 
 export const elementwise: LayerLowering = (ctx) => {

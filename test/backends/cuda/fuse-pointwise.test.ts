@@ -1,0 +1,143 @@
+/**
+ * Pointwise fusion (lib/backends/cuda/fuse-pointwise.ts): which layers fuse, and whole
+ * networks lowered with and without fusion and run on the CPU kernel emulator — the fused
+ * plan must give bit for bit what the unfused one gives (fusion rounds the intermediate to its
+ * storage dtype as a store would), with fewer launches, and both must match the reference backend.
+ */
+import { fusionChainEnds, planPointwiseFusion } from '../../../lib/backends/cuda/fuse-pointwise';
+import { instantiate } from '../../../lib/backends/cuda/instantiate';
+import { lowerInstance, byteSize } from '../../../lib/backends/cuda/lower-instance';
+import { layoutWeights, packWeights, weightLocator } from '../../../lib/backends/cuda/weights';
+import { ReferenceRunner } from '../../../lib/backends/reference/runner';
+import { dtypeInfo } from '../../../lib/ir/dtype';
+import { Network, type NetTensor } from '../../../lib/network';
+import { Tensor } from '../../../lib/tensor';
+import { expectClose, FP32, type Tolerance } from '../../helpers/compare';
+import { runSteps } from '../../helpers/cuda-emulator';
+import { Random } from '../../helpers/random';
+
+/** Lowers `net` at the inputs' shapes, runs it on the emulator; returns the outputs and the step count. */
+function emulate(net: Network, inputs: Record<string, Tensor>, fuse: boolean): { outputs: Record<string, Tensor>; launches: number; names: string[] } {
+  const shapes = Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, [...t.shape]]));
+  const layout = layoutWeights(net);
+  const lowered = lowerInstance(net, instantiate(net, shapes), weightLocator(layout), undefined, { fuse });
+  const buffers: Uint8Array[] = [new Uint8Array(Math.max(lowered.arenaBytes, 1)), packWeights(layout), lowered.values];
+  for (const input of net.inputs) {
+    const t = inputs[input.name]!;
+    buffers[lowered.inputBuffers.get(input.name)!] = new Uint8Array(t.data.buffer.slice(t.data.byteOffset, t.data.byteOffset + t.data.byteLength));
+  }
+  const instance = instantiate(net, shapes);
+  for (const output of net.outputs) buffers[lowered.outputBuffers.get(output.name)!] = new Uint8Array(byteSize(instance.tensors[output.tensor]!)).fill(0x5a);
+  runSteps(lowered.steps, buffers);
+  const outputs: Record<string, Tensor> = {};
+  for (const output of net.outputs) {
+    const t = instance.tensors[output.tensor]!;
+    const info = dtypeInfo(t.dtype);
+    const bytes = buffers[lowered.outputBuffers.get(output.name)!]!.slice();
+    outputs[output.name] = new Tensor(t.dtype, t.shape, new info.storage(bytes.buffer, 0, bytes.byteLength / (info.itemBytes / info.lanes)));
+  }
+  return { outputs, launches: lowered.steps.filter((s) => s.kind === 'launch').length, names: lowered.stepLayers.map((s) => s.name) };
+}
+
+const bits = (t: Tensor): number[] => Array.from(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+
+function expectFusedMatches(net: Network, inputs: Record<string, Tensor>, tol: Tolerance): { fused: ReturnType<typeof emulate>; plain: ReturnType<typeof emulate> } {
+  const fused = emulate(net, inputs, true);
+  const plain = emulate(net, inputs, false);
+  const reference = new ReferenceRunner(net).run(inputs);
+  for (const o of net.outputs) {
+    expect(bits(fused.outputs[o.name]!)).toEqual(bits(plain.outputs[o.name]!));
+    expectClose(fused.outputs[o.name]!, reference[o.name]!, tol, `${net.name} ${o.name}`);
+  }
+  return { fused, plain };
+}
+
+const constant = (net: Network, shape: number[], seed: number): NetTensor => net.add1({ kind: 'constant', weights: new Random(seed).tensor(shape) }, [], `c${seed}`);
+
+describe('planPointwiseFusion', () => {
+  test('a single-reader pointwise producer fuses into its pointwise reader; chains link by link', () => {
+    const net = new Network('chain');
+    const x = net.addInput('x', 'float32', [2, 3]);
+    const a = net.add1({ kind: 'unary', op: 'exp' }, [x], 'a');
+    const b = net.add1({ kind: 'activation', type: 'relu' }, [a], 'b');
+    const c = net.add1({ kind: 'elementwise', op: 'prod' }, [b, x], 'c');
+    net.markOutput(c, 'y');
+    const facts = (id: number) => ({ shape: net.tensor(id).shape, intermediate: id !== x.id && id !== c.id });
+    const into = planPointwiseFusion(net.layers, facts);
+    expect([...into]).toEqual([[0, 1], [1, 2]]);
+    expect(fusionChainEnds(into, 3)).toEqual([2, 2, 2]);
+  });
+
+  test('no fusion into a broadcasting reader, across two readers, into a non-pointwise layer or out of a network output', () => {
+    const net = new Network('keep');
+    const x = net.addInput('x', 'float32', [1, 3]);
+    const a = net.add1({ kind: 'unary', op: 'exp' }, [x], 'a'); // read broadcast by b
+    const b = net.add1({ kind: 'elementwise', op: 'sum' }, [a, constant(net, [4, 3], 1)], 'b');
+    const d = net.add1({ kind: 'unary', op: 'abs' }, [b], 'd'); // two readers
+    const e1 = net.add1({ kind: 'unary', op: 'neg' }, [d], 'e1');
+    const e2 = net.add1({ kind: 'unary', op: 'sqrt' }, [d], 'e2');
+    const s = net.add1({ kind: 'softmax', axes: 1 } as never, [e1], 's');
+    net.markOutput(e2, 'y');
+    net.markOutput(s, 'z');
+    const outputs = new Set([e2.id, s.id]);
+    const into = planPointwiseFusion(net.layers, (id) => ({ shape: net.tensor(id).shape, intermediate: id !== x.id && !outputs.has(id) && net.tensor(id).producer >= 0 && net.layers[net.tensor(id).producer]!.params.kind !== 'constant' }));
+    // Only b (one reader, same shape) fuses into d: a is read broadcast, d has two readers,
+    // e1's reader is a softmax, e2 is a network output.
+    expect([...into]).toEqual([[2, 3]]);
+  });
+});
+
+describe('fused pointwise chains on the emulator', () => {
+  test('bias add → ReLU → product with the input: one launch, the same bits as three', () => {
+    const net = new Network('bias_relu');
+    const x = net.addInput('x', 'float32', [2, 4, 5]);
+    const biased = net.add1({ kind: 'elementwise', op: 'sum' }, [x, constant(net, [1, 4, 1], 2)], 'bias');
+    const relu = net.add1({ kind: 'activation', type: 'relu' }, [biased], 'relu');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'prod' }, [relu, x], 'gate'), 'y');
+    const { fused, plain } = expectFusedMatches(net, { x: new Random(3).tensor([2, 4, 5]) }, FP32);
+    expect([fused.launches, plain.launches]).toEqual([1, 3]);
+    expect(fused.names).toEqual(['bias+relu+gate']);
+  });
+
+  test('activation parameters of both halves reach the fused kernel (leaky ReLU → clip)', () => {
+    const net = new Network('params');
+    const x = net.addInput('x', 'float32', [64]);
+    const leaky = net.add1({ kind: 'activation', type: 'leaky_relu', alpha: 0.25 }, [x], 'leaky');
+    net.markOutput(net.add1({ kind: 'activation', type: 'clip', alpha: -0.1, beta: 0.5 }, [leaky], 'clip'), 'y');
+    const { fused } = expectFusedMatches(net, { x: new Random(4).tensor([64], 'float32', -2, 2) }, FP32);
+    expect(fused.launches).toBe(1);
+  });
+
+  test('a float16 intermediate is rounded as a store would round it (fused = unfused, bit for bit)', () => {
+    const net = new Network('half');
+    const x = net.addInput('x', 'float32', [300]);
+    const h = net.add1({ kind: 'cast', to: 'float16' }, [x], 'to_half');
+    const e = net.add1({ kind: 'unary', op: 'exp' }, [h], 'exp');
+    net.markOutput(net.add1({ kind: 'cast', to: 'float32' }, [e], 'to_float'), 'y');
+    const { fused, plain } = expectFusedMatches(net, { x: new Random(5).tensor([300], 'float32', -3, 3) }, { rtol: 2e-3, atol: 1e-3 });
+    expect([fused.launches, plain.launches]).toEqual([1, 3]);
+  });
+
+  test('the same input read by both halves, and the intermediate read twice (x·x)', () => {
+    const net = new Network('square');
+    const x = net.addInput('x', 'float32', [3, 7]);
+    const a = net.add1({ kind: 'elementwise', op: 'sub' }, [x, constant(net, [1, 7], 6)], 'centered');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'prod' }, [a, a], 'square'), 'y');
+    const { fused } = expectFusedMatches(net, { x: new Random(7).tensor([3, 7]) }, FP32);
+    expect(fused.launches).toBe(1);
+  });
+
+  test('a producer whose reader is not next in line: the layers between keep their memory and results', () => {
+    // a = exp(x) is read only by d, after b and c, which reuse nothing of x while a's work waits.
+    const net = new Network('apart');
+    const x = net.addInput('x', 'float32', [4, 4]);
+    const a = net.add1({ kind: 'unary', op: 'exp' }, [x], 'a');
+    const b = net.add1({ kind: 'reduce', op: 'sum', axes: [1], keepDims: true }, [x], 'b');
+    const c = net.add1({ kind: 'unary', op: 'neg' }, [b], 'c');
+    const d = net.add1({ kind: 'elementwise', op: 'sum' }, [a, net.add1({ kind: 'shuffle', reshape: [4, 4], zeroIsPlaceholder: false, firstTranspose: [1, 0] }, [x], 't')], 'd');
+    net.markOutput(d, 'y');
+    net.markOutput(c, 'z');
+    const { fused, plain } = expectFusedMatches(net, { x: new Random(8).tensor([4, 4]) }, FP32);
+    expect(fused.launches).toBe(plain.launches - 1);
+  });
+});
