@@ -7,8 +7,10 @@
  *
  * In-place reuse: a request may name a tensor whose bytes it takes over (`reuse`), for a
  * layer that only reinterprets its input (identity, a reshape). The two become one block
- * whose lifetime is the union of theirs, when the donor dies at the step that defines the
- * taker and is at least as large; otherwise the hint is ignored.
+ * whose lifetime is the union of theirs, when the donor's block is at least as large and still
+ * live where the taker is defined; otherwise the hint is ignored. The donor need not die there:
+ * a tensor is written once, by its producer, and a reinterpreting layer writes nothing, so a
+ * view and its source can share bytes for as long as either is read.
  *
  * Placement is greedy by size (largest first, lowest offset that fits between the blocks
  * already placed whose lifetimes overlap), the strategy TFLite's arena planner uses.
@@ -61,7 +63,7 @@ export function planMemory(requests: readonly MemoryRequest[]): MemoryPlan {
       throw new InternalError(`memory plan: tensor ${r.id} has a bad request ${JSON.stringify(r)}`);
     }
     const donor = r.reuse === undefined ? undefined : blockOf.get(r.reuse);
-    if (donor !== undefined && donor.last === r.first && donor.bytes >= r.bytes && donor.ids.at(-1) === r.reuse) {
+    if (donor !== undefined && donor.last >= r.first && donor.bytes >= r.bytes) {
       donor.ids.push(r.id);
       donor.last = Math.max(donor.last, r.last);
       blockOf.set(r.id, donor);
