@@ -373,6 +373,47 @@ function buildCases(Tensor) {
   add('concat', 'negative-axis', { axis: -1 }, [t('float32', [2, 1]), t('float32', [2, 2])]);
   add('gather', 'negative-axis', { mode: 'default', axis: -1 }, [t('float32', [2, 4]), t('int64', [3], 0, 3)]);
   add('topk', 'negative-axis', { op: 'max', k: 2, axis: -1, indicesType: 'int64' }, [t('float32', [3, 4])]);
+
+  // Long rows (lib/backends/cuda/lowering/rows.ts): rows of at least 64 elements run one block
+  // per row; the names say the row length (`rows.<what>.<length>`) around the threshold.
+  const norm = (axes, eps = 1e-5) => ({ axes, epsilon: eps, nbGroups: 1 });
+  for (const n of [1, 63, 64, 65, 768, 2048, 4099]) {
+    add('reduce', `rows.sum.float32.${n}`, { op: 'sum', axes: [1], keepDims: false }, [t('float32', [3, n])]);
+    add('softmax', `rows.float32.${n}`, { axis: 1 }, [t('float32', [2, n], -8, 8)]);
+    add('normalization', `rows.float32.${n}`, norm([1]), [t('float32', [2, n], -3, 5), t('float32', [1, n]), t('float32', [1, n])]);
+  }
+  for (const op of ['sum', 'prod', 'max', 'min', 'avg']) {
+    for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'int64', 'int8', 'uint8']) {
+      const [lo, hi] = op === 'prod' ? (INTS.includes(d) ? [1, 2] : [0.8, 1.25]) : [-20, 20];
+      add('reduce', `rows.${op}.${d}.130`, { op, axes: [1], keepDims: true }, [t(d, [3, 130], lo, hi)]);
+    }
+  }
+  add('reduce', 'rows.max.specials.200', { op: 'max', axes: [1], keepDims: false }, [
+    v('float32', [3, 200], [...Array.from({ length: 199 }, () => uniform(-5, 5)), NaN, ...new Array(200).fill(-Infinity), ...Array.from({ length: 200 }, (_, i) => (i === 150 ? Infinity : -i))]),
+  ]);
+  add('reduce', 'rows.min.nan-first.100', { op: 'min', axes: [1], keepDims: false }, [v('float32', [1, 100], [NaN, ...Array.from({ length: 99 }, () => uniform(-5, 5))])]);
+  add('reduce', 'rows.avg.middle-axis.300', { op: 'avg', axes: [1], keepDims: false }, [t('float32', [4, 300, 5])]);
+  add('reduce', 'rows.sum.two-axes.280', { op: 'sum', axes: [1, 3], keepDims: true }, [t('float32', [3, 40, 5, 7])]);
+  add('reduce', 'rows.max.int64.two-axes.96', { op: 'max', axes: [0, 2], keepDims: false }, [v('int64', [4, 3, 24], Array.from({ length: 288 }, (_, i) => BigInt(((i * 7919) % 1001) - 500) * 2n ** 40n))]);
+  add('reduce', 'rows.sum.float16.2048', { op: 'sum', axes: [1], keepDims: false }, [t('float16', [2, 2048], 0, 1)]);
+  add('softmax', 'rows.specials.96', { axis: 1 }, [
+    v('float32', [3, 96], [
+      ...Array.from({ length: 96 }, (_, i) => (i % 3 === 0 ? -Infinity : i === 50 ? 80 : uniform(-3, 3))),
+      ...new Array(96).fill(-Infinity),
+      ...Array.from({ length: 96 }, (_, i) => (i === 7 ? 3e38 : i === 8 ? 2e38 : -3e38)),
+    ]),
+  ]);
+  add('softmax', 'rows.first-axis.300', { axis: 0 }, [t('float32', [300, 3], -5, 5)]);
+  add('softmax', 'rows.middle-axis.128', { axis: 2 }, [t('float32', [2, 3, 128, 4], -5, 5)]);
+  for (const d of ['float16', 'bfloat16']) add('softmax', `rows.${d}.1000`, { axis: 1 }, [t(d, [3, 1000], -8, 8)]);
+  for (const d of ['float16', 'bfloat16']) {
+    add('normalization', `rows.layer.${d}.768`, norm([2]), [t(d, [2, 2, 768]), t(d, [1, 1, 768]), t(d, [1, 1, 768])]);
+  }
+  add('normalization', 'rows.layer.fp16-scale.100', norm([1]), [t('float32', [3, 100]), t('float16', [1, 100]), t('float32', [1, 1])]);
+  add('normalization', 'rows.instance.256', norm([2, 3]), [t('float32', [2, 3, 16, 16], 2, 9), t('float32', [1, 3, 1, 1]), t('float32', [1, 3, 1, 1])]);
+  add('normalization', 'rows.group.256', { axes: [2, 3], epsilon: 1e-5, nbGroups: 2 }, [t('float32', [2, 8, 8, 8]), t('float32', [1, 8, 1, 1]), t('float32', [1, 2, 1, 1])]);
+  add('normalization', 'rows.middle-axis.200', norm([1], 1e-3), [t('float32', [2, 200, 3]), t('float32', [1, 200, 1]), t('float32', [1, 200, 3])]);
+  add('normalization', 'rows.constant.512', norm([1]), [v('float32', [2, 512], new Array(1024).fill(3.25)), t('float32', [1, 512]), t('float32', [1, 512])]);
   return cases;
 }
 
