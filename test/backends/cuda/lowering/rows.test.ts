@@ -8,36 +8,13 @@
  */
 import { cooperativeThreads } from '../../../../lib/backends/cuda/lowering/rows';
 import type { KernelLaunch, LoweredStep } from '../../../../lib/backends/cuda/lowering';
-import type { LayerKind, LayerParams, TrtDType } from '../../../../lib/network';
+import type { LayerParams, TrtDType } from '../../../../lib/network';
 import { Tensor } from '../../../../lib/tensor';
-import { expectClose, expectExact } from '../../../helpers/compare';
 import { layerOf, lowerAt, runLayer } from '../../../helpers/cuda-emulator/run-layer';
+import { checkSamples, expectSampleMatches as expectMatches, type Sample } from '../../../helpers/cuda-emulator/samples';
 
-interface Sample {
-  kind: LayerKind;
-  name: string;
-  params: LayerParams;
-  inputs: Array<Tensor | null>;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const check = require('../../../gpu/cuda-lowering.check.js') as {
-  buildCases(tensor: typeof Tensor): Sample[];
-  TOLERANCE: Record<string, { rtol: number; atol: number }>;
-};
-
-const samples = check.buildCases(Tensor).filter((s) => s.name.includes('/rows.'));
+const samples = checkSamples().filter((s) => s.name.includes('/rows.'));
 const launches = (steps: readonly LoweredStep[]): KernelLaunch[] => steps.filter((s): s is KernelLaunch => s.kind === 'launch');
-
-function expectMatches(sample: Sample, edit?: (steps: LoweredStep[]) => LoweredStep[]): LoweredStep[] {
-  const { expected, actual, steps } = runLayer(sample.params, sample.inputs, sample.name, edit);
-  expected.forEach((e, i) => {
-    const tol = check.TOLERANCE[e.dtype];
-    if (tol) expectClose(actual[i]!, e, tol, `${sample.name} output ${i}`);
-    else expectExact(actual[i]!, e, `${sample.name} output ${i}`);
-  });
-  return steps;
-}
 
 const sample = (name: string): Sample => {
   const s = samples.find((c) => c.name === name);
