@@ -8,7 +8,9 @@
  *   and shared memory combine the threads' partial results. A few long rows (LayerNorm over
  *   768 channels, softmax over 128 keys) would otherwise leave most of the GPU idle.
  * Both are deterministic: the order of every combination is fixed by the row length and the
- * block size, and the block size by the row length alone.
+ * block size, and the block size by the row length alone. The two forms are two kernel keys
+ * (`….block`); the block size is blockDim, not source text. A profile whose rows cross the
+ * threshold lowers to both at its min and max shapes, so build() compiles both.
  */
 import type { KernelArg } from '../../../gpu/plan';
 import { dims8, i32, i64, kernelSource, launch } from './kernel';
@@ -75,11 +77,15 @@ export function cooperative(split: RowSplit): boolean {
   return volume(split.innerDims) >= COOPERATIVE_MIN_INNER && (contiguous || volume(split.outerDims) < COOPERATIVE_MAX_STRIDED_ROWS);
 }
 
-/** Threads per block for a cooperative row of `inner` elements: about four elements each, a multiple of the warp, 64 to 1024. */
+/**
+ * Threads per block for a cooperative row of `inner` elements: about four elements each, a
+ * multiple of the warp, 64 to 512. At most 512 so that any register count the compiler picks
+ * (up to 128 a thread) still fits a block on the SM; 1024 would need 64 or fewer.
+ */
 export function cooperativeThreads(inner: number): number {
   const want = Math.ceil(inner / 4);
   let t = 64;
-  while (t < want && t < 1024) t *= 2;
+  while (t < want && t < 512) t *= 2;
   return t;
 }
 
@@ -115,7 +121,7 @@ __device__ __forceinline__ i64 row_at(i64 j, int rank, const Dims8& dims, const 
  * warp, the warps' results through shared memory into warp 0, a butterfly there, and the
  * result back through shared memory. The barrier before the last read also keeps a following
  * combination from overwriting `red` while a slow warp still reads it. blockDim.x is a
- * multiple of 32, at most 1024.
+ * multiple of 32, at most 1024 (32 warps).
  */
 function blockCombine(entry: string, c: RowCombine): string {
   const fn = `${entry}_${c.name}`;

@@ -54,8 +54,8 @@ describe.each(samples.map((s) => [s.name, s] as const))('%s', (_name, s) => {
 });
 
 describe('cooperative rows', () => {
-  test('block sizes: multiples of the warp from 64 to 1024, about four elements a thread', () => {
-    expect([64, 65, 256, 257, 768, 2048, 4096, 4099, 1e6].map(cooperativeThreads)).toEqual([64, 64, 64, 128, 256, 512, 1024, 1024, 1024]);
+  test('block sizes: multiples of the warp from 64 to 512, about four elements a thread', () => {
+    expect([64, 65, 256, 257, 768, 2048, 2049, 4099, 1e6].map(cooperativeThreads)).toEqual([64, 64, 64, 128, 256, 512, 512, 512, 512]);
   });
 
   test('a grid smaller than the rows loops each block over several rows', () => {
