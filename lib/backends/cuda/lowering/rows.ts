@@ -9,8 +9,9 @@
  *   768 channels, softmax over 128 keys) would otherwise leave most of the GPU idle.
  * Both are deterministic: the order of every combination is fixed by the row length and the
  * block size, and the block size by the row length alone. The two forms are two kernel keys
- * (`….block`); the block size is blockDim, not source text. A profile whose rows cross the
- * threshold lowers to both at its min and max shapes, so build() compiles both.
+ * (`….block`); the block size is blockDim, not source text. A profile whose contiguous rows
+ * cross the threshold lowers to both at its min and max shapes, so build() compiles both; a
+ * strided form picked only between them (the row-count rule) is compiled when first run.
  */
 import type { KernelArg } from '../../../gpu/plan';
 import { dims8, i32, i64, kernelSource, launch } from './kernel';
