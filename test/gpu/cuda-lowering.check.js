@@ -4,7 +4,11 @@
 // lowered, their kernel sources compiled with NVRTC (compileModule), the steps assembled into a
 // PlanSpec and run with GpuPlan on DeviceTensors, and the outputs compared with the reference
 // backend's executor on the same inputs. Prints per-kind max errors; exits 1 on a mismatch or
-// on a kind without samples.
+// on a kind without samples. A mismatch prints the case, the first wrong element and which
+// kernels ran (key, grid, block: `.block` keys are the one-block-per-row form). Then, on a
+// full run, the row layers that dominate transformer profiles (LayerNorm 1024x768, softmax
+// 8x12x128x128, reduce-mean 512x2048) are checked at those sizes and timed: µs per layer,
+// printed only.
 //
 // The sample catalogue (`buildCases`) is exported: the unit tests
 // (test/backends/cuda/lowering) run the same samples through the CPU kernel emulator.
@@ -373,6 +377,47 @@ function buildCases(Tensor) {
   add('concat', 'negative-axis', { axis: -1 }, [t('float32', [2, 1]), t('float32', [2, 2])]);
   add('gather', 'negative-axis', { mode: 'default', axis: -1 }, [t('float32', [2, 4]), t('int64', [3], 0, 3)]);
   add('topk', 'negative-axis', { op: 'max', k: 2, axis: -1, indicesType: 'int64' }, [t('float32', [3, 4])]);
+
+  // Long rows (lib/backends/cuda/lowering/rows.ts): rows of at least 64 elements run one block
+  // per row; the names say the row length (`rows.<what>.<length>`) around the threshold.
+  const norm = (axes, eps = 1e-5) => ({ axes, epsilon: eps, nbGroups: 1 });
+  for (const n of [1, 63, 64, 65, 768, 2048, 4099]) {
+    add('reduce', `rows.sum.float32.${n}`, { op: 'sum', axes: [1], keepDims: false }, [t('float32', [3, n])]);
+    add('softmax', `rows.float32.${n}`, { axis: 1 }, [t('float32', [2, n], -8, 8)]);
+    add('normalization', `rows.float32.${n}`, norm([1]), [t('float32', [2, n], -3, 5), t('float32', [1, n]), t('float32', [1, n])]);
+  }
+  for (const op of ['sum', 'prod', 'max', 'min', 'avg']) {
+    for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'int64', 'int8', 'uint8']) {
+      const [lo, hi] = op === 'prod' ? (INTS.includes(d) ? [1, 2] : [0.8, 1.25]) : [-20, 20];
+      add('reduce', `rows.${op}.${d}.130`, { op, axes: [1], keepDims: true }, [t(d, [3, 130], lo, hi)]);
+    }
+  }
+  add('reduce', 'rows.max.specials.200', { op: 'max', axes: [1], keepDims: false }, [
+    v('float32', [3, 200], [...Array.from({ length: 199 }, () => uniform(-5, 5)), NaN, ...new Array(200).fill(-Infinity), ...Array.from({ length: 200 }, (_, i) => (i === 150 ? Infinity : -i))]),
+  ]);
+  add('reduce', 'rows.min.nan-first.100', { op: 'min', axes: [1], keepDims: false }, [v('float32', [1, 100], [NaN, ...Array.from({ length: 99 }, () => uniform(-5, 5))])]);
+  add('reduce', 'rows.avg.middle-axis.300', { op: 'avg', axes: [1], keepDims: false }, [t('float32', [4, 300, 5])]);
+  add('reduce', 'rows.sum.two-axes.280', { op: 'sum', axes: [1, 3], keepDims: true }, [t('float32', [3, 40, 5, 7])]);
+  add('reduce', 'rows.max.int64.two-axes.96', { op: 'max', axes: [0, 2], keepDims: false }, [v('int64', [4, 3, 24], Array.from({ length: 288 }, (_, i) => BigInt(((i * 7919) % 1001) - 500) * 2n ** 40n))]);
+  add('reduce', 'rows.sum.float16.2048', { op: 'sum', axes: [1], keepDims: false }, [t('float16', [2, 2048], 0, 1)]);
+  add('softmax', 'rows.specials.96', { axis: 1 }, [
+    v('float32', [3, 96], [
+      ...Array.from({ length: 96 }, (_, i) => (i % 3 === 0 ? -Infinity : i === 50 ? 80 : uniform(-3, 3))),
+      ...new Array(96).fill(-Infinity),
+      ...Array.from({ length: 96 }, (_, i) => (i === 7 ? 3e38 : i === 8 ? 2e38 : -3e38)),
+    ]),
+  ]);
+  add('softmax', 'rows.first-axis.300', { axis: 0 }, [t('float32', [300, 3], -5, 5)]);
+  add('softmax', 'rows.middle-axis.128', { axis: 2 }, [t('float32', [2, 3, 128, 4], -5, 5)]);
+  for (const d of ['float16', 'bfloat16']) add('softmax', `rows.${d}.1000`, { axis: 1 }, [t(d, [3, 1000], -8, 8)]);
+  for (const d of ['float16', 'bfloat16']) {
+    add('normalization', `rows.layer.${d}.768`, norm([2]), [t(d, [2, 2, 768]), t(d, [1, 1, 768]), t(d, [1, 1, 768])]);
+  }
+  add('normalization', 'rows.layer.fp16-scale.100', norm([1]), [t('float32', [3, 100]), t('float16', [1, 100]), t('float32', [1, 1])]);
+  add('normalization', 'rows.instance.256', norm([2, 3]), [t('float32', [2, 3, 16, 16], 2, 9), t('float32', [1, 3, 1, 1]), t('float32', [1, 3, 1, 1])]);
+  add('normalization', 'rows.group.256', { axes: [2, 3], epsilon: 1e-5, nbGroups: 2 }, [t('float32', [2, 8, 8, 8]), t('float32', [1, 8, 1, 1]), t('float32', [1, 2, 1, 1])]);
+  add('normalization', 'rows.middle-axis.200', norm([1], 1e-3), [t('float32', [2, 200, 3]), t('float32', [1, 200, 1]), t('float32', [1, 200, 3])]);
+  add('normalization', 'rows.constant.512', norm([1]), [v('float32', [2, 512], new Array(1024).fill(3.25)), t('float32', [1, 512]), t('float32', [1, 512])]);
   return cases;
 }
 
@@ -384,13 +429,111 @@ const TOLERANCE = {
 };
 
 /**
+ * Lowers sample `c` onto `lib`'s GPU runtime: device buffers for its inputs, outputs, scratch
+ * and weights (all pushed to `owned` for disposal), its kernels compiled once per key into
+ * `modules`, and a GpuPlan of its steps (null when it has none). `launched` names each kernel
+ * launch (key, grid, block), so a failure says which form of a kernel ran.
+ */
+async function planCase(lib, internals, modules, c, owned) {
+  const { lowerLayer, executeLayer, readNumbers } = internals;
+  const { Tensor, DeviceTensor, toDevice, compileModule, GpuPlan } = lib;
+  const inputsIds = c.inputs.map((x, i) => (x ? i : null));
+  const layer = { index: 0, name: c.name, params: c.params, inputs: inputsIds, outputs: [c.inputs.length] };
+  const expected = executeLayer(layer, c.inputs);
+  const full = { ...layer, outputs: expected.map((_, i) => c.inputs.length + i) };
+  const buffers = [];
+  const tensorBuffer = async (host) => {
+    const d = await toDevice(host.size === 0 ? Tensor.from('uint8', [1], [0]) : host);
+    owned.push(d);
+    buffers.push(d);
+    return buffers.length - 1;
+  };
+  for (const x of c.inputs) await tensorBuffer(x ?? Tensor.from('uint8', [1], [0]));
+  for (const e of expected) {
+    const d = await DeviceTensor.allocate(e.dtype, e.size === 0 ? [1] : e.shape);
+    owned.push(d);
+    buffers.push(d);
+  }
+  const pending = [];
+  const steps = lowerLayer({
+    layer: full,
+    inputs: c.inputs.map((x, i) => (x ? { dtype: x.dtype, shape: x.shape, at: { buffer: i } } : null)),
+    outputs: expected.map((e, i) => ({ dtype: e.dtype, shape: e.shape, at: { buffer: c.inputs.length + i } })),
+    values: c.inputs.map((x) => (x && (x.dtype === 'int32' || x.dtype === 'int64') && x.rank <= 1 && x.size <= 64 ? Array.from(readNumbers(x)) : undefined)),
+    scratch: (bytes) => {
+      buffers.push(null);
+      const at = buffers.length - 1;
+      pending.push(DeviceTensor.allocate('uint8', [Math.max(1, bytes)]).then((d) => ((buffers[at] = d), owned.push(d))));
+      return { buffer: at };
+    },
+    weight: (w) => {
+      buffers.push(null);
+      const at = buffers.length - 1;
+      pending.push(toDevice(w.size === 0 ? Tensor.from('uint8', [1], [0]) : w).then((d) => ((buffers[at] = d), owned.push(d))));
+      return { buffer: at };
+    },
+  });
+  await Promise.all(pending);
+  const used = [];
+  const planSteps = [];
+  const launched = [];
+  for (const s of steps) {
+    if (s.kind !== 'launch') {
+      planSteps.push(s);
+      continue;
+    }
+    launched.push(`${s.kernel.key} grid [${s.grid.join(',')}] block [${s.block.join(',')}]`);
+    let mod = modules.get(s.kernel.key);
+    if (!mod) {
+      mod = await compileModule(s.kernel.source, [s.kernel.entry], 0, { name: `${s.kernel.key}.cu` });
+      modules.set(s.kernel.key, mod);
+    }
+    if (!used.includes(mod)) used.push(mod);
+    const { kernel, ...rest } = s;
+    planSteps.push({ ...rest, module: used.indexOf(mod), kernel: 0 });
+  }
+  const plan = planSteps.length > 0 ? await GpuPlan.create({ steps: planSteps }, buffers, used) : null;
+  return { plan, expected, outputs: expected.map((_, i) => buffers[c.inputs.length + i]), launched };
+}
+
+/**
+ * Compares the outputs of a run with the expectations; returns the first mismatch of each
+ * output as a failure record (case, output, element, got, expected, the launches) and folds
+ * the errors into `stats`.
+ */
+async function compareOutputs(internals, c, planned, stats) {
+  const { readNumbers } = internals;
+  const failures = [];
+  for (let i = 0; i < planned.expected.length; i++) {
+    const e = planned.expected[i];
+    if (e.size === 0) continue;
+    const got = await planned.outputs[i].toHost();
+    const a = readNumbers(got);
+    const x = readNumbers(e);
+    const tol = TOLERANCE[e.dtype];
+    for (let j = 0; j < x.length; j++) {
+      const p = Number(a[j]);
+      const q = Number(x[j]);
+      if (p === q || (Number.isNaN(p) && Number.isNaN(q))) continue;
+      const abs = Math.abs(p - q);
+      stats.maxAbs = Math.max(stats.maxAbs, abs);
+      stats.maxRel = Math.max(stats.maxRel, abs / Math.max(Math.abs(q), 1e-30));
+      if (!tol || !Number.isFinite(q) || !(abs <= tol.atol + tol.rtol * Math.abs(q))) {
+        failures.push({ case: c.name, output: i, element: j, got: String(a[j]), expected: String(x[j]), shape: e.shape, launched: planned.launched });
+        break;
+      }
+    }
+  }
+  return failures;
+}
+
+/**
  * Runs every sample through lowering → NVRTC → GpuPlan with `lib`'s GPU runtime and compares
  * with `internals.executeLayer`; `only` (a substring of case names) narrows the run.
  */
 async function runCheck(lib, internals, only) {
-  const { lowerLayer, LOWERINGS, executeLayer, LAYER_KINDS, readNumbers } = internals;
-  const { Tensor, DeviceTensor, toDevice, compileModule, GpuPlan } = lib;
-  const cases = buildCases(Tensor).filter((c) => !only || c.name.includes(only));
+  const { LOWERINGS, LAYER_KINDS } = internals;
+  const cases = buildCases(lib.Tensor).filter((c) => !only || c.name.includes(only));
   const modules = new Map(); // kernel key -> GpuModule
   const perKind = {};
   const failures = [];
@@ -404,84 +547,12 @@ async function runCheck(lib, internals, only) {
     stats.cases++;
     const owned = [];
     try {
-      const inputsIds = c.inputs.map((x, i) => (x ? i : null));
-      const layer = { index: 0, name: c.name, params: c.params, inputs: inputsIds, outputs: [c.inputs.length] };
-      const expected = executeLayer(layer, c.inputs);
-      const full = { ...layer, outputs: expected.map((_, i) => c.inputs.length + i) };
-      const buffers = [];
-      const tensorBuffer = async (host) => {
-        const d = await toDevice(host.size === 0 ? Tensor.from('uint8', [1], [0]) : host);
-        owned.push(d);
-        buffers.push(d);
-        return buffers.length - 1;
-      };
-      for (const x of c.inputs) await tensorBuffer(x ?? Tensor.from('uint8', [1], [0]));
-      for (const e of expected) {
-        const d = await DeviceTensor.allocate(e.dtype, e.size === 0 ? [1] : e.shape);
-        owned.push(d);
-        buffers.push(d);
+      const planned = await planCase(lib, internals, modules, c, owned);
+      if (planned.plan) {
+        await planned.plan.run();
+        planned.plan.dispose();
       }
-      const pending = [];
-      const steps = lowerLayer({
-        layer: full,
-        inputs: c.inputs.map((x, i) => (x ? { dtype: x.dtype, shape: x.shape, at: { buffer: i } } : null)),
-        outputs: expected.map((e, i) => ({ dtype: e.dtype, shape: e.shape, at: { buffer: c.inputs.length + i } })),
-        values: c.inputs.map((x) => (x && (x.dtype === 'int32' || x.dtype === 'int64') && x.rank <= 1 && x.size <= 64 ? Array.from(readNumbers(x)) : undefined)),
-        scratch: (bytes) => {
-          buffers.push(null);
-          const at = buffers.length - 1;
-          pending.push(DeviceTensor.allocate('uint8', [Math.max(1, bytes)]).then((d) => ((buffers[at] = d), owned.push(d))));
-          return { buffer: at };
-        },
-        weight: (w) => {
-          buffers.push(null);
-          const at = buffers.length - 1;
-          pending.push(toDevice(w.size === 0 ? Tensor.from('uint8', [1], [0]) : w).then((d) => ((buffers[at] = d), owned.push(d))));
-          return { buffer: at };
-        },
-      });
-      await Promise.all(pending);
-      const used = [];
-      const planSteps = [];
-      for (const s of steps) {
-        if (s.kind !== 'launch') {
-          planSteps.push(s);
-          continue;
-        }
-        let mod = modules.get(s.kernel.key);
-        if (!mod) {
-          mod = await compileModule(s.kernel.source, [s.kernel.entry], 0, { name: `${s.kernel.key}.cu` });
-          modules.set(s.kernel.key, mod);
-        }
-        if (!used.includes(mod)) used.push(mod);
-        const { kernel, ...rest } = s;
-        planSteps.push({ ...rest, module: used.indexOf(mod), kernel: 0 });
-      }
-      if (planSteps.length > 0) {
-        const plan = await GpuPlan.create({ steps: planSteps }, buffers, used);
-        await plan.run();
-        plan.dispose();
-      }
-      for (let i = 0; i < expected.length; i++) {
-        const e = expected[i];
-        if (e.size === 0) continue;
-        const got = await buffers[c.inputs.length + i].toHost();
-        const a = readNumbers(got);
-        const x = readNumbers(e);
-        const tol = TOLERANCE[e.dtype];
-        for (let j = 0; j < x.length; j++) {
-          const p = Number(a[j]);
-          const q = Number(x[j]);
-          if (p === q || (Number.isNaN(p) && Number.isNaN(q))) continue;
-          const abs = Math.abs(p - q);
-          stats.maxAbs = Math.max(stats.maxAbs, abs);
-          stats.maxRel = Math.max(stats.maxRel, abs / Math.max(Math.abs(q), 1e-30));
-          if (!tol || !Number.isFinite(q) || !(abs <= tol.atol + tol.rtol * Math.abs(q))) {
-            failures.push({ case: c.name, output: i, element: j, got: String(a[j]), expected: String(x[j]) });
-            break;
-          }
-        }
-      }
+      failures.push(...(await compareOutputs(internals, c, planned, stats)));
     } catch (error) {
       failures.push({ case: c.name, error: `${error.code ?? ''} ${error.message}`.slice(0, 2000) });
     } finally {
@@ -495,7 +566,70 @@ async function runCheck(lib, internals, only) {
   return { cases: cases.length, kernels: modules.size };
 }
 
-module.exports = { buildCases, runCheck, TOLERANCE };
+/** The row layers of transformer profiles, timed by {@link timeRows}: [name, kind, params, input shapes]. */
+const TIMED = [
+  ['layernorm 1024x768', 'normalization', { axes: [1], epsilon: 1e-5, nbGroups: 1 }, [[1024, 768], [1, 768], [1, 768]]],
+  ['softmax 8x12x128x128', 'softmax', { axis: 3 }, [[8, 12, 128, 128]]],
+  ['reduce-mean 512x2048', 'reduce', { op: 'avg', axes: [1], keepDims: true }, [[512, 2048]]],
+];
+
+/**
+ * Each of `timed` (float32, fixed random inputs) checked against the reference backend, then
+ * run `repeats` times in one call after a warm-up: prints µs per layer and the bandwidth its
+ * input and output bytes imply. Prints only; a mismatch throws like {@link runCheck}.
+ */
+async function timeRows(lib, internals, timed = TIMED, repeats = 200) {
+  const random = rng(29);
+  const modules = new Map();
+  const failures = [];
+  const report = [];
+  for (const [name, kind, params, shapes] of timed) {
+    const inputs = shapes.map((shape) => lib.Tensor.from('float32', shape, Array.from({ length: size(shape) }, () => 4 * random() - 2)));
+    const c = { kind, name: `timed/${name}`, params: { kind, ...params }, inputs };
+    const owned = [];
+    try {
+      const planned = await planCase(lib, internals, modules, c, owned);
+      await planned.plan.run();
+      const caseFailures = await compareOutputs(internals, c, planned, { maxAbs: 0, maxRel: 0 });
+      failures.push(...caseFailures);
+      const perLayer = async (run) => {
+        const start = process.hrtime.bigint();
+        await run();
+        return Number(process.hrtime.bigint() - start) / 1e3 / repeats;
+      };
+      const us = await perLayer(() => planned.plan.run(repeats));
+      // A CUDA graph replay leaves out the host's per-launch cost: closer to the kernel's own time.
+      let graphUs = null;
+      if (typeof planned.plan.capture === 'function') {
+        await planned.plan.capture();
+        graphUs = await perLayer(() => planned.plan.replay(repeats));
+      }
+      planned.plan.dispose();
+      const bytes = 4 * (shapes.reduce((a, sh) => a + size(sh), 0) + planned.expected.reduce((a, e) => a + e.size, 0));
+      const best = graphUs ?? us;
+      const line = {
+        timed: name,
+        usPerLayer: Number(us.toFixed(2)),
+        usPerLayerGraph: graphUs === null ? null : Number(graphUs.toFixed(2)),
+        gbPerS: Number((bytes / best / 1e3).toFixed(1)),
+        launched: planned.launched,
+        ok: caseFailures.length === 0,
+      };
+      report.push(line);
+      console.log(JSON.stringify(line));
+    } catch (error) {
+      failures.push({ case: c.name, error: `${error.code ?? ''} ${error.message}`.slice(0, 2000) });
+    } finally {
+      for (const d of owned) d.dispose();
+    }
+  }
+  for (const f of failures) console.log(JSON.stringify({ failure: f }));
+  for (const m of modules.values()) m.dispose();
+  if (failures.length > 0) throw new Error(`${failures.length} failure(s) of ${timed.length} timed row layers (see the lines above)`);
+  return report;
+}
+
+module.exports = { buildCases, runCheck, timeRows, TOLERANCE };
 
 if (require.main === module) {
   // eslint-disable-next-line global-require
@@ -508,5 +642,10 @@ if (require.main === module) {
     ...require(path.join(dist, 'kernels', 'access.js')),
   };
   // Optional argument: a substring of the case names to run (e.g. `softmax/`).
-  gpuCheck('cuda-lowering', (lib) => runCheck(lib, internals, process.argv[2]));
+  gpuCheck('cuda-lowering', async (lib) => {
+    const summary = await runCheck(lib, internals, process.argv[2]);
+    // The timings print only: the lead reads them (no threshold to pass).
+    const timed = process.argv[2] ? [] : await timeRows(lib, internals);
+    return { ...summary, timed: timed.length };
+  });
 }

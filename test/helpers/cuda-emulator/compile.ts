@@ -2,9 +2,10 @@
  * Builds a CPU executable from one generated kernel source: an emulation prelude defining the
  * CUDA built-ins the kernels use, the source itself, and a main() that reads a launch (grid,
  * block, packed argument bytes, where each pointer argument points, the buffers), runs every
- * thread of every block in turn, and writes the buffers back. Kernels never synchronize
- * within a block (no __shared__, no __syncthreads, no warp intrinsics: none is defined here,
- * so a kernel that uses one fails to compile), so running threads one after another is exact.
+ * thread of every block, and writes the buffers back. A kernel that never synchronizes runs
+ * its threads one after another, which is exact for it and fast. A cooperative kernel (one
+ * that calls __syncthreads or a warp shuffle) runs each thread of a block as a ucontext fiber
+ * (fibers.ts); blocks still run one after another, so `__shared__` is function-static storage.
  * Executables are cached on disk by a hash of their text; AddressSanitizer turns an
  * out-of-bounds access into a failed launch.
  */
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { KernelSource } from '../../../lib/backends/cuda/lowering';
+import { FIBERS, isCooperative } from './fibers';
 
 const EMULATION = String.raw`
 #include <cmath>
@@ -30,6 +32,7 @@ struct uint3 { unsigned x, y, z; };
 static uint3 threadIdx, blockIdx, blockDim, gridDim;
 static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+${FIBERS}
 `;
 
 /** The kernel's parameter types, in order, from its extern "C" signature. */
@@ -49,12 +52,22 @@ export function parameterTypes(kernel: KernelSource): string[] {
 function mainFor(kernel: KernelSource): string {
   const types = parameterTypes(kernel);
   const fields = types.map((t, i) => `  ${t} p${i};`).join('\n');
-  const call = `${kernel.entry}(${types.map((_, i) => `a.p${i}`).join(', ')})`;
+  const call = `${kernel.entry}(${types.map((_, i) => `emu_args.p${i}`).join(', ')})`;
+  const threads = isCooperative(kernel.source)
+    ? 'emu_run_block(emu_thread);'
+    : `for (unsigned tz = 0; tz < blockDim.z; ++tz)
+          for (unsigned ty = 0; ty < blockDim.y; ++ty)
+            for (unsigned tx = 0; tx < blockDim.x; ++tx) {
+              threadIdx = {tx, ty, tz};
+              emu_thread();
+            }`;
   return String.raw`
 struct EmuArgs {
 ${fields}
   char pad_;
 };
+static EmuArgs emu_args;
+static void emu_thread() { ${call}; }
 static void readAll(FILE* f, void* p, size_t n) { if (n && fread(p, 1, n, f) != n) { fprintf(stderr, "short read\n"); exit(2); } }
 int main(int argc, char** argv) {
   if (argc != 3) return 2;
@@ -84,21 +97,15 @@ int main(int argc, char** argv) {
     unsigned char* p = buffers[buffer] + offset;
     memcpy(args + at, &p, sizeof p);
   }
-  EmuArgs a;
-  memset(&a, 0, sizeof a);
-  memcpy(&a, args, argBytes < sizeof a ? argBytes : sizeof a);
+  memcpy(&emu_args, args, argBytes < sizeof emu_args ? argBytes : sizeof emu_args);
   gridDim = {head[0], head[1], head[2]};
   blockDim = {head[3], head[4], head[5]};
   for (unsigned bz = 0; bz < gridDim.z; ++bz)
     for (unsigned by = 0; by < gridDim.y; ++by)
-      for (unsigned bx = 0; bx < gridDim.x; ++bx)
-        for (unsigned tz = 0; tz < blockDim.z; ++tz)
-          for (unsigned ty = 0; ty < blockDim.y; ++ty)
-            for (unsigned tx = 0; tx < blockDim.x; ++tx) {
-              blockIdx = {bx, by, bz};
-              threadIdx = {tx, ty, tz};
-              ${call};
-            }
+      for (unsigned bx = 0; bx < gridDim.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        ${threads}
+      }
   FILE* o = fopen(argv[2], "wb");
   if (!o) return 2;
   for (unsigned b = 0; b < nBuffers; ++b) if (sizes[b] && fwrite(buffers[b], 1, sizes[b], o) != sizes[b]) return 2;

@@ -55,12 +55,13 @@ export function lowerAt(layer: Layer, inputs: ReadonlyArray<Tensor | null>, outp
   });
 }
 
-export function runLayer(params: LayerParams, inputs: ReadonlyArray<Tensor | null>, name = 'layer'): LayerRun {
+/** `edit` may replace the lowered steps before they run (tests that break a kernel on purpose). */
+export function runLayer(params: LayerParams, inputs: ReadonlyArray<Tensor | null>, name = 'layer', edit = (steps: LoweredStep[]): LoweredStep[] => steps): LayerRun {
   const expected = executeLayer(layerOf(params, inputs, 1, name), inputs);
   const layer = layerOf(params, inputs, expected.length, name);
   const outs = expected.map((t) => ({ dtype: t.dtype as TrtDType, shape: t.shape }));
   const extra: Uint8Array[] = [];
-  const steps = lowerAt(layer, inputs, outs, extra);
+  const steps = edit(lowerAt(layer, inputs, outs, extra));
   const buffers = [
     ...inputs.map((t) => (t ? bytesOf(t) : new Uint8Array(0))),
     ...expected.map((t) => new Uint8Array(t.data.byteLength).fill(GARBAGE)),

@@ -6,38 +6,47 @@
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
-import { innerAt, outerAt, rowArgs, rowParams, splitRows } from './rows';
+import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, type RowCombine } from './rows';
 import type { LayerLowering, LoweredStep } from './types';
 
-const REDUCE_FLOAT: Record<ReduceOp, { init: string; step: string; final: string }> = {
-  sum: { init: '0.0f', step: 'acc + v', final: 'acc' },
-  avg: { init: '0.0f', step: 'acc + v', final: 'acc / (float)inner' },
-  prod: { init: '1.0f', step: 'acc * v', final: 'acc' },
-  max: { init: '-f_inf()', step: '(v > acc || f_isnan(v)) ? v : acc', final: 'acc' },
-  min: { init: 'f_inf()', step: '(v < acc || f_isnan(v)) ? v : acc', final: 'acc' },
+type Reduction = { init: string; step: string; combine: string; final: string };
+
+// `step` folds an element `v` into `acc`; `combine` merges two partial results `a` and `b`.
+const NAN_MAX = '(b > a || f_isnan(b)) ? b : a';
+const NAN_MIN = '(b < a || f_isnan(b)) ? b : a';
+const REDUCE_FLOAT: Record<ReduceOp, Reduction> = {
+  sum: { init: '0.0f', step: 'acc + v', combine: 'a + b', final: 'acc' },
+  avg: { init: '0.0f', step: 'acc + v', combine: 'a + b', final: 'acc / (float)inner' },
+  prod: { init: '1.0f', step: 'acc * v', combine: 'a * b', final: 'acc' },
+  max: { init: '-f_inf()', step: '(v > acc || f_isnan(v)) ? v : acc', combine: NAN_MAX, final: 'acc' },
+  min: { init: 'f_inf()', step: '(v < acc || f_isnan(v)) ? v : acc', combine: NAN_MIN, final: 'acc' },
 };
 
-const REDUCE_INT: Record<ReduceOp, { init: string; step: string; final: string }> = {
-  sum: { init: '0', step: 'i_add(acc, v)', final: 'acc' },
+const REDUCE_INT: Record<ReduceOp, Reduction> = {
+  sum: { init: '0', step: 'i_add(acc, v)', combine: 'i_add(a, b)', final: 'acc' },
   // The exact sum divided toward zero (an empty mean is 0, as NaN casts to 0).
-  avg: { init: '0', step: 'i_add(acc, v)', final: 'inner == 0 ? 0 : acc / inner' },
-  prod: { init: '1', step: 'i_mul(acc, v)', final: 'acc' },
-  max: { init: '(i64)0x8000000000000000ull', step: 'v > acc ? v : acc', final: 'acc' },
-  min: { init: '(i64)0x7fffffffffffffffull', step: 'v < acc ? v : acc', final: 'acc' },
+  avg: { init: '0', step: 'i_add(acc, v)', combine: 'i_add(a, b)', final: 'inner == 0 ? 0 : acc / inner' },
+  prod: { init: '1', step: 'i_mul(acc, v)', combine: 'i_mul(a, b)', final: 'acc' },
+  max: { init: '(i64)0x8000000000000000ull', step: 'v > acc ? v : acc', combine: 'b > a ? b : a', final: 'acc' },
+  min: { init: '(i64)0x7fffffffffffffffull', step: 'v < acc ? v : acc', combine: 'b < a ? b : a', final: 'acc' },
 };
 
-function reduceKernel(op: ReduceOp, dtype: TrtDType) {
+const SUM: RowCombine = { name: 'sum', type: 'float', combine: 'a + b', identity: '0.0f' };
+const MAX: RowCombine = { name: 'max', type: 'float', combine: 'fmaxf(a, b)', identity: '-f_inf()' };
+
+function reduceKernel(op: ReduceOp, dtype: TrtDType, coop: boolean) {
   const c = DTYPES[dtype];
   const r = (c.compute === 'float' ? REDUCE_FLOAT : REDUCE_INT)[op];
-  return kernelSource(`reduce.${op}.${dtype}`, (entry) => `
+  const all: RowCombine = { name: 'all', type: c.compute === 'float' ? 'float' : 'i64', combine: r.combine, identity: r.init };
+  return rowKernel(`reduce.${op}.${dtype}`, coop, [all], (entry, k) => `
 __device__ __forceinline__ ${c.compute} ${entry}_step(${c.compute} acc, ${c.compute} v) { return ${r.step}; }
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
-  GRID_STRIDE(o, outer) {
+  ${k.rows(`
     i64 base = ${outerAt('x')};
     ${c.compute} acc = ${r.init};
-    for (i64 j = 0; j < inner; ++j) acc = ${entry}_step(acc, ${c.load(`x[base + ${innerAt('x')}]`)});
-    y[o] = ${c.store(r.final)};
-  }
+    ${k.each(` acc = ${entry}_step(acc, ${c.load(`x[base + ${innerAt('x')}]`)}); `)}
+    ${k.all(all, 'acc')}
+    ${k.once(`y[o] = ${c.store(r.final)};`)}`)}
 }`);
 }
 
@@ -53,24 +62,28 @@ export const reduce: LayerLowering = (ctx) => {
     return copyAll(x, out);
   }
   const split = splitRows(x.shape, axes, [denseStrides(x.shape)]);
-  return launch(reduceKernel(p.op, x.dtype), volume(split.outerDims), [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
+  const coop = cooperative(split);
+  return rowLaunch(reduceKernel(p.op, x.dtype, coop), coop, split, [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
 };
 
-function softmaxKernel(dtype: TrtDType) {
+/** Max, then the sum of exponentials relative to it, then each element's share. */
+function softmaxKernel(dtype: TrtDType, coop: boolean) {
   const c = DTYPES[dtype];
-  return kernelSource(`softmax.${dtype}`, (entry) => `
+  const at = `base + ${innerAt('x')}`;
+  return rowKernel(`softmax.${dtype}`, coop, [MAX, SUM], (entry, k) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
-  GRID_STRIDE(o, outer) {
+  ${k.rows(`
     i64 base = ${outerAt('x')};
     float m = -f_inf();
-    for (i64 j = 0; j < inner; ++j) m = fmaxf(m, ${c.load(`x[base + ${innerAt('x')}]`)});
+    ${k.each(` m = fmaxf(m, ${c.load(`x[${at}]`)}); `)}
+    ${k.all(MAX, 'm')}
     float s = 0.0f;
-    for (i64 j = 0; j < inner; ++j) s += expf(${c.load(`x[base + ${innerAt('x')}]`)} - m);
-    for (i64 j = 0; j < inner; ++j) {
-      i64 at = base + ${innerAt('x')};
+    ${k.each(` s += expf(${c.load(`x[${at}]`)} - m); `)}
+    ${k.all(SUM, 's')}
+    ${k.each(`
+      i64 at = ${at};
       y[at] = ${c.store(`expf(${c.load('x[at]')} - m) / s`)};
-    }
-  }
+    `)}`)}
 }`);
 }
 
@@ -80,38 +93,43 @@ export const softmax: LayerLowering = (ctx) => {
   const out = output(ctx);
   checkRank(ctx, x.shape.length);
   if (!isFloatDType(x.dtype)) unsupported(ctx, `softmax does not take ${x.dtype}`);
-  if (x.shape.length === 0) return launch(softmaxKernel(x.dtype), 1, [ptr(out.at), ptr(x.at), ...rowArgs(splitRows([], [], [[]]))]);
-  const split = splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape)]);
-  return launch(softmaxKernel(x.dtype), volume(split.outerDims), [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
+  const split = x.shape.length === 0 ? splitRows([], [], [[]]) : splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape)]);
+  const coop = cooperative(split);
+  return rowLaunch(softmaxKernel(x.dtype, coop), coop, split, [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
 };
 
-function normalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType) {
+/** A float of `dtype` loaded from `expr`. */
+const loadFloat = (dtype: TrtDType, expr: string): string => (DTYPES[dtype].compute === 'float' ? DTYPES[dtype].load(expr) : `(float)(${DTYPES[dtype].load(expr)})`);
+
+/** Two passes (mean, then the mean squared deviation) before the normalized, scaled and shifted write. */
+function normalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, coop: boolean) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
-  return kernelSource(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, (entry) => `
+  const xj = c.load(`x[bx + ${innerAt('x')}]`);
+  return rowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, coop, [SUM], (entry, k) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
-  GRID_STRIDE(o, outer) {
+  ${k.rows(`
     i64 bx = ${outerAt('x')}, bs = ${outerAt('s')}, bb = ${outerAt('b')};
     float mean = 0.0f;
-    for (i64 j = 0; j < inner; ++j) mean += ${c.load(`x[bx + ${innerAt('x')}]`)};
+    ${k.each(` mean += ${xj}; `)}
+    ${k.all(SUM, 'mean')}
     mean /= (float)inner;
     float var = 0.0f;
-    for (i64 j = 0; j < inner; ++j) {
-      float d = ${c.load(`x[bx + ${innerAt('x')}]`)} - mean;
+    ${k.each(`
+      float d = ${xj} - mean;
       var += d * d;
-    }
+    `)}
+    ${k.all(SUM, 'var')}
     float inv = 1.0f / sqrtf(var / (float)inner + eps);
-    for (i64 j = 0; j < inner; ++j) {
+    ${k.each(`
       i64 at = bx + ${innerAt('x')};
-      float sc = ${s.compute === 'float' ? s.load(`scale[bs + ${innerAt('s')}]`) : `(float)(${s.load(`scale[bs + ${innerAt('s')}]`)})`};
-      float bi = ${b.compute === 'float' ? b.load(`bias[bb + ${innerAt('b')}]`) : `(float)(${b.load(`bias[bb + ${innerAt('b')}]`)})`};
+      float sc = ${loadFloat(scaleDtype, `scale[bs + ${innerAt('s')}]`)};
+      float bi = ${loadFloat(biasDtype, `bias[bb + ${innerAt('b')}]`)};
       y[at] = ${c.store(`(${c.load('x[at]')} - mean) * inv * sc + bi`)};
-    }
-  }
+    `)}`)}
 }`);
 }
-
 /** Strides that broadcast `shape` (NumPy rules: missing leading dims are 1) over `to`. */
 function numpyStrides(shape: readonly number[], to: readonly number[]): number[] | null {
   if (shape.length > to.length) return null;
@@ -158,7 +176,8 @@ export const normalization: LayerLowering = (ctx) => {
   const bStrides = strideOf(bias);
   if (!sStrides || !bStrides) unsupported(ctx, `scale [${scale.shape.join(', ')}] and bias [${bias.shape.join(', ')}] do not broadcast to input [${x.shape.join(', ')}]`);
   const split = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides]);
-  return launch(normalizationKernel(x.dtype, scale.dtype, bias.dtype), volume(split.outerDims), [
+  const coop = cooperative(split);
+  return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop), coop, split, [
     ptr(out.at),
     ptr(x.at),
     ptr(scale.at),
@@ -171,7 +190,7 @@ export const normalization: LayerLowering = (ctx) => {
 function cumulativeKernel(dtype: TrtDType, exclusive: boolean, reverse: boolean) {
   const c = DTYPES[dtype];
   const add = c.compute === 'float' ? 'acc + v' : 'i_add(acc, v)';
-  return kernelSource(`cumulative.sum.${dtype}.${exclusive ? 'exclusive' : 'inclusive'}.${reverse ? 'reverse' : 'forward'}`, (entry) => `
+  return rowKernel(`cumulative.sum.${dtype}.${exclusive ? 'exclusive' : 'inclusive'}.${reverse ? 'reverse' : 'forward'}`, false, [], (entry) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
   GRID_STRIDE(o, outer) {
     i64 base = ${outerAt('x')};

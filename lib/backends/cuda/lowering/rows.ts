@@ -1,11 +1,21 @@
 /**
- * Row kernels: one thread per "outer" index (the kept axes) walks the "inner" axes (reduced,
- * normalized, scanned or ranked) in order. IReduceLayer, ISoftMaxLayer, INormalizationLayer,
- * ICumulativeLayer and ITopKLayer are this shape. Simple and deterministic; block-wide
- * reductions for long rows are a performance change that keeps these signatures.
+ * Row kernels: for each "outer" index (the kept axes) walk the "inner" axes (reduced,
+ * normalized, scanned or ranked). IReduceLayer, ISoftMaxLayer, INormalizationLayer,
+ * ICumulativeLayer and ITopKLayer are this shape. Two ways to run a row:
+ * - one thread per row walks it in order (short rows, or many rows whose inner axes are
+ *   strided, where neighbouring threads then read neighbouring elements);
+ * - one block per row ("cooperative"): each thread strides over the row, then warp shuffles
+ *   and shared memory combine the threads' partial results. A few long rows (LayerNorm over
+ *   768 channels, softmax over 128 keys) would otherwise leave most of the GPU idle.
+ * Both are deterministic: the order of every combination is fixed by the row length and the
+ * block size, and the block size by the row length alone. The two forms are two kernel keys
+ * (`….block`); the block size is blockDim, not source text. A profile whose contiguous rows
+ * cross the threshold lowers to both at its min and max shapes, so build() compiles both; a
+ * strided form picked only between them (the row-count rule) is compiled when first run.
  */
 import type { KernelArg } from '../../../gpu/plan';
-import { dims8, i32, i64 } from './kernel';
+import { dims8, i32, i64, kernelSource, launch } from './kernel';
+import type { KernelLaunch, KernelSource } from './types';
 
 /** A box split into outer and inner axes, and each tensor's strides over both. */
 export interface RowSplit {
@@ -48,5 +58,128 @@ export function rowArgs(split: RowSplit): KernelArg[] {
 
 /** C: base offset of tensor `name` for outer index `o`. */
 export const outerAt = (name: string): string => `strided(o, orank, odims, o_${name})`;
-/** C: offset of tensor `name` for inner index `j`. */
-export const innerAt = (name: string, j = 'j'): string => `strided(${j}, irank, idims, i_${name})`;
+/** C: offset of tensor `name` for inner index `j` (one multiply for a single inner axis). */
+export const innerAt = (name: string, j = 'j'): string => `row_at(${j}, irank, idims, i_${name})`;
+
+/** Rows at least this long run cooperatively (one block per row). */
+export const COOPERATIVE_MIN_INNER = 64;
+/** Strided rows run cooperatively only when there are fewer of them than this (else one thread per row reads coalesced). */
+export const COOPERATIVE_MAX_STRIDED_ROWS = 16384;
+/** The most blocks a cooperative launch asks for; each block loops over rows beyond it. */
+const MAX_ROW_BLOCKS = 1 << 16;
+
+/**
+ * Whether the rows of `split` run one block per row. `contiguous`: some inner axis of the
+ * tensor read has stride 1, so a block's threads read neighbouring elements.
+ */
+export function cooperative(split: RowSplit): boolean {
+  const volume = (s: number[]): number => s.reduce((a, d) => a * d, 1);
+  const contiguous = split.strides[0]![1].includes(1);
+  return volume(split.innerDims) >= COOPERATIVE_MIN_INNER && (contiguous || volume(split.outerDims) < COOPERATIVE_MAX_STRIDED_ROWS);
+}
+
+/**
+ * Threads per block for a cooperative row of `inner` elements: about four elements each, a
+ * multiple of the warp, 64 to 512. At most 512 so that any register count the compiler picks
+ * (up to 128 a thread) still fits a block on the SM; 1024 would need 64 or fewer.
+ */
+export function cooperativeThreads(inner: number): number {
+  const want = Math.ceil(inner / 4);
+  let t = 64;
+  while (t < want && t < 512) t *= 2;
+  return t;
+}
+
+/** A row-wide combination: `combine` (C, of `a` and `b`) with `identity` as its neutral value. */
+export interface RowCombine {
+  readonly name: string;
+  readonly type: 'float' | 'i64';
+  readonly combine: string;
+  readonly identity: string;
+}
+
+/** The C building blocks a row kernel is written in, for one of the two ways to run it. */
+export interface RowCode {
+  readonly cooperative: boolean;
+  /** The loop over the rows this thread (or block) handles, with `i64 o` the outer index. */
+  rows(body: string): string;
+  /** The loop over the inner indices `i64 j` this thread handles. */
+  each(body: string): string;
+  /** A statement making `v` hold `c` combined over the whole row (every thread gets the result). */
+  all(c: RowCombine, v: string): string;
+  /** A statement that one thread per row runs. */
+  once(statement: string): string;
+}
+
+const ROW_AT = `
+#ifndef TRN_ROW_AT
+#define TRN_ROW_AT
+__device__ __forceinline__ i64 row_at(i64 j, int rank, const Dims8& dims, const Dims8& st) { return rank == 1 ? j * st.v[0] : strided(j, rank, dims, st); }
+#endif`;
+
+/**
+ * The block-wide combination `${entry}_${c.name}(v, red)`: a butterfly of shuffles within each
+ * warp, the warps' results through shared memory into warp 0, a butterfly there, and the
+ * result back through shared memory. The barrier before the last read also keeps a following
+ * combination from overwriting `red` while a slow warp still reads it. blockDim.x is a
+ * multiple of 32, at most 1024 (32 warps).
+ */
+function blockCombine(entry: string, c: RowCombine): string {
+  const fn = `${entry}_${c.name}`;
+  return `
+__device__ __forceinline__ ${c.type} ${fn}_op(${c.type} a, ${c.type} b) { return ${c.combine}; }
+__device__ ${c.type} ${fn}(${c.type} v, ${c.type}* red) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int k = 16; k > 0; k >>= 1) v = ${fn}_op(v, __shfl_xor_sync(0xffffffffu, v, k));
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (int)(blockDim.x >> 5) ? red[lane] : ${c.identity};
+    for (int k = 16; k > 0; k >>= 1) v = ${fn}_op(v, __shfl_xor_sync(0xffffffffu, v, k));
+    if (lane == 0) red[32] = v;
+  }
+  __syncthreads();
+  return red[32];
+}`;
+}
+
+function rowCode(entry: string, coop: boolean, combines: readonly RowCombine[]): RowCode {
+  if (!coop) {
+    return {
+      cooperative: false,
+      rows: (body) => `GRID_STRIDE(o, outer) {${body}\n  }`,
+      each: (body) => `for (i64 j = 0; j < inner; ++j) {${body}}`,
+      all: () => '',
+      once: (statement) => statement,
+    };
+  }
+  const types = [...new Set(combines.map((c) => c.type))];
+  return {
+    cooperative: true,
+    rows: (body) => `${types.map((t) => `__shared__ ${t} red_${t}[33];`).join(' ')}
+  for (i64 o = blockIdx.x; o < outer; o += gridDim.x) {${body}\n  }`,
+    each: (body) => `for (i64 j = threadIdx.x; j < inner; j += blockDim.x) {${body}}`,
+    all: (c, v) => `${v} = ${entry}_${c.name}(${v}, red_${c.type});`,
+    once: (statement) => `if (threadIdx.x == 0) ${statement}`,
+  };
+}
+
+/**
+ * A row kernel in the chosen form: `key` gains `.block` when cooperative; `body` writes the
+ * `extern "C"` kernel in terms of {@link RowCode}, combining only through `combines`.
+ */
+export function rowKernel(key: string, coop: boolean, combines: readonly RowCombine[], body: (entry: string, code: RowCode) => string): KernelSource {
+  return kernelSource(coop ? `${key}.block` : key, (entry) => {
+    const helpers = coop ? combines.map((c) => blockCombine(entry, c)).join('\n') : '';
+    return `${ROW_AT}\n${helpers}\n${body(entry, rowCode(entry, coop, combines))}`;
+  });
+}
+
+/** The launch of a row kernel over `split`: a grid-stride loop of threads, or blocks of {@link cooperativeThreads} threads. */
+export function rowLaunch(kernel: KernelSource, coop: boolean, split: RowSplit, args: readonly KernelArg[]): KernelLaunch[] {
+  const outer = split.outerDims.reduce((a, d) => a * d, 1);
+  if (!coop) return launch(kernel, outer, args);
+  if (outer <= 0) return [];
+  const inner = split.innerDims.reduce((a, d) => a * d, 1);
+  return [{ kind: 'launch', kernel, grid: [Math.min(outer, MAX_ROW_BLOCKS)], block: [cooperativeThreads(inner)], args }];
+}

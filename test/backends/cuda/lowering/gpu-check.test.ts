@@ -67,6 +67,7 @@ const fakeGpu = {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const check = require('../../../gpu/cuda-lowering.check.js') as {
   runCheck(lib: unknown, internals: unknown, only?: string): Promise<{ cases: number; kernels: number }>;
+  timeRows(lib: unknown, internals: unknown, timed?: unknown[], repeats?: number): Promise<Array<{ timed: string; ok: boolean; launched: string[] }>>;
 };
 
 const internals = { ...lowering, ...reference, LAYER_KINDS, readNumbers };
@@ -78,9 +79,29 @@ describe('the cuda-lowering GPU check on an emulated GPU', () => {
   });
   afterEach(() => log.mockRestore());
 
-  test.each(['matmul/bcastBoth', 'slice/fill-value', 'topk/max.nan', 'convolution/2d.bfloat16', 'fill/int64.inputs', 'shape/rank0', 'gather/nd.b1'])('%s passes', async (only) => {
+  test.each(['matmul/bcastBoth', 'slice/fill-value', 'topk/max.nan', 'convolution/2d.bfloat16', 'fill/int64.inputs', 'shape/rank0', 'gather/nd.b1', 'reduce/rows.max.specials', 'normalization/rows.group'])('%s passes', async (only) => {
     const result = await check.runCheck(fakeGpu, internals, only);
     expect(result.cases).toBeGreaterThan(0);
+  });
+
+  test('the timed row layers run, checked, at small sizes', async () => {
+    const small = [
+      ['layernorm', 'normalization', { axes: [1], epsilon: 1e-5, nbGroups: 1 }, [[3, 96], [1, 96], [1, 96]]],
+      ['softmax', 'softmax', { axis: 1 }, [[2, 70]]],
+    ];
+    const report = await check.timeRows(fakeGpu, internals, small, 1);
+    expect(report.map((r) => [r.timed, r.ok])).toEqual([
+      ['layernorm', true],
+      ['softmax', true],
+    ]);
+    expect(report[0]!.launched[0]).toMatch(/^normalization\.float32\.float32\.float32\.block grid \[3\] block \[64\]$/);
+  });
+
+  test('a wrong timed result fails and prints the launches', async () => {
+    const offByOne = (t: Tensor): Tensor => new Tensor(t.dtype, t.shape, (t.data as Float32Array).map((v) => v + 1));
+    const wrong = { ...internals, executeLayer: (...args: Parameters<typeof reference.executeLayer>) => reference.executeLayer(...args).map(offByOne) };
+    await expect(check.timeRows(fakeGpu, wrong, [['softmax', 'softmax', { axis: 1 }, [[2, 70]]]], 1)).rejects.toThrow(/1 failure/);
+    expect(log.mock.calls.flat().join('\n')).toMatch(/timed\/softmax.*softmax\.float32\.block grid \[2\] block \[64\]/);
   });
 
   test('a wrong result fails the check and names the case', async () => {
