@@ -127,6 +127,16 @@ export function lowerInstance(
     if (p.kind === 'constant' && bound[id] === undefined && p.weights.dtype === instance.tensors[id]!.dtype) bind(id, weight(p.weights, layer));
   }
 
+  // A reshape or identity of something the plan never writes (a weight, a host value) reads
+  // it where it is: its copy onto the same slice is dropped by assemble(), where it would
+  // otherwise copy the weight into the arena on every run.
+  for (const layer of instance.deviceLayers) {
+    const donor = reinterpretedInput(layer, instance);
+    const out = layer.outputs[0]!;
+    const at = donor === undefined ? undefined : bound[donor]?.at;
+    if (at !== undefined && bound[out] === undefined && (at.buffer === WEIGHTS_BUFFER || at.buffer === VALUES_BUFFER)) bind(out, at);
+  }
+
   // Pointwise producers that run inside their reader's kernel (fuse-pointwise.ts).
   const fuseInto = options.fuse === false ? new Map<number, number>() : planPointwiseFusion(instance.deviceLayers, (id) => ({ shape: instance.tensors[id]!.shape, intermediate: bound[id] === undefined }));
   const chainEnd = fusionChainEnds(fuseInto, instance.deviceLayers.length);

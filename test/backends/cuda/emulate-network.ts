@@ -18,6 +18,8 @@ export interface Emulated {
   launches: number;
   /** The layer name of each step (fused steps are named `producer+consumer`). */
   names: string[];
+  /** The kind of each step that is left after assembly drops copies onto themselves. */
+  steps: string[];
   /** Tensor ids that share another tensor's bytes (memory-plan aliases). */
   aliases: ReadonlyMap<number, number>;
 }
@@ -42,7 +44,7 @@ export function emulate(net: Network, inputs: Record<string, Tensor>, fuse: bool
     const bytes = buffers[lowered.outputBuffers.get(output.name)!]!.slice();
     outputs[output.name] = new Tensor(t.dtype, t.shape, new info.storage(bytes.buffer, 0, bytes.byteLength / (info.itemBytes / info.lanes)));
   }
-  return { outputs, launches: lowered.steps.filter((s) => s.kind === 'launch').length, names: lowered.stepLayers.map((s) => s.name), aliases: lowered.aliases };
+  return { outputs, launches: lowered.steps.filter((s) => s.kind === 'launch').length, names: lowered.stepLayers.map((s) => s.name), aliases: lowered.aliases, steps: lowered.steps.filter((s) => !(s.kind === 'copy' && s.src.buffer === s.dst.buffer && (s.src.offset ?? 0) === (s.dst.offset ?? 0))).map((s) => s.kind) };
 }
 
 const bits = (t: Tensor): number[] => Array.from(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));

@@ -151,3 +151,15 @@ describe('views that outlive their donor on the emulator', () => {
     expect(fused.aliases.get(v.id)).toBe(a.id);
   });
 });
+
+describe('views of weights', () => {
+  test('a reshape of a constant reads the weight where it is: no copy step, the same results', () => {
+    const net = new Network('weight_view');
+    const x = net.addInput('x', 'float32', [3, 4]);
+    const w = net.add1({ kind: 'constant', weights: new Random(10).tensor([2, 2, 5]) }, [], 'w');
+    const flat = net.add1({ kind: 'shuffle', reshape: [4, 5], zeroIsPlaceholder: false }, [w], 'flat');
+    net.markOutput(net.add1({ kind: 'matmul', opA: 'none', opB: 'none' }, [x, flat], 'mm'), 'y');
+    const { fused } = expectEmulatedMatches(net, { x: new Random(11).tensor([3, 4]) }, FP32);
+    expect(fused.steps).toEqual(['gemm']);
+  });
+});
