@@ -253,7 +253,7 @@ describe('what stays fp32', () => {
     const { network: reduced, report } = reducePrecision(net, ['fp32', 'fp16']);
     const want = await runNetwork(net, feeds);
     const got = await runNetwork(reduced, feeds);
-    expect(Array.from(got.p!.data)).toEqual(Array.from(want.p!.data)); // exact: computed in fp32
+    expect(Array.from(got.p!.data as Float32Array)).toEqual(Array.from(want.p!.data as Float32Array)); // exact: computed in fp32
     expectClose(got.y!, want.y!, { rtol: 1e-3, atol: 1e-2 });
     expect(report.fp32Layers).toEqual(['pos', 'scaled_pos']);
     expect(dtypeOf(reduced, 'x_plus_p')).toBe('float16');

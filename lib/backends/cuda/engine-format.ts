@@ -146,6 +146,22 @@ function readKernels(x: unknown, blob: Uint8Array): EngineKernel[] {
   });
 }
 
+/**
+ * The precision summary of engine bytes without reading the network (for `inspect`): the
+ * string the build recorded, 'fp32 (not recorded)' for an engine written before the
+ * precision pass, or null for bytes that are not a readable cuda engine.
+ */
+export function cudaEnginePrecision(engine: Uint8Array): string | null {
+  try {
+    const json = unpackContainer(asBytes(engine), CUDA_ENGINE_MAGIC, [CUDA_ENGINE_VERSION]).json as Record<string, unknown>;
+    if (!isObject(json) || json.format !== CUDA_ENGINE_FORMAT) return null;
+    return typeof json.precision === 'string' ? json.precision : 'fp32 (not recorded)';
+  } catch (e) {
+    if (e instanceof CodecError || e instanceof BadModelError) return null;
+    throw e;
+  }
+}
+
 /** Reads engine bytes (zero-copy: weights and cubins view them). @throws {BadModelError} naming what is wrong. */
 export function deserializeCudaEngine(engine: Uint8Array): CudaEngineContents {
   let container;
