@@ -13,8 +13,10 @@
  *   accumulate in fp32 and round once on store, so reductions, softmax and normalization
  *   layers are accurate in fp16 storage (as PyTorch's fp16 kernels are).
  * - Kept float32 (layers "kept fp32" in the report):
- *   - constant subgraphs (no network input upstream): TensorRT folds them at build in fp32;
- *     the consumers that compute in fp16 read a converted copy;
+ *   - constant arithmetic (no network input upstream, e.g. exp of a constant): computed in
+ *     fp32, as TensorRT folds it at build, and cast for the fp16 layers that read it. Data only
+ *     moved out of constants (a transposed, reshaped, sliced or gathered weight) is emitted
+ *     over the converted weights instead, so no weight is cast per run or stored twice;
  *   - float values made from integers (a cast from int/bool, a fill: positions, sizes, masks),
  *     which fp16 does not hold exactly past 2048;
  *   - large dynamic range: an elementwise pow of an activation (x², x³ overflow fp16 at
@@ -120,6 +122,13 @@ export function convertWeights(t: Tensor, dtype: ReducedDType): { tensor: Tensor
 type Kind = 'static' | 'region' | 'activation';
 type Mode = 'static' | 'fp32' | 'reduced';
 
+/**
+ * Static layers that only move data (exact in any dtype): when a reduced layer reads their
+ * float32 output, they are emitted reading converted constants instead, so a weight reshaped
+ * or sliced by the converter is converted at build like any other weight.
+ */
+const STATIC_IN_ANY_DTYPE = new Set<LayerParams['kind']>(['constant', 'identity', 'shuffle', 'slice', 'concat', 'gather']);
+
 const isFloatDType = (d: TrtDType): boolean => d === 'float32' || d === 'float16' || d === 'bfloat16';
 
 /** Classifies every live layer: how it computes (mode) and what its outputs are (kind). */
@@ -199,10 +208,12 @@ export function reducePrecision(network: Network, precisions: readonly string[],
   report.dtype = dtype;
 
   const out = new Network(network.name);
-  /** The rewritten tensor of each source tensor, in the dtype its producer computes. */
+  /** The rewritten tensor of each computed (non-static) source tensor, in the dtype its layer computes. */
   const made = new Map<number, NetTensor>();
-  /** Casts and converted constants, by `${source id}:${dtype}`. */
-  const views = new Map<string, NetTensor>();
+  /** Runtime casts, by `${source id}:${dtype}`. */
+  const casts = new Map<string, NetTensor>();
+  /** Static layers emitted on demand, by `${layer index}:${variant}`. */
+  const emitted = new Map<string, NetTensor[]>();
   const converted = new Map<Tensor, Tensor>();
   const convert = (t: Tensor): Tensor => {
     let c = converted.get(t);
@@ -215,27 +226,45 @@ export function reducePrecision(network: Network, precisions: readonly string[],
     }
     return c;
   };
-  const constantLayer = new Map<number, Layer>();
-  for (const layer of layers) if (layer.params.kind === 'constant') constantLayer.set(layer.outputs[0]!, layer);
+  const srcDType = (id: number): TrtDType => network.tensor(id).dtype;
 
-  /** Source tensor `id` as `want`: itself, a converted constant or a cast. */
-  const view = (id: number, want: TrtDType): NetTensor => {
-    const key = `${id}:${want}`;
-    const seen = views.get(key);
+  /** `layer` added to `out`: as it is, or computing in `variant` (its float32 inputs and parameters in that dtype). */
+  const emit = (layer: Layer, variant: 'as-is' | ReducedDType): NetTensor[] => {
+    const key = `${layer.index}:${variant}`;
+    const seen = emitted.get(key);
     if (seen !== undefined) return seen;
-    let t: NetTensor;
-    const constant = constantLayer.get(id);
-    if (constant !== undefined) {
-      const weights = (constant.params as Extract<LayerParams, { kind: 'constant' }>).weights;
-      const asIs = weights.dtype === want;
-      t = out.add1({ kind: 'constant', weights: asIs ? weights : convert(weights) }, [], asIs ? constant.name : `${constant.name}/${want}`);
+    const reduced = variant !== 'as-is';
+    const inputs = layer.inputs.map((id) => (id === null ? null : view(id, reduced && srcDType(id) === 'float32' ? variant : srcDType(id))));
+    const p = layer.params;
+    const params = !reduced ? p : p.kind === 'constant' ? { kind: 'constant' as const, weights: p.weights.dtype === 'float32' ? convert(p.weights) : p.weights } : reducedParams(p, variant, convert);
+    const outs = out.add(params, inputs, reduced && mode.get(layer) === 'static' ? `${layer.name}/${variant}` : layer.name);
+    emitted.set(key, outs);
+    return outs;
+  };
+
+  /**
+   * Source tensor `id` as `want`. A constant, or data moved out of constants (a reshaped or
+   * sliced weight), is emitted in `want` itself: converted at build, never cast per run. Other
+   * values are cast (once per tensor and dtype).
+   */
+  const view = (id: number, want: TrtDType): NetTensor => {
+    const producer = network.tensor(id).producer >= 0 ? network.layers[network.tensor(id).producer]! : undefined;
+    let have: NetTensor;
+    if (producer !== undefined && mode.get(producer) === 'static') {
+      const k = producer.outputs.indexOf(id);
+      if (want !== srcDType(id) && srcDType(id) === 'float32' && want === dtype && STATIC_IN_ANY_DTYPE.has(producer.params.kind)) return emit(producer, dtype)[k]!;
+      have = emit(producer, 'as-is')[k]!;
     } else {
-      const have = made.get(id)!;
-      if (have.dtype === want) return have;
+      have = made.get(id)!;
+    }
+    if (have.dtype === want) return have;
+    const key = `${id}:${want}`;
+    let t = casts.get(key);
+    if (t === undefined) {
       t = out.add1({ kind: 'cast', to: want }, [have], `${network.tensor(id).name}/to_${want}`);
+      casts.set(key, t);
       report.casts++;
     }
-    views.set(key, t);
     return t;
   };
 
@@ -244,18 +273,11 @@ export function reducePrecision(network: Network, precisions: readonly string[],
     made.set(t.id, out.addInput(input.name, t.dtype, t.shape, input.profiles));
   }
   for (const layer of layers) {
-    if (layer.params.kind === 'constant') continue; // emitted where a consumer asks, in the dtype it asks for
     const m = mode.get(layer)!;
+    if (m === 'static') continue; // emitted where a consumer asks, in the dtype it asks for
     const reduced = m === 'reduced';
-    const inputs = layer.inputs.map((id) => {
-      if (id === null) return null;
-      const d = network.tensor(id).dtype;
-      return view(id, reduced && d === 'float32' ? dtype : d);
-    });
-    const params = reduced ? reducedParams(layer.params, dtype, convert) : layer.params;
-    const outs = out.add(params, inputs, layer.name);
-    outs.forEach((t, i) => made.set(layer.outputs[i]!, t));
-    const makesFloat32 = layer.outputs.some((id) => network.tensor(id).dtype === 'float32');
+    emit(layer, reduced ? dtype : 'as-is').forEach((t, i) => made.set(layer.outputs[i]!, t));
+    const makesFloat32 = layer.outputs.some((id) => srcDType(id) === 'float32');
     if (reduced && makesFloat32) report.reducedLayers++;
     else if (m === 'fp32') report.fp32Layers.push(layer.name);
   }

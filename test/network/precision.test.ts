@@ -271,6 +271,32 @@ describe('what stays fp32', () => {
   });
 });
 
+describe('constant subgraphs', () => {
+  test('a weight the converter reshapes is converted at build (no per-run cast, no float32 copy left); constant arithmetic folds in fp32 and is cast', async () => {
+    const net = new Network('linear');
+    const x = net.addInput('x', 'float32', [3, 8]);
+    const w = net.add1({ kind: 'constant', weights: f32([4, 8], 100) }, [], 'w');
+    const wt = net.add1({ kind: 'shuffle', firstTranspose: [1, 0], zeroIsPlaceholder: false }, [w], 'w_t');
+    const y = net.add1({ kind: 'matmul', opA: 'none', opB: 'none' }, [x, wt], 'mm');
+    const scale = net.add1({ kind: 'unary', op: 'exp' }, [net.add1({ kind: 'constant', weights: Tensor.from('float32', [1, 1], [0.5]) }, [], 'log_scale')], 'scale');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'prod' }, [y, scale], 'scaled'), 'y');
+    const { reduced, report } = await compareRewrite(net, { x: f32([3, 8], 101) });
+    const kinds = reduced.layers.map((l) => `${l.name}:${l.params.kind}:${reduced.tensor(l.outputs[0]!).dtype}`);
+    expect(kinds).toEqual([
+      'x/to_float16:cast:float16',
+      'w/float16:constant:float16',
+      'w_t/float16:shuffle:float16',
+      'mm:matmul:float16',
+      'log_scale:constant:float32',
+      'scale:unary:float32',
+      'scale:out/to_float16:cast:float16',
+      'scaled:elementwise:float16',
+      'scaled:out/to_float32:cast:float32',
+    ]);
+    expect(report).toMatchObject({ casts: 3, convertedWeights: 1, reducedLayers: 2, fp32Layers: [] });
+  });
+});
+
 describe('what the pass leaves alone', () => {
   test('an int/bool/shape network is returned unchanged', () => {
     const net = new Network('ints');
