@@ -16,7 +16,7 @@ import { deserializeEngine } from '../../../lib/backends/reference/engine-format
 import { compile } from '../../../lib/compile';
 import { cast } from '../../../lib/kernels/unary';
 import type { Network } from '../../../lib/network';
-import { reducePrecision } from '../../../lib/network/precision';
+import { describePrecision, reducePrecision } from '../../../lib/network/precision';
 import { Tensor } from '../../../lib/tensor';
 import { readNumbers } from '../../../lib/kernels/access';
 import { loadFixture } from '../../helpers/fixtures';
@@ -80,7 +80,7 @@ describe.each(['mlp', 'encoder', 'squeezenet1_1', 'llama_rotary_complex_input'])
       expect(t.dtype).toBe(network.tensor(output.tensor).dtype);
       const e = errors(t, expected[output.name]!);
       // Visible in the test log: what fp16 costs on this model.
-      process.stdout.write(`${name} ${output.name}: fp16 max abs error ${e.maxAbs.toExponential(2)} (output scale ${e.scale.toExponential(2)}), ${report.fp32Layers.length} layers kept fp32 (${report.fp32Layers.slice(0, 8).join(', ')})\n`);
+      process.stdout.write(`${name} ${output.name}: fp16 max abs error ${e.maxAbs.toExponential(2)} (output scale ${e.scale.toExponential(2)}), ${describePrecision(report)}\n`);
       expect(e.worst).toBeLessThanOrEqual(1);
       // fp16 really ran: its error is well above float32 rounding.
       expect(e.maxAbs).toBeGreaterThan(1e-5 * e.scale);
