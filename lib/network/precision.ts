@@ -228,14 +228,27 @@ export function reducePrecision(network: Network, precisions: readonly string[],
   };
   const srcDType = (id: number): TrtDType => network.tensor(id).dtype;
 
+  /** The producer of source tensor `id` when it is a static layer (emitted on demand). */
+  const staticProducer = (id: number): Layer | undefined => {
+    const index = network.tensor(id).producer;
+    const layer = index >= 0 ? network.layers[index] : undefined;
+    return layer !== undefined && mode.get(layer) === 'static' ? layer : undefined;
+  };
+  /** Source tensor `id` as its rewritten producer made it. */
+  const current = (id: number): NetTensor => {
+    const producer = staticProducer(id);
+    return producer !== undefined ? emit(producer, 'as-is')[producer.outputs.indexOf(id)]! : made.get(id)!;
+  };
+
   /** `layer` added to `out`: as it is, or computing in `variant` (its float32 inputs and parameters in that dtype). */
   const emit = (layer: Layer, variant: 'as-is' | ReducedDType): NetTensor[] => {
     const key = `${layer.index}:${variant}`;
     const seen = emitted.get(key);
     if (seen !== undefined) return seen;
     const reduced = variant !== 'as-is';
-    const inputs = layer.inputs.map((id) => (id === null ? null : view(id, reduced && srcDType(id) === 'float32' ? variant : srcDType(id))));
     const p = layer.params;
+    // A shape layer reads dims, not values: it takes its input in whatever dtype it was made, never a cast.
+    const inputs = layer.inputs.map((id) => (id === null ? null : p.kind === 'shape' ? current(id) : view(id, reduced && srcDType(id) === 'float32' ? variant : srcDType(id))));
     const params = !reduced ? p : p.kind === 'constant' ? { kind: 'constant' as const, weights: p.weights.dtype === 'float32' ? convert(p.weights) : p.weights } : reducedParams(p, variant, convert);
     const outs = out.add(params, inputs, reduced && mode.get(layer) === 'static' ? `${layer.name}/${variant}` : layer.name);
     emitted.set(key, outs);
@@ -248,15 +261,11 @@ export function reducePrecision(network: Network, precisions: readonly string[],
    * values are cast (once per tensor and dtype).
    */
   const view = (id: number, want: TrtDType): NetTensor => {
-    const producer = network.tensor(id).producer >= 0 ? network.layers[network.tensor(id).producer]! : undefined;
-    let have: NetTensor;
-    if (producer !== undefined && mode.get(producer) === 'static') {
-      const k = producer.outputs.indexOf(id);
-      if (want !== srcDType(id) && srcDType(id) === 'float32' && want === dtype && STATIC_IN_ANY_DTYPE.has(producer.params.kind)) return emit(producer, dtype)[k]!;
-      have = emit(producer, 'as-is')[k]!;
-    } else {
-      have = made.get(id)!;
+    const producer = staticProducer(id);
+    if (producer !== undefined && want !== srcDType(id) && srcDType(id) === 'float32' && want === dtype && STATIC_IN_ANY_DTYPE.has(producer.params.kind)) {
+      return emit(producer, dtype)[producer.outputs.indexOf(id)]!;
     }
+    const have = current(id);
     if (have.dtype === want) return have;
     const key = `${id}:${want}`;
     let t = casts.get(key);

@@ -309,6 +309,22 @@ describe('what the pass leaves alone', () => {
     expect(network).toBe(net);
     expect(report).toMatchObject({ dtype: null, unchanged: 'no float32 activations' });
   });
+  test('a shape layer reads its input as it is made: no cast only to take dims', async () => {
+    const net = new Network('dims');
+    const x = net.addInput('x', 'float32', [-1, 4], [{ min: [1, 4], opt: [2, 4], max: [8, 4] }]);
+    const s = net.add1({ kind: 'shape' }, [x], 'shape');
+    const r = net.add1({ kind: 'activation', type: 'relu' }, [x], 'relu');
+    net.markOutput(net.add1({ kind: 'shape' }, [r], 'shape_r'), 'sr');
+    net.markOutput(s, 's');
+    net.markOutput(r, 'y');
+    const { reduced } = await compareRewrite(net, { x: f32([3, 4], 110) });
+    expect(reduced.inputs[0]!.profiles).toEqual(net.inputs[0]!.profiles);
+    const shapeIn = (name: string): string => reduced.tensor(reduced.layers.find((l) => l.name === name)!.inputs[0]!).name;
+    expect(shapeIn('shape')).toBe('x');
+    expect(shapeIn('shape_r')).toBe('relu:out'); // the fp16 relu output itself
+    expect(reduced.layers.filter((l) => l.params.kind === 'cast').map((l) => l.name)).toEqual(['x/to_float16', 'relu:out/to_float32']);
+  });
+
   test('fp32 and tf32 change nothing', () => {
     const net = rmsNorm(4);
     expect(reducePrecision(net, ['fp32', 'tf32']).network).toBe(net);
