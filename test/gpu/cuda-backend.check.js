@@ -95,6 +95,28 @@ function segmentCounts(program) {
 const bitsOf = (t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 const identical = (xs, ys) => xs.length === ys.length && xs.every((x, i) => x.dtype === ys[i].dtype && bitsOf(x).equals(bitsOf(ys[i])));
 
+/**
+ * Compiles `file` with `settings` (collecting the non-debug log), lets `measure(program, line,
+ * logs)` fill `line` (with `ok`), and prints it; an error becomes ok: false with its code.
+ */
+async function measured(line, file, settings, measure) {
+  const logs = [];
+  let program;
+  try {
+    const t0 = Date.now();
+    program = await lib.compile(file, { ...settings, logger: (level, message) => level !== 'debug' && logs.push(`${level}: ${message}`) });
+    line.compileMs = Date.now() - t0;
+    await measure(program, line, logs);
+    if (!line.ok) line.logs = logs.slice(-20);
+  } catch (error) {
+    Object.assign(line, { ok: false, code: error.code, message: error.message, details: error.details });
+  } finally {
+    await program?.dispose();
+  }
+  console.log(JSON.stringify(line));
+  return line;
+}
+
 async function fixtureRuns() {
   const results = [];
   for (const name of ORDER) {
@@ -102,13 +124,7 @@ async function fixtureRuns() {
     for (const format of ['pt2', 'onnx']) {
       if (!fixture.files[format]) continue;
       const file = path.join(fixture.dir, fixture.files[format]);
-      const line = { fixture: name, format };
-      let program;
-      try {
-        const logs = [];
-        const t0 = Date.now();
-        program = await lib.compile(file, { ...settingsFor(fixture, format), logger: (level, message) => level !== 'debug' && logs.push(`${level}: ${message}`) });
-        line.compileMs = Date.now() - t0;
+      const line = await measured({ fixture: name, format }, file, settingsFor(fixture, format), async (program, line) => {
         line.segments = segmentCounts(program);
         line.cases = [];
         for (const [k, c] of fixture.cases.entries()) {
@@ -117,13 +133,7 @@ async function fixtureRuns() {
           line.cases.push({ case: k, inputShapes: c.inputs.map((t) => t.shape), outputs: per });
         }
         line.ok = line.cases.every((c) => c.outputs.every((o) => o.ok));
-        if (!line.ok) line.logs = logs.slice(-20);
-      } catch (error) {
-        Object.assign(line, { ok: false, code: error.code, message: error.message, details: error.details });
-      } finally {
-        await program?.dispose();
-      }
-      console.log(JSON.stringify(line));
+      });
       results.push({ ...line, fixtureData: fixture, file });
     }
   }
@@ -291,13 +301,7 @@ async function reducedPrecisionRuns() {
       continue;
     }
     for (const [precision, tol] of Object.entries(REDUCED)) {
-      const line = { fixture: name, format, precision };
-      let program;
-      try {
-        const logs = [];
-        const t0 = Date.now();
-        program = await lib.compile(file, { ...settings, precisions: [precision], logger: (level, message) => level !== 'debug' && logs.push(`${level}: ${message}`) });
-        line.compileMs = Date.now() - t0;
+      const line = await measured({ fixture: name, format, precision }, file, { ...settings, precisions: [precision] }, async (program, line, logs) => {
         line.summary = logs.filter((l) => l.includes('computes in')).map((l) => l.replace(/^info: cuda backend: /, ''));
         const outputs = await program.run(c.inputs);
         line.vsFp32 = outputs.map((t, i) => scaledErrors(t, fp32[i]));
@@ -306,13 +310,7 @@ async function reducedPrecisionRuns() {
         line.identicalToFp32 = identical(outputs, fp32);
         // TF32 may leave small GEMMs on non-tensor-core kernels (bit-identical): only fp16/bf16 must differ.
         line.ok = !(line.identicalToFp32 && precision !== 'tf32') && line.vsFp32.every((e) => e.worst <= tol) && line.vsPyTorchFp32.every((e) => e.worst <= tol);
-        if (!line.ok) line.logs = logs.slice(-20);
-      } catch (error) {
-        Object.assign(line, { ok: false, code: error.code, message: error.message, details: error.details });
-      } finally {
-        await program?.dispose();
-      }
-      console.log(JSON.stringify(line));
+      });
       lines.push(line);
     }
   }
