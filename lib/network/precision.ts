@@ -147,16 +147,20 @@ function classify(network: Network, layers: readonly Layer[]): { mode: Map<Layer
     const outFloat = layer.outputs.some((id) => network.tensor(id).dtype === 'float32');
     let m: Mode;
     let out: Kind;
+    const madeFromIntegers = outFloat && ((p.kind === 'cast' && !isFloatDType(network.tensor(ins[0]!).dtype)) || p.kind === 'fill');
     if (kinds.every((k) => k === 'static')) {
       m = 'static';
       out = 'static';
+    } else if (madeFromIntegers) {
+      m = 'fp32';
+      out = 'region';
     } else if (floats.includes('activation')) {
       const pow = p.kind === 'elementwise' && p.op === 'pow';
       const square = p.kind === 'elementwise' && p.op === 'prod' && ins[0] === ins[1] && feedsReduce(layer.outputs[0]!);
       const scaledByRegion = p.kind === 'elementwise' && (p.op === 'prod' || p.op === 'div') && floats.includes('region');
       m = outFloat && (pow || square || scaledByRegion) ? 'fp32' : 'reduced';
       out = outFloat && (pow || square) ? 'region' : 'activation';
-    } else if (floats.includes('region') || (outFloat && ((p.kind === 'cast' && !isFloatDType(network.tensor(ins[0]!).dtype)) || p.kind === 'fill'))) {
+    } else if (floats.includes('region')) {
       m = 'fp32';
       out = 'region';
     } else {
