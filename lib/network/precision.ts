@@ -131,13 +131,15 @@ const STATIC_IN_ANY_DTYPE = new Set<LayerParams['kind']>(['constant', 'identity'
 
 const isFloatDType = (d: TrtDType): boolean => d === 'float32' || d === 'float16' || d === 'bfloat16';
 
-/** Classifies every live layer: how it computes (mode) and what its outputs are (kind). */
-function classify(network: Network, layers: readonly Layer[]): { mode: Map<Layer, Mode>; kind: Map<number, Kind> } {
+/**
+ * How every live layer computes, from what its inputs are: static (no network input
+ * upstream), region (fp32 by the rule at the top of this file) or activation.
+ */
+function classify(network: Network, layers: readonly Layer[]): Map<Layer, Mode> {
   const kind = new Map<number, Kind>();
   for (const input of network.inputs) kind.set(input.tensor, 'activation');
-  const consumers = new Map<number, Layer[]>();
-  for (const layer of layers) for (const id of layer.inputs) if (id !== null) consumers.set(id, [...(consumers.get(id) ?? []), layer]);
-  const feedsReduce = (id: number): boolean => (consumers.get(id) ?? []).some((c) => c.params.kind === 'reduce');
+  const reduceInputs = new Set<number>();
+  for (const layer of layers) if (layer.params.kind === 'reduce') for (const id of layer.inputs) if (id !== null) reduceInputs.add(id);
   const mode = new Map<Layer, Mode>();
   for (const layer of layers) {
     const ins = layer.inputs.filter((id): id is number => id !== null);
@@ -156,7 +158,7 @@ function classify(network: Network, layers: readonly Layer[]): { mode: Map<Layer
       out = 'region';
     } else if (floats.includes('activation')) {
       const pow = p.kind === 'elementwise' && p.op === 'pow';
-      const square = p.kind === 'elementwise' && p.op === 'prod' && ins[0] === ins[1] && feedsReduce(layer.outputs[0]!);
+      const square = p.kind === 'elementwise' && p.op === 'prod' && ins[0] === ins[1] && reduceInputs.has(layer.outputs[0]!);
       const scaledByRegion = p.kind === 'elementwise' && (p.op === 'prod' || p.op === 'div') && floats.includes('region');
       m = outFloat && (pow || square || scaledByRegion) ? 'fp32' : 'reduced';
       out = outFloat && (pow || square) ? 'region' : 'activation';
@@ -172,7 +174,7 @@ function classify(network: Network, layers: readonly Layer[]): { mode: Map<Layer
     mode.set(layer, m);
     for (const id of layer.outputs) kind.set(id, out);
   }
-  return { mode, kind };
+  return mode;
 }
 
 const hasReducedFloat = (network: Network): boolean => network.tensors.some((t) => t.dtype === 'float16' || t.dtype === 'bfloat16');
@@ -205,7 +207,7 @@ export function reducePrecision(network: Network, precisions: readonly string[],
   if (options.stronglyTyped === true || hasReducedFloat(network)) return { network, report: { ...report, unchanged: 'strongly typed' } };
 
   const layers = liveLayers(network);
-  const { mode } = classify(network, layers);
+  const mode = classify(network, layers);
   if (![...mode].some(([layer, m]) => m === 'reduced' && layer.outputs.some((id) => network.tensor(id).dtype === 'float32'))) {
     return { network, report: { ...report, unchanged: 'no float32 activations' } };
   }
