@@ -5,12 +5,23 @@
 // PyTorch's fp32 output on this GPU, then time program.run with DeviceTensor inputs and
 // outputs: 'device' (wall clock, JS call → Promise settled, so launch overhead counts as it
 // does for the caller), median of 50 after 10 warm-up runs; and once with host tensors.
-// usage: node bench/gpu/models.bench.js DIR   (prints JSON lines, then a Markdown table)
+// PRECISION=fp16|bf16|tf32 compiles with that precision allowed (default fp32, as before): the
+// output is then also compared with PyTorch's eager fp16 output when models.py saved one
+// (output0_fp16.bin), beside PyTorch's own fp16 error against fp32 (torchFp16Error).
+// usage: [PRECISION=fp16] node bench/gpu/models.bench.js DIR   (prints JSON lines, then a Markdown table)
 const fs = require('node:fs');
 const path = require('node:path');
 const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
 
 const STORAGE = { float32: Float32Array, int64: BigInt64Array, complex64: Float32Array };
+
+const PRECISION = process.env.PRECISION || 'fp32';
+if (!['fp32', 'tf32', 'fp16', 'bf16'].includes(PRECISION)) {
+  console.error(`PRECISION must be fp32, tf32, fp16 or bf16, got ${JSON.stringify(PRECISION)}`);
+  process.exit(2);
+}
+/** Compile settings' `precisions` (fp32 is always allowed). */
+const PRECISIONS = PRECISION === 'fp32' ? {} : { precisions: [PRECISION] };
 
 function readTensor(dir, m) {
   const bytes = fs.readFileSync(path.join(dir, m.file));
@@ -46,8 +57,11 @@ async function one(dir) {
   const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
   const line = { name: meta.name };
   const t0 = Date.now();
-  const program = await lib.compile(path.join(dir, 'model.pt2'), { backend: 'cuda' });
+  const logs = [];
+  const program = await lib.compile(path.join(dir, 'model.pt2'), { backend: 'cuda', ...PRECISIONS, logger: (level, message) => level !== 'debug' && logs.push(message) });
   line.compileS = (Date.now() - t0) / 1e3;
+  line.precision = PRECISION;
+  line.precisionSummary = logs.filter((m) => m.includes('computes in')).map((m) => m.replace(/^cuda backend: /, ''));
   line.segments = program.data.segments.map((s) => (s.kind === 'tensorrt' ? s.backend : 'fallback')).join(',');
   line.runsOn = program.runsOn;
   try {
@@ -55,6 +69,8 @@ async function one(dir) {
     const expected = readTensor(dir, meta.outputs[0]);
     const [out] = await program.run(inputs);
     line.error = errors(out, expected);
+    const fp16 = (meta.outputs_fp16 ?? [])[0];
+    if (fp16) line.errorVsTorchFp16 = errors(out, readTensor(dir, fp16));
     const onDevice = [];
     for (const t of inputs) onDevice.push(await lib.toDevice(t, 0));
     line.deviceIOMs = await medianMs(50, async () => (await program.run(onDevice, { outputs: 'device' })).forEach((t) => t.dispose()));
@@ -64,6 +80,15 @@ async function one(dir) {
     await program.dispose();
   }
   return line;
+}
+
+/** At reduced precision, the error cell also gives ours against PyTorch fp16, and PyTorch fp16's own error against fp32. */
+function reducedNote(o, t) {
+  if (PRECISION === 'fp32' || PRECISION === 'tf32') return '';
+  const parts = [];
+  if (o.errorVsTorchFp16) parts.push(`vs torch fp16 ${o.errorVsTorchFp16.scaled.toExponential(1)}`);
+  if (typeof t.torchFp16Error === 'number') parts.push(`torch fp16 vs fp32 ${t.torchFp16Error.toExponential(1)}`);
+  return parts.length === 0 ? '' : ` (${parts.join('; ')})`;
 }
 
 async function main() {
@@ -85,14 +110,14 @@ async function main() {
     rows.push({ name: t.name, torch: t, ours });
   }
   const f = (x) => (typeof x === 'number' ? x.toFixed(2) : '—');
-  console.log('\n| workload | PyTorch eager fp32 | eager fp16 | inductor + CUDA graphs fp16 | tensorrt-node cuda fp32 (device I/O) | host I/O | ratio vs best | ratio vs eager fp32 | max error (scaled) |');
+  console.log(`\n| workload | PyTorch eager fp32 | eager fp16 | inductor + CUDA graphs fp16 | tensorrt-node cuda ${PRECISION} (device I/O) | host I/O | ratio vs best | ratio vs eager fp32 | max error (scaled) |`);
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const t = r.torch, o = r.ours ?? {};
     const best = t.best;
     const ratio = o.deviceIOMs && best ? (o.deviceIOMs / best).toFixed(2) : '—';
     const ratio32 = o.deviceIOMs && t.eagerFp32Ms ? (o.deviceIOMs / t.eagerFp32Ms).toFixed(2) : '—';
-    console.log(`| ${r.name} | ${f(t.eagerFp32Ms)} | ${f(t.eagerFp16Ms)} | ${f(t.inductorGraphsFp16Ms)} | ${f(o.deviceIOMs)} | ${f(o.hostIOMs)} | ${ratio} | ${ratio32} | ${o.error ? o.error.scaled.toExponential(1) : o.failed ?? t.error ?? '—'} |`);
+    console.log(`| ${r.name} | ${f(t.eagerFp32Ms)} | ${f(t.eagerFp16Ms)} | ${f(t.inductorGraphsFp16Ms)} | ${f(o.deviceIOMs)} | ${f(o.hostIOMs)} | ${ratio} | ${ratio32} | ${o.error ? o.error.scaled.toExponential(1) + reducedNote(o, t) : o.failed ?? t.error ?? '—'} |`);
   }
 }
 

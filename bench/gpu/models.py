@@ -174,6 +174,14 @@ def run(name, out):
             half = [x.to(memory_format=torch.channels_last) for x in half]
         if name.startswith("llama"):  # RoPE stays complex64 (as in Llama's own code)
             half = [half[0], gin[1]]
+        # PyTorch's own fp16 output: what a reduced-precision engine is compared with (models.bench.js
+        # PRECISION=fp16), and PyTorch's fp16 error against its fp32 run (max |fp16 - fp32| / max |fp32|).
+        out16 = gh(*half).float()
+        save_tensor(out16, os.path.join(d, "output0_fp16.bin"))
+        meta["outputs_fp16"] = [{"file": "output0_fp16.bin", "dtype": "float32", "shape": list(out16.shape)}]
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        result["torchFp16Error"] = ((out16 - ref).abs().max() / ref.abs().max()).item()
         result["eagerFp16Ms"] = cuda_ms(lambda: gh(*half))
         if not os.environ.get("SKIP_TORCH_COMPILE"):
             t0 = time.time()

@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 
+import { cudaEnginePrecision } from '../backends/cuda/engine-format';
 import { probeDevices, type CudaDevice } from '../devices';
 import { BadProgramError, NoCompatibleDeviceError } from '../errors';
 import { formatShape, type Dim } from '../ir/symbolic';
@@ -41,7 +42,8 @@ export interface InspectReport {
   inputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
   outputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
   /** Segment inputs and outputs are value names; `inputs`/`outputs` above map the program's names to theirs where they differ. */
-  segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[] }>;
+  /** `precision`: what a cuda engine computes in and how many layers stayed fp32 (lib/network/precision.ts). */
+  segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[]; precision?: string }>;
   constants: Array<{ value: string; dtype: string; shape: number[]; bytes: number }>;
   /** Every blob's SHA-256 was checked against the manifest. */
   checksumsVerified: boolean;
@@ -115,7 +117,17 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     outputs: m.outputs.map(ioEntry),
     segments: m.segments.map((s, index) => {
       const blob = s.kind === 'tensorrt' ? s.engine : s.graph;
-      return { index, kind: s.kind, ...(s.kind === 'tensorrt' ? { backend: s.backend } : {}), blob, bytes: blobs.get(blob)!.byteLength, inputs: s.inputs, outputs: s.outputs };
+      const precision = s.kind === 'tensorrt' && s.backend === 'cuda' ? cudaEnginePrecision(blobs.get(blob)!) : null;
+      return {
+        index,
+        kind: s.kind,
+        ...(s.kind === 'tensorrt' ? { backend: s.backend } : {}),
+        blob,
+        bytes: blobs.get(blob)!.byteLength,
+        inputs: s.inputs,
+        outputs: s.outputs,
+        ...(precision === null ? {} : { precision }),
+      };
     }),
     constants: m.constants.map((c) => ({ value: c.value, dtype: c.dtype, shape: c.shape, bytes: blobs.get(c.blob)!.byteLength })),
     checksumsVerified: true,
@@ -156,6 +168,7 @@ export function formatInspectReport(r: InspectReport): string {
   for (const s of r.segments) {
     const what = s.kind === 'tensorrt' ? `engine (${s.backend})` : 'fallback graph';
     lines.push(...wrapList(`  ${s.index}: ${what}, ${s.blob} (${formatBytes(s.bytes)}):`, [formatSegmentIO(s.inputs, s.outputs, label)], 6));
+    if (s.precision !== undefined) lines.push(`      precision: ${s.precision}`);
   }
   if (r.constants.length > 0) {
     lines.push('constant outputs:');

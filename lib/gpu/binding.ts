@@ -77,7 +77,7 @@ export interface DescribedStep {
     batch: number; strideA: number; strideB: number; strideD: number; alpha: number; beta: number;
   };
   conv?: {
-    spatial: number; dtype: string; transposed: boolean; n: number; c: number; k: number; groups: number;
+    spatial: number; dtype: string; transposed: boolean; tf32: boolean; n: number; c: number; k: number; groups: number;
     input: number[]; kernel: number[]; pads: number[]; postPads: number[]; strides: number[]; dilations: number[]; output: number[];
   };
   hasBias?: boolean;

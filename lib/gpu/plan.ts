@@ -126,6 +126,8 @@ export interface ConvStep {
   groups?: number;
   dtype?: LibraryDType;
   transposed?: boolean;
+  /** Lets cuDNN use TF32 tensor cores for a float32 convolution (off by default, as for GEMMs). */
+  tf32?: boolean;
 }
 
 export type PlanStep = LaunchStep | CopyStep | MemsetStep | GemmStep | ConvStep;
@@ -303,7 +305,8 @@ function perDim(value: readonly number[] | undefined, spatial: number, fallback:
 }
 
 /**
- * Convolution, format 2: x, w, bias (optional), y; u32 spatial dims, dtype, flags (1 transposed);
+ * Convolution, format 2: x, w, bias (optional), y; u32 spatial dims, dtype, flags (1 transposed,
+ * 2 tf32: a new flag bit, not a layout change, so the version stays 2);
  * i32 n, c, k, groups; then for each of 3 dims (unused ones 1, 1, 0, 0, 1, 1, 1): input, kernel,
  * pad, postPad, stride, dilation, output.
  */
@@ -317,6 +320,8 @@ function encodeConv(w: ByteWriter, step: ConvStep, at: string): void {
   }
   const dtype = libraryDType(step.dtype, at);
   const transposed = flag(step.transposed, `${at}: transposed`);
+  const tf32 = flag(step.tf32, `${at}: tf32`);
+  if (tf32 && dtype !== 0) throw new InvalidArgumentError(`${at}: tf32 applies to float32 convolutions only, not ${step.dtype}`);
   const pads = perDim(step.pads, spatial, 0, 0, `${at}: pads`);
   const postPads = perDim(step.postPads ?? pads, spatial, 0, 0, `${at}: postPads`);
   const strides = perDim(step.strides, spatial, 1, 1, `${at}: strides`);
@@ -350,7 +355,7 @@ function encodeConv(w: ByteWriter, step: ConvStep, at: string): void {
   slice(w, step.y, `${at}: y`);
   w.u32(spatial);
   w.u32(dtype);
-  w.u32(transposed ? 1 : 0);
+  w.u32((transposed ? 1 : 0) | (tf32 ? 2 : 0));
   for (const v of [input[0]!, c, out[1]!, groups]) w.i32(v);
   for (let i = 0; i < 3; i++) {
     const has = i < spatial;

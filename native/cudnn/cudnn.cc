@@ -192,9 +192,10 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
   // fp32 accumulation for every data type.
   TRTN_CUDNN(cudnnSetConvolutionNdDescriptor, conv->conv, nd, convPads, stride, dilation, kCrossCorrelation, kDataFloat);
   TRTN_CUDNN(cudnnSetConvolutionGroupCount, conv->conv, s.groups);
-  // DEFAULT math lets cuDNN use TF32 tensor cores for fp32 on Ampere and newer; FMA keeps fp32.
-  // fp16/bf16 take tensor cores (fp32 accumulation either way).
-  TRTN_CUDNN(cudnnSetConvolutionMathType, conv->conv, s.dtype == 0 ? kFmaMath : kTensorOpMath);
+  // DEFAULT math lets cuDNN use TF32 tensor cores for fp32 on Ampere and newer; FMA keeps fp32
+  // unless the build allowed TF32. fp16/bf16 take tensor cores (fp32 accumulation either way).
+  const bool strictFp32 = s.dtype == 0 && !s.tf32;
+  TRTN_CUDNN(cudnnSetConvolutionMathType, conv->conv, strictFp32 ? kFmaMath : s.dtype == 0 ? kDefaultMath : kTensorOpMath);
   TRTN_CUDNN(cudnnCreateTensorDescriptor, &conv->y);
   TRTN_CUDNN(cudnnSetTensorNdDescriptor, conv->y, dataType, nd + 2, yDims, yStrides);
   if (bias) {
@@ -203,11 +204,11 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
     TRTN_CUDNN(cudnnCreateTensorDescriptor, &conv->bias);
     TRTN_CUDNN(cudnnSetTensorNdDescriptor, conv->bias, dataType, nd + 2, bDims, bStrides);
   }
-  // The fastest algorithm cuDNN ranks usable (fp32: one that does not use TF32).
+  // The fastest algorithm cuDNN ranks usable (strict fp32: one that does not use TF32).
   bool found = false;
   auto pick = [&](const auto* perf, int returned) {
     for (int i = 0; i < returned && !found; ++i) {
-      if (perf[i].status != kSuccess || (s.dtype == 0 && perf[i].mathType != kFmaMath && perf[i].mathType != kDefaultMath)) {
+      if (perf[i].status != kSuccess || (strictFp32 && perf[i].mathType != kFmaMath && perf[i].mathType != kDefaultMath)) {
         continue;
       }
       conv->algo = perf[i].algo;
@@ -239,7 +240,7 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
 #undef TRTN_CUDNN
   if (!found) {
     *error = NativeError{"E_CUDA",
-                         std::string("cuDNN offers no ") + (s.dtype == 0 ? "fp32 (non-TF32) " : "") +
+                         std::string("cuDNN offers no ") + (strictFp32 ? "fp32 (non-TF32) " : "") +
                              (s.transposed ? "backward-data" : "forward") + " algorithm " + what,
                          {{"call", s.transposed ? "cudnnGetConvolutionBackwardDataAlgorithm_v7"
                                                 : "cudnnGetConvolutionForwardAlgorithm_v7"},

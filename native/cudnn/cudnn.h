@@ -26,6 +26,7 @@ struct ConvShape {
   int32_t spatial = 2;  // 1..3
   int32_t dtype = 0;    // cublaslt::DType numbering: 0 fp32, 1 fp16, 2 bf16
   bool transposed = false;
+  bool tf32 = false;  // fp32 only: let cuDNN use TF32 tensor cores (the build allowed the tf32 precision)
   int32_t n = 0, c = 0, k = 0, groups = 1;
   int32_t in[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, postPad[3] = {0, 0, 0};
   int32_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, out[3] = {1, 1, 1};
@@ -37,7 +38,7 @@ struct ConvDeleter {
 };
 using ConvPtr = std::unique_ptr<Conv, ConvDeleter>;
 
-// Builds descriptors and picks an algorithm (fp32: one that does not use TF32); the device must be
+// Builds descriptors and picks an algorithm (fp32 without `tf32`: one that does not use TF32); the device must be
 // current. A forward convolution with asymmetric padding convolves a zero-padded copy of x that
 // EnqueueConv writes at the start of the workspace: `workspaceBytes` counts it.
 bool PrepareConv(cuda::Device& device, const ConvShape& shape, bool bias, ConvPtr* out, size_t* workspaceBytes,

@@ -1041,6 +1041,7 @@ Napi::Value GpuDescribePlan(const Napi::CallbackInfo& info) {
       conv.Set("spatial", c.spatial);
       conv.Set("dtype", kDTypes[c.dtype]);
       conv.Set("transposed", c.transposed);
+      conv.Set("tf32", c.tf32);
       for (const auto& [name, value] : {std::pair<const char*, int32_t>{"n", c.n}, {"c", c.c}, {"k", c.k}, {"groups", c.groups}}) {
         conv.Set(name, value);
       }

@@ -261,7 +261,8 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
         *error = Malformed("truncated convolution", index, at);
         return false;
       }
-      if (spatial < 1 || spatial > 3 || dtype > 2 || (flags & ~1u) != 0) {
+      if (spatial < 1 || spatial > 3 || dtype > 2 || (flags & ~3u) != 0 ||
+          ((flags & 2) != 0 && dtype != 0)) {
         *error = Malformed("convolution with " + std::to_string(spatial) + " spatial dims (1 to 3), dtype " +
                                std::to_string(dtype) + " or flags " + std::to_string(flags),
                            index, at);
@@ -270,6 +271,7 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
       s.spatial = int32_t(spatial);
       s.dtype = int32_t(dtype);
       s.transposed = (flags & 1) != 0;
+      s.tf32 = (flags & 2) != 0;
       if (s.n <= 0 || s.c <= 0 || s.k <= 0 || s.groups <= 0) {
         *error = Malformed("convolution with a zero or negative size", index, at);
         return false;

@@ -9,6 +9,9 @@
 // edited to say compute capability 8.0 is refused with the seed-003 message; 64 concurrent
 // runs equal the sequential outputs bit for bit; 1,000 runs leave device free memory and live
 // allocations where they were.
+// Then reduced precision: squeezenet1_1, encoder and llama_rotary_complex_input compiled with
+// precisions [fp16], [bf16] and [tf32], one JSON line each with max abs/rel error against the
+// fp32 run and PyTorch's fp32 outputs and the build's precision summary (reducedPrecisionRuns).
 // Exit 0: passed; 1: failed; 3: no usable GPU here.
 const fs = require('node:fs');
 const os = require('node:os');
@@ -92,6 +95,28 @@ function segmentCounts(program) {
 const bitsOf = (t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 const identical = (xs, ys) => xs.length === ys.length && xs.every((x, i) => x.dtype === ys[i].dtype && bitsOf(x).equals(bitsOf(ys[i])));
 
+/**
+ * Compiles `file` with `settings` (collecting the non-debug log), lets `measure(program, line,
+ * logs)` fill `line` (with `ok`), and prints it; an error becomes ok: false with its code.
+ */
+async function measured(line, file, settings, measure) {
+  const logs = [];
+  let program;
+  try {
+    const t0 = Date.now();
+    program = await lib.compile(file, { ...settings, logger: (level, message) => level !== 'debug' && logs.push(`${level}: ${message}`) });
+    line.compileMs = Date.now() - t0;
+    await measure(program, line, logs);
+    if (!line.ok) line.logs = logs.slice(-20);
+  } catch (error) {
+    Object.assign(line, { ok: false, code: error.code, message: error.message, details: error.details });
+  } finally {
+    await program?.dispose();
+  }
+  console.log(JSON.stringify(line));
+  return line;
+}
+
 async function fixtureRuns() {
   const results = [];
   for (const name of ORDER) {
@@ -99,13 +124,7 @@ async function fixtureRuns() {
     for (const format of ['pt2', 'onnx']) {
       if (!fixture.files[format]) continue;
       const file = path.join(fixture.dir, fixture.files[format]);
-      const line = { fixture: name, format };
-      let program;
-      try {
-        const logs = [];
-        const t0 = Date.now();
-        program = await lib.compile(file, { ...settingsFor(fixture, format), logger: (level, message) => level !== 'debug' && logs.push(`${level}: ${message}`) });
-        line.compileMs = Date.now() - t0;
+      const line = await measured({ fixture: name, format }, file, settingsFor(fixture, format), async (program, line) => {
         line.segments = segmentCounts(program);
         line.cases = [];
         for (const [k, c] of fixture.cases.entries()) {
@@ -114,13 +133,7 @@ async function fixtureRuns() {
           line.cases.push({ case: k, inputShapes: c.inputs.map((t) => t.shape), outputs: per });
         }
         line.ok = line.cases.every((c) => c.outputs.every((o) => o.ok));
-        if (!line.ok) line.logs = logs.slice(-20);
-      } catch (error) {
-        Object.assign(line, { ok: false, code: error.code, message: error.message, details: error.details });
-      } finally {
-        await program?.dispose();
-      }
-      console.log(JSON.stringify(line));
+      });
       results.push({ ...line, fixtureData: fixture, file });
     }
   }
@@ -238,13 +251,80 @@ async function deviceIO(chosen) {
   }
 }
 
+/**
+ * Reduced precision (lib/network/precision.ts, cuDNN/cuBLASLt TF32): a CNN and two
+ * transformers compiled with precisions [fp16], [bf16] and [tf32], each run against the fp32
+ * run of the same model (and PyTorch's fp32 outputs). Bound per element: |got - want| <=
+ * tol · max|want| + tol · |want|, tol 1e-2 for fp16 and tf32 (10 stored mantissa bits), 5e-2
+ * for bf16 (7). An fp16/bf16 run bit-identical to fp32 fails too: the precision did nothing.
+ */
+const REDUCED = { fp16: 1e-2, bf16: 5e-2, tf32: 1e-2 };
+const REDUCED_FIXTURES = ['squeezenet1_1', 'encoder', 'llama_rotary_complex_input'];
+
+function scaledErrors(actual, expected) {
+  const a = actual.data;
+  const e = expected.data;
+  let scale = 0;
+  for (let i = 0; i < e.length; i++) scale = Math.max(scale, Math.abs(Number(e[i])));
+  let maxAbs = 0;
+  let maxRel = 0;
+  let worst = 0;
+  for (let i = 0; i < e.length; i++) {
+    const y = Number(e[i]);
+    const d = Math.abs(Number(a[i]) - y);
+    maxAbs = Number.isNaN(d) ? Infinity : Math.max(maxAbs, d);
+    if (y !== 0) maxRel = Math.max(maxRel, Number.isNaN(d) ? Infinity : d / Math.abs(y));
+    worst = Math.max(worst, Number.isNaN(d) ? Infinity : d / (scale + Math.abs(y)));
+  }
+  return { maxAbs, maxRel, scale, worst };
+}
+
+async function reducedPrecisionRuns() {
+  const lines = [];
+  for (const name of REDUCED_FIXTURES) {
+    const fixture = loadFixture(name);
+    const format = fixture.files.pt2 ? 'pt2' : 'onnx';
+    const file = path.join(fixture.dir, fixture.files[format]);
+    const c = fixture.cases[0];
+    const settings = { backend: 'cuda', inputs: c.inputs.map((t) => ({ shape: [...t.shape] })) };
+    let fp32;
+    try {
+      const program = await lib.compile(file, settings);
+      try {
+        fp32 = await program.run(c.inputs);
+      } finally {
+        await program.dispose();
+      }
+    } catch (error) {
+      lines.push({ fixture: name, precision: 'fp32', ok: false, code: error.code, message: error.message });
+      console.log(JSON.stringify(lines[lines.length - 1]));
+      continue;
+    }
+    for (const [precision, tol] of Object.entries(REDUCED)) {
+      const line = await measured({ fixture: name, format, precision }, file, { ...settings, precisions: [precision] }, async (program, line, logs) => {
+        line.summary = logs.filter((l) => l.includes('computes in')).map((l) => l.replace(/^info: cuda backend: /, ''));
+        const outputs = await program.run(c.inputs);
+        line.vsFp32 = outputs.map((t, i) => scaledErrors(t, fp32[i]));
+        line.vsPyTorchFp32 = outputs.map((t, i) => scaledErrors(t, c.outputs[i]));
+        line.fp32VsPyTorch = fp32.map((t, i) => scaledErrors(t, c.outputs[i]));
+        line.identicalToFp32 = identical(outputs, fp32);
+        // TF32 may leave small GEMMs on non-tensor-core kernels (bit-identical): only fp16/bf16 must differ.
+        line.ok = !(line.identicalToFp32 && precision !== 'tf32') && line.vsFp32.every((e) => e.worst <= tol) && line.vsPyTorchFp32.every((e) => e.worst <= tol);
+      });
+      lines.push(line);
+    }
+  }
+  return { runs: lines.length, failed: lines.filter((l) => !l.ok).map((l) => `${l.fixture}.${l.precision}`) };
+}
+
 gpuCheck('cuda-backend', async () => {
   const availability = await backendAvailability();
   console.log(JSON.stringify({ backends: availability }));
   const results = await fixtureRuns();
   const failed = results.filter((r) => !r.ok).map((r) => `${r.fixture}.${r.format}`);
+  const reduced = await reducedPrecisionRuns();
   const chosen = results.find((r) => r.ok && r.fixture === 'mlp') ?? results.find((r) => r.ok);
-  const summary = { fixtures: results.length, passed: results.length - failed.length, failed };
+  const summary = { fixtures: results.length, passed: results.length - failed.length, failed, reducedPrecision: reduced };
   if (chosen === undefined) throw Object.assign(new Error(`no fixture runs on the cuda backend yet (failed: ${failed.join(', ')})`), { code: 'E_CHECK' });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-backend-check-'));
   try {
@@ -255,5 +335,6 @@ gpuCheck('cuda-backend', async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   assert(failed.length === 0, `every fixture matches PyTorch on the cuda backend (failed: ${failed.join(', ')})`);
+  assert(reduced.failed.length === 0, `fp16, bf16 and tf32 runs stay within their tolerance of fp32 and differ from it (failed: ${reduced.failed.join(', ')})`);
   return summary;
 });

@@ -251,6 +251,20 @@ describe('plan format 2: GEMM and convolution fields, encoder → native decoder
     expect(thrown(() => gpuBinding().gpuDescribePlan(out, [1000, 1000, 1000], [])).message).toMatch(/output size 7 in spatial dim 0, but the geometry gives 6/);
   });
 
+  test('tf32 on a float32 convolution is flag 2; the encoder and the decoder refuse it on fp16/bf16', () => {
+    const conv = { kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [2, 4, 10], weight: [3, 4, 5] } as const;
+    const encoded = encodePlan({ steps: [{ ...conv, tf32: true }] });
+    // Header 12, kind 4, four operands 48, spatial 4, dtype 4: flags at 72.
+    expect(new DataView(encoded.buffer).getUint32(72, true)).toBe(2);
+    const [step] = gpuBinding().gpuDescribePlan(encoded, [1000, 1000, 1000], []);
+    expect(step!.conv).toMatchObject({ dtype: 'float32', tf32: true, transposed: false });
+    expect(gpuBinding().gpuDescribePlan(encodePlan({ steps: [conv] }), [1000, 1000, 1000], [])[0]!.conv!.tf32).toBe(false);
+    expect(thrown(() => encodePlan({ steps: [{ ...conv, dtype: 'float16', tf32: true }] })).message).toMatch(/plan step 0 \(conv\): tf32 applies to float32 convolutions only, not float16/);
+    const patched = encodePlan({ steps: [{ ...conv, dtype: 'bfloat16' }] });
+    new DataView(patched.buffer).setUint32(72, 2, true);
+    expect(thrown(() => gpuBinding().gpuDescribePlan(patched, [1000, 1000, 1000], [])).message).toMatch(/malformed at step 0.*flags 2/);
+  });
+
   test('bad convolution fields are E_INVALID_ARGUMENT naming the step', () => {
     const conv = { kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [1, 2, 5, 6, 7], weight: [4, 2, 3, 3, 3] } as const;
     const cases: [object, RegExp][] = [

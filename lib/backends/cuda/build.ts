@@ -10,6 +10,7 @@ import { resolveLogger, type Logger } from '../../logger';
 import { gpuBinding } from '../../gpu/binding';
 import { compileWithCache } from '../../gpu/kernel-cache';
 import type { Network } from '../../network';
+import { describePrecision, reducePrecision, REDUCED_MAX } from '../../network/precision';
 import type { BuildConfig } from '../build-config';
 import { kernelSources, type PlanModule } from './assemble';
 import { serializeCudaEngine, type EngineKernel, type EngineTarget } from './engine-format';
@@ -60,12 +61,22 @@ export interface BuildOptions {
   logger?: Logger;
 }
 
-/** Engine bytes for `network` (checked by the caller) built for `target`. */
-export async function buildCudaEngine(network: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
+/**
+ * Engine bytes for `network` (checked by the caller) built for `target`. The precision pass
+ * (lib/network/precision.ts) runs first, once: the engine stores the rewritten network, so a
+ * loaded engine runs exactly what was built.
+ */
+export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
+  const { network, report } = reducePrecision(source, config.precisions);
+  const precision = describePrecision(report);
+  log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
+  if (report.clampedValues > 0) {
+    log('warn', `cuda backend: network "${source.name}": ${report.clampedValues} weight values are beyond the ${report.dtype} range; clamped to ±${REDUCED_MAX[report.dtype!]}`);
+  }
   const modules = networkKernels(network, options.lower);
   const arch = archOf(target.computeCapability);
   const kernels = await compileKernels(modules, arch, options.compile ?? nvrtcCompiler(options.logger));
   log('debug', `cuda backend: network "${network.name}" needs ${kernels.length} kernels; compiled for sm_${arch} (${target.name})`);
-  return serializeCudaEngine({ network, config, target, kernels });
+  return serializeCudaEngine({ network, config, target, kernels, precision });
 }

@@ -47,6 +47,12 @@ export interface CudaEngineContents {
   config: EngineConfig;
   target: EngineTarget;
   kernels: EngineKernel[];
+  /**
+   * What the build's precision pass did (lib/network/precision.ts describePrecision), for
+   * `inspect` and logs; the network above is already rewritten. Engines written before the
+   * pass existed have none: they compute in the network's own dtypes ("fp32 (not recorded)").
+   */
+  precision?: string;
 }
 
 interface KernelRecord {
@@ -73,7 +79,8 @@ export function serializeCudaEngine(contents: CudaEngineContents): Uint8Array<Ar
   const { precisions, workspaceBytes, hardwareCompatibility, optimizationLevel } = contents.config;
   const config = { precisions: [...precisions], workspaceBytes: workspaceBytes ?? null, hardwareCompatibility, optimizationLevel };
   const target = { name: contents.target.name, computeCapability: { ...contents.target.computeCapability } };
-  return packContainer(CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION, { format: CUDA_ENGINE_FORMAT, network, config, target, kernels }, table);
+  const precision = contents.precision === undefined ? {} : { precision: contents.precision };
+  return packContainer(CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION, { format: CUDA_ENGINE_FORMAT, network, config, target, kernels, ...precision }, table);
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -139,6 +146,22 @@ function readKernels(x: unknown, blob: Uint8Array): EngineKernel[] {
   });
 }
 
+/**
+ * The precision summary of engine bytes without reading the network (for `inspect`): the
+ * string the build recorded, 'fp32 (not recorded)' for an engine written before the
+ * precision pass, or null for bytes that are not a readable cuda engine.
+ */
+export function cudaEnginePrecision(engine: Uint8Array): string | null {
+  try {
+    const json = unpackContainer(asBytes(engine), CUDA_ENGINE_MAGIC, [CUDA_ENGINE_VERSION]).json as Record<string, unknown>;
+    if (!isObject(json) || json.format !== CUDA_ENGINE_FORMAT) return null;
+    return typeof json.precision === 'string' ? json.precision : 'fp32 (not recorded)';
+  } catch (e) {
+    if (e instanceof CodecError || e instanceof BadModelError) return null;
+    throw e;
+  }
+}
+
 /** Reads engine bytes (zero-copy: weights and cubins view them). @throws {BadModelError} naming what is wrong. */
 export function deserializeCudaEngine(engine: Uint8Array): CudaEngineContents {
   let container;
@@ -158,5 +181,6 @@ export function deserializeCudaEngine(engine: Uint8Array): CudaEngineContents {
   const target = readTarget(json.target);
   const kernels = readKernels(json.kernels, container.blob);
   const network = deserializeNetwork(json.network, container.blob, LABEL, checkNetwork);
-  return { network, config, target, kernels };
+  if (json.precision !== undefined && typeof json.precision !== 'string') fail(`the precision summary is not a string (${JSON.stringify(json.precision)})`);
+  return { network, config, target, kernels, ...(json.precision === undefined ? {} : { precision: json.precision }) };
 }

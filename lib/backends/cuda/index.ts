@@ -19,6 +19,7 @@ import type { EngineDevice } from '../../runtime/device-selection';
 import { VERSION } from '../../version';
 import { DEFAULT_BUILD_CONFIG, type BuildConfig } from '../build-config';
 import { checkNetwork } from '../reference/check-network';
+import type { BuildContext } from '../build-context';
 import type { Availability, Backend, Engine } from '../types';
 import { buildCudaEngine } from './build';
 import { deserializeCudaEngine, type EngineTarget } from './engine-format';
@@ -101,17 +102,18 @@ export const cudaBackend = {
   residency: 'device',
   implemented: true,
   available: () => cudaAvailability(),
-  async build(network: Network, config: BuildConfig = DEFAULT_BUILD_CONFIG, device: EngineDevice): Promise<Uint8Array> {
+  async build(network: Network, config: BuildConfig = DEFAULT_BUILD_CONFIG, device: EngineDevice, context?: BuildContext): Promise<Uint8Array> {
     checkForBuild(network);
-    // The engine carries the folded network, so a loaded program runs exactly what was built.
-    return buildCudaEngine(foldConvolutionAffine(network).network, config, engineTarget(device));
+    // The engine carries the folded (and, in build(), precision-reduced) network, so a loaded
+    // program runs exactly what was built. Folding first: it needs the float32 weights.
+    return buildCudaEngine(foldConvolutionAffine(network).network, config, engineTarget(device), context?.log === undefined ? {} : { logger: context.log });
   },
   async load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine> {
     const contents = deserializeCudaEngine(engine);
     return CudaRunner.load(contents, device?.gpuId ?? 0);
   },
   inspect(engine: Uint8Array) {
-    const { network } = deserializeCudaEngine(engine);
-    return { inputNames: network.inputs.map((i) => i.name), outputNames: network.outputs.map((o) => o.name) };
+    const { network, precision } = deserializeCudaEngine(engine);
+    return { inputNames: network.inputs.map((i) => i.name), outputNames: network.outputs.map((o) => o.name), precision: precision ?? 'fp32 (not recorded)' };
   },
 } satisfies Backend<'cuda'>;

@@ -106,7 +106,7 @@ export class CudaRunner implements Engine {
     kernels: readonly EngineKernel[],
     private readonly weights: DeviceTensor,
     private readonly locateWeight: WeightLocator,
-    /** float32 GEMMs may use TF32 (the build's `precisions` include it). */
+    /** float32 GEMMs and convolutions may use TF32 (the build's `precisions` include it). */
     private readonly tf32: boolean,
     private readonly options: CudaRunnerOptions,
   ) {

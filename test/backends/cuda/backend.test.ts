@@ -134,7 +134,7 @@ describe('cudaBackend', () => {
 
   test('inspect() reads names without a device; other bytes are BadModelError', async () => {
     const bytes = await buildCudaEngine(staticNetwork(), DEFAULT_BUILD_CONFIG, { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } }, { lower: fakeLowering(), compile: fakeCompiler() });
-    expect(cudaBackend.inspect(bytes)).toEqual({ inputNames: ['x'], outputNames: ['y'] });
+    expect(cudaBackend.inspect(bytes)).toEqual({ inputNames: ['x'], outputNames: ['y'], precision: 'fp32 (fp32 only)' });
     expect(() => cudaBackend.inspect(new Uint8Array(30))).toThrow(BadModelError);
     await expect(cudaBackend.load(new Uint8Array(30), null)).rejects.toThrow(BadModelError);
   });

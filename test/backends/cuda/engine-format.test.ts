@@ -4,8 +4,9 @@
  * every malformed byte string is a BadModelError saying what is wrong.
  */
 import { buildCudaEngine, networkKernels } from '../../../lib/backends/cuda/build';
-import { CUDA_ENGINE_MAGIC, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
-import { DEFAULT_BUILD_CONFIG } from '../../../lib/backends/build-config';
+import { CUDA_ENGINE_MAGIC, cudaEnginePrecision, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
+import { DEFAULT_BUILD_CONFIG, type Precision } from '../../../lib/backends/build-config';
+import type { Logger } from '../../../lib/logger';
 import { serializeEngine } from '../../../lib/backends/reference/engine-format';
 import { BadModelError } from '../../../lib/errors';
 import { CONTAINER_HEADER_BYTES, packContainer, unpackContainer, BlobTable } from '../../../lib/io/json-blobs';
@@ -13,10 +14,10 @@ import { dynamicBatchNetwork, fakeCompiler, fakeLowering, weightedNetwork } from
 
 const H200 = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };
 
-async function built(): Promise<{ bytes: Uint8Array; compiled: string[] }> {
+async function built(precisions: Precision[] = ['fp32', 'tf32'], logger?: Logger): Promise<{ bytes: Uint8Array; compiled: string[] }> {
   const compiled: string[] = [];
-  const config = { ...DEFAULT_BUILD_CONFIG, precisions: ['fp32', 'fp16'] as const, workspaceBytes: 1 << 20 };
-  const bytes = await buildCudaEngine(weightedNetwork(), { ...config, precisions: [...config.precisions] }, H200, { lower: fakeLowering(), compile: fakeCompiler(compiled) });
+  const config = { ...DEFAULT_BUILD_CONFIG, precisions, workspaceBytes: 1 << 20 };
+  const bytes = await buildCudaEngine(weightedNetwork(), config, H200, { lower: fakeLowering(), compile: fakeCompiler(compiled), ...(logger ? { logger } : {}) });
   return { bytes, compiled };
 }
 
@@ -35,7 +36,7 @@ describe('cuda engine bytes', () => {
     expect(compiled).toEqual(['unary.float32_float32@90', 'elementwise.float32_float32_float32@90']);
     const back = deserializeCudaEngine(bytes);
     expect(back.target).toEqual(H200);
-    expect(back.config).toEqual({ precisions: ['fp32', 'fp16'], workspaceBytes: 1 << 20, hardwareCompatibility: 'none', optimizationLevel: 3 });
+    expect(back.config).toEqual({ precisions: ['fp32', 'tf32'], workspaceBytes: 1 << 20, hardwareCompatibility: 'none', optimizationLevel: 3 });
     expect(back.kernels.map((k) => [k.key, k.entry, k.arch, new TextDecoder().decode(k.cubin)])).toEqual([
       ['unary.float32_float32', 'k_unary', 90, 'cubin unary.float32_float32 sm_90'],
       ['elementwise.float32_float32_float32', 'k_elementwise', 90, 'cubin elementwise.float32_float32_float32 sm_90'],
@@ -45,6 +46,36 @@ describe('cuda engine bytes', () => {
     expect(bias.weights.toArray()).toEqual([1, 2, 3, 4, 5, 6]);
     // Serializing what was read gives the same bytes.
     expect(serializeCudaEngine(back as CudaEngineContents)).toEqual(bytes);
+  });
+
+  test('precisions [fp16]: the engine holds the rewritten network (fp16 inside, float32 I/O) and what the pass did', async () => {
+    const records: string[] = [];
+    const { bytes, compiled } = await built(['fp32', 'fp16'], (level, message) => void records.push(`${level}: ${message}`));
+    expect(compiled).toEqual(['cast.float32_float16@90', 'unary.float16_float16@90', 'elementwise.float16_float16_float16@90', 'cast.float16_float32@90']);
+    const back = deserializeCudaEngine(bytes);
+    const net = back.network;
+    expect(net.inputs.map((i) => net.tensor(i.tensor).dtype)).toEqual(['float32']);
+    expect(net.outputs.map((o) => net.tensor(o.tensor).dtype)).toEqual(['float32']);
+    expect(net.tensor(net.layers.find((l) => l.name === 'exp')!.outputs[0]!).dtype).toBe('float16');
+    const bias = net.layers.find((l) => l.params.kind === 'constant')!.params as { weights: { dtype: string; data: Uint16Array } };
+    expect(bias.weights.dtype).toBe('float16');
+    expect(Array.from(bias.weights.data)).toEqual([0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600]); // 1..6 in fp16
+    expect(back.precision).toBe('fp16: 3 layers in fp16, 0 kept fp32, 2 casts, 1 weights converted');
+    expect(records).toContain('info: cuda backend: network "weighted" computes in fp16: 3 layers in fp16, 0 kept fp32, 2 casts, 1 weights converted');
+    expect(serializeCudaEngine(back as CudaEngineContents)).toEqual(bytes);
+  });
+
+  test('an engine written before the precision pass (no summary) still loads; a malformed summary is refused', async () => {
+    const { bytes } = await built(['fp32']);
+    expect(deserializeCudaEngine(bytes).precision).toBe('fp32 (fp32 only)');
+    const old = edited(bytes, (j) => delete j.precision);
+    expect(deserializeCudaEngine(old).precision).toBeUndefined();
+    expect(() => deserializeCudaEngine(edited(bytes, (j) => (j.precision = 16)))).toThrow(/cuda engine: the precision summary is not a string \(16\)/);
+    // What `inspect` shows, read without the network.
+    expect(cudaEnginePrecision(bytes)).toBe('fp32 (fp32 only)');
+    expect(cudaEnginePrecision((await built(['fp32', 'bf16'])).bytes)).toBe('bf16: 3 layers in bf16, 0 kept fp32, 2 casts, 1 weights converted');
+    expect(cudaEnginePrecision(old)).toBe('fp32 (not recorded)');
+    expect(cudaEnginePrecision(new Uint8Array(30))).toBeNull();
   });
 
   test('a dynamic network is lowered at min, opt and max; kernels of all three are kept once', () => {

@@ -8,7 +8,7 @@ import { fusionChainEnds, planPointwiseFusion } from '../../../lib/backends/cuda
 import { Network, type NetTensor } from '../../../lib/network';
 import { FP32 } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
-import { expectEmulatedMatches as expectFusedMatches } from './emulate-network';
+import { expectEmulatedMatches as expectFusedMatches } from './emulated-network';
 
 const constant = (net: Network, shape: number[], seed: number): NetTensor => net.add1({ kind: 'constant', weights: new Random(seed).tensor(shape) }, [], `c${seed}`);
 

@@ -8,7 +8,7 @@ import { InternalError } from '../../../lib/errors';
 import { Network } from '../../../lib/network';
 import { FP32 } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
-import { expectEmulatedMatches } from './emulate-network';
+import { expectEmulatedMatches } from './emulated-network';
 
 const overlapsInTime = (a: MemoryRequest, b: MemoryRequest): boolean => a.first <= b.last && b.first <= a.last;
 

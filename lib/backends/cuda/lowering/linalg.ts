@@ -117,6 +117,7 @@ function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep
   if (p.dilation.some((v) => v !== 1)) step.dilations = [...p.dilation];
   if (p.groups !== 1) step.groups = p.groups;
   if (dtype !== 'float32') step.dtype = dtype;
+  else if (ctx.tf32 === true) step.tf32 = true;
   if (transposed) step.transposed = true;
   steps.push(step);
   return steps;

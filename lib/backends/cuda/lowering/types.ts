@@ -51,7 +51,7 @@ export interface LoweringContext {
   /** Host-known values of small integer inputs (shape tensors), by input position. */
   readonly values: ReadonlyArray<readonly number[] | undefined>;
   /**
-   * Whether float32 matmuls may use TF32 tensor cores (the `tf32` precision of the build
+   * Whether float32 matmuls and convolutions may use TF32 tensor cores (the `tf32` precision of the build
    * settings). Off by default, so fp32 results match the CPU; it changes no kernel source.
    */
   readonly tf32?: boolean;
