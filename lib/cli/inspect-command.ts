@@ -12,6 +12,8 @@ import { currentDeviceAmong } from '../gpu/current-device';
 import { deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../runtime/device-selection';
 import { formatSegmentIO, ioLabeler, wrapList } from '../partitioning/report-format';
 import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
+import { isTensorParallelFile } from '../runtime/tensor-parallel/file-read';
+import { formatTensorParallelInspectReport, inspectTensorParallelBytes, type TensorParallelInspectReport } from './inspect-tensor-parallel';
 import { isProgramFile, openModel, programOf, refuseCompileFlags, type ModelOptions } from './program-source';
 import { createProgress } from './progress';
 import { parseShapeOptions, UsageError } from './usage';
@@ -71,13 +73,15 @@ function ioEntry(x: ManifestIO): InspectReport['inputs'][number] {
  * @throws {BadProgramError} `E_BAD_PROGRAM` when the file cannot be read or is malformed.
  */
 export async function inspectProgramFile(file: string, available?: readonly CudaDevice[]): Promise<InspectReport> {
-  let bytes: Uint8Array;
+  return inspectProgramBytes(readProgramBytes(file), file, `program file "${file}"`, available);
+}
+
+function readProgramBytes(file: string): Uint8Array {
   try {
-    bytes = fs.readFileSync(file);
+    return fs.readFileSync(file);
   } catch (cause) {
     throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
   }
-  return inspectProgramBytes(bytes, file, `program file "${file}"`, available);
 }
 
 /** {@link inspectProgramFile} of program bytes; `file` is what the report calls them. */
@@ -170,11 +174,12 @@ export function formatInspectReport(r: InspectReport): string {
 /** `inspect PROGRAM|MODEL [--json]`: a model is compiled with the flags, then inspected in memory. */
 export async function inspectCommand(file: string, options: ModelOptions & { json?: boolean }, print: (s: string) => void): Promise<void> {
   const shapes = parseShapeOptions(options.shape);
-  let report: InspectReport;
+  let report: InspectReport | TensorParallelInspectReport;
   if (isProgramFile(file)) {
     refuseCompileFlags(file, options);
     if (shapes.size > 0) throw new UsageError(`--shape applies when compiling a model; ${file} is a compiled program file`, { details: { flag: '--shape', file } });
-    report = await inspectProgramFile(file);
+    const bytes = readProgramBytes(file);
+    report = isTensorParallelFile(bytes) ? await inspectTensorParallelBytes(bytes, file, `program file "${file}"`) : await inspectProgramBytes(bytes, file, `program file "${file}"`);
   } else {
     const progress = createProgress(options);
     const source = openModel(file);
@@ -185,5 +190,5 @@ export async function inspectCommand(file: string, options: ModelOptions & { jso
       await program.dispose();
     }
   }
-  print(options.json ? JSON.stringify(report, null, 2) : formatInspectReport(report));
+  print(options.json ? JSON.stringify(report, null, 2) : 'ranks' in report ? formatTensorParallelInspectReport(report) : formatInspectReport(report));
 }
