@@ -8,8 +8,8 @@
  * back by loadTensorParallelProgram() (file-load.ts).
  *
  * Devices: rank r is meant for CUDA device r (`targetDevice`), and its TensorRT engines are
- * built for it. Placing ranks on GPUs at load time and NCCL collectives (one rank per GPU)
- * are not built yet: on GPUs this program would still run its ranks one after another on
+ * built for it; a loaded file places each rank's engines on a device of its own
+ * (file-load.ts). NCCL collectives (one rank per GPU) are not built yet: on GPUs this program would still run its ranks one after another on
  * one thread, which only the reference backend supports today.
  */
 import { InternalError } from '../../errors';
