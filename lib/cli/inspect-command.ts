@@ -28,14 +28,18 @@ export interface EngineRequirement {
   here?: { device: number; name: string; reason: string; warnings: string[] } | { error: string };
 }
 
-/** What `inspect` reports (`--json` prints it). */
-export interface InspectReport {
+/** The report fields every kind of program file has. */
+export interface FileHeader {
   file: string;
   bytes: number;
   format: string;
   formatVersion: string;
   writtenBy: string;
   backend: string;
+}
+
+/** What `inspect` reports (`--json` prints it). */
+export interface InspectReport extends FileHeader {
   backends: Record<string, string>;
   /** True when some engine needs a GPU or DLA. */
   needsGpu: boolean;
@@ -106,12 +110,7 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     engines.push(req);
   }
   return {
-    file,
-    bytes: bytes.byteLength,
-    format: m.format,
-    formatVersion: m.formatVersion,
-    writtenBy: `${m.library.name} ${m.library.version}`,
-    backend: m.backend,
+    ...fileHeader(file, bytes, m),
     backends: m.backends,
     needsGpu: engines.some((e) => e.device.type !== 'cpu'),
     engines,
@@ -125,6 +124,15 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     checksumsVerified: true,
     manifest: m,
   };
+}
+
+/** The {@link FileHeader} of a file's manifest. */
+export function fileHeader(
+  file: string,
+  bytes: Uint8Array,
+  m: { format: string; formatVersion: string; library: { name: string; version: string }; backend: string },
+): FileHeader {
+  return { file, bytes: bytes.byteLength, format: m.format, formatVersion: m.formatVersion, writtenBy: `${m.library.name} ${m.library.version}`, backend: m.backend };
 }
 
 function formatBytes(n: number): string {

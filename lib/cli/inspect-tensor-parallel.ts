@@ -6,16 +6,10 @@
 import type { CudaDevice } from '../devices';
 import { readTensorParallelFile } from '../runtime/tensor-parallel/file-read';
 import type { TensorParallelManifest } from '../runtime/tensor-parallel/file-manifest';
-import { formatInspectReport, inspectProgramBytes, type InspectReport } from './inspect-command';
+import { fileHeader, formatInspectReport, type FileHeader, inspectProgramBytes, type InspectReport } from './inspect-command';
 
 /** What `inspect` reports for a tensor-parallel file (`--json` prints it). */
-export interface TensorParallelInspectReport {
-  file: string;
-  bytes: number;
-  format: string;
-  formatVersion: string;
-  writtenBy: string;
-  backend: string;
+export interface TensorParallelInspectReport extends FileHeader {
   worldSize: number;
   /** `layer (kind)` of every split block. */
   blocks: string[];
@@ -39,12 +33,7 @@ export async function inspectTensorParallelBytes(bytes: Uint8Array, file: string
     ranks.push({ rank: r, entry: entry.program, targetDevice: entry.targetDevice, collectiveSegments: entry.collectiveSegments, program });
   }
   return {
-    file,
-    bytes: bytes.byteLength,
-    format: m.format,
-    formatVersion: m.formatVersion,
-    writtenBy: `${m.library.name} ${m.library.version}`,
-    backend: m.backend,
+    ...fileHeader(file, bytes, m),
     worldSize: m.worldSize,
     blocks: m.blocks.map((b) => `${b.layer} (${b.kind})`),
     ranks,

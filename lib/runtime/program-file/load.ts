@@ -258,13 +258,21 @@ export function typedLoadErrors<T>(label: string, build: () => T): T {
  * @throws {BadProgramError} also when the file cannot be read (the cause says why).
  */
 export async function loadProgram(file: string, options: LoadProgramOptions = {}): Promise<Program> {
-  if (typeof file !== 'string' || file.length === 0) throw new InvalidArgumentError('loadProgram: the path must be a non-empty string');
-  let bytes: Uint8Array;
+  return loadProgramBuffer(await readProgramFileBytes(file, 'loadProgram'), options, `program file "${file}"`);
+}
+
+/**
+ * The bytes of the program file `file` (`caller` names the function in a bad-path message).
+ *
+ * @throws {BadProgramError} `E_BAD_PROGRAM` when the file cannot be read (the cause says why).
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` when `file` is not a non-empty string.
+ */
+export async function readProgramFileBytes(file: string, caller: string): Promise<Uint8Array> {
+  if (typeof file !== 'string' || file.length === 0) throw new InvalidArgumentError(`${caller}: the path must be a non-empty string`);
   try {
-    bytes = await fs.promises.readFile(file);
+    return await fs.promises.readFile(file);
   } catch (cause) {
     throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
   }
-  return loadProgramBuffer(bytes, options, `program file "${file}"`);
 }
 

@@ -8,16 +8,14 @@
  * CPU engines (the reference and onnxruntime backends) need no device: every rank runs on
  * the CPU, as a freshly compiled tensor-parallel program does.
  */
-import * as fs from 'node:fs';
-
 import type { CudaDevice } from '../../devices';
-import { BadProgramError, InvalidArgumentError, NoCompatibleDeviceError } from '../../errors';
+import { InvalidArgumentError, NoCompatibleDeviceError } from '../../errors';
 import { deserializeGraphFromBuffer } from '../../ir/serialize';
 import { resolveLogger, type Logger } from '../../logger';
 import { hasCollectives } from '../../lowering/sharding/split';
 import type { DeviceSelection } from '../device-selection';
 import { availableDevices, parseDeviceOption } from '../placement';
-import { buildProgramParts, logSelections, selectProgramDevices, typedLoadErrors, type ProgramParts } from '../program-file/load';
+import { buildProgramParts, logSelections, readProgramFileBytes, selectProgramDevices, typedLoadErrors, type ProgramParts } from '../program-file/load';
 import { Reader } from '../program-file/reader';
 import { runLimits } from '../resource-limits';
 import { collectiveOf } from './execute';
@@ -166,12 +164,5 @@ export async function loadTensorParallelProgramBuffer(bytes: Uint8Array, options
  * @throws {BadProgramError} also when the file cannot be read (the cause says why).
  */
 export async function loadTensorParallelProgram(file: string, options: LoadTensorParallelOptions = {}): Promise<TensorParallelProgram> {
-  if (typeof file !== 'string' || file.length === 0) throw new InvalidArgumentError('loadTensorParallelProgram: the path must be a non-empty string');
-  let bytes: Uint8Array;
-  try {
-    bytes = await fs.promises.readFile(file);
-  } catch (cause) {
-    throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
-  }
-  return loadTensorParallelProgramBuffer(bytes, options, `program file "${file}"`);
+  return loadTensorParallelProgramBuffer(await readProgramFileBytes(file, 'loadTensorParallelProgram'), options, `program file "${file}"`);
 }
