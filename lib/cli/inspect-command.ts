@@ -13,6 +13,7 @@ import { deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevic
 import { formatSegmentIO, ioLabeler, wrapList } from '../partitioning/report-format';
 import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
 import { isTensorParallelFile } from '../runtime/tensor-parallel/file-read';
+import { fileHeader, type FileHeader } from './inspect-header';
 import { formatTensorParallelInspectReport, inspectTensorParallelBytes, type TensorParallelInspectReport } from './inspect-tensor-parallel';
 import { isProgramFile, openModel, programOf, refuseCompileFlags, type ModelOptions } from './program-source';
 import { createProgress } from './progress';
@@ -26,16 +27,6 @@ export interface EngineRequirement {
   needs: string;
   /** Here: the device it would run on, or why none can (absent for CPU engines). */
   here?: { device: number; name: string; reason: string; warnings: string[] } | { error: string };
-}
-
-/** The report fields every kind of program file has. */
-export interface FileHeader {
-  file: string;
-  bytes: number;
-  format: string;
-  formatVersion: string;
-  writtenBy: string;
-  backend: string;
 }
 
 /** What `inspect` reports (`--json` prints it). */
@@ -126,15 +117,6 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
   };
 }
 
-/** The {@link FileHeader} of a file's manifest. */
-export function fileHeader(
-  file: string,
-  bytes: Uint8Array,
-  m: { format: string; formatVersion: string; library: { name: string; version: string }; backend: string },
-): FileHeader {
-  return { file, bytes: bytes.byteLength, format: m.format, formatVersion: m.formatVersion, writtenBy: `${m.library.name} ${m.library.version}`, backend: m.backend };
-}
-
 function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
@@ -187,7 +169,8 @@ export async function inspectCommand(file: string, options: ModelOptions & { jso
     refuseCompileFlags(file, options);
     if (shapes.size > 0) throw new UsageError(`--shape applies when compiling a model; ${file} is a compiled program file`, { details: { flag: '--shape', file } });
     const bytes = readProgramBytes(file);
-    report = isTensorParallelFile(bytes) ? await inspectTensorParallelBytes(bytes, file, `program file "${file}"`) : await inspectProgramBytes(bytes, file, `program file "${file}"`);
+    const label = `program file "${file}"`;
+    report = isTensorParallelFile(bytes) ? await inspectTensorParallelBytes(bytes, file, label, inspectProgramBytes) : await inspectProgramBytes(bytes, file, label);
   } else {
     const progress = createProgress(options);
     const source = openModel(file);
@@ -198,5 +181,5 @@ export async function inspectCommand(file: string, options: ModelOptions & { jso
       await program.dispose();
     }
   }
-  print(options.json ? JSON.stringify(report, null, 2) : 'ranks' in report ? formatTensorParallelInspectReport(report) : formatInspectReport(report));
+  print(options.json ? JSON.stringify(report, null, 2) : 'ranks' in report ? formatTensorParallelInspectReport(report, formatInspectReport) : formatInspectReport(report));
 }

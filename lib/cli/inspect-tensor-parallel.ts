@@ -1,12 +1,17 @@
 /**
  * `tensorrt-node inspect` of a tensor-parallel program file: the world size, the blocks that
  * were split, and for each rank its target device, its all-reduce segments and what
- * `inspect` says of its program file (lib/cli/inspect-command.ts).
+ * `inspect` says of its program file (lib/cli/inspect-command.ts, which calls this module and
+ * passes its single-file inspector and formatter in: importing them would be an import cycle).
  */
 import type { CudaDevice } from '../devices';
 import { readTensorParallelFile } from '../runtime/tensor-parallel/file-read';
 import type { TensorParallelManifest } from '../runtime/tensor-parallel/file-manifest';
-import { fileHeader, formatInspectReport, type FileHeader, inspectProgramBytes, type InspectReport } from './inspect-command';
+import type { InspectReport } from './inspect-command';
+import { fileHeader, type FileHeader } from './inspect-header';
+
+/** `inspectProgramBytes` of inspect-command.ts. */
+export type ProgramInspector = (bytes: Uint8Array, file: string, label: string, available?: readonly CudaDevice[]) => Promise<InspectReport>;
 
 /** What `inspect` reports for a tensor-parallel file (`--json` prints it). */
 export interface TensorParallelInspectReport extends FileHeader {
@@ -24,7 +29,13 @@ export interface TensorParallelInspectReport extends FileHeader {
  *
  * @throws {BadProgramError} `E_BAD_PROGRAM` naming the file, and the rank and entry at fault.
  */
-export async function inspectTensorParallelBytes(bytes: Uint8Array, file: string, label: string, available?: readonly CudaDevice[]): Promise<TensorParallelInspectReport> {
+export async function inspectTensorParallelBytes(
+  bytes: Uint8Array,
+  file: string,
+  label: string,
+  inspectProgramBytes: ProgramInspector,
+  available?: readonly CudaDevice[],
+): Promise<TensorParallelInspectReport> {
   const c = readTensorParallelFile(bytes, label);
   const m = c.manifest;
   const ranks: TensorParallelInspectReport['ranks'] = [];
@@ -43,7 +54,7 @@ export async function inspectTensorParallelBytes(bytes: Uint8Array, file: string
 }
 
 /** The human-readable form: a header, then each rank's report indented under it. */
-export function formatTensorParallelInspectReport(r: TensorParallelInspectReport): string {
+export function formatTensorParallelInspectReport(r: TensorParallelInspectReport, formatInspectReport: (r: InspectReport) => string): string {
   const lines = [
     `${r.file}: ${r.format}, format version ${r.formatVersion}, written by ${r.writtenBy} (${r.bytes} bytes)`,
     `${r.worldSize} ranks, backend ${r.backend}; split blocks: ${r.blocks.join(', ') || 'none'}`,

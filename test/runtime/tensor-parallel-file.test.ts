@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { formatInspectReport, inspectProgramBytes } from '../../lib/cli/inspect-command';
 import { formatTensorParallelInspectReport, inspectTensorParallelBytes } from '../../lib/cli/inspect-tensor-parallel';
 import { compile } from '../../lib/compile';
 import type { CudaDevice } from '../../lib/devices';
@@ -110,13 +111,13 @@ describe.each([2, 4])('tensorParallel %i: save → load → run', (n) => {
   });
 
   test('inspect shows the world size and every rank', async () => {
-    const report = await inspectTensorParallelBytes(fs.readFileSync(file), file, `program file "${file}"`, []);
+    const report = await inspectTensorParallelBytes(fs.readFileSync(file), file, `program file "${file}"`, inspectProgramBytes, []);
     expect(report.worldSize).toBe(n);
     expect(report.ranks.map((r) => [r.rank, r.entry, r.targetDevice.gpuId, r.collectiveSegments.length])).toEqual(
       Array.from({ length: n }, (_, r) => [r, `ranks/rank${r}.trtp`, r, 4]),
     );
     expect(report.ranks[0]!.program.inputs.map((x) => x.name)).toEqual(['x', 'freqs_cis']);
-    const text = formatTensorParallelInspectReport(report);
+    const text = formatTensorParallelInspectReport(report, formatInspectReport);
     expect(text).toContain(`${n} ranks, backend reference; split blocks: p_layers_0_attention (attention)`);
     for (let r = 0; r < n; r++) expect(text).toContain(`rank ${r}: ranks/rank${r}.trtp, target gpu ${r}, all-reduces at segments`);
     expect(text).toContain('  device requirements: none (every engine runs on the CPU)');
