@@ -118,7 +118,7 @@ function projectionDependents(graph: Graph): Set<Value> {
 }
 
 /** Skips casts backwards. */
-function stripCasts(v: Value): Value {
+export function stripCasts(v: Value): Value {
   let cur = v;
   while (cur.producer.kind === 'call' && CASTS.has(cur.producer.target)) {
     const src = cur.producer.args.self;

@@ -24,7 +24,7 @@ import { call } from '../../ir/builder';
 import { Graph, Value, type Arg, type Node } from '../../ir/graph';
 import { readNumbers } from '../../kernels/access';
 import { Tensor } from '../../tensor';
-import { CASTS } from './match';
+import { stripCasts } from './match';
 
 const MATMUL = 'aten.matmul.default';
 const SOFTMAX = new Set(['aten._softmax.default', 'aten.softmax.int']);
@@ -59,13 +59,6 @@ function scalarConstant(v: Arg | undefined): number | undefined {
   if (c === undefined) return undefined;
   const t = c.producer.tensor!;
   return t.shape.reduce((a, b) => a * b, 1) === 1 ? readNumbers(t)[0] : undefined;
-}
-
-/** Skips casts backwards. */
-function stripCasts(v: Value): Value {
-  let cur = v;
-  while (cur.producer.kind === 'call' && CASTS.has(cur.producer.target) && cur.producer.args.self instanceof Value) cur = cur.producer.args.self;
-  return cur;
 }
 
 /** `[out, in]` from `[in, out]`. */
