@@ -85,6 +85,8 @@ export const TensorParallelProgram: MadeByLibrary<TensorParallelProgramClass> = 
 export type TensorParallelRank = TensorParallelRankClass;
 export const TensorParallelRank: MadeByLibrary<TensorParallelRankClass> = TensorParallelRankClass;
 export type { RankDevice } from './runtime/tensor-parallel/program';
+export { loadTensorParallelProgram, loadTensorParallelProgramBuffer } from './runtime/tensor-parallel/file-load';
+export type { LoadTensorParallelOptions } from './runtime/tensor-parallel/file-load';
 export type { TensorParallelSettings } from './compile/settings';
 export { formatPartitionReport } from './partitioning/partition';
 export type { OpReport, PartitionReport, ReportIO } from './partitioning/partition';

@@ -13,6 +13,9 @@ import { currentDeviceAmong } from '../gpu/current-device';
 import { deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../runtime/device-selection';
 import { formatSegmentIO, ioLabeler, wrapList } from '../partitioning/report-format';
 import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
+import { isTensorParallelFile } from '../runtime/tensor-parallel/file-read';
+import { fileHeader, type FileHeader } from './inspect-header';
+import { formatTensorParallelInspectReport, inspectTensorParallelBytes, type TensorParallelInspectReport } from './inspect-tensor-parallel';
 import { isProgramFile, openModel, programOf, refuseCompileFlags, type ModelOptions } from './program-source';
 import { createProgress } from './progress';
 import { parseShapeOptions, UsageError } from './usage';
@@ -28,13 +31,7 @@ export interface EngineRequirement {
 }
 
 /** What `inspect` reports (`--json` prints it). */
-export interface InspectReport {
-  file: string;
-  bytes: number;
-  format: string;
-  formatVersion: string;
-  writtenBy: string;
-  backend: string;
+export interface InspectReport extends FileHeader {
   backends: Record<string, string>;
   /** True when some engine needs a GPU or DLA. */
   needsGpu: boolean;
@@ -73,13 +70,15 @@ function ioEntry(x: ManifestIO): InspectReport['inputs'][number] {
  * @throws {BadProgramError} `E_BAD_PROGRAM` when the file cannot be read or is malformed.
  */
 export async function inspectProgramFile(file: string, available?: readonly CudaDevice[]): Promise<InspectReport> {
-  let bytes: Uint8Array;
+  return inspectProgramBytes(readProgramBytes(file), file, `program file "${file}"`, available);
+}
+
+function readProgramBytes(file: string): Uint8Array {
   try {
-    bytes = fs.readFileSync(file);
+    return fs.readFileSync(file);
   } catch (cause) {
     throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
   }
-  return inspectProgramBytes(bytes, file, `program file "${file}"`, available);
 }
 
 /** {@link inspectProgramFile} of program bytes; `file` is what the report calls them. */
@@ -104,12 +103,7 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     engines.push(req);
   }
   return {
-    file,
-    bytes: bytes.byteLength,
-    format: m.format,
-    formatVersion: m.formatVersion,
-    writtenBy: `${m.library.name} ${m.library.version}`,
-    backend: m.backend,
+    ...fileHeader(file, bytes, m),
     backends: m.backends,
     needsGpu: engines.some((e) => e.device.type !== 'cpu'),
     engines,
@@ -183,11 +177,13 @@ export function formatInspectReport(r: InspectReport): string {
 /** `inspect PROGRAM|MODEL [--json]`: a model is compiled with the flags, then inspected in memory. */
 export async function inspectCommand(file: string, options: ModelOptions & { json?: boolean }, print: (s: string) => void): Promise<void> {
   const shapes = parseShapeOptions(options.shape);
-  let report: InspectReport;
+  let report: InspectReport | TensorParallelInspectReport;
   if (isProgramFile(file)) {
     refuseCompileFlags(file, options);
     if (shapes.size > 0) throw new UsageError(`--shape applies when compiling a model; ${file} is a compiled program file`, { details: { flag: '--shape', file } });
-    report = await inspectProgramFile(file);
+    const bytes = readProgramBytes(file);
+    const label = `program file "${file}"`;
+    report = isTensorParallelFile(bytes) ? await inspectTensorParallelBytes(bytes, file, label, inspectProgramBytes) : await inspectProgramBytes(bytes, file, label);
   } else {
     const progress = createProgress(options);
     const source = openModel(file);
@@ -198,5 +194,5 @@ export async function inspectCommand(file: string, options: ModelOptions & { jso
       await program.dispose();
     }
   }
-  print(options.json ? JSON.stringify(report, null, 2) : formatInspectReport(report));
+  print(options.json ? JSON.stringify(report, null, 2) : 'ranks' in report ? formatTensorParallelInspectReport(report, formatInspectReport) : formatInspectReport(report));
 }

@@ -118,7 +118,7 @@ function projectionDependents(graph: Graph): Set<Value> {
 }
 
 /** Skips casts backwards. */
-function stripCasts(v: Value): Value {
+export function stripCasts(v: Value): Value {
   let cur = v;
   while (cur.producer.kind === 'call' && CASTS.has(cur.producer.target)) {
     const src = cur.producer.args.self;
@@ -131,16 +131,21 @@ function stripCasts(v: Value): Value {
 /**
  * The layer name of a block: the longest common prefix of its weights' names, cut back to a
  * separator (`p_layers_0_attention_wq_weight`, `..._wk_weight` → `p_layers_0_attention`).
+ * When the row-parallel weight shares none (an ONNX importer's folded `transpose_46_folded`),
+ * the column-parallel weights' prefix.
  */
 function layerName(nodes: readonly Node[], fallback: string): string {
+  const prefixOf = (names: readonly string[]): string => {
+    let prefix = names[0] ?? '';
+    for (const n of names) while (!n.startsWith(prefix)) prefix = prefix.slice(0, -1);
+    if (names.some((n) => n.length > prefix.length)) {
+      const cut = Math.max(prefix.lastIndexOf('_'), prefix.lastIndexOf('.'));
+      prefix = cut > 0 ? prefix.slice(0, cut) : '';
+    }
+    return prefix.replace(/[._]+$/, '');
+  };
   const names = nodes.map((n) => weightOf(n).name);
-  let prefix = names[0] ?? '';
-  for (const n of names) while (!n.startsWith(prefix)) prefix = prefix.slice(0, -1);
-  if (names.some((n) => n.length > prefix.length)) {
-    const cut = Math.max(prefix.lastIndexOf('_'), prefix.lastIndexOf('.'));
-    prefix = cut > 0 ? prefix.slice(0, cut) : '';
-  }
-  return prefix.replace(/[._]+$/, '') || fallback;
+  return prefixOf(names) || (names.length > 2 ? prefixOf(names.slice(0, -1)) : '') || fallback;
 }
 
 class Matcher {

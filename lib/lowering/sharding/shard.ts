@@ -20,6 +20,7 @@ import { ALL_REDUCE } from '../../ir/ops/collective';
 import { Graph, Value, type Arg, type Node, type TensorType } from '../../ir/graph';
 import { verifyGraph } from '../../ir/verify';
 import type { Tensor } from '../../tensor';
+import { canonicalizeOnnxForms } from './onnx-forms';
 import { findBlocks, weightOf, type ColumnRole, type MatchedBlock } from './match';
 import { RULES, ruleError, type GroupSlice, type RankBlock, type RuleContext, type Shard } from './rules';
 import { columnSliceCopy, leadingSliceView, type WeightLayout } from './weights';
@@ -289,7 +290,7 @@ class RankBuilder {
 }
 
 /**
- * Splits `graph` into `n` tensor-parallel rank graphs (see the top of this file). The model
+ * Splits `model` into `n` tensor-parallel rank graphs (see the top of this file). The model
  * graph is not changed; the rank graphs share its replicated constants (the same Tensor
  * objects) and view its column-parallel weights.
  *
@@ -298,8 +299,10 @@ class RankBuilder {
  *   MLP columns) that do not divide by n, or an op inside a block the pass cannot split;
  *   the message names the layer and the node.
  */
-export function shardGraph(graph: Graph, n: number): ShardedGraph {
+export function shardGraph(model: Graph, n: number): ShardedGraph {
   if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`tensorParallel must be an integer >= 1, got ${JSON.stringify(n)}`);
+  // ONNX exports write linear layers as MatMul and attention as MatMul/Softmax: first into the forms the matcher knows.
+  const graph = canonicalizeOnnxForms(model);
   const plans = findBlocks(graph).map((b) => planBlock(b, n));
   // Constants read only as weights of split projections (or biases of column-parallel ones):
   // each rank adds its own slice instead. A row-parallel bias is added whole, after the all-reduce.

@@ -51,7 +51,7 @@ export interface LoadProgramOptions {
 const LOAD_KEYS = ['device', 'availableDevices', 'maxTensorBytes', 'logger'];
 
 /** Tells `log` where each engine runs and what the selection warned about (another model of the same compute capability...). */
-function logSelections(log: Logger, selections: ReadonlyArray<DeviceSelection<CudaDevice> | null>, label: string): void {
+export function logSelections(log: Logger, selections: ReadonlyArray<DeviceSelection<CudaDevice> | null>, label: string): void {
   selections.forEach((sel, i) => {
     if (sel === null) return;
     log('info', `${label}: segment ${i} runs on device ${sel.device.ordinal} "${sel.device.name}" (${sel.reason})`);
@@ -88,8 +88,21 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
 }
 
-/** Rebuilds ProgramData from checked contents, deserializing (and so validating) every graph and engine. */
-function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSelection<CudaDevice> | null>, limits: RunLimits): Program {
+/** What a checked file holds once deserialized: the parts a Program is made of. */
+export interface ProgramParts {
+  data: ProgramData;
+  report: PartitionReport;
+  backend: string;
+  symbols: Map<string, SymbolRange>;
+}
+
+/**
+ * Rebuilds ProgramData from checked contents, deserializing (and so validating) every graph
+ * and engine (the tensor-parallel loader builds each rank with it).
+ *
+ * @throws {BadProgramError} `E_BAD_PROGRAM` naming the segment, entry and cause.
+ */
+export function buildProgramParts(contents: ProgramFileContents, selections: ReadonlyArray<DeviceSelection<CudaDevice> | null>): ProgramParts {
   const { manifest: m, blobs, label } = contents;
   const r: Reader = new Reader(label);
   const copy = (name: string): Uint8Array => blobs.get(name)!.slice();
@@ -181,7 +194,7 @@ function buildProgram(contents: ProgramFileContents, selections: Array<DeviceSel
   const rep = r.object(report, 'report');
   r.array(rep.ops, 'report.ops');
   r.array(rep.segments, 'report.segments');
-  return new Program(data, report, m.backend, symbols, limits);
+  return { data, report, backend: m.backend, symbols };
 }
 
 function loadBackend(r: Reader, s: ManifestEngineSegment, what: string): ReturnType<typeof getBackend> {
@@ -220,16 +233,22 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
   const contents = readProgramFile(bytes, label);
   const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
   logSelections(resolveLogger(options.logger), selections, label);
-  let program: Program;
+  const { data, report, backend, symbols } = typedLoadErrors(label, () => buildProgramParts(contents, selections));
+  return warmStarted(new Program(data, report, backend, symbols, limits));
+}
+
+/**
+ * `build()`, with every error that is not one of ours made an E_INTERNAL naming `label`:
+ * every malformed-file case is refused as E_BAD_PROGRAM where it is found; anything else is
+ * a bug of ours, and must look like one (the fuzz harness counts E_INTERNAL as a finding).
+ */
+export function typedLoadErrors<T>(label: string, build: () => T): T {
   try {
-    program = buildProgram(contents, selections, limits);
+    return build();
   } catch (error) {
     if (error instanceof TensorRTNodeError) throw error;
-    // Every malformed-file case is refused as E_BAD_PROGRAM where it is found; anything else
-    // is a bug of ours, and must look like one (the fuzz harness counts E_INTERNAL as a finding).
     throw new InternalError(`${label}: loading failed unexpectedly: ${(error as Error).message}`, { cause: error });
   }
-  return warmStarted(program);
 }
 
 /**
@@ -239,13 +258,21 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
  * @throws {BadProgramError} also when the file cannot be read (the cause says why).
  */
 export async function loadProgram(file: string, options: LoadProgramOptions = {}): Promise<Program> {
-  if (typeof file !== 'string' || file.length === 0) throw new InvalidArgumentError('loadProgram: the path must be a non-empty string');
-  let bytes: Uint8Array;
+  return loadProgramBuffer(await readProgramFileBytes(file, 'loadProgram'), options, `program file "${file}"`);
+}
+
+/**
+ * The bytes of the program file `file` (`caller` names the function in a bad-path message).
+ *
+ * @throws {BadProgramError} `E_BAD_PROGRAM` when the file cannot be read (the cause says why).
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` when `file` is not a non-empty string.
+ */
+export async function readProgramFileBytes(file: string, caller: string): Promise<Uint8Array> {
+  if (typeof file !== 'string' || file.length === 0) throw new InvalidArgumentError(`${caller}: the path must be a non-empty string`);
   try {
-    bytes = await fs.promises.readFile(file);
+    return await fs.promises.readFile(file);
   } catch (cause) {
     throw new BadProgramError(`program file "${file}" cannot be read: ${(cause as Error).message}`, { cause, details: { file } });
   }
-  return loadProgramBuffer(bytes, options, `program file "${file}"`);
 }
 

@@ -11,6 +11,8 @@ import type { EngineDevice } from '../device-selection';
 export const PROGRAM_FORMAT = 'tensorrt-node program';
 /** The format version this library writes, and the newest it reads (docs/program-format.md). */
 export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 0 } as const;
+/** The `format` of a tensor-parallel program file (lib/runtime/tensor-parallel/file.ts): its ranks' program files in one archive. */
+export const TENSOR_PARALLEL_FORMAT = 'tensorrt-node tensor-parallel program';
 /** The manifest's entry name. */
 export const MANIFEST_ENTRY = 'manifest.json';
 

@@ -13,7 +13,7 @@ import {
   type EngineDevice,
   type HardwareCompatibilityLevel,
 } from '../device-selection';
-import { BLOB_NAME, MANIFEST_ENTRY, PROGRAM_FORMAT, PROGRAM_FORMAT_VERSION, SHA256, type ProgramFileContents, type ProgramManifest } from './manifest';
+import { BLOB_NAME, MANIFEST_ENTRY, PROGRAM_FORMAT, PROGRAM_FORMAT_VERSION, SHA256, TENSOR_PARALLEL_FORMAT, type ProgramFileContents, type ProgramManifest } from './manifest';
 import { describe, Reader } from './reader';
 import { checkEncoded } from './values';
 import { sha256 } from './write';
@@ -102,14 +102,22 @@ function readDevice(r: Reader, x: unknown, what: string): EngineDevice {
   return record;
 }
 
+/** An opened archive of a program file: its entries (inflated and CRC-checked when read) and its parsed manifest. */
+export interface OpenedArchive {
+  r: Reader;
+  zip: ZipArchive;
+  entry(name: string): Uint8Array | undefined;
+  /** manifest.json, parsed but not checked. */
+  json: unknown;
+}
+
 /**
- * Reads and checks a program file without deserializing anything: the container, the
- * format and its version, the manifest's structure, and every blob's SHA-256. What
- * `tensorrt-node inspect` shows, and the first half of loading.
+ * Opens program-file bytes (single or tensor-parallel): the container and `manifest.json`'s
+ * JSON, nothing else.
  *
- * @throws {BadProgramError} `E_BAD_PROGRAM` naming the file and what is wrong.
+ * @throws {BadProgramError} `E_BAD_PROGRAM`: not a zip, a damaged container, no readable manifest.
  */
-export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): ProgramFileContents {
+export function openArchive(bytes: Uint8Array, label: string): OpenedArchive {
   if (!ArrayBuffer.isView(bytes) || Object.prototype.toString.call(bytes) !== '[object Uint8Array]') {
     throw new InvalidArgumentError('a program buffer must be a Uint8Array (or a Buffer)');
   }
@@ -122,14 +130,64 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
   const entry = (name: string): Uint8Array | undefined => (zip.has(name) ? withZipErrors(() => zip.read(name), label, toError) : undefined);
   const manifestBytes = entry(MANIFEST_ENTRY);
   if (manifestBytes === undefined) r.fail(`no ${MANIFEST_ENTRY} in the archive: not a tensorrt-node program file`);
-  let json: unknown;
   try {
-    json = parseJsonText(manifestBytes);
+    return { r, zip, entry, json: parseJsonText(manifestBytes) };
   } catch (cause) {
     if (!(cause instanceof CodecError)) throw cause;
     throw new BadProgramError(`${label}: ${MANIFEST_ENTRY} is not readable JSON: ${cause.message}`, { cause });
   }
+}
+
+/**
+ * Every blob `listed` names, each checked: a blob name (`isName`), used (`referenced`),
+ * present, of the listed size and SHA-256; and no archive entry the manifest does not list.
+ * Unlisted entries are refused before any blob is inflated.
+ *
+ * @throws {BadProgramError} `E_BAD_PROGRAM` naming the blob.
+ */
+export function readBlobs(a: OpenedArchive, listedJson: unknown, referenced: ReadonlySet<string>, isName: (name: string) => boolean): Map<string, Uint8Array> {
+  const { zip, entry } = a;
+  const r: Reader = a.r;
+  const listed = r.object(listedJson, 'blobs');
+  for (const e of zip.entries) {
+    if (e.name !== MANIFEST_ENTRY && !Object.hasOwn(listed, e.name)) r.fail(`the archive holds "${e.name}", which the manifest does not list`);
+  }
+  const blobs = new Map<string, Uint8Array>();
+  for (const [name, info] of Object.entries(listed)) {
+    const what = `blob "${name}"`;
+    if (!isName(name)) r.fail(`blobs lists ${describe(name)}, which is not a blob name`);
+    const o = r.object(info, `blobs.${name}`, { required: ['sha256', 'bytes'] });
+    const expected = r.string(o.sha256, `${what}'s sha256`);
+    if (!SHA256.test(expected)) r.fail(`${what}'s sha256 is not 64 lowercase hex digits`);
+    const size = r.index(o.bytes, `${what}'s size`);
+    if (!referenced.has(name)) r.fail(`${what} is listed, but nothing in the manifest uses it`);
+    const data = entry(name);
+    if (data === undefined) r.fail(`${what} is missing from the archive (the manifest lists it)`, { blob: name });
+    if (data.byteLength !== size) r.fail(`${what} is corrupt: ${data.byteLength} bytes, the manifest says ${size}`, { blob: name });
+    const actual = sha256(data);
+    if (actual !== expected) r.fail(`${what} is corrupt: its SHA-256 is ${actual}, the manifest says ${expected}`, { blob: name });
+    blobs.set(name, data);
+  }
+  for (const name of referenced) if (!blobs.has(name)) r.fail(`blob "${name}" is used by the manifest but not listed in "blobs"`, { blob: name });
+  return blobs;
+}
+
+/**
+ * Reads and checks a program file without deserializing anything: the container, the
+ * format and its version, the manifest's structure, and every blob's SHA-256. What
+ * `tensorrt-node inspect` shows, and the first half of loading.
+ *
+ * @throws {BadProgramError} `E_BAD_PROGRAM` naming the file and what is wrong.
+ */
+export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): ProgramFileContents {
+  const opened = openArchive(bytes, label);
+  const { zip, entry, json } = opened;
+  const r: Reader = opened.r;
   const m = r.object(json, MANIFEST_ENTRY);
+  if (m.format === TENSOR_PARALLEL_FORMAT) {
+    const ranks = Array.isArray(m.ranks) ? ` (${m.ranks.length} ranks)` : '';
+    r.fail(`this is a tensor-parallel program file${ranks}, not a single program: load it with loadTensorParallelProgram()`, { format: TENSOR_PARALLEL_FORMAT });
+  }
   if (m.format !== PROGRAM_FORMAT) r.fail(`${MANIFEST_ENTRY} says format ${describe(m.format)}, not "${PROGRAM_FORMAT}": not a tensorrt-node program file`);
   const lib = typeof m.library === 'object' && m.library !== null ? (m.library as Record<string, unknown>) : {};
   checkFormatVersion(m.formatVersion, label, typeof lib.version === 'string' ? lib.version : undefined);
@@ -201,29 +259,7 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
   checkEncoded(r, m.report, 'report', referenced);
   if (m.extra !== undefined) readExtra(m.extra, 'extra');
 
-  // The blobs: listed, present, referenced, and intact.
-  const listed = r.object(m.blobs, 'blobs');
-  // Unlisted entries are refused before any blob is inflated.
-  for (const e of zip.entries) {
-    if (e.name !== MANIFEST_ENTRY && !Object.hasOwn(listed, e.name)) r.fail(`the archive holds "${e.name}", which the manifest does not list`);
-  }
-  const blobs = new Map<string, Uint8Array>();
-  for (const [name, info] of Object.entries(listed)) {
-    const what = `blob "${name}"`;
-    if (!BLOB_NAME.test(name)) r.fail(`blobs lists ${describe(name)}, which is not a blob name`);
-    const o = r.object(info, `blobs.${name}`, { required: ['sha256', 'bytes'] });
-    const expected = r.string(o.sha256, `${what}'s sha256`);
-    if (!SHA256.test(expected)) r.fail(`${what}'s sha256 is not 64 lowercase hex digits`);
-    const size = r.index(o.bytes, `${what}'s size`);
-    if (!referenced.has(name)) r.fail(`${what} is listed, but nothing in the manifest uses it`);
-    const data = entry(name);
-    if (data === undefined) r.fail(`${what} is missing from the archive (the manifest lists it)`, { blob: name });
-    if (data.byteLength !== size) r.fail(`${what} is corrupt: ${data.byteLength} bytes, the manifest says ${size}`, { blob: name });
-    const actual = sha256(data);
-    if (actual !== expected) r.fail(`${what} is corrupt: its SHA-256 is ${actual}, the manifest says ${expected}`, { blob: name });
-    blobs.set(name, data);
-  }
-  for (const name of referenced) if (!blobs.has(name)) r.fail(`blob "${name}" is used by the manifest but not listed in "blobs"`, { blob: name });
+  const blobs = readBlobs(opened, m.blobs, referenced, (name) => BLOB_NAME.test(name));
   return { manifest: m as unknown as ProgramManifest, blobs, label };
 }
 

@@ -4,9 +4,12 @@
  * lockstep on one worker thread with an in-process all-reduce
  * (lib/runtime/tensor-parallel/execute.ts); run() never blocks the event loop.
  *
+ * Saved as one `.trtp` file with every rank (save(), saveBuffer(); file-write.ts) and read
+ * back by loadTensorParallelProgram() (file-load.ts).
+ *
  * Devices: rank r is meant for CUDA device r (`targetDevice`), and its TensorRT engines are
- * built for it. Placing ranks on GPUs at load time and NCCL collectives (one rank per GPU)
- * are not built yet: on GPUs this program would still run its ranks one after another on
+ * built for it; a loaded file places each rank's engines on a device of its own
+ * (file-load.ts). NCCL collectives (one rank per GPU) are not built yet: on GPUs this program would still run its ranks one after another on
  * one thread, which only the reference backend supports today.
  */
 import { InternalError } from '../../errors';
@@ -17,6 +20,7 @@ import type { Tensor } from '../../tensor';
 import { formatIO, printableIO, shapedInputs } from '../program-io';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../resource-limits';
 import type { ProgramData, ProgramIO } from '../segments';
+import { saveTensorParallel, saveTensorParallelBuffer } from './file-write';
 import { WorkerClient } from '../worker/worker-client';
 import { fromWire, type WireTensor, type WorkerSetup } from '../worker/worker-protocol';
 
@@ -76,7 +80,8 @@ export class TensorParallelProgram {
     readonly ranks: readonly TensorParallelRank[],
     /** What was split, per block (layer): heads, key/value heads and how, MLP columns. */
     readonly blocks: readonly BlockSharding[],
-    symbols: ReadonlyMap<string, SymbolRange> = new Map(),
+    /** @internal The ranges of the symbols in the I/O shapes (saved in program files). */
+    readonly symbolRanges: ReadonlyMap<string, SymbolRange> = new Map(),
     /** What one run may allocate (`maxTensorBytes` of the compile settings). */
     readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
   ) {
@@ -86,7 +91,7 @@ export class TensorParallelProgram {
       what: 'tensor-parallel worker',
       workerData: (): WorkerSetup<ProgramData[]> => ({ data: this.ranks.map((r) => r.data), limits: this.limits }),
       decode: decodeRankOutputs,
-      inputs: shapedInputs(ranks[0]!.inputs, symbols),
+      inputs: shapedInputs(ranks[0]!.inputs, symbolRanges),
       limits,
       disposedMessage: 'this tensor-parallel program has been disposed',
     });
@@ -128,6 +133,19 @@ export class TensorParallelProgram {
   /** Runs every rank and returns every rank's outputs (index r: rank r). */
   async runAllRanks(inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Promise<Tensor[][]> {
     return this.client.run(inputs);
+  }
+
+  /**
+   * Writes the program, every rank, to `file` as one tensor-parallel `.trtp` file
+   * (docs/program-format.md); `loadTensorParallelProgram(file)` reads it back.
+   */
+  async save(file: string): Promise<void> {
+    await saveTensorParallel(this, file);
+  }
+
+  /** The program as tensor-parallel `.trtp` bytes; `loadTensorParallelProgramBuffer()` reads them. */
+  saveBuffer(): Uint8Array {
+    return saveTensorParallelBuffer(this);
   }
 
   /** Stops the worker and releases every rank's engines. Idempotent; later run() calls reject. */

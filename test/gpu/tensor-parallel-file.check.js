@@ -1,0 +1,100 @@
+'use strict';
+// GPU check of tensor-parallel program files (plain Node over dist/, no jest). With the real
+// devices() list and the cuda backend: compile the Llama fixture with tensorParallel n (2 when
+// this machine has 2+ GPUs, else 1), save it as one .trtp, load it back: rank r's engines must
+// be placed on device r (one device per rank), and every rank's outputs must equal the
+// in-memory program's bit for bit and the reference backend's tensor-parallel program within
+// fp32 tolerance (rtol 1e-4, atol 1e-5). Then a file of (GPUs + 1) ranks must be refused with
+// E_NO_COMPATIBLE_DEVICE naming the rank without a device. Prints one JSON line: n, placements,
+// max errors, the refusal's message. Exit 0: passed; 1: failed; 3: no usable GPU here.
+const crypto = require('node:crypto');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..', '..');
+const { gpuCheck, assert, rejection, randomFloats } = require('./check-util');
+const { zipSync, unzipSync } = require(require.resolve('fflate', { paths: [root] }));
+
+const MODEL = path.join(root, 'test', 'fixtures', 'llama_rotary_complex_input', 'model.pt2');
+const SHAPES = [{ shape: [1, 8, 64] }, { shape: [8, 8] }];
+const RTOL = 1e-4;
+const ATOL = 1e-5;
+
+/** x [1, 8, 64] and freqs_cis complex64 [8, 8] (unit complex numbers, as RoPE's are). */
+function inputs(lib) {
+  const x = new lib.Tensor('float32', [1, 8, 64], Float32Array.from(randomFloats(512, 3)));
+  const f = new Float32Array(128);
+  for (let p = 0; p < 8; p++) {
+    for (let i = 0; i < 8; i++) {
+      const theta = p / 10000 ** (i / 8);
+      f[2 * (p * 8 + i)] = Math.cos(theta);
+      f[2 * (p * 8 + i) + 1] = Math.sin(theta);
+    }
+  }
+  return [x, new lib.Tensor('complex64', [8, 8], f)];
+}
+
+function maxErrors(actual, expected) {
+  let abs = 0;
+  let worst = 0;
+  for (let i = 0; i < actual.data.length; i++) {
+    const d = Math.abs(actual.data[i] - expected.data[i]);
+    abs = Math.max(abs, d);
+    worst = Math.max(worst, d / (ATOL + RTOL * Math.abs(expected.data[i])));
+  }
+  return { abs, ratio: worst };
+}
+
+const sha256 = (b) => crypto.createHash('sha256').update(b).digest('hex');
+
+/** A tensor-parallel file of `count` ranks, each a copy of rank 0's program file (placement fails before the ranks are compared). */
+function copiesOfRank0(bytes, count) {
+  const files = unzipSync(bytes);
+  const manifest = JSON.parse(new TextDecoder().decode(files['manifest.json']));
+  const rank0 = files['ranks/rank0.trtp'];
+  const entries = {};
+  manifest.worldSize = count;
+  manifest.ranks = Array.from({ length: count }, (_, r) => ({ ...manifest.ranks[0], rank: r, program: `ranks/rank${r}.trtp`, targetDevice: { type: 'gpu', gpuId: r } }));
+  manifest.blobs = {};
+  for (let r = 0; r < count; r++) {
+    entries[`ranks/rank${r}.trtp`] = rank0;
+    manifest.blobs[`ranks/rank${r}.trtp`] = { sha256: sha256(rank0), bytes: rank0.length };
+  }
+  return zipSync({ 'manifest.json': new TextEncoder().encode(JSON.stringify(manifest)), ...entries }, { level: 0 });
+}
+
+gpuCheck('tensor-parallel-file', async (lib, report) => {
+  const gpus = report.devices.length;
+  const n = gpus >= 2 ? 2 : 1;
+  const xs = inputs(lib);
+  const tp = await lib.compile(MODEL, { backend: 'cuda', tensorParallel: n, inputs: SHAPES });
+  const ref = await lib.compile(MODEL, { backend: 'reference', tensorParallel: n, inputs: SHAPES });
+  try {
+    const bytes = tp.saveBuffer();
+    const loaded = await lib.loadTensorParallelProgramBuffer(bytes);
+    try {
+      const placements = loaded.ranks.map((rank) => [...new Set(rank.data.segments.filter((s) => s.kind === 'tensorrt').map((s) => (s.placement ? s.placement.ordinal : null)))]);
+      const engines = loaded.ranks.map((rank) => rank.data.segments.filter((s) => s.kind === 'tensorrt').length);
+      placements.forEach((p, r) => assert(engines[r] === 0 || (p.length === 1 && p[0] === r), `rank ${r}'s engines are placed on ${JSON.stringify(p)}, not [${r}]`));
+      const fresh = await tp.runAllRanks(xs);
+      const back = await loaded.runAllRanks(xs);
+      const expected = await ref.runAllRanks(xs);
+      const errors = back.map(([out], r) => {
+        const same = out.data.length === fresh[r][0].data.length && out.data.every((v, i) => Object.is(v, fresh[r][0].data[i]));
+        assert(same, `rank ${r}: the loaded program's output differs from the in-memory program's`);
+        const e = maxErrors(out, expected[r][0]);
+        assert(e.ratio <= 1, `rank ${r}: cuda vs reference max abs error ${e.abs} exceeds rtol ${RTOL} / atol ${ATOL} (ratio ${e.ratio})`);
+        return e;
+      });
+      const tooMany = copiesOfRank0(bytes, gpus + 1);
+      const refusal = await rejection(lib.loadTensorParallelProgramBuffer(tooMany), `a ${gpus + 1}-rank file on ${gpus} GPU(s)`);
+      assert(refusal.code === 'E_NO_COMPATIBLE_DEVICE', `a ${gpus + 1}-rank file on ${gpus} GPU(s): ${refusal.code} ${refusal.message}`);
+      assert(refusal.message.includes(`rank ${gpus} has no device`), `the refusal names rank ${gpus}: ${refusal.message}`);
+      return { n, gpus, fileBytes: bytes.length, engines, placements, errors, refusal: refusal.message };
+    } finally {
+      await loaded.dispose();
+    }
+  } finally {
+    await tp.dispose();
+    await ref.dispose();
+  }
+});
