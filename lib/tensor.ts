@@ -114,10 +114,29 @@ function toNumber(v: unknown, where: string): number {
   throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not a number`);
 }
 
+/** Set by Tensor's static block: see {@link isIntactTensor}. */
+let intact: (t: Tensor) => boolean;
+
+/**
+ * @internal Whether `t` still has the dtype, shape and data its constructor checked: its
+ * fields are plain properties a caller can reassign, so a check of the fields alone proves
+ * nothing. Its buffer may still have been detached or resized since: compare `data.length`
+ * with the shape too. Lets program.run() skip checking a tensor again (issue 21).
+ */
+export const isIntactTensor = (t: Tensor): boolean => intact(t);
+
 export class Tensor {
   readonly dtype: DType;
   readonly shape: Shape;
   readonly data: TypedArray;
+  // What the constructor checked (private: invisible to equality checks, JSON and cloning).
+  readonly #dtype: DType;
+  readonly #shape: Shape;
+  readonly #data: TypedArray;
+
+  static {
+    intact = (t) => #data in t && t.#data === t.data && t.#shape === t.shape && t.#dtype === t.dtype;
+  }
 
   /**
    * Wraps `data` (not copied). Its type and length must match the dtype's storage and the
@@ -142,9 +161,9 @@ export class Tensor {
         );
       }
     }
-    this.dtype = dtype;
-    this.shape = Object.freeze([...shape]);
-    this.data = data;
+    this.dtype = this.#dtype = dtype;
+    this.shape = this.#shape = Object.freeze([...shape]);
+    this.data = this.#data = data;
   }
 
   /** Number of elements (complex pairs count once). */
