@@ -114,6 +114,42 @@ function toNumber(v: unknown, where: string): number {
   throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not a number`);
 }
 
+/** `data`, or zeros, after checking that it fits `dtype` and `shape` (see the Tensor constructor). */
+function checkedData(dtype: DType, shape: Shape, data: TypedArray | undefined): TypedArray {
+  checkDType(dtype);
+  checkShape(shape);
+  const info = dtypeInfo(dtype);
+  const length = shapeSize(shape) * info.lanes;
+  if (data === undefined) return allocate(dtype, shape, length);
+  if (typedArrayName(data) !== info.storage.name) {
+    throw new InvalidArgumentError(
+      `a ${dtype} tensor needs its data in a ${info.storage.name}${info.lanes === 2 ? ' (interleaved real, imaginary)' : ''}, got ${typedArrayName(data) ?? describeValue(data)}`,
+    );
+  }
+  if (data.length !== length) {
+    throw new InvalidArgumentError(`a ${dtype} tensor of shape [${shape.join(', ')}] needs ${length} ${info.storage.name} elements, got ${data.length}`);
+  }
+  return data;
+}
+
+/** Set while trustedTensor() constructs one: the constructor then skips its checks. */
+let trusted = false;
+
+/**
+ * @internal A Tensor over `data` without the constructor's checks, for a caller that made
+ * them itself (a prepared run's outputs, lib/backends/onnxruntime/prepared-run.ts: a model
+ * that computes in microseconds pays for every one). Unchecked arguments make a wrong
+ * tensor, not an error.
+ */
+export function trustedTensor(dtype: DType, shape: Shape, data: TypedArray): Tensor {
+  trusted = true;
+  try {
+    return new Tensor(dtype, shape, data);
+  } finally {
+    trusted = false;
+  }
+}
+
 /** Set by Tensor's static block: see {@link isIntactTensor}. */
 let intact: (t: Tensor) => boolean;
 
@@ -143,24 +179,7 @@ export class Tensor {
    * shape; a mismatch is an `E_INVALID_ARGUMENT` error. Without `data`, zeros.
    */
   constructor(dtype: DType, shape: Shape, data?: TypedArray) {
-    checkDType(dtype);
-    checkShape(shape);
-    const info = dtypeInfo(dtype);
-    const length = shapeSize(shape) * info.lanes;
-    if (data === undefined) {
-      data = allocate(dtype, shape, length);
-    } else {
-      if (typedArrayName(data) !== info.storage.name) {
-        throw new InvalidArgumentError(
-          `a ${dtype} tensor needs its data in a ${info.storage.name}${info.lanes === 2 ? ' (interleaved real, imaginary)' : ''}, got ${typedArrayName(data) ?? describeValue(data)}`,
-        );
-      }
-      if (data.length !== length) {
-        throw new InvalidArgumentError(
-          `a ${dtype} tensor of shape [${shape.join(', ')}] needs ${length} ${info.storage.name} elements, got ${data.length}`,
-        );
-      }
-    }
+    if (!trusted || data === undefined) data = checkedData(dtype, shape, data);
     this.dtype = this.#dtype = dtype;
     this.shape = this.#shape = Object.freeze([...shape]);
     this.data = this.#data = data;

@@ -233,6 +233,12 @@ export class InThreadRunner {
     } catch (error) {
       return Promise.reject(asRunError(error));
     }
+    if (this.inFlight === 0) {
+      // The common case, without the closures of a queued run.
+      this.inFlight++;
+      const t0 = performance.now();
+      return (this.queue = prepared.start(staged).then((outputs) => this.finished(t0, elements, outputs), this.failed));
+    }
     return this.enqueue(() => prepared.start(staged), elements, () => prepared.release(staged));
   }
 

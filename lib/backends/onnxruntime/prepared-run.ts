@@ -11,9 +11,9 @@
  * without a copy (the copy OrtEngine.run() makes is for posting them to another thread).
  */
 import type { TypedArray } from '../../ir/dtype';
-import { dtypeInfo } from '../../ir/dtype';
+import { dtypeInfo, type DTypeInfo } from '../../ir/dtype';
 import { checkTensorBytes, type RunLimits } from '../../runtime/resource-limits';
-import { Tensor } from '../../tensor';
+import { Tensor, trustedTensor, typedArrayName } from '../../tensor';
 import type { PreparedRun, PreparedValue, StagedRun } from '../types';
 import type { OrtEngineDescription, OrtEngineInput, OrtEngineIO } from './engine-format';
 import { boundaryDType } from './lower';
@@ -67,6 +67,7 @@ class OrtPreparedRun implements PreparedRun {
   private readonly dynamic: boolean;
   /** The position in the prepared order of each input of the description. */
   private readonly positions: number[];
+  private readonly outputInfo: DTypeInfo[];
 
   constructor(
     private readonly host: PreparedRunHost,
@@ -76,6 +77,7 @@ class OrtPreparedRun implements PreparedRun {
   ) {
     this.dynamic = inputs.some((d) => d.shape.some((n) => n < 0));
     this.positions = host.description.inputs.map((d) => inputs.indexOf(d));
+    this.outputInfo = outputs.map((o) => dtypeInfo(o.dtype));
   }
 
   stage(given: readonly Tensor[]): StagedRun {
@@ -169,8 +171,15 @@ class OrtPreparedRun implements PreparedRun {
       const o = this.outputs[k]!;
       const t = results[o.name] as OrtTensor | undefined;
       if (t === undefined) throw this.host.runError(new Error(`output "${o.name}" is missing from onnxruntime's results`));
-      checkTensorBytes(this.limits, o.dtype, t.dims, `onnxruntime backend: output "${o.name}"`, { output: o.name });
-      out[k] = new Tensor(o.dtype, t.dims, t.data as TypedArray);
+      const { dims } = t;
+      const data = t.data as TypedArray;
+      const info = this.outputInfo[k]!;
+      let count = 1;
+      for (let i = 0; i < dims.length; i++) count *= dims[i]!;
+      if (count * info.itemBytes > this.limits.maxTensorBytes) checkTensorBytes(this.limits, o.dtype, dims, `onnxruntime backend: output "${o.name}"`, { output: o.name });
+      // The checks of the Tensor constructor that onnxruntime's output could fail (its dims
+      // are sizes); where they fail, the constructor throws its error.
+      out[k] = typedArrayName(data) === info.storage.name && data.length === count * info.lanes ? trustedTensor(o.dtype, dims, data) : new Tensor(o.dtype, dims, data);
     }
     return out;
   }
