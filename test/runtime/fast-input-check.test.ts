@@ -9,7 +9,7 @@ import { tensorType } from '../../lib/ir/graph';
 import { FastInputCheck } from '../../lib/runtime/fast-input-check';
 import { checkRunInputs } from '../../lib/runtime/program-io';
 import { DEFAULT_RUN_LIMITS } from '../../lib/runtime/resource-limits';
-import { isIntactTensor, Tensor } from '../../lib/tensor';
+import { isIntactTensor, Tensor, trustedTensor } from '../../lib/tensor';
 import type { ShapedInputs } from '../../lib/interpreter/bind-inputs';
 
 const batch = sym('batch');
@@ -112,5 +112,15 @@ describe('isIntactTensor', () => {
   test('an object made from the prototype, without the constructor, is not intact (and does not throw)', () => {
     const fake = Object.assign(Object.create(Tensor.prototype) as Tensor, { dtype: 'float32', shape: [1], data: new Float32Array(1) });
     expect(isIntactTensor(fake)).toBe(false);
+  });
+
+  test('trustedTensor() makes an intact tensor over the same data, and the constructor checks again afterwards', () => {
+    const data = new Float32Array([1, 2, 3, 4]);
+    const t = trustedTensor('float32', [2, 2], data);
+    expect(isIntactTensor(t)).toBe(true);
+    expect(t.data).toBe(data);
+    expect(t.toArray()).toEqual([1, 2, 3, 4]);
+    expect(Object.isFrozen(t.shape)).toBe(true);
+    expect(() => new Tensor('float32', [2], new Float32Array(3))).toThrow(expect.objectContaining({ code: 'E_INVALID_ARGUMENT' }));
   });
 });

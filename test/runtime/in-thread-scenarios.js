@@ -175,6 +175,52 @@ const scenarios = {
     return { fastAvailable: program.inThread.prepared !== undefined, afterGood, afterBad, fast: fast.map(wire), fastByName: fastByName.map(wire), general: general.map(wire), errors };
   },
 
+  /**
+   * Runs issued together through the fast path: each input is read when its run() is called
+   * (then overwritten), the runs queue one behind the other over several staging buffers, and
+   * each answers as the same input run alone on the general path. The encoder's int64 input
+   * goes the same way.
+   */
+  async fastQueued() {
+    const { program, inputs } = await compiled('mlp');
+    const counter = countInThread(program);
+    const [x] = inputs;
+    const scaled = [0.5, 1, 2, -1, 3].map((k) => new Tensor('float32', x.shape, x.data.map((v) => v * k)));
+    const originals = scaled.map((t) => new Tensor('float32', t.shape, t.data.slice()));
+    const pending = scaled.map((t) => program.run([t]));
+    for (const t of scaled) t.data.fill(7);
+    const together = await Promise.all(pending);
+    const afterTogether = { ...counter };
+    const alone = [];
+    for (const t of originals) alone.push(await program.runGeneral([t], {}));
+    await program.dispose();
+    const encoder = await compiled('encoder');
+    const encoderCounter = countInThread(encoder.program);
+    const encoderOutputs = await encoder.program.run(encoder.inputs);
+    await encoder.program.dispose();
+    return {
+      afterTogether,
+      together: together.map((o) => o.map(wire)),
+      alone: alone.map((o) => o.map(wire)),
+      encoder: { inThread: encoder.program.runsInThread, prepared: encoderCounter.prepared, outputs: encoderOutputs.map(wire) },
+    };
+  },
+
+  /** The dynamic-batch mlp: a batch outside its range fails the same way on both paths. */
+  async fastDynamicErrors() {
+    const { program, inputs } = await compiled('mlp', 'pt2', { backend: 'onnxruntime' });
+    const width = inputs[0].shape[1];
+    const describe = (promise) => promise.then(() => ({ resolved: true }), (e) => ({ code: e?.code, message: e?.message, details: e?.details }));
+    const huge = [new Tensor('float32', [1_000_000, width])];
+    const mismatch = [new Tensor('float32', [2, width + 1])];
+    const result = {
+      huge: { fast: await describe(program.run(huge)), general: await describe(program.runGeneral(huge, {})) },
+      mismatch: { fast: await describe(program.run(mismatch)), general: await describe(program.runGeneral(mismatch, {})) },
+    };
+    await program.dispose();
+    return result;
+  },
+
   /** The .pt2 mlp has a dynamic batch: timed at its smallest, run here at every batch. */
   async dynamic() {
     const { program, inputs } = await compiled('mlp', 'pt2', { backend: 'onnxruntime' });

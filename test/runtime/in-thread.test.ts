@@ -188,6 +188,33 @@ describe('programs on the caller thread (child processes of the built package)',
     expect(r.errors.disposed!.fast.message).toBe('this program has been disposed');
   }, 130_000);
 
+  test('runs issued together take the fast path one behind the other, each reading its input when run() was called', () => {
+    const r = scenario<{
+      afterTogether: { runs: number; prepared: number };
+      together: Wire[][];
+      alone: Wire[][];
+      encoder: { inThread: boolean; prepared: number; outputs: Wire[] };
+    }>('fastQueued');
+    expect(r.afterTogether).toEqual({ runs: 5, prepared: 5 });
+    expect(r.together).toHaveLength(5);
+    // Each input was overwritten right after its run() call: the answers are those of the inputs as given.
+    expect(r.together).toEqual(r.alone);
+    // The scale-1 run is the fixture's input: PyTorch's answer.
+    expectClose(tensor(r.together[1]![0]!), expected, FP32, 'mlp, queued run of the fixture input');
+    expect(r.encoder).toMatchObject({ inThread: true, prepared: 1 });
+    const encoder = loadFixture('encoder');
+    r.encoder.outputs.forEach((w, i) => expectClose(tensor(w), encoder.cases[0]!.outputs[i]!, FP32, `encoder output ${i}, int64 input on the fast path`));
+  }, 130_000);
+
+  test('a dynamic-batch program refuses a batch outside its range, or a wrong static dim, as the general path does', () => {
+    type Described = { code?: string; message?: string; details?: unknown };
+    const r = scenario<Record<'huge' | 'mismatch', { fast: Described; general: Described }>>('fastDynamicErrors');
+    expect(r.huge.fast).toEqual(r.huge.general);
+    expect(r.huge.fast.code).toBe('E_SHAPE_OUT_OF_RANGE');
+    expect(r.mismatch.fast).toEqual(r.mismatch.general);
+    expect(r.mismatch.fast.code).toBe('E_BAD_INPUT');
+  }, 130_000);
+
   test('a run predicted over the budget goes to the worker, and short runs come back here', () => {
     const r = scenario<{ inThread: boolean; long: Wire[]; short: Wire[]; afterLong: { inThreadRuns: number; worker: boolean }; afterShort: { inThreadRuns: number } }>('routing');
     expect(r.afterLong).toEqual({ inThreadRuns: 0, worker: true });
