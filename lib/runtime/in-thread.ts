@@ -136,9 +136,9 @@ function asRunError(error: unknown): TensorRTNodeError {
   return e instanceof TensorRTNodeError ? e : createError('E_INTERNAL', (e as Error)?.message ?? String(e));
 }
 
-/** A program's engines loaded on this thread, its runs one at a time, and the cost model that routes runs between here and the worker. */
 const noop = (): void => undefined;
 
+/** A program's engines loaded on this thread, its runs one at a time, and the cost model that routes runs between here and the worker. */
 export class InThreadRunner {
   /** The last run queued, and how many are queued or running. */
   private queue: Promise<unknown> = Promise.resolve();

@@ -40,7 +40,7 @@ interface Staging extends StagedRun {
   readonly feeds: Record<string, OrtTensor>;
 }
 
-/** Free staging sets kept per engine: more than one run is in flight only when runs are queued. */
+/** Free staging sets kept per prepared run: more than one is in use only when runs are queued, or input shapes vary. */
 const MAX_FREE_STAGINGS = 4;
 
 const sameShape = (a: readonly number[], b: readonly number[]): boolean => {
@@ -108,7 +108,9 @@ class OrtPreparedRun implements PreparedRun {
   }
 
   release(staged: StagedRun): void {
-    if (this.free.length < MAX_FREE_STAGINGS) this.free.push(staged as Staging);
+    // The oldest goes first: with run-time dims, the shapes of the latest runs are the likeliest next.
+    if (this.free.length >= MAX_FREE_STAGINGS) this.free.shift();
+    this.free.push(staged as Staging);
   }
 
   /** Whether `given` passes OrtEngine.run()'s checks (dtypes, ranks, static dims, one optimization profile): comparisons only. */
