@@ -114,37 +114,75 @@ function toNumber(v: unknown, where: string): number {
   throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not a number`);
 }
 
+/** `data`, or zeros, after checking that it fits `dtype` and `shape` (see the Tensor constructor). */
+function checkedData(dtype: DType, shape: Shape, data: TypedArray | undefined): TypedArray {
+  checkDType(dtype);
+  checkShape(shape);
+  const info = dtypeInfo(dtype);
+  const length = shapeSize(shape) * info.lanes;
+  if (data === undefined) return allocate(dtype, shape, length);
+  if (typedArrayName(data) !== info.storage.name) {
+    throw new InvalidArgumentError(
+      `a ${dtype} tensor needs its data in a ${info.storage.name}${info.lanes === 2 ? ' (interleaved real, imaginary)' : ''}, got ${typedArrayName(data) ?? describeValue(data)}`,
+    );
+  }
+  if (data.length !== length) {
+    throw new InvalidArgumentError(`a ${dtype} tensor of shape [${shape.join(', ')}] needs ${length} ${info.storage.name} elements, got ${data.length}`);
+  }
+  return data;
+}
+
+/** Set while trustedTensor() constructs one: the constructor then skips its checks. */
+let trusted = false;
+
+/**
+ * @internal A Tensor over `data` without the constructor's checks, for a caller that made
+ * them itself (a prepared run's outputs, lib/backends/onnxruntime/prepared-run.ts: a model
+ * that computes in microseconds pays for every one). Unchecked arguments make a wrong
+ * tensor, not an error.
+ */
+export function trustedTensor(dtype: DType, shape: Shape, data: TypedArray): Tensor {
+  trusted = true;
+  try {
+    return new Tensor(dtype, shape, data);
+  } finally {
+    trusted = false;
+  }
+}
+
+/** Set by Tensor's static block: see {@link isIntactTensor}. */
+let intact: (t: Tensor) => boolean;
+
+/**
+ * @internal Whether `t` still has the dtype, shape and data its constructor checked: its
+ * fields are plain properties a caller can reassign, so a check of the fields alone proves
+ * nothing. Its buffer may still have been detached or resized since: compare `data.length`
+ * with the shape too. Lets program.run() skip checking a tensor again (issue 21).
+ */
+export const isIntactTensor = (t: Tensor): boolean => intact(t);
+
 export class Tensor {
   readonly dtype: DType;
   readonly shape: Shape;
   readonly data: TypedArray;
+  // What the constructor checked (private: invisible to equality checks, JSON and cloning).
+  readonly #dtype: DType;
+  readonly #shape: Shape;
+  readonly #data: TypedArray;
+
+  static {
+    intact = (t) => #data in t && t.#data === t.data && t.#shape === t.shape && t.#dtype === t.dtype;
+  }
 
   /**
    * Wraps `data` (not copied). Its type and length must match the dtype's storage and the
    * shape; a mismatch is an `E_INVALID_ARGUMENT` error. Without `data`, zeros.
    */
   constructor(dtype: DType, shape: Shape, data?: TypedArray) {
-    checkDType(dtype);
-    checkShape(shape);
-    const info = dtypeInfo(dtype);
-    const length = shapeSize(shape) * info.lanes;
-    if (data === undefined) {
-      data = allocate(dtype, shape, length);
-    } else {
-      if (typedArrayName(data) !== info.storage.name) {
-        throw new InvalidArgumentError(
-          `a ${dtype} tensor needs its data in a ${info.storage.name}${info.lanes === 2 ? ' (interleaved real, imaginary)' : ''}, got ${typedArrayName(data) ?? describeValue(data)}`,
-        );
-      }
-      if (data.length !== length) {
-        throw new InvalidArgumentError(
-          `a ${dtype} tensor of shape [${shape.join(', ')}] needs ${length} ${info.storage.name} elements, got ${data.length}`,
-        );
-      }
-    }
-    this.dtype = dtype;
-    this.shape = Object.freeze([...shape]);
-    this.data = data;
+    if (!trusted || data === undefined) data = checkedData(dtype, shape, data);
+    this.dtype = this.#dtype = dtype;
+    this.shape = this.#shape = Object.freeze([...shape]);
+    this.data = this.#data = data;
   }
 
   /** Number of elements (complex pairs count once). */

@@ -8,6 +8,7 @@
  * Names are a closed union and the registry (./registry.ts) is a record over it, so asking
  * for a backend by name and getting another, or a name without a backend, cannot happen.
  */
+import type { DType } from '../ir/dtype';
 import type { Network } from '../network';
 import type { EngineDevice } from '../runtime/device-selection';
 import type { RunLimits } from '../runtime/resource-limits';
@@ -56,10 +57,42 @@ export interface Engine extends EngineSignature {
    * ResourceLimitError naming the layer. The results belong to the caller.
    */
   run(inputs: Readonly<Record<string, RunValue>>, limits?: RunLimits): Promise<Record<string, RunValue>>;
+  /**
+   * Optional, for host engines run on the calling thread: a run from host tensors of the
+   * values `inputs` (in that order: every input of the engine) to host tensors of the values
+   * `outputs`, prepared once. Undefined where the engine cannot: a dtype other than the
+   * engine's (it would have to convert), or one it converts at its boundary. See {@link PreparedRun}.
+   */
+  prepareRun?(inputs: readonly PreparedValue[], outputs: readonly PreparedValue[], limits: RunLimits): PreparedRun | undefined;
   /** Copies a host tensor to where this engine keeps values (a device engine only). */
   upload?(tensor: Tensor): Promise<DeviceValue>;
   /** Releases what the engine holds; it must not be used afterwards. */
   dispose(): void;
+}
+
+/**
+ * A run of an engine whose names, order and dtypes were settled once (Engine.prepareRun), in
+ * two steps so that a caller can read the inputs at once and start the run later (runs on
+ * one thread are queued): stage() checks the inputs as Engine.run() does (the same typed
+ * errors) and copies them into memory of the run's own; start() runs what was staged, once,
+ * and resolves the outputs in the prepared order (they may be memory the engine's library
+ * allocated: not for posting to another thread); release() drops a staged run never started.
+ */
+export interface PreparedRun {
+  stage(inputs: readonly Tensor[]): StagedRun;
+  start(staged: StagedRun): Promise<Tensor[]>;
+  release(staged: StagedRun): void;
+}
+
+/** A value of a prepared run: its name in the engine, and the dtype the caller gives or takes. */
+export interface PreparedValue {
+  readonly name: string;
+  readonly dtype: DType;
+}
+
+/** Inputs a PreparedRun has staged (opaque to the caller). */
+export interface StagedRun {
+  readonly staged: true;
 }
 
 /** An execution backend. */

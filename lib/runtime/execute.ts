@@ -13,7 +13,7 @@
 import { getBackend } from '../backends';
 import { floatWidthAs } from '../backends/float-width';
 import { residencyOf, type DeviceValue, type RunValue } from '../backends/residency';
-import type { Engine } from '../backends/types';
+import type { Engine, PreparedRun } from '../backends/types';
 import { InternalError, InvalidArgumentError } from '../errors';
 import { toDevice } from '../gpu/device-tensor';
 import { dtypeInfo, type DType } from '../ir/dtype';
@@ -74,6 +74,29 @@ function hostValueAs(t: Tensor, name: string, dtype: DType, limits: RunLimits, w
   return floatWidthAs(t, dtype);
 }
 
+/** The engine of a program of one host engine that reads every program input and computes every output (no constants, no complex boundary). */
+function directEngine(data: ProgramData, segments: readonly LoadedSegment[]): Engine | undefined {
+  const [s] = segments;
+  if (segments.length !== 1 || s?.kind !== 'tensorrt' || s.engine.residency !== 'host') return undefined;
+  if ([...data.inputs, ...data.outputs].some((io) => io.complex !== undefined)) return undefined;
+  const inputValues = data.inputs.map((io) => io.value);
+  if (new Set(inputValues).size !== inputValues.length || s.inputs.length !== inputValues.length || !s.inputs.every((v) => inputValues.includes(v))) return undefined;
+  if (!data.outputs.every((io) => s.outputs.includes(io.value))) return undefined;
+  return s.engine;
+}
+
+/**
+ * A run of a direct program (see directEngine) prepared by its engine (Engine.prepareRun),
+ * for runs on the calling thread; undefined where the engine has none, or where a program
+ * input or output has another dtype than the engine's (the prepared run converts nothing
+ * on the way out, and takes inputs at the program's dtypes).
+ */
+export function preparedRun(data: ProgramData, segments: readonly LoadedSegment[], limits: RunLimits): PreparedRun | undefined {
+  const engine = directEngine(data, segments);
+  const named = (io: ProgramIO): { name: string; dtype: DType } => ({ name: io.value, dtype: io.dtype });
+  return engine?.prepareRun?.(data.inputs.map(named), data.outputs.map(named), limits);
+}
+
 /**
  * A run that skips ProgramRun's bookkeeping, for the common program of one host engine
  * that reads every program input and computes every output (no constants, no complex
@@ -81,13 +104,9 @@ function hostValueAs(t: Tensor, name: string, dtype: DType, limits: RunLimits, w
  * Undefined for any other program. Worth it for models that compute in microseconds.
  */
 export function directRun(data: ProgramData, segments: readonly LoadedSegment[], limits: RunLimits): ((inputs: readonly Tensor[]) => Promise<Tensor[]>) | undefined {
-  const [s] = segments;
-  if (segments.length !== 1 || s?.kind !== 'tensorrt' || s.engine.residency !== 'host') return undefined;
-  if ([...data.inputs, ...data.outputs].some((io) => io.complex !== undefined)) return undefined;
+  const engine = directEngine(data, segments);
+  if (engine === undefined) return undefined;
   const inputValues = data.inputs.map((io) => io.value);
-  if (new Set(inputValues).size !== inputValues.length || s.inputs.length !== inputValues.length || !s.inputs.every((v) => inputValues.includes(v))) return undefined;
-  if (!data.outputs.every((io) => s.outputs.includes(io.value))) return undefined;
-  const { engine } = s;
   return async (inputs) => {
     // Null prototype: a value named "__proto__" or "constructor" is an ordinary key.
     const feeds: Record<string, RunValue> = Object.create(null);
@@ -290,6 +309,8 @@ export class ProgramExecutor {
   private loading: Promise<LoadedSegment[]> | undefined;
   /** directRun() of the loaded segments, where it applies. */
   private direct: ((inputs: readonly Tensor[]) => Promise<Tensor[]>) | undefined;
+  /** prepared()'s answer once asked (null: not yet). */
+  private preparedRun: PreparedRun | undefined | null = null;
   private readonly constants: Map<string, Tensor>;
   /** The crossings of the last run (the same every run: ./residency-plan.ts plans them). */
   lastCrossings: CrossingPlan | undefined;
@@ -351,6 +372,13 @@ export class ProgramExecutor {
     } catch {
       return { loadMs };
     }
+  }
+
+  /** preparedRun() of the loaded segments, for runs on the calling thread (lib/runtime/in-thread.ts); undefined before they are loaded, or where none applies. */
+  prepared(): PreparedRun | undefined {
+    if (this.segments === undefined) return undefined;
+    if (this.preparedRun === null) this.preparedRun = preparedRun(this.data, this.segments, this.limits);
+    return this.preparedRun;
   }
 
   /** Inputs in program input order; resolves outputs in program output order, on the host. */

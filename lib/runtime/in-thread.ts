@@ -26,6 +26,7 @@
  */
 import { createError, InvalidArgumentError, TensorRTNodeError } from '../errors';
 import { resolveLogger } from '../logger';
+import type { PreparedRun, StagedRun } from '../backends/types';
 import { Tensor } from '../tensor';
 import { elementsOf, ProgramExecutor, type PreloadReport } from './execute';
 import { asResourceLimitError, type RunLimits } from './resource-limits';
@@ -109,9 +110,14 @@ export class RunCost {
     this.perElement[this.seen % this.window] = ms / Math.max(1, elements);
     this.seen++;
     const n = Math.min(this.seen, this.window);
-    const sorted = this.sorted.subarray(0, n);
-    sorted.set(this.perElement.subarray(0, n));
-    sorted.sort();
+    const sorted = this.sorted;
+    // Insertion sort: n is at most the window, and TypedArray sort() costs more at this size.
+    for (let i = 0; i < n; i++) {
+      const v = this.perElement[i]!;
+      let j = i;
+      for (; j > 0 && sorted[j - 1]! > v; j--) sorted[j] = sorted[j - 1]!;
+      sorted[j] = v;
+    }
     this.median = sorted[n >> 1]!;
   }
 
@@ -130,10 +136,16 @@ function asRunError(error: unknown): TensorRTNodeError {
   return e instanceof TensorRTNodeError ? e : createError('E_INTERNAL', (e as Error)?.message ?? String(e));
 }
 
+const noop = (): void => undefined;
+
 /** A program's engines loaded on this thread, its runs one at a time, and the cost model that routes runs between here and the worker. */
 export class InThreadRunner {
+  /** The last run queued, and how many are queued or running. */
   private queue: Promise<unknown> = Promise.resolve();
+  private inFlight = 0;
   private disposed = false;
+  /** The engine's prepared run (lib/runtime/execute.ts preparedRun()), where one applies. */
+  readonly prepared: PreparedRun | undefined;
   /** When the last two runs here that stalled the event loop ended (see STALL_MS). */
   private lastStallAt = -Infinity;
   private previousStallAt = -Infinity;
@@ -146,6 +158,7 @@ export class InThreadRunner {
     private readonly disposedError: () => Error,
   ) {
     this.stallMs = Math.max(STALL_MS, 2.5 * budgetMs);
+    this.prepared = executor.prepared();
   }
 
   /**
@@ -203,33 +216,78 @@ export class InThreadRunner {
   run(inputs: readonly Tensor[], elements: number = elementsOf(inputs)): Promise<Tensor[]> {
     if (this.disposed) return Promise.reject(this.disposedError());
     const own = inputs.map(snapshot);
-    const result = this.queue.then(async () => {
-      if (this.disposed) throw this.disposedError();
+    return this.enqueue(() => this.executor.run(own), elements);
+  }
+
+  /**
+   * Like {@link run}, through the engine's prepared run (only where {@link prepared} is set):
+   * the inputs are checked by the engine and copied into its staging memory now, and run
+   * after the runs before them.
+   */
+  runPrepared(inputs: readonly Tensor[], elements: number): Promise<Tensor[]> {
+    const prepared = this.prepared!;
+    if (this.disposed) return Promise.reject(this.disposedError());
+    let staged: StagedRun;
+    try {
+      staged = prepared.stage(inputs);
+    } catch (error) {
+      return Promise.reject(asRunError(error));
+    }
+    if (this.inFlight === 0) {
+      // The common case, without the closures of a queued run.
+      this.inFlight++;
       const t0 = performance.now();
-      let outputs: Tensor[];
-      try {
-        outputs = await this.executor.run(own);
-      } catch (error) {
-        throw asRunError(error);
+      return (this.queue = prepared.start(staged).then((outputs) => this.finished(t0, elements, outputs), this.failed));
+    }
+    return this.enqueue(() => prepared.start(staged), elements, () => prepared.release(staged));
+  }
+
+  /**
+   * Starts `start` now when no run is in flight, else after the last one queued (one run per
+   * turn of the event loop, each timed alone); `drop` undoes what was prepared for a run
+   * that a dispose() cancels before it starts.
+   */
+  private enqueue(start: () => Promise<Tensor[]>, elements: number, drop?: () => void): Promise<Tensor[]> {
+    const job = (): Promise<Tensor[]> => {
+      const t0 = performance.now();
+      let running: Promise<Tensor[]>;
+      if (this.disposed) {
+        drop?.();
+        running = Promise.reject(this.disposedError());
+      } else {
+        running = start();
       }
-      const ms = performance.now() - t0;
-      this.cost.observe(ms, elements);
-      if (ms > this.stallMs) {
-        this.previousStallAt = this.lastStallAt;
-        this.lastStallAt = performance.now();
-      }
-      if (this.disposed) throw this.disposedError();
-      return outputs;
-    });
-    this.queue = result.catch(() => undefined);
+      return running.then((outputs) => this.finished(t0, elements, outputs), this.failed);
+    };
+    const result = this.inFlight === 0 ? job() : this.queue.then(job, job);
+    this.inFlight++;
+    this.queue = result;
     return result;
   }
+
+  /** A run here that ended: its time feeds the cost model and the stall guard. */
+  private finished(t0: number, elements: number, outputs: Tensor[]): Tensor[] {
+    this.inFlight--;
+    const ms = performance.now() - t0;
+    this.cost.observe(ms, elements);
+    if (ms > this.stallMs) {
+      this.previousStallAt = this.lastStallAt;
+      this.lastStallAt = performance.now();
+    }
+    if (this.disposed) throw this.disposedError();
+    return outputs;
+  }
+
+  private readonly failed = (error: unknown): never => {
+    this.inFlight--;
+    throw asRunError(error);
+  };
 
   /** Fails the runs not yet started, waits for the one in progress, and releases the engines. Idempotent. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    await this.queue;
+    await this.queue.then(noop, noop);
     this.executor.dispose();
   }
 }

@@ -15,6 +15,7 @@ import { createError, InvalidArgumentError } from '../errors';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { Tensor } from '../tensor';
 import { elementsOf } from './execute';
+import { FastInputCheck } from './fast-input-check';
 import { InProcessRunner, outputDeviceOf, runsInProcess } from './in-process';
 import { inThreadBudget, InThreadRunner } from './in-thread';
 import { saveProgram, saveProgramBuffer } from './program-file/write';
@@ -56,6 +57,8 @@ export class Program {
   /** The worker of an in-thread program, started again in the background when its runs here stall the event loop; true once it is loaded. */
   private workerStart: Promise<void> | undefined;
   private workerReady = false;
+  /** run()'s one-pass input check, set with inThread. */
+  private fastCheck: FastInputCheck | undefined;
 
   constructor(
     /** @internal */ readonly data: ProgramData,
@@ -147,6 +150,7 @@ export class Program {
     const runner = budgetMs > 0 ? await InThreadRunner.start(this.data, this.limits, report, { budgetMs, shapes, disposedError: this.disposedError }) : undefined;
     if (runner !== undefined) {
       if (this.client.isDisposed) return void (await runner.dispose());
+      this.fastCheck = runner.prepared === undefined ? undefined : FastInputCheck.of(shapedInputs(this.data.inputs, this.symbols), this.limits);
       this.inThread = runner;
       this.client.stop();
     }
@@ -168,7 +172,23 @@ export class Program {
    */
   run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: RunOptions & { outputs?: 'host' }): Promise<Tensor[]>;
   run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions & { outputs: 'device' }): Promise<DeviceTensor[]>;
-  async run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions = {}): Promise<Tensor[] | DeviceTensor[]> {
+  run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: RunOptions): Promise<Tensor[] | DeviceTensor[]> {
+    // The fast path of a short program on this thread (issue 21): tables built at load, one
+    // pass over the inputs, the engine's prepared run, no await. Whatever it does not accept
+    // (bad inputs included: their errors come from the general checks) takes the general path.
+    const here = this.inThread;
+    const check = this.fastCheck;
+    if (here !== undefined && check !== undefined && (options?.outputs ?? 'host') === 'host') {
+      const ordered = check.check(inputs);
+      if (ordered !== undefined) {
+        const elements = check.elements;
+        if (here.fits(elements) && !(here.stalling && this.workerLoaded())) return here.runPrepared(ordered, elements);
+      }
+    }
+    return this.runGeneral(inputs, options ?? {});
+  }
+
+  private async runGeneral(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions): Promise<Tensor[] | DeviceTensor[]> {
     const outputs = options.outputs ?? 'host';
     if (outputs !== 'host' && outputs !== 'device') throw new InvalidArgumentError(`run(): outputs must be 'host' or 'device', got ${String(outputs)}`);
     if (this.inProcess !== null) return (await this.inProcess.run(inputs, outputs)) as Tensor[] | DeviceTensor[];

@@ -29,15 +29,26 @@ const wire = (t) => ({ dtype: t.dtype, shape: [...t.shape], data: Array.from(t.d
 const codeOf = (promise) => promise.then(() => 'resolved', (e) => e.code ?? String(e));
 const workerStarted = (program) => program.client.channel !== null;
 
-/** Counts the runs the in-thread executor makes. */
-function countInThread(program) {
-  const executor = program.inThread.executor;
-  const run = executor.run.bind(executor);
-  const counter = { runs: 0 };
-  executor.run = (inputs) => {
-    counter.runs++;
-    return run(inputs);
+/**
+ * Counts the runs made here: through the engine's prepared run (the fast path of
+ * program.run()) or the in-thread executor (the general one). `after(k)`, where given, runs
+ * after the k-th run's outputs are ready (the stall scenario holds the loop there).
+ */
+function countInThread(program, after) {
+  const here = program.inThread;
+  const counter = { runs: 0, prepared: 0 };
+  const wrap = (target, key, kind) => {
+    const original = target[key].bind(target);
+    target[key] = async (...args) => {
+      counter.runs++;
+      if (kind) counter[kind]++;
+      const outputs = await original(...args);
+      after?.(counter.runs);
+      return outputs;
+    };
   };
+  wrap(here.executor, 'run');
+  if (here.prepared !== undefined) wrap(here.prepared, 'start', 'prepared');
   return counter;
 }
 
@@ -97,29 +108,124 @@ const scenarios = {
   async stall() {
     const { program, inputs } = await compiled('mlp');
     const here = program.inThread;
-    const executor = here.executor;
-    const run = executor.run.bind(executor);
-    let calls = 0;
-    // A busy machine may have stalled a warm-up run already: start from a clean slate.
+    // A busy machine may have stalled a warm-up run already, or timed runs long enough to
+    // predict this one over the 1 ms budget: start from a clean slate, with runs that fit
+    // (this scenario is about the stall guard; the cost model has tests of its own).
     here.forgetStalls();
-    executor.run = async (x) => {
-      calls++;
-      const outputs = await run(x);
-      if (calls <= 2) for (const t0 = Date.now(); Date.now() - t0 < 40; );
-      return outputs;
+    const fit = () => {
+      for (let k = 0; k < 8; k++) here.observe(1e-9, 1);
     };
+    fit();
+    const counter = countInThread(program, (k) => {
+      if (k <= 2) for (const t0 = Date.now(); Date.now() - t0 < 40; );
+    });
     const slow = [await program.run(inputs), await program.run(inputs)];
     const stalling = here.stalling;
     const whileStarting = await program.run(inputs);
-    const afterStalls = { inThreadRuns: calls, starting: program.workerStart !== undefined };
+    const afterStalls = { inThreadRuns: counter.runs, starting: program.workerStart !== undefined };
     await program.workerStart;
     const onWorker = await program.run(inputs);
-    const afterReady = { inThreadRuns: calls, worker: workerStarted(program) };
+    const afterReady = { inThreadRuns: counter.runs, worker: workerStarted(program) };
     here.forgetStalls();
+    fit();
     const back = await program.run(inputs);
-    const afterForget = { inThreadRuns: calls };
+    const afterForget = { inThreadRuns: counter.runs };
     await program.dispose();
     return { outputs: [...slow, whileStarting, onWorker, back].map((o) => o.map(wire)), stalling, afterStalls, afterReady, afterForget };
+  },
+
+  /**
+   * program.run()'s fast path (one-pass check, the engine's prepared run) against its general
+   * path on the same program (runGeneral: the checks and executor every other program
+   * uses): the same outputs, and for each bad input the same error (code, class, message,
+   * details); which path each good run took is counted.
+   */
+  async fastPath() {
+    const { program, inputs } = await compiled('mlp');
+    const [x] = inputs;
+    const name = program.inputs[0].name;
+    const counter = countInThread(program);
+    const fast = await program.run(inputs);
+    const fastByName = await program.run({ [name]: x });
+    const afterGood = { ...counter };
+    const general = await program.runGeneral(inputs, {});
+    const shape = [...x.shape];
+    const reassigned = new Tensor('float32', shape, x.data.slice());
+    reassigned.data = new Float32Array(3);
+    const detached = new Tensor('float32', shape, x.data.slice());
+    structuredClone(detached.data.buffer, { transfer: [detached.data.buffer] });
+    const bad = {
+      wrongDType: [new Tensor('float64', shape, Float64Array.from(x.data))],
+      wrongShape: [new Tensor('float32', [shape[0] + 1, shape[1]], new Float32Array((shape[0] + 1) * shape[1]))],
+      wrongRank: [new Tensor('float32', [shape[0] * shape[1]], x.data.slice())],
+      missingInList: [],
+      missingByName: {},
+      extraInList: [x, x],
+      extraByName: { [name]: x, extra: x },
+      unknownName: { extra: x },
+      notATensor: [{ dtype: 'float32', shape, data: x.data }],
+      nullInput: [null],
+      notAList: 7,
+      reassignedData: [reassigned],
+      detachedData: [detached],
+    };
+    const describe = (promise) =>
+      promise.then(
+        () => ({ resolved: true }),
+        (e) => ({ class: e?.constructor?.name, code: e?.code, message: e?.message, details: e?.details }),
+      );
+    const errors = {};
+    for (const [kind, given] of Object.entries(bad)) errors[kind] = { fast: await describe(program.run(given)), general: await describe(program.runGeneral(given, {})) };
+    const afterBad = { ...counter };
+    await program.dispose();
+    errors.disposed = { fast: await describe(program.run(inputs)), general: await describe(program.runGeneral(inputs, {})) };
+    return { fastAvailable: program.inThread.prepared !== undefined, afterGood, afterBad, fast: fast.map(wire), fastByName: fastByName.map(wire), general: general.map(wire), errors };
+  },
+
+  /**
+   * Runs issued together through the fast path: each input is read when its run() is called
+   * (then overwritten), the runs queue one behind the other over several staging buffers, and
+   * each answers as the same input run alone on the general path. The encoder's int64 input
+   * goes the same way.
+   */
+  async fastQueued() {
+    const { program, inputs } = await compiled('mlp');
+    const counter = countInThread(program);
+    const [x] = inputs;
+    const scaled = [0.5, 1, 2, -1, 3].map((k) => new Tensor('float32', x.shape, x.data.map((v) => v * k)));
+    const originals = scaled.map((t) => new Tensor('float32', t.shape, t.data.slice()));
+    const pending = scaled.map((t) => program.run([t]));
+    for (const t of scaled) t.data.fill(7);
+    const together = await Promise.all(pending);
+    const afterTogether = { ...counter };
+    const alone = [];
+    for (const t of originals) alone.push(await program.runGeneral([t], {}));
+    await program.dispose();
+    const encoder = await compiled('encoder');
+    const encoderCounter = countInThread(encoder.program);
+    const encoderOutputs = await encoder.program.run(encoder.inputs);
+    await encoder.program.dispose();
+    return {
+      afterTogether,
+      together: together.map((o) => o.map(wire)),
+      alone: alone.map((o) => o.map(wire)),
+      encoder: { inThread: encoder.program.runsInThread, prepared: encoderCounter.prepared, outputs: encoderOutputs.map(wire) },
+    };
+  },
+
+  /** The dynamic-batch mlp: a batch outside its range fails the same way on both paths. */
+  async fastDynamicErrors() {
+    const { program, inputs } = await compiled('mlp', 'pt2', { backend: 'onnxruntime' });
+    const width = inputs[0].shape[1];
+    const describe = (promise) => promise.then(() => ({ resolved: true }), (e) => ({ code: e?.code, message: e?.message, details: e?.details }));
+    const huge = [new Tensor('float32', [1_000_000, width])];
+    const mismatch = [new Tensor('float32', [2, width + 1])];
+    const result = {
+      huge: { fast: await describe(program.run(huge)), general: await describe(program.runGeneral(huge, {})) },
+      mismatch: { fast: await describe(program.run(mismatch)), general: await describe(program.runGeneral(mismatch, {})) },
+    };
+    await program.dispose();
+    return result;
   },
 
   /** The .pt2 mlp has a dynamic batch: timed at its smallest, run here at every batch. */
@@ -130,7 +236,7 @@ const scenarios = {
     const row = new Tensor('float32', [1, inputs[0].shape[1]], inputs[0].data.slice(0, inputs[0].shape[1]));
     const first = await program.run([row]);
     await program.dispose();
-    return { inThread: program.runsInThread, shape: program.inputs[0].shape.map(String), inThreadRuns: counter.runs, outputs: outputs.map(wire), first: first.map(wire) };
+    return { inThread: program.runsInThread, shape: program.inputs[0].shape.map(String), inThreadRuns: counter.runs, preparedRuns: counter.prepared, outputs: outputs.map(wire), first: first.map(wire) };
   },
 
   /** A complex input and a program that is not one engine's inputs and outputs: the general executor, here. */

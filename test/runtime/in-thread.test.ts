@@ -141,6 +141,80 @@ describe('programs on the caller thread (child processes of the built package)',
     expect(r).toMatchObject({ inFlight: 'E_INVALID_ARGUMENT', queued: 'E_INVALID_ARGUMENT', after: 'E_INVALID_ARGUMENT', worker: false });
   }, 130_000);
 
+  test('the fast path of run() answers as the general path does: the same outputs, the same typed errors', () => {
+    type Described = { resolved?: true; class?: string; code?: string; message?: string; details?: unknown };
+    const r = scenario<{
+      fastAvailable: boolean;
+      afterGood: { runs: number; prepared: number };
+      afterBad: { runs: number; prepared: number };
+      fast: Wire[];
+      fastByName: Wire[];
+      general: Wire[];
+      errors: Record<string, { fast: Described; general: Described }>;
+    }>('fastPath');
+    expect(r.fastAvailable).toBe(true);
+    // Both good runs (in order, by name) took the prepared run; the general one the executor; no bad input ran.
+    expect(r.afterGood).toEqual({ runs: 2, prepared: 2 });
+    expect(r.afterBad).toEqual({ runs: 3, prepared: 2 });
+    expectClose(tensor(r.fast[0]!), expected, FP32, 'mlp, fast path');
+    expectClose(tensor(r.fastByName[0]!), expected, FP32, 'mlp by name, fast path');
+    expect(r.fast).toEqual(r.general);
+    const codes: Record<string, string> = {
+      wrongDType: 'E_BAD_INPUT',
+      wrongShape: 'E_BAD_INPUT',
+      wrongRank: 'E_BAD_INPUT',
+      missingInList: 'E_BAD_INPUT',
+      missingByName: 'E_BAD_INPUT',
+      extraInList: 'E_BAD_INPUT',
+      extraByName: 'E_BAD_INPUT',
+      unknownName: 'E_BAD_INPUT',
+      notATensor: 'E_BAD_INPUT',
+      nullInput: 'E_BAD_INPUT',
+      notAList: 'E_BAD_INPUT',
+      reassignedData: 'E_BAD_INPUT',
+      detachedData: 'E_BAD_INPUT',
+      disposed: 'E_INVALID_ARGUMENT',
+    };
+    expect(Object.keys(r.errors).sort()).toEqual(Object.keys(codes).sort());
+    for (const [kind, { fast, general }] of Object.entries(r.errors)) {
+      expect({ kind, ...fast }).toEqual({ kind, ...general });
+      expect({ kind, code: fast.code }).toEqual({ kind, code: codes[kind] });
+    }
+    expect(r.errors.wrongDType!.fast.message).toContain('"input0" must be float32, got float64');
+    expect(r.errors.wrongShape!.fast.message).toContain('dim 0 must be 4, got 5');
+    expect(r.errors.extraByName!.fast.message).toContain('unknown extra');
+    expect(r.errors.reassignedData!.fast.message).toContain('is not a valid tensor');
+    expect(r.errors.detachedData!.fast.message).toContain('detached');
+    expect(r.errors.disposed!.fast.message).toBe('this program has been disposed');
+  }, 130_000);
+
+  test('runs issued together take the fast path one behind the other, each reading its input when run() was called', () => {
+    const r = scenario<{
+      afterTogether: { runs: number; prepared: number };
+      together: Wire[][];
+      alone: Wire[][];
+      encoder: { inThread: boolean; prepared: number; outputs: Wire[] };
+    }>('fastQueued');
+    expect(r.afterTogether).toEqual({ runs: 5, prepared: 5 });
+    expect(r.together).toHaveLength(5);
+    // Each input was overwritten right after its run() call: the answers are those of the inputs as given.
+    expect(r.together).toEqual(r.alone);
+    // The scale-1 run is the fixture's input: PyTorch's answer.
+    expectClose(tensor(r.together[1]![0]!), expected, FP32, 'mlp, queued run of the fixture input');
+    expect(r.encoder).toMatchObject({ inThread: true, prepared: 1 });
+    const encoder = loadFixture('encoder');
+    r.encoder.outputs.forEach((w, i) => expectClose(tensor(w), encoder.cases[0]!.outputs[i]!, FP32, `encoder output ${i}, int64 input on the fast path`));
+  }, 130_000);
+
+  test('a dynamic-batch program refuses a batch outside its range, or a wrong static dim, as the general path does', () => {
+    type Described = { code?: string; message?: string; details?: unknown };
+    const r = scenario<Record<'huge' | 'mismatch', { fast: Described; general: Described }>>('fastDynamicErrors');
+    expect(r.huge.fast).toEqual(r.huge.general);
+    expect(r.huge.fast.code).toBe('E_SHAPE_OUT_OF_RANGE');
+    expect(r.mismatch.fast).toEqual(r.mismatch.general);
+    expect(r.mismatch.fast.code).toBe('E_BAD_INPUT');
+  }, 130_000);
+
   test('a run predicted over the budget goes to the worker, and short runs come back here', () => {
     const r = scenario<{ inThread: boolean; long: Wire[]; short: Wire[]; afterLong: { inThreadRuns: number; worker: boolean }; afterShort: { inThreadRuns: number } }>('routing');
     expect(r.afterLong).toEqual({ inThreadRuns: 0, worker: true });
@@ -168,11 +242,13 @@ describe('programs on the caller thread (child processes of the built package)',
   }, 130_000);
 
   test('a program with a dynamic batch runs here at every batch', () => {
-    const r = scenario<{ inThread: boolean; shape: string[]; inThreadRuns: number; outputs: Wire[]; first: Wire[] }>('dynamic');
+    const r = scenario<{ inThread: boolean; shape: string[]; inThreadRuns: number; preparedRuns: number; outputs: Wire[]; first: Wire[] }>('dynamic');
     expect(r.inThread).toBe(true);
     expect(typeof r.shape[0]).toBe('string');
     expect(r.shape[0]).not.toBe('4');
     expect(r.inThreadRuns).toBe(2);
+    // Both batches through the fast path: the staging of batch 4 does not serve batch 1.
+    expect(r.preparedRuns).toBe(2);
     expectClose(tensor(r.outputs[0]!), expected, FP32, 'mlp batch 4');
     // Rows are independent: batch 1 on the first row is PyTorch's first row.
     const row = new Tensor('float32', [1, expected.shape[1]!], (expected.data as Float32Array).slice(0, expected.shape[1]!));

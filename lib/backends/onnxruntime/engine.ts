@@ -15,10 +15,11 @@ import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runt
 import { Tensor } from '../../tensor';
 import { floatWidthAs } from '../float-width';
 import type { RunValue } from '../residency';
-import type { Engine } from '../types';
+import type { Engine, PreparedRun, PreparedValue } from '../types';
 import type { OrtEngineDescription, OrtEngineInput } from './engine-format';
 import { boundaryDType } from './lower';
 import type { OrtModule } from './ort-module';
+import { prepareOrtRun, type PreparedRunHost } from './prepared-run';
 
 type Session = Awaited<ReturnType<OrtModule['InferenceSession']['create']>>;
 type OrtTensor = InstanceType<OrtModule['Tensor']>;
@@ -112,6 +113,8 @@ export function ortLoadError(error: unknown, network: string): TensorRTNodeError
  */
 export const DISABLED_OPTIMIZERS: readonly string[] = ['MatmulTransposeFusion'];
 
+const disposedEngine = (): Error => new InvalidArgumentError('this onnxruntime engine was disposed');
+
 export class OrtEngine implements Engine {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
@@ -164,9 +167,22 @@ export class OrtEngine implements Engine {
     }
   }
 
+  /** Runs on the calling thread without per-run lookups, copies out or awaits (./prepared-run.ts). */
+  prepareRun(inputs: readonly PreparedValue[], outputs: readonly PreparedValue[], limits: RunLimits = DEFAULT_RUN_LIMITS): PreparedRun | undefined {
+    const host: PreparedRunHost = {
+      ort: this.ort,
+      description: this.description,
+      session: () => this.session,
+      checkInputs: (given) => checkProfiles(this.description.inputs, this.description.inputs.map((input, k) => checkInput(input, given[k]))),
+      disposedError: disposedEngine,
+      runError: (error) => ortRunError(error, this.description.network),
+    };
+    return prepareOrtRun(host, inputs, outputs, limits);
+  }
+
   async run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Promise<Record<string, RunValue>> {
     const session = this.session;
-    if (session === null) throw new InvalidArgumentError('this onnxruntime engine was disposed');
+    if (session === null) throw disposedEngine();
     if (inputs === null || typeof inputs !== 'object') throw new BadInputError('run() takes an object of input tensors keyed by input name');
     for (const name of Object.keys(inputs)) {
       if (!this.inputNames.includes(name)) throw new BadInputError(`unknown input "${name}"; the engine's inputs are ${this.inputNames.map((n) => `"${n}"`).join(', ')}`, { details: { input: name } });
