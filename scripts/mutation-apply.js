@@ -11,7 +11,7 @@
 //
 // Without test files, the test files of the module (stryker.conf.js) run. Prints one line per
 // mutant: `<id> killed|survived <file>:<line>:<col> <mutator> <replacement>`; exits 1 when any
-// mutant survived.
+// mutant survived, 2 when the tests fail before any mutation.
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
@@ -68,6 +68,23 @@ function offsetOf(text, { line, column }) {
   return off + column - 1;
 }
 
+/** Runs the tests on the source as it is now; true when they pass. */
+function testsPass() {
+  const r = spawnSync(
+    process.execPath,
+    [path.join(root, 'node_modules/jest/bin/jest.js'), '--config', JSON.stringify(jestConfig), '-w', '1', '--bail', '--silent', '--runTestsByPath', ...tests],
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  return { pass: r.status === 0, failing: (r.stderr.match(/● (.+)/) ?? [])[1] ?? `exit ${r.status ?? r.signal}` };
+}
+
+// A kill only means something when the tests pass on the unmutated source.
+const baseline = testsPass();
+if (!baseline.pass) {
+  process.stderr.write(`the tests fail on the unmutated source (${baseline.failing.trim()}): fix them first\n`);
+  process.exit(2);
+}
+
 let survived = 0;
 for (const m of wanted) {
   const file = path.join(root, m.file);
@@ -77,14 +94,10 @@ for (const m of wanted) {
   originals.set(file, original);
   try {
     fs.writeFileSync(file, original.slice(0, start) + m.replacement + original.slice(end));
-    const r = spawnSync(
-      process.execPath,
-      [path.join(root, 'node_modules/jest/bin/jest.js'), '--config', JSON.stringify(jestConfig), '-w', '1', '--bail', '--silent', '--runTestsByPath', ...tests],
-      { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const killed = r.status !== 0;
+    const r = testsPass();
+    const killed = !r.pass;
     if (!killed) survived++;
-    const failing = killed ? ((r.stderr.match(/● (.+)/) ?? [])[1] ?? `exit ${r.status ?? r.signal}`) : '';
+    const failing = killed ? r.failing : '';
     process.stdout.write(`${m.id} ${killed ? 'killed' : 'survived'} ${m.file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${JSON.stringify(m.replacement)}${killed ? ` (${failing.trim()})` : ''}\n`);
   } finally {
     fs.writeFileSync(file, original);

@@ -180,6 +180,17 @@ describe('the shape tensors of one TensorRT segment', () => {
 });
 
 describe('segments around a fallback one', () => {
+  test('a TensorRT segment never reads a dim from a float64 tensor (a float32 input with the same symbol instead)', () => {
+    const b = new DynGraph('wide', S);
+    const x = b.input('x', 'float64', ['s', 4]);
+    const y = b.input('y', 'float32', ['s']);
+    const graph = b.outputs(b.call('aten.view.default', { self: y, size: [b.size(x, 0)] }).output);
+    const legal = copy(graph);
+    const { segments } = partitionDynamic(legal, { minBlockSize: 1 });
+    expect(segments.map((s) => [s.kind, calls(s.nodes)])).toEqual([['tensorrt', ['size_dyn=trt.size_dyn(y,0)', 'sym_list_dyn=trt.sym_list_dyn(size_dyn)', 'reshape_dyn=trt.reshape_dyn(y,sym_list_dyn)']]]);
+    expectSame(graph, legal, [Tensor.from('float64', [3, 4], new Array(12).fill(0.5)), iota([3])], 's = 3');
+  });
+
   test('a fallback segment recomputes s once for s*4 and s, with names of its own; one with no SymInt keeps its nodes', () => {
     const b = new DynGraph('fallback', S);
     const x = b.input('x', 'float32', ['s', 4]);
