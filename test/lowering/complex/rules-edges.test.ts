@@ -52,6 +52,8 @@ test('the nodes a rule makes are named <node>_<role> and keep the metadata of th
     op('aten.eq.Scalar', { self: z, other: 0.5 }, 'eqs'),
     op('aten.where.ScalarOther', { condition: m, self: z, other: 0.5 }, 'wh'),
     op('aten.masked_fill.Scalar', { self: z, mask: m, value: 1 }, 'mf'),
+    op('aten.where.ScalarSelf', { condition: m, self: 0.5, other: z }, 'ws'),
+    op('aten.masked_fill.Tensor', { self: z, mask: m, value: op('aten.select.int', { self: op('aten.view.default', { self: z, size: [6] }, 'flat'), dim: 0, index: 2 }, 'v') }, 'mt'),
     op('aten._to_copy.default', { self: z, dtype: 'bool' }, 'nz'),
     op('aten.matmul.default', { self: z, other: y }, 'mm'),
     op('aten.polar.default', { abs: op('aten.abs.default', { self: z }, 'ab'), angle: op('aten.angle.default', { self: z }, 'an') }, 'pl'),
@@ -71,6 +73,8 @@ test('the nodes a rule makes are named <node>_<role> and keep the metadata of th
     'eqs_other_pair=constant', 'eqs_parts=aten.eq.Tensor', 'eqs_re=aten.select.int', 'eqs_im=aten.select.int', 'eqs=aten.logical_and.default',
     'wh_cond=aten.unsqueeze.default', 'wh_other_pair=constant', 'wh=aten.where.self',
     'mf_mask=aten.unsqueeze.default', 'mf_fill=constant', 'mf=aten.where.self',
+    'ws_cond=aten.unsqueeze.default', 'ws_self_pair=constant', 'ws=aten.where.self',
+    'flat=aten.view.default', 'v=aten.select.int', 'mt_mask=aten.unsqueeze.default', 'mt=aten.where.self',
     'nz_nonzero=aten.ne.Scalar', 'nz_re=aten.select.int', 'nz_im=aten.select.int', 'nz=aten.logical_or.default',
     'mm_re=aten.select.int', 'mm_im=aten.select.int', 'mm_re_1=aten.select.int', 'mm_im_1=aten.select.int',
     'mm_ac=aten.matmul.default', 'mm_bd=aten.matmul.default', 'mm_mm_re=aten.sub.Tensor', 'mm_ad=aten.matmul.default', 'mm_bc=aten.matmul.default', 'mm_mm_im=aten.add.Tensor', 'mm=aten.stack.default',
@@ -100,6 +104,7 @@ test('with truncateDouble: casts into and out of float32 carriers are named for 
     op('aten.add.Tensor', { self: z, other: r, alpha: 1 }, 'addr'),
     op('aten.mul.Tensor', { self: z, other: r }, 'mulr'),
     op('aten.view_as_real.default', { self: op('aten.exp.default', { self: z }, 'ex') }, 'exr'),
+    op('aten.abs.default', { self: z }, 'ab'),
   ]);
   const lowered = copyGraph(g);
   lowerComplex(lowered, { truncateDouble: true });
@@ -110,6 +115,7 @@ test('with truncateDouble: casts into and out of float32 carriers are named for 
     'addr_cast_real=aten._to_copy.default', 'addr_real_unsqueeze=aten.unsqueeze.default', 'addr_real_pair=aten.constant_pad_nd.default', 'addr=aten.add.Tensor',
     'mulr_cast_real=aten._to_copy.default', 'mulr_scale=aten.unsqueeze.default', 'mulr=aten.mul.Tensor',
     'ex_re=aten.select.int', 'ex_im=aten.select.int', 'ex_exp_re=aten.exp.default', 'ex_cos=aten.cos.default', 'ex_exp_cos=aten.mul.Tensor', 'ex_sin=aten.sin.default', 'ex_exp_sin=aten.mul.Tensor', 'ex=aten.stack.default', 'exr=aten._to_copy.default',
+    'ab_sq=aten.mul.Tensor', 'ab_norm2=aten.sum.dim_IntList', 'ab_1=aten.sqrt.default', 'ab=aten._to_copy.default',
   ]);
 });
 
@@ -131,13 +137,14 @@ describe('comparisons run in the precision PyTorch promotes to', () => {
     const c = g.addInput('c', tensorType('float32', [2, 2]));
     // complex128 computed inside the graph is carried as float64 without truncateDouble.
     const a = op('aten.add.Scalar', { self: op('aten._to_copy.default', { self: b, dtype: 'complex128' }, 'wide'), other: 1e-10, alpha: 1 }, 'nudged');
-    g.setOutputs([op('aten.eq.Tensor', { self: a, other: b }, 'eq'), op('aten.ne.Tensor', { self: c, other: b }, 'ne')]);
+    g.setOutputs([op('aten.eq.Tensor', { self: a, other: b }, 'eq'), op('aten.ne.Tensor', { self: b, other: a }, 'ne_wide'), op('aten.ne.Tensor', { self: c, other: b }, 'ne')]);
     const bs = Tensor.from('complex64', [2, 2], [1, 0, 1, 1, 2, 0, 2, 0]);
     const cs = Tensor.from('float32', [2, 2], [1, 0, 2, 3]);
     lowerAndCompare(g, [bs, cs]);
-    const [eq, ne] = interpret(g, [bs, cs]);
-    expect([Array.from(eq!.toArray(), Boolean), Array.from(ne!.toArray(), Boolean)]).toEqual([
+    const [eq, neWide, ne] = interpret(g, [bs, cs]);
+    expect([eq, neWide, ne].map((t) => Array.from(t!.toArray(), Boolean))).toEqual([
       [false, false, false, false],
+      [true, true, true, true],
       [false, true, false, true],
     ]);
   });
