@@ -220,3 +220,32 @@ describe('split / split_with_sizes', () => {
     expect(count(targets, 'trt.slice_dyn')).toBe(2);
   });
 });
+
+describe('a SymInt pad or split of a tensor whose dims are all static', () => {
+  // x: float32[8, 3] static; the symbol comes from y: float32[s]. The SymInt argument alone
+  // triggers the rewrite (no run-time dim of x does).
+  const onStatic = (make: (b: DynGraph, x: Value, n: Value) => Node): Build => (b) => {
+    const x = b.input('x', 'float32', [8, 3]);
+    return make(b, x, b.size(b.input('y', 'float32', ['s']), 0)).outputs;
+  };
+  const padded = onStatic((b, x, n) => b.call('aten.constant_pad_nd.default', { self: x, pad: [n, 1, 0, n], value: 0.5 }));
+  const split = onStatic((b, x, n) => b.call('aten.split_with_sizes.default', { self: x, split_sizes: [n, b.call('sym.sub', { a: 8, b: n }).output], dim: 0 }));
+
+  test('needs: the SymInt argument', () => {
+    expect(needs(on((b, x, n) => b.call('aten.constant_pad_nd.default', { self: x, pad: [n, 0], value: 0 }), [8, 3]))).toEqual(['pad']);
+    expect(needs(on((b, x, n) => b.call('aten.split_with_sizes.default', { self: x, split_sizes: [n, b.call('sym.sub', { a: 8, b: n }).output], dim: 0 }), [8, 3]))).toEqual(['split_sizes']);
+  });
+
+  test('pad [n, 1, 0, n] and split [n, 8 - n] of x match the reference at two sizes', () => {
+    for (const n of SIZES) {
+      const x = iota([8, 3]);
+      const y = iota([n]);
+      const p = runBoth(padded, [x, y]);
+      expect(count(p.targets, 'trt.full_dyn')).toBe(3);
+      expectTensor(p.outputs[0]!, 'float32', [8 + n, 3 + n + 1], padRef(x, [n, 1, 0, n], 0.5).toArray(), `pad, n = ${n}`);
+      const s = runBoth(split, [x, y]);
+      expect(count(s.targets, 'trt.slice_dyn')).toBe(2);
+      [narrowRef(x, 0, 0, n), narrowRef(x, 0, n, 8 - n)].forEach((e, i) => expectTensor(s.outputs[i]!, 'float32', e.shape, e.toArray(), `split, n = ${n}, piece ${i}`));
+    }
+  });
+});
