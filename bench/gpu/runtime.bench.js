@@ -70,6 +70,7 @@ async function main() {
   // 20 copies in one plan call, one synchronize: the device's copy rate without a Promise per copy.
   const copyPlan = await GpuPlan.create({ steps: [{ kind: 'copy', dst: { buffer: 1 }, src: { buffer: 0 }, bytes }] }, [a, b]);
   const d2dPlan = await medianMs(20, () => copyPlan.run(20));
+  const d2dPlan100 = await medianMs(20, () => copyPlan.run(100));
   copyPlan.dispose();
   const h2dStaged = await medianMs(10, () => binding.gpuCopyHtoD(a.buffer, 0, pageable));
   const d2hStaged = await medianMs(10, () => binding.gpuCopyDtoH(a.buffer, 0, pageable));
@@ -86,6 +87,12 @@ async function main() {
       perCopyMs: d2dPlan.median / 20,
       GBs: gbps(d2dPlan.median / 20),
       ofBaselineBatch: baseline && baseline.d2dBatchPerCopyMs / (d2dPlan.median / 20),
+    },
+    // The same with 100 copies per run on both sides (copy_baseline.cc's d2dBatch100).
+    d2dPlan100: {
+      perCopyMs: d2dPlan100.median / 100,
+      GBs: gbps(d2dPlan100.median / 100),
+      ofBaselineBatch: baseline && baseline.d2dBatch100PerCopyMs / (d2dPlan100.median / 100),
     },
     stagedH2D: { ms: h2dStaged.median, GBs: gbps(h2dStaged.median) },
     stagedD2H: { ms: d2hStaged.median, GBs: gbps(d2hStaged.median) },
