@@ -177,6 +177,14 @@ const convTransposeNd =
   (ctx) =>
     ctx.has('aten.convolution.default') && batched(ctx, n) ? convolution(ctx, n, listArg(ctx, 'padding', n), true) : null;
 
+const fillAsMaskedFill =
+  (target: string): Decomposition =>
+  (ctx) => {
+    const self = ctx.value('self');
+    const mask = ctx.call('aten.ones_like.default', { self, dtype: 'bool' }, '_mask');
+    return [ctx.call(target, { self, mask, value: ctx.arg('value') })];
+  };
+
 const dropoutIdentity: Decomposition = (ctx) => (ctx.arg('train') === true && ctx.arg('p') !== 0 ? null : [ctx.value('input')]);
 
 /**
@@ -200,6 +208,9 @@ export const DECOMPOSITIONS: Readonly<Record<string, Decomposition>> = {
   },
 
   // Identities in a functional, inference graph.
+  // fill = masked_fill under an all-true mask (its converters and rewrites exist already).
+  'aten.fill.Scalar': fillAsMaskedFill('aten.masked_fill.Scalar'),
+  'aten.fill.Tensor': fillAsMaskedFill('aten.masked_fill.Tensor'),
   'aten.contiguous.default': identity,
   'aten.clone.default': identity,
   'aten.alias.default': identity,

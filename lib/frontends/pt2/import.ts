@@ -9,8 +9,10 @@
  * - Each node's target `torch.ops.aten.X.Y` becomes the IR op `aten.X.Y`, its arguments bound
  *   BY NAME (torch.export records ATen's argument names) through call(); Python-operator
  *   SymInt arithmetic (`_operator.mul`, `torch.sym_max`...) becomes `sym.*`; assertions are
- *   checked where possible and dropped; in-place ops (`relu_`, `add_`) become their functional
- *   form when no other alias of the mutated tensor is read afterwards.
+ *   checked where possible and dropped; in-place ops (`relu_`, `add_`, `fill_`) become their
+ *   functional form when no other alias of the mutated tensor is read afterwards; an update
+ *   through slice/select views (slice assignment, `mask[a:b, c:d] = k`) is scattered back up the
+ *   view chain (slice_scatter, select_scatter), so later reads of the viewed tensor see it.
  * - Every output is checked against the dtype and size PyTorch recorded for it.
  */
 import { BadModelError, InternalError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
@@ -168,6 +170,12 @@ class Importer {
   private readonly lastRead = new Map<string, number>();
   /** For each tensor produced by a view-like op, the name it aliases. */
   private readonly aliasOf = new Map<string, string>();
+  /** The index of the node that defines each view (for the in-place aliasing check). */
+  private readonly viewDefinedAt = new Map<string, number>();
+  /** Slice and select views by name: how each was taken, so an in-place update through it can be scattered back. */
+  private readonly viewLinks = new Map<string, { target: 'aten.slice.Tensor' | 'aten.select.int'; args: Record<string, Arg> }>();
+  /** Set by checkInPlace for the node being imported: the view chain its update is scattered up (self first). */
+  private scatterChain: string[] = [];
   private readonly modelEntry: string;
   private readonly weights: PayloadConfig;
   private readonly constants: PayloadConfig;
@@ -543,7 +551,11 @@ class Importer {
       for (const r of refs) this.lastRead.set(r, index);
       const parts = atenParts(node.target);
       if (parts && VIEW_OPS.has(parts[0]) && refs.length > 0) {
-        for (const out of this.outputNames(node, `pt2 node "${this.nodeName(node, index)}"`)) if (out !== null) this.aliasOf.set(out, refs[0]!);
+        for (const out of this.outputNames(node, `pt2 node "${this.nodeName(node, index)}"`)) {
+          if (out === null) continue;
+          this.aliasOf.set(out, refs[0]!);
+          this.viewDefinedAt.set(out, index);
+        }
       }
     });
     const outs: string[] = [];
@@ -606,6 +618,7 @@ class Importer {
 
     irTarget = bound.target;
     const args = bound.args;
+    if ((irTarget === 'aten.slice.Tensor' || irTarget === 'aten.select.int') && outputs[0]) this.viewLinks.set(outputs[0], { target: irTarget, args });
     let self: Value | undefined;
     if (inPlace) {
       // The functional op may name its first argument differently (dropout_(self) vs dropout(input)).
@@ -641,6 +654,7 @@ class Importer {
       }
       const selfName = Importer.inPlaceSelf(node) ?? this.bad(`${where}: an in-place op whose first argument is not a tensor`);
       this.values.set(selfName, result);
+      this.scatterUp(result, options);
       if (outputs[0]) this.values.set(outputs[0], result);
       this.checkRecorded(outputs[0] ?? null, result, where);
       return;
@@ -804,13 +818,44 @@ class Importer {
         );
       }
     }
-    for (const n of chain.slice(1)) {
-      if ((this.lastRead.get(n) ?? -1) > index) {
-        throw new UnsupportedOpError(
-          `${this.source}: ${where} mutates "${selfName}", a view of "${n}", which is read afterwards; in-place updates through views are not supported`,
-          { details: { file: this.source, op: node.target } },
-        );
+    // An update through slice/select views is scattered back up the chain (slice_scatter,
+    // select_scatter), so later reads of the viewed tensors see it, as in PyTorch; above the
+    // first other kind of view nothing may be read afterwards, nor may any other view of the
+    // chain taken before this node (it would keep the old values).
+    let top = 0;
+    while (top + 1 < chain.length && this.viewLinks.has(chain[top]!) && this.aliasOf.get(chain[top]!) === chain[top + 1]) top++;
+    const refuse = (n: string, why: string): never => {
+      throw new UnsupportedOpError(`${this.source}: ${where} mutates "${selfName}", a view of "${n}", which ${why}; in-place updates through views are not supported`, {
+        details: { file: this.source, op: node.target },
+      });
+    };
+    for (const n of chain.slice(top + 1)) if ((this.lastRead.get(n) ?? -1) > index) refuse(n, 'is read afterwards');
+    const scattered = new Set(chain.slice(0, top + 1));
+    for (const [view] of this.aliasOf) {
+      if (scattered.has(view) || (this.viewDefinedAt.get(view) ?? Infinity) >= index || (this.lastRead.get(view) ?? -1) <= index) continue;
+      for (let n = this.aliasOf.get(view); n !== undefined; n = this.aliasOf.get(n)) {
+        if (scattered.has(n)) refuse(n, `has another view "${view}" that is read afterwards`);
       }
+    }
+    this.scatterChain = chain.slice(0, top + 1);
+  }
+
+  /** After an in-place update of `scatterChain[0]` to `value`: each viewed tensor up the chain gets the update scattered in. */
+  private scatterUp(value: Value, options: { name: string; where: string; meta?: Record<string, unknown> }): void {
+    const chain = this.scatterChain;
+    this.scatterChain = [];
+    let child = value;
+    for (let i = 0; i + 1 < chain.length; i++) {
+      const link = this.viewLinks.get(chain[i]!)!;
+      const parent = this.values.get(chain[i + 1]!);
+      if (!(parent instanceof Value)) throw new InternalError(`${options.where}: the viewed tensor "${chain[i + 1]}" has no value`);
+      const a = link.args;
+      const scatter =
+        link.target === 'aten.slice.Tensor'
+          ? this.call('aten.slice_scatter.default', { self: parent, src: child, dim: a.dim ?? 0, start: a.start ?? null, end: a.end ?? null, step: a.step ?? 1 }, { ...options, name: `${options.name}_scatter` })
+          : this.call('aten.select_scatter.default', { self: parent, src: child, dim: a.dim!, index: a.index! }, { ...options, name: `${options.name}_scatter` });
+      child = scatter.output;
+      this.values.set(chain[i + 1]!, child);
     }
   }
 

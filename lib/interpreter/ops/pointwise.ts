@@ -61,7 +61,7 @@ import {
   tanh,
   trunc,
 } from '../../kernels/unary';
-import type { Tensor } from '../../tensor';
+import { Tensor } from '../../tensor';
 import { defineImpl, type RuntimeArg } from '../registry';
 
 type Args = Readonly<Record<string, RuntimeArg>>;
@@ -116,6 +116,14 @@ function maskedFill(a: Args): Tensor {
 }
 defineImpl('aten.masked_fill.Scalar', (a) => [maskedFill(a)]);
 defineImpl('aten.masked_fill.Tensor', (a) => [maskedFill(a)]);
+/** fill: the value everywhere, in self's dtype and shape (a true condition broadcast over self). */
+function fill(a: Args): Tensor {
+  const self = T(a.self);
+  const r = where(Tensor.scalar('bool', 1), O(a.value), self);
+  return r.dtype === self.dtype ? r : cast(r, self.dtype);
+}
+defineImpl('aten.fill.Scalar', (a) => [fill(a)]);
+defineImpl('aten.fill.Tensor', (a) => [fill(a)]);
 
 // Unary math.
 const unary: Record<string, (t: Tensor) => Tensor> = {

@@ -272,6 +272,21 @@ defineOp('aten.masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Ten
   return out(self.dtype, broadcastDims(ctx, self.shape, mask.shape));
 });
 
+// fill: every element the value, in self's dtype (what `fill_`, the in-place form torch.export
+// leaves in slice-assignment code such as `mask[a:b, c:d] = k`, becomes in the importer).
+defineOp('aten.fill.Scalar(Tensor self, Scalar value) -> Tensor', (ctx) => {
+  const self = ctx.tensor('self');
+  operand(ctx, 'value', 'S');
+  return out(self.dtype, self.shape);
+});
+
+defineOp('aten.fill.Tensor(Tensor self, Tensor value) -> Tensor', (ctx) => {
+  const self = ctx.tensor('self');
+  const value = ctx.tensor('value');
+  if (value.shape.length !== 0) ctx.fail(`the value must be a 0-dimensional tensor, got shape ${formatShape(value.shape)}`);
+  return out(self.dtype, self.shape);
+});
+
 // ---------------------------------------------------------------------------------------
 // Unary math.
 

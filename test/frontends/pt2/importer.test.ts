@@ -6,6 +6,7 @@
  */
 import { zipSync } from 'fflate';
 
+import { compile } from '../../../lib/compile';
 import { loadPt2 } from '../../../lib/frontends/pt2';
 import { TensorRTNodeError } from '../../../lib/errors';
 import { interpret } from '../../../lib/interpreter';
@@ -347,6 +348,70 @@ describe('nodes', () => {
       values: { x: meta(FLOAT, [2, 2]), neg: meta(FLOAT, [2, 2]), view: meta(FLOAT, [4]), relu_: meta(FLOAT, [4]), mul: meta(FLOAT, [2, 2]) },
     });
     expect(errorOf(() => loadPt2(archive(throughView)), 'E_UNSUPPORTED_OP')).toMatch(/mutates "view", a view of "neg", which is read afterwards/);
+  });
+
+  test('slice assignment (fill_ through slice and select views, as torch.export leaves it): later reads see the update', async () => {
+    // base = -x; base[1:3, 0:2] = 5 (slice → slice → fill_.Scalar); base[:, 3] = c (select → fill_.Tensor
+    // with a lifted 0-d constant); the views are taken afresh each time and base is read at the end.
+    const prog = program({
+      inputSpecs: [tensorConstant('c_lifted_tensor_0', 'lifted_tensor_0'), userInput('x')],
+      nodes: [
+        node('base', 'torch.ops.aten.neg.default', [['self', T('x')]]),
+        node('slice_1', 'torch.ops.aten.slice.Tensor', [['self', T('base')], ['dim', I(0)], ['start', I(1)], ['end', I(3)]]),
+        node('slice_2', 'torch.ops.aten.slice.Tensor', [['self', T('slice_1')], ['dim', I(1)], ['start', I(0)], ['end', I(2)]]),
+        node('fill_', 'torch.ops.aten.fill_.Scalar', [['self', T('slice_2')], ['value', F(5)]]),
+        node('select', 'torch.ops.aten.select.int', [['self', T('base')], ['dim', I(1)], ['index', I(3)]]),
+        node('fill__1', 'torch.ops.aten.fill_.Tensor', [['self', T('select')], ['value', T('c_lifted_tensor_0')]]),
+        node('mul', 'torch.ops.aten.mul.Tensor', [['self', T('base')], ['other', I(2)]]),
+      ],
+      outputs: ['mul'],
+      values: {
+        c_lifted_tensor_0: meta(FLOAT, []),
+        x: meta(FLOAT, [4, 4]),
+        base: meta(FLOAT, [4, 4]),
+        slice_1: meta(FLOAT, [2, 4]),
+        slice_2: meta(FLOAT, [2, 2]),
+        fill_: meta(FLOAT, [2, 2]),
+        select: meta(FLOAT, [4]),
+        fill__1: meta(FLOAT, [4]),
+        mul: meta(FLOAT, [4, 4]),
+      },
+    });
+    const g = loadPt2(archive(prog, {}, { lifted_tensor_0: { file: 'tensor_0', bytes: f32([-7]), meta: meta(FLOAT, []) } }));
+    expect(findProblems(g)).toEqual([]);
+    const x = Array.from({ length: 16 }, (_, i) => i);
+    const expected = x.map((v, i) => {
+      const [r, c] = [Math.floor(i / 4), i % 4];
+      const b = c === 3 ? -7 : r >= 1 && r < 3 && c < 2 ? 5 : -v;
+      return 2 * b;
+    });
+    expect(interpret(g, [tensor([4, 4], x)])[0]!.toArray()).toEqual(expected);
+    expect(g.calls().map((n) => n.target)).toContain('aten.slice_scatter.default');
+    expect(g.calls().map((n) => n.target)).toContain('aten.select_scatter.default');
+    // Compiled, the fills and scatters convert (fill is decomposed into masked_fill): one TensorRT segment.
+    const compiled = await compile(archive(prog, {}, { lifted_tensor_0: { file: 'tensor_0', bytes: f32([-7]), meta: meta(FLOAT, []) } }), { backend: 'reference' });
+    try {
+      expect(compiled.report.segments.map((seg) => seg.kind)).toEqual(['tensorrt']);
+      expect((await compiled.run([tensor([4, 4], x)]))[0]!.toArray()).toEqual(expected);
+    } finally {
+      compiled.dispose();
+    }
+  }, 60_000);
+
+  test('an update through a slice while another, older view of the same tensor is read afterwards is refused', () => {
+    const prog = program({
+      inputSpecs: [userInput('x')],
+      nodes: [
+        node('base', 'torch.ops.aten.neg.default', [['self', T('x')]]),
+        node('older', 'torch.ops.aten.slice.Tensor', [['self', T('base')], ['dim', I(0)], ['start', I(0)], ['end', I(2)]]),
+        node('part', 'torch.ops.aten.slice.Tensor', [['self', T('base')], ['dim', I(0)], ['start', I(1)], ['end', I(3)]]),
+        node('fill_', 'torch.ops.aten.fill_.Scalar', [['self', T('part')], ['value', F(1)]]),
+        node('mul', 'torch.ops.aten.mul.Tensor', [['self', T('older')], ['other', I(2)]]),
+      ],
+      outputs: ['mul', 'base'],
+      values: { x: meta(FLOAT, [4]), base: meta(FLOAT, [4]), older: meta(FLOAT, [2]), part: meta(FLOAT, [2]), fill_: meta(FLOAT, [2]), mul: meta(FLOAT, [2]) },
+    });
+    expect(errorOf(() => loadPt2(archive(prog)), 'E_UNSUPPORTED_OP')).toMatch(/mutates "part", a view of "base", which has another view "older" that is read afterwards/);
   });
 
   test('a Python number in a Tensor argument: the Scalar overload, else a 0-d constant', () => {
