@@ -242,7 +242,8 @@ describe('damaged and mismatched files', () => {
     expect(ordinals(await selectRankDevices(contents, { availableDevices: [h200(0), h200(1), h200(2)], devices: [2, 0] }))).toEqual([[2], [0]]);
     const few = await rejection(loadTensorParallelProgramBuffer(gpuBytes, { availableDevices: [h200(0)] }));
     expect(few.code).toBe('E_NO_COMPATIBLE_DEVICE');
-    expect(few.message).toContain('rank 1 has no device: 2 ranks need 2 compatible devices, one per rank; devices 0 are taken by ranks 0');
+    expect(few.message).toContain('rank 1 has no device: 2 ranks need 2 compatible devices, one per rank; devices 0 are taken by ranks 0, and none of the 1 device(s) found is left');
+    expect(few.message).not.toContain('no CUDA device');
     const none = await rejection(loadTensorParallelProgramBuffer(gpuBytes, { availableDevices: [] }));
     expect(none.code).toBe('E_NO_COMPATIBLE_DEVICE');
     const same = await rejection(loadTensorParallelProgramBuffer(gpuBytes, { availableDevices: [h200(0), h200(1)], devices: [1, 1] }));

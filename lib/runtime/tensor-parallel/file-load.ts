@@ -70,9 +70,12 @@ export async function selectRankDevices(
       if (first !== undefined && first !== null && explicit === undefined) selections = await selectProgramDevices(rank, { device: first.device.ordinal, availableDevices: free });
     } catch (error) {
       if (!(error instanceof NoCompatibleDeviceError) || taken.size === 0) throw error;
+      // With no device left the inner refusal would say "found: no CUDA device", which reads as
+      // if the machine had none: say what is left instead.
+      const left = free.length === 0 ? `none of the ${list.length} device(s) found is left` : `the devices left do not fit: ${error.message}`;
       throw new NoCompatibleDeviceError(
         `${contents.label}: rank ${r} has no device: ${contents.ranks.length} ranks need ${contents.ranks.length} compatible devices, one per rank; ` +
-          `devices ${[...taken.keys()].join(', ')} are taken by ranks ${[...new Set(taken.values())].join(', ')} (${error.message})`,
+          `devices ${[...taken.keys()].join(', ')} are taken by ranks ${[...new Set(taken.values())].join(', ')}, and ${left}`,
         { cause: error, details: { rank: r, ranks: contents.ranks.length, devices: list.map((d) => d.ordinal) } },
       );
     }
