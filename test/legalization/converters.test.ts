@@ -8,7 +8,7 @@ import '../../lib/conversion/converters';
 import { listConverters } from '../../lib/conversion/registry';
 import { interpret } from '../../lib/interpreter';
 import type { Graph, Value } from '../../lib/ir/graph';
-import type { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { Random } from '../helpers/random';
 import { DynGraph, compileAndRun } from './helpers';
@@ -51,6 +51,15 @@ test('select, slice, narrow, split, chunk and unbind along static axes; cat and 
   const stacked = b.call('aten.stack.default', { tensors: [rows[0]!, rows[3]!], dim: 1 }).output;
   const outs: Value[] = [sel, sl, nar, chunks[1]!, joined, stacked];
   await expectAllConverted(b.outputs(...outs), sizes.map((n) => [rng.tensor([n, 6, 4])]));
+});
+
+test('cat with legacy empty tensors (1-D, size 0: GPT-2 style empty past key/values) under a run-time dim skips them, as PyTorch does', async () => {
+  const b = new DynGraph('legacy_empty', { s: { min: 1, max: 8 } });
+  const x = b.input('x', 'float32', ['s', 4, 3]);
+  const past = b.graph.addConstant('past', Tensor.from('float32', [0], []));
+  const first = b.call('aten.cat.default', { tensors: [past, x], dim: -2 }).output;
+  const middle = b.call('aten.cat.default', { tensors: [x, past, x], dim: 1 }).output;
+  await expectAllConverted(b.outputs(first, middle), sizes.map((n) => [rng.tensor([n, 4, 3])]));
 });
 
 test('expand (static sizes, -1 keeps a run-time dim), expand_as and *_like fills', async () => {

@@ -48,7 +48,7 @@ import {
   sliceDynamic,
 } from '../impl/dynamic';
 import { indexTensor, indexTensorAlong } from '../impl/indices';
-import { sliceBounds, VIEW_TARGETS } from '../impl/shape';
+import { catParts, sliceBounds, VIEW_TARGETS } from '../impl/shape';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
 import { repeatHeads } from '../impl/attention';
 import { layerNorm, moments, rmsNorm } from '../impl/norm';
@@ -335,18 +335,19 @@ dynamicOnly(
 dynamicOnly(
   'aten.cat.default',
   (node, ctx) => {
-    const all = node.args.tensors as Value[];
-    const axis = axisOf(ctx, num(node, 'dim'), rankOf(all[0]!));
+    // Legacy empty tensors (1-D, size 0) are skipped, as in PyTorch and the static converter.
+    const { ref, parts: joined } = catParts(node.args.tensors as Value[]);
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(ref));
     const dtype = outDType(node);
-    const parts = all.filter((v) => irShape(v)[axis] !== 0);
-    const used = parts.length > 0 ? parts : [all[0]!];
+    const parts = joined.filter((v) => irShape(v)[axis] !== 0);
+    const used = parts.length > 0 ? parts : [ref];
     const ts = used.map((v, i) => cast(ctx, ctx.tensor(v), dtype, `cast${i}`));
     return [ts.length === 1 ? ts[0]! : ctx.add({ kind: 'concat', axis }, ts)];
   },
   noQuantized,
   (node) => {
-    const all = node.args.tensors as Value[];
-    return all.every((v) => rankOf(v) === rankOf(all[0]!)) ? null : 'tensors of different ranks (legacy empty tensors) need static shapes';
+    const { ref, parts } = catParts(node.args.tensors as Value[]);
+    return parts.every((v) => rankOf(v) === rankOf(ref)) ? null : 'tensors of different ranks cannot be concatenated';
   },
 );
 

@@ -18,6 +18,7 @@ import { num, nums, optNum, optValues, value, values } from '../impl/args';
 import { axisOf, cast, permute, reshape, toRank } from '../impl/basic';
 import { indexTensor, wrapNegative } from '../impl/indices';
 import {
+  catParts,
   concat,
   expandTo,
   filled,
@@ -97,12 +98,8 @@ reg('aten.t.default', (node, ctx) => {
 // ---------------------------------------------------------------------------------------
 
 reg('aten.cat.default', (node, ctx) => {
-  const all = values(node, 'tensors');
   const dtype = outDType(ctx);
-  // As in PyTorch, 1-D empty tensors are skipped when the others have another rank.
-  const isLegacyEmpty = (v: Value): boolean => v.tensorType.shape.length === 1 && v.tensorType.shape[0] === 0;
-  const ref = all.find((v) => !isLegacyEmpty(v)) ?? all[0]!;
-  const parts = all.filter((v) => v === ref || !isLegacyEmpty(v) || rankOf(ref) === 1);
+  const { ref, parts } = catParts(values(node, 'tensors'));
   const axis = axisOf(ctx, num(node, 'dim'), rankOf(ref));
   // Parts empty along the axis add nothing; keep one so that the output exists.
   const nonEmpty = parts.filter((v) => staticShape(v)[axis] !== 0);

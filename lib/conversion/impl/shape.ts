@@ -26,6 +26,16 @@ export const VIEW_TARGETS: readonly string[] = [
 ];
 
 /** The static shape of an IR tensor value (throws on a symbolic dim: converters here are static-only). */
+/**
+ * The inputs aten.cat joins: as in PyTorch, 1-D tensors of size 0 (legacy empty tensors) are
+ * skipped when the others have another rank. `ref` is the first input that is not one.
+ */
+export function catParts(all: readonly Value[]): { ref: Value; parts: Value[] } {
+  const isLegacyEmpty = (v: Value): boolean => v.tensorType.shape.length === 1 && v.tensorType.shape[0] === 0;
+  const ref = all.find((v) => !isLegacyEmpty(v)) ?? all[0]!;
+  return { ref, parts: all.filter((v) => v === ref || !isLegacyEmpty(v) || ref.tensorType.shape.length === 1) };
+}
+
 export function staticShape(v: Value): number[] {
   return v.tensorType.shape.map((d) => {
     if (typeof d !== 'number') throw new InternalError(`%${v.name} has a symbolic dim; this converter handles static shapes only`);
