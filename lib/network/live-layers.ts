@@ -1,4 +1,4 @@
-/** Which layers of a Network run: those that reach an output (TensorRT prunes the rest). */
+/** Which layers of a Network run (those that reach an output: TensorRT prunes the rest), and who reads what. */
 import type { Layer } from './layers';
 import type { Network } from './network';
 
@@ -13,4 +13,13 @@ export function liveLayers(network: Network): Layer[] {
     for (const id of layer.inputs) if (id !== null) needed.add(id);
   }
   return network.layers.filter((_, i) => live[i]);
+}
+
+/** For each tensor id, the positions in `layers` of the layers that read it (once per input slot). */
+export function tensorReaders(layers: readonly Layer[]): Map<number, number[]> {
+  const readers = new Map<number, number[]>();
+  layers.forEach((layer, i) => {
+    for (const id of layer.inputs) if (id !== null) (readers.get(id) ?? readers.set(id, []).get(id)!).push(i);
+  });
+  return readers;
 }

@@ -67,6 +67,22 @@ export function runNode(args: string[], env: Record<string, string> = {}, timeou
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
 }
 
+/**
+ * Runs `body` (the inside of an async function, with `lib` = the built package) in a child
+ * Node process with `env`; `result` is what it returned, as JSON (`{ failed: {code, message,
+ * stack} }` when it threw). One process per scenario: the addon keeps the driver it opened.
+ */
+export function runLibScenario(body: string, env: Record<string, string>, timeout = 60_000): { status: number | null; result: Record<string, unknown>; stderr: string } {
+  const script = `
+    const lib = require(${JSON.stringify(DIST_INDEX)});
+    (async () => { ${body} })().then(
+      (value) => console.log(JSON.stringify(value)),
+      (e) => { console.log(JSON.stringify({ failed: { code: e.code, message: e.message, stack: e.stack } })); process.exitCode = 1; });`;
+  const child = runNode(['-e', script], env, timeout);
+  const lines = child.stdout.trim().split('\n');
+  return { status: child.status, result: JSON.parse(lines[lines.length - 1] || '{}') as Record<string, unknown>, stderr: child.stderr };
+}
+
 /** Runs the built CLI, `node dist/cli/index.js <args>`, like {@link runNode}. */
 export function runCli(args: string[], env: Record<string, string> = {}, timeout = 30_000): ChildResult {
   return runNode([DIST_CLI, ...args], env, timeout);

@@ -59,7 +59,16 @@ test('cat with legacy empty tensors (1-D, size 0: GPT-2 style empty past key/val
   const past = b.graph.addConstant('past', Tensor.from('float32', [0], []));
   const first = b.call('aten.cat.default', { tensors: [past, x], dim: -2 }).output;
   const middle = b.call('aten.cat.default', { tensors: [x, past, x], dim: 1 }).output;
-  await expectAllConverted(b.outputs(first, middle), sizes.map((n) => [rng.tensor([n, 4, 3])]));
+  const runs = sizes.map((n) => [rng.tensor([n, 4, 3])]);
+  await expectAllConverted(b.outputs(first, middle), runs);
+  // By hand: the empties add nothing, so the first is x and the second x and x along dim 1.
+  const { outputs } = await compileAndRun(b.graph, { minBlockSize: 1 }, runs);
+  runs.forEach(([t], r) => {
+    const xs = Array.from(t!.data as Float32Array);
+    const rows = (n: number) => xs.slice(n * 12, n * 12 + 12);
+    expect(Array.from(outputs[r]![0]!.data as Float32Array)).toEqual(xs);
+    expect(Array.from(outputs[r]![1]!.data as Float32Array)).toEqual(Array.from({ length: t!.shape[0]! }, (_, n) => [...rows(n), ...rows(n)]).flat());
+  });
 });
 
 test('expand (static sizes, -1 keeps a run-time dim), expand_as and *_like fills', async () => {

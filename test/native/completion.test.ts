@@ -9,7 +9,7 @@
  */
 import * as path from 'node:path';
 
-import { DIST_INDEX, makeTempDir, removeTempDir, requireBuild, runNode } from '../helpers/built-package';
+import { DIST_INDEX, makeTempDir, removeTempDir, requireBuild, runLibScenario } from '../helpers/built-package';
 import { buildFakeLibrary } from '../helpers/fake-libs';
 
 const describeOnLinux = process.platform === 'linux' ? describe : describe.skip;
@@ -25,17 +25,8 @@ beforeAll(() => {
 
 afterAll(() => removeTempDir(tmp));
 
-/** Runs `body` (async, `lib` = the package) in a child process; returns what it printed as JSON. */
-function scenario(body: string): { status: number | null; result: Record<string, unknown>; stderr: string } {
-  const script = `
-    const lib = require(${JSON.stringify(DIST_INDEX)});
-    (async () => { ${body} })().then(
-      (value) => console.log(JSON.stringify(value)),
-      (e) => { console.log(JSON.stringify({ failed: { code: e.code, message: e.message, stack: e.stack } })); process.exitCode = 1; });`;
-  const child = runNode(['-e', script], { TENSORRT_NODE_CUDA_LIBRARY: driver }, 60_000);
-  const lines = child.stdout.trim().split('\n');
-  return { status: child.status, result: JSON.parse(lines[lines.length - 1] || '{}') as Record<string, unknown>, stderr: child.stderr };
-}
+/** Runs `body` (async, `lib` = the package) in a child process against the fake driver. */
+const scenario = (body: string) => runLibScenario(body, { TENSORRT_NODE_CUDA_LIBRARY: driver });
 
 const MEMSET_PLAN = `
   const t = await lib.DeviceTensor.allocate('float32', [16], 0);

@@ -3,7 +3,7 @@
  * points: the context current on the calling thread decides it, per thread as in CUDA, and
  * device 0 is what a thread that never chose one gets. Each scenario runs in its own process.
  */
-import { DIST_INDEX, makeTempDir, removeTempDir, requireBuild, runNode } from '../helpers/built-package';
+import { DIST_INDEX, makeTempDir, removeTempDir, requireBuild, runLibScenario, runNode } from '../helpers/built-package';
 import { buildFakeLibrary } from '../helpers/fake-libs';
 
 const describeOnLinux = process.platform === 'linux' ? describe : describe.skip;
@@ -19,16 +19,7 @@ beforeAll(() => {
 
 afterAll(() => removeTempDir(tmp));
 
-function scenario(body: string): Record<string, unknown> {
-  const script = `
-    const lib = require(${JSON.stringify(DIST_INDEX)});
-    (async () => { ${body} })().then(
-      (value) => console.log(JSON.stringify(value)),
-      (e) => { console.log(JSON.stringify({ failed: { code: e.code, message: e.message } })); process.exitCode = 1; });`;
-  const child = runNode(['-e', script], { TENSORRT_NODE_CUDA_LIBRARY: driver }, 60_000);
-  const lines = child.stdout.trim().split('\n');
-  return JSON.parse(lines[lines.length - 1] || '{}') as Record<string, unknown>;
-}
+const scenario = (body: string): Record<string, unknown> => runLibScenario(body, { TENSORRT_NODE_CUDA_LIBRARY: driver }).result;
 
 describeOnLinux('current device (fake driver, two devices)', () => {
   test('device 0 until one is chosen; setCurrentDevice(1) makes it 1 on this thread only; a bad ordinal is refused', () => {

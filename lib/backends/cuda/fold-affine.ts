@@ -14,18 +14,12 @@ import { InternalError } from '../../errors';
 import { Tensor } from '../../tensor';
 import { Network, type NetTensor } from '../../network';
 import type { Layer, LayerParams } from '../../network/layers';
+import { tensorReaders } from '../../network/live-layers';
 
 /** The folded network and how many affine layers went into convolutions (their constants are dropped too). */
 export interface FoldResult {
   network: Network;
   foldedLayers: number;
-}
-
-/** Which layers read each tensor, and whether it is a network output. */
-function readersOf(network: Network): { readers: number[][]; isOutput: Set<number> } {
-  const readers: number[][] = network.tensors.map(() => []);
-  for (const layer of network.layers) for (const t of layer.inputs) if (t !== null) readers[t]!.push(layer.index);
-  return { readers, isOutput: new Set(network.outputs.map((o) => o.tensor)) };
 }
 
 /** Per-channel values of a constant shaped [1, K, 1, ...] (or all ones: one value for every channel) for `channels` channels; else null. */
@@ -52,7 +46,7 @@ interface Fold {
 }
 
 /** The affine chain after convolution layer `conv`, or null. Pure. */
-function findFold(network: Network, conv: Layer, readers: number[][], isOutput: Set<number>): Fold | null {
+function findFold(network: Network, conv: Layer, readers: ReadonlyMap<number, number[]>, isOutput: ReadonlySet<number>): Fold | null {
   const p = conv.params;
   if (p.kind !== 'convolution' || conv.inputs.length !== 1 || p.kernel.dtype !== 'float32' || (p.bias !== null && p.bias.dtype !== 'float32')) return null;
   const channels = p.nbOutputMaps;
@@ -63,8 +57,9 @@ function findFold(network: Network, conv: Layer, readers: number[][], isOutput: 
   const shift = new Float64Array(channels);
   const absorbed: number[] = [];
   for (;;) {
-    if (isOutput.has(tensor) || readers[tensor]!.length !== 1) break;
-    const next = network.layers[readers[tensor]![0]!]!;
+    const r = readers.get(tensor) ?? [];
+    if (isOutput.has(tensor) || r.length !== 1) break;
+    const next = network.layers[r[0]!]!;
     if (next.params.kind !== 'elementwise' || (next.params.op !== 'prod' && next.params.op !== 'sum') || next.inputs.length !== 2) break;
     const other = next.inputs[0] === tensor ? next.inputs[1] : next.inputs[0];
     if (other === null || other === undefined || other === tensor) break;
@@ -99,7 +94,8 @@ function foldedParams(params: Extract<LayerParams, { kind: 'convolution' }>, fol
 
 /** `network` with every foldable affine chain folded into its convolution; the same network when there is none. Pure. */
 export function foldConvolutionAffine(network: Network): FoldResult {
-  const { readers, isOutput } = readersOf(network);
+  const readers = tensorReaders(network.layers);
+  const isOutput = new Set(network.outputs.map((o) => o.tensor));
   const folds = new Map<number, Fold>();
   const dropped = new Set<number>();
   for (const layer of network.layers) {
@@ -113,7 +109,7 @@ export function foldConvolutionAffine(network: Network): FoldResult {
   const liveReads = new Map<number, number>();
   for (const layer of network.layers) if (!dropped.has(layer.index)) for (const t of layer.inputs) if (t !== null) liveReads.set(t, (liveReads.get(t) ?? 0) + 1);
   for (const layer of network.layers) {
-    if (layer.params.kind === 'constant' && !isOutput.has(layer.outputs[0]!) && !liveReads.has(layer.outputs[0]!) && readers[layer.outputs[0]!]!.length > 0) dropped.add(layer.index);
+    if (layer.params.kind === 'constant' && !isOutput.has(layer.outputs[0]!) && !liveReads.has(layer.outputs[0]!) && readers.has(layer.outputs[0]!)) dropped.add(layer.index);
   }
   let foldedLayers = 0;
   for (const f of folds.values()) foldedLayers += f.absorbed.length;

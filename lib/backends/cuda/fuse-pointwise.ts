@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 
 import type { Layer } from '../../network';
+import { tensorReaders } from '../../network/live-layers';
 import type { BufferSlice, KernelArg } from '../../gpu/plan';
 import type { KernelLaunch } from './lowering';
 import { mapSpecLaunch, type MapLaunchInfo, type MapSpec } from './lowering/map';
@@ -40,18 +41,16 @@ export interface TensorFacts {
  * A consumer takes at most one producer; chains (a → b → c) fuse link by link. Pure.
  */
 export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: number) => TensorFacts): Map<number, number> {
-  const readers = new Map<number, Set<number>>();
-  layers.forEach((layer, i) => {
-    for (const id of layer.inputs) if (id !== null) (readers.get(id) ?? readers.set(id, new Set()).get(id)!).add(i);
-  });
+  const readers = tensorReaders(layers);
   const into = new Map<number, number>();
   const taken = new Set<number>();
   layers.forEach((layer, i) => {
     if (!POINTWISE.has(layer.params.kind) || layer.outputs.length !== 1) return;
     const out = layer.outputs[0]!;
     const facts = tensor(out);
-    const r = readers.get(out);
-    if (!facts.intermediate || r === undefined || r.size !== 1) return;
+    // One reader layer (which may read it in several slots, as x·x does).
+    const r = new Set(readers.get(out));
+    if (!facts.intermediate || r.size !== 1) return;
     const j = [...r][0]!;
     const consumer = layers[j]!;
     if (j <= i || taken.has(j) || !POINTWISE.has(consumer.params.kind) || consumer.outputs.length !== 1) return;

@@ -6,6 +6,7 @@
  */
 import { fusionChainEnds, planPointwiseFusion } from '../../../lib/backends/cuda/fuse-pointwise';
 import { Network, type NetTensor } from '../../../lib/network';
+import { Tensor } from '../../../lib/tensor';
 import { FP32 } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { expectEmulatedMatches as expectFusedMatches } from './emulated-network';
@@ -49,12 +50,19 @@ describe('fused pointwise chains on the emulator', () => {
   test('bias add → ReLU → product with the input: one launch, the same bits as three', () => {
     const net = new Network('bias_relu');
     const x = net.addInput('x', 'float32', [2, 4, 5]);
-    const biased = net.add1({ kind: 'elementwise', op: 'sum' }, [x, constant(net, [1, 4, 1], 2)], 'bias');
+    const bias = [0.5, -0.25, 1, -2];
+    const b = net.add1({ kind: 'constant', weights: Tensor.from('float32', [1, 4, 1], bias) }, [], 'b');
+    const biased = net.add1({ kind: 'elementwise', op: 'sum' }, [x, b], 'bias');
     const relu = net.add1({ kind: 'activation', type: 'relu' }, [biased], 'relu');
     net.markOutput(net.add1({ kind: 'elementwise', op: 'prod' }, [relu, x], 'gate'), 'y');
-    const { fused, plain } = expectFusedMatches(net, { x: new Random(3).tensor([2, 4, 5]) }, FP32);
+    const input = new Random(3).tensor([2, 4, 5]);
+    const { fused, plain } = expectFusedMatches(net, { x: input }, FP32);
     expect([fused.launches, plain.launches]).toEqual([1, 3]);
     expect(fused.names).toEqual(['bias+relu+gate']);
+    // And by hand: max(x + b[c], 0) · x in float32.
+    const xs = input.data as Float32Array;
+    const expected = Array.from(xs, (v, i) => Math.fround(Math.max(Math.fround(v + bias[Math.floor(i / 5) % 4]!), 0) * v));
+    expect(Array.from(fused.outputs.y!.data as Float32Array)).toEqual(expected);
   });
 
   test('activation parameters of both halves reach the fused kernel (leaky ReLU → clip)', () => {
