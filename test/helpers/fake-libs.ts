@@ -5,6 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 
+import { makeTempDir, removeTempDir, requireBuild } from './built-package';
+
 export const FIXTURES = path.join(__dirname, '..', 'native', 'fixtures');
 
 /**
@@ -46,4 +48,20 @@ export function buildFakeCudaLibraries(dir: string): Record<FakeCudaScenario, st
     out[scenario] = buildFakeLibrary('fake_cuda.c', dir, `libcuda-${scenario}.so.1`, defines);
   }
   return out;
+}
+
+/**
+ * The fake CUDA driver with runtime entry points (fixtures/fake_cuda.c, FAKE_RUNTIME), built in
+ * a temporary directory before the calling test file's tests and removed after them (registers
+ * beforeAll/afterAll). `driver` is its path, `dir` the directory (for the test's own files).
+ */
+export function useFakeRuntimeDriver(label: string): { readonly dir: string; readonly driver: string } {
+  const state = { dir: '', driver: '' };
+  beforeAll(() => {
+    requireBuild();
+    state.dir = makeTempDir(label);
+    state.driver = buildFakeLibrary('fake_cuda.c', state.dir, `libcuda-${label}.so.1`, ['FAKE_RUNTIME']);
+  }, 60_000);
+  afterAll(() => removeTempDir(state.dir === '' ? undefined : state.dir));
+  return state;
 }

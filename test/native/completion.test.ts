@@ -9,24 +9,15 @@
  */
 import * as path from 'node:path';
 
-import { DIST_INDEX, makeTempDir, removeTempDir, requireBuild, runLibScenario } from '../helpers/built-package';
-import { buildFakeLibrary } from '../helpers/fake-libs';
+import { DIST_INDEX, runLibScenario } from '../helpers/built-package';
+import { useFakeRuntimeDriver } from '../helpers/fake-libs';
 
 const describeOnLinux = process.platform === 'linux' ? describe : describe.skip;
 
-let tmp: string | undefined;
-let driver = '';
-
-beforeAll(() => {
-  requireBuild();
-  tmp = makeTempDir('fake-runtime');
-  driver = buildFakeLibrary('fake_cuda.c', tmp, 'libcuda-runtime.so.1', ['FAKE_RUNTIME']);
-}, 60_000);
-
-afterAll(() => removeTempDir(tmp));
+const fake = useFakeRuntimeDriver('runtime');
 
 /** Runs `body` (async, `lib` = the package) in a child process against the fake driver. */
-const scenario = (body: string) => runLibScenario(body, { TENSORRT_NODE_CUDA_LIBRARY: driver });
+const scenario = (body: string) => runLibScenario(body, { TENSORRT_NODE_CUDA_LIBRARY: fake.driver });
 
 const MEMSET_PLAN = `
   const t = await lib.DeviceTensor.allocate('float32', [16], 0);
@@ -120,7 +111,7 @@ describeOnLinux('completion thread (fake driver)', () => {
     expect(status).toBe(0);
   });
   test('worker threads: two workers and the main thread at once, a worker terminated mid-submission and one exiting with undisposed tensors; nothing leaks, nothing crashes', () => {
-    const worker = path.join(tmp!, 'worker.js');
+    const worker = path.join(fake.dir, 'worker.js');
     require('node:fs').writeFileSync(
       worker,
       `const { parentPort, workerData } = require('node:worker_threads');

@@ -3,23 +3,14 @@
  * points: the context current on the calling thread decides it, per thread as in CUDA, and
  * device 0 is what a thread that never chose one gets. Each scenario runs in its own process.
  */
-import { DIST_INDEX, makeTempDir, removeTempDir, requireBuild, runLibScenario, runNode } from '../helpers/built-package';
-import { buildFakeLibrary } from '../helpers/fake-libs';
+import { DIST_INDEX, runLibScenario, runNode } from '../helpers/built-package';
+import { useFakeRuntimeDriver } from '../helpers/fake-libs';
 
 const describeOnLinux = process.platform === 'linux' ? describe : describe.skip;
 
-let tmp: string | undefined;
-let driver = '';
+const fake = useFakeRuntimeDriver('current');
 
-beforeAll(() => {
-  requireBuild();
-  tmp = makeTempDir('current-device');
-  driver = buildFakeLibrary('fake_cuda.c', tmp, 'libcuda-current.so.1', ['FAKE_RUNTIME']);
-}, 60_000);
-
-afterAll(() => removeTempDir(tmp));
-
-const scenario = (body: string): Record<string, unknown> => runLibScenario(body, { TENSORRT_NODE_CUDA_LIBRARY: driver }).result;
+const scenario = (body: string): Record<string, unknown> => runLibScenario(body, { TENSORRT_NODE_CUDA_LIBRARY: fake.driver }).result;
 
 describeOnLinux('current device (fake driver, two devices)', () => {
   test('device 0 until one is chosen; setCurrentDevice(1) makes it 1 on this thread only; a bad ordinal is refused', () => {
