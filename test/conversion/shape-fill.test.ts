@@ -7,7 +7,9 @@ import { selectConverter } from '../../lib/conversion/registry';
 import { call } from '../../lib/ir/builder';
 import type { DType } from '../../lib/ir/dtype';
 import { Graph, tensorType, type Arg } from '../../lib/ir/graph';
+import { Tensor } from '../../lib/tensor';
 import { expectConvertedMatches } from '../helpers/convert-compare';
+import { compileAndRun, DynGraph } from '../legalization/helpers';
 import { check, verdict } from './shape-helpers';
 
 const DTYPES: DType[] = ['float32', 'float16', 'int64', 'bool'];
@@ -65,6 +67,23 @@ describe('filled tensors', () => {
     await check('aten.new_full.default', [{ dtype, shape: [2] }], (v) => ({ self: v[0]!, size: [3, 2], fill_value: 0 }));
     await check('aten.new_zeros.default', [{ dtype, shape: [2] }], (v) => ({ self: v[0]!, size: [1, 5] }));
     await check('aten.new_ones.default', [{ dtype, shape: [2] }], (v) => ({ self: v[0]!, size: [2, 2], dtype: 'int32' }));
+  });
+
+  test('new_* of a dynamic-batch tensor with static sizes are converted (swin: x.new_zeros((1, H, W, 1)))', async () => {
+    const d = new DynGraph('new-fills', { B: { min: 1, max: 8 } });
+    const x = d.input('x', 'float32', ['B', 3]);
+    const zeros = d.call('aten.new_zeros.default', { self: x, size: [1, 3] }).output;
+    const ones = d.call('aten.new_ones.default', { self: x, size: [2, 3], dtype: 'int32' }).output;
+    const full = d.call('aten.new_full.default', { self: x, size: [1, 3], fill_value: 2.5 }).output;
+    // Read with x, so the fills sit inside a dynamic segment rather than folding away alone.
+    const sum = d.call('aten.add.Tensor', { self: d.call('aten.add.Tensor', { self: x, other: zeros }).output, other: full }).output;
+    const runs = [[Tensor.from('float32', [2, 3], [1, 2, 3, 4, 5, 6])], [Tensor.from('float32', [1, 3], [-1, 0, 1])]];
+    const { program, outputs } = await compileAndRun(d.outputs(sum, ones), { minBlockSize: 1, inputs: { x: { min: [1, 3], opt: [2, 3], max: [8, 3] } } }, runs);
+    expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.target}: ${o.reasons.join('; ')}`)).toEqual([]);
+    expect(Array.from(outputs[0]![0]!.data as Float32Array)).toEqual([3.5, 4.5, 5.5, 6.5, 7.5, 8.5]);
+    expect(Array.from(outputs[1]![0]!.data as Float32Array)).toEqual([1.5, 2.5, 3.5]);
+    expect(outputs[0]![1]!.dtype).toBe('int32');
+    expect(Array.from(outputs[0]![1]!.data as Int32Array)).toEqual([1, 1, 1, 1, 1, 1]);
   });
 
   test('arange in every form', async () => {

@@ -557,9 +557,15 @@ const fillArg = (node: Node): number | boolean => {
   return typeof v === 'boolean' ? v : num(node, 'fill_value');
 };
 
-reg(['aten.full.default', 'aten.full_like.default', 'aten.new_full.default'], fillWith(fillArg));
-reg(['aten.zeros.default', 'aten.zeros_like.default', 'aten.new_zeros.default'], fillWith(() => 0));
-reg(['aten.ones.default', 'aten.ones_like.default', 'aten.new_ones.default'], fillWith(() => 1));
+reg(['aten.full.default', 'aten.full_like.default'], fillWith(fillArg));
+reg(['aten.zeros.default', 'aten.zeros_like.default'], fillWith(() => 0));
+reg(['aten.ones.default', 'aten.ones_like.default'], fillWith(() => 1));
+// new_* read only the dtype of `self`: with static sizes their output is static whatever
+// `self`'s dims are (swin's attention mask, `x.new_zeros((1, H, W, 1))` of a dynamic-batch x).
+// Sizes holding SymInts are rewritten into trt.full_dyn by the legalization pass first.
+reg('aten.new_full.default', fillWith(fillArg), undefined, true);
+reg('aten.new_zeros.default', fillWith(() => 0), undefined, true);
+reg('aten.new_ones.default', fillWith(() => 1), undefined, true);
 
 const arangeWith =
   (bounds: (node: Node) => [number, number, number]): ConverterImpl =>
