@@ -120,8 +120,9 @@ def whisper_encoder():
 
 MODELS["whisper_encoder"] = (whisper_encoder, "audio", {})
 
-# Two sizes per kind: what PyTorch's outputs are stored at; the ranges are the compile profile.
-SIZES = {"image": [{"batch": 1}, {"batch": 7}], "text": [{"batch": 1, "seq": 8}, {"batch": 2, "seq": 13}], "audio": [{"batch": 1}, {"batch": 3}]}
+# The sizes PyTorch's outputs are stored at (index 1 is also the export example); the ranges
+# are the compile profile. Images at batch 1, 7 and 32: both ends of the dynamic-batch range.
+SIZES = {"image": [{"batch": 1}, {"batch": 7}, {"batch": 32}], "text": [{"batch": 1, "seq": 8}, {"batch": 2, "seq": 13}], "audio": [{"batch": 1}, {"batch": 3}]}
 
 
 def make_inputs(kind, extra, size):
