@@ -88,6 +88,7 @@ export type { RankDevice } from './runtime/tensor-parallel/program';
 export { loadTensorParallelProgram, loadTensorParallelProgramBuffer } from './runtime/tensor-parallel/file-load';
 export type { LoadTensorParallelOptions } from './runtime/tensor-parallel/file-load';
 export type { TensorParallelSettings } from './compile/settings';
+export type { CollectivesPolicy } from './runtime/tensor-parallel/collectives-policy';
 export { formatPartitionReport } from './partitioning/partition';
 export type { OpReport, PartitionReport, ReportIO } from './partitioning/partition';
 

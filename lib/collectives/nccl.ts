@@ -151,34 +151,39 @@ function checkSameLayout(input: DeviceTensor, output: DeviceTensor): void {
 /**
  * One all-reduce over communicators driven from this thread (those of
  * {@link NcclCommunicator.createAll}), grouped so that NCCL launches them together; tensor i
- * belongs to communicator i and is overwritten with the result.
+ * belongs to communicator i. The results go to `options.outputs` (one per tensor, same dtype,
+ * size and device) or, without it, overwrite the tensors; resolves with where they went.
  */
 export async function allReduceGroup(
   comms: NcclCommunicator[],
   tensors: DeviceTensor[],
   op: ReduceOp = 'sum',
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; outputs?: DeviceTensor[] } = {},
 ): Promise<DeviceTensor[]> {
   if (!Array.isArray(comms) || !Array.isArray(tensors) || comms.length === 0 || comms.length !== tensors.length) {
     throw new InvalidArgumentError('allReduceGroup needs one DeviceTensor per communicator');
   }
+  if (options.outputs !== undefined && (!Array.isArray(options.outputs) || options.outputs.length !== tensors.length)) {
+    throw new InvalidArgumentError('allReduceGroup outputs, when given, must be one DeviceTensor per input tensor');
+  }
   const checked = tensors.map((t, i) => checkTensor(t, `tensor ${i}`));
+  const outputs = options.outputs?.map((t, i) => checkTensor(t, `output ${i}`)) ?? checked;
   checked.forEach((t, i) => {
     checkSameLayout(checked[0]!, t);
+    checkSameLayout(t, outputs[i]!);
     comms[i]!.checkDevice(t);
+    comms[i]!.checkDevice(outputs[i]!);
   });
   const reduction = ncclReduction(checked[0]!.dtype, op, checked[0]!.size);
   const timeoutMs = checkTimeout(options.timeoutMs, DEFAULT_OP_TIMEOUT_MS, 'timeoutMs');
-  const buffers = checked.map((t) => t.buffer);
   await ncclBinding().ncclAllReduceGroup(
     comms.map((c) => c.native),
-    buffers,
-    buffers,
+    checked.map((t) => t.buffer),
+    outputs.map((t) => t.buffer),
     reduction.count,
     reduction.dtype,
     reduction.op,
     timeoutMs,
   );
-  return checked;
+  return outputs;
 }
-

@@ -12,6 +12,7 @@ import type { Logger } from '../logger';
 import type { ProgressCallback } from './progress';
 import { closeMatches } from './suggest';
 import { runLimits, type RunLimits } from '../runtime/resource-limits';
+import { collectivesPolicyProblem, type CollectivesPolicy } from '../runtime/tensor-parallel/collectives-policy';
 import { checkInputSpecForm } from './input-shapes';
 import type { InputSpec, NamedInputSpec } from './input-spec';
 import { resolveDeviceSetting, type DeviceSetting, type ResolvedDeviceSetting } from './device-target';
@@ -100,6 +101,11 @@ export interface CompileSettings extends BuildSettings {
 export interface TensorParallelSettings extends CompileSettings {
   /** Split the model's Llama-style blocks across this many ranks (an integer >= 1; rank r targets GPU r). */
   tensorParallel: number;
+  /**
+   * Where the ranks' all-reduces run: `auto` (default: NCCL when every rank's tensors are on a
+   * GPU of its own, else the host), `nccl` (required: `E_NCCL` at run time otherwise) or `host`.
+   */
+  collectives?: CollectivesPolicy;
 }
 
 export interface ResolvedSettings {
@@ -126,7 +132,7 @@ export interface ResolvedSettings {
   baseDir: string | undefined;
 }
 
-const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'signal', 'device', 'dynamicFallback', 'tensorParallel', 'maxTensorBytes', 'baseDir'];
+const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'signal', 'device', 'dynamicFallback', 'tensorParallel', 'collectives', 'maxTensorBytes', 'baseDir'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
@@ -167,6 +173,12 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
   const tensorParallel = (s as Partial<TensorParallelSettings>).tensorParallel;
   if (tensorParallel !== undefined && !(Number.isSafeInteger(tensorParallel) && tensorParallel >= 1)) {
     bad(`tensorParallel must be an integer >= 1, got ${JSON.stringify(tensorParallel)}`);
+  }
+  const collectives = (s as Partial<TensorParallelSettings>).collectives;
+  if (collectives !== undefined) {
+    if (tensorParallel === undefined) bad('collectives applies to tensor-parallel programs only: set tensorParallel too');
+    const problem = collectivesPolicyProblem(collectives, 'collectives');
+    if (problem !== null) bad(problem);
   }
   if (s.inputs !== undefined) {
     if (Array.isArray(s.inputs)) s.inputs.forEach((spec, i) => checkShape(`inputs[${i}]`, spec));

@@ -64,7 +64,7 @@ export async function compileTensorParallel(
   compileOne: (graph: Graph, settings: CompileSettings) => Promise<Program>,
 ): Promise<TensorParallelProgram> {
   // The ranks compile Graphs, which have no external data: baseDir is used here, once.
-  const { tensorParallel: n, baseDir, ...rest } = settings;
+  const { tensorParallel: n, baseDir, collectives, ...rest } = settings;
   const graph = loadModel(model, { baseDir });
   const symbols = new Map(graph.symbols);
   const sharded = shardGraph(graph, n);
@@ -82,5 +82,5 @@ export async function compileTensorParallel(
   // Symbols the compiled inputs still carry (dynamic dims) keep their ranges for input checks.
   const open = new Set<string>();
   for (const io of ranks[0]!.inputs) for (const d of io.shape) symbolsOf(d, open);
-  return new TensorParallelProgram(ranks, sharded.blocks, new Map([...symbols].filter(([s]) => open.has(s))), runLimits(settings.maxTensorBytes, 'compile settings'));
+  return new TensorParallelProgram(ranks, sharded.blocks, new Map([...symbols].filter(([s]) => open.has(s))), runLimits(settings.maxTensorBytes, 'compile settings'), collectives);
 }

@@ -164,6 +164,11 @@ export class ProgramRun {
     return v;
   }
 
+  /** The value `name` where it is now (no copy): a host Tensor or a device value. */
+  peek(name: string): RunValue {
+    return this.value(name);
+  }
+
   /** The value `name` on the host (copied there once if a device holds it). */
   async take(name: string): Promise<Tensor> {
     return (await this.at(name, HOST_PLACE)) as Tensor;

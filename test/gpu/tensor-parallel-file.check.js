@@ -5,8 +5,12 @@
 // be placed on device r (one device per rank), and every rank's outputs must equal the
 // in-memory program's bit for bit and the reference backend's tensor-parallel program within
 // fp32 tolerance (rtol 1e-4, atol 1e-5). Then a file of (GPUs + 1) ranks must be refused with
-// E_NO_COMPATIBLE_DEVICE naming the rank without a device. Prints one JSON line: n, placements,
-// max errors, the refusal's message. Exit 0: passed; 1: failed; 3: no usable GPU here.
+// E_NO_COMPATIBLE_DEVICE naming the rank without a device. The all-reduces: the same file loaded
+// with collectives 'nccl' (NCCL on the ranks' devices, issue 22) and 'host' must agree (bit for
+// bit with one rank, where NCCL's sum is a copy; within fp32 tolerance otherwise), and equal the
+// unsharded cuda program within fp32 tolerance; disposing the NCCL program destroys its
+// communicators in its worker (timed). Prints one JSON line: n, placements, max errors, the
+// refusal's message, the NCCL figures. Exit 0: passed; 1: failed; 3: no usable GPU here.
 const crypto = require('node:crypto');
 const path = require('node:path');
 
@@ -62,6 +66,42 @@ function copiesOfRank0(bytes, count) {
   return zipSync({ 'manifest.json': new TextEncoder().encode(JSON.stringify(manifest)), ...entries }, { level: 0 });
 }
 
+const sameBits = (a, b) => a.data.length === b.data.length && a.data.every((v, i) => Object.is(v, b.data[i]));
+
+/** The all-reduces through NCCL against the host all-reduce and the unsharded program (see the top). */
+async function collectiveChecks(lib, bytes, xs, n) {
+  const viaNccl = await lib.loadTensorParallelProgramBuffer(bytes, { collectives: 'nccl' });
+  const viaHost = await lib.loadTensorParallelProgramBuffer(bytes, { collectives: 'host' });
+  const whole = await lib.compile(MODEL, { backend: 'cuda', inputs: SHAPES });
+  try {
+    const t0 = performance.now();
+    const first = await viaNccl.runAllRanks(xs);
+    const firstRunMs = performance.now() - t0;
+    const t1 = performance.now();
+    const second = await viaNccl.runAllRanks(xs);
+    const warmRunMs = performance.now() - t1;
+    const onHost = await viaHost.runAllRanks(xs);
+    const [unsharded] = await whole.run(xs);
+    const errors = first.map(([out], r) => {
+      assert(sameBits(out, second[r][0]), `rank ${r}: two NCCL runs differ`);
+      const vsHost = maxErrors(out, onHost[r][0]);
+      if (n === 1) assert(sameBits(out, onHost[r][0]), `rank ${r}: the one-rank NCCL all-reduce changed the values (max abs ${vsHost.abs} vs the host all-reduce)`);
+      assert(vsHost.ratio <= 1, `rank ${r}: NCCL vs host all-reduce max abs error ${vsHost.abs} (ratio ${vsHost.ratio})`);
+      const vsWhole = maxErrors(out, unsharded);
+      assert(vsWhole.ratio <= 1, `rank ${r}: NCCL tensor-parallel vs the unsharded cuda program max abs error ${vsWhole.abs} (ratio ${vsWhole.ratio})`);
+      return { vsHost: vsHost.abs, vsUnsharded: vsWhole.abs };
+    });
+    const t2 = performance.now();
+    await viaNccl.dispose();
+    const disposeMs = performance.now() - t2;
+    return { firstRunMs, warmRunMs, disposeMs, errors };
+  } finally {
+    await viaNccl.dispose();
+    await viaHost.dispose();
+    await whole.dispose();
+  }
+}
+
 gpuCheck('tensor-parallel-file', async (lib, report) => {
   const gpus = report.devices.length;
   const n = gpus >= 2 ? 2 : 1;
@@ -85,11 +125,12 @@ gpuCheck('tensor-parallel-file', async (lib, report) => {
         assert(e.ratio <= 1, `rank ${r}: cuda vs reference max abs error ${e.abs} exceeds rtol ${RTOL} / atol ${ATOL} (ratio ${e.ratio})`);
         return e;
       });
+      const nccl = await collectiveChecks(lib, bytes, xs, n);
       const tooMany = copiesOfRank0(bytes, gpus + 1);
       const refusal = await rejection(lib.loadTensorParallelProgramBuffer(tooMany), `a ${gpus + 1}-rank file on ${gpus} GPU(s)`);
       assert(refusal.code === 'E_NO_COMPATIBLE_DEVICE', `a ${gpus + 1}-rank file on ${gpus} GPU(s): ${refusal.code} ${refusal.message}`);
       assert(refusal.message.includes(`rank ${gpus} has no device`), `the refusal names rank ${gpus}: ${refusal.message}`);
-      return { n, gpus, fileBytes: bytes.length, engines, placements, errors, refusal: refusal.message };
+      return { n, gpus, fileBytes: bytes.length, engines, placements, errors, refusal: refusal.message, nccl };
     } finally {
       await loaded.dispose();
     }

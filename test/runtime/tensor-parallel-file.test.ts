@@ -258,6 +258,21 @@ describe('damaged and mismatched files', () => {
     expect((await rejection(loadTensorParallelProgramBuffer(bytes, { devices: ['gpu0'] }))).code).toBe('E_INVALID_ARGUMENT');
     expect((await rejection(loadTensorParallelProgramBuffer(bytes, { devices: [0, 1, 2] }))).message).toContain('devices names 3 devices, but tensor-parallel program buffer has 2 ranks');
     expect((await rejection(loadTensorParallelProgram(path.join(tmp, 'absent.trtp')))).code).toBe('E_BAD_PROGRAM');
+    const policy = await rejection(loadTensorParallelProgramBuffer(bytes, { collectives: 'ring' as 'host' }));
+    expect(policy.code).toBe('E_INVALID_ARGUMENT');
+    expect(policy.message).toBe(`load options: collectives must be one of 'auto', 'nccl', 'host', got "ring"`);
+  });
+
+  test('the collectives option reaches the loaded program', async () => {
+    const onHost = await loadTensorParallelProgramBuffer(bytes, { collectives: 'host' });
+    const byDefault = await loadTensorParallelProgramBuffer(bytes);
+    try {
+      expect(onHost.collectives).toBe('host');
+      expect(byDefault.collectives).toBe('auto');
+    } finally {
+      await onHost.dispose();
+      await byDefault.dispose();
+    }
   });
 
   test('the CLI inspects a tensor-parallel file (dist/)', () => {

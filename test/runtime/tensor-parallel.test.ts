@@ -138,6 +138,34 @@ describe('settings and errors', () => {
     expect(e.message).toContain('no Llama-style block');
   });
 
+  test('collectives is checked, and needs tensorParallel', async () => {
+    const bad = await rejection(compile(file, { backend: 'reference', tensorParallel: 2, collectives: 'mpi' as 'nccl' }));
+    expect(bad.code).toBe('E_INVALID_ARGUMENT');
+    expect(bad.message).toContain(`collectives must be one of 'auto', 'nccl', 'host', got "mpi"`);
+    const alone = await rejection(compile(file, { backend: 'reference', collectives: 'host' } as never));
+    expect(alone.code).toBe('E_INVALID_ARGUMENT');
+    expect(alone.message).toContain('collectives applies to tensor-parallel programs only');
+  });
+
+  test("collectives 'nccl' on CPU ranks rejects the run with E_NCCL naming the all-reduce; 'host' runs as 'auto' does", async () => {
+    const { inputs, outputs } = fixture.cases[0]!;
+    const nccl = await compile(file, { backend: 'reference', tensorParallel: 2, collectives: 'nccl', inputs: staticShapes(inputs) });
+    const onHost = await compile(file, { backend: 'reference', tensorParallel: 2, collectives: 'host', inputs: staticShapes(inputs) });
+    try {
+      expect(nccl.collectives).toBe('nccl');
+      const e = await rejection(nccl.run(inputs));
+      expect(e.code).toBe('E_NCCL');
+      expect(e.message).toMatch(/^all-reduce \S+ cannot run through NCCL, as the collectives policy 'nccl' requires: rank 0's tensor is on the host/);
+      // The failed run leaves the program usable: the same error again, not a dead worker.
+      expect((await rejection(nccl.run(inputs))).code).toBe('E_NCCL');
+      const [out] = await onHost.run(inputs);
+      expectClose(out!, outputs[0]!, FP32, 'collectives host vs PyTorch');
+    } finally {
+      await nccl.dispose();
+      await onHost.dispose();
+    }
+  }, 120_000);
+
   test('bad run inputs reject with E_BAD_INPUT; a disposed program rejects runs', async () => {
     const program = await compile(file, { backend: 'reference', tensorParallel: 2, inputs: staticShapes(fixture.cases[0]!.inputs) });
     expect((await rejection(program.run([fixture.cases[0]!.inputs[0]!]))).code).toBe('E_BAD_INPUT');

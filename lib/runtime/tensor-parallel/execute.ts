@@ -1,9 +1,10 @@
 /**
- * Runs the ranks of a tensor-parallel program in lockstep, in one thread, with an in-process
- * all-reduce: every rank runs its segments (engines and fallback graphs, as ProgramExecutor
- * does) up to its next collective segment; when all ranks are there, their tensors are
- * reduced and every rank goes on with the result. In one thread; the worker thread of
- * TensorParallelProgram (lib/runtime/tensor-parallel/program.ts) runs it.
+ * Runs the ranks of a tensor-parallel program in lockstep, in one thread: every rank runs its
+ * segments (engines and fallback graphs, as ProgramExecutor does) up to its next collective
+ * segment; when all ranks are there, their tensors are all-reduced and every rank goes on with
+ * the result. The all-reduce runs through NCCL when the ranks' tensors are on GPUs of their own
+ * (./collectives.ts decides, by the program's collectives policy), else on the host. In one
+ * thread; the worker thread of TensorParallelProgram (lib/runtime/tensor-parallel/program.ts) runs it.
  *
  * Everything else is what ProgramExecutor (lib/runtime/execute.ts) does for one program, with
  * its pieces (ProgramRun): constants, complex inputs and outputs converted at the boundary
@@ -13,7 +14,9 @@
  * (lib/compile/tensor-parallel.ts cuts the ranks' programs so). Run alone by a plain
  * ProgramExecutor it would be the identity, so every rank's ProgramData stays a valid program.
  */
+import type { ReduceOp } from '../../collectives/reduction';
 import { InternalError } from '../../errors';
+import type { DeviceTensor } from '../../gpu/device-tensor';
 import { isComplex, type DType } from '../../ir/dtype';
 import type { Graph } from '../../ir/graph';
 import { ALL_REDUCE } from '../../ir/ops/collective';
@@ -22,6 +25,8 @@ import { Tensor } from '../../tensor';
 import { disposeSegments, loadConstants, loadSegment, ProgramRun, type LoadedSegment } from '../execute';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../resource-limits';
 import type { ProgramData } from '../segments';
+import { chooseCollectivePath, DeviceCollectives, placeOfValue } from './collectives';
+import type { CollectivesPolicy } from './collectives-policy';
 
 type Step = LoadedSegment | { kind: 'all_reduce'; op: string; input: string; output: string; node: string; dtype: DType };
 
@@ -77,10 +82,12 @@ export class TensorParallelExecutor {
   private ranks: Step[][] = [];
   private loading: Promise<Step[][]> | undefined;
   private readonly constants: Array<Map<string, Tensor>>;
+  private readonly device = new DeviceCollectives();
 
   constructor(
     private readonly data: readonly ProgramData[],
     private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
+    private readonly policy: CollectivesPolicy = 'auto',
   ) {
     this.constants = data.map(loadConstants);
   }
@@ -94,40 +101,56 @@ export class TensorParallelExecutor {
     })();
     this.ranks = await this.loading;
     const runs = this.data.map((d, r) => new ProgramRun(d, this.constants[r]!, inputs, `rank ${r}`, this.limits));
-    const pcs = this.ranks.map(() => 0);
-    for (;;) {
-      // Every rank runs up to its next collective (or its end).
-      const waiting: Array<Extract<Step, { kind: 'all_reduce' }> | undefined> = [];
-      for (let r = 0; r < this.ranks.length; r++) {
-        const steps = this.ranks[r]!;
-        let stop: Extract<Step, { kind: 'all_reduce' }> | undefined;
-        for (; pcs[r]! < steps.length; pcs[r]!++) {
-          const s = steps[pcs[r]!]!;
-          if (s.kind === 'all_reduce') {
-            stop = s;
-            break;
-          }
-          await runs[r]!.runSegment(s);
+    try {
+      const pcs = this.ranks.map(() => 0);
+      for (;;) {
+        // Every rank runs up to its next collective (or its end), all at once: ranks on GPUs
+        // overlap; CPU segments run one after another anyway. Every rank is settled before an
+        // error is thrown, so release() never frees what a rank still uses.
+        const settled = await Promise.allSettled(
+          this.ranks.map(async (steps, r) => {
+            for (; pcs[r]! < steps.length; pcs[r]!++) {
+              const s = steps[pcs[r]!]!;
+              if (s.kind === 'all_reduce') return s;
+              await runs[r]!.runSegment(s);
+            }
+            return undefined;
+          }),
+        );
+        const failed = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+        if (failed !== undefined) throw failed.reason;
+        const waiting = settled.map((x) => (x as PromiseFulfilledResult<Extract<Step, { kind: 'all_reduce' }> | undefined>).value);
+        if (waiting.every((s) => s === undefined)) break;
+        const first = waiting.find((s) => s !== undefined)!;
+        if (waiting.some((s) => s === undefined || s.node !== first.node || s.op !== first.op)) {
+          throw new InternalError(`tensor-parallel ranks diverged: they stopped at ${waiting.map((s, r) => `rank ${r}: ${s ? `${s.node} (${s.op})` : 'the end'}`).join(', ')}`);
         }
-        waiting.push(stop);
+        const steps = waiting as Array<Extract<Step, { kind: 'all_reduce' }>>;
+        const values = steps.map((s, r) => runs[r]!.peek(s.input));
+        const places = values.map(placeOfValue);
+        // NCCL is loaded only when it could be used: never for ranks that run on the CPU.
+        const nccl = this.policy !== 'host' && places.every((p) => p.kind === 'device') ? await DeviceCollectives.ncclAvailable() : 'not asked';
+        const path = chooseCollectivePath(this.policy, places, first.dtype, nccl, first.node);
+        if (path.path === 'nccl') {
+          const reduced = await this.device.allReduce(values as DeviceTensor[], path.devices, first.op as ReduceOp, first.node);
+          steps.forEach((s, r) => runs[r]!.set(s.output, reduced[r]!));
+        } else {
+          const reduced = allReduce(await Promise.all(steps.map((s, r) => runs[r]!.takeAs(s.input, s.dtype))), first.op);
+          // Each rank gets its own copy, as each device would.
+          steps.forEach((s, r) => runs[r]!.set(s.output, r === 0 ? reduced : new Tensor(reduced.dtype, reduced.shape, reduced.data.slice())));
+        }
+        for (let r = 0; r < pcs.length; r++) pcs[r]!++;
       }
-      if (waiting.every((s) => s === undefined)) break;
-      const first = waiting.find((s) => s !== undefined)!;
-      if (waiting.some((s) => s === undefined || s.node !== first.node || s.op !== first.op)) {
-        throw new InternalError(`tensor-parallel ranks diverged: they stopped at ${waiting.map((s, r) => `rank ${r}: ${s ? `${s.node} (${s.op})` : 'the end'}`).join(', ')}`);
-      }
-      const reduced = allReduce(await Promise.all(waiting.map((s, r) => runs[r]!.takeAs(s!.input, s!.dtype))), first.op);
-      waiting.forEach((s, r) => {
-        // Each rank gets its own copy, as each device would.
-        runs[r]!.set(s!.output, r === 0 ? reduced : new Tensor(reduced.dtype, reduced.shape, reduced.data.slice()));
-        pcs[r]!++;
-      });
+      return await Promise.all(runs.map((run) => run.outputs()));
+    } finally {
+      // Device values (engine outputs, NCCL results) are freed now, not by their finalizers.
+      for (const run of runs) run.release();
     }
-    return Promise.all(runs.map((run) => run.outputs()));
   }
 
-  /** Releases every rank's engine runners. */
-  dispose(): void {
+  /** Releases every rank's engine runners and destroys the NCCL communicators. */
+  async dispose(): Promise<void> {
     for (const steps of this.ranks) disposeSegments(steps);
+    await this.device.dispose();
   }
 }

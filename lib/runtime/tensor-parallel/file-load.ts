@@ -19,6 +19,7 @@ import { buildProgramParts, logSelections, readProgramFileBytes, selectProgramDe
 import { Reader } from '../program-file/reader';
 import { runLimits } from '../resource-limits';
 import { collectiveOf } from './execute';
+import { collectivesPolicyProblem, type CollectivesPolicy } from './collectives-policy';
 import type { TensorParallelFileContents } from './file-manifest';
 import { readTensorParallelFile } from './file-read';
 import { TensorParallelProgram, TensorParallelRank } from './program';
@@ -33,9 +34,11 @@ export interface LoadTensorParallelOptions {
   maxTensorBytes?: number;
   /** Receives the device chosen for each engine (info) and the selection's warnings (warn). */
   logger?: Logger;
+  /** Where the all-reduces run: `auto` (default), `nccl` or `host` (as compile()'s `collectives`). */
+  collectives?: CollectivesPolicy;
 }
 
-const LOAD_KEYS = ['devices', 'availableDevices', 'maxTensorBytes', 'logger'];
+const LOAD_KEYS = ['devices', 'availableDevices', 'maxTensorBytes', 'logger', 'collectives'];
 
 type Selections = Array<DeviceSelection<CudaDevice> | null>;
 
@@ -142,6 +145,8 @@ export async function loadTensorParallelProgramBuffer(bytes: Uint8Array, options
   if (options.availableDevices !== undefined && !Array.isArray(options.availableDevices)) {
     throw new InvalidArgumentError('load options: availableDevices must be a list of devices (as devices() returns them)');
   }
+  const problem = collectivesPolicyProblem(options.collectives, 'load options: collectives');
+  if (problem !== null) throw new InvalidArgumentError(problem);
   const contents = readTensorParallelFile(bytes, label);
   if (devices !== undefined && devices.length > contents.ranks.length) {
     throw new InvalidArgumentError(`load options: devices names ${devices.length} devices, but ${label} has ${contents.ranks.length} ranks`);
@@ -157,7 +162,7 @@ export async function loadTensorParallelProgramBuffer(bytes: Uint8Array, options
     const entry = contents.manifest.ranks[r]!;
     return new TensorParallelRank(r, p.data, p.report, p.backend, { type: 'gpu', gpuId: entry.targetDevice.gpuId }, [...entry.collectiveSegments].sort((a, b) => a - b));
   });
-  return new TensorParallelProgram(ranks, contents.manifest.blocks, parts[0]!.symbols, limits);
+  return new TensorParallelProgram(ranks, contents.manifest.blocks, parts[0]!.symbols, limits, options.collectives);
 }
 
 /**

@@ -7,10 +7,10 @@
  * Saved as one `.trtp` file with every rank (save(), saveBuffer(); file-write.ts) and read
  * back by loadTensorParallelProgram() (file-load.ts).
  *
- * Devices: rank r is meant for CUDA device r (`targetDevice`), and its TensorRT engines are
- * built for it; a loaded file places each rank's engines on a device of its own
- * (file-load.ts). NCCL collectives (one rank per GPU) are not built yet: on GPUs this program would still run its ranks one after another on
- * one thread, which only the reference backend supports today.
+ * Devices: rank r is meant for CUDA device r (`targetDevice`), and its engines are built for
+ * it; a loaded file places each rank's engines on a device of its own (file-load.ts). On GPUs
+ * the all-reduces run through NCCL, one communicator per rank's device, driven from the same
+ * worker thread (./collectives.ts: the `collectives` policy, and why one thread).
  */
 import { InternalError } from '../../errors';
 import type { SymbolRange } from '../../ir/symbolic';
@@ -19,6 +19,7 @@ import type { PartitionReport } from '../../partitioning/partition';
 import type { Tensor } from '../../tensor';
 import { formatIO, printableIO, shapedInputs } from '../program-io';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../resource-limits';
+import type { CollectivesPolicy } from './collectives-policy';
 import type { ProgramData, ProgramIO } from '../segments';
 import { saveTensorParallel, saveTensorParallelBuffer } from './file-write';
 import { WorkerClient } from '../worker/worker-client';
@@ -84,16 +85,20 @@ export class TensorParallelProgram {
     readonly symbolRanges: ReadonlyMap<string, SymbolRange> = new Map(),
     /** What one run may allocate (`maxTensorBytes` of the compile settings). */
     readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
+    /** Where the all-reduces run: `auto` (NCCL when every rank is on a GPU of its own), `nccl` or `host` (./collectives.ts). */
+    readonly collectives: CollectivesPolicy = 'auto',
   ) {
     if (ranks.length === 0) throw new InternalError('a tensor-parallel program needs at least one rank');
     this.client = new WorkerClient<Tensor[][]>({
       script: 'tensor-parallel-worker.js',
       what: 'tensor-parallel worker',
-      workerData: (): WorkerSetup<ProgramData[]> => ({ data: this.ranks.map((r) => r.data), limits: this.limits }),
+      workerData: (): WorkerSetup<ProgramData[]> => ({ data: this.ranks.map((r) => r.data), limits: this.limits, collectives: this.collectives }),
       decode: decodeRankOutputs,
       inputs: shapedInputs(ranks[0]!.inputs, symbolRanges),
       limits,
       disposedMessage: 'this tensor-parallel program has been disposed',
+      // NCCL communicators are destroyed by the worker (ncclCommFinalize/Destroy), not left to thread teardown.
+      gracefulDisposeMs: 15_000,
     });
   }
 

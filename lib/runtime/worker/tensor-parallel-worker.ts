@@ -11,4 +11,4 @@ import { TensorParallelExecutor } from '../tensor-parallel/execute';
 import { serveRuns, toWire, type WorkerSetup } from './worker-protocol';
 
 const setup = workerData as WorkerSetup<ProgramData[]>;
-serveRuns(new TensorParallelExecutor(setup.data, setup.limits), (outputs) => outputs.map((ts) => ts.map(toWire)));
+serveRuns(new TensorParallelExecutor(setup.data, setup.limits, setup.collectives), (outputs) => outputs.map((ts) => ts.map(toWire)));

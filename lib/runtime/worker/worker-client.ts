@@ -86,6 +86,12 @@ export interface WorkerClientOptions<T> {
   limits: RunLimits;
   /** The message of the `E_INVALID_ARGUMENT` error of calls after dispose(), e.g. `this program has been disposed`. */
   disposedMessage: string;
+  /**
+   * dispose() first asks the worker to release its executor and waits this long for it before
+   * stopping the thread (default: stop it at once). For executors holding what thread teardown
+   * does not release well, such as NCCL communicators.
+   */
+  gracefulDisposeMs?: number;
 }
 
 /** One answer of the worker: a run's decoded outputs and the time the worker's executor took, or what a load measured. */
@@ -148,6 +154,7 @@ function openChannel<T>(file: string, what: string, workerData: unknown, decode:
     if (!p) return;
     try {
       if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
+      else if (m.disposed) p.resolve({ outputs: undefined as T });
       else if (m.loaded) p.resolve({ outputs: undefined as T, ...(m.report && { report: m.report }) });
       else p.resolve({ outputs: decode(m.outputs), ...(m.runMs !== undefined && { runMs: m.runMs }) });
     } catch (error) {
@@ -184,6 +191,25 @@ function postFailure(error: unknown, what: string): TensorRTNodeError {
   const message = (error as Error)?.message ?? String(error);
   if ((error as Error)?.name === 'DataCloneError') return new BadInputError(`the inputs cannot be sent to the ${what}: ${message}`, { cause: error });
   return new InternalError(`the inputs cannot be sent to the ${what}: ${message}`, { cause: error });
+}
+
+/** Asks the worker to dispose its executor; resolves when it has, or after `ms` (or at once if it cannot be asked). */
+async function askToDispose<T>(channel: Channel<T>, id: number, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = new Promise<void>((resolve) => {
+    channel.pending.set(id, { resolve: () => resolve(), reject: () => resolve() });
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    channel.worker.ref();
+    channel.worker.postMessage({ type: 'dispose', id } satisfies WorkerRequest);
+    await done;
+  } catch {
+    // Nothing to wait for: the thread is stopped next either way.
+  } finally {
+    clearTimeout(timer);
+    channel.pending.delete(id);
+  }
 }
 
 /** Runs requests on one worker thread; see the top of this file. */
@@ -281,6 +307,8 @@ export class WorkerClient<T> {
     finalizer.unregister(this);
     if (channel === null) return;
     failAll(channel, this.disposedError());
+    const graceMs = this.options.gracefulDisposeMs;
+    if (graceMs !== undefined && !channel.exited) await askToDispose(channel, this.nextId++, graceMs);
     await channel.worker.terminate();
   }
 

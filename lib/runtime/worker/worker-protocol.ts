@@ -15,6 +15,7 @@ import { TensorRTNodeError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { Tensor } from '../../tensor';
 import type { PreloadReport } from '../execute';
+import type { CollectivesPolicy } from '../tensor-parallel/collectives-policy';
 import { asResourceLimitError, type RunLimits } from '../resource-limits';
 
 /** A tensor as it crosses the thread boundary. */
@@ -35,13 +36,15 @@ export interface WireError {
 export interface WorkerSetup<D> {
   data: D;
   limits: RunLimits;
+  /** Tensor-parallel programs: where their all-reduces run (lib/runtime/tensor-parallel/collectives.ts). */
+  collectives?: CollectivesPolicy;
 }
 
 /** What the program object posts to its worker. */
 export type WorkerRequest =
   | { type: 'run'; id: number; inputs: WireTensor[] }
   | { type: 'load'; id: number; shapes?: number[][] }
-  | { type: 'dispose' };
+  | { type: 'dispose'; id: number };
 
 /** What the worker answers to one run request: `outputs` (encoded) and `runMs`, or `error`; to a load request, `loaded` and `report`, or `error`. */
 export interface WorkerReply {
@@ -50,6 +53,8 @@ export interface WorkerReply {
   runMs?: number;
   loaded?: true;
   report?: PreloadReport;
+  /** The answer to a dispose request: the executor was released. */
+  disposed?: true;
   error?: WireError;
 }
 
@@ -85,7 +90,7 @@ export function toWireError(error: unknown): WireError {
  * Runs are answered in the order they came, one at a time (an engine is not re-entrant).
  */
 export function serveRuns<T>(
-  executor: { run(inputs: readonly Tensor[]): Promise<T>; preload?(shapes?: number[][]): Promise<PreloadReport | void>; dispose(): void },
+  executor: { run(inputs: readonly Tensor[]): Promise<T>; preload?(shapes?: number[][]): Promise<PreloadReport | void>; dispose(): void | Promise<void> },
   encode: (outputs: T) => unknown,
 ): void {
   const port = parentPort;
@@ -94,7 +99,12 @@ export function serveRuns<T>(
   port.on('message', (message: WorkerRequest) => {
     queue = queue.then(async () => {
       if (message.type === 'dispose') {
-        executor.dispose();
+        try {
+          await executor.dispose();
+        } catch {
+          // The thread is stopped next; what dispose could not release goes with it.
+        }
+        port.postMessage({ id: message.id, disposed: true } satisfies WorkerReply);
         port.close();
         return;
       }
