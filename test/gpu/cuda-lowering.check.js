@@ -566,11 +566,14 @@ async function runCheck(lib, internals, only) {
   return { cases: cases.length, kernels: modules.size };
 }
 
-/** The row layers of transformer profiles, timed by {@link timeRows}: [name, kind, params, input shapes]. */
+/** Layers timed by {@link timeRows} (the row layers of transformer profiles, a repeat-kv slice, a stem max pool): [name, kind, params, input shapes]. */
 const TIMED = [
   ['layernorm 1024x768', 'normalization', { axes: [1], epsilon: 1e-5, nbGroups: 1 }, [[1024, 768], [1, 768], [1, 768]]],
   ['softmax 8x12x128x128', 'softmax', { axis: 3 }, [[8, 12, 128, 128]]],
   ['reduce-mean 512x2048', 'reduce', { op: 'avg', axes: [1], keepDims: true }, [[512, 2048]]],
+  // GQA's repeat-kv (expand by a stride-0 slice) and ResNet's stem max pool.
+  ['slice expand 512x4x(1->4)x128', 'slice', { start: [0, 0, 0, 0, 0], size: [1, 512, 4, 4, 128], stride: [1, 1, 1, 0, 1], mode: 'strict_bounds' }, [[1, 512, 4, 1, 128]]],
+  ['maxpool 3x3/2 8x64x112x112', 'pooling', { type: 'max', window: [3, 3], stride: [2, 2], prePadding: [1, 1], postPadding: [1, 1], paddingMode: 'explicit_round_down', averageCountExcludesPadding: true }, [[8, 64, 112, 112]]],
 ];
 
 /**

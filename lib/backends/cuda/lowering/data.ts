@@ -72,13 +72,17 @@ extern "C" __global__ void ${entry}(${t}* y, const ${t}* x, const ${t}* fill, i3
     unflatten(i, rank, dims, c);
     i64 off = 0;
     bool oob = false;
-    for (int d = 0; d < rank; ++d) {
-      i64 D = inDims.v[d], p = start.v[d] + c[d] * stride.v[d];
-      if (p < 0 || p >= D) {
-        if (D == 0) oob = true;
-        else { ${SLICE_MODE[mode]} }
+    // Unrolled over the 8 slots (see the prelude's index helpers: no local copies).
+#pragma unroll
+    for (int d = 0; d < 8; ++d) {
+      if (d < rank) {
+        i64 D = inDims.v[d], p = start.v[d] + c[d] * stride.v[d];
+        if (p < 0 || p >= D) {
+          if (D == 0) oob = true;
+          else { ${SLICE_MODE[mode]} }
+        }
+        off += p * inStrides.v[d];
       }
-      off += p * inStrides.v[d];
     }
     y[i] = oob ? (hasFill ? fill[0] : (${t})0) : x[off];
   }
@@ -177,9 +181,12 @@ extern "C" __global__ void ${entry}(${out.storage}* y, i64 n, i32 rank, Dims8 di
     i64 c[8];
     unflatten(i, rank, dims, c);
     ${acc} v = ${alpha.kind === 'value' ? 'alphaValue' : read(alpha, 'alphaPtr[0]')};
-    for (int d = 0; d < rank; ++d) {
-      ${acc} b = ${beta.kind === 'value' ? 'betaValues.v[d]' : read(beta, 'betaPtr[d]')};
-      v = ${exact ? 'i_add(v, i_mul(b, c[d]))' : 'v + b * (double)c[d]'};
+#pragma unroll
+    for (int d = 0; d < 8; ++d) {
+      if (d < rank) {
+        ${acc} b = ${beta.kind === 'value' ? 'betaValues.v[d]' : read(beta, 'betaPtr[d]')};
+        v = ${exact ? 'i_add(v, i_mul(b, c[d]))' : 'v + b * (double)c[d]'};
+      }
     }
     y[i] = ${store};
   }

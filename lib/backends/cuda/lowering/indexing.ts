@@ -25,10 +25,13 @@ extern "C" __global__ void ${entry}(${t}* y, const ${t}* x, const ${ix}* idx, i6
     unflatten(i, rank, dims, c);
     i64 off = dot8(c, rank, dataStrides), io = dot8(c, rank, indexStrides);
     bool ok = true;
-    for (int j = 0; j < nIndex; ++j) {
-      i64 v = (i64)idx[io + j];
-      if (v < 0 || v >= axisDims.v[j]) ok = false;
-      off += v * axisStrides.v[j];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      if (j < nIndex) {
+        i64 v = (i64)idx[io + j];
+        if (v < 0 || v >= axisDims.v[j]) ok = false;
+        off += v * axisStrides.v[j];
+      }
     }
     ${body}
   }

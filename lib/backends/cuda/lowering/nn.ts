@@ -233,31 +233,35 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 
   GRID_STRIDE(i, n) {
     i64 c[8];
     unflatten(i, sr + 2, outDims, c);
-    i64 plane = 1, wcount = 1;
-    for (int d = 0; d < sr; ++d) { plane *= inDims.v[d + 2]; wcount *= window.v[d]; }
+    // Up to 3 spatial dims, unrolled (the spare slots a window of 1 over a dim of 1); the
+    // window walks only its positions inside the input, in row-major order, as the
+    // reference does: no division per position, no local arrays.
+    i64 lo[3], hi[3], size[3];
+    i64 plane = 1, divisor = 1;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = 0;
+      hi[d] = 1;
+      size[d] = 1;
+      if (d < sr) {
+        size[d] = inDims.v[d + 2];
+        plane *= size[d];
+        i64 start = c[d + 2] * stride.v[d] - pre.v[d], end = start + window.v[d];
+        lo[d] = start < 0 ? 0 : start;
+        hi[d] = end < size[d] ? end : size[d];
+        i64 padEnd = end < size[d] + post.v[d] ? end : size[d] + post.v[d];
+        divisor *= excludePad ? (hi[d] > lo[d] ? hi[d] - lo[d] : 0) : padEnd - start;
+      }
+    }
     i64 base = (c[0] * inDims.v[1] + c[1]) * plane;
     ${acc} acc = ${init};
-    i64 divisor = 1;
-    for (int d = 0; d < sr; ++d) {
-      i64 start = c[d + 2] * stride.v[d] - pre.v[d], end = start + window.v[d], size = inDims.v[d + 2];
-      i64 lo = start < 0 ? 0 : start, hi = end < size ? end : size;
-      i64 padEnd = end < size + post.v[d] ? end : size + post.v[d];
-      divisor *= excludePad ? (hi > lo ? hi - lo : 0) : padEnd - start;
-    }
-    for (i64 w = 0; w < wcount; ++w) {
-      i64 rem = w, at = 0, scale = 1;
-      bool inside = true;
-      for (int d = sr - 1; d >= 0; --d) {
-        i64 k = rem % window.v[d];
-        rem /= window.v[d];
-        i64 pos = c[d + 2] * stride.v[d] - pre.v[d] + k, size = inDims.v[d + 2];
-        if (pos < 0 || pos >= size) inside = false;
-        at += pos * scale;
-        scale *= size;
+    for (i64 p0 = lo[0]; p0 < hi[0]; ++p0) {
+      for (i64 p1 = lo[1]; p1 < hi[1]; ++p1) {
+        for (i64 p2 = lo[2]; p2 < hi[2]; ++p2) {
+          ${c.compute} v = ${c.load('x[base + (p0 * size[1] + p1) * size[2] + p2]')};
+          acc = ${step};
+        }
       }
-      if (!inside) continue;
-      ${c.compute} v = ${c.load('x[base + at]')};
-      acc = ${step};
     }
     y[i] = ${result};
   }
@@ -269,7 +273,9 @@ export const pooling: LayerLowering = (ctx) => {
   const x = input(ctx, 0);
   const out = output(ctx);
   const sr = p.window.length;
-  if (x.shape.length !== sr + 2 || sr < 1 || sr > 6) unsupported(ctx, `input rank ${x.shape.length} does not fit ${sr}-D windows`);
+  if (x.shape.length !== sr + 2 || sr < 1) unsupported(ctx, `input rank ${x.shape.length} does not fit ${sr}-D windows`);
+  // As TensorRT's IPoolingLayer (2-D and 3-D windows; 1-D as a 2-D window of height 1).
+  if (sr > 3) unsupported(ctx, `${sr}-D pooling windows: the kernel walks at most 3 spatial dims`);
   if (x.dtype === 'bool') unsupported(ctx, 'pooling does not take bool');
   const n = volume(out.shape);
   const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype), n, [

@@ -75,26 +75,67 @@ __device__ __forceinline__ i64 f2i_wrap_d(double x) {
 __device__ __forceinline__ i64 i_add(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
 __device__ __forceinline__ i64 i_sub(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
 __device__ __forceinline__ i64 i_mul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+/*
+ * Index helpers. Every loop over dims runs over all 8 slots, unrolled, guarded by d < rank:
+ * with constant indices the Dims8 arguments are read in place and c[] stays in registers. A
+ * loop indexed by the run-time rank makes the compiler copy each Dims8 argument to per-thread
+ * local memory (64 bytes each, in every thread) and keep c[] there: that traffic, not the
+ * arithmetic, was most of a row or slice kernel's time. Division runs in 32 bits when the
+ * index fits (64-bit division costs several times more); a dim beyond 32 bits is clamped to
+ * 0xffffffff there, which divides an index below 2^31 exactly as the true dim does (q 0, r i).
+ */
+__device__ __forceinline__ u32 dim32(i64 n) { return n > 0xffffffffLL ? 0xffffffffu : (u32)n; }
 /* The offset of flat row-major index i over dims, through one tensor's strides. */
 __device__ __forceinline__ i64 strided(i64 i, int rank, const Dims8& dims, const Dims8& st) {
   i64 o = 0;
-  for (int d = rank - 1; d >= 0; --d) {
-    i64 n = dims.v[d];
-    o += (i % n) * st.v[d];
-    i /= n;
+  if (i >= 0 && i <= 0x7fffffffLL) {
+    u32 r = (u32)i;
+#pragma unroll
+    for (int d = 7; d >= 0; --d) {
+      if (d < rank) {
+        u32 n = dim32(dims.v[d]);
+        o += (i64)(r % n) * st.v[d];
+        r /= n;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int d = 7; d >= 0; --d) {
+      if (d < rank) {
+        i64 n = dims.v[d];
+        o += (i % n) * st.v[d];
+        i /= n;
+      }
+    }
   }
   return o;
 }
-/* Splits flat index i into coordinates over dims. */
+/* Splits flat index i into coordinates over dims (c[d] for d < rank). */
 __device__ __forceinline__ void unflatten(i64 i, int rank, const Dims8& dims, i64* c) {
-  for (int d = rank - 1; d >= 0; --d) {
-    c[d] = i % dims.v[d];
-    i /= dims.v[d];
+  if (i >= 0 && i <= 0x7fffffffLL) {
+    u32 r = (u32)i;
+#pragma unroll
+    for (int d = 7; d >= 0; --d) {
+      if (d < rank) {
+        u32 n = dim32(dims.v[d]);
+        c[d] = (i64)(r % n);
+        r /= n;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int d = 7; d >= 0; --d) {
+      if (d < rank) {
+        c[d] = i % dims.v[d];
+        i /= dims.v[d];
+      }
+    }
   }
 }
 __device__ __forceinline__ i64 dot8(const i64* c, int rank, const Dims8& st) {
   i64 o = 0;
-  for (int d = 0; d < rank; ++d) o += c[d] * st.v[d];
+#pragma unroll
+  for (int d = 0; d < 8; ++d) if (d < rank) o += c[d] * st.v[d];
   return o;
 }
 #define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
