@@ -129,6 +129,11 @@ export function runConv(step: ConvStep, buffers: Uint8Array[]): void {
     });
   }
   const out = writer(buffers, step.y, dtype, y.length);
+  for (let t = 0; t < y.length; t++) out(t, y[t]!);
+  if (br === null) return;
+  // As cuDNN: the convolution is stored in its dtype first, then cudnnAddTensor adds the bias
+  // (in float) and stores again.
+  const stored = reader(buffers, step.y, dtype, y.length);
   const plane = prod(outSp);
-  for (let t = 0; t < y.length; t++) out(t, y[t]! + (br ? br(Math.floor(t / plane) % K) : 0));
+  for (let t = 0; t < y.length; t++) out(t, stored(t) + br(Math.floor(t / plane) % K));
 }
