@@ -152,7 +152,10 @@ export class Program {
       if (this.client.isDisposed) return void (await runner.dispose());
       this.fastCheck = runner.prepared === undefined ? undefined : FastInputCheck.of(shapedInputs(this.data.inputs, this.symbols), this.limits);
       this.inThread = runner;
-      this.client.stop();
+      // Waited for: the worker's teardown (its sessions released) would otherwise share the
+      // CPU with the warm runs below and the caller's first runs (on 2 cores, first runs of a
+      // 20 µs model took 4× a warm one while it went on).
+      await this.client.stop();
     }
     // Through the whole of run() on zeros a few times (where a run is short), so that the
     // first real run finds its code compiled: V8 optimizes a function after it has run a

@@ -280,17 +280,20 @@ export class WorkerClient<T> {
 
   /**
    * Stops the worker while it is idle (nothing in flight), freeing what it loaded; unlike
-   * dispose() the client stays usable, and the next run starts a new worker. Does not wait
-   * for the thread to exit: nothing depends on it, and a caller (compile()) would wait for
-   * the worker's engines to be released.
+   * dispose() the client stays usable, and the next run starts a new worker. Resolves when
+   * the thread has exited (never rejects): a caller that runs on this thread next may wait,
+   * so that its runs do not share the CPU with the thread's teardown.
    */
-  stop(): void {
+  stop(): Promise<void> {
     const channel = this.channel;
-    if (channel === null || channel.pending.size > 0) return;
+    if (channel === null || channel.pending.size > 0) return Promise.resolve();
     this.channel = null;
     finalizer.unregister(this);
     channel.exited = true;
-    void channel.worker.terminate().catch(() => undefined);
+    return channel.worker.terminate().then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** Whether dispose() was called. */
