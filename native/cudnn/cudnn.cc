@@ -107,19 +107,19 @@ void PackedStrides(const int* dims, int count, int* strides) {
   }
 }
 
-// cuDNN's heuristics rank algorithms by a model of the GPU; for fp16 NCHW convolutions on an
-// H200 they often pick one several times slower than the best. cudnnFindConvolutionForwardAlgorithm
-// runs every algorithm on scratch buffers it allocates and ranks them by measured time, as
-// TensorRT's tactic timing does. Done once per convolution shape per process (the answer is
-// cached), on a stream of its own (non-blocking: it waits for nothing else and nothing waits for
-// it, and no plan's stream, possibly being captured into a CUDA graph, sees it).
-// TENSORRT_NODE_CUDNN_ALGO=heuristic keeps the heuristic choice (reproducible across processes).
-// Returns false to fall back to the heuristics: timing turned off, or it failed (e.g. no memory
-// for its scratch buffers). Called with DeviceHandles().mutex held.
+// Opt-in (TENSORRT_NODE_CUDNN_ALGO=find): the forward algorithm cudnnFindConvolutionForwardAlgorithm
+// measures fastest (every algorithm run on scratch buffers cuDNN allocates), once per convolution
+// shape per process, on a non-blocking stream of its own (it waits for nothing else, and no
+// plan's stream, possibly being captured into a CUDA graph, sees it). Not the default: on the
+// H200 its choices made ResNet-50 in fp16 slower in our plans than the heuristic ones (batch 1:
+// 3.15 ms against 1.38; batch 32: 8.75 against 7.03), probably because cuDNN times them on its
+// own 256-byte-aligned buffers and ours sit at arena offsets. Timing on the plan's own buffers
+// (cudnnFindConvolutionForwardAlgorithmEx) is the follow-up. Returns false to use the
+// heuristics: not asked for, or timing failed. Called with DeviceHandles().mutex held.
 bool TimedForwardAlgorithm(const CudnnApi& api, cuda::Device& device, const Conv& conv, const std::string& shape,
                            bool strictFp32, int* algo) {
   const char* mode = std::getenv("TENSORRT_NODE_CUDNN_ALGO");
-  if (mode != nullptr && std::string(mode) == "heuristic") return false;
+  if (mode == nullptr || std::string(mode) != "find") return false;
   Handles& handles = DeviceHandles();
   const std::string key = std::to_string(device.ordinal) + "/" + shape;
   auto cached = handles.fastestForward.find(key);

@@ -41,6 +41,7 @@ export function mapKernel(spec: MapSpec): KernelSource {
       'i64 n',
       'i32 rank',
       'Dims8 dims',
+      'Dims8 fdiv',
       'Dims8 ys',
       ...ins.map((_, k) => `Dims8 s${k}`),
       ...extra,
@@ -53,8 +54,10 @@ export function mapKernel(spec: MapSpec): KernelSource {
     const offsets = ['oy', ...ins.map((_, k) => `o${k}`)];
     const strides = ['ys', ...ins.map((_, k) => `s${k}`)];
     // One element: its offsets in every tensor from its flat index, walking the dims with
-    // constant indices (unrolled: the Dims8 stay in registers, no local array), in `I`
-    // arithmetic — 32-bit when the box fits, since 64-bit division costs several times more.
+    // constant indices (unrolled: the Dims8 stay in registers, no local array). Below 2^31
+    // elements each division is a multiply and a shift by the dim's magic numbers (`fdiv`,
+    // see divisionMagic()): a broadcast or transposed box otherwise spends more time dividing
+    // than moving its bytes. Larger boxes divide in 64 bits.
     const element = (I: string): string => `
     i64 ${offsets.map((o) => `${o} = 0`).join(', ')};
     if (rank == 1) {
@@ -65,8 +68,11 @@ ${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
       for (int d = 7; d >= 0; --d) {
         if (d < rank) {
           ${I} nd = (${I})dims.v[d];
-          ${I} q = r % nd;
-          r /= nd;
+          ${I === 'u32' ? `u64 mg = (u64)fdiv.v[d];
+          u32 next = (u32)(((u64)r * (u32)mg) >> (u32)(mg >> 32));
+          u32 q = r - next * nd;
+          r = next;` : `${I} q = r % nd;
+          r /= nd;`}
 ${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}
         }
       }
@@ -138,6 +144,20 @@ export function mapSpecLaunch(spec: MapSpec, dims: readonly number[], out: MapOp
   return launches;
 }
 
+/**
+ * Magic numbers that divide by `d` (1 ≤ d < 2^31) with a multiply and a shift, exact for every
+ * numerator below 2^31 (Granlund and Montgomery: with l = ceil(log2 d) and m = ceil(2^(31+l) / d),
+ * floor(n·m / 2^(31+l)) = floor(n / d), as m·d − 2^(31+l) < d ≤ 2^l). Packed as m + (31 + l)·2^32
+ * (m < 2^32, exact in a double). Pure.
+ */
+export function divisionMagic(d: number): number {
+  if (!Number.isInteger(d) || d < 1 || d >= 2 ** 31) return 2 ** 31 + 31 * 2 ** 32;
+  let l = 0;
+  while (2 ** l < d) l++;
+  const m = ((1n << BigInt(31 + l)) + BigInt(d) - 1n) / BigInt(d);
+  return Number(m) + (31 + l) * 2 ** 32;
+}
+
 /** Launches a map kernel over the box `dims`. */
 export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
   const n = volume(dims);
@@ -148,6 +168,7 @@ export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: Ma
     i64(n),
     i32(c.dims.length),
     dims8(c.dims),
+    dims8(c.dims.map(divisionMagic)),
     ...c.strides.map((s) => dims8(s)),
     ...extra,
   ]);
