@@ -26,7 +26,7 @@ import { mapSpecLaunch, type MapLaunchInfo, type MapSpec } from './lowering/map'
 import { DTYPES } from './lowering/prelude';
 
 /** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
-export const POINTWISE_KINDS: ReadonlySet<string> = new Set(['elementwise', 'unary', 'activation', 'cast']);
+const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast']);
 
 export interface TensorFacts {
   shape: readonly number[];
@@ -45,7 +45,7 @@ export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: numbe
   const into = new Map<number, number>();
   const taken = new Set<number>();
   layers.forEach((layer, i) => {
-    if (!POINTWISE_KINDS.has(layer.params.kind) || layer.outputs.length !== 1) return;
+    if (!POINTWISE.has(layer.params.kind) || layer.outputs.length !== 1) return;
     const out = layer.outputs[0]!;
     const facts = tensor(out);
     // One reader layer (which may read it in several slots, as x·x does).
@@ -53,7 +53,7 @@ export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: numbe
     if (!facts.intermediate || r.size !== 1) return;
     const j = [...r][0]!;
     const consumer = layers[j]!;
-    if (j <= i || taken.has(j) || !POINTWISE_KINDS.has(consumer.params.kind) || consumer.outputs.length !== 1) return;
+    if (j <= i || taken.has(j) || !POINTWISE.has(consumer.params.kind) || consumer.outputs.length !== 1) return;
     if (tensor(consumer.outputs[0]!).shape.join() !== facts.shape.join()) return;
     into.set(i, j);
     taken.add(j);

@@ -23,7 +23,6 @@ import type { BuildContext } from '../build-context';
 import type { Availability, Backend, Engine } from '../types';
 import { buildCudaEngine } from './build';
 import { deserializeCudaEngine, type EngineTarget } from './engine-format';
-import { moveConvolutionBiases } from './bias-epilogue';
 import { foldConvolutionAffine } from './fold-affine';
 import { CudaRunner } from './runner';
 
@@ -106,10 +105,8 @@ export const cudaBackend = {
   async build(network: Network, config: BuildConfig = DEFAULT_BUILD_CONFIG, device: EngineDevice, context?: BuildContext): Promise<Uint8Array> {
     checkForBuild(network);
     // The engine carries the folded (and, in build(), precision-reduced) network, so a loaded
-    // program runs exactly what was built. Folding first: it needs the float32 weights; then
-    // the convolutions' biases (most made by folding) move into their pointwise readers.
-    const prepared = moveConvolutionBiases(foldConvolutionAffine(network).network).network;
-    return buildCudaEngine(prepared, config, engineTarget(device), context?.log === undefined ? {} : { logger: context.log });
+    // program runs exactly what was built. Folding first: it needs the float32 weights.
+    return buildCudaEngine(foldConvolutionAffine(network).network, config, engineTarget(device), context?.log === undefined ? {} : { logger: context.log });
   },
   async load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine> {
     const contents = deserializeCudaEngine(engine);
