@@ -235,6 +235,68 @@ describeOnLinux('NCCL', () => {
     expect(log.slice(2)).toEqual(['groupStart', 'allreduce count=3 dtype=7 op=0 nranks=2', 'allreduce count=3 dtype=7 op=0 nranks=2', 'groupEnd ranks=2']);
   });
 
+  test('a grouped all-reduce into separate outputs leaves the inputs as they were', () => {
+    const { outcome } = probe(
+      `const comms = await c.NcclCommunicator.createAll([0, 1]);
+       const a = await lib.toDevice(new lib.Tensor('float32', [2], new Float32Array([1, 2])), 0);
+       const b = await lib.toDevice(new lib.Tensor('float32', [2], new Float32Array([3, -5])), 1);
+       const outputs = [await lib.DeviceTensor.allocate('float32', [2], 0), await lib.DeviceTensor.allocate('float32', [2], 1)];
+       const got = await c.allReduceGroup(comms, [a, b], 'sum', { outputs });
+       const wrongDevice = await c.allReduceGroup(comms, [a, b], 'sum', { outputs: [outputs[1], outputs[0]] }).catch((e) => e.message);
+       return [got[0] === outputs[0], ...(await Promise.all([a, b, ...outputs].map(async (t) => Array.from((await t.toHost()).data)))), wrongDevice];`,
+      'ok',
+    );
+    expect(outcome.value).toEqual([true, [1, 2], [3, -5], [4, -3], [4, -3], "rank 0's communicator is on device 0, and the tensor is on device 1"]);
+  });
+
+  describe("a tensor-parallel program's collectives (lib/runtime/tensor-parallel/collectives.ts)", () => {
+    const TP = path.join(path.dirname(DIST_INDEX), 'runtime', 'tensor-parallel', 'collectives.js');
+
+    test('DeviceCollectives: communicators made once (ncclCommInitAll) for every all-reduce, results in fresh tensors, destroyed by dispose()', () => {
+      const { outcome, log } = probe(
+        `const { DeviceCollectives, chooseCollectivePath, placeOfValue } = require(${JSON.stringify(TP)});
+         const a = await lib.toDevice(new lib.Tensor('float32', [3], new Float32Array([1, 2, 3])), 0);
+         const b = await lib.toDevice(new lib.Tensor('float32', [3], new Float32Array([10, 20, 0.5])), 1);
+         const path = chooseCollectivePath('auto', [a, b].map(placeOfValue), 'float32', await DeviceCollectives.ncclAvailable(), 'all_reduce');
+         const d = new DeviceCollectives();
+         const first = await d.allReduce([a, b], path.devices, 'sum', 'all_reduce');
+         const second = await d.allReduce(first, path.devices, 'sum', 'all_reduce_1');
+         const moved = await d.allReduce([b, a], [1, 0], 'sum', 'all_reduce_2').catch((e) => [e.code, e.message]);
+         await d.dispose();
+         const host = async (t) => Array.from((await t.toHost()).data);
+         return [path, await host(a), await host(b), await host(first[0]), await host(first[1]), await host(second[1]), moved];`,
+        'ok',
+      );
+      expect(outcome.value).toEqual([
+        { path: 'nccl', devices: [0, 1] },
+        [1, 2, 3],
+        [10, 20, 0.5],
+        [11, 22, 3.5],
+        [11, 22, 3.5],
+        [22, 44, 7],
+        ['E_NCCL', "all-reduce all_reduce_2: the ranks' tensors are on devices [1, 0], but the communicators were made on [0, 1]"],
+      ]);
+      expect(log.filter((l) => l.startsWith('initAll'))).toHaveLength(2);
+      expect(log.filter((l) => l.startsWith('groupStart'))).toHaveLength(2);
+      expect(log.filter((l) => l.startsWith('destroy'))).toEqual(['destroy rank=0', 'destroy rank=1']);
+    });
+
+    test('without libnccl, auto takes the host and nccl says why', () => {
+      const { outcome } = probe(
+        `const { DeviceCollectives, chooseCollectivePath, placeOfValue } = require(${JSON.stringify(TP)});
+         const a = await lib.toDevice(new lib.Tensor('float32', [1], new Float32Array([1])), 0);
+         const b = await lib.toDevice(new lib.Tensor('float32', [1], new Float32Array([2])), 1);
+         const available = await DeviceCollectives.ncclAvailable();
+         const auto = chooseCollectivePath('auto', [a, b].map(placeOfValue), 'float32', available, 'all_reduce');
+         const refused = (() => { try { chooseCollectivePath('nccl', [a, b].map(placeOfValue), 'float32', available, 'all_reduce'); } catch (e) { return e.code; } })();
+         return [auto.path, auto.why.startsWith('NCCL is not available: '), refused];`,
+        null,
+        { TENSORRT_NODE_NCCL_LIBRARY: path.join(tmp, 'absent', 'libnccl.so.2') },
+      );
+      expect(outcome.value).toEqual(['host', true, 'E_NCCL']);
+    });
+  });
+
   test('doctor lists NCCL with its version, or why not', () => {
     const found = runCli(['doctor'], { TENSORRT_NODE_NCCL_LIBRARY: nccl.ok });
     expect(found.stdout).toContain(`nccl          2.28.3 (${nccl.ok})`);
