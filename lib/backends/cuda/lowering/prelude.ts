@@ -85,31 +85,6 @@ __device__ __forceinline__ i64 i_mul(i64 a, i64 b) { return (i64)((u64)a * (u64)
  * 0xffffffff there, which divides an index below 2^31 exactly as the true dim does (q 0, r i).
  */
 __device__ __forceinline__ u32 dim32(i64 n) { return n > 0xffffffffLL ? 0xffffffffu : (u32)n; }
-/* The offset of flat row-major index i over dims, through one tensor's strides. */
-__device__ __forceinline__ i64 strided(i64 i, int rank, const Dims8& dims, const Dims8& st) {
-  i64 o = 0;
-  if (i >= 0 && i <= 0x7fffffffLL) {
-    u32 r = (u32)i;
-#pragma unroll
-    for (int d = 7; d >= 0; --d) {
-      if (d < rank) {
-        u32 n = dim32(dims.v[d]);
-        o += (i64)(r % n) * st.v[d];
-        r /= n;
-      }
-    }
-  } else {
-#pragma unroll
-    for (int d = 7; d >= 0; --d) {
-      if (d < rank) {
-        i64 n = dims.v[d];
-        o += (i % n) * st.v[d];
-        i /= n;
-      }
-    }
-  }
-  return o;
-}
 /* Splits flat index i into coordinates over dims (c[d] for d < rank). */
 __device__ __forceinline__ void unflatten(i64 i, int rank, const Dims8& dims, i64* c) {
   if (i >= 0 && i <= 0x7fffffffLL) {
@@ -137,6 +112,12 @@ __device__ __forceinline__ i64 dot8(const i64* c, int rank, const Dims8& st) {
 #pragma unroll
   for (int d = 0; d < 8; ++d) if (d < rank) o += c[d] * st.v[d];
   return o;
+}
+/* The offset of flat row-major index i over dims, through one tensor's strides (c[] stays in registers: every index is constant once unrolled). */
+__device__ __forceinline__ i64 strided(i64 i, int rank, const Dims8& dims, const Dims8& st) {
+  i64 c[8];
+  unflatten(i, rank, dims, c);
+  return dot8(c, rank, st);
 }
 #define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
 `;
