@@ -18,6 +18,7 @@ describe('chooseCollectivePath', () => {
 
   test.each<[string, RankPlace[], string, true | string, RegExp]>([
     ['a rank on the host', [gpu(0), host], 'float32', true, /rank 1's tensor is on the host/],
+    ["a backend's own device value", [{ kind: 'foreign', ordinal: 0 }, gpu(1)], 'float32', true, /rank 0's tensor is a device value of its backend's own, not a DeviceTensor/],
     ['two ranks on one GPU', [gpu(0), gpu(1), gpu(1)], 'float32', true, /ranks 1 and 2 are both on device 1 \(NCCL takes one rank per GPU\)/],
     ['a rank in another dtype', [gpu(0), gpu(1, 'float16')], 'float32', true, /rank 1's tensor is float16, the collective works in float32/],
     ['no NCCL', [gpu(0), gpu(1)], 'float32', 'libnccl.so.2: cannot open shared object file', /NCCL is not available: libnccl.so.2: cannot open/],
@@ -41,8 +42,10 @@ describe('chooseCollectivePath', () => {
     expect(chooseCollectivePath('host', [gpu(0), gpu(1)], 'float32', true, 'n')).toEqual({ path: 'host', why: 'the collectives policy is host' });
   });
 
-  test('a host Tensor is on the host', () => {
+  test('a host Tensor is on the host; a device value that is not a DeviceTensor is foreign', () => {
     expect(placeOfValue(Tensor.from('float32', [1], [1]))).toEqual(host);
+    const handle = { dtype: 'float32' as const, shape: [1], residency: { kind: 'device' as const, ordinal: 3 }, toHost: async () => Tensor.from('float32', [1], [1]) };
+    expect(placeOfValue(handle)).toEqual({ kind: 'foreign', ordinal: 3 });
   });
 });
 

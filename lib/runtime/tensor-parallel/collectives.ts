@@ -19,8 +19,8 @@ import { DeviceTensor } from '../../gpu/device-tensor';
 import { Tensor } from '../../tensor';
 import type { CollectivesPolicy } from './collectives-policy';
 
-/** Where one rank's tensor is at a collective: the host, or a device with its dtype. */
-export type RankPlace = { kind: 'host' } | { kind: 'device'; ordinal: number; dtype: string };
+/** Where one rank's tensor is at a collective: the host, a DeviceTensor's device with its dtype, or another device value (a backend's own handle). */
+export type RankPlace = { kind: 'host' } | { kind: 'device'; ordinal: number; dtype: string } | { kind: 'foreign'; ordinal: number };
 
 /** What {@link chooseCollectivePath} decided; `why` says what keeps NCCL out when the path is `host`. */
 export type CollectivePath = { path: 'nccl'; devices: number[] } | { path: 'host'; why: string };
@@ -36,6 +36,8 @@ export function chooseCollectivePath(policy: CollectivesPolicy, places: readonly
     if (policy === 'host') return 'the collectives policy is host';
     const onHost = places.findIndex((p) => p.kind === 'host');
     if (onHost >= 0) return `rank ${onHost}'s tensor is on the host (its segment before the collective runs on the CPU)`;
+    const foreign = places.findIndex((p) => p.kind === 'foreign');
+    if (foreign >= 0) return `rank ${foreign}'s tensor is a device value of its backend's own, not a DeviceTensor NCCL can take`;
     const ordinals = places.map((p) => (p as Extract<RankPlace, { kind: 'device' }>).ordinal);
     const shared = ordinals.findIndex((o, r) => ordinals.indexOf(o) !== r);
     if (shared >= 0) return `ranks ${ordinals.indexOf(ordinals[shared]!)} and ${shared} are both on device ${ordinals[shared]} (NCCL takes one rank per GPU)`;
@@ -52,8 +54,11 @@ export function chooseCollectivePath(policy: CollectivesPolicy, places: readonly
 }
 
 /** Where a run value is, as {@link chooseCollectivePath} reads it. */
-export const placeOfValue = (v: RunValue): RankPlace =>
-  v instanceof Tensor || !(v instanceof DeviceTensor) ? { kind: 'host' } : { kind: 'device', ordinal: v.residency.ordinal, dtype: v.dtype };
+export function placeOfValue(v: RunValue): RankPlace {
+  if (v instanceof Tensor) return { kind: 'host' };
+  if (!(v instanceof DeviceTensor)) return { kind: 'foreign', ordinal: v.residency.ordinal };
+  return { kind: 'device', ordinal: v.residency.ordinal, dtype: v.dtype };
+}
 
 /**
  * The NCCL communicators of one tensor-parallel program: made on first use (one per rank's
