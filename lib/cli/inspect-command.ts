@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 
-import { cudaEnginePrecision } from '../backends/cuda/engine-format';
+import { cudaEngineMemory, cudaEnginePrecision, describeEngineMemory, type EngineMemory } from '../backends/cuda/engine-format';
 import { probeDevices, type CudaDevice } from '../devices';
 import { BadProgramError, NoCompatibleDeviceError } from '../errors';
 import { formatShape, type Dim } from '../ir/symbolic';
@@ -40,7 +40,8 @@ export interface InspectReport extends FileHeader {
   outputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
   /** Segment inputs and outputs are value names; `inputs`/`outputs` above map the program's names to theirs where they differ. */
   /** `precision`: what a cuda engine computes in and how many layers stayed fp32 (lib/network/precision.ts). */
-  segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[]; precision?: string }>;
+  /** `memory`: the device memory a cuda engine's plans take, as its build recorded it (EngineMemory). */
+  segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[]; precision?: string; memory?: EngineMemory }>;
   constants: Array<{ value: string; dtype: string; shape: number[]; bytes: number }>;
   /** Every blob's SHA-256 was checked against the manifest. */
   checksumsVerified: boolean;
@@ -111,7 +112,9 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     outputs: m.outputs.map(ioEntry),
     segments: m.segments.map((s, index) => {
       const blob = s.kind === 'tensorrt' ? s.engine : s.graph;
-      const precision = s.kind === 'tensorrt' && s.backend === 'cuda' ? cudaEnginePrecision(blobs.get(blob)!) : null;
+      const cuda = s.kind === 'tensorrt' && s.backend === 'cuda';
+      const precision = cuda ? cudaEnginePrecision(blobs.get(blob)!) : null;
+      const memory = cuda ? cudaEngineMemory(blobs.get(blob)!) : null;
       return {
         index,
         kind: s.kind,
@@ -121,6 +124,7 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
         inputs: s.inputs,
         outputs: s.outputs,
         ...(precision === null ? {} : { precision }),
+        ...(memory === null ? {} : { memory }),
       };
     }),
     constants: m.constants.map((c) => ({ value: c.value, dtype: c.dtype, shape: c.shape, bytes: blobs.get(c.blob)!.byteLength })),
@@ -163,6 +167,7 @@ export function formatInspectReport(r: InspectReport): string {
     const what = s.kind === 'tensorrt' ? `engine (${s.backend})` : 'fallback graph';
     lines.push(...wrapList(`  ${s.index}: ${what}, ${s.blob} (${formatBytes(s.bytes)}):`, [formatSegmentIO(s.inputs, s.outputs, label)], 6));
     if (s.precision !== undefined) lines.push(`      precision: ${s.precision}`);
+    if (s.memory !== undefined) lines.push(`      device memory: ${describeEngineMemory(s.memory)}`);
   }
   if (r.constants.length > 0) {
     lines.push('constant outputs:');

@@ -1,9 +1,10 @@
-/** `inspect` says what each cuda engine computes in and how many layers stayed fp32 (lib/network/precision.ts). */
+/** `inspect` says what each cuda engine computes in, how many layers stayed fp32 (lib/network/precision.ts), and the device memory its build recorded. */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { buildCudaEngine } from '../../lib/backends/cuda/build';
+import { cudaEngineMemory } from '../../lib/backends/cuda/engine-format';
 import { DEFAULT_BUILD_CONFIG } from '../../lib/backends/build-config';
 import { formatInspectReport, inspectProgramBytes } from '../../lib/cli/inspect-command';
 import { compile } from '../../lib/compile';
@@ -34,6 +35,11 @@ test('a program with a cuda engine built for fp16 shows its precision summary', 
     const summary = 'fp16: 3 layers in fp16, 0 kept fp32, 2 casts, 1 weights converted';
     expect(report.segments.find((s) => s.backend === 'cuda')!.precision).toBe(summary);
     expect(formatInspectReport(report)).toContain(`      precision: ${summary}`);
+    // The device memory the build recorded: weights (the 6-element bias, one 256-byte slot) and the arena.
+    const memory = report.segments.find((s) => s.backend === 'cuda')!.memory!;
+    expect(memory).toEqual(cudaEngineMemory(engine));
+    expect(memory.weightBytes).toBe(256);
+    expect(formatInspectReport(report)).toContain(`      device memory: weights 256 B, activations up to ${memory.arenaBytes} B (1 profile shape), plus library workspaces and I/O buffers`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -13,7 +13,7 @@ import type { Network } from '../../network';
 import { describePrecision, reducePrecision, REDUCED_MAX } from '../../network/precision';
 import type { BuildConfig } from '../build-config';
 import { kernelSources, type PlanModule } from './assemble';
-import { serializeCudaEngine, type EngineKernel, type EngineTarget } from './engine-format';
+import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
 import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
 import { lowerInstance, type LayerLowerer } from './lower-instance';
 import { layoutWeights, weightLocator } from './weights';
@@ -26,13 +26,25 @@ export const archOf = (cc: { major: number; minor: number }): number => cc.major
 
 /** Every distinct kernel source `network` needs at its profile shapes. Pure given `lower`. */
 export function networkKernels(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): PlanModule[] {
-  const weights = weightLocator(layoutWeights(network));
+  return networkPlans(network, lower, evaluate).modules;
+}
+
+/**
+ * The kernels of `network` at its profile shapes (min, opt and max of each profile), and the
+ * device memory its plans take there (EngineMemory: what `inspect` reports). Pure given `lower`.
+ */
+export function networkPlans(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): { modules: PlanModule[]; memory: EngineMemory } {
+  const layout = layoutWeights(network);
+  const weights = weightLocator(layout);
   const all = new Map<string, PlanModule>();
-  for (const shapes of profileShapeSets(network)) {
+  let arenaBytes = 0;
+  const sets = profileShapeSets(network);
+  for (const shapes of sets) {
     const lowered = lowerInstance(network, instantiate(network, shapes, evaluate), weights, lower);
+    arenaBytes = Math.max(arenaBytes, lowered.arenaBytes);
     for (const m of kernelSources(lowered.steps)) if (!all.has(m.key)) all.set(m.key, m);
   }
-  return [...all.values()];
+  return { modules: [...all.values()], memory: { weightBytes: layout.bytes, arenaBytes, shapeSets: sets.length } };
 }
 
 /** NVRTC through the disk cache (the addon's compiler). */
@@ -74,9 +86,10 @@ export async function buildCudaEngine(source: Network, config: BuildConfig, targ
   if (report.clampedValues > 0) {
     log('warn', `cuda backend: network "${source.name}": ${report.clampedValues} weight values are beyond the ${report.dtype} range; clamped to ±${REDUCED_MAX[report.dtype!]}`);
   }
-  const modules = networkKernels(network, options.lower);
+  const { modules, memory } = networkPlans(network, options.lower);
+  log('info', `cuda backend: network "${network.name}" takes ${describeEngineMemory(memory)}`);
   const arch = archOf(target.computeCapability);
   const kernels = await compileKernels(modules, arch, options.compile ?? nvrtcCompiler(options.logger));
   log('debug', `cuda backend: network "${network.name}" needs ${kernels.length} kernels; compiled for sm_${arch} (${target.name})`);
-  return serializeCudaEngine({ network, config, target, kernels, precision });
+  return serializeCudaEngine({ network, config, target, kernels, precision, memory });
 }

@@ -53,6 +53,27 @@ export interface CudaEngineContents {
    * pass existed have none: they compute in the network's own dtypes ("fp32 (not recorded)").
    */
   precision?: string;
+  /** The device memory the engine's plans take (recorded at build; engines built before have none). */
+  memory?: EngineMemory;
+}
+
+/**
+ * The device memory of an engine's plans, as the build lowered them at the profile shapes:
+ * the weights (one buffer, shared by every plan of the engine) and the largest activation arena
+ * (intermediates and layer scratch) over those shapes. Library workspaces (cuBLASLt, cuDNN) and
+ * the input and output buffers come on top; they are chosen when a plan is prepared.
+ */
+export interface EngineMemory {
+  weightBytes: number;
+  arenaBytes: number;
+  /** How many input-shape sets (min/opt/max of each profile, deduplicated) the arena figure covers. */
+  shapeSets: number;
+}
+
+/** `weights 97.5 MiB, activations up to 12.3 MiB (3 profile shapes), plus library workspaces and I/O buffers`. */
+export function describeEngineMemory(m: EngineMemory): string {
+  const mib = (n: number): string => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`);
+  return `weights ${mib(m.weightBytes)}, activations up to ${mib(m.arenaBytes)} (${m.shapeSets} profile shape${m.shapeSets === 1 ? '' : 's'}), plus library workspaces and I/O buffers`;
 }
 
 interface KernelRecord {
@@ -80,7 +101,8 @@ export function serializeCudaEngine(contents: CudaEngineContents): Uint8Array<Ar
   const config = { precisions: [...precisions], workspaceBytes: workspaceBytes ?? null, hardwareCompatibility, optimizationLevel };
   const target = { name: contents.target.name, computeCapability: { ...contents.target.computeCapability } };
   const precision = contents.precision === undefined ? {} : { precision: contents.precision };
-  return packContainer(CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION, { format: CUDA_ENGINE_FORMAT, network, config, target, kernels, ...precision }, table);
+  const memory = contents.memory === undefined ? {} : { memory: { ...contents.memory } };
+  return packContainer(CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION, { format: CUDA_ENGINE_FORMAT, network, config, target, kernels, ...precision, ...memory }, table);
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -146,20 +168,40 @@ function readKernels(x: unknown, blob: Uint8Array): EngineKernel[] {
   });
 }
 
+/** The engine's description (JSON) without reading its network, or null for bytes that are not a readable cuda engine. */
+function engineDescription(engine: Uint8Array): Record<string, unknown> | null {
+  try {
+    const json = unpackContainer(asBytes(engine), CUDA_ENGINE_MAGIC, [CUDA_ENGINE_VERSION]).json as Record<string, unknown>;
+    return isObject(json) && json.format === CUDA_ENGINE_FORMAT ? json : null;
+  } catch (e) {
+    if (e instanceof CodecError || e instanceof BadModelError) return null;
+    throw e;
+  }
+}
+
 /**
  * The precision summary of engine bytes without reading the network (for `inspect`): the
  * string the build recorded, 'fp32 (not recorded)' for an engine written before the
  * precision pass, or null for bytes that are not a readable cuda engine.
  */
 export function cudaEnginePrecision(engine: Uint8Array): string | null {
-  try {
-    const json = unpackContainer(asBytes(engine), CUDA_ENGINE_MAGIC, [CUDA_ENGINE_VERSION]).json as Record<string, unknown>;
-    if (!isObject(json) || json.format !== CUDA_ENGINE_FORMAT) return null;
-    return typeof json.precision === 'string' ? json.precision : 'fp32 (not recorded)';
-  } catch (e) {
-    if (e instanceof CodecError || e instanceof BadModelError) return null;
-    throw e;
-  }
+  const json = engineDescription(engine);
+  if (json === null) return null;
+  return typeof json.precision === 'string' ? json.precision : 'fp32 (not recorded)';
+}
+
+/** The device memory the build recorded (for `inspect`), or null: not recorded (an older engine), malformed, or not a cuda engine. */
+export function cudaEngineMemory(engine: Uint8Array): EngineMemory | null {
+  const json = engineDescription(engine);
+  return json === null ? null : (memoryOf(json.memory) ?? null);
+}
+
+/** A recorded EngineMemory; undefined when absent or malformed. */
+function memoryOf(x: unknown): EngineMemory | undefined {
+  if (!isObject(x)) return undefined;
+  const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+  if (!count(x.weightBytes) || !count(x.arenaBytes) || !count(x.shapeSets)) return undefined;
+  return { weightBytes: x.weightBytes, arenaBytes: x.arenaBytes, shapeSets: x.shapeSets };
 }
 
 /** Reads engine bytes (zero-copy: weights and cubins view them). @throws {BadModelError} naming what is wrong. */
@@ -182,5 +224,7 @@ export function deserializeCudaEngine(engine: Uint8Array): CudaEngineContents {
   const kernels = readKernels(json.kernels, container.blob);
   const network = deserializeNetwork(json.network, container.blob, LABEL, checkNetwork);
   if (json.precision !== undefined && typeof json.precision !== 'string') fail(`the precision summary is not a string (${JSON.stringify(json.precision)})`);
-  return { network, config, target, kernels, ...(json.precision === undefined ? {} : { precision: json.precision }) };
+  const memory = memoryOf(json.memory);
+  if (json.memory !== undefined && memory === undefined) fail(`the memory record is not {weightBytes, arenaBytes, shapeSets} of byte counts (${JSON.stringify(json.memory)})`);
+  return { network, config, target, kernels, ...(json.precision === undefined ? {} : { precision: json.precision }), ...(memory === undefined ? {} : { memory }) };
 }

@@ -4,7 +4,9 @@
  * every malformed byte string is a BadModelError saying what is wrong.
  */
 import { buildCudaEngine, networkKernels } from '../../../lib/backends/cuda/build';
-import { CUDA_ENGINE_MAGIC, cudaEnginePrecision, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
+import { CUDA_ENGINE_MAGIC, cudaEngineMemory, cudaEnginePrecision, describeEngineMemory, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
+import { Network } from '../../../lib/network';
+import { Tensor } from '../../../lib/tensor';
 import { DEFAULT_BUILD_CONFIG, type Precision } from '../../../lib/backends/build-config';
 import type { Logger } from '../../../lib/logger';
 import { serializeEngine } from '../../../lib/backends/reference/engine-format';
@@ -131,5 +133,39 @@ describe('cuda engine bytes', () => {
     test('a cubin outside the blob', () => refuse(edited(good, (j) => (j.kernels[0].offset = 1 << 30)), /kernel 0 \("unary.float32_float32"\)'s cubin \(bytes \d+\.\.\d+\) lie outside/));
     test('a kernel twice', () => refuse(edited(good, (j) => j.kernels.push(j.kernels[0])), 'the kernel "unary.float32_float32" for sm_90 appears twice'));
     test('an inconsistent network', () => refuse(edited(good, (j) => (j.network.tensors[1].shape = [9])), 'cuda engine: layer "exp" (unary) output 0 "exp:out" is recorded as float32[9]'));
+  });
+});
+
+describe('the device memory an engine records (for inspect)', () => {
+  /** x: float32[B, 100], B in 1..16 → softmax → softmax → softmax → + a constant [1, 100] → y. */
+  function softmaxChain(): Network {
+    const net = new Network('softmaxes');
+    let t = net.addInput('x', 'float32', [-1, 100], [{ min: [1, 100], opt: [4, 100], max: [16, 100] }]);
+    for (let k = 0; k < 3; k++) t = net.add1({ kind: 'softmax', axis: 1 }, [t], `softmax${k}`);
+    const c = net.add1({ kind: 'constant', weights: Tensor.from('float32', [1, 100], new Array<number>(100).fill(0.5)) }, [], 'c');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [t, c], 'add'), 'y');
+    return net;
+  }
+
+  test('weights and the largest arena over the profile shapes, read back without the network', async () => {
+    const records: string[] = [];
+    const bytes = await buildCudaEngine(softmaxChain(), DEFAULT_BUILD_CONFIG, H200, { compile: fakeCompiler(), logger: (level, m) => void records.push(`${level}: ${m}`) });
+    // Weights: the 400-byte constant in one 256-byte-aligned slot. Arena at B = 16: two softmax
+    // outputs of 16 × 100 × 4 = 6,400 bytes live at once (the third reuses the first's slot).
+    const memory = { weightBytes: 512, arenaBytes: 12_800, shapeSets: 3 };
+    expect(deserializeCudaEngine(bytes).memory).toEqual(memory);
+    expect(cudaEngineMemory(bytes)).toEqual(memory);
+    expect(describeEngineMemory(memory)).toBe('weights 512 B, activations up to 12.5 KiB (3 profile shapes), plus library workspaces and I/O buffers');
+    expect(records).toContain(`info: cuda backend: network "softmaxes" takes ${describeEngineMemory(memory)}`);
+  });
+
+  test('an engine without the record (built before it) reads as null; a malformed record is refused', async () => {
+    const { bytes } = await built(['fp32']);
+    expect(cudaEngineMemory(edited(bytes, (j) => delete j.memory))).toBeNull();
+    expect(deserializeCudaEngine(edited(bytes, (j) => delete j.memory)).memory).toBeUndefined();
+    expect(() => deserializeCudaEngine(edited(bytes, (j) => (j.memory = { weightBytes: -1, arenaBytes: 0, shapeSets: 1 })))).toThrow(
+      /cuda engine: the memory record is not \{weightBytes, arenaBytes, shapeSets\} of byte counts/,
+    );
+    expect(cudaEngineMemory(new Uint8Array(30))).toBeNull();
   });
 });
