@@ -1,6 +1,5 @@
 #include "cudnn.h"
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -30,13 +29,9 @@ std::string CheckVersion(const CudnnApi& api, double* version) {
 }
 
 // Handles per device, never destroyed. A handle's stream is state: set it and run under `mutex`.
-// Also under `mutex`: each device's stream for timing algorithms, and the algorithms timed so far.
 struct Handles {
   std::mutex mutex;
   std::map<int, cudnnHandle_t> byDevice;
-  std::map<int, cuda::CUstream> tuningStream;
-  // "<device>/<convolution>/<math>" -> the fastest usable forward algorithm cuDNN measured.
-  std::map<std::string, int> fastestForward;
 };
 Handles& DeviceHandles() {
   static auto* handles = new Handles();
@@ -105,49 +100,6 @@ void PackedStrides(const int* dims, int count, int* strides) {
     strides[i] = int(stride);
     stride *= dims[i];
   }
-}
-
-// Opt-in (TENSORRT_NODE_CUDNN_ALGO=find): the forward algorithm cudnnFindConvolutionForwardAlgorithm
-// measures fastest (every algorithm run on scratch buffers cuDNN allocates), once per convolution
-// shape per process, on a non-blocking stream of its own (it waits for nothing else, and no
-// plan's stream, possibly being captured into a CUDA graph, sees it). Not the default: on the
-// H200 its choices made ResNet-50 in fp16 slower in our plans than the heuristic ones (batch 1:
-// 3.15 ms against 1.38; batch 32: 8.75 against 7.03), probably because cuDNN times them on its
-// own 256-byte-aligned buffers and ours sit at arena offsets. Timing on the plan's own buffers
-// (cudnnFindConvolutionForwardAlgorithmEx) is the follow-up. Returns false to use the
-// heuristics: not asked for, or timing failed. Called with DeviceHandles().mutex held.
-bool TimedForwardAlgorithm(const CudnnApi& api, cuda::Device& device, const Conv& conv, const std::string& shape,
-                           bool strictFp32, int* algo) {
-  const char* mode = std::getenv("TENSORRT_NODE_CUDNN_ALGO");
-  if (mode == nullptr || std::string(mode) != "find") return false;
-  Handles& handles = DeviceHandles();
-  const std::string key = std::to_string(device.ordinal) + "/" + shape;
-  auto cached = handles.fastestForward.find(key);
-  if (cached != handles.fastestForward.end()) {
-    *algo = cached->second;
-    return true;
-  }
-  auto stream = handles.tuningStream.find(device.ordinal);
-  if (stream == handles.tuningStream.end()) {
-    cuda::CUstream created = nullptr;
-    if (device.api->cuStreamCreate(&created, cuda::kStreamNonBlocking) != cuda::kSuccess) return false;
-    stream = handles.tuningStream.emplace(device.ordinal, created).first;
-  }
-  if (api.cudnnSetStream(conv.handle, stream->second) != kSuccess) return false;
-  ConvolutionFwdAlgoPerf perf[kConvFwdAlgoCount] = {};
-  int returned = 0;
-  if (api.cudnnFindConvolutionForwardAlgorithm(conv.handle, conv.x, conv.w, conv.conv, conv.y, kConvFwdAlgoCount,
-                                               &returned, perf) != kSuccess) {
-    return false;
-  }
-  // Sorted fastest first; the same filter as the heuristic choice.
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != kSuccess || (strictFp32 && perf[i].mathType != kFmaMath && perf[i].mathType != kDefaultMath)) continue;
-    *algo = perf[i].algo;
-    handles.fastestForward.emplace(key, *algo);
-    return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -277,17 +229,9 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
     }
   } else {
     ConvolutionFwdAlgoPerf perf[kConvFwdAlgoCount] = {};
-    // What the timing depends on besides `what`'s dims: padding, strides, dilations, groups, math.
-    const std::string shape = what + " pad " + Dims(convPads, nd) + " stride " + Dims(stride, nd) + " dilation " +
-                              Dims(dilation, nd) + " groups " + std::to_string(s.groups) +
-                              (strictFp32 ? " fma" : s.tf32 ? " tf32" : " default");
-    if (!TimedForwardAlgorithm(api, device, *conv, shape, strictFp32, &conv->algo)) {
-      TRTN_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7, conv->handle, conv->x, conv->w, conv->conv, conv->y,
-                 kConvFwdAlgoCount, &returned, perf);
-      pick(perf, returned);
-    } else {
-      found = true;
-    }
+    TRTN_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7, conv->handle, conv->x, conv->w, conv->conv, conv->y,
+               kConvFwdAlgoCount, &returned, perf);
+    pick(perf, returned);
     if (found) {
       TRTN_CUDNN(cudnnGetConvolutionForwardWorkspaceSize, conv->handle, conv->x, conv->w, conv->conv, conv->y,
                  conv->algo, &libraryBytes);

@@ -75,9 +75,6 @@ using PFN_cudnnDestroyConvolutionDescriptor = cudnnStatus_t (*)(cudnnConvolution
 using PFN_cudnnGetConvolutionForwardAlgorithm_v7 = cudnnStatus_t (*)(
     cudnnHandle_t handle, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
     cudnnTensorDescriptor_t y, int requested, int* returned, ConvolutionFwdAlgoPerf* results);
-using PFN_cudnnFindConvolutionForwardAlgorithm = cudnnStatus_t (*)(
-    cudnnHandle_t handle, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
-    cudnnTensorDescriptor_t y, int requested, int* returned, ConvolutionFwdAlgoPerf* results);
 using PFN_cudnnGetConvolutionForwardWorkspaceSize = cudnnStatus_t (*)(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
                                                                       cudnnFilterDescriptor_t w,
                                                                       cudnnConvolutionDescriptor_t conv,
@@ -124,7 +121,6 @@ using PFN_cudnnAddTensor = cudnnStatus_t (*)(cudnnHandle_t handle, const void* a
   X(cudnnSetConvolutionMathType)            \
   X(cudnnDestroyConvolutionDescriptor)      \
   X(cudnnGetConvolutionForwardAlgorithm_v7) \
-  X(cudnnFindConvolutionForwardAlgorithm)   \
   X(cudnnGetConvolutionForwardWorkspaceSize) \
   X(cudnnConvolutionForward)                \
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \

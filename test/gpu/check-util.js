@@ -1,9 +1,11 @@
 'use strict';
 // Shared by the GPU checks (test/gpu/*.check.js; plain Node, no jest: they also run on the GPU
 // machine from a bundle, which carries this file with them).
+const fs = require('node:fs');
 const path = require('node:path');
 
 const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
+const FIXTURES = path.join(__dirname, '..', 'fixtures');
 const { devices } = lib;
 
 /**
@@ -69,6 +71,27 @@ function randomBytes(n, seed = 7) {
   return new Uint8Array(f.buffer, 0, n).slice();
 }
 
+const STORAGE = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, complex64: Float32Array, bool: Uint8Array, uint8: Uint8Array };
+
+/** One tensor of a fixture (`m`: its meta.json entry), over bytes of its own. */
+function readBin(dir, m) {
+  const bytes = fs.readFileSync(path.join(dir, m.file));
+  const Storage = STORAGE[m.dtype];
+  if (Storage === undefined) throw new Error(`${dir}/${m.file}: dtype ${m.dtype} is not handled by the GPU checks`);
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return new lib.Tensor(m.dtype, m.shape, new Storage(copy.buffer, 0, bytes.length / Storage.BYTES_PER_ELEMENT));
+}
+
+/** A fixture of test/fixtures/: its files and the cases PyTorch ran (inputs and outputs; a second size when it has one). */
+function loadFixture(name) {
+  const dir = path.join(FIXTURES, name);
+  const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
+  const cases = [{ inputs: meta.inputs.map((m) => readBin(dir, m)), outputs: meta.outputs.map((m) => readBin(dir, m)) }];
+  if (meta.second_case) cases.push({ inputs: meta.second_case.inputs.map((m) => readBin(dir, m)), outputs: meta.second_case.outputs.map((m) => readBin(dir, m)) });
+  return { name, dir, files: meta.files, cases };
+}
+
 /**
  * Two kernels the worker-thread and completion checks share: `axpb` (y = a*x + b over n floats)
  * and `spin` (a serial loop of `iterations` FMAs per thread: GPU work that takes a while).
@@ -85,4 +108,4 @@ extern "C" __global__ void spin(float* y, unsigned int iterations) {
 }
 `;
 
-module.exports = { devicesOrSkip, gpuCheck, assert, rejection, randomFloats, randomBytes, lib, AXPB_SPIN_SOURCE };
+module.exports = { devicesOrSkip, gpuCheck, assert, rejection, randomFloats, randomBytes, lib, loadFixture, AXPB_SPIN_SOURCE };

@@ -18,34 +18,13 @@ const os = require('node:os');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..', '..');
-const { gpuCheck, assert, rejection, lib } = require('./check-util');
+const { gpuCheck, assert, rejection, lib, loadFixture } = require('./check-util');
 const { zipSync, unzipSync } = require(require.resolve('fflate', { paths: [root] }));
 const { backendAvailability } = require(path.join(root, 'dist', 'backends', 'index.js'));
 
-const FIXTURES = path.join(root, 'test', 'fixtures');
 const ORDER = ['mlp', 'encoder', 'mobilenet_v3_small', 'squeezenet1_1', 'rotary_only', 'llama_rotary_complex_input', 'llama_rotary_complex_input_dynamic', 'llama_tokens_complex_buffer'];
 const RTOL = 1e-4;
 const ATOL = 1e-5;
-
-const STORAGE = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, complex64: Float32Array, bool: Uint8Array, uint8: Uint8Array };
-const LANES = { complex64: 2 };
-
-function readBin(dir, m) {
-  const bytes = fs.readFileSync(path.join(dir, m.file));
-  const Storage = STORAGE[m.dtype];
-  if (Storage === undefined) throw new Error(`${dir}/${m.file}: dtype ${m.dtype} is not handled by this check`);
-  const copy = new Uint8Array(bytes.length);
-  copy.set(bytes);
-  return new lib.Tensor(m.dtype, m.shape, new Storage(copy.buffer, 0, bytes.length / Storage.BYTES_PER_ELEMENT));
-}
-
-function loadFixture(name) {
-  const dir = path.join(FIXTURES, name);
-  const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
-  const cases = [{ inputs: meta.inputs.map((m) => readBin(dir, m)), outputs: meta.outputs.map((m) => readBin(dir, m)) }];
-  if (meta.second_case) cases.push({ inputs: meta.second_case.inputs.map((m) => readBin(dir, m)), outputs: meta.second_case.outputs.map((m) => readBin(dir, m)) });
-  return { name, dir, files: meta.files, cases };
-}
 
 /** Compile settings: one size → that static shape; two sizes → one compile with run-time dims spanning both. */
 function settingsFor(fixture, format) {

@@ -24,13 +24,8 @@ export type KernelCompiler = (module: PlanModule, arch: number) => Promise<Uint8
 /** The SM architecture number of a compute capability (9.0 → 90). */
 export const archOf = (cc: { major: number; minor: number }): number => cc.major * 10 + cc.minor;
 
-/** Every distinct kernel source `network` needs at its profile shapes. Pure given `lower`. */
-export function networkKernels(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): PlanModule[] {
-  return networkPlans(network, lower, evaluate).modules;
-}
-
 /**
- * The kernels of `network` at its profile shapes (min, opt and max of each profile), and the
+ * Every distinct kernel source `network` needs at its profile shapes (min, opt and max of each profile), and the
  * device memory its plans take there (EngineMemory: what `inspect` reports). Pure given `lower`.
  */
 export function networkPlans(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): { modules: PlanModule[]; memory: EngineMemory } {

@@ -3,7 +3,7 @@
  * with a fake lowering and compiler round-trips network, configuration, device and cubins;
  * every malformed byte string is a BadModelError saying what is wrong.
  */
-import { buildCudaEngine, networkKernels } from '../../../lib/backends/cuda/build';
+import { buildCudaEngine, networkPlans } from '../../../lib/backends/cuda/build';
 import { CUDA_ENGINE_MAGIC, cudaEngineMemory, cudaEnginePrecision, describeEngineMemory, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
 import { Network } from '../../../lib/network';
 import { Tensor } from '../../../lib/tensor';
@@ -83,7 +83,7 @@ describe('cuda engine bytes', () => {
   test('a dynamic network is lowered at min, opt and max; kernels of all three are kept once', () => {
     const seen: number[][] = [];
     const lower = fakeLowering();
-    const modules = networkKernels(dynamicBatchNetwork(), (ctx) => {
+    const { modules } = networkPlans(dynamicBatchNetwork(), (ctx) => {
       seen.push([...ctx.inputs[0]!.shape]);
       return lower(ctx);
     });
