@@ -10,8 +10,11 @@
 import { InvalidArgumentError, UnsupportedOpError } from '../errors';
 import { ByteWriter } from '../io/byte-writer';
 
-/** 2: GEMM dtypes, transposes, strided batches, alpha/beta, TF32; N-d, fp16/bf16, asymmetric and transposed convolutions. */
-export const PLAN_FORMAT_VERSION = 2;
+/**
+ * 2: GEMM dtypes, transposes, strided batches, alpha/beta, TF32; N-d, fp16/bf16, asymmetric and transposed convolutions.
+ * 3: convolutions take a residual operand, a ReLU and the channels-last layout.
+ */
+export const PLAN_FORMAT_VERSION = 3;
 const MAGIC = 0x504e5254;
 const NO_BUFFER = 0xffffffff;
 
@@ -128,6 +131,15 @@ export interface ConvStep {
   transposed?: boolean;
   /** Lets cuDNN use TF32 tensor cores for a float32 convolution (off by default, as for GEMMs). */
   tf32?: boolean;
+  /**
+   * x, y and `z` are stored [n, (d,) h, w, c] and the weight [k, (t,) r, s, c / groups] (NHWC);
+   * `input` and `weight` still list their dims channels-first. Symmetric padding only.
+   */
+  channelsLast?: boolean;
+  /** Added to the convolution and its bias before the activation: a tensor of y's shape (forward convolutions). */
+  z?: BufferSlice | null;
+  /** y = max(0, conv + bias + z) (forward convolutions), in one cuDNN call. */
+  relu?: boolean;
 }
 
 export type PlanStep = LaunchStep | CopyStep | MemsetStep | GemmStep | ConvStep;
@@ -305,8 +317,8 @@ function perDim(value: readonly number[] | undefined, spatial: number, fallback:
 }
 
 /**
- * Convolution, format 2: x, w, bias (optional), y; u32 spatial dims, dtype, flags (1 transposed,
- * 2 tf32: a new flag bit, not a layout change, so the version stays 2);
+ * Convolution, format 3: x, w, bias (optional), z (optional), y; u32 spatial dims, dtype, flags
+ * (1 transposed, 2 tf32, 4 channels-last, 8 ReLU);
  * i32 n, c, k, groups; then for each of 3 dims (unused ones 1, 1, 0, 0, 1, 1, 1): input, kernel,
  * pad, postPad, stride, dilation, output.
  */
@@ -322,6 +334,10 @@ function encodeConv(w: ByteWriter, step: ConvStep, at: string): void {
   const transposed = flag(step.transposed, `${at}: transposed`);
   const tf32 = flag(step.tf32, `${at}: tf32`);
   if (tf32 && dtype !== 0) throw new InvalidArgumentError(`${at}: tf32 applies to float32 convolutions only, not ${step.dtype}`);
+  const channelsLast = flag(step.channelsLast, `${at}: channelsLast`);
+  const relu = flag(step.relu, `${at}: relu`);
+  const hasZ = step.z !== undefined && step.z !== null;
+  if (transposed && (channelsLast || relu || hasZ)) throw new InvalidArgumentError(`${at}: channelsLast, relu and z apply to forward convolutions only`);
   const pads = perDim(step.pads, spatial, 0, 0, `${at}: pads`);
   const postPads = perDim(step.postPads ?? pads, spatial, 0, 0, `${at}: postPads`);
   const strides = perDim(step.strides, spatial, 1, 1, `${at}: strides`);
@@ -346,16 +362,18 @@ function encodeConv(w: ByteWriter, step: ConvStep, at: string): void {
       }
     });
   }
+  if (channelsLast && pads.some((p, i) => p !== postPads[i])) throw new InvalidArgumentError(`${at}: a channels-last convolution takes symmetric padding only`);
   const out = convOutputShape({ input, weight, pads, postPads, strides, dilations, groups, transposed });
   if (out.slice(2).some((v) => v < 1)) throw new InvalidArgumentError(`${at}: the output would be empty ([${out.join(', ')}])`);
   w.u32(5);
   slice(w, step.x, `${at}: x`);
   slice(w, step.w, `${at}: w`);
   slice(w, step.bias, `${at}: bias`, true);
+  slice(w, step.z, `${at}: z`, true);
   slice(w, step.y, `${at}: y`);
   w.u32(spatial);
   w.u32(dtype);
-  w.u32((transposed ? 1 : 0) | (tf32 ? 2 : 0));
+  w.u32((transposed ? 1 : 0) | (tf32 ? 2 : 0) | (channelsLast ? 4 : 0) | (relu ? 8 : 0));
   for (const v of [input[0]!, c, out[1]!, groups]) w.i32(v);
   for (let i = 0; i < 3; i++) {
     const has = i < spatial;

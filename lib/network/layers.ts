@@ -97,6 +97,17 @@ export interface ConvolutionParams {
   groups: number;
   kernel: Tensor;
   bias: Tensor | null;
+  /**
+   * Convolution only, made by the cuda backend's layout pass (never by a frontend): the input
+   * and output are [N, spatial..., C] and the kernel is [K, spatial..., C / groups]
+   * (channels-last, what cuDNN's tensor-core kernels read fastest in fp16/bf16).
+   */
+  channelsLast?: boolean;
+  /**
+   * Convolution only, made by the cuda backend's epilogue pass: applied to
+   * conv + bias (+ the residual, input 3, of the output's shape) before the output is stored.
+   */
+  activation?: 'relu';
 }
 
 /**
@@ -148,7 +159,7 @@ export type LayerParams =
   | { kind: 'fill'; dims: number[]; alpha: number; beta: number[]; dtype: TrtDType }
   /** Inputs: condition (bool), then, else; equal ranks, 1 broadcasts. */
   | { kind: 'select' }
-  /** Inputs: x, [kernel], [bias]; static weights otherwise. N-d (2-D or 3-D spatial). */
+  /** Inputs: x, [kernel], [bias], [residual]; static weights otherwise. N-d (2-D or 3-D spatial). */
   | ({ kind: 'convolution' } & ConvolutionParams)
   /** As convolution; the kernel is laid out CKRS instead of KCRS. */
   | ({ kind: 'deconvolution' } & ConvolutionParams)
@@ -162,6 +173,8 @@ export type LayerParams =
       /** explicit_round_up is PyTorch's ceil_mode. */
       paddingMode: 'explicit_round_down' | 'explicit_round_up';
       averageCountExcludesPadding: boolean;
+      /** Made by the cuda backend's layout pass: input and output are [N, spatial..., C]. */
+      channelsLast?: boolean;
     }
   /** Inputs: x, scale, bias (broadcastable to the normalized shape). */
   | { kind: 'normalization'; axes: number[]; epsilon: number; nbGroups: number }

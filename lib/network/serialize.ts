@@ -157,7 +157,7 @@ type ParamSpec = Record<string, FieldSpec | { optional: FieldSpec }>;
 const opt = (f: FieldSpec): { optional: FieldSpec } => ({ optional: f });
 const convSpec: ParamSpec = {
   nbOutputMaps: 'int', kernelSize: 'ints', stride: 'ints', prePadding: 'ints', postPadding: 'ints', dilation: 'ints',
-  groups: 'int', kernel: 'tensor', bias: 'tensor|null',
+  groups: 'int', kernel: 'tensor', bias: 'tensor|null', channelsLast: opt('bool'), activation: opt(['relu']),
 };
 
 /** The fields of each layer kind's parameters (mirrors LayerParams in lib/network/layers.ts). */
@@ -183,7 +183,7 @@ const PARAM_SPECS: Record<LayerKind, ParamSpec> = {
   deconvolution: convSpec,
   pooling: {
     type: ['max', 'average'], window: 'ints', stride: 'ints', prePadding: 'ints', postPadding: 'ints',
-    paddingMode: ['explicit_round_down', 'explicit_round_up'], averageCountExcludesPadding: 'bool',
+    paddingMode: ['explicit_round_down', 'explicit_round_up'], averageCountExcludesPadding: 'bool', channelsLast: opt('bool'),
   },
   normalization: { axes: 'ints', epsilon: 'number', nbGroups: 'int' },
   resize: {

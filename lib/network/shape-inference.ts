@@ -350,24 +350,35 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         const n = params.kernelSize.length;
         if (a.shape.length !== n + 2) fail(`input rank ${a.shape.length} does not fit ${n}-D kernels`);
         if (!isFloat(a.dtype)) fail(`${params.kind} does not take ${a.dtype}`);
-        const c = a.shape[1]!;
+        const last = params.channelsLast === true;
+        if (params.kind === 'deconvolution' && (last || params.activation !== undefined || inputs[3])) fail('channelsLast, activation and a residual are for convolutions only');
+        const c = a.shape[last ? n + 1 : 1]!;
         if (c < 0) fail('the channel dim must be static');
         const spatial = params.kernelSize.map((k, i) => {
-          const d = a.shape[2 + i]!;
+          const d = a.shape[(last ? 1 : 2) + i]!;
           if (params.kind === 'convolution') return spatialOut(d, k, params.stride[i]!, params.prePadding[i]!, params.postPadding[i]!, params.dilation[i]!, false);
           return d < 0 ? -1 : (d - 1) * params.stride[i]! - params.prePadding[i]! - params.postPadding[i]! + params.dilation[i]! * (k - 1) + 1;
         });
         if (spatial.some((d) => d === 0 || d < -1)) fail(`output spatial size [${spatial}] is empty`);
-        return [{ dtype: a.dtype, shape: [a.shape[0]!, params.nbOutputMaps, ...spatial] }];
+        const shape = last ? [a.shape[0]!, ...spatial, params.nbOutputMaps] : [a.shape[0]!, params.nbOutputMaps, ...spatial];
+        const residual = inputs[3];
+        if (residual) {
+          if (residual.dtype !== a.dtype) fail(`the residual is ${residual.dtype}, the input ${a.dtype}`);
+          if (residual.shape.length !== shape.length || residual.shape.some((d, i) => d !== shape[i] && d >= 0 && shape[i]! >= 0)) {
+            fail(`the residual [${residual.shape.join(', ')}] does not have the output's shape [${shape.join(', ')}]`);
+          }
+        }
+        return [{ dtype: a.dtype, shape }];
       }
       case 'pooling': {
         const a = x(0);
         const n = params.window.length;
         if (a.shape.length !== n + 2) fail(`input rank ${a.shape.length} does not fit ${n}-D windows`);
+        const last = params.channelsLast === true;
         const spatial = params.window.map((w, i) =>
-          spatialOut(a.shape[2 + i]!, w, params.stride[i]!, params.prePadding[i]!, params.postPadding[i]!, 1, params.paddingMode === 'explicit_round_up'),
+          spatialOut(a.shape[(last ? 1 : 2) + i]!, w, params.stride[i]!, params.prePadding[i]!, params.postPadding[i]!, 1, params.paddingMode === 'explicit_round_up'),
         );
-        return [{ dtype: a.dtype, shape: [a.shape[0]!, a.shape[1]!, ...spatial] }];
+        return [{ dtype: a.dtype, shape: last ? [a.shape[0]!, ...spatial, a.shape[n + 1]!] : [a.shape[0]!, a.shape[1]!, ...spatial] }];
       }
       case 'normalization': {
         const a = x(0);

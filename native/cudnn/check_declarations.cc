@@ -23,6 +23,7 @@ static_assert(std::is_same_v<d::cudnnTensorDescriptor_t, cudnnTensorDescriptor_t
 static_assert(std::is_same_v<d::cudnnFilterDescriptor_t, cudnnFilterDescriptor_t>, "filter descriptor");
 static_assert(std::is_same_v<d::cudnnConvolutionDescriptor_t, cudnnConvolutionDescriptor_t>, "conv descriptor");
 static_assert(std::is_same_v<d::cudaStream_t, cudaStream_t>, "cudaStream_t");
+static_assert(std::is_same_v<d::cudnnActivationDescriptor_t, cudnnActivationDescriptor_t>, "activation descriptor");
 
 static_assert(sizeof(d::ConvolutionFwdAlgoPerf) == sizeof(cudnnConvolutionFwdAlgoPerf_t), "perf size");
 static_assert(offsetof(d::ConvolutionFwdAlgoPerf, status) == offsetof(cudnnConvolutionFwdAlgoPerf_t, status), "status");
@@ -36,6 +37,9 @@ static_assert(offsetof(d::ConvolutionBwdDataAlgoPerf, mathType) == offsetof(cudn
 
 static_assert(d::kSuccess == CUDNN_STATUS_SUCCESS, "CUDNN_STATUS_SUCCESS");
 static_assert(d::kTensorNCHW == CUDNN_TENSOR_NCHW, "CUDNN_TENSOR_NCHW");
+static_assert(d::kTensorNHWC == CUDNN_TENSOR_NHWC, "CUDNN_TENSOR_NHWC");
+static_assert(d::kActivationRelu == CUDNN_ACTIVATION_RELU, "CUDNN_ACTIVATION_RELU");
+static_assert(d::kPropagateNan == CUDNN_PROPAGATE_NAN, "CUDNN_PROPAGATE_NAN");
 static_assert(d::kDataFloat == CUDNN_DATA_FLOAT, "CUDNN_DATA_FLOAT");
 static_assert(d::kCrossCorrelation == CUDNN_CROSS_CORRELATION, "CUDNN_CROSS_CORRELATION");
 static_assert(d::kDefaultMath == CUDNN_DEFAULT_MATH, "CUDNN_DEFAULT_MATH");

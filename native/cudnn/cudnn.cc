@@ -57,8 +57,13 @@ class Conv {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnActivationDescriptor_t relu = nullptr;
   int algo = 0;
   bool transposed = false;
+  bool residual = false;
+  // Set when cuDNN refused the fused call for this convolution: later runs take the steps one
+  // by one straight away (written under the handle mutex).
+  mutable bool unfused = false;
   // The zero-padded copy of x (asymmetric padding): where x lands in it, in cuDNN's dims
   // (2 or 3 spatial), and the bytes it takes at the start of the workspace (0: no copy).
   size_t padBytes = 0;
@@ -72,6 +77,7 @@ class Conv {
     if (bias != nullptr) api->cudnnDestroyTensorDescriptor(bias);
     if (w != nullptr) api->cudnnDestroyFilterDescriptor(w);
     if (conv != nullptr) api->cudnnDestroyConvolutionDescriptor(conv);
+    if (relu != nullptr) api->cudnnDestroyActivationDescriptor(relu);
   }
 };
 
@@ -93,10 +99,15 @@ std::string Dims(const int* values, int count) {
   return out + "]";
 }
 
-// Packed NC[D]HW strides of `dims`.
-void PackedStrides(const int* dims, int count, int* strides) {
+// Packed strides of `dims` (listed N, C, spatial...): NC[D]HW, or N[D]HWC with `channelsLast`.
+void PackedStrides(const int* dims, int count, int* strides, bool channelsLast = false) {
   int64_t stride = 1;
+  if (channelsLast) {
+    strides[1] = 1;
+    stride = dims[1];
+  }
   for (int i = count - 1; i >= 0; --i) {
+    if (channelsLast && i == 1) continue;
     strides[i] = int(stride);
     stride *= dims[i];
   }
@@ -130,6 +141,7 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
   conv->api = &api;
   conv->device = &device;
   conv->transposed = s.transposed;
+  conv->residual = s.residual;
   conv->nd = nd;
   conv->elem = s.dtype == 0 ? 4 : 2;
   bool asymmetric = false;
@@ -182,12 +194,16 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
     return false;                                           \
   }
   int xStrides[5], yStrides[5];
-  PackedStrides(xDims, nd + 2, xStrides);
-  PackedStrides(yDims, nd + 2, yStrides);
+  PackedStrides(xDims, nd + 2, xStrides, s.channelsLast);
+  PackedStrides(yDims, nd + 2, yStrides, s.channelsLast);
   TRTN_CUDNN(cudnnCreateTensorDescriptor, &conv->x);
   TRTN_CUDNN(cudnnSetTensorNdDescriptor, conv->x, dataType, nd + 2, xDims, xStrides);
   TRTN_CUDNN(cudnnCreateFilterDescriptor, &conv->w);
-  TRTN_CUDNN(cudnnSetFilterNdDescriptor, conv->w, dataType, kTensorNCHW, nd + 2, wDims);
+  TRTN_CUDNN(cudnnSetFilterNdDescriptor, conv->w, dataType, s.channelsLast ? kTensorNHWC : kTensorNCHW, nd + 2, wDims);
+  if (s.relu) {
+    TRTN_CUDNN(cudnnCreateActivationDescriptor, &conv->relu);
+    TRTN_CUDNN(cudnnSetActivationDescriptor, conv->relu, kActivationRelu, kPropagateNan, 0.0);
+  }
   TRTN_CUDNN(cudnnCreateConvolutionDescriptor, &conv->conv);
   // fp32 accumulation for every data type.
   TRTN_CUDNN(cudnnSetConvolutionNdDescriptor, conv->conv, nd, convPads, stride, dilation, kCrossCorrelation, kDataFloat);
@@ -200,7 +216,7 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
   TRTN_CUDNN(cudnnSetTensorNdDescriptor, conv->y, dataType, nd + 2, yDims, yStrides);
   if (bias) {
     int bDims[5] = {1, s.k, 1, 1, 1}, bStrides[5];
-    PackedStrides(bDims, nd + 2, bStrides);
+    PackedStrides(bDims, nd + 2, bStrides, s.channelsLast);
     TRTN_CUDNN(cudnnCreateTensorDescriptor, &conv->bias);
     TRTN_CUDNN(cudnnSetTensorNdDescriptor, conv->bias, dataType, nd + 2, bDims, bStrides);
   }
@@ -308,8 +324,8 @@ bool PadInput(const Conv& conv, cuda::CUstream stream, cuda::CUdeviceptr x, cuda
 }  // namespace
 
 bool EnqueueConv(const Conv& conv, cuda::CUstream stream, cuda::CUdeviceptr x, cuda::CUdeviceptr w,
-                 cuda::CUdeviceptr bias, cuda::CUdeviceptr y, cuda::CUdeviceptr workspace, size_t workspaceBytes,
-                 NativeError* error) {
+                 cuda::CUdeviceptr bias, cuda::CUdeviceptr z, cuda::CUdeviceptr y, cuda::CUdeviceptr workspace,
+                 size_t workspaceBytes, NativeError* error) {
   const CudnnApi& api = *conv.api;
   auto ptr = [](cuda::CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
   if (conv.padBytes > 0) {
@@ -333,18 +349,52 @@ bool EnqueueConv(const Conv& conv, cuda::CUstream stream, cuda::CUdeviceptr x, c
       *error = Failed(api, "cudnnConvolutionBackwardData", status, "");
       return false;
     }
-  } else {
-    status = api.cudnnConvolutionForward(conv.handle, &one, conv.x, ptr(x), conv.w, ptr(w), conv.conv, conv.algo,
-                                         ptr(workspace), workspaceBytes, &zero, conv.y, ptr(y));
-    if (status != kSuccess) {
-      *error = Failed(api, "cudnnConvolutionForward", status, "");
-      return false;
+    if (conv.bias != nullptr) {
+      status = api.cudnnAddTensor(conv.handle, &one, conv.bias, ptr(bias), &one, conv.y, ptr(y));
+      if (status != kSuccess) {
+        *error = Failed(api, "cudnnAddTensor", status, "");
+        return false;
+      }
     }
+    return true;
+  }
+  // One call for conv + bias (+ z) + ReLU. cuDNN may refuse a configuration (it documents the
+  // fused call for fewer algorithms and layouts than the plain one): then, and from then on,
+  // the same arithmetic runs as separate calls. A refusal is a host-side check, so it queues
+  // nothing (also while a graph is being captured).
+  if (conv.relu != nullptr && conv.bias != nullptr && !conv.unfused) {
+    const float alpha2 = conv.residual ? 1.0f : 0.0f;
+    status = api.cudnnConvolutionBiasActivationForward(conv.handle, &one, conv.x, ptr(x), conv.w, ptr(w), conv.conv,
+                                                       conv.algo, ptr(workspace), workspaceBytes, &alpha2, conv.y,
+                                                       ptr(conv.residual ? z : y), conv.bias, ptr(bias), conv.relu,
+                                                       conv.y, ptr(y));
+    if (status == kSuccess) return true;
+    conv.unfused = true;
+  }
+  status = api.cudnnConvolutionForward(conv.handle, &one, conv.x, ptr(x), conv.w, ptr(w), conv.conv, conv.algo,
+                                       ptr(workspace), workspaceBytes, &zero, conv.y, ptr(y));
+  if (status != kSuccess) {
+    *error = Failed(api, "cudnnConvolutionForward", status, "");
+    return false;
   }
   if (conv.bias != nullptr) {
     status = api.cudnnAddTensor(conv.handle, &one, conv.bias, ptr(bias), &one, conv.y, ptr(y));
     if (status != kSuccess) {
       *error = Failed(api, "cudnnAddTensor", status, "");
+      return false;
+    }
+  }
+  if (conv.residual) {
+    status = api.cudnnAddTensor(conv.handle, &one, conv.y, ptr(z), &one, conv.y, ptr(y));
+    if (status != kSuccess) {
+      *error = Failed(api, "cudnnAddTensor", status, "(the residual)");
+      return false;
+    }
+  }
+  if (conv.relu != nullptr) {
+    status = api.cudnnActivationForward(conv.handle, conv.relu, &one, conv.y, ptr(y), &zero, conv.y, ptr(y));
+    if (status != kSuccess) {
+      *error = Failed(api, "cudnnActivationForward", status, "(ReLU)");
       return false;
     }
   }

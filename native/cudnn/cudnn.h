@@ -1,5 +1,6 @@
-// cuDNN 9, opened on first use, with one handle per device; NC[D]HW convolutions and transposed
-// convolutions (1 to 3 spatial dims, fp32/fp16/bf16, optional per-channel bias) as plan steps.
+// cuDNN 9, opened on first use, with one handle per device; NC[D]HW and N[D]HWC convolutions and
+// transposed convolutions (1 to 3 spatial dims, fp32/fp16/bf16, optional per-channel bias, a
+// residual and a ReLU) as plan steps.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,12 @@ struct ConvShape {
   int32_t dtype = 0;    // cublaslt::DType numbering: 0 fp32, 1 fp16, 2 bf16
   bool transposed = false;
   bool tf32 = false;  // fp32 only: let cuDNN use TF32 tensor cores (the build allowed the tf32 precision)
+  // Forward only. channelsLast: x, y and z stored N[D]HWC, the weight K[T]RSC (dims stay listed
+  // channels-first); relu and residual: y = relu(conv(x) + bias + z), one cuDNN call when there
+  // is a bias (cudnnConvolutionBiasActivationForward), else the same steps one by one.
+  bool channelsLast = false;
+  bool relu = false;
+  bool residual = false;
   int32_t n = 0, c = 0, k = 0, groups = 1;
   int32_t in[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, postPad[3] = {0, 0, 0};
   int32_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, out[3] = {1, 1, 1};
@@ -44,8 +51,9 @@ using ConvPtr = std::unique_ptr<Conv, ConvDeleter>;
 bool PrepareConv(cuda::Device& device, const ConvShape& shape, bool bias, ConvPtr* out, size_t* workspaceBytes,
                  NativeError* error);
 
+// `z` is 0 unless the shape has a residual.
 bool EnqueueConv(const Conv& conv, cuda::CUstream stream, cuda::CUdeviceptr x, cuda::CUdeviceptr w,
-                 cuda::CUdeviceptr bias, cuda::CUdeviceptr y, cuda::CUdeviceptr workspace, size_t workspaceBytes,
-                 NativeError* error);
+                 cuda::CUdeviceptr bias, cuda::CUdeviceptr z, cuda::CUdeviceptr y, cuda::CUdeviceptr workspace,
+                 size_t workspaceBytes, NativeError* error);
 
 }  // namespace trtn::cudnn

@@ -9,6 +9,7 @@ struct cudnnContext;
 struct cudnnTensorStruct;
 struct cudnnFilterStruct;
 struct cudnnConvolutionStruct;
+struct cudnnActivationStruct;
 struct CUstream_st;
 
 namespace trtn::cudnn {
@@ -18,6 +19,7 @@ using cudnnHandle_t = ::cudnnContext*;
 using cudnnTensorDescriptor_t = ::cudnnTensorStruct*;
 using cudnnFilterDescriptor_t = ::cudnnFilterStruct*;
 using cudnnConvolutionDescriptor_t = ::cudnnConvolutionStruct*;
+using cudnnActivationDescriptor_t = ::cudnnActivationStruct*;
 using cudaStream_t = ::CUstream_st*;
 
 struct ConvolutionFwdAlgoPerf {
@@ -43,6 +45,9 @@ struct ConvolutionBwdDataAlgoPerf {
 
 constexpr cudnnStatus_t kSuccess = 0;
 constexpr int kTensorNCHW = 0;         // CUDNN_TENSOR_NCHW
+constexpr int kTensorNHWC = 1;         // CUDNN_TENSOR_NHWC
+constexpr int kActivationRelu = 1;     // CUDNN_ACTIVATION_RELU
+constexpr int kPropagateNan = 1;       // CUDNN_PROPAGATE_NAN (relu(NaN) = NaN, as PyTorch and TensorRT)
 constexpr int kDataFloat = 0;          // CUDNN_DATA_FLOAT
 constexpr int kDataHalf = 2;           // CUDNN_DATA_HALF
 constexpr int kDataBFloat16 = 9;       // CUDNN_DATA_BFLOAT16
@@ -101,6 +106,18 @@ using PFN_cudnnConvolutionBackwardData = cudnnStatus_t (*)(cudnnHandle_t handle,
                                                            cudnnConvolutionDescriptor_t conv, int algo, void* workspace,
                                                            size_t workspaceBytes, const void* beta,
                                                            cudnnTensorDescriptor_t dxDesc, void* dx);
+using PFN_cudnnCreateActivationDescriptor = cudnnStatus_t (*)(cudnnActivationDescriptor_t* desc);
+using PFN_cudnnSetActivationDescriptor = cudnnStatus_t (*)(cudnnActivationDescriptor_t desc, int mode, int reluNanOpt,
+                                                           double coef);
+using PFN_cudnnDestroyActivationDescriptor = cudnnStatus_t (*)(cudnnActivationDescriptor_t desc);
+using PFN_cudnnActivationForward = cudnnStatus_t (*)(cudnnHandle_t handle, cudnnActivationDescriptor_t activation,
+                                                     const void* alpha, cudnnTensorDescriptor_t xDesc, const void* x,
+                                                     const void* beta, cudnnTensorDescriptor_t yDesc, void* y);
+using PFN_cudnnConvolutionBiasActivationForward = cudnnStatus_t (*)(
+    cudnnHandle_t handle, const void* alpha1, cudnnTensorDescriptor_t xDesc, const void* x, cudnnFilterDescriptor_t wDesc,
+    const void* w, cudnnConvolutionDescriptor_t conv, int algo, void* workspace, size_t workspaceBytes,
+    const void* alpha2, cudnnTensorDescriptor_t zDesc, const void* z, cudnnTensorDescriptor_t biasDesc, const void* bias,
+    cudnnActivationDescriptor_t activation, cudnnTensorDescriptor_t yDesc, void* y);
 using PFN_cudnnAddTensor = cudnnStatus_t (*)(cudnnHandle_t handle, const void* alpha, cudnnTensorDescriptor_t aDesc,
                                              const void* a, const void* beta, cudnnTensorDescriptor_t cDesc, void* c);
 
@@ -126,7 +143,12 @@ using PFN_cudnnAddTensor = cudnnStatus_t (*)(cudnnHandle_t handle, const void* a
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
   X(cudnnConvolutionBackwardData)           \
-  X(cudnnAddTensor)
+  X(cudnnAddTensor)                         \
+  X(cudnnCreateActivationDescriptor)        \
+  X(cudnnSetActivationDescriptor)           \
+  X(cudnnDestroyActivationDescriptor)       \
+  X(cudnnActivationForward)                 \
+  X(cudnnConvolutionBiasActivationForward)
 
 struct CudnnApi {
 #define TRTN_MEMBER(name) PFN_##name name = nullptr;

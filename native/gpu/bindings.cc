@@ -999,8 +999,8 @@ Napi::Value GpuDescribePlan(const Napi::CallbackInfo& info) {
     const PlanStep& step = plan.steps()[i];
     Napi::Object o = Napi::Object::New(env);
     o.Set("kind", kKinds[step.kind]);
-    Napi::Array ptrs = Napi::Array::New(env, 4);
-    for (uint32_t j = 0; j < 4; ++j) ptrs.Set(j, Napi::BigInt::New(env, uint64_t(step.ptrs[j])));
+    Napi::Array ptrs = Napi::Array::New(env, 5);
+    for (uint32_t j = 0; j < 5; ++j) ptrs.Set(j, Napi::BigInt::New(env, uint64_t(step.ptrs[j])));
     o.Set("ptrs", ptrs);
     o.Set("bytes", double(step.bytes));
     o.Set("value", step.value);
@@ -1041,6 +1041,9 @@ Napi::Value GpuDescribePlan(const Napi::CallbackInfo& info) {
       conv.Set("spatial", c.spatial);
       conv.Set("dtype", kDTypes[c.dtype]);
       conv.Set("transposed", c.transposed);
+      conv.Set("channelsLast", c.channelsLast);
+      conv.Set("relu", c.relu);
+      conv.Set("residual", c.residual);
       conv.Set("tf32", c.tf32);
       for (const auto& [name, value] : {std::pair<const char*, int32_t>{"n", c.n}, {"c", c.c}, {"k", c.k}, {"groups", c.groups}}) {
         conv.Set(name, value);

@@ -10,7 +10,7 @@ namespace trtn::gpu {
 namespace {
 
 constexpr uint32_t kMagic = 0x504E5254;  // "TRNP" little-endian
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr uint32_t kNoBuffer = 0xFFFFFFFFu;
 
 class Reader {
@@ -245,13 +245,13 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
       }
       r.Skip(56);
     } else if (kind == kConv) {
-      // x, w, bias, y; u32 spatial, dtype, flags; i32 n, c, k, groups; 3 × (in, kernel, pad, postPad,
+      // x, w, bias, z, y; u32 spatial, dtype, flags; i32 n, c, k, groups; 3 × (in, kernel, pad, postPad,
       // stride, dilation, out).
       size_t head = r.pos();
       Reader peek(data + head, size - head);
       cudnn::ConvShape& s = step.conv;
       uint32_t spatial = 0, dtype = 0, flags = 0;
-      bool ok = peek.Skip(48) && peek.U32(&spatial) && peek.U32(&dtype) && peek.U32(&flags) && peek.I32(&s.n) &&
+      bool ok = peek.Skip(60) && peek.U32(&spatial) && peek.U32(&dtype) && peek.U32(&flags) && peek.I32(&s.n) &&
                 peek.I32(&s.c) && peek.I32(&s.k) && peek.I32(&s.groups);
       for (int i = 0; i < 3 && ok; ++i) {
         ok = peek.I32(&s.in[i]) && peek.I32(&s.kernel[i]) && peek.I32(&s.pad[i]) && peek.I32(&s.postPad[i]) &&
@@ -261,8 +261,9 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
         *error = Malformed("truncated convolution", index, at);
         return false;
       }
-      if (spatial < 1 || spatial > 3 || dtype > 2 || (flags & ~3u) != 0 ||
-          ((flags & 2) != 0 && dtype != 0)) {
+      // Flags: 1 transposed, 2 tf32 (fp32 only), 4 channels-last, 8 ReLU (4 and 8: forward only).
+      if (spatial < 1 || spatial > 3 || dtype > 2 || (flags & ~15u) != 0 ||
+          ((flags & 2) != 0 && dtype != 0) || ((flags & 1) != 0 && (flags & 12) != 0)) {
         *error = Malformed("convolution with " + std::to_string(spatial) + " spatial dims (1 to 3), dtype " +
                                std::to_string(dtype) + " or flags " + std::to_string(flags),
                            index, at);
@@ -272,6 +273,8 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
       s.dtype = int32_t(dtype);
       s.transposed = (flags & 1) != 0;
       s.tf32 = (flags & 2) != 0;
+      s.channelsLast = (flags & 4) != 0;
+      s.relu = (flags & 8) != 0;
       if (s.n <= 0 || s.c <= 0 || s.k <= 0 || s.groups <= 0) {
         *error = Malformed("convolution with a zero or negative size", index, at);
         return false;
@@ -307,6 +310,10 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
                              index, at);
           return false;
         }
+        if (s.channelsLast && s.pad[i] != s.postPad[i]) {
+          *error = Malformed("a channels-last convolution with asymmetric padding", index, at);
+          return false;
+        }
         if (s.transposed && (s.pad[i] < s.postPad[i] || s.pad[i] - s.postPad[i] >= s.stride[i])) {
           *error = Unsupported("a transposed convolution needs 0 <= pads - postPads < stride in every spatial dim (dim " +
                                    std::to_string(i) + ": pad " + std::to_string(s.pad[i]) + ", postPad " +
@@ -330,10 +337,16 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
       }
       if (!operand(xBytes, &step.ptrs[0], "convolution input") || !operand(wBytes, &step.ptrs[1], "convolution weight") ||
           !operand(uint64_t(s.k) * e, &step.ptrs[2], "convolution bias", true) ||
-          !operand(yBytes, &step.ptrs[3], "convolution output")) {
+          !operand(yBytes, &step.ptrs[3], "convolution residual", true) ||
+          !operand(yBytes, &step.ptrs[4], "convolution output")) {
         return false;
       }
       step.hasBias = step.ptrs[2] != 0;
+      s.residual = step.ptrs[3] != 0;
+      if (s.residual && s.transposed) {
+        *error = Malformed("a transposed convolution with a residual", index, at);
+        return false;
+      }
       r.Skip(112);
     } else {
       *error = Malformed("unknown step kind " + std::to_string(kind), index, at);
@@ -451,7 +464,7 @@ bool Plan::Enqueue(NativeError* error) {
         break;
       case kConv:
         if (!cudnn::EnqueueConv(*step.convOp, stream_, step.ptrs[0], step.ptrs[1], step.ptrs[2], step.ptrs[3],
-                                workspace_, workspaceBytes_, error)) {
+                                step.ptrs[4], workspace_, workspaceBytes_, error)) {
           error->numbers["step"] = double(i);
           return false;
         }

@@ -38,7 +38,7 @@ struct PlanStep {
   std::vector<uint64_t> params;  // 8-byte aligned storage for the packed argument buffer
   size_t paramBytes = 0;
   // copy / memset / library operands
-  cuda::CUdeviceptr ptrs[4] = {0, 0, 0, 0};
+  cuda::CUdeviceptr ptrs[5] = {0, 0, 0, 0, 0};
   uint64_t bytes = 0;
   uint8_t value = 0;
   cublaslt::GemmShape gemm;

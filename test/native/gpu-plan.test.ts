@@ -82,12 +82,12 @@ describe('encodePlan → native decoder', () => {
       // gemm: A 4×8, B 8×2, D 4×2 floats; conv: x 2·6·17·19, w 8·3·3·3, y 2·8·9·19 floats.
       [128, 108, 32, 2 * 6 * 17 * 19 * 4, 8 * 3 * 3 * 3 * 4, 2 * 8 * 9 * 19 * 4],
     );
-    expect(steps[0]).toMatchObject({ kind: 'copy', bytes: 100, ptrs: [base(1) + 8n, base(0) + 4n, 0n, 0n] });
-    expect(steps[1]).toMatchObject({ kind: 'memset', bytes: 16, value: 255, ptrs: [base(2), 0n, 0n, 0n] });
+    expect(steps[0]).toMatchObject({ kind: 'copy', bytes: 100, ptrs: [base(1) + 8n, base(0) + 4n, 0n, 0n, 0n] });
+    expect(steps[1]).toMatchObject({ kind: 'memset', bytes: 16, value: 255, ptrs: [base(2), 0n, 0n, 0n, 0n] });
     expect(steps[2]).toMatchObject({
       kind: 'gemm',
       gemm: { m: 4, n: 2, k: 8, dtype: 'float32', transA: false, transB: false, tf32: false, batch: 1, alpha: 1, beta: 0 },
-      ptrs: [base(0), base(1), base(2), 0n],
+      ptrs: [base(0), base(1), base(2), 0n, 0n],
     });
     expect(steps[3]).toMatchObject({
       kind: 'conv',
@@ -96,7 +96,7 @@ describe('encodePlan → native decoder', () => {
         spatial: 2, dtype: 'float32', transposed: false, n: 2, c: 6, k: 8, groups: 2,
         input: [17, 19], kernel: [3, 3], pads: [1, 2], postPads: [1, 2], strides: [2, 1], dilations: [1, 2], output: [9, 19],
       },
-      ptrs: [base(3), base(4), 0n, base(5)],
+      ptrs: [base(3), base(4), 0n, 0n, base(5)],
     });
   });
 
@@ -149,7 +149,7 @@ function thrown(fn: () => unknown): Error & { code?: string } {
   throw new Error('expected a throw');
 }
 
-describe('plan format 2: GEMM and convolution fields, encoder → native decoder', () => {
+describe('plan format 3: GEMM and convolution fields, encoder → native decoder', () => {
   // fp16 A 4×8 broadcast over the batch (stride 0): 4·8·2 = 64 bytes. B 8×2 with batch stride 20
   // elements, 3 batches: (2·20 + 16)·2 = 112 bytes. D 4×2 dense: (2·8 + 8)·2 = 48 bytes.
   const gemm = {
@@ -162,7 +162,7 @@ describe('plan format 2: GEMM and convolution fields, encoder → native decoder
     expect(step).toMatchObject({
       kind: 'gemm',
       gemm: { m: 4, n: 2, k: 8, dtype: 'float16', transA: true, transB: true, tf32: false, batch: 3, strideA: 0, strideB: 20, strideD: 8, alpha: 0.5, beta: 2 },
-      ptrs: [base(0), base(1), base(2), 0n],
+      ptrs: [base(0), base(1), base(2), 0n, 0n],
     });
     const [tf32] = describe_({ steps: [{ kind: 'gemm', a: { buffer: 0 }, b: { buffer: 0 }, d: { buffer: 0 }, m: 2, n: 2, k: 2, tf32: true }] }, [16]);
     expect(tf32!.gemm).toMatchObject({ dtype: 'float32', tf32: true, batch: 1, strideA: 4, strideB: 4, strideD: 4 });
@@ -203,7 +203,7 @@ describe('plan format 2: GEMM and convolution fields, encoder → native decoder
       kind: 'conv',
       hasBias: true,
       conv: { spatial: 3, dtype: 'float16', transposed: false, n: 1, c: 2, k: 4, groups: 1, input: [5, 6, 7], kernel: [3, 3, 3], pads: [1, 0, 2], postPads: [0, 1, 2], strides: [1, 2, 1], dilations: [1, 1, 2], output: [4, 3, 7] },
-      ptrs: [base(0), base(1), base(2), base(3)],
+      ptrs: [base(0), base(1), base(2), 0n, base(3)],
     });
     expect(thrown(() => describe_(spec, [840, 432, 8, 671])).message).toMatch(/convolution output reads bytes \[0, 672\) of buffer 3, which holds 671/);
   });
@@ -218,7 +218,7 @@ describe('plan format 2: GEMM and convolution fields, encoder → native decoder
       kind: 'conv',
       hasBias: false,
       conv: { spatial: 1, dtype: 'bfloat16', transposed: true, n: 2, c: 4, k: 3, groups: 1, input: [10], kernel: [5], pads: [2], postPads: [1], strides: [3], dilations: [1], output: [29] },
-      ptrs: [base(0), base(1), 0n, base(2)],
+      ptrs: [base(0), base(1), 0n, 0n, base(2)],
     });
   });
 
@@ -232,10 +232,10 @@ describe('plan format 2: GEMM and convolution fields, encoder → native decoder
     // Bytes patched past the encoder: pads 2 → 0 and postPads 1 → 3 keep the output size (29).
     const encoded = encodePlan({ steps: [{ ...conv, pads: [2], postPads: [1] }] });
     const view = new DataView(encoded.buffer);
-    // Header 12, kind 4, four operands 48, spatial/dtype/flags 12, n/c/k/groups 16: dim 0 at 92.
-    expect([view.getInt32(92, true), view.getInt32(100, true), view.getInt32(104, true), view.getInt32(116, true)]).toEqual([10, 2, 1, 29]);
-    view.setInt32(100, 0, true);
-    view.setInt32(104, 3, true);
+    // Header 12, kind 4, five operands 60, spatial/dtype/flags 12, n/c/k/groups 16: dim 0 at 104.
+    expect([view.getInt32(104, true), view.getInt32(112, true), view.getInt32(116, true), view.getInt32(128, true)]).toEqual([10, 2, 1, 29]);
+    view.setInt32(112, 0, true);
+    view.setInt32(116, 3, true);
     const error = thrown(() => gpuBinding().gpuDescribePlan(encoded, [160, 120, 348], []));
     expect(error).toBeInstanceOf(UnsupportedOpError);
     expect(error.message).toMatch(/GPU plan step 0: a transposed convolution needs 0 <= pads - postPads < stride/);
@@ -244,25 +244,42 @@ describe('plan format 2: GEMM and convolution fields, encoder → native decoder
   test('the decoder refuses an unknown dtype and an output size that does not follow from the geometry', () => {
     const encoded = encodePlan({ steps: [{ kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [2, 4, 10], weight: [3, 4, 5] }] });
     const dtype = encoded.slice();
-    new DataView(dtype.buffer).setUint32(68, 7, true);
+    new DataView(dtype.buffer).setUint32(80, 7, true);
     expect(thrown(() => gpuBinding().gpuDescribePlan(dtype, [1000, 1000, 1000], [])).message).toMatch(/malformed at step 0.*dtype 7/);
     const out = encoded.slice();
-    new DataView(out.buffer).setInt32(116, 7, true);
+    new DataView(out.buffer).setInt32(128, 7, true);
     expect(thrown(() => gpuBinding().gpuDescribePlan(out, [1000, 1000, 1000], [])).message).toMatch(/output size 7 in spatial dim 0, but the geometry gives 6/);
   });
 
   test('tf32 on a float32 convolution is flag 2; the encoder and the decoder refuse it on fp16/bf16', () => {
     const conv = { kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [2, 4, 10], weight: [3, 4, 5] } as const;
     const encoded = encodePlan({ steps: [{ ...conv, tf32: true }] });
-    // Header 12, kind 4, four operands 48, spatial 4, dtype 4: flags at 72.
-    expect(new DataView(encoded.buffer).getUint32(72, true)).toBe(2);
+    // Header 12, kind 4, five operands 60, spatial 4, dtype 4: flags at 84.
+    expect(new DataView(encoded.buffer).getUint32(84, true)).toBe(2);
     const [step] = gpuBinding().gpuDescribePlan(encoded, [1000, 1000, 1000], []);
     expect(step!.conv).toMatchObject({ dtype: 'float32', tf32: true, transposed: false });
     expect(gpuBinding().gpuDescribePlan(encodePlan({ steps: [conv] }), [1000, 1000, 1000], [])[0]!.conv!.tf32).toBe(false);
     expect(thrown(() => encodePlan({ steps: [{ ...conv, dtype: 'float16', tf32: true }] })).message).toMatch(/plan step 0 \(conv\): tf32 applies to float32 convolutions only, not float16/);
     const patched = encodePlan({ steps: [{ ...conv, dtype: 'bfloat16' }] });
-    new DataView(patched.buffer).setUint32(72, 2, true);
+    new DataView(patched.buffer).setUint32(84, 2, true);
     expect(thrown(() => gpuBinding().gpuDescribePlan(patched, [1000, 1000, 1000], [])).message).toMatch(/malformed at step 0.*flags 2/);
+  });
+
+  test('a channels-last fp16 convolution with a residual and a ReLU: flags 4 and 8, z sized as y', () => {
+    // x 1·3·6·6·2 = 216, w 4·3·3·3·2 = 216, bias 8, z and y 1·4·6·6·2 = 288 bytes.
+    const conv = { kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, bias: { buffer: 2 }, z: { buffer: 3 }, y: { buffer: 4 }, input: [1, 3, 6, 6], weight: [4, 3, 3, 3], pads: [1, 1], dtype: 'float16', channelsLast: true, relu: true } as const;
+    const encoded = encodePlan({ steps: [conv] });
+    expect(new DataView(encoded.buffer).getUint32(84, true)).toBe(4 | 8);
+    const [step] = gpuBinding().gpuDescribePlan(encoded, [216, 216, 8, 288, 288], []);
+    expect(step).toMatchObject({ kind: 'conv', hasBias: true, conv: { channelsLast: true, relu: true, residual: true, transposed: false }, ptrs: [base(0), base(1), base(2), base(3), base(4)] });
+    expect(thrown(() => describe_({ steps: [conv] }, [216, 216, 8, 287, 288])).message).toMatch(/convolution residual reads bytes \[0, 288\) of buffer 3, which holds 287/);
+    // Forward only, symmetric padding only: from the encoder, and from the decoder for patched bytes.
+    expect(thrown(() => encodePlan({ steps: [{ ...conv, pads: [1, 0], postPads: [0, 1] }] })).message).toMatch(/channels-last convolution takes symmetric padding only/);
+    const transposed = { kind: 'conv', x: { buffer: 0 }, w: { buffer: 1 }, y: { buffer: 2 }, input: [1, 4, 6, 6], weight: [4, 3, 3, 3], pads: [1, 1], transposed: true } as const;
+    expect(thrown(() => encodePlan({ steps: [{ ...transposed, relu: true }] })).message).toMatch(/apply to forward convolutions only/);
+    const patched = encodePlan({ steps: [transposed] });
+    new DataView(patched.buffer).setUint32(84, 1 | 8, true);
+    expect(thrown(() => gpuBinding().gpuDescribePlan(patched, [1000, 1000, 1000], [])).message).toMatch(/malformed at step 0.*flags 9/);
   });
 
   test('bad convolution fields are E_INVALID_ARGUMENT naming the step', () => {

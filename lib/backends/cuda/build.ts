@@ -13,6 +13,8 @@ import type { Network } from '../../network';
 import { describePrecision, reducePrecision, REDUCED_MAX } from '../../network/precision';
 import type { BuildConfig } from '../build-config';
 import { kernelSources, type PlanModule } from './assemble';
+import { channelsLast } from './channels-last';
+import { fuseConvEpilogues } from './conv-epilogue';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
 import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
 import { lowerInstance, type LayerLowerer } from './lower-instance';
@@ -75,8 +77,16 @@ export interface BuildOptions {
  */
 export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
-  const { network, report } = reducePrecision(source, config.precisions);
+  const reduced = reducePrecision(source, config.precisions);
+  const { report } = reduced;
   const precision = describePrecision(report);
+  // Layout, then epilogues: a channels-last convolution fuses like any other.
+  const layout = channelsLast(reduced.network);
+  const epilogues = fuseConvEpilogues(layout.network);
+  const network = epilogues.network;
+  if (layout.convolutions > 0 || epilogues.fused > 0) {
+    log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
+  }
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
   if (report.clampedValues > 0) {
     log('warn', `cuda backend: network "${source.name}": ${report.clampedValues} weight values are beyond the ${report.dtype} range; clamped to ±${REDUCED_MAX[report.dtype!]}`);

@@ -48,7 +48,7 @@ interface Fold {
 /** The affine chain after convolution layer `conv`, or null. Pure. */
 function findFold(network: Network, conv: Layer, readers: ReadonlyMap<number, number[]>, isOutput: ReadonlySet<number>): Fold | null {
   const p = conv.params;
-  if (p.kind !== 'convolution' || conv.inputs.length !== 1 || p.kernel.dtype !== 'float32' || (p.bias !== null && p.bias.dtype !== 'float32')) return null;
+  if (p.kind !== 'convolution' || conv.inputs.length !== 1 || p.channelsLast === true || p.activation !== undefined || p.kernel.dtype !== 'float32' || (p.bias !== null && p.bias.dtype !== 'float32')) return null;
   const channels = p.nbOutputMaps;
   let tensor = conv.outputs[0]!;
   const rank = network.tensor(tensor).shape.length;

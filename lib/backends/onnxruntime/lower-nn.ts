@@ -60,10 +60,16 @@ const convAttrs = (p: Parameters<Lowering<'convolution'>>[0] | Parameters<Loweri
   group: p.groups,
 });
 
+/** Refuses the cuda backend's own rewrites (channels-last layers, fused epilogues), which no frontend makes. */
+function cudaOnly(p: { channelsLast?: boolean; activation?: string }, c: LowerContext): void {
+  if (p.channelsLast === true || p.activation !== undefined) c.unsupported("channels-last and fused layers are the cuda backend's own rewrites");
+}
+
 /** IConvolutionLayer: ONNX Conv (KCRS weights, pre/post pads). */
-export const convolution: Lowering<'convolution'> = (p, c) => [
-  computeIn(c, [c.input(0)], c.inputDType(0), 'float', (ins, as) => c.g.op('Conv', [ins[0]!, ...convWeights(p, c, as)], convAttrs(p))),
-];
+export const convolution: Lowering<'convolution'> = (p, c) => {
+  cudaOnly(p, c);
+  return [computeIn(c, [c.input(0)], c.inputDType(0), 'float', (ins, as) => c.g.op('Conv', [ins[0]!, ...convWeights(p, c, as)], convAttrs(p)))];
+};
 
 /** IDeconvolutionLayer: ONNX ConvTranspose (CKRS weights); out = (in − 1)·stride − pre − post + dilation·(k − 1) + 1 in both. */
 export const deconvolution: Lowering<'deconvolution'> = (p, c) => [
@@ -78,6 +84,7 @@ export const deconvolution: Lowering<'deconvolution'> = (p, c) => [
  * with zeros explicitly first, and the pool then excludes only the extension.
  */
 export const pooling: Lowering<'pooling'> = (p, c) => {
+  cudaOnly(p, c);
   const g = c.g;
   const spatial = c.inputShape(0).slice(2);
   if (spatial.some((d) => d < 0)) c.unsupported('pooling needs its spatial dims when the network is built');

@@ -235,6 +235,8 @@ export function encodeProgram(network: Network, options: ReplayBuildOptions): Ui
       }
       case 'convolution':
       case 'deconvolution':
+        // The cuda backend's own rewrites (channels-last, fused epilogues) never reach TensorRT.
+        if (p.channelsLast === true || p.activation !== undefined || inputs[3] != null) throw new InternalError(`${where}: a cuda-backend convolution (channels-last or fused) has no TensorRT layer`);
         payload = (w) => {
           w.i32(p.nbOutputMaps);
           w.dims(p.kernelSize);
@@ -248,6 +250,7 @@ export function encodeProgram(network: Network, options: ReplayBuildOptions): Ui
         };
         break;
       case 'pooling':
+        if (p.channelsLast === true) throw new InternalError(`${where}: a channels-last pooling (a cuda-backend rewrite) has no TensorRT layer`);
         payload = (w) => {
           w.i32(E.POOLING_TYPE[p.type]);
           w.dims(p.window);

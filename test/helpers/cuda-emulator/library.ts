@@ -102,6 +102,10 @@ export function runConv(step: ConvStep, buffers: Uint8Array[]): void {
   const y = new Float64Array(prod(outDims));
   const cg = C / groups;
   const kg = K / groups;
+  // Channels-last steps store x, y and z as [N, spatial..., C] and the weight as [K, spatial..., C / groups].
+  const last = step.channelsLast === true;
+  const xAt = (n: number, c: number, pos: number[]): number => (last ? flat([n, ...pos, c], [N, ...inSp, C]) : flat([n, c, ...pos], step.input));
+  const wAt = (k: number, ci: number, r: number[]): number => (last ? flat([k, ...r, ci], [K, ...ks, cg]) : flat([k, ci, ...r], step.weight));
   if (!step.transposed) {
     each(outDims, ([n, k, ...o]) => {
       const g = Math.floor(k! / kg);
@@ -110,7 +114,7 @@ export function runConv(step: ConvStep, buffers: Uint8Array[]): void {
         each(ks, (r) => {
           const pos = o.map((v, i) => v * stride[i]! - pre[i]! + r[i]! * dil[i]!);
           if (pos.some((p, i) => p < 0 || p >= inSp[i]!)) return;
-          s += xr(flat([n!, g * cg + ci, ...pos], step.input)) * wr(flat([k!, ci, ...r], step.weight));
+          s += xr(xAt(n!, g * cg + ci, pos)) * wr(wAt(k!, ci, r));
         });
       }
       y[flat([n!, k!, ...o], outDims)] = s;
@@ -128,12 +132,22 @@ export function runConv(step: ConvStep, buffers: Uint8Array[]): void {
       }
     });
   }
-  const out = writer(buffers, step.y, dtype, y.length);
-  for (let t = 0; t < y.length; t++) out(t, y[t]!);
-  if (br === null) return;
-  // As cuDNN: the convolution is stored in its dtype first, then cudnnAddTensor adds the bias
-  // (in float) and stores again.
-  const stored = reader(buffers, step.y, dtype, y.length);
+  // Where element t of y (channels-first order) is stored.
   const plane = prod(outSp);
-  for (let t = 0; t < y.length; t++) out(t, stored(t) + br(Math.floor(t / plane) % K));
+  const yAt = (t: number): number => (last ? Math.floor(t / (K * plane)) * K * plane + (t % plane) * K + (Math.floor(t / plane) % K) : t);
+  const out = writer(buffers, step.y, dtype, y.length);
+  const stored = reader(buffers, step.y, dtype, y.length);
+  const zr = step.z ? reader(buffers, step.z, dtype, y.length) : null;
+  const relu = (v: number): number => (v > 0 || Number.isNaN(v) ? v : 0);
+  if (step.relu === true && br !== null) {
+    // cudnnConvolutionBiasActivationForward: conv + z + bias, then the ReLU, in float, stored once.
+    for (let t = 0; t < y.length; t++) out(yAt(t), relu(y[t]! + (zr ? zr(yAt(t)) : 0) + br(Math.floor(t / plane) % K)));
+    return;
+  }
+  for (let t = 0; t < y.length; t++) out(yAt(t), y[t]!);
+  // As cuDNN: the convolution is stored in its dtype first, then cudnnAddTensor adds the bias
+  // (in float) and stores again; so do the residual and the ReLU, each its own call.
+  if (br !== null) for (let t = 0; t < y.length; t++) out(yAt(t), stored(yAt(t)) + br(Math.floor(t / plane) % K));
+  if (zr !== null) for (let t = 0; t < y.length; t++) out(t, stored(t) + zr(t));
+  if (step.relu === true) for (let t = 0; t < y.length; t++) out(t, relu(stored(t)));
 }

@@ -84,12 +84,15 @@ function castedTo(ctx: LoweringContext, at: BufferSlice, from: TrtDType, to: Trt
 
 function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep[] {
   const p = ctx.layer.params as Extract<LayerParams, { kind: 'convolution' | 'deconvolution' }>;
-  const x = input(ctx, 0);
+  const given = input(ctx, 0);
   const out = output(ctx);
-  const dtype = libraryDtype(ctx, x.dtype);
-  const channels = x.shape[1]!;
+  const dtype = libraryDtype(ctx, given.dtype);
   const spatial = p.kernelSize.length;
-  if (x.shape.length !== spatial + 2) unsupported(ctx, `input rank ${x.shape.length} does not fit ${spatial}-D kernels`);
+  if (given.shape.length !== spatial + 2) unsupported(ctx, `input rank ${given.shape.length} does not fit ${spatial}-D kernels`);
+  // Channels-last tensors ([N, spatial..., C], the layout pass) are described to the step channels-first.
+  const last = p.channelsLast === true;
+  const x = last ? { ...given, shape: [given.shape[0]!, given.shape[spatial + 1]!, ...given.shape.slice(1, spatial + 1)] } : given;
+  const channels = x.shape[1]!;
   if (p.groups < 1 || channels % p.groups !== 0 || p.nbOutputMaps % p.groups !== 0) {
     unsupported(ctx, `${channels} input channels and ${p.nbOutputMaps} output maps do not split into ${p.groups} groups`);
   }
@@ -119,6 +122,15 @@ function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep
   if (dtype !== 'float32') step.dtype = dtype;
   else if (ctx.tf32 === true) step.tf32 = true;
   if (transposed) step.transposed = true;
+  if (last) step.channelsLast = true;
+  if (p.activation === 'relu') step.relu = true;
+  const residual = ctx.inputs[3];
+  if (residual) {
+    if (residual.dtype !== out.dtype || residual.shape.join() !== out.shape.join()) {
+      unsupported(ctx, `the residual ${residual.dtype} [${residual.shape.join(', ')}] is not the output's ${out.dtype} [${out.shape.join(', ')}]`);
+    }
+    step.z = residual.at;
+  }
   steps.push(step);
   return steps;
 }

@@ -221,18 +221,33 @@ export const cumulative: LayerLowering = (ctx) => {
  * o·S − pre; padding never wins a max; an average divides by the window's real elements
  * (excludePad) or by its extent within the padded input, as the reference counts them.
  */
-function poolingKernel(type: 'max' | 'average', dtype: TrtDType) {
+function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean) {
   const c = DTYPES[dtype];
   const float = c.compute === 'float';
   const acc = type === 'max' ? c.compute : float ? 'float' : 'double';
   const init = type === 'max' ? (float ? '-f_inf()' : '(i64)0x8000000000000000ull') : '0';
   const step = type === 'max' ? (float ? '(v > acc || f_isnan(v)) ? v : acc' : 'v > acc ? v : acc') : `acc + (${acc})v`;
   const result = type === 'max' ? c.store('acc') : float ? c.store('acc / (float)divisor') : storeDouble(dtype, 'acc / (double)divisor');
-  return kernelSource(`pooling.${type}.${dtype}`, (entry) => `
+  // Channels-last ([N, spatial..., C]): the spatial dims are 1.. and the channel the last dim,
+  // picked by unrolled selects (an index by the run-time rank would put c in local memory).
+  const first = (d: string): string => (last ? `${d} + 1` : `${d} + 2`);
+  return kernelSource(`pooling.${type}.${dtype}${last ? '.nhwc' : ''}`, (entry) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 n, i32 sr, Dims8 outDims, Dims8 inDims, Dims8 window, Dims8 stride, Dims8 pre, Dims8 post, i32 excludePad) {
   GRID_STRIDE(i, n) {
     i64 c[8];
     unflatten(i, sr + 2, outDims, c);
+    i64 ch = c[1], channels = inDims.v[1];
+${
+  last
+    ? `#pragma unroll
+    for (int d = 1; d < 8; ++d) {
+      if (d == sr + 1) {
+        ch = c[d];
+        channels = inDims.v[d];
+      }
+    }`
+    : ''
+}
     // Up to 3 spatial dims, unrolled (the spare slots a window of 1 over a dim of 1); the
     // window walks only its positions inside the input, in row-major order, as the
     // reference does: no division per position, no local arrays.
@@ -244,21 +259,21 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 
       hi[d] = 1;
       size[d] = 1;
       if (d < sr) {
-        size[d] = inDims.v[d + 2];
+        size[d] = inDims.v[${first('d')}];
         plane *= size[d];
-        i64 start = c[d + 2] * stride.v[d] - pre.v[d], end = start + window.v[d];
+        i64 start = c[${first('d')}] * stride.v[d] - pre.v[d], end = start + window.v[d];
         lo[d] = start < 0 ? 0 : start;
         hi[d] = end < size[d] ? end : size[d];
         i64 padEnd = end < size[d] + post.v[d] ? end : size[d] + post.v[d];
         divisor *= excludePad ? (hi[d] > lo[d] ? hi[d] - lo[d] : 0) : padEnd - start;
       }
     }
-    i64 base = (c[0] * inDims.v[1] + c[1]) * plane;
+    ${last ? 'i64 base = c[0] * plane;' : 'i64 base = (c[0] * channels + ch) * plane;'}
     ${acc} acc = ${init};
     for (i64 p0 = lo[0]; p0 < hi[0]; ++p0) {
       for (i64 p1 = lo[1]; p1 < hi[1]; ++p1) {
         for (i64 p2 = lo[2]; p2 < hi[2]; ++p2) {
-          ${c.compute} v = ${c.load('x[base + (p0 * size[1] + p1) * size[2] + p2]')};
+          ${c.compute} v = ${c.load(last ? 'x[(base + (p0 * size[1] + p1) * size[2] + p2) * channels + ch]' : 'x[base + (p0 * size[1] + p1) * size[2] + p2]')};
           acc = ${step};
         }
       }
@@ -278,7 +293,7 @@ export const pooling: LayerLowering = (ctx) => {
   if (sr > 3) unsupported(ctx, `${sr}-D pooling windows: the kernel walks at most 3 spatial dims`);
   if (x.dtype === 'bool') unsupported(ctx, 'pooling does not take bool');
   const n = volume(out.shape);
-  const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype), n, [
+  const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype, p.channelsLast === true), n, [
     ptr(out.at),
     ptr(x.at),
     i64(n),

@@ -11,7 +11,7 @@ import { layerNorm } from '../../../kernels/norm';
 import { avgPool, maxPool } from '../../../kernels/pool';
 import { amax, amin, cumsum, mean, prod, softmax as softmaxKernel, sum } from '../../../kernels/reduce';
 import { permute } from '../../../kernels/shape';
-import { cast as castKernel } from '../../../kernels/unary';
+import { cast as castKernel, relu } from '../../../kernels/unary';
 import type { MatrixOp } from '../../../network';
 import { shapeSize, Tensor } from '../../../tensor';
 import { asDType, fail, fmtShape, required, type Executor, type LayerContext, type ParamsOf } from './common';
@@ -69,11 +69,38 @@ function convWeights(
   };
 }
 
-/** IConvolutionLayer: N-d convolution with pre/post padding, stride, dilation and groups. */
+/** Channels-first ↔ channels-last permutations of a rank-`rank` tensor. */
+const toChannelsLast = (rank: number): number[] => [0, ...Array.from({ length: rank - 2 }, (_, i) => i + 2), 1];
+const toChannelsFirst = (rank: number): number[] => [0, rank - 1, ...Array.from({ length: rank - 2 }, (_, i) => i + 1)];
+
+/**
+ * IConvolutionLayer: N-d convolution with pre/post padding, stride, dilation and groups. The
+ * cuda backend's passes add a channels-last layout (computed here as the channels-first
+ * convolution of permuted tensors), a residual (input 3) and a ReLU after the bias.
+ */
 export const convolution: Executor<'convolution'> = (p, inputs, layer) => {
-  const x = required(inputs, 0, layer);
-  const { weight, bias } = convWeights(p, inputs, x, layer);
-  return [conv(x, weight, bias, { stride: p.stride, pads: [...p.prePadding, ...p.postPadding], dilation: p.dilation, groups: p.groups })];
+  const last = p.channelsLast === true;
+  const given = required(inputs, 0, layer);
+  const rank = given.rank;
+  const x = last ? permute(given, toChannelsFirst(rank)) : given;
+  let kernelInputs = inputs;
+  if (last) {
+    // [K, spatial..., C/g] → [K, C/g, spatial...].
+    const kernel = inputs[1] ?? p.kernel;
+    const stored = [p.nbOutputMaps, ...p.kernelSize, x.shape[1]! / p.groups];
+    if (kernel.size !== shapeSize(stored)) fail(layer, `the kernel has ${kernel.size} elements, layout ${fmtShape(stored)} needs ${shapeSize(stored)}`);
+    kernelInputs = [inputs[0] ?? null, permute(kernel.reshape(stored), toChannelsFirst(rank)), inputs[2] ?? null];
+  }
+  const { weight, bias } = convWeights(p, kernelInputs, x, layer);
+  let y = conv(x, weight, bias, { stride: p.stride, pads: [...p.prePadding, ...p.postPadding], dilation: p.dilation, groups: p.groups });
+  if (last) y = permute(y, toChannelsLast(rank));
+  const residual = inputs[3];
+  if (residual) {
+    if (fmtShape(residual.shape) !== fmtShape(y.shape)) fail(layer, `the residual ${fmtShape(residual.shape)} does not have the output's shape ${fmtShape(y.shape)}`);
+    y = asDType(add(y, residual), y.dtype);
+  }
+  if (p.activation === 'relu') y = relu(y);
+  return [y];
 };
 
 /** IDeconvolutionLayer: out = (in − 1)·stride − pre − post + dilation·(k − 1) + 1. */
@@ -91,6 +118,11 @@ export const deconvolution: Executor<'deconvolution'> = (p, inputs, layer) => {
  * elements (averageCountExcludesPadding) or by its size within the padded input.
  */
 export const pooling: Executor<'pooling'> = (p, inputs, layer) => {
+  if (p.channelsLast === true) {
+    const given = required(inputs, 0, layer);
+    const [y] = pooling({ ...p, channelsLast: false }, [permute(given, toChannelsFirst(given.rank))], layer);
+    return [permute(y!, toChannelsLast(given.rank))];
+  }
   const x = required(inputs, 0, layer);
   const spatial = x.shape.slice(2);
   const roundUp = p.paddingMode === 'explicit_round_up';

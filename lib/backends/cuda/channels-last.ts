@@ -1,0 +1,137 @@
+/**
+ * The channels-last layout pass of the cuda backend (issue 19, item 3): 2-D fp16/bf16
+ * convolutions run on [N, H, W, C] tensors, which cuDNN's tensor-core kernels read without
+ * transposing (ResNet-50's 53 convolutions, fp16, batch 32: 2.85 ms as NCHW, 0.93 ms as NHWC
+ * with the bias and ReLU fused; bench/gpu/conv_layouts.cc).
+ *
+ * Every rewritten tensor keeps its meaning: a channels-last convolution reads the
+ * channels-last version of its input and makes the channels-last version of its output, and a
+ * tensor is converted (a transpose, or a constant permuted at build) only where a reader needs
+ * the other version. Layers whose result does not depend on the order of dims — pointwise
+ * layers, pooling, reductions over the spatial dims — follow their inputs into channels-last,
+ * so the transposes stay at the edges of each convolution region (the network's input and
+ * the global pool in a CNN). Pure: Network → Network, checked against the reference backend.
+ */
+import { InternalError } from '../../errors';
+import { Network, type Layer, type LayerParams, type NetTensor } from '../../network';
+import { permute } from '../../kernels/shape';
+import type { TrtDType } from '../../network';
+
+/** [N, C, H, W] → [N, H, W, C], and back. */
+export const TO_LAST = [0, 2, 3, 1] as const;
+export const TO_FIRST = [0, 3, 1, 2] as const;
+
+export interface ChannelsLastOptions {
+  /** The convolution dtypes that go channels-last (default fp16 and bf16, where cuDNN's NHWC kernels are faster). */
+  dtypes?: readonly TrtDType[];
+}
+
+export interface ChannelsLastResult {
+  network: Network;
+  /** Convolutions made channels-last. */
+  convolutions: number;
+  /** Transposes the pass added (conversions that could not be a permuted constant). */
+  transposes: number;
+}
+
+const POINTWISE = new Set<LayerParams['kind']>(['elementwise', 'activation', 'unary', 'cast']);
+
+/** Whether `layer` is a convolution this pass makes channels-last. */
+function isCandidate(network: Network, layer: Layer, dtypes: readonly TrtDType[]): boolean {
+  const p = layer.params;
+  if (p.kind !== 'convolution' || p.channelsLast === true || p.kernelSize.length !== 2 || p.groups !== 1) return false;
+  // Kernel and bias as static weights only (a tensor kernel would need a transpose per run).
+  if (layer.inputs.length > 1 && layer.inputs.slice(1).some((id) => id !== null)) return false;
+  // Asymmetric padding copies the input plane by plane (native/cudnn), which is NCHW only.
+  if (p.prePadding.some((v, i) => v !== p.postPadding[i])) return false;
+  const x = network.tensor(layer.inputs[0]!);
+  return x.shape.length === 4 && x.shape[1]! > 0 && dtypes.includes(x.dtype);
+}
+
+/** `layer`'s reduce axes in channels-last order, when its output is the same either way; else null. */
+function reduceAxesLast(p: Extract<LayerParams, { kind: 'reduce' }>): number[] | null {
+  const axes = p.axes.map((a) => (a < 0 ? a + 4 : a));
+  const mapped = axes.map((a) => TO_LAST.indexOf(a as 0 | 1 | 2 | 3));
+  if (p.keepDims) return mapped;
+  // Without keepDims the kept dims must come out in the same order: true when the channel is
+  // reduced or every spatial dim is.
+  const kept = TO_LAST.filter((_, i) => !mapped.includes(i));
+  const original = [0, 1, 2, 3].filter((d) => !axes.includes(d));
+  return kept.join() === original.join() ? mapped : null;
+}
+
+/** The channels-last network of `source` (the same network when no convolution qualifies). */
+export function channelsLast(source: Network, options: ChannelsLastOptions = {}): ChannelsLastResult {
+  const dtypes = options.dtypes ?? ['float16', 'bfloat16'];
+  if (!source.layers.some((l) => isCandidate(source, l, dtypes))) return { network: source, convolutions: 0, transposes: 0 };
+  const out = new Network(source.name);
+  // Each source tensor's version in its own layout (first) and channels-last (last).
+  const first = new Map<number, NetTensor>();
+  const last = new Map<number, NetTensor>();
+  let transposes = 0;
+  let convolutions = 0;
+  for (const input of source.inputs) {
+    const t = source.tensor(input.tensor);
+    first.set(input.tensor, out.addInput(input.name, t.dtype, t.shape, input.profiles));
+  }
+  const constantOf = (id: number): Extract<LayerParams, { kind: 'constant' }> | null => {
+    const producer = source.tensor(id).producer;
+    const p = producer < 0 ? undefined : source.layers[producer]!.params;
+    return p?.kind === 'constant' ? p : null;
+  };
+  const convert = (id: number, to: 'first' | 'last'): NetTensor => {
+    const [have, want, perm] = to === 'last' ? [first, last, TO_LAST] : [last, first, TO_FIRST];
+    const done = want.get(id);
+    if (done !== undefined) return done;
+    const name = `${source.tensor(id).name}/${to === 'last' ? 'nhwc' : 'nchw'}`;
+    const constant = constantOf(id);
+    let made: NetTensor;
+    if (constant !== null && constant.weights.shape.length === 4) {
+      made = out.add({ kind: 'constant', weights: permute(constant.weights, perm) }, [], name)[0]!;
+    } else {
+      const from = have.get(id);
+      if (from === undefined) throw new InternalError(`channels-last: tensor "${source.tensor(id).name}" is read before it is produced`);
+      made = out.add({ kind: 'shuffle', firstTranspose: [...perm], zeroIsPlaceholder: false }, [from], name)[0]!;
+      transposes++;
+    }
+    want.set(id, made);
+    return made;
+  };
+  const mapped = (id: number | null): NetTensor | null => (id === null ? null : (first.get(id) ?? convert(id, 'first')));
+  const rank4 = (id: number | null): boolean => id !== null && source.tensor(id).shape.length === 4;
+
+  for (const layer of source.layers) {
+    const p = layer.params;
+    const dataInputs = layer.inputs.filter((id): id is number => id !== null);
+    const anyLast = dataInputs.some((id) => last.has(id));
+    if (isCandidate(source, layer, dtypes) && p.kind === 'convolution') {
+      const kernel = permute(p.kernel.reshape([p.nbOutputMaps, source.tensor(layer.inputs[0]!).shape[1]!, ...p.kernelSize]), TO_LAST);
+      const params: LayerParams = { ...p, kernel, channelsLast: true };
+      last.set(layer.outputs[0]!, out.add(params, [convert(layer.inputs[0]!, 'last')], layer.name)[0]!);
+      convolutions++;
+      continue;
+    }
+    // Layers that follow a channels-last input: pointwise (every input of rank 4), pooling over
+    // two spatial dims, reductions whose output reads the same in either layout.
+    let follow: LayerParams | null = null;
+    if (anyLast && POINTWISE.has(p.kind) && layer.inputs.every(rank4) && layer.outputs.length === 1) follow = p;
+    if (anyLast && p.kind === 'pooling' && p.window.length === 2 && p.channelsLast !== true) follow = { ...p, channelsLast: true };
+    let reducedFirst = false;
+    if (anyLast && p.kind === 'reduce' && rank4(layer.inputs[0]!)) {
+      const axes = reduceAxesLast(p);
+      if (axes !== null) {
+        follow = { ...p, axes };
+        reducedFirst = !p.keepDims;
+      }
+    }
+    if (follow !== null) {
+      const outputs = out.add(follow, layer.inputs.map((id) => (id === null ? null : convert(id, 'last'))), layer.name);
+      (reducedFirst ? first : last).set(layer.outputs[0]!, outputs[0]!);
+      continue;
+    }
+    const outputs = out.add(p, layer.inputs.map(mapped), layer.name);
+    layer.outputs.forEach((id, i) => first.set(id, outputs[i]!));
+  }
+  for (const o of source.outputs) out.markOutput(mapped(o.tensor)!, o.name);
+  return { network: out, convolutions, transposes };
+}
