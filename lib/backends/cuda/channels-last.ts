@@ -8,7 +8,7 @@
  * channels-last version of its input and makes the channels-last version of its output, and a
  * tensor is converted (a transpose, or a constant permuted at build) only where a reader needs
  * the other version. Layers whose result does not depend on the order of dims — pointwise
- * layers, pooling, reductions over the spatial dims — follow their inputs into channels-last,
+ * layers, pooling, concatenation, reductions over the spatial dims — follow their inputs into channels-last,
  * so the transposes stay at the edges of each convolution region (the network's input and
  * the global pool in a CNN). Pure: Network → Network, checked against the reference backend.
  */
@@ -116,6 +116,8 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
     let follow: LayerParams | null = null;
     if (anyLast && POINTWISE.has(p.kind) && layer.inputs.every(rank4) && layer.outputs.length === 1) follow = p;
     if (anyLast && p.kind === 'pooling' && p.window.length === 2 && p.channelsLast !== true) follow = { ...p, channelsLast: true };
+    // SqueezeNet's fire modules concatenate channels: axis 1 becomes axis 3.
+    if (anyLast && p.kind === 'concat' && layer.inputs.every(rank4)) follow = { ...p, axis: TO_LAST.indexOf((p.axis < 0 ? p.axis + 4 : p.axis) as 0 | 1 | 2 | 3) };
     let reducedFirst = false;
     if (anyLast && p.kind === 'reduce' && rank4(layer.inputs[0]!)) {
       const axes = reduceAxesLast(p);
