@@ -94,13 +94,23 @@ int main(int argc, char** argv) {
   std::printf("{\"cudnn\":%zu,\"rows\":[\n", cudnnGetVersion());
   bool firstRow = true;
   for (int n : batches) {
-    for (int variant = 0; variant < 6; ++variant) {
-      // 0 NCHW conv + AddTensor (plans now); 1 NHWC conv + AddTensor; 2 NCHW fused;
-      // 3 NHWC fused; 4 NHWC fused with FindEx's algorithm; 5 NHWC fused, residual in z.
+    for (int variant = 0; variant < 9; ++variant) {
+      // 0 NCHW conv + AddTensor (plans before the layout pass); 1 NHWC conv + AddTensor; 2 NCHW
+      // fused; 3 NHWC fused; 4 NHWC fused with FindEx's algorithm; 5 NHWC fused, residual in z;
+      // 6 as 5 with the ReLU propagating NaN; 7 NHWC as separate calls (conv, AddTensor for the
+      // bias and the residual, ActivationForward: what a refused fused call falls back to);
+      // 8 as 5 with N-d descriptors given strides (how the addon describes tensors).
       const bool nhwc = variant == 1 || variant >= 3;
-      const bool fused = variant >= 2;
+      const bool fused = variant >= 2 && variant != 7;
       const bool find = variant == 4;
-      const bool withZ = variant == 5;
+      const bool withZ = variant >= 5;
+      const bool separate = variant == 7;
+      const bool strided = variant == 8;
+      cudnnActivationDescriptor_t act = relu;
+      if (variant == 6) {
+        DN(cudnnCreateActivationDescriptor(&act));
+        DN(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+      }
       const cudnnTensorFormat_t fmt = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
       std::vector<Conv> convs;
       size_t wsMax = 0;
@@ -111,13 +121,25 @@ int main(int argc, char** argv) {
         c.s = s;
         c.out = (s.in + 2 * s.pad - s.r) / s.stride + 1;
         DN(cudnnCreateTensorDescriptor(&c.x));
-        DN(cudnnSetTensor4dDescriptor(c.x, fmt, CUDNN_DATA_HALF, n, s.c, s.in, s.in));
         DN(cudnnCreateTensorDescriptor(&c.y));
-        DN(cudnnSetTensor4dDescriptor(c.y, fmt, CUDNN_DATA_HALF, n, s.k, c.out, c.out));
         DN(cudnnCreateTensorDescriptor(&c.bias));
-        DN(cudnnSetTensor4dDescriptor(c.bias, fmt, CUDNN_DATA_HALF, 1, s.k, 1, 1));
         DN(cudnnCreateFilterDescriptor(&c.w));
-        DN(cudnnSetFilter4dDescriptor(c.w, CUDNN_DATA_HALF, fmt, s.k, s.c, s.r, s.r));
+        if (strided) {
+          auto nd = [&](cudnnTensorDescriptor_t d, int nn, int cc, int hw) {
+            const int dims[4] = {nn, cc, hw, hw}, strides[4] = {cc * hw * hw, 1, hw * cc, cc};
+            DN(cudnnSetTensorNdDescriptor(d, CUDNN_DATA_HALF, 4, dims, strides));
+          };
+          nd(c.x, n, s.c, s.in);
+          nd(c.y, n, s.k, c.out);
+          nd(c.bias, 1, s.k, 1);
+          const int wdims[4] = {s.k, s.c, s.r, s.r};
+          DN(cudnnSetFilterNdDescriptor(c.w, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, 4, wdims));
+        } else {
+          DN(cudnnSetTensor4dDescriptor(c.x, fmt, CUDNN_DATA_HALF, n, s.c, s.in, s.in));
+          DN(cudnnSetTensor4dDescriptor(c.y, fmt, CUDNN_DATA_HALF, n, s.k, c.out, c.out));
+          DN(cudnnSetTensor4dDescriptor(c.bias, fmt, CUDNN_DATA_HALF, 1, s.k, 1, 1));
+          DN(cudnnSetFilter4dDescriptor(c.w, CUDNN_DATA_HALF, fmt, s.k, s.c, s.r, s.r));
+        }
         DN(cudnnCreateConvolutionDescriptor(&c.conv));
         DN(cudnnSetConvolution2dDescriptor(c.conv, s.pad, s.pad, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION,
                                            CUDNN_DATA_FLOAT));
@@ -165,7 +187,12 @@ int main(int argc, char** argv) {
       auto enqueue = [&](bool* good, std::string* why) {
         for (Conv& c : convs) {
           cudnnStatus_t st;
-          if (!fused) {
+          if (separate) {
+            st = cudnnConvolutionForward(h, &one, c.x, c.dx, c.w, c.dw, c.conv, c.algo, ws, wsMax, &zero, c.y, c.dy);
+            if (st == CUDNN_STATUS_SUCCESS) st = cudnnAddTensor(h, &one, c.bias, c.db, &one, c.y, c.dy);
+            if (st == CUDNN_STATUS_SUCCESS && c.s.residual) st = cudnnAddTensor(h, &one, c.y, c.dz, &one, c.y, c.dy);
+            if (st == CUDNN_STATUS_SUCCESS && c.s.relu) st = cudnnActivationForward(h, relu, &one, c.y, c.dy, &zero, c.y, c.dy);
+          } else if (!fused) {
             st = cudnnConvolutionForward(h, &one, c.x, c.dx, c.w, c.dw, c.conv, c.algo, ws, wsMax, &zero, c.y, c.dy);
             if (st == CUDNN_STATUS_SUCCESS) st = cudnnAddTensor(h, &one, c.bias, c.db, &one, c.y, c.dy);
           } else {
@@ -173,8 +200,8 @@ int main(int argc, char** argv) {
             const float alpha2 = z ? 1.0f : 0.0f;
             st = cudnnConvolutionBiasActivationForward(h, &one, c.x, c.dx, c.w, c.dw, c.conv, c.algo, ws, wsMax, &alpha2,
                                                        c.y, z ? c.dz : c.dy, c.bias, c.db,
-                                                       c.s.relu ? relu : identity, c.y, c.dy);
-            if (st == CUDNN_STATUS_NOT_SUPPORTED && !c.s.relu) {
+                                                       c.s.relu ? act : identity, c.y, c.dy);
+            if (st != CUDNN_STATUS_SUCCESS && !c.s.relu) {
               // IDENTITY needs IMPLICIT_PRECOMP_GEMM: what a plan would do is the unfused pair.
               st = cudnnConvolutionForward(h, &one, c.x, c.dx, c.w, c.dw, c.conv, c.algo, ws, wsMax, &zero, c.y, c.dy);
               if (st == CUDNN_STATUS_SUCCESS) st = cudnnAddTensor(h, &one, c.bias, c.db, &one, c.y, c.dy);
@@ -232,7 +259,9 @@ int main(int argc, char** argv) {
         CK(cudaGraphDestroy(graph));
       }
       static const char* names[] = {"nchw conv+addTensor", "nhwc conv+addTensor", "nchw fused bias+relu",
-                                    "nhwc fused bias+relu", "nhwc fused, FindEx algo", "nhwc fused + residual z"};
+                                    "nhwc fused bias+relu", "nhwc fused, FindEx algo", "nhwc fused + residual z",
+                                    "nhwc fused + z, relu propagates NaN", "nhwc separate calls (fallback)",
+                                    "nhwc fused + z, N-d strided descriptors"};
       std::string algos;
       for (const Conv& c : convs) algos += (algos.empty() ? "" : ",") + std::to_string(int(c.algo));
       std::printf("%s{\"batch\":%d,\"variant\":\"%s\",\"convs\":%zu,\"graphMs\":%.4f,\"eagerMs\":%.4f,\"ok\":%s,"

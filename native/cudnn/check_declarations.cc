@@ -39,6 +39,8 @@ static_assert(d::kSuccess == CUDNN_STATUS_SUCCESS, "CUDNN_STATUS_SUCCESS");
 static_assert(d::kTensorNCHW == CUDNN_TENSOR_NCHW, "CUDNN_TENSOR_NCHW");
 static_assert(d::kTensorNHWC == CUDNN_TENSOR_NHWC, "CUDNN_TENSOR_NHWC");
 static_assert(d::kActivationRelu == CUDNN_ACTIVATION_RELU, "CUDNN_ACTIVATION_RELU");
+static_assert(d::kActivationIdentity == CUDNN_ACTIVATION_IDENTITY, "CUDNN_ACTIVATION_IDENTITY");
+static_assert(d::kConvFwdImplicitPrecompGemm == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "IMPLICIT_PRECOMP_GEMM");
 static_assert(d::kPropagateNan == CUDNN_PROPAGATE_NAN, "CUDNN_PROPAGATE_NAN");
 static_assert(d::kDataFloat == CUDNN_DATA_FLOAT, "CUDNN_DATA_FLOAT");
 static_assert(d::kCrossCorrelation == CUDNN_CROSS_CORRELATION, "CUDNN_CROSS_CORRELATION");

@@ -57,7 +57,10 @@ class Conv {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnActivationDescriptor_t relu = nullptr;
+  // The fused call's activation: ReLU, or identity for a channels-last convolution with a bias
+  // and no ReLU when the algorithm is the one cuDNN fuses identity with (null: no fused call).
+  cudnnActivationDescriptor_t activation = nullptr;
+  bool relu = false;
   int algo = 0;
   bool transposed = false;
   bool residual = false;
@@ -77,7 +80,7 @@ class Conv {
     if (bias != nullptr) api->cudnnDestroyTensorDescriptor(bias);
     if (w != nullptr) api->cudnnDestroyFilterDescriptor(w);
     if (conv != nullptr) api->cudnnDestroyConvolutionDescriptor(conv);
-    if (relu != nullptr) api->cudnnDestroyActivationDescriptor(relu);
+    if (activation != nullptr) api->cudnnDestroyActivationDescriptor(activation);
   }
 };
 
@@ -200,10 +203,7 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
   TRTN_CUDNN(cudnnSetTensorNdDescriptor, conv->x, dataType, nd + 2, xDims, xStrides);
   TRTN_CUDNN(cudnnCreateFilterDescriptor, &conv->w);
   TRTN_CUDNN(cudnnSetFilterNdDescriptor, conv->w, dataType, s.channelsLast ? kTensorNHWC : kTensorNCHW, nd + 2, wDims);
-  if (s.relu) {
-    TRTN_CUDNN(cudnnCreateActivationDescriptor, &conv->relu);
-    TRTN_CUDNN(cudnnSetActivationDescriptor, conv->relu, kActivationRelu, kPropagateNan, 0.0);
-  }
+  conv->relu = s.relu;
   TRTN_CUDNN(cudnnCreateConvolutionDescriptor, &conv->conv);
   // fp32 accumulation for every data type.
   TRTN_CUDNN(cudnnSetConvolutionNdDescriptor, conv->conv, nd, convPads, stride, dilation, kCrossCorrelation, kDataFloat);
@@ -252,6 +252,13 @@ bool PrepareConv(cuda::Device& device, const ConvShape& s, bool bias, ConvPtr* o
       TRTN_CUDNN(cudnnGetConvolutionForwardWorkspaceSize, conv->handle, conv->x, conv->w, conv->conv, conv->y,
                  conv->algo, &libraryBytes);
     }
+  }
+  // A bias-only channels-last convolution fuses its bias too (cuDNN's separate bias pass over an
+  // NHWC tensor is slow); identity is fused with IMPLICIT_PRECOMP_GEMM only.
+  const bool identity = !s.relu && bias && s.channelsLast && found && conv->algo == kConvFwdImplicitPrecompGemm;
+  if (!s.transposed && (s.relu || identity)) {
+    TRTN_CUDNN(cudnnCreateActivationDescriptor, &conv->activation);
+    TRTN_CUDNN(cudnnSetActivationDescriptor, conv->activation, s.relu ? kActivationRelu : kActivationIdentity, kPropagateNan, 0.0);
   }
 #undef TRTN_CUDNN
   if (!found) {
@@ -362,11 +369,11 @@ bool EnqueueConv(const Conv& conv, cuda::CUstream stream, cuda::CUdeviceptr x, c
   // fused call for fewer algorithms and layouts than the plain one): then, and from then on,
   // the same arithmetic runs as separate calls. A refusal is a host-side check, so it queues
   // nothing (also while a graph is being captured).
-  if (conv.relu != nullptr && conv.bias != nullptr && !conv.unfused) {
+  if (conv.activation != nullptr && conv.bias != nullptr && !conv.unfused) {
     const float alpha2 = conv.residual ? 1.0f : 0.0f;
     status = api.cudnnConvolutionBiasActivationForward(conv.handle, &one, conv.x, ptr(x), conv.w, ptr(w), conv.conv,
                                                        conv.algo, ptr(workspace), workspaceBytes, &alpha2, conv.y,
-                                                       ptr(conv.residual ? z : y), conv.bias, ptr(bias), conv.relu,
+                                                       ptr(conv.residual ? z : y), conv.bias, ptr(bias), conv.activation,
                                                        conv.y, ptr(y));
     if (status == kSuccess) return true;
     conv.unfused = true;
@@ -391,8 +398,8 @@ bool EnqueueConv(const Conv& conv, cuda::CUstream stream, cuda::CUdeviceptr x, c
       return false;
     }
   }
-  if (conv.relu != nullptr) {
-    status = api.cudnnActivationForward(conv.handle, conv.relu, &one, conv.y, ptr(y), &zero, conv.y, ptr(y));
+  if (conv.relu) {
+    status = api.cudnnActivationForward(conv.handle, conv.activation, &one, conv.y, ptr(y), &zero, conv.y, ptr(y));
     if (status != kSuccess) {
       *error = Failed(api, "cudnnActivationForward", status, "(ReLU)");
       return false;

@@ -47,6 +47,8 @@ constexpr cudnnStatus_t kSuccess = 0;
 constexpr int kTensorNCHW = 0;         // CUDNN_TENSOR_NCHW
 constexpr int kTensorNHWC = 1;         // CUDNN_TENSOR_NHWC
 constexpr int kActivationRelu = 1;     // CUDNN_ACTIVATION_RELU
+constexpr int kActivationIdentity = 5; // CUDNN_ACTIVATION_IDENTITY (fused calls: IMPLICIT_PRECOMP_GEMM only)
+constexpr int kConvFwdImplicitPrecompGemm = 1;  // CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
 constexpr int kPropagateNan = 1;       // CUDNN_PROPAGATE_NAN (relu(NaN) = NaN, as PyTorch and TensorRT)
 constexpr int kDataFloat = 0;          // CUDNN_DATA_FLOAT
 constexpr int kDataHalf = 2;           // CUDNN_DATA_HALF

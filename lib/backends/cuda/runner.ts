@@ -204,6 +204,30 @@ export class CudaRunner implements Engine {
     }
   }
 
+  /**
+   * The device's time for one run of the plan for `inputs`: the plan, instantiated afresh and
+   * captured into a CUDA graph, replayed `repeats` times in one native call and waited for once,
+   * in ms per replay (each replay's launch included, no host round trip per run: what a CUDA-event
+   * timing of a graph replay measures). A diagnostic, not a run, like profile().
+   */
+  async timeGraph(inputs: Readonly<Record<string, RunValue>>, options: { repeats?: number } = {}): Promise<number> {
+    this.checkLive();
+    const repeats = options.repeats ?? 100;
+    if (!Number.isInteger(repeats) || repeats < 1) throw new InvalidArgumentError(`timeGraph(): repeats must be an integer >= 1, got ${repeats}`);
+    const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
+    const instance = await this.instantiate(shapes, DEFAULT_RUN_LIMITS);
+    try {
+      await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
+      await instance.plan.capture();
+      await instance.plan.replay(3);
+      const t0 = process.hrtime.bigint();
+      await instance.plan.replay(repeats);
+      return Number(process.hrtime.bigint() - t0) / 1e6 / repeats;
+    } finally {
+      instance.dispose();
+    }
+  }
+
   private checkLive(): void {
     if (this.disposed) throw new InvalidArgumentError('this cuda engine was disposed');
   }

@@ -221,19 +221,22 @@ export const cumulative: LayerLowering = (ctx) => {
  * o·S − pre; padding never wins a max; an average divides by the window's real elements
  * (excludePad) or by its extent within the padded input, as the reference counts them.
  */
-function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean) {
+function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean, vec: number) {
   const c = DTYPES[dtype];
   const float = c.compute === 'float';
   const acc = type === 'max' ? c.compute : float ? 'float' : 'double';
   const init = type === 'max' ? (float ? '-f_inf()' : '(i64)0x8000000000000000ull') : '0';
-  const step = type === 'max' ? (float ? '(v > acc || f_isnan(v)) ? v : acc' : 'v > acc ? v : acc') : `acc + (${acc})v`;
-  const result = type === 'max' ? c.store('acc') : float ? c.store('acc / (float)divisor') : storeDouble(dtype, 'acc / (double)divisor');
+  const step = type === 'max' ? (float ? '(v > acc[k] || f_isnan(v)) ? v : acc[k]' : 'v > acc[k] ? v : acc[k]') : `acc[k] + (${acc})v`;
+  const result = type === 'max' ? c.store('acc[k]') : float ? c.store('acc[k] / (float)divisor') : storeDouble(dtype, 'acc[k] / (double)divisor');
   // Channels-last ([N, spatial..., C]): the spatial dims are 1.. and the channel the last dim,
   // picked by unrolled selects (an index by the run-time rank would put c in local memory).
+  // Each thread then takes `vec` neighbouring channels of one pixel: the window's index
+  // arithmetic, most of a thread's work, is shared by them.
   const first = (d: string): string => (last ? `${d} + 1` : `${d} + 2`);
-  return kernelSource(`pooling.${type}.${dtype}${last ? '.nhwc' : ''}`, (entry) => `
+  return kernelSource(`pooling.${type}.${dtype}${last ? `.nhwc${vec}` : ''}`, (entry) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 n, i32 sr, Dims8 outDims, Dims8 inDims, Dims8 window, Dims8 stride, Dims8 pre, Dims8 post, i32 excludePad) {
-  GRID_STRIDE(i, n) {
+  GRID_STRIDE(t, n / ${vec}) {
+    i64 i = t * ${vec};
     i64 c[8];
     unflatten(i, sr + 2, outDims, c);
     i64 ch = c[1], channels = inDims.v[1];
@@ -269,16 +272,23 @@ ${
       }
     }
     ${last ? 'i64 base = c[0] * plane;' : 'i64 base = (c[0] * channels + ch) * plane;'}
-    ${acc} acc = ${init};
+    ${acc} acc[${vec}];
+#pragma unroll
+    for (int k = 0; k < ${vec}; ++k) acc[k] = ${init};
     for (i64 p0 = lo[0]; p0 < hi[0]; ++p0) {
       for (i64 p1 = lo[1]; p1 < hi[1]; ++p1) {
         for (i64 p2 = lo[2]; p2 < hi[2]; ++p2) {
-          ${c.compute} v = ${c.load(last ? 'x[(base + (p0 * size[1] + p1) * size[2] + p2) * channels + ch]' : 'x[base + (p0 * size[1] + p1) * size[2] + p2]')};
-          acc = ${step};
+          i64 at = ${last ? '(base + (p0 * size[1] + p1) * size[2] + p2) * channels + ch' : 'base + (p0 * size[1] + p1) * size[2] + p2'};
+#pragma unroll
+          for (int k = 0; k < ${vec}; ++k) {
+            ${c.compute} v = ${c.load('x[at + k]')};
+            acc[k] = ${step};
+          }
         }
       }
     }
-    y[i] = ${result};
+#pragma unroll
+    for (int k = 0; k < ${vec}; ++k) y[i + k] = ${result};
   }
 }`);
 }
@@ -293,7 +303,10 @@ export const pooling: LayerLowering = (ctx) => {
   if (sr > 3) unsupported(ctx, `${sr}-D pooling windows: the kernel walks at most 3 spatial dims`);
   if (x.dtype === 'bool') unsupported(ctx, 'pooling does not take bool');
   const n = volume(out.shape);
-  const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype, p.channelsLast === true), n, [
+  const last = p.channelsLast === true;
+  // Channels per thread (channels-last only): 8 when the channel count allows it.
+  const vec = last && x.shape[x.shape.length - 1]! % 8 === 0 ? 8 : 1;
+  const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype, last, vec), n / vec, [
     ptr(out.at),
     ptr(x.at),
     i64(n),
