@@ -35,7 +35,7 @@ interface FakeBuffer {
   dispose(): void;
 }
 
-const device = { cc: { major: 9, minor: 0 }, live: new Set<FakeBuffer>() };
+const device = { cc: { major: 9, minor: 0 }, live: new Set<FakeBuffer>(), failAllocOf: -1, failCopies: false };
 
 jest.mock('../../../lib/gpu/binding', () => {
   const bytes = (v: ArrayBuffer | ArrayBufferView): Uint8Array =>
@@ -43,6 +43,7 @@ jest.mock('../../../lib/gpu/binding', () => {
   const binding = {
     gpuDevice: async (ordinal: number) => ({ ordinal, computeCapabilityMajor: device.cc.major, computeCapabilityMinor: device.cc.minor, freeBytes: 1 << 30, totalBytes: 1 << 30 }),
     gpuAlloc: async (ordinal: number, n: number) => {
+      if (n === device.failAllocOf) throw new Error(`out of memory (simulated) allocating ${n} bytes`);
       const b: FakeBuffer = {
         byteLength: n,
         device: ordinal,
@@ -61,7 +62,10 @@ jest.mock('../../../lib/gpu/binding', () => {
       const out = bytes(dst);
       out.set(src.data.subarray(at, at + out.byteLength));
     },
-    gpuCopyDtoD: async (dst: FakeBuffer, dAt: number, src: FakeBuffer, sAt: number, n: number) => void dst.data.set(src.data.subarray(sAt, sAt + n), dAt),
+    gpuCopyDtoD: async (dst: FakeBuffer, dAt: number, src: FakeBuffer, sAt: number, n: number) => {
+      if (device.failCopies) throw new Error('copy failed (simulated)');
+      dst.data.set(src.data.subarray(sAt, sAt + n), dAt);
+    },
     gpuLoadModule: async (_ordinal: number, image: Uint8Array, kernels: string[]) => ({ kernels, image: new TextDecoder().decode(image), dispose: () => undefined }),
   };
   return { gpuBinding: () => binding };
@@ -139,6 +143,8 @@ const rng = new Random(2017);
 
 beforeEach(() => {
   device.cc = { major: 9, minor: 0 };
+  device.failAllocOf = -1;
+  device.failCopies = false;
   planCount = 0;
   graphs.captures = 0;
   graphs.replays = 0;
@@ -291,6 +297,27 @@ describe('CudaRunner on a simulated device', () => {
     expect(planCount - created).toBe(1 + profile.length);
     expect([...device.live].filter((b) => !before.has(b))).toEqual([]);
     await expect(runner.profile({ x: rng.tensor([2, 3]) }, { repeats: 0 })).rejects.toThrow('repeats must be an integer >= 1');
+    runner.dispose();
+  });
+
+  test('a run whose output allocation or output copy fails rejects, frees what it allocated for the caller, and the engine runs on', async () => {
+    const network = weightedNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const x = rng.tensor([2, 3]);
+    const first = await runner.run({ x });
+    const outputBytes = (first.y as unknown as DeviceTensor).byteLength;
+    (first.y as unknown as DeviceTensor).dispose();
+    const before = new Set(device.live);
+    device.failAllocOf = outputBytes;
+    await expect(runner.run({ x })).rejects.toThrow(/out of memory \(simulated\)/);
+    device.failAllocOf = -1;
+    device.failCopies = true;
+    await expect(runner.run({ x: await toDevice(x, 0) })).rejects.toThrow(/copy failed \(simulated\)/);
+    device.failCopies = false;
+    await new Promise((r) => setImmediate(r));
+    // Only the device input made for the second run is left (the caller's).
+    expect([...device.live].filter((b) => !before.has(b))).toHaveLength(1);
+    expectClose(await host((await runner.run({ x })).y!), (await reference(network, { x })).y!, FP32, 'after the failures');
     runner.dispose();
   });
 
