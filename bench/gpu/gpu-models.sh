@@ -9,7 +9,7 @@ repo=$(pwd)
 mkdir -p /tmp/trtn "$out" /tmp/bench
 [ -x /tmp/node ] || { xz -dc .gpu/node.xz > /tmp/node && chmod +x /tmp/node; }
 [ -d /tmp/trtn/dist ] || tar -xJf .gpu/bundle.tar.xz -C /tmp/trtn
-mkdir -p /tmp/trtn/bench/gpu && cp "$repo"/bench/gpu/models.* /tmp/trtn/bench/gpu/
+mkdir -p /tmp/trtn/bench/gpu && cp "$repo"/bench/gpu/models.* "$repo"/bench/gpu/export-io.js /tmp/trtn/bench/gpu/
 cd /tmp/trtn
 timeout "${TORCH_S:-400}" python3 bench/gpu/models.py /tmp/bench ${MODELS:-} 2>&1 | grep -v -i warn | tee "$out/torch.txt"
 cp /tmp/bench/torch.json "$out/" 2>/dev/null

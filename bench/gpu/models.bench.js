@@ -14,8 +14,7 @@ const path = require('node:path');
 const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
 const { CudaRunner } = require(path.join(__dirname, '..', '..', 'dist', 'backends', 'cuda', 'runner.js'));
 const { deserializeCudaEngine } = require(path.join(__dirname, '..', '..', 'dist', 'backends', 'cuda', 'engine-format.js'));
-
-const STORAGE = { float32: Float32Array, int64: BigInt64Array, complex64: Float32Array };
+const exportIO = require('./export-io');
 
 const PRECISION = process.env.PRECISION || 'fp32';
 if (!['fp32', 'tf32', 'fp16', 'bf16'].includes(PRECISION)) {
@@ -25,13 +24,7 @@ if (!['fp32', 'tf32', 'fp16', 'bf16'].includes(PRECISION)) {
 /** Compile settings' `precisions` (fp32 is always allowed). */
 const PRECISIONS = PRECISION === 'fp32' ? {} : { precisions: [PRECISION] };
 
-function readTensor(dir, m) {
-  const bytes = fs.readFileSync(path.join(dir, m.file));
-  const copy = new Uint8Array(bytes.length);
-  copy.set(bytes);
-  const Storage = STORAGE[m.dtype];
-  return new lib.Tensor(m.dtype, m.shape, new Storage(copy.buffer, 0, bytes.length / Storage.BYTES_PER_ELEMENT));
-}
+const readTensor = (dir, m) => exportIO.readTensor(lib, dir, m);
 
 function errors(actual, expected) {
   const a = actual.data, e = expected.data;
@@ -96,8 +89,7 @@ async function graphMs(program, inputs) {
   if (segments.length !== 1) return undefined;
   const runner = await CudaRunner.load(deserializeCudaEngine(segments[0].engine), 0);
   try {
-    const feeds = {};
-    runner.inputNames.forEach((name, i) => (feeds[name] = inputs[i].dtype === 'complex64' ? new lib.Tensor('float32', [...inputs[i].shape, 2], inputs[i].data) : inputs[i]));
+    const feeds = exportIO.engineFeeds(lib, runner, inputs);
     const samples = [];
     for (let i = 0; i < 5; i++) samples.push(await runner.timeGraph(feeds, { repeats: 100 }));
     return samples.sort((a, b) => a - b)[2];

@@ -14,16 +14,8 @@ const { deserializeCudaEngine } = require(path.join(dist, 'backends', 'cuda', 'e
 
 const PRECISION = process.env.PRECISION || 'fp32';
 const ROUNDS = Number(process.env.ROUNDS ?? 100);
-const STORAGE = { float32: Float32Array, int64: BigInt64Array, complex64: Float32Array };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-function readTensor(dir, m) {
-  const bytes = fs.readFileSync(path.join(dir, m.file));
-  const copy = new Uint8Array(bytes.length);
-  copy.set(bytes);
-  const Storage = STORAGE[m.dtype];
-  return new lib.Tensor(m.dtype, m.shape, new Storage(copy.buffer, 0, bytes.length / Storage.BYTES_PER_ELEMENT));
-}
+const { readTensor, engineFeeds } = require('./export-io');
 
 async function breakdown(dir) {
   const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
@@ -32,14 +24,11 @@ async function breakdown(dir) {
   const segment = program.data.segments.find((s) => s.kind === 'tensorrt');
   const runner = await CudaRunner.load(deserializeCudaEngine(segment.engine), 0, { logger: (level, message) => logs.push(`${level}: ${message}`) });
   try {
-    const inputs = meta.inputs.map((m) => readTensor(dir, m));
+    const inputs = meta.inputs.map((m) => readTensor(lib, dir, m));
     const onDevice = [];
     for (const t of inputs) onDevice.push(await lib.toDevice(t, 0));
-    const feeds = {};
-    for (const [i, name] of runner.inputNames.entries()) {
-      const t = inputs[i];
-      feeds[name] = await lib.toDevice(t.dtype === 'complex64' ? new lib.Tensor('float32', [...t.shape, 2], t.data) : t, 0);
-    }
+    const feeds = engineFeeds(lib, runner, inputs);
+    for (const name of Object.keys(feeds)) feeds[name] = await lib.toDevice(feeds[name], 0);
     Object.values(await runner.run(feeds)).forEach((t) => t.dispose());
     const instance = runner.plans.get(runner.plans.keys()[0]);
     const layers = {

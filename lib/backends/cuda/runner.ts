@@ -176,13 +176,9 @@ export class CudaRunner implements Engine {
    * it allocates its own buffers and frees them, and is not queued behind runs.
    */
   async profile(inputs: Readonly<Record<string, RunValue>>, options: { repeats?: number } = {}): Promise<StepProfile[]> {
-    this.checkLive();
     const repeats = options.repeats ?? 20;
-    if (!Number.isInteger(repeats) || repeats < 1) throw new InvalidArgumentError(`profile(): repeats must be an integer >= 1, got ${repeats}`);
-    const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
-    const instance = await this.instantiate(shapes, DEFAULT_RUN_LIMITS);
+    const instance = await this.diagnosticInstance('profile()', inputs, repeats);
     try {
-      await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
       await instance.plan.run();
       const { spec, labels, buffers, modules } = instance.parts;
       const out: StepProfile[] = [];
@@ -211,13 +207,9 @@ export class CudaRunner implements Engine {
    * timing of a graph replay measures). A diagnostic, not a run, like profile().
    */
   async timeGraph(inputs: Readonly<Record<string, RunValue>>, options: { repeats?: number } = {}): Promise<number> {
-    this.checkLive();
     const repeats = options.repeats ?? 100;
-    if (!Number.isInteger(repeats) || repeats < 1) throw new InvalidArgumentError(`timeGraph(): repeats must be an integer >= 1, got ${repeats}`);
-    const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
-    const instance = await this.instantiate(shapes, DEFAULT_RUN_LIMITS);
+    const instance = await this.diagnosticInstance('timeGraph()', inputs, repeats);
     try {
-      await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
       await instance.plan.capture();
       await instance.plan.replay(3);
       const t0 = process.hrtime.bigint();
@@ -226,6 +218,21 @@ export class CudaRunner implements Engine {
     } finally {
       instance.dispose();
     }
+  }
+
+  /** A fresh plan for `inputs` with the inputs copied in, outside the plan cache (the caller disposes it): what the diagnostics time. */
+  private async diagnosticInstance(what: string, inputs: Readonly<Record<string, RunValue>>, repeats: number): Promise<Instantiated> {
+    this.checkLive();
+    if (!Number.isInteger(repeats) || repeats < 1) throw new InvalidArgumentError(`${what}: repeats must be an integer >= 1, got ${repeats}`);
+    const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
+    const instance = await this.instantiate(shapes, DEFAULT_RUN_LIMITS);
+    try {
+      await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
+    } catch (error) {
+      instance.dispose();
+      throw error;
+    }
+    return instance;
   }
 
   private checkLive(): void {

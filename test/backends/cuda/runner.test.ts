@@ -300,6 +300,21 @@ describe('CudaRunner on a simulated device', () => {
     runner.dispose();
   });
 
+  test('timeGraph(): a fresh plan, captured once and replayed; ms per replay; its plan and buffers are freed', async () => {
+    const network = weightedNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const before = new Set(device.live);
+    const [created, captures, replays] = [planCount, graphs.captures, graphs.replays];
+    const ms = await runner.timeGraph({ x: rng.tensor([2, 3]) }, { repeats: 5 });
+    expect(ms).toBeGreaterThan(0);
+    expect(Number.isFinite(ms)).toBe(true);
+    // One plan, one capture, the warm-up replay and the timed one (the simulated replay ignores its count).
+    expect([planCount - created, graphs.captures - captures, graphs.replays - replays]).toEqual([1, 1, 2]);
+    expect([...device.live].filter((b) => !before.has(b))).toEqual([]);
+    await expect(runner.timeGraph({ x: rng.tensor([2, 3]) }, { repeats: 1.5 })).rejects.toThrow('timeGraph(): repeats must be an integer >= 1');
+    runner.dispose();
+  });
+
   test('a run whose output allocation or output copy fails rejects, frees what it allocated for the caller, and the engine runs on', async () => {
     const network = weightedNetwork();
     const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
