@@ -68,6 +68,10 @@ async function one(dir) {
     if (fp16) line.errorVsTorchFp16 = errors(out, readTensor(dir, fp16));
     const onDevice = [];
     for (const t of inputs) onDevice.push(await lib.toDevice(t, 0));
+    // The device-I/O path computes the same (complex inputs reach the engine as device views).
+    const [deviceOut] = await program.run(onDevice, { outputs: 'device' });
+    line.errorDeviceIO = errors(await deviceOut.toHost(), expected);
+    deviceOut.dispose();
     line.deviceIOMs = await medianMs(50, async () => (await program.run(onDevice, { outputs: 'device' })).forEach((t) => t.dispose()));
     line.graphMs = await graphMs(program, inputs);
     line.hostIOMs = await medianMs(20, () => program.run(inputs));

@@ -43,6 +43,18 @@ export class DeviceTensor implements DeviceValue {
     return new DeviceTensor(buffer, dtype, shape);
   }
 
+  /**
+   * @internal The same device memory seen as `dtype` and `shape` (the same byte length): how a
+   * program hands a complex64 input to its engines as the float32 carrier [..., 2] without a
+   * copy. The view does not own the memory: only the original may be disposed.
+   */
+  static reinterpret(t: DeviceTensor, dtype: DType, shape: Shape): DeviceTensor {
+    checkShape(shape);
+    const bytes = shapeSize(shape) * dtypeInfo(dtype).itemBytes;
+    if (bytes !== t.byteLength) throw new InvalidArgumentError(`cannot view ${t.byteLength} bytes as ${dtype} [${shape.join(', ')}] (${bytes} bytes)`);
+    return new DeviceTensor(t.buffer, dtype, shape);
+  }
+
   /** Where the elements live (lib/backends/residency.ts): what lets programs take DeviceTensors. */
   get residency(): { kind: 'device'; ordinal: number } {
     return { kind: 'device', ordinal: this.device };

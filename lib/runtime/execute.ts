@@ -15,7 +15,7 @@ import { floatWidthAs } from '../backends/float-width';
 import { residencyOf, type DeviceValue, type RunValue } from '../backends/residency';
 import type { Engine, PreparedRun } from '../backends/types';
 import { InternalError, InvalidArgumentError } from '../errors';
-import { toDevice } from '../gpu/device-tensor';
+import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { dtypeInfo, type DType } from '../ir/dtype';
 import type { Graph } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
@@ -152,8 +152,14 @@ export class ProgramRun {
     this.env = new Map<string, RunValue>(constants);
     data.inputs.forEach((io, i) => {
       const v = inputs[i]!;
-      if (!(v instanceof Tensor)) this.kept.add(v);
-      this.env.set(io.value, v instanceof Tensor ? toCarrier(io, v) : v);
+      if (v instanceof Tensor) {
+        this.env.set(io.value, toCarrier(io, v));
+        return;
+      }
+      // The caller's, and a view of the caller's memory: release() leaves both alone.
+      const carried = deviceCarrier(io, v) ?? v;
+      this.kept.add(v).add(carried);
+      this.env.set(io.value, carried);
     });
   }
 
@@ -280,11 +286,30 @@ export class ProgramRun {
 }
 
 /**
- * Complex program inputs given on a device, read back to the host (the complex form is turned
- * into its real carrier there); every other input as it is.
+ * A complex device input as its carrier, the same device memory seen as [..., 2] reals (complex64 as
+ * float32, complex128 as float64: zero copy, as toCarrier() on the host); undefined when `io` is not
+ * complex or the carrier needs a conversion (complex128 truncated to float32), which the host does.
+ * The view belongs to the caller's tensor: the run keeps it alive and never frees it.
+ */
+function deviceCarrier(io: ProgramIO, v: RunValue): DeviceTensor | undefined {
+  const carrier = io.complex?.carrier;
+  if (carrier === undefined || !(v instanceof DeviceTensor) || v.disposed) return undefined;
+  const same = (v.dtype === 'complex64' && carrier === 'float32') || (v.dtype === 'complex128' && carrier === 'float64');
+  return same ? DeviceTensor.reinterpret(v, carrier, [...v.shape, 2]) : undefined;
+}
+
+/**
+ * Complex program inputs given on a device that cannot be viewed as their carrier there
+ * (deviceCarrier()), read back to the host (the complex form is turned into its real carrier
+ * there); every other input as it is.
  */
 async function hostComplexInputs(data: ProgramData, inputs: readonly RunValue[]): Promise<RunValue[]> {
-  return Promise.all(inputs.map((v, i) => (data.inputs[i]!.complex !== undefined && !(v instanceof Tensor) ? v.toHost() : v)));
+  return Promise.all(
+    inputs.map((v, i) => {
+      const io = data.inputs[i]!;
+      return io.complex !== undefined && !(v instanceof Tensor) && deviceCarrier(io, v) === undefined ? v.toHost() : v;
+    }),
+  );
 }
 
 /** What {@link ProgramExecutor.preload} measured: loading the engines, and a warm run on zeros (when shapes were known and it succeeded). */
