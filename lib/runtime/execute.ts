@@ -157,7 +157,7 @@ export class ProgramRun {
         return;
       }
       // The caller's, and a view of the caller's memory: release() leaves both alone.
-      const carried = deviceCarrier(io, v) ?? v;
+      const carried = viewableAsCarrier(io, v) ? DeviceTensor.reinterpret(v, io.complex!.carrier, [...v.shape, 2]) : v;
       this.kept.add(v).add(carried);
       this.env.set(io.value, carried);
     });
@@ -286,28 +286,27 @@ export class ProgramRun {
 }
 
 /**
- * A complex device input as its carrier, the same device memory seen as [..., 2] reals (complex64 as
- * float32, complex128 as float64: zero copy, as toCarrier() on the host); undefined when `io` is not
- * complex or the carrier needs a conversion (complex128 truncated to float32), which the host does.
- * The view belongs to the caller's tensor: the run keeps it alive and never frees it.
+ * Whether complex input `v` for `io` can be seen as its carrier where it is: the same device
+ * memory as [..., 2] reals (complex64 as float32, complex128 as float64: zero copy, as
+ * toCarrier() on the host). Not so for a complex128 carried as float32 (a truncating copy,
+ * made on the host) or a device value that is not a DeviceTensor.
  */
-function deviceCarrier(io: ProgramIO, v: RunValue): DeviceTensor | undefined {
+function viewableAsCarrier(io: ProgramIO, v: RunValue): v is DeviceTensor {
   const carrier = io.complex?.carrier;
-  if (carrier === undefined || !(v instanceof DeviceTensor) || v.disposed) return undefined;
-  const same = (v.dtype === 'complex64' && carrier === 'float32') || (v.dtype === 'complex128' && carrier === 'float64');
-  return same ? DeviceTensor.reinterpret(v, carrier, [...v.shape, 2]) : undefined;
+  if (carrier === undefined || !(v instanceof DeviceTensor) || v.disposed) return false;
+  return (v.dtype === 'complex64' && carrier === 'float32') || (v.dtype === 'complex128' && carrier === 'float64');
 }
 
 /**
- * Complex program inputs given on a device that cannot be viewed as their carrier there
- * (deviceCarrier()), read back to the host (the complex form is turned into its real carrier
- * there); every other input as it is.
+ * Complex program inputs given on a device that cannot be seen as their carrier there
+ * (viewableAsCarrier()), read back to the host (the complex form is turned into its real
+ * carrier there); every other input as it is.
  */
 async function hostComplexInputs(data: ProgramData, inputs: readonly RunValue[]): Promise<RunValue[]> {
   return Promise.all(
     inputs.map((v, i) => {
       const io = data.inputs[i]!;
-      return io.complex !== undefined && !(v instanceof Tensor) && deviceCarrier(io, v) === undefined ? v.toHost() : v;
+      return io.complex !== undefined && !(v instanceof Tensor) && !viewableAsCarrier(io, v) ? v.toHost() : v;
     }),
   );
 }

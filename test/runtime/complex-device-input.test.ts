@@ -1,6 +1,6 @@
 /**
  * A complex input given as a DeviceTensor reaches a device engine as its real carrier without
- * leaving the device (lib/runtime/execute.ts, deviceCarrier): complex64 is seen as float32
+ * leaving the device (lib/runtime/execute.ts, viewableAsCarrier): complex64 is seen as float32
  * [..., 2] over the same device memory, as toCarrier() does on the host. Before, it was read
  * back to the host and uploaded again (on the H200 about 0.6 ms of a Llama-style run). A
  * complex128 input carried as float32 (truncated) still takes the host. The device is

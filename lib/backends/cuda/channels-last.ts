@@ -12,8 +12,8 @@
  * so the transposes stay at the edges of each convolution region (the network's input and
  * the global pool in a CNN). Pure: Network → Network, checked against the reference backend.
  */
-import { InternalError } from '../../errors';
-import { Network, type Layer, type LayerParams, type NetTensor } from '../../network';
+import type { Layer, LayerParams, NetTensor, Network } from '../../network';
+import { NetworkRewrite } from '../../network/rewrite';
 import { permute } from '../../kernels/shape';
 import type { TrtDType } from '../../network';
 
@@ -64,40 +64,37 @@ function reduceAxesLast(p: Extract<LayerParams, { kind: 'reduce' }>): number[] |
 export function channelsLast(source: Network, options: ChannelsLastOptions = {}): ChannelsLastResult {
   const dtypes = options.dtypes ?? ['float16', 'bfloat16'];
   if (!source.layers.some((l) => isCandidate(source, l, dtypes))) return { network: source, convolutions: 0, transposes: 0 };
-  const out = new Network(source.name);
-  // Each source tensor's version in its own layout (first) and channels-last (last).
-  const first = new Map<number, NetTensor>();
+  // Each source tensor's version in its own layout (the rewrite's map) and channels-last (`last`).
+  const rw = new NetworkRewrite(source, 'channels-last');
   const last = new Map<number, NetTensor>();
+  const first = (id: number): NetTensor | undefined => (rw.has(id) ? rw.get(id)! : undefined);
   let transposes = 0;
   let convolutions = 0;
-  for (const input of source.inputs) {
-    const t = source.tensor(input.tensor);
-    first.set(input.tensor, out.addInput(input.name, t.dtype, t.shape, input.profiles));
-  }
   const constantOf = (id: number): Extract<LayerParams, { kind: 'constant' }> | null => {
     const producer = source.tensor(id).producer;
     const p = producer < 0 ? undefined : source.layers[producer]!.params;
     return p?.kind === 'constant' ? p : null;
   };
   const convert = (id: number, to: 'first' | 'last'): NetTensor => {
-    const [have, want, perm] = to === 'last' ? [first, last, TO_LAST] : [last, first, TO_FIRST];
-    const done = want.get(id);
+    const perm = to === 'last' ? TO_LAST : TO_FIRST;
+    const done = to === 'last' ? last.get(id) : first(id);
     if (done !== undefined) return done;
     const name = `${source.tensor(id).name}/${to === 'last' ? 'nhwc' : 'nchw'}`;
     const constant = constantOf(id);
     let made: NetTensor;
     if (constant !== null && constant.weights.shape.length === 4) {
-      made = out.add({ kind: 'constant', weights: permute(constant.weights, perm) }, [], name)[0]!;
+      made = rw.add({ kind: 'constant', weights: permute(constant.weights, perm) }, [], name)[0]!;
     } else {
-      const from = have.get(id);
-      if (from === undefined) throw new InternalError(`channels-last: tensor "${source.tensor(id).name}" is read before it is produced`);
-      made = out.add({ kind: 'shuffle', firstTranspose: [...perm], zeroIsPlaceholder: false }, [from], name)[0]!;
+      // The other version exists: every tensor is produced in one layout or the other first.
+      const from = to === 'last' ? rw.get(id)! : last.get(id)!;
+      made = rw.add({ kind: 'shuffle', firstTranspose: [...perm], zeroIsPlaceholder: false }, [from], name)[0]!;
       transposes++;
     }
-    want.set(id, made);
+    if (to === 'last') last.set(id, made);
+    else rw.set(id, made);
     return made;
   };
-  const mapped = (id: number | null): NetTensor | null => (id === null ? null : (first.get(id) ?? convert(id, 'first')));
+  const mapped = (id: number | null): NetTensor | null => (id === null ? null : (first(id) ?? convert(id, 'first')));
   const rank4 = (id: number | null): boolean => id !== null && source.tensor(id).shape.length === 4;
 
   for (const layer of source.layers) {
@@ -107,7 +104,7 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
     if (isCandidate(source, layer, dtypes) && p.kind === 'convolution') {
       const kernel = permute(p.kernel.reshape([p.nbOutputMaps, source.tensor(layer.inputs[0]!).shape[1]!, ...p.kernelSize]), TO_LAST);
       const params: LayerParams = { ...p, kernel, channelsLast: true };
-      last.set(layer.outputs[0]!, out.add(params, [convert(layer.inputs[0]!, 'last')], layer.name)[0]!);
+      last.set(layer.outputs[0]!, rw.add(params, [convert(layer.inputs[0]!, 'last')], layer.name)[0]!);
       convolutions++;
       continue;
     }
@@ -127,13 +124,12 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
       }
     }
     if (follow !== null) {
-      const outputs = out.add(follow, layer.inputs.map((id) => (id === null ? null : convert(id, 'last'))), layer.name);
-      (reducedFirst ? first : last).set(layer.outputs[0]!, outputs[0]!);
+      const [output] = rw.add(follow, layer.inputs.map((id) => (id === null ? null : convert(id, 'last'))), layer.name);
+      if (reducedFirst) rw.set(layer.outputs[0]!, output!);
+      else last.set(layer.outputs[0]!, output!);
       continue;
     }
-    const outputs = out.add(p, layer.inputs.map(mapped), layer.name);
-    layer.outputs.forEach((id, i) => first.set(id, outputs[i]!));
+    rw.add(p, layer.inputs.map(mapped), layer.name).forEach((t, i) => rw.set(layer.outputs[i]!, t));
   }
-  for (const o of source.outputs) out.markOutput(mapped(o.tensor)!, o.name);
-  return { network: out, convolutions, transposes };
+  return { network: rw.finish((id) => mapped(id)!), convolutions, transposes };
 }

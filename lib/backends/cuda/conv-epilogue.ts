@@ -10,8 +10,8 @@
  * it runs. Only a ReLU ends a fusion: cuDNN's identity activation is limited to one algorithm.
  * Pure: Network → Network, checked against the reference backend.
  */
-import { InternalError } from '../../errors';
-import { Network, type Layer, type NetTensor } from '../../network';
+import type { Layer, Network } from '../../network';
+import { NetworkRewrite } from '../../network/rewrite';
 import { tensorReaders } from '../../network/live-layers';
 
 export interface EpilogueResult {
@@ -68,35 +68,21 @@ export function fuseConvEpilogues(source: Network): EpilogueResult {
     for (const l of [f.conv, f.sum, f.relu]) if (l !== undefined) absorbed.add(l.index);
   }
   if (byLast.size === 0) return { network: source, fused: 0, residuals: 0 };
-  const out = new Network(source.name);
-  const map = new Map<number, NetTensor>();
-  for (const input of source.inputs) {
-    const t = source.tensor(input.tensor);
-    map.set(input.tensor, out.addInput(input.name, t.dtype, t.shape, input.profiles));
-  }
-  const mapped = (id: number | null | undefined): NetTensor | null => {
-    if (id === null || id === undefined) return null;
-    const t = map.get(id);
-    if (t === undefined) throw new InternalError(`conv-epilogue: tensor ${id} of network ${source.name} is read before it is produced`);
-    return t;
-  };
+  const rw = new NetworkRewrite(source, 'conv-epilogue');
   let residuals = 0;
   for (const layer of source.layers) {
     const f = byLast.get(layer.index);
     const params = f?.conv.params;
     if (f !== undefined && params?.kind === 'convolution') {
       const c = f.conv;
-      const inputs = [mapped(c.inputs[0]), mapped(c.inputs[1]), mapped(c.inputs[2]), mapped(f.residual)];
+      const inputs = [rw.get(c.inputs[0]), rw.get(c.inputs[1]), rw.get(c.inputs[2]), rw.get(f.residual)];
       while (inputs.length > 1 && inputs[inputs.length - 1] === null) inputs.pop();
       const name = [c.name, f.sum?.name, f.relu.name].filter((n) => n !== undefined).join('+');
-      map.set(f.relu.outputs[0]!, out.add({ ...params, activation: 'relu' }, inputs, name)[0]!);
+      rw.set(f.relu.outputs[0]!, rw.add({ ...params, activation: 'relu' }, inputs, name)[0]!);
       if (f.residual !== undefined) residuals++;
-      continue;
+    } else if (!absorbed.has(layer.index)) {
+      rw.copy(layer);
     }
-    if (absorbed.has(layer.index)) continue;
-    const outs = out.add(layer.params, layer.inputs.map(mapped), layer.name);
-    layer.outputs.forEach((id, i) => map.set(id, outs[i]!));
   }
-  for (const o of source.outputs) out.markOutput(mapped(o.tensor)!, o.name);
-  return { network: out, fused: byLast.size, residuals };
+  return { network: rw.finish(), fused: byLast.size, residuals };
 }

@@ -10,9 +10,9 @@
  * float64 and rounded once to float32, where the unfolded network rounds after the convolution
  * and after each layer (the difference is within float32's rounding of those products).
  */
-import { InternalError } from '../../errors';
 import { Tensor } from '../../tensor';
-import { Network, type NetTensor } from '../../network';
+import type { Network } from '../../network';
+import { NetworkRewrite } from '../../network/rewrite';
 import type { Layer, LayerParams } from '../../network/layers';
 import { tensorReaders } from '../../network/live-layers';
 
@@ -118,26 +118,15 @@ export function foldConvolutionAffine(network: Network): FoldResult {
 
 /** A copy of `network` with `dropped` layers left out and folded convolutions producing their chain's output. */
 function rebuild(network: Network, folds: ReadonlyMap<number, Fold>, dropped: ReadonlySet<number>): Network {
-  const out = new Network(network.name);
-  const map = new Map<number, NetTensor>();
-  for (const input of network.inputs) {
-    const t = network.tensor(input.tensor);
-    map.set(input.tensor, out.addInput(input.name, t.dtype, t.shape, input.profiles));
-  }
-  const mapped = (id: number | null): NetTensor | null => {
-    if (id === null) return null;
-    const t = map.get(id);
-    if (t === undefined) throw new InternalError(`fold-affine: tensor ${id} of network ${network.name} is read before it is produced`);
-    return t;
-  };
+  const rw = new NetworkRewrite(network, 'fold-affine');
   for (const layer of network.layers) {
     if (dropped.has(layer.index)) continue;
     const fold = folds.get(layer.index);
-    const params = fold && layer.params.kind === 'convolution' ? foldedParams(layer.params, fold) : layer.params;
-    const outputs = out.add(params, layer.inputs.map(mapped), layer.name);
-    if (fold) map.set(fold.output, outputs[0]!);
-    else layer.outputs.forEach((id, i) => map.set(id, outputs[i]!));
+    if (fold === undefined || layer.params.kind !== 'convolution') {
+      rw.copy(layer);
+      continue;
+    }
+    rw.set(fold.output, rw.add(foldedParams(layer.params, fold), layer.inputs.map((id) => rw.get(id)), layer.name)[0]!);
   }
-  for (const o of network.outputs) out.markOutput(mapped(o.tensor)!, o.name);
-  return out;
+  return rw.finish();
 }
