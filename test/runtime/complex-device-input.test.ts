@@ -13,37 +13,10 @@ import { DeviceTensor, toDevice } from '../../lib/gpu/device-tensor';
 import { ProgramExecutor } from '../../lib/runtime/execute';
 import type { ProgramData } from '../../lib/runtime/segments';
 import { Tensor } from '../../lib/tensor';
+import { resetSimulatedGpu, simulatedGpu } from '../helpers/simulated-gpu';
 
-interface FakeBuffer {
-  byteLength: number;
-  device: number;
-  disposed: boolean;
-  data: Uint8Array;
-  dispose(): void;
-}
-
-const copies = { toHost: 0, toDevice: 0 };
-
-jest.mock('../../lib/gpu/binding', () => {
-  const bytes = (v: ArrayBuffer | ArrayBufferView): Uint8Array =>
-    v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  const binding = {
-    gpuAlloc: async (ordinal: number, n: number) => {
-      const b: FakeBuffer = { byteLength: n, device: ordinal, disposed: false, data: new Uint8Array(n), dispose: () => void (b.disposed = true) };
-      return b;
-    },
-    gpuCopyHtoD: async (dst: FakeBuffer, at: number, src: ArrayBuffer | ArrayBufferView) => {
-      copies.toDevice++;
-      dst.data.set(bytes(src), at);
-    },
-    gpuCopyDtoH: async (src: FakeBuffer, at: number, dst: ArrayBuffer | ArrayBufferView) => {
-      copies.toHost++;
-      const out = bytes(dst);
-      out.set(src.data.subarray(at, at + out.byteLength));
-    },
-  };
-  return { gpuBinding: () => binding };
-});
+jest.mock('../../lib/gpu/binding', () => require('../helpers/simulated-gpu').bindingModule);
+const copies = (): { toHost: number; toDevice: number } => simulatedGpu.copies;
 
 /** A stand-in device engine that records what it was fed and returns the carrier's sum per row as a host tensor. */
 function recordingEngine(): { engine: Engine; fed: RunValue[] } {
@@ -76,8 +49,7 @@ const program = (dtype: 'complex64' | 'complex128', carrier: 'float32' | 'float6
 });
 
 afterEach(() => {
-  copies.toHost = 0;
-  copies.toDevice = 0;
+  resetSimulatedGpu();
   jest.restoreAllMocks();
 });
 
@@ -87,7 +59,7 @@ test('a complex64 DeviceTensor reaches the engine as a float32 [..., 2] view of 
   const executor = new ProgramExecutor(program('complex64', 'float32'));
   const values = [1, -1, 2, 0.5, 3, 0, -4, 2, 5, 1, 6, -2];
   const f = await toDevice(new Tensor('complex64', [2, 3], Float32Array.from(values)), 0);
-  copies.toDevice = 0;
+  simulatedGpu.copies.toDevice = 0;
   try {
     const [y] = await executor.run([f]);
     const view = fed[0] as DeviceTensor;
@@ -95,7 +67,7 @@ test('a complex64 DeviceTensor reaches the engine as a float32 [..., 2] view of 
     expect([view.dtype, view.shape]).toEqual(['float32', [2, 3, 2]]);
     expect(view.buffer).toBe(f.buffer);
     // The engine's own read-back is the only device→host copy; nothing went up again.
-    expect(copies).toEqual({ toHost: 1, toDevice: 0 });
+    expect(copies()).toEqual({ toHost: 1, toDevice: 0 });
     expect(y!.toArray()).toEqual([1 - 1 + 2 + 0.5 + 3 + 0, -4 + 2 + 5 + 1 + 6 - 2]);
     expect(f.disposed).toBe(false);
     expect(executor.lastCrossings).toEqual({ hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 });

@@ -6,7 +6,12 @@
  * backend, and the lowered plan (channels-last cuDNN steps, fused ReLU and residual, the NHWC
  * pooling kernel) must compute it on the CPU emulator of the GPU plan.
  */
+import * as path from 'node:path';
+
 import { channelsLast } from '../../../lib/backends/cuda/channels-last';
+import { foldConvolutionAffine } from '../../../lib/backends/cuda/fold-affine';
+import { deserializeEngine } from '../../../lib/backends/reference/engine-format';
+import { compile } from '../../../lib/compile';
 import { fuseConvEpilogues } from '../../../lib/backends/cuda/conv-epilogue';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { Network, type NetTensor } from '../../../lib/network';
@@ -15,6 +20,7 @@ import { reducePrecision } from '../../../lib/network/precision';
 import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../../lib/network/serialize';
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, FP32, type Tolerance } from '../../helpers/compare';
+import { FIXTURES, loadFixture } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';
 import { emulateLowered } from './emulated-network';
 
@@ -209,4 +215,33 @@ describe('both passes through the lowered plan (CPU emulator of the GPU steps)',
     const got = emulateLowered(rewritten, { x }).outputs.logits!;
     expectClose(got, run(net, { x }), FP16, 'fp16 emulated plan vs fp32 reference');
   });
+});
+
+describe('against PyTorch', () => {
+  test('squeezenet1_1 (.pt2): folded, channels-last and fused (fire modules concatenated on axis 3, ceil-mode max pools NHWC), on the reference backend and as the emulated plan, matches PyTorch\'s stored output', async () => {
+    const fixture = loadFixture('squeezenet1_1');
+    const program = await compile(path.join(FIXTURES, 'squeezenet1_1', 'model.pt2'), { backend: 'reference' });
+    const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
+    await program.dispose();
+    const engines = segments.filter((s) => s.kind === 'tensorrt').map((s) => deserializeEngine(s.engine!));
+    expect(engines).toHaveLength(1);
+    const layout = channelsLast(foldConvolutionAffine(engines[0]!).network, { dtypes: ['float32'] });
+    const epilogues = fuseConvEpilogues(layout.network);
+    // 26 convolutions (the stem, 8 fire modules × 3, the classifier), each followed by a ReLU.
+    expect(layout.convolutions).toBe(26);
+    expect(epilogues.fused).toBe(26);
+    const network = epilogues.network;
+    expect(network.layers.filter((l) => l.params.kind === 'concat').map((l) => l.params)).toEqual(new Array(8).fill(expect.objectContaining({ axis: 3 })));
+    const [input] = network.inputs;
+    const [output] = network.outputs;
+    const c = fixture.cases[0]!;
+    expectClose(new ReferenceRunner(network).run({ [input!.name]: c.inputs[0]! })[output!.name]!, c.outputs[0]!, FP32, 'rewritten squeezenet (reference backend) vs PyTorch');
+    const emulated = emulateLowered(network, { [input!.name]: c.inputs[0]! });
+    expectClose(emulated.outputs[output!.name]!, c.outputs[0]!, FP32, 'rewritten squeezenet (emulated GPU plan) vs PyTorch');
+    expect(emulated.lowered.steps.filter((s) => s.kind === 'conv' && s.channelsLast === true && s.relu === true)).toHaveLength(26);
+    // The build's own order at fp16 (precision, then the default channels-last dtypes): within fp16 error of PyTorch's fp32 output.
+    const half = fuseConvEpilogues(channelsLast(reducePrecision(foldConvolutionAffine(engines[0]!).network, ['fp16']).network).network).network;
+    const halfOut = emulateLowered(half, { [input!.name]: c.inputs[0]! }).outputs[output!.name]!;
+    expectClose(halfOut, c.outputs[0]!, FP16, 'fp16 rewritten squeezenet (emulated GPU plan) vs PyTorch fp32');
+  }, 180_000);
 });

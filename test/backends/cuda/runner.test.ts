@@ -24,52 +24,13 @@ import type { Network } from '../../../lib/network';
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
+import { resetSimulatedGpu, simulatedGpu, type SimulatedBuffer } from '../../helpers/simulated-gpu';
 import { dynamicBatchNetwork, fakeCompiler, fakeLowering, shapeTensorNetwork, weightedNetwork } from './helpers';
 
-/** Device memory of the simulated device: one host byte array per allocation. */
-interface FakeBuffer {
-  byteLength: number;
-  device: number;
-  disposed: boolean;
-  data: Uint8Array;
-  dispose(): void;
-}
-
-const device = { cc: { major: 9, minor: 0 }, live: new Set<FakeBuffer>(), failAllocOf: -1, failCopies: false };
-
-jest.mock('../../../lib/gpu/binding', () => {
-  const bytes = (v: ArrayBuffer | ArrayBufferView): Uint8Array =>
-    v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  const binding = {
-    gpuDevice: async (ordinal: number) => ({ ordinal, computeCapabilityMajor: device.cc.major, computeCapabilityMinor: device.cc.minor, freeBytes: 1 << 30, totalBytes: 1 << 30 }),
-    gpuAlloc: async (ordinal: number, n: number) => {
-      if (n === device.failAllocOf) throw new Error(`out of memory (simulated) allocating ${n} bytes`);
-      const b: FakeBuffer = {
-        byteLength: n,
-        device: ordinal,
-        disposed: false,
-        data: new Uint8Array(n),
-        dispose() {
-          b.disposed = true;
-          device.live.delete(b);
-        },
-      };
-      device.live.add(b);
-      return b;
-    },
-    gpuCopyHtoD: async (dst: FakeBuffer, at: number, src: ArrayBuffer | ArrayBufferView) => void dst.data.set(bytes(src), at),
-    gpuCopyDtoH: async (src: FakeBuffer, at: number, dst: ArrayBuffer | ArrayBufferView) => {
-      const out = bytes(dst);
-      out.set(src.data.subarray(at, at + out.byteLength));
-    },
-    gpuCopyDtoD: async (dst: FakeBuffer, dAt: number, src: FakeBuffer, sAt: number, n: number) => {
-      if (device.failCopies) throw new Error('copy failed (simulated)');
-      dst.data.set(src.data.subarray(sAt, sAt + n), dAt);
-    },
-    gpuLoadModule: async (_ordinal: number, image: Uint8Array, kernels: string[]) => ({ kernels, image: new TextDecoder().decode(image), dispose: () => undefined }),
-  };
-  return { gpuBinding: () => binding };
-});
+// The simulated device (test/helpers/simulated-gpu.ts): host bytes behind the addon's binding.
+jest.mock('../../../lib/gpu/binding', () => require('../../helpers/simulated-gpu').bindingModule);
+const device = simulatedGpu;
+type FakeBuffer = SimulatedBuffer;
 
 /** The JS "kernels" of the fake lowering's keys (`kind.dtypes`), read from the fake cubin's text. */
 function runKernel(key: string, views: Uint8Array[], count: number): void {
@@ -142,9 +103,7 @@ const host = async (v: RunValue): Promise<Tensor> => (v instanceof Tensor ? v : 
 const rng = new Random(2017);
 
 beforeEach(() => {
-  device.cc = { major: 9, minor: 0 };
-  device.failAllocOf = -1;
-  device.failCopies = false;
+  resetSimulatedGpu();
   planCount = 0;
   graphs.captures = 0;
   graphs.replays = 0;

@@ -1,0 +1,78 @@
+/**
+ * A simulated GPU behind the addon's binding (lib/gpu/binding.ts) for tests without a device:
+ * device memory is host bytes, copies are byte copies, and the state says what happened
+ * (live allocations, copies each way) and what should fail next. A test replaces the binding
+ * with `jest.mock('<path>/lib/gpu/binding', () => require('<path>/test/helpers/simulated-gpu').bindingModule)`
+ * and reads or sets `simulatedGpu`; `resetSimulatedGpu()` between tests.
+ */
+
+/** One allocation of the simulated device. */
+export interface SimulatedBuffer {
+  byteLength: number;
+  device: number;
+  disposed: boolean;
+  data: Uint8Array;
+  dispose(): void;
+}
+
+export const simulatedGpu = {
+  cc: { major: 9, minor: 0 },
+  /** Allocations not yet disposed. */
+  live: new Set<SimulatedBuffer>(),
+  /** An allocation of exactly this many bytes fails (-1: none). */
+  failAllocOf: -1,
+  /** Device-to-device copies fail. */
+  failCopies: false,
+  copies: { toHost: 0, toDevice: 0 },
+};
+
+export function resetSimulatedGpu(): void {
+  simulatedGpu.cc = { major: 9, minor: 0 };
+  simulatedGpu.failAllocOf = -1;
+  simulatedGpu.failCopies = false;
+  simulatedGpu.copies = { toHost: 0, toDevice: 0 };
+}
+
+const bytes = (v: ArrayBuffer | ArrayBufferView): Uint8Array => (v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+
+const binding = {
+  gpuDevice: async (ordinal: number) => ({
+    ordinal,
+    computeCapabilityMajor: simulatedGpu.cc.major,
+    computeCapabilityMinor: simulatedGpu.cc.minor,
+    freeBytes: 1 << 30,
+    totalBytes: 1 << 30,
+  }),
+  gpuAlloc: async (ordinal: number, n: number) => {
+    if (n === simulatedGpu.failAllocOf) throw new Error(`out of memory (simulated) allocating ${n} bytes`);
+    const b: SimulatedBuffer = {
+      byteLength: n,
+      device: ordinal,
+      disposed: false,
+      data: new Uint8Array(n),
+      dispose() {
+        b.disposed = true;
+        simulatedGpu.live.delete(b);
+      },
+    };
+    simulatedGpu.live.add(b);
+    return b;
+  },
+  gpuCopyHtoD: async (dst: SimulatedBuffer, at: number, src: ArrayBuffer | ArrayBufferView) => {
+    simulatedGpu.copies.toDevice++;
+    dst.data.set(bytes(src), at);
+  },
+  gpuCopyDtoH: async (src: SimulatedBuffer, at: number, dst: ArrayBuffer | ArrayBufferView) => {
+    simulatedGpu.copies.toHost++;
+    const out = bytes(dst);
+    out.set(src.data.subarray(at, at + out.byteLength));
+  },
+  gpuCopyDtoD: async (dst: SimulatedBuffer, dAt: number, src: SimulatedBuffer, sAt: number, n: number) => {
+    if (simulatedGpu.failCopies) throw new Error('copy failed (simulated)');
+    dst.data.set(src.data.subarray(sAt, sAt + n), dAt);
+  },
+  gpuLoadModule: async (_ordinal: number, image: Uint8Array, kernels: string[]) => ({ kernels, image: new TextDecoder().decode(image), dispose: () => undefined }),
+};
+
+/** What jest.mock returns for lib/gpu/binding. */
+export const bindingModule = { gpuBinding: () => binding };
