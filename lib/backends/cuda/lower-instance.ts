@@ -36,6 +36,12 @@ export type WeightLocator = (tensor: Tensor, layer: Layer) => BufferSlice;
 export interface StepLayer {
   readonly name: string;
   readonly kind: string;
+  /**
+   * The bytes the layer (or fused layers) must read and write at least, once each: its inputs'
+   * and outputs' sizes. Set only where the layer lowered to this one step, so that a profile
+   * can state the step's achieved bandwidth.
+   */
+  readonly bytes?: number;
 }
 
 export interface LoweredInstance {
@@ -167,10 +173,12 @@ export function lowerInstance(
   const steps: LoweredStep[] = [];
   const stepLayers: StepLayer[] = [];
   // Fused producers waiting for their consumer (by its device-layer position).
-  const waiting = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; output: BufferSlice }>();
-  const emit = (lowered: readonly LoweredStep[], name: string, kind: string): void => {
+  // `touched`: the tensors the step reads or writes (a fused step: both layers', less the intermediate).
+  const waiting = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; output: BufferSlice; outputId: number; touched: ReadonlySet<number> }>();
+  const emit = (lowered: readonly LoweredStep[], name: string, kind: string, touched: ReadonlySet<number>): void => {
     steps.push(...lowered);
-    for (let i = 0; i < lowered.length; i++) stepLayers.push({ name, kind });
+    const bytes = [...touched].reduce((sum, id) => sum + byteSize(instance.tensors[id]!), 0);
+    for (let i = 0; i < lowered.length; i++) stepLayers.push(lowered.length === 1 ? { name, kind, bytes } : { name, kind });
   };
   for (const [position, layer] of instance.deviceLayers.entries()) {
     let used = 0;
@@ -191,21 +199,26 @@ export function lowerInstance(
     };
     let lowered = lower(ctx);
     let name = layer.name;
+    let touched = new Set([...layer.inputs, ...layer.outputs].filter((id): id is number => id !== null && instance.tensors[id] !== undefined));
     const producer = waiting.get(position);
     if (producer !== undefined) {
       waiting.delete(position);
       const info = lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
       const fused = info === undefined ? null : fuseMaps(producer.info, info, producer.output);
-      if (fused === null) emit([producer.launch], producer.name, producer.kind);
-      else [lowered, name] = [fused, `${producer.name}+${layer.name}`];
+      if (fused === null) emit([producer.launch], producer.name, producer.kind, producer.touched);
+      else {
+        [lowered, name] = [fused, `${producer.name}+${layer.name}`];
+        // The producer's output never reaches memory: the fused kernel keeps it in registers.
+        touched = new Set([...producer.touched, ...touched].filter((id) => id !== producer.outputId));
+      }
     }
     const consumer = fuseInto.get(position);
     const info = consumer !== undefined && lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
     // A producer that used scratch must run where it is (a later layer reuses the scratch).
     if (consumer !== undefined && info !== undefined && used === 0) {
-      waiting.set(consumer, { launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[layer.outputs[0]!]!.at });
+      waiting.set(consumer, { launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[layer.outputs[0]!]!.at, outputId: layer.outputs[0]!, touched });
     } else {
-      emit(lowered, name, layer.params.kind);
+      emit(lowered, name, layer.params.kind, touched);
     }
   }
   // A consumer always follows its producer, so nothing is left waiting.
@@ -214,7 +227,7 @@ export function lowerInstance(
     const bytes = byteSize(instance.tensors[id]!);
     if (bytes === 0) continue;
     steps.push({ kind: 'copy', dst: { buffer, offset: 0 }, src: bound[id]!.at, bytes });
-    stepLayers.push({ name: network.tensors[id]!.name, kind: 'output copy' });
+    stepLayers.push({ name: network.tensors[id]!.name, kind: 'output copy', bytes: 2 * bytes });
   }
   return { steps, stepLayers, arenaBytes: scratchBase + scratchBytes, values, bound, inputBuffers, outputBuffers, aliases: memory.aliases };
 }

@@ -26,7 +26,7 @@ import { BadModelError, InternalError, InvalidArgumentError, NoCompatibleDeviceE
 import { gpuBinding } from '../../gpu/binding';
 import { DeviceTensor, toDevice } from '../../gpu/device-tensor';
 import { GpuPlan } from '../../gpu/gpu-plan';
-import type { PlanSpec, PlanStep } from '../../gpu/plan';
+import { convOutputShape, type PlanSpec, type PlanStep } from '../../gpu/plan';
 import { loadModule, type GpuModule } from '../../gpu/module';
 import { resolveLogger, type Logger } from '../../logger';
 import type { Network } from '../../network';
@@ -51,8 +51,41 @@ export interface StepProfile {
   readonly layer: string;
   readonly kind: string;
   readonly stepKind: PlanStep['kind'];
-  /** Milliseconds per execution, launch included (the step run `repeats` times in one call, averaged). */
+  /**
+   * Milliseconds per execution. `'launch'` mode: the launch included (the step run `repeats`
+   * times in one call, averaged). `'graph'` mode: the device's time (see {@link ProfileOptions}).
+   */
   readonly ms: number;
+  /** Floating-point operations of a GEMM or convolution step (a multiply-add counts two). */
+  readonly flops?: number;
+  /** The bytes the step's layer must read and write at least, where the layer is this one step. */
+  readonly bytes?: number;
+}
+
+/** How {@link CudaRunner.profile} times each step. */
+export interface ProfileOptions {
+  /** Executions timed per step (default 20). */
+  repeats?: number;
+  /**
+   * `'launch'` (default): the step alone, run `repeats` times in one native call; each
+   * execution pays its launch from the host (about 4 µs on the H200's host), which hides the
+   * device time of small kernels. `'graph'`: `repeats` copies of the step captured into one CUDA
+   * graph and replayed, so the figure is the step's own device time, as in a replay of the
+   * whole plan (consecutive kernels of a graph still cost about a microsecond each).
+   */
+  mode?: 'launch' | 'graph';
+}
+
+/** The arithmetic of a GEMM or convolution step, in floating-point operations. */
+export function stepFlops(step: PlanStep): number | undefined {
+  if (step.kind === 'gemm') return 2 * step.m * step.n * step.k * (step.batch ?? 1);
+  if (step.kind !== 'conv') return undefined;
+  // Forward: each output element is a dot product over one group's input channels (weight dim
+  // 1) and the window. Transposed: each input element meets weight[1] = k / groups output
+  // channels at every tap of the window.
+  const elements = (step.transposed ? step.input : convOutputShape(step)).reduce((a, d) => a * d, 1);
+  const window = step.weight.slice(2).reduce((a, d) => a * d, 1);
+  return 2 * elements * step.weight[1]! * window;
 }
 
 /** How many instantiated plans (input shape sets) an engine keeps. */
@@ -171,28 +204,31 @@ export class CudaRunner implements Engine {
 
   /**
    * Where a run's time goes: the plan for `inputs` is instantiated afresh, run once, then each
-   * of its steps is timed on its own (a one-step plan run `repeats` times in one native call,
-   * averaged: about 4 µs of launch each on the H200's host included). A diagnostic, not a run:
-   * it allocates its own buffers and frees them, and is not queued behind runs.
+   * of its steps is timed on its own, as {@link ProfileOptions.mode} says. A diagnostic, not a
+   * run: it allocates its own buffers and frees them, and is not queued behind runs.
    */
-  async profile(inputs: Readonly<Record<string, RunValue>>, options: { repeats?: number } = {}): Promise<StepProfile[]> {
+  async profile(inputs: Readonly<Record<string, RunValue>>, options: ProfileOptions = {}): Promise<StepProfile[]> {
     const repeats = options.repeats ?? 20;
+    const mode = options.mode ?? 'launch';
+    if (mode !== 'launch' && mode !== 'graph') throw new InvalidArgumentError(`profile(): mode must be 'launch' or 'graph', got ${String(mode)}`);
     const instance = await this.diagnosticInstance('profile()', inputs, repeats);
     try {
       await instance.plan.run();
       const { spec, labels, buffers, modules } = instance.parts;
       const out: StepProfile[] = [];
       for (const [i, step] of spec.steps.entries()) {
-        const one = await GpuPlan.create({ steps: [step] }, buffers, modules, this.deviceOrdinal);
-        try {
-          await one.run(1, { completion: 'pool' });
-          const t0 = process.hrtime.bigint();
-          await one.run(repeats, { completion: 'pool' });
-          const ms = Number(process.hrtime.bigint() - t0) / 1e6 / repeats;
-          out.push({ step: i, layer: labels[i]?.name ?? '?', kind: labels[i]?.kind ?? '?', stepKind: step.kind, ms });
-        } finally {
-          one.dispose();
-        }
+        const ms = await timeStep(step, mode, repeats, (steps) => GpuPlan.create({ steps }, buffers, modules, this.deviceOrdinal));
+        const label = labels[i];
+        const flops = stepFlops(step);
+        out.push({
+          step: i,
+          layer: label?.name ?? '?',
+          kind: label?.kind ?? '?',
+          stepKind: step.kind,
+          ms,
+          ...(flops !== undefined ? { flops } : {}),
+          ...(label?.bytes !== undefined ? { bytes: label.bytes } : {}),
+        });
       }
       return out;
     } finally {
@@ -386,5 +422,35 @@ export class CudaRunner implements Engine {
       if (mod.kernels.length !== 1) throw new InternalError(`cuda engine: module of "${m.key}" resolved ${mod.kernels.length} kernels`);
       return mod;
     });
+  }
+}
+
+/**
+ * One step's time in ms per execution: in `'launch'` mode the one-step plan run `repeats` times
+ * in one call; in `'graph'` mode a plan of `repeats` copies of the step, captured and replayed.
+ */
+async function timeStep(step: PlanStep, mode: 'launch' | 'graph', repeats: number, create: (steps: PlanStep[]) => Promise<GpuPlan>): Promise<number> {
+  if (mode === 'launch') {
+    const one = await create([step]);
+    try {
+      await one.run(1, { completion: 'pool' });
+      const t0 = process.hrtime.bigint();
+      await one.run(repeats, { completion: 'pool' });
+      return Number(process.hrtime.bigint() - t0) / 1e6 / repeats;
+    } finally {
+      one.dispose();
+    }
+  }
+  const copies = await create(new Array<PlanStep>(repeats).fill(step));
+  try {
+    await copies.capture();
+    await copies.replay(1);
+    // Enough replays that the one wait at the end is noise against the device's work.
+    const replays = 5;
+    const t0 = process.hrtime.bigint();
+    await copies.replay(replays);
+    return Number(process.hrtime.bigint() - t0) / 1e6 / (replays * repeats);
+  } finally {
+    copies.dispose();
   }
 }

@@ -54,6 +54,8 @@ export interface Emulated {
   launches: number;
   /** The layer name of each step (fused steps are named `producer+consumer`). */
   names: string[];
+  /** The bytes each step's layers read and write at least (undefined where a layer took several steps). */
+  bytes: Array<number | undefined>;
   /** The kind of each step that is left after assembly drops copies onto themselves. */
   steps: string[];
   /** Tensor ids that share another tensor's bytes (memory-plan aliases). */
@@ -68,6 +70,7 @@ export function emulate(network: Network, feeds: Readonly<Record<string, Tensor>
     outputs,
     launches: lowered.steps.filter((s) => s.kind === 'launch').length,
     names: lowered.stepLayers.map((s) => s.name),
+    bytes: lowered.stepLayers.map((s) => s.bytes),
     steps: lowered.steps.filter((s) => !ontoItself(s)).map((s) => s.kind),
     aliases: lowered.aliases,
   };

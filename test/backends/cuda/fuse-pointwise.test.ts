@@ -59,6 +59,10 @@ describe('fused pointwise chains on the emulator', () => {
     const { fused, plain } = expectFusedMatches(net, { x: input }, FP32);
     expect([fused.launches, plain.launches]).toEqual([1, 3]);
     expect(fused.names).toEqual(['bias+relu+gate']);
+    // What a profile states the fused step's bandwidth against: x, b and y once each (the two
+    // intermediates never reach memory); unfused, each layer's own inputs and output.
+    expect(fused.bytes).toEqual([4 * (40 + 4 + 40)]);
+    expect(plain.bytes).toEqual([4 * (40 + 4 + 40), 4 * (40 + 40), 4 * (40 + 40 + 40)]);
     // And by hand: max(x + b[c], 0) · x in float32.
     const xs = input.data as Float32Array;
     const expected = Array.from(xs, (v, i) => Math.fround(Math.max(Math.fround(v + bias[Math.floor(i / 5) % 4]!), 0) * v));

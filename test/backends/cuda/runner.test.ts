@@ -11,7 +11,7 @@
 import { buildCudaEngine } from '../../../lib/backends/cuda/build';
 import { deserializeCudaEngine } from '../../../lib/backends/cuda/engine-format';
 import type { LoweringContext } from '../../../lib/backends/cuda/lowering';
-import { CudaRunner } from '../../../lib/backends/cuda/runner';
+import { CudaRunner, stepFlops } from '../../../lib/backends/cuda/runner';
 import { DEFAULT_BUILD_CONFIG } from '../../../lib/backends/build-config';
 import { referenceBackend } from '../../../lib/backends/reference';
 import type { DeviceValue, RunValue } from '../../../lib/backends/residency';
@@ -44,6 +44,8 @@ function runKernel(key: string, views: Uint8Array[], count: number): void {
 }
 
 let planCount = 0;
+/** The step count of every plan created, in order. */
+const planSteps: number[] = [];
 /** Plans captured into a (simulated) CUDA graph, and runs made by replaying one. */
 const graphs = { captures: 0, replays: 0 };
 const SPACING = { yieldBetweenSteps: false };
@@ -52,6 +54,7 @@ const SPACING = { yieldBetweenSteps: false };
 async function fakePlan(spec: PlanSpec, buffers: readonly DeviceTensor[], modules: readonly GpuModule[] = []): Promise<GpuPlan> {
   encodePlan(spec);
   planCount++;
+  planSteps.push(spec.steps.length);
   const mem = (s: BufferSlice, n: number): Uint8Array => {
     const b = buffers[s.buffer]!.buffer as unknown as FakeBuffer;
     if (b.disposed) throw new Error(`plan buffer ${s.buffer} was freed`);
@@ -257,6 +260,42 @@ describe('CudaRunner on a simulated device', () => {
     expect([...device.live].filter((b) => !before.has(b))).toEqual([]);
     await expect(runner.profile({ x: rng.tensor([2, 3]) }, { repeats: 0 })).rejects.toThrow('repeats must be an integer >= 1');
     runner.dispose();
+  });
+
+  test("profile({ mode: 'graph' }): each step captured `repeats` times into one graph and replayed; bytes of single-step layers", async () => {
+    const network = weightedNetwork();
+    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const before = new Set(device.live);
+    const [first, captures] = [planSteps.length, graphs.captures];
+    const profile = await runner.profile({ x: rng.tensor([2, 3]) }, { repeats: 4, mode: 'graph' });
+    expect(profile.map((p) => [p.layer, p.stepKind])).toEqual([
+      ['exp', 'launch'],
+      ['add', 'launch'],
+    ]);
+    // The instance (2 steps), then one plan of 4 copies per step, each captured once.
+    expect(planSteps.slice(first)).toEqual([2, 4, 4]);
+    expect(graphs.captures - captures).toBe(2);
+    // exp reads x [2, 3] and writes [2, 3]; add reads the reshaped [6] and the [6] constant, writes [6]: float32.
+    expect(profile.map((p) => p.bytes)).toEqual([4 * (6 + 6), 4 * (6 + 6 + 6)]);
+    expect(profile.every((p) => p.flops === undefined && p.ms > 0)).toBe(true);
+    expect([...device.live].filter((b) => !before.has(b))).toEqual([]);
+    await expect(runner.profile({ x: rng.tensor([2, 3]) }, { mode: 'events' as 'graph' })).rejects.toThrow("profile(): mode must be 'launch' or 'graph', got events");
+    runner.dispose();
+  });
+
+  test('stepFlops(): 2·m·n·k per GEMM matrix; a convolution counts its output (forward) or input (transposed) elements times the taps they meet', () => {
+    const at = { buffer: 0 };
+    expect(stepFlops({ kind: 'gemm', a: at, b: at, d: at, m: 3, n: 5, k: 7, batch: 2 })).toBe(2 * 3 * 5 * 7 * 2);
+    // [1, 4, 5, 5] with 6 filters of 2 channels (groups 2), 3×3, pad 1: a 5×5 output of 6 channels, 2·3·3 taps each.
+    const conv = { kind: 'conv' as const, x: at, w: at, y: at, input: [1, 4, 5, 5], weight: [6, 2, 3, 3], pads: [1, 1], groups: 2 };
+    expect(stepFlops(conv)).toBe(2 * (6 * 25) * (2 * 9));
+    // Brute force over the same convolution's multiply-adds: every (output, channel in its group, tap) that lands inside the input.
+    let macs = 0;
+    for (let k = 0; k < 6; k++) for (let oy = 0; oy < 5; oy++) for (let ox = 0; ox < 5; ox++) for (let c = 0; c < 2; c++) for (let r = 0; r < 3; r++) for (let q = 0; q < 3; q++) macs++;
+    expect(stepFlops(conv)).toBe(2 * macs);
+    // Transposed: input [1, 4, 3, 3], weight [4, 3, 2, 2] (k / groups = 3, groups 1): each input element meets 3 channels × 4 taps.
+    expect(stepFlops({ ...conv, input: [1, 4, 3, 3], weight: [4, 3, 2, 2], groups: 1, pads: [0, 0], strides: [2, 2], transposed: true })).toBe(2 * 36 * 3 * 4);
+    expect(stepFlops({ kind: 'copy', dst: at, src: at, bytes: 8 })).toBeUndefined();
   });
 
   test('timeGraph(): a fresh plan, captured once and replayed; ms per replay; its plan and buffers are freed', async () => {
