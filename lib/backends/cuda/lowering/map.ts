@@ -26,6 +26,13 @@ export interface MapSpec {
   raw?: boolean;
 }
 
+/**
+ * Elements a thread takes at once where the box's last dim is a multiple of it. A map is
+ * memory-bound: one element per thread left the H200 at a tenth of its copy bandwidth (issue
+ * 19's graph profile: 100 G elements/s whatever the op), with one load in flight per thread.
+ */
+export const VEC = 4;
+
 /** The map kernel for `spec` (its text depends on the spec only, never on dims). */
 export function mapKernel(spec: MapSpec): KernelSource {
   return kernelSource(spec.key, (entry) => {
@@ -40,26 +47,29 @@ export function mapKernel(spec: MapSpec): KernelSource {
       ...ins.map((c, k) => `const ${c.storage}* a${k}`),
       'i64 n',
       'i32 rank',
+      'i32 vec',
       'Dims8 dims',
       'Dims8 fdiv',
       'Dims8 ys',
       ...ins.map((_, k) => `Dims8 s${k}`),
       ...extra,
     ].join(', ');
-    const loads = ins.map((c, k) => {
-      const at = `a${k}[o${k}]`;
-      return spec.raw ? at : c.load(at);
-    });
-    const call = `${entry}_op(${[...loads, ...extraNames].join(', ')})`;
     const offsets = ['oy', ...ins.map((_, k) => `o${k}`)];
     const strides = ['ys', ...ins.map((_, k) => `s${k}`)];
-    // One element: its offsets in every tensor from its flat index, walking the dims with
+    const load = (k: number, at: string): string => (spec.raw ? `a${k}[${at}]` : ins[k]!.load(`a${k}[${at}]`));
+    const result = (args: readonly string[]): string => {
+      const call = `${entry}_op(${[...args, ...extraNames].join(', ')})`;
+      return spec.raw ? call : out.store(call);
+    };
+    // One element's offsets in every tensor from its flat index, walking the dims with
     // constant indices (unrolled: the Dims8 stay in registers, no local array). Below 2^31
     // elements each division is a multiply and a shift by the dim's magic numbers (`fdiv`,
     // see divisionMagic()): a broadcast or transposed box otherwise spends more time dividing
-    // than moving its bytes. Larger boxes divide in 64 bits.
-    const element = (I: string): string => `
-    i64 ${offsets.map((o) => `${o} = 0`).join(', ')};
+    // than moving its bytes. Larger boxes divide in 64 bits. With `last`, also each tensor's
+    // stride along the last dim (l_y, l0, ...), read where the unrolled walk passes it.
+    const walk = (I: string, last: boolean): string => `
+    i64 ${offsets.map((o) => `${o} = 0`).join(', ')};${last ? `
+    i64 ${offsets.map((o) => `l${o.slice(1)} = ${o === 'oy' ? 'ys' : `s${o.slice(1)}`}.v[0]`).join(', ')};` : ''}
     if (rank == 1) {
 ${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
     } else {
@@ -73,21 +83,34 @@ ${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
           u32 q = r - next * nd;
           r = next;` : `${I} q = r % nd;
           r /= nd;`}
-${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}
+${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}${last ? `
+          if (d == rank - 1) { ${offsets.map((o, t) => `l${o.slice(1)} = ${strides[t]}.v[d];`).join(' ')} }` : ''}
         }
       }
-    }
-    y[oy] = ${spec.raw ? call : out.store(call)};`;
+    }`;
+    const one = (I: string): string => `${walk(I, false)}
+    y[oy] = ${result(ins.map((_, k) => load(k, `o${k}`)))};`;
+    // VEC neighbours along the last dim share one walk; every load of the group is issued
+    // before any store, so a thread keeps VEC loads of each input in flight (a store through y
+    // could alias an input, which would otherwise order each load after the previous store).
+    const lanes = Array.from({ length: VEC }, (_, v) => v);
+    const group = `${walk('u32', true)}
+${lanes.flatMap((v) => ins.map((c, k) => `    const ${t(c)} x${k}_${v} = ${load(k, `o${k} + ${v} * l${k}`)};`)).join('\n')}
+${lanes.map((v) => `    y[oy + ${v} * ly] = ${result(ins.map((_, k) => `x${k}_${v}`))};`).join('\n')}`;
     return `
 __device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {
 ${spec.body}
 }
 extern "C" __global__ void ${entry}(${kernelParams}) {
-  if (n <= 0x7fffffffLL) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${element('u32')}
+  if (vec == ${VEC} && n <= 0x7fffffffLL) {
+    for (u32 g = blockIdx.x * blockDim.x + threadIdx.x; g < (u32)n / ${VEC}u; g += blockDim.x * gridDim.x) {
+      const u32 i = g * ${VEC}u;${group}
+    }
+  } else if (n <= 0x7fffffffLL) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${one('u32')}
     }
   } else {
-    GRID_STRIDE(i, n) {${element('i64')}
+    GRID_STRIDE(i, n) {${one('i64')}
     }
   }
 }`;
@@ -162,11 +185,13 @@ export function divisionMagic(d: number): number {
 export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
   const n = volume(dims);
   const c = coalesce(dims, [out.strides, ...inputs.map((x) => x.strides)]);
-  return launch(kernel, n, [
+  const vec = n < 2 ** 31 && (c.dims[c.dims.length - 1] ?? 1) % VEC === 0 ? VEC : 1;
+  return launch(kernel, Math.ceil(n / vec), [
     ptr(out.at),
     ...inputs.map((x) => ptr(x.at)),
     i64(n),
     i32(c.dims.length),
+    i32(vec),
     dims8(c.dims),
     dims8(c.dims.map(divisionMagic)),
     ...c.strides.map((s) => dims8(s)),
