@@ -14,6 +14,11 @@
  *   When either launch is not a plain map (or the boxes differ), nothing is fused and both run
  *   as before — the intermediate still has its memory, so that is always correct.
  *
+ * Views are the other half: a slice inside its input or a transpose lowers to a strided copy,
+ * and when every reader of its output is a pointwise map over the same box, the readers read
+ * the copy's source through its strides instead ({@link planViews}, {@link readThrough}): the
+ * copy never runs. RoPE's complex multiply reads each half of q and k this way.
+ *
  * Kernel source depends on the two specs only (never on dims), as every lowering's must.
  */
 import { createHash } from 'node:crypto';
@@ -22,7 +27,8 @@ import type { Layer } from '../../network';
 import { tensorReaders } from '../../network/live-layers';
 import type { BufferSlice, KernelArg } from '../../gpu/plan';
 import type { KernelLaunch } from './lowering';
-import { mapSpecLaunch, type MapLaunchInfo, type MapSpec } from './lowering/map';
+import { denseStrides } from './lowering/kernel';
+import { mapSpecLaunch, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
 import { DTYPES } from './lowering/prelude';
 
 /** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
@@ -69,6 +75,46 @@ export function fusionChainEnds(into: ReadonlyMap<number, number>, count: number
     if (j !== undefined) end[i] = end[j]!;
   }
   return end;
+}
+
+/** Layer kinds that may lower to one strided copy (lowering/data.ts): a slice inside its input, a transpose. */
+const VIEWS = new Set(['slice', 'shuffle']);
+
+/**
+ * Views whose copy may never run: a slice or shuffle with one output, an intermediate, whose
+ * readers are all pointwise layers with outputs of the view's own shape (each reads it element
+ * for element), by device-layer position of the view → its readers' positions. While lowering,
+ * a reader whose launch is a map reads the view's source through the copy's strides instead
+ * ({@link readThrough}); the copy runs only if some reader cannot (lower-instance.ts). The view's
+ * inputs must stay live until its last reader (or that reader's fusion chain end). Pure.
+ */
+export function planViews(layers: readonly Layer[], tensor: (id: number) => TensorFacts): Map<number, number[]> {
+  const readers = tensorReaders(layers);
+  const views = new Map<number, number[]>();
+  layers.forEach((layer, i) => {
+    if (!VIEWS.has(layer.params.kind) || layer.outputs.length !== 1) return;
+    const out = layer.outputs[0]!;
+    const facts = tensor(out);
+    const r = [...new Set(readers.get(out))].sort((a, b) => a - b);
+    if (!facts.intermediate || r.length === 0) return;
+    const readable = (j: number): boolean =>
+      j > i && POINTWISE.has(layers[j]!.params.kind) && layers[j]!.outputs.length === 1 && tensor(layers[j]!.outputs[0]!).shape.join() === facts.shape.join();
+    if (r.every(readable)) views.set(i, r);
+  });
+  return views;
+}
+
+/**
+ * `consumer` reading `source` (an operand over the view's box `dims`) wherever it read the
+ * view at `view`, or null when it reads the view other than element for element over the
+ * same box (then the copy must run). The kernel is the consumer's: only operands change.
+ */
+export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: readonly number[], source: MapOperand): KernelLaunch[] | null {
+  if (!sameList(consumer.dims, dims)) return null;
+  const dense = denseStrides(dims);
+  const positions = consumer.inputs.flatMap((x, k) => (sameSlice(x.at, view) ? [k] : []));
+  if (positions.length === 0 || positions.some((k) => !sameList(consumer.inputs[k]!.strides, dense))) return null;
+  return mapSpecLaunch(consumer.spec, consumer.dims, consumer.out, consumer.inputs.map((x, k) => (positions.includes(k) ? source : x)), consumer.extra);
 }
 
 const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);

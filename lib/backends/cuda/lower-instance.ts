@@ -17,9 +17,10 @@ import type { BufferSlice } from '../../gpu/plan';
 import type { Layer, Network } from '../../network';
 import type { Tensor } from '../../tensor';
 import type { Instance } from './instantiate';
-import { fuseMaps, fusionChainEnds, planPointwiseFusion } from './fuse-pointwise';
+import { fuseMaps, fusionChainEnds, planPointwiseFusion, planViews, readThrough } from './fuse-pointwise';
 import { lowerLayer, type BoundTensor, type KernelLaunch, type LoweredStep, type LoweringContext } from './lowering';
-import { mapLaunchInfo, type MapLaunchInfo } from './lowering/map';
+import { denseStrides } from './lowering/kernel';
+import { isCopy, mapLaunchInfo, type MapLaunchInfo } from './lowering/map';
 import { alignUp, planMemory, type MemoryRequest } from './memory-plan';
 
 export const ARENA_BUFFER = 0;
@@ -61,6 +62,8 @@ export interface LoweredInstance {
   /** Tensors that share their donor's bytes (in-place reuse). */
   readonly aliases: ReadonlyMap<number, number>;
 }
+
+const sameDims = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
 export const byteSize = (t: { dtype: string; shape: readonly number[] }): number =>
   t.shape.reduce((a, d) => a * d, dtypeInfo(t.dtype as Tensor['dtype']).itemBytes);
@@ -146,6 +149,10 @@ export function lowerInstance(
   // Pointwise producers that run inside their reader's kernel (fuse-pointwise.ts).
   const fuseInto = options.fuse === false ? new Map<number, number>() : planPointwiseFusion(instance.deviceLayers, (id) => ({ shape: instance.tensors[id]!.shape, intermediate: bound[id] === undefined }));
   const chainEnd = fusionChainEnds(fuseInto, instance.deviceLayers.length);
+  // Slices and transposes whose readers read through them (fuse-pointwise.ts): the view's
+  // inputs are read where its last reader (or that reader's fusion chain) runs.
+  const views = options.fuse === false ? new Map<number, number[]>() : planViews(instance.deviceLayers, (id) => ({ shape: instance.tensors[id]!.shape, intermediate: bound[id] === undefined }));
+  const readEnd = chainEnd.map((end, position) => Math.max(end, ...(views.get(position) ?? []).map((j) => chainEnd[j]!)));
 
   // Liveness of the intermediates, in device-layer steps; a fused producer's inputs are read
   // where its chain's last consumer runs.
@@ -154,7 +161,7 @@ export function lowerInstance(
   instance.deviceLayers.forEach((layer, step) => {
     for (const id of layer.outputs) if (bound[id] === undefined) first.set(id, step);
     for (const id of layer.outputs) if (first.has(id)) last.set(id, Math.max(last.get(id) ?? step, step));
-    for (const id of layer.inputs) if (id !== null && first.has(id)) last.set(id, Math.max(last.get(id) ?? step, chainEnd[step]!));
+    for (const id of layer.inputs) if (id !== null && first.has(id)) last.set(id, Math.max(last.get(id) ?? step, readEnd[step]!));
   });
   const requests: MemoryRequest[] = [];
   instance.deviceLayers.forEach((layer) => {
@@ -172,6 +179,8 @@ export function lowerInstance(
   let scratchBytes = 0;
   const steps: LoweredStep[] = [];
   const stepLayers: StepLayer[] = [];
+  // Views not copied yet, by output tensor id: each reader reads through them while it can.
+  const pendingViews = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; touched: ReadonlySet<number>; source: number | null }>();
   // Fused producers waiting for their consumer (by its device-layer position).
   // `touched`: the tensors the step reads or writes (a fused step: both layers', less the intermediate).
   const waiting = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; output: BufferSlice; outputId: number; touched: ReadonlySet<number> }>();
@@ -200,6 +209,27 @@ export function lowerInstance(
     let lowered = lower(ctx);
     let name = layer.name;
     let touched = new Set([...layer.inputs, ...layer.outputs].filter((id): id is number => id !== null && instance.tensors[id] !== undefined));
+    const viewInfo = views.has(position) && lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
+    const viewShape = instance.tensors[layer.outputs[0]!]?.shape ?? [];
+    if (viewInfo !== undefined && isCopy(viewInfo) && sameDims(viewInfo.dims, viewShape) && sameDims(viewInfo.out.strides, denseStrides(viewShape))) {
+      // Its readers read its source instead; the copy runs only before a reader that cannot.
+      pendingViews.set(layer.outputs[0]!, { launch: lowered[0] as KernelLaunch, info: viewInfo, name, kind: layer.params.kind, touched, source: layer.inputs[0]! });
+      continue;
+    }
+    for (const id of new Set(layer.inputs)) {
+      const view = id === null ? undefined : pendingViews.get(id);
+      if (view === undefined) continue;
+      const info = lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
+      const through = info === undefined ? null : readThrough(info, bound[id!]!.at, view.info.dims, view.info.inputs[0]!);
+      if (through === null) {
+        emit([view.launch], view.name, view.kind, view.touched);
+        pendingViews.delete(id!);
+      } else {
+        lowered = through;
+        touched.delete(id!);
+        if (view.source !== null) touched.add(view.source);
+      }
+    }
     const producer = waiting.get(position);
     if (producer !== undefined) {
       waiting.delete(position);

@@ -6,7 +6,7 @@
  * optimizations (pointwise fusion, views) against the reference backend.
  */
 import { instantiate } from '../../../lib/backends/cuda/instantiate';
-import { ARENA_BUFFER, byteSize, lowerInstance, VALUES_BUFFER, WEIGHTS_BUFFER, type LoweredInstance } from '../../../lib/backends/cuda/lower-instance';
+import { ARENA_BUFFER, byteSize, lowerInstance, VALUES_BUFFER, WEIGHTS_BUFFER, type LayerLowerer, type LoweredInstance } from '../../../lib/backends/cuda/lower-instance';
 import type { LoweredStep } from '../../../lib/backends/cuda/lowering';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { layoutWeights, packWeights, weightLocator } from '../../../lib/backends/cuda/weights';
@@ -22,11 +22,15 @@ const GARBAGE = 0xa5;
 const bytesOf = (t: Tensor): Uint8Array => new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength).slice();
 
 /** Runs `network` on `feeds` (by input name, in the network's input dtypes): every output by name, and the lowered plan. */
-export function emulateLowered(network: Network, feeds: Readonly<Record<string, Tensor>>, options: { tf32?: boolean; fuse?: boolean } = {}): { outputs: Record<string, Tensor>; lowered: LoweredInstance } {
+export function emulateLowered(
+  network: Network,
+  feeds: Readonly<Record<string, Tensor>>,
+  options: { tf32?: boolean; fuse?: boolean; lower?: LayerLowerer } = {},
+): { outputs: Record<string, Tensor>; lowered: LoweredInstance } {
   const shapes = Object.fromEntries(network.inputs.map((i) => [i.name, feeds[i.name]!.shape]));
   const instance = instantiate(network, shapes);
   const layout = layoutWeights(network);
-  const lowered = lowerInstance(network, instance, weightLocator(layout), undefined, options);
+  const lowered = lowerInstance(network, instance, weightLocator(layout), options.lower, options);
   const buffers: Uint8Array[] = [];
   buffers[ARENA_BUFFER] = new Uint8Array(lowered.arenaBytes).fill(GARBAGE);
   buffers[WEIGHTS_BUFFER] = packWeights(layout);

@@ -5,7 +5,7 @@
  */
 import type { TrtDType } from '../../../network';
 import { advance, checkRank, copyAll, denseStrides, dims8, f64, f64x8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
-import { copyKernel, mapLaunch } from './map';
+import { copyKernel, copyLaunch, mapLaunch } from './map';
 import { BYTES, DTYPES, storeDouble } from './prelude';
 import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
 
@@ -30,7 +30,7 @@ function transposeInto(ctx: LoweringContext, dtype: TrtDType, src: BoundTensor['
   checkRank(ctx, shape.length);
   const inStrides = denseStrides(shape);
   const dims = perm.map((p) => shape[p]!);
-  return mapLaunch(copyKernel(dtype), dims, { at: dst, strides: denseStrides(dims) }, [{ at: src, strides: perm.map((p) => inStrides[p]!) }]);
+  return copyLaunch(dtype, dims, { at: dst, strides: denseStrides(dims) }, { at: src, strides: perm.map((p) => inStrides[p]!) });
 }
 
 export const shuffle: LayerLowering = (ctx) => {
@@ -106,6 +106,14 @@ export const slice: LayerLowering = (ctx) => {
   const stride = vector(3, p.stride, 'stride');
   const fill = ctx.inputs[4] ?? null;
   const n = volume(out.shape);
+  // Every coordinate inside the input (every mode reads the same then): a strided copy, whose
+  // readers can read through it (lower-instance.ts) instead of waiting for the copy.
+  const inside = out.shape.every((size, d) => size === 0 || (start[d]! >= 0 && start[d]! < x.shape[d]! && start[d]! + (size - 1) * stride[d]! >= 0 && start[d]! + (size - 1) * stride[d]! < x.shape[d]!));
+  if (inside && n > 0) {
+    const xs = denseStrides(x.shape);
+    const base = start.reduce((a, s, d) => a + s * xs[d]!, 0);
+    return copyLaunch(x.dtype, out.shape, { at: out.at, strides: denseStrides(out.shape) }, { at: advance(x.at, x.dtype, base), strides: stride.map((s, d) => s * xs[d]!) });
+  }
   return launch(sliceKernel(x.dtype, p.mode), n, [
     ptr(out.at),
     ptr(x.at),

@@ -199,6 +199,14 @@ export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: Ma
   ]);
 }
 
-/** A copy kernel for one dtype (raw bits: exact for every dtype). */
-export const copyKernel = (dtype: TrtDType): KernelSource =>
-  mapKernel({ key: `copy.${dtype}`, inputs: [dtype], output: dtype, body: '  return x0;', raw: true });
+/** The copy map of one dtype (raw bits: exact for every dtype). */
+export const copySpec = (dtype: TrtDType): MapSpec => ({ key: `copy.${dtype}`, inputs: [dtype], output: dtype, body: '  return x0;', raw: true });
+
+/** Whether a map launch only copies its input (a slice, a transpose): a view its readers can read through instead. */
+export const isCopy = (info: MapLaunchInfo): boolean => info.spec.key === `copy.${info.spec.output}` && info.spec.raw === true && info.inputs.length === 1;
+
+/** A copy kernel for one dtype. */
+export const copyKernel = (dtype: TrtDType): KernelSource => mapKernel(copySpec(dtype));
+
+/** A strided copy over the box `dims`, remembered as a map launch (so that its readers can read through it). */
+export const copyLaunch = (dtype: TrtDType, dims: readonly number[], out: MapOperand, input: MapOperand): KernelLaunch[] => mapSpecLaunch(copySpec(dtype), dims, out, [input]);

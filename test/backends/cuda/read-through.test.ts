@@ -1,0 +1,118 @@
+/**
+ * Views (fuse-pointwise.ts planViews/readThrough, lower-instance.ts): a slice inside its input
+ * or a transpose, whose readers are all pointwise maps over its box, is never copied — each
+ * reader reads the view's source through the copy's strides. Whole networks run on the CPU
+ * kernel emulator with and without it (bit for bit the same, fewer launches) and against the
+ * reference backend; a reader that cannot read through gets the copy, run just before it.
+ */
+import { planViews } from '../../../lib/backends/cuda/fuse-pointwise';
+import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/lowering';
+import { Network, type NetTensor } from '../../../lib/network';
+import type { Tensor } from '../../../lib/tensor';
+import { FP32, type Tolerance } from '../../helpers/compare';
+import { Random } from '../../helpers/random';
+import { emulateLowered, expectEmulatedMatches } from './emulated-network';
+
+/** x [1, s, h, 2·p] as interleaved pairs times freqs [1, s, 1, p] (re, im): RoPE as the complex rewrite lowers it, outputs re and im. */
+function ropeNetwork(dtype: 'float32' | 'float16', s = 6, h = 4, p = 4): Network {
+  const net = new Network(`rope_${dtype}`);
+  const x = net.addInput('x', dtype, [1, s, h, 2 * p]);
+  const bRe = net.addInput('b_re', dtype, [1, s, 1, p]);
+  const bIm = net.addInput('b_im', dtype, [1, s, 1, p]);
+  const half = (start: number, name: string): NetTensor =>
+    net.add1({ kind: 'slice', start: [0, 0, 0, start], size: [1, s, h, p], stride: [1, 1, 1, 2], mode: 'strict_bounds' }, [x], name);
+  const aRe = half(0, 'a_re');
+  const aIm = half(1, 'a_im');
+  const prod = (a: NetTensor, b: NetTensor, name: string): NetTensor => net.add1({ kind: 'elementwise', op: 'prod' }, [a, b], name);
+  const re = net.add1({ kind: 'elementwise', op: 'sub' }, [prod(aRe, bRe, 'ar_br'), prod(aIm, bIm, 'ai_bi')], 're');
+  const im = net.add1({ kind: 'elementwise', op: 'sum' }, [prod(aRe, bIm, 'ar_bi'), prod(aIm, bRe, 'ai_br')], 'im');
+  net.markOutput(re, 're');
+  net.markOutput(im, 'im');
+  return net;
+}
+
+const ropeFeeds = (dtype: 'float32' | 'float16', seed: number): Record<string, Tensor> => {
+  const r = new Random(seed);
+  return { x: r.tensor([1, 6, 4, 8], dtype), b_re: r.tensor([1, 6, 1, 4], dtype), b_im: r.tensor([1, 6, 1, 4], dtype) };
+};
+
+/** fp16 storage of O(1) values, against the reference's float64 (as precision-kinds.test.ts). */
+const FP16: Tolerance = { rtol: 1e-2, atol: 1e-2 };
+
+describe('planViews', () => {
+  test('a slice read only by pointwise layers over its own shape is a view; the readers are listed', () => {
+    const net = ropeNetwork('float32');
+    const layers = net.layers;
+    const views = planViews(layers, (id) => ({ shape: net.tensors[id]!.shape, intermediate: !net.outputs.some((o) => o.tensor === id) }));
+    const at = (name: string): number => layers.findIndex((l) => l.name === name);
+    expect([...views.entries()]).toEqual([
+      [at('a_re'), [at('ar_br'), at('ar_bi')]],
+      [at('a_im'), [at('ai_bi'), at('ai_br')]],
+    ]);
+  });
+
+  test('not a view: a network output, a reader that broadcasts it, a reader that is not pointwise', () => {
+    const net = new Network('not_views');
+    const x = net.addInput('x', 'float32', [4, 6]);
+    const t = (name: string): NetTensor => net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, firstTranspose: [1, 0] }, [x], name);
+    const out = t('output');
+    net.markOutput(out, 'y');
+    const broadcast = net.add1({ kind: 'slice', start: [0, 0], size: [1, 6], stride: [1, 1], mode: 'strict_bounds' }, [x], 'row');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [broadcast, x], 'row_plus_x'), 'z');
+    net.markOutput(net.add1({ kind: 'softmax', axis: 1 }, [t('to_softmax')], 'softmax'), 'w');
+    const views = planViews(net.layers, (id) => ({ shape: net.tensors[id]!.shape, intermediate: !net.outputs.some((o) => o.tensor === id) }));
+    expect(views.size).toBe(0);
+  });
+});
+
+describe('reading through views on the emulator', () => {
+  test.each([
+    ['float32', FP32],
+    ['float16', FP16],
+  ] as const)('RoPE in %s: the two slices never run, the same bits as with their copies', (dtype, tol) => {
+    const { fused, plain } = expectEmulatedMatches(ropeNetwork(dtype), ropeFeeds(dtype, 3), tol);
+    expect(plain.names).toEqual(expect.arrayContaining(['a_re', 'a_im']));
+    expect(fused.names).not.toContain('a_re');
+    expect(fused.names).not.toContain('a_im');
+    // 8 launches without fusion: 2 slices, 4 products, re and im. With it: no slices, and the
+    // products ar_br and ar_bi run inside re and im (a consumer takes one producer).
+    expect([plain.launches, fused.launches]).toEqual([8, 4]);
+    expect(fused.names).toEqual(['ai_bi', 'ar_br+re', 'ai_br', 'ar_bi+im']);
+    // A step's bytes name the source, not the view: x (192 elements) once, b_im (24), the output (96).
+    const bytes = dtype === 'float32' ? 4 : 2;
+    expect(fused.bytes[0]).toBe(bytes * (192 + 24 + 96));
+  });
+
+  test('a reader that cannot read through (here: its lowering is two steps) gets the copy, run just before it', () => {
+    const net = ropeNetwork('float32');
+    const feeds = ropeFeeds('float32', 5);
+    // ar_bi lowered as its map and a no-op copy after it: not one map launch, so it reads a_re's memory.
+    const lower = (ctx: Parameters<typeof lowerLayer>[0]): LoweredStep[] => {
+      const steps = lowerLayer(ctx);
+      return ctx.layer.name === 'ar_bi' ? [...steps, { kind: 'copy', dst: ctx.outputs[0]!.at, src: ctx.outputs[0]!.at, bytes: 4 }] : steps;
+    };
+    const { outputs, lowered } = emulateLowered(net, feeds, { lower });
+    const names = lowered.stepLayers.map((s) => s.name);
+    // ar_br (first reader of a_re) read through it; the copy runs right before ar_bi; a_im stays a view.
+    expect(names.indexOf('a_re')).toBe(names.indexOf('ar_bi') - 1);
+    expect(names.indexOf('a_re')).toBeGreaterThan(names.findIndex((n) => n.startsWith('ar_br')));
+    expect(names).not.toContain('a_im');
+    const plain = emulateLowered(net, feeds, { fuse: false }).outputs;
+    for (const o of ['re', 'im']) expect(Buffer.from(outputs[o]!.data.buffer).equals(Buffer.from(plain[o]!.data.buffer))).toBe(true);
+  });
+
+  test('a reversed slice (negative stride) and a transpose read by a cast; a wrapping slice keeps its own kernel', () => {
+    const net = new Network('views');
+    const x = net.addInput('x', 'float32', [5, 6]);
+    const reversed = net.add1({ kind: 'slice', start: [4, 1], size: [3, 5], stride: [-2, 1], mode: 'strict_bounds' }, [x], 'reversed');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [reversed], 'exp'), 'a');
+    const transposed = net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, firstTranspose: [1, 0] }, [x], 'transposed');
+    net.markOutput(net.add1({ kind: 'cast', to: 'float16' }, [transposed], 'half'), 'b');
+    const wrapped = net.add1({ kind: 'slice', start: [3, 0], size: [4, 6], stride: [1, 1], mode: 'wrap' }, [x], 'wrapped');
+    net.markOutput(net.add1({ kind: 'activation', type: 'relu' }, [wrapped], 'relu'), 'c');
+    const { fused } = expectEmulatedMatches(net, { x: new Random(9).tensor([5, 6]) }, FP32);
+    expect(fused.names).not.toContain('reversed');
+    expect(fused.names).not.toContain('transposed');
+    expect(fused.names).toContain('wrapped');
+  });
+});
