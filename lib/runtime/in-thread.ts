@@ -113,18 +113,27 @@ export class RunCost {
 
   /** Records a run of `elements` input elements that took `ms`. */
   observe(ms: number, elements: number): void {
-    this.perElement[this.seen % this.window] = ms / Math.max(1, elements);
-    this.seen++;
-    const n = Math.min(this.seen, this.window);
+    const v = ms / Math.max(1, elements);
+    const slot = this.seen % this.window;
     const sorted = this.sorted;
-    // Insertion sort: n is at most the window, and TypedArray sort() costs more at this size.
-    for (let i = 0; i < n; i++) {
-      const v = this.perElement[i]!;
-      let j = i;
-      for (; j > 0 && sorted[j - 1]! > v; j--) sorted[j] = sorted[j - 1]!;
-      sorted[j] = v;
+    let n = Math.min(this.seen, this.window);
+    // sorted is kept sorted from one call to the next: the value leaving the window is taken
+    // out and the new one put in, each a shift of part of the array (a few steps; sorting
+    // anew cost a quadratic loop per run, the largest part of a warm run's bookkeeping
+    // before V8 optimizes it).
+    if (this.seen >= this.window) {
+      const old = this.perElement[slot]!;
+      let i = 0;
+      while (i < n - 1 && sorted[i] !== old && !(Number.isNaN(old) && Number.isNaN(sorted[i]!))) i++;
+      for (; i < n - 1; i++) sorted[i] = sorted[i + 1]!;
+      n--;
     }
-    this.median = sorted[n >> 1]!;
+    this.perElement[slot] = v;
+    let j = n;
+    for (; j > 0 && sorted[j - 1]! > v; j--) sorted[j] = sorted[j - 1]!;
+    sorted[j] = v;
+    this.seen++;
+    this.median = sorted[(n + 1) >> 1]!;
   }
 
   /** The predicted milliseconds of a run of `elements` input elements; Infinity before any observation. */

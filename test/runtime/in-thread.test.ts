@@ -82,6 +82,23 @@ describe('RunCost', () => {
     expect(cost.predict(1)).toBe(9);
   });
 
+  test('keeps the median of its window through any sequence, repeated values included', () => {
+    // A seeded sequence (observe() keeps its window sorted from one call to the next).
+    let seed = 7;
+    const next = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (const window of [1, 2, 3, 4, 8, 9]) {
+      const cost = new RunCost(window);
+      const seen: number[] = [];
+      for (let k = 0; k < 60; k++) {
+        const ms = next() < 0.3 ? Math.floor(next() * 4) : next() * 10;
+        cost.observe(ms, 1);
+        seen.push(ms);
+        const last = seen.slice(-window).sort((a, b) => a - b);
+        expect(cost.predict(1)).toBe(last[last.length >> 1]);
+      }
+    }
+  });
+
   test('counts inputs without elements as one', () => {
     const cost = new RunCost();
     cost.observe(2, 0);
