@@ -80,14 +80,33 @@ export interface Engine extends EngineSignature {
  */
 export interface PreparedRun {
   stage(inputs: readonly Tensor[]): StagedRun;
-  start(staged: StagedRun): Promise<Tensor[]>;
+  /** `settled`, where given, runs in the run's own continuation (see {@link RunSettled}). */
+  start(staged: StagedRun, settled?: RunSettled): Promise<Tensor[]>;
   release(staged: StagedRun): void;
+}
+
+/**
+ * What the caller of PreparedRun.start() does when the run ends, called from the run's own
+ * continuation rather than from a `then` of the caller's: a run of a model that computes in
+ * microseconds pays for every promise and closure, most of all before V8 optimizes the code
+ * (issue 21). `done` takes the outputs and returns what start() resolves; `failed` takes the
+ * error (already typed) and throws what start() rejects with. Exactly one of them is called.
+ */
+export interface RunSettled {
+  done(outputs: Tensor[]): Tensor[];
+  failed(error: unknown): never;
 }
 
 /** A value of a prepared run: its name in the engine, and the dtype the caller gives or takes. */
 export interface PreparedValue {
   readonly name: string;
   readonly dtype: DType;
+  /**
+   * For an input: its shape, where every dim is static and the caller checks each input's
+   * dtype, shape and length against it before stage() (program.run()'s one-pass check,
+   * lib/runtime/fast-input-check.ts). stage() then skips the checks this implies.
+   */
+  readonly checkedShape?: readonly number[];
 }
 
 /** Inputs a PreparedRun has staged (opaque to the caller). */

@@ -13,7 +13,7 @@
 import { getBackend } from '../backends';
 import { floatWidthAs } from '../backends/float-width';
 import { residencyOf, type DeviceValue, type RunValue } from '../backends/residency';
-import type { Engine, PreparedRun } from '../backends/types';
+import type { Engine, PreparedRun, PreparedValue } from '../backends/types';
 import { InternalError, InvalidArgumentError } from '../errors';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { dtypeInfo, type DType } from '../ir/dtype';
@@ -93,8 +93,10 @@ function directEngine(data: ProgramData, segments: readonly LoadedSegment[]): En
  */
 export function preparedRun(data: ProgramData, segments: readonly LoadedSegment[], limits: RunLimits): PreparedRun | undefined {
   const engine = directEngine(data, segments);
-  const named = (io: ProgramIO): { name: string; dtype: DType } => ({ name: io.value, dtype: io.dtype });
-  return engine?.prepareRun?.(data.inputs.map(named), data.outputs.map(named), limits);
+  const named = (io: ProgramIO): PreparedValue => ({ name: io.value, dtype: io.dtype });
+  // Static input shapes are the ones program.run()'s fast check holds every input to before it stages a run (lib/runtime/program.ts).
+  const input = (io: ProgramIO): PreparedValue => (io.shape.every((d) => typeof d === 'number') ? { ...named(io), checkedShape: io.shape as number[] } : named(io));
+  return engine?.prepareRun?.(data.inputs.map(input), data.outputs.map(named), limits);
 }
 
 /**

@@ -26,7 +26,7 @@
  */
 import { createError, InvalidArgumentError, TensorRTNodeError } from '../errors';
 import { resolveLogger } from '../logger';
-import type { PreparedRun, StagedRun } from '../backends/types';
+import type { PreparedRun, RunSettled, StagedRun } from '../backends/types';
 import { Tensor } from '../tensor';
 import { elementsOf, ProgramExecutor, type PreloadReport } from './execute';
 import { asResourceLimitError, type RunLimits } from './resource-limits';
@@ -165,6 +165,9 @@ export class InThreadRunner {
   private lastStallAt = -Infinity;
   private previousStallAt = -Infinity;
   private readonly stallMs: number;
+  /** When the run started by runPrepared() without a queue began, and its elements (one such run at a time: see runPrepared()). */
+  private directT0 = 0;
+  private directElements = 0;
 
   private constructor(
     private readonly executor: ProgramExecutor,
@@ -235,9 +238,10 @@ export class InThreadRunner {
   }
 
   /**
-   * Like {@link run}, through the engine's prepared run (only where {@link prepared} is set):
-   * the inputs are checked by the engine and copied into its staging memory now, and run
-   * after the runs before them.
+   * Like {@link run}, through the engine's prepared run (only where {@link prepared} is set),
+   * for inputs that passed program.run()'s fast check (lib/runtime/fast-input-check.ts):
+   * the engine checks what that check does not imply, copies them into its staging memory
+   * now, and runs them after the runs before them.
    */
   runPrepared(inputs: readonly Tensor[], elements: number): Promise<Tensor[]> {
     const prepared = this.prepared!;
@@ -249,10 +253,13 @@ export class InThreadRunner {
       return Promise.reject(asRunError(error));
     }
     if (this.inFlight === 0) {
-      // The common case, without the closures of a queued run.
+      // The common case, without the closures and the promise of a queued run: the prepared
+      // run calls `settled` from its own continuation. Nothing else starts while it is in
+      // flight (inFlight > 0 queues), so its start time can live in fields.
       this.inFlight++;
-      const t0 = performance.now();
-      return (this.queue = prepared.start(staged).then((outputs) => this.finished(t0, elements, outputs), this.failed));
+      this.directElements = elements;
+      this.directT0 = performance.now();
+      return (this.queue = prepared.start(staged, this.settled));
     }
     return this.enqueue(() => prepared.start(staged), elements, () => prepared.release(staged));
   }
@@ -296,6 +303,12 @@ export class InThreadRunner {
   private readonly failed = (error: unknown): never => {
     this.inFlight--;
     throw asRunError(error);
+  };
+
+  /** The end of the run runPrepared() started without a queue. */
+  private readonly settled: RunSettled = {
+    done: (outputs) => this.finished(this.directT0, this.directElements, outputs),
+    failed: this.failed,
   };
 
   /** Fails the runs not yet started, waits for the one in progress, and releases the engines. Idempotent. */

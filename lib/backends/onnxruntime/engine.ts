@@ -120,6 +120,8 @@ export class OrtEngine implements Engine {
   readonly outputNames: readonly string[];
   readonly residency = 'host' as const;
   private session: Session | null;
+  /** The hosts of the prepared runs made so far: dispose() takes their session too. */
+  private readonly preparedHosts: PreparedRunHost[] = [];
 
   private constructor(
     private readonly ort: OrtModule,
@@ -172,12 +174,14 @@ export class OrtEngine implements Engine {
     const host: PreparedRunHost = {
       ort: this.ort,
       description: this.description,
-      session: () => this.session,
+      session: this.session,
       checkInputs: (given) => checkProfiles(this.description.inputs, this.description.inputs.map((input, k) => checkInput(input, given[k]))),
       disposedError: disposedEngine,
       runError: (error) => ortRunError(error, this.description.network),
     };
-    return prepareOrtRun(host, inputs, outputs, limits);
+    const prepared = prepareOrtRun(host, inputs, outputs, limits);
+    if (prepared !== undefined) this.preparedHosts.push(host);
+    return prepared;
   }
 
   async run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Promise<Record<string, RunValue>> {
@@ -211,6 +215,7 @@ export class OrtEngine implements Engine {
   dispose(): void {
     const session = this.session;
     this.session = null;
+    for (const host of this.preparedHosts) host.session = null;
     void session?.release().catch(() => undefined);
   }
 }

@@ -14,18 +14,18 @@ import type { TypedArray } from '../../ir/dtype';
 import { dtypeInfo, type DTypeInfo } from '../../ir/dtype';
 import { checkTensorBytes, type RunLimits } from '../../runtime/resource-limits';
 import { Tensor, trustedTensor, typedArrayName } from '../../tensor';
-import type { PreparedRun, PreparedValue, StagedRun } from '../types';
+import type { PreparedRun, PreparedValue, RunSettled, StagedRun } from '../types';
 import type { OrtEngineDescription, OrtEngineInput, OrtEngineIO } from './engine-format';
 import { boundaryDType } from './lower';
 import type { OrtModule } from './ort-module';
 
 type OrtTensor = InstanceType<OrtModule['Tensor']>;
 
-/** What OrtEngine lends a prepared run: its session (null once disposed) and its own checks and error mapping. */
+/** What OrtEngine lends a prepared run: its session (set to null when the engine is disposed: a field, not a call, on every run's path) and its own checks and error mapping. */
 export interface PreparedRunHost {
   readonly ort: OrtModule;
   readonly description: OrtEngineDescription;
-  session(): { run(feeds: Record<string, OrtTensor>): Promise<Record<string, unknown>> } | null;
+  session: { run(feeds: Record<string, OrtTensor>): Promise<Record<string, unknown>> } | null;
   /** Throws OrtEngine.run()'s error for inputs (in description order) that fail its checks. */
   checkInputs(inputs: readonly Tensor[]): void;
   /** OrtEngine.run()'s error for a disposed engine. */
@@ -49,6 +49,15 @@ const sameShape = (a: readonly number[], b: readonly number[]): boolean => {
   return true;
 };
 
+/** `settled.failed(error)`'s throw, as a value to reject with. */
+function settleFailed(settled: RunSettled, error: unknown): unknown {
+  try {
+    return settled.failed(error);
+  } catch (thrown) {
+    return thrown;
+  }
+}
+
 /** The prepared run of `inputs` → `outputs` (value names), or undefined where a name is not the engine's or a dtype is converted at the boundary. */
 export function prepareOrtRun(host: PreparedRunHost, inputs: readonly PreparedValue[], outputs: readonly PreparedValue[], limits: RunLimits): PreparedRun | undefined {
   const { description } = host;
@@ -58,7 +67,9 @@ export function prepareOrtRun(host: PreparedRunHost, inputs: readonly PreparedVa
   const outs = outputs.map((v) => description.outputs.find((d) => d.name === v.name));
   const usable = (d: OrtEngineIO | undefined, k: number, wanted: readonly PreparedValue[]): boolean => d !== undefined && d.dtype === wanted[k]!.dtype && boundaryDType(d.dtype) === d.dtype;
   if (!ins.every((d, k) => usable(d, k, inputs)) || !outs.every((d, k) => usable(d, k, outputs))) return undefined;
-  return new OrtPreparedRun(host, ins as OrtEngineInput[], outs as OrtEngineIO[], limits);
+  // The caller's own check of every input against the engine's static shape implies fits().
+  const prechecked = inputs.every((v, k) => v.checkedShape !== undefined && ins[k]!.shape.every((n) => n >= 0) && sameShape(v.checkedShape, ins[k]!.shape));
+  return new OrtPreparedRun(host, ins as OrtEngineInput[], outs as OrtEngineIO[], limits, prechecked);
 }
 
 class OrtPreparedRun implements PreparedRun {
@@ -68,12 +79,21 @@ class OrtPreparedRun implements PreparedRun {
   /** The position in the prepared order of each input of the description. */
   private readonly positions: number[];
   private readonly outputInfo: DTypeInfo[];
+  /**
+   * The run in flight started without closures of its own (see start()), and its caller's
+   * RunSettled: runs on one thread are queued, so one at a time is the rule; a second start()
+   * while one is in flight takes closures instead.
+   */
+  private current: Staging | undefined;
+  private currentSettled: RunSettled | undefined;
 
   constructor(
     private readonly host: PreparedRunHost,
     private readonly inputs: readonly OrtEngineInput[],
     private readonly outputs: readonly OrtEngineIO[],
     private readonly limits: RunLimits,
+    /** Whether the caller checks every input against the engine's static shapes before stage() (PreparedValue.checkedShape). */
+    private readonly prechecked: boolean,
   ) {
     this.dynamic = inputs.some((d) => d.shape.some((n) => n < 0));
     this.positions = host.description.inputs.map((d) => inputs.indexOf(d));
@@ -81,30 +101,64 @@ class OrtPreparedRun implements PreparedRun {
   }
 
   stage(given: readonly Tensor[]): StagedRun {
-    if (this.host.session() === null) throw this.host.disposedError();
-    if (!this.fits(given)) this.host.checkInputs(this.positions.map((k) => given[k]!));
+    if (this.host.session === null) throw this.host.disposedError();
+    if (!this.prechecked && !this.fits(given)) this.host.checkInputs(this.positions.map((k) => given[k]!));
     const staging = this.staging(given);
     for (let k = 0; k < given.length; k++) staging.buffers[k]!.set(given[k]!.data as never);
     return staging;
   }
 
-  start(staged: StagedRun): Promise<Tensor[]> {
+  start(staged: StagedRun, settled?: RunSettled): Promise<Tensor[]> {
     const staging = staged as Staging;
-    const session = this.host.session();
+    const session = this.host.session;
     if (session === null) {
       this.release(staging);
-      return Promise.reject(this.host.disposedError());
+      const error = this.host.disposedError();
+      return Promise.reject(settled === undefined ? error : settleFailed(settled, error));
+    }
+    if (this.current === undefined) {
+      this.current = staging;
+      this.currentSettled = settled;
+      return session.run(staging.feeds).then(this.onResults, this.onError);
     }
     return session.run(staging.feeds).then(
-      (results) => {
-        this.release(staging);
-        return this.wrap(results);
-      },
-      (error: unknown) => {
-        this.release(staging);
-        throw this.host.runError(error);
-      },
+      (results) => this.finish(staging, settled, results),
+      (error: unknown) => this.fail(staging, settled, error),
     );
+  }
+
+  /** The continuations of the run in flight without closures of its own (see current). */
+  private readonly onResults = (results: Record<string, unknown>): Tensor[] => {
+    const staging = this.current!;
+    const settled = this.currentSettled;
+    this.current = this.currentSettled = undefined;
+    return this.finish(staging, settled, results);
+  };
+
+  private readonly onError = (error: unknown): never => {
+    const staging = this.current!;
+    const settled = this.currentSettled;
+    this.current = this.currentSettled = undefined;
+    return this.fail(staging, settled, error);
+  };
+
+  private finish(staging: Staging, settled: RunSettled | undefined, results: Record<string, unknown>): Tensor[] {
+    this.release(staging);
+    if (settled === undefined) return this.wrap(results);
+    let outputs: Tensor[];
+    try {
+      outputs = this.wrap(results);
+    } catch (error) {
+      return settled.failed(error);
+    }
+    return settled.done(outputs);
+  }
+
+  private fail(staging: Staging, settled: RunSettled | undefined, error: unknown): never {
+    this.release(staging);
+    const typed = this.host.runError(error);
+    if (settled === undefined) throw typed;
+    return settled.failed(typed);
   }
 
   release(staged: StagedRun): void {
@@ -181,7 +235,9 @@ class OrtPreparedRun implements PreparedRun {
       if (count * info.itemBytes > this.limits.maxTensorBytes) checkTensorBytes(this.limits, o.dtype, dims, `onnxruntime backend: output "${o.name}"`, { output: o.name });
       // The checks of the Tensor constructor that onnxruntime's output could fail (its dims
       // are sizes); where they fail, the constructor throws its error.
-      out[k] = typedArrayName(data) === info.storage.name && data.length === count * info.lanes ? trustedTensor(o.dtype, dims, data) : new Tensor(o.dtype, dims, data);
+      // (The constructor comparison first: this realm's arrays, onnxruntime's case, pass it without the two builtin calls of typedArrayName.)
+      const storageOk = data.constructor === info.storage || typedArrayName(data) === info.storage.name;
+      out[k] = storageOk && data.length === count * info.lanes ? trustedTensor(o.dtype, dims, data) : new Tensor(o.dtype, dims, data);
     }
     return out;
   }
