@@ -139,7 +139,8 @@ let trusted = false;
  * @internal A Tensor over `data` without the constructor's checks, for a caller that made
  * them itself (a prepared run's outputs, lib/backends/onnxruntime/prepared-run.ts: a model
  * that computes in microseconds pays for every one). Unchecked arguments make a wrong
- * tensor, not an error.
+ * tensor, not an error. `shape` is not copied: the tensor freezes it and keeps it, so it
+ * must be an array the caller hands over (onnxruntime's dims of an output it drops).
  */
 export function trustedTensor(dtype: DType, shape: Shape, data: TypedArray): Tensor {
   trusted = true;
@@ -150,16 +151,15 @@ export function trustedTensor(dtype: DType, shape: Shape, data: TypedArray): Ten
   }
 }
 
-/** Set by Tensor's static block: see {@link isIntactTensor}. */
-let intact: (t: Tensor) => boolean;
-
 /**
  * @internal Whether `t` still has the dtype, shape and data its constructor checked: its
  * fields are plain properties a caller can reassign, so a check of the fields alone proves
  * nothing. Its buffer may still have been detached or resized since: compare `data.length`
- * with the shape too. Lets program.run() skip checking a tensor again (issue 21).
+ * with the shape too. Lets program.run() skip checking a tensor again (issue 21). Set by
+ * Tensor's static block (only code in the class reads its private fields), as the function
+ * itself rather than a wrapper: one call less on every run's path.
  */
-export const isIntactTensor = (t: Tensor): boolean => intact(t);
+export let isIntactTensor: (t: Tensor) => boolean;
 
 export class Tensor {
   readonly dtype: DType;
@@ -171,7 +171,7 @@ export class Tensor {
   readonly #data: TypedArray;
 
   static {
-    intact = (t) => #data in t && t.#data === t.data && t.#shape === t.shape && t.#dtype === t.dtype;
+    isIntactTensor = (t) => #data in t && t.#data === t.data && t.#shape === t.shape && t.#dtype === t.dtype;
   }
 
   /**
@@ -179,10 +179,12 @@ export class Tensor {
    * shape; a mismatch is an `E_INVALID_ARGUMENT` error. Without `data`, zeros.
    */
   constructor(dtype: DType, shape: Shape, data?: TypedArray) {
-    if (!trusted || data === undefined) data = checkedData(dtype, shape, data);
+    // trustedTensor() hands its shape array over: frozen as it is, not copied.
+    const handedOver = trusted && data !== undefined;
+    const checked = handedOver ? data! : checkedData(dtype, shape, data);
     this.dtype = this.#dtype = dtype;
-    this.shape = this.#shape = Object.freeze([...shape]);
-    this.data = this.#data = data;
+    this.shape = this.#shape = Object.freeze(handedOver ? (shape as number[]) : [...shape]);
+    this.data = this.#data = checked;
   }
 
   /** Number of elements (complex pairs count once). */

@@ -77,6 +77,8 @@ export class FastInputCheck {
   check(inputs: unknown): Tensor[] | undefined {
     const n = this.names.length;
     if (inputs === null || typeof inputs !== 'object') return undefined;
+    // A copy even of an array: each element is read once, so what is checked is what runs
+    // (an array's getters, or a Proxy, could answer a second read differently).
     const ordered = new Array<Tensor>(n);
     if (Array.isArray(inputs)) {
       if (inputs.length !== n) return undefined;
@@ -89,7 +91,7 @@ export class FastInputCheck {
         ordered[i] = (inputs as Record<string, Tensor>)[this.names[i]!]!;
       }
     }
-    this.bound.fill(NaN);
+    if (this.bound.length > 0) this.bound.fill(NaN);
     let elements = 0;
     for (let i = 0; i < n; i++) {
       const count = this.accepted(ordered[i], i);
