@@ -32,23 +32,30 @@ const workerStarted = (program) => program.client.channel !== null;
 /**
  * Counts the runs made here: through the engine's prepared run (the fast path of
  * program.run()) or the in-thread executor (the general one). `after(k)`, where given, runs
- * after the k-th run's outputs are ready (the stall scenario holds the loop there).
+ * after the k-th run's outputs are ready, within the time the runner measures for the run
+ * (the stall scenario holds the loop there, as a preempted run would): for the prepared
+ * run, that is inside its continuation, before the runner's `settled.done` times it.
  */
 function countInThread(program, after) {
   const here = program.inThread;
   const counter = { runs: 0, prepared: 0 };
-  const wrap = (target, key, kind) => {
-    const original = target[key].bind(target);
-    target[key] = async (...args) => {
-      counter.runs++;
-      if (kind) counter[kind]++;
-      const outputs = await original(...args);
-      after?.(counter.runs);
-      return outputs;
-    };
+  const executorRun = here.executor.run.bind(here.executor);
+  here.executor.run = async (...args) => {
+    counter.runs++;
+    const outputs = await executorRun(...args);
+    after?.(counter.runs);
+    return outputs;
   };
-  wrap(here.executor, 'run');
-  if (here.prepared !== undefined) wrap(here.prepared, 'start', 'prepared');
+  const prepared = here.prepared;
+  if (prepared !== undefined) {
+    const start = prepared.start.bind(prepared);
+    prepared.start = (staged, settled) => {
+      const k = ++counter.runs;
+      counter.prepared++;
+      if (settled === undefined) return start(staged).then((outputs) => (after?.(k), outputs));
+      return start(staged, { done: (outputs) => (after?.(k), settled.done(outputs)), failed: settled.failed });
+    };
+  }
   return counter;
 }
 
