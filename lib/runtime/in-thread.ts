@@ -24,6 +24,8 @@
  * (a CPU shared with busier processes preempts them mid-run) send the runs of the next
  * second to the worker, started again in the background first.
  */
+import { performance } from 'node:perf_hooks';
+
 import { createError, InvalidArgumentError, TensorRTNodeError } from '../errors';
 import { resolveLogger } from '../logger';
 import type { PreparedRun, RunSettled, StagedRun } from '../backends/types';

@@ -204,6 +204,8 @@ class OrtPreparedRun implements PreparedRun {
 
   /** A free staging set of the shapes of `given`, or a new one. */
   private staging(given: readonly Tensor[]): Staging {
+    // Prechecked inputs have the engine's static shapes, as every staging set has.
+    if (this.prechecked && this.free.length > 0) return this.free.pop()!;
     for (let s = 0; s < this.free.length; s++) {
       const candidate = this.free[s]!;
       let same = true;
