@@ -74,8 +74,11 @@ const scenarios = {
     const counter = countInThread(program);
     const outputs = await program.run(inputs);
     const byName = await program.run({ [program.inputs[0].name]: inputs[0] });
+    // Whether the prepared run calls the session's handler (lib/backends/onnxruntime/session-handler.ts) rather than session.run().
+    const session = program.inThread.executor.segments[0].engine.session;
+    const viaHandler = program.inThread.prepared.host.session !== session;
     await program.dispose();
-    return { inThread, workerAfterLoad: worker, inThreadRuns: counter.runs, outputs: outputs.map(wire), byName: byName.map(wire) };
+    return { inThread, workerAfterLoad: worker, inThreadRuns: counter.runs, prepared: counter.prepared, viaHandler, outputs: outputs.map(wire), byName: byName.map(wire) };
   },
 
   /** Inputs changed after run() was called do not change its answer; dispose fails runs in flight and later ones. */

@@ -20,6 +20,7 @@ import type { OrtEngineDescription, OrtEngineInput } from './engine-format';
 import { boundaryDType } from './lower';
 import type { OrtModule } from './ort-module';
 import { prepareOrtRun, type PreparedRunHost } from './prepared-run';
+import { directSessionRun } from './session-handler';
 
 type Session = Awaited<ReturnType<OrtModule['InferenceSession']['create']>>;
 type OrtTensor = InstanceType<OrtModule['Tensor']>;
@@ -174,7 +175,7 @@ export class OrtEngine implements Engine {
     const host: PreparedRunHost = {
       ort: this.ort,
       description: this.description,
-      session: this.session,
+      session: this.session === null ? null : (directSessionRun(this.session) ?? this.session),
       checkInputs: (given) => checkProfiles(this.description.inputs, this.description.inputs.map((input, k) => checkInput(input, given[k]))),
       disposedError: disposedEngine,
       runError: (error) => ortRunError(error, this.description.network),

@@ -18,6 +18,7 @@ import type { PreparedRun, PreparedValue, RunSettled, StagedRun } from '../types
 import type { OrtEngineDescription, OrtEngineInput, OrtEngineIO } from './engine-format';
 import { boundaryDType } from './lower';
 import type { OrtModule } from './ort-module';
+import type { SessionRun } from './session-handler';
 
 type OrtTensor = InstanceType<OrtModule['Tensor']>;
 
@@ -25,7 +26,7 @@ type OrtTensor = InstanceType<OrtModule['Tensor']>;
 export interface PreparedRunHost {
   readonly ort: OrtModule;
   readonly description: OrtEngineDescription;
-  session: { run(feeds: Record<string, OrtTensor>): Promise<Record<string, unknown>> } | null;
+  session: SessionRun | null;
   /** Throws OrtEngine.run()'s error for inputs (in description order) that fail its checks. */
   checkInputs(inputs: readonly Tensor[]): void;
   /** OrtEngine.run()'s error for a disposed engine. */
