@@ -99,48 +99,67 @@ export function fitsInThread(report: PreloadReport | undefined, budgetMs: number
 /**
  * A run's predicted time from the recent cost per input element: the median of the last
  * `window` observations, so one run slowed by a busy machine moves nothing.
+ *
+ * Both calls a run makes are a few steps (issue 21: before V8 optimizes it, keeping a sorted
+ * window cost about 1 µs a run, a twentieth of the mlp's run). observe() writes the window's
+ * ring; fits() does not need the median itself, only whether it is within the budget, which
+ * is whether more than half of the window is: a count that observe() keeps up to date for
+ * the elements and budget fits() was last asked about (the same every run of a program of
+ * static shapes), and that fits() counts again when asked about others.
  */
 export class RunCost {
   private readonly perElement: Float64Array;
-  /** perElement sorted, in place: observe() runs once a run, and allocates nothing. */
-  private readonly sorted: Float64Array;
   private seen = 0;
-  /** The median of perElement, kept from one observation to the next. */
-  private median = Infinity;
+  /** The elements (and max(1, elements)) and budget fits() was last asked about, and how many observations in the window fit them. */
+  private countedElements = NaN;
+  private countedScale = NaN;
+  private countedBudgetMs = NaN;
+  private fitting = 0;
 
   constructor(private readonly window = 8) {
     this.perElement = new Float64Array(window);
-    this.sorted = new Float64Array(window);
   }
 
   /** Records a run of `elements` input elements that took `ms`. */
   observe(ms: number, elements: number): void {
     const v = ms / Math.max(1, elements);
     const slot = this.seen % this.window;
-    const sorted = this.sorted;
-    let n = Math.min(this.seen, this.window);
-    // sorted is kept sorted from one call to the next: the value leaving the window is taken
-    // out and the new one put in, each a shift of part of the array (a few steps; sorting
-    // anew cost a quadratic loop per run, the largest part of a warm run's bookkeeping
-    // before V8 optimizes it).
-    if (this.seen >= this.window) {
-      const old = this.perElement[slot]!;
-      let i = 0;
-      while (i < n - 1 && sorted[i] !== old && !(Number.isNaN(old) && Number.isNaN(sorted[i]!))) i++;
-      for (; i < n - 1; i++) sorted[i] = sorted[i + 1]!;
-      n--;
-    }
+    // (fitsCounted() written out: this runs once a run.)
+    if (this.seen >= this.window && this.perElement[slot]! * this.countedScale <= this.countedBudgetMs) this.fitting--;
     this.perElement[slot] = v;
-    let j = n;
-    for (; j > 0 && sorted[j - 1]! > v; j--) sorted[j] = sorted[j - 1]!;
-    sorted[j] = v;
+    if (v * this.countedScale <= this.countedBudgetMs) this.fitting++;
     this.seen++;
-    this.median = sorted[(n + 1) >> 1]!;
+  }
+
+  /**
+   * Whether the predicted time of a run of `elements` input elements is within `budgetMs`:
+   * predict(elements) <= budgetMs, without the median. (A product keeps the order of the
+   * values it scales, so the median's product is the median of the products.)
+   */
+  fits(elements: number, budgetMs: number): boolean {
+    if (elements !== this.countedElements || budgetMs !== this.countedBudgetMs) {
+      this.countedElements = elements;
+      this.countedScale = Math.max(1, elements);
+      this.countedBudgetMs = budgetMs;
+      this.fitting = 0;
+      const n = Math.min(this.seen, this.window);
+      for (let i = 0; i < n; i++) if (this.fitsCounted(this.perElement[i]!)) this.fitting++;
+    }
+    // The median is the value at index n >> 1 of the sorted window: within the budget when more values than that are.
+    return this.fitting > Math.min(this.seen, this.window) >> 1;
+  }
+
+  /** Whether an observation `v` (ms per element) fits the elements and budget being counted. */
+  private fitsCounted(v: number): boolean {
+    return v * this.countedScale <= this.countedBudgetMs;
   }
 
   /** The predicted milliseconds of a run of `elements` input elements; Infinity before any observation. */
   predict(elements: number): number {
-    return this.median * Math.max(1, elements);
+    const n = Math.min(this.seen, this.window);
+    if (n === 0) return Infinity;
+    const sorted = this.perElement.slice(0, n).sort();
+    return sorted[n >> 1]! * Math.max(1, elements);
   }
 }
 
@@ -214,7 +233,7 @@ export class InThreadRunner {
 
   /** Whether a run of `elements` input elements is predicted to fit the budget. */
   fits(elements: number): boolean {
-    return !this.disposed && this.cost.predict(elements) <= this.budgetMs;
+    return !this.disposed && this.cost.fits(elements, this.budgetMs);
   }
 
   /** Whether runs here stalled the event loop lately (see {@link STALL_MS}). */

@@ -99,6 +99,25 @@ describe('RunCost', () => {
     }
   });
 
+  test('fits() answers as predict() <= budget does, for elements and budgets that change or stay', () => {
+    let seed = 11;
+    const next = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const answers = new Set<boolean>();
+    for (const window of [1, 2, 5, 8]) {
+      const cost = new RunCost(window);
+      for (let k = 0; k < 80; k++) {
+        // Short runs and slow ones, in stretches; asked about a few sizes and budgets, mostly the same one (a static program).
+        const elements = next() < 0.7 ? 128 : Math.floor(next() * 4) * 64;
+        const budget = next() < 0.8 ? 3 : 0.5 + next() * 4;
+        const fits = cost.fits(elements, budget);
+        expect(fits).toBe(cost.predict(elements) <= budget);
+        answers.add(fits);
+        cost.observe(k % 20 < 8 ? 2 + 8 * next() : next() * 0.03, 128);
+      }
+    }
+    expect(answers).toEqual(new Set([true, false]));
+  });
+
   test('counts inputs without elements as one', () => {
     const cost = new RunCost();
     cost.observe(2, 0);
