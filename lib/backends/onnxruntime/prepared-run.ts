@@ -117,12 +117,19 @@ class OrtPreparedRun implements PreparedRun {
       const error = this.host.disposedError();
       return Promise.reject(settled === undefined ? error : settleFailed(settled, error));
     }
+    let running: Promise<Record<string, unknown>>;
+    try {
+      running = session.run(staging.feeds);
+    } catch (error) {
+      // Not the handler's way (it is async), but a throw here must still end the run through `settled`.
+      running = Promise.reject(error);
+    }
     if (this.current === undefined) {
       this.current = staging;
       this.currentSettled = settled;
-      return session.run(staging.feeds).then(this.onResults, this.onError);
+      return running.then(this.onResults, this.onError);
     }
-    return session.run(staging.feeds).then(
+    return running.then(
       (results) => this.finish(staging, settled, results),
       (error: unknown) => this.fail(staging, settled, error),
     );
