@@ -27,15 +27,20 @@ export interface MapSpec {
 }
 
 /**
- * Elements a thread takes at once where the box's last dim is a multiple of it. A map is
- * memory-bound: one element per thread left the H200 at a tenth of its copy bandwidth (issue
- * 19's graph profile: 100 G elements/s whatever the op), with one load in flight per thread.
+ * The tiled form of a map: each warp takes TILE neighbours along the box's last dim (a
+ * multiple of TILE), each lane TILE / 32 of them 32 apart, with one index walk and every
+ * load issued before any store. Four loads in flight per thread instead of one: a map is
+ * memory-latency bound (issue 19's graph profile: 100 G elements/s whatever the op). Lanes
+ * 32 apart keep each warp's loads and stores on consecutive elements. A separate kernel, so
+ * the plain form keeps its register count.
  */
-export const VEC = 4;
+export const TILE = 128;
 
-/** The map kernel for `spec` (its text depends on the spec only, never on dims). */
-export function mapKernel(spec: MapSpec): KernelSource {
-  return kernelSource(spec.key, (entry) => {
+const specOf = new WeakMap<KernelSource, MapSpec>();
+
+/** The map kernel for `spec` (its text depends on the spec only, never on dims); `tiled`: its {@link TILE} form. */
+export function mapKernel(spec: MapSpec, tiled = false): KernelSource {
+  const kernel = kernelSource(tiled ? `${spec.key}.tile` : spec.key, (entry) => {
     const out = DTYPES[spec.output];
     const ins = spec.inputs.map((d) => DTYPES[d]);
     const t = (c: (typeof ins)[number]): string => (spec.raw ? c.storage : c.compute);
@@ -47,7 +52,6 @@ export function mapKernel(spec: MapSpec): KernelSource {
       ...ins.map((c, k) => `const ${c.storage}* a${k}`),
       'i64 n',
       'i32 rank',
-      'i32 vec',
       'Dims8 dims',
       'Dims8 fdiv',
       'Dims8 ys',
@@ -90,23 +94,28 @@ ${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('
     }`;
     const one = (I: string): string => `${walk(I, false)}
     y[oy] = ${result(ins.map((_, k) => load(k, `o${k}`)))};`;
-    // VEC neighbours along the last dim share one walk; every load of the group is issued
-    // before any store, so a thread keeps VEC loads of each input in flight (a store through y
-    // could alias an input, which would otherwise order each load after the previous store).
-    const lanes = Array.from({ length: VEC }, (_, v) => v);
+    // A lane's TILE / 32 elements, 32 apart in one row: every load before any store (a store
+    // through y could alias an input, which would order each later load after it).
+    const lanes = Array.from({ length: TILE / 32 }, (_, v) => v);
     const group = `${walk('u32', true)}
-${lanes.flatMap((v) => ins.map((c, k) => `    const ${t(c)} x${k}_${v} = ${load(k, `o${k} + ${v} * l${k}`)};`)).join('\n')}
-${lanes.map((v) => `    y[oy + ${v} * ly] = ${result(ins.map((_, k) => `x${k}_${v}`))};`).join('\n')}`;
-    return `
+${lanes.flatMap((v) => ins.map((c, k) => `    const ${t(c)} x${k}_${v} = ${load(k, `o${k} + ${32 * v} * l${k}`)};`)).join('\n')}
+${lanes.map((v) => `    y[oy + ${32 * v} * ly] = ${result(ins.map((_, k) => `x${k}_${v}`))};`).join('\n')}`;
+    const op = `
 __device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {
 ${spec.body}
-}
+}`;
+    if (tiled) {
+      return `${op}
 extern "C" __global__ void ${entry}(${kernelParams}) {
-  if (vec == ${VEC} && n <= 0x7fffffffLL) {
-    for (u32 g = blockIdx.x * blockDim.x + threadIdx.x; g < (u32)n / ${VEC}u; g += blockDim.x * gridDim.x) {
-      const u32 i = g * ${VEC}u;${group}
+  const u32 warps = (blockDim.x * gridDim.x) >> 5;
+  for (u32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < (u32)n / ${TILE}u; w += warps) {
+    const u32 i = w * ${TILE}u + (threadIdx.x & 31u);${group}
+  }
+}`;
     }
-  } else if (n <= 0x7fffffffLL) {
+    return `${op}
+extern "C" __global__ void ${entry}(${kernelParams}) {
+  if (n <= 0x7fffffffLL) {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${one('u32')}
     }
   } else {
@@ -115,6 +124,8 @@ extern "C" __global__ void ${entry}(${kernelParams}) {
   }
 }`;
   });
+  specOf.set(kernel, spec);
+  return kernel;
 }
 
 export interface MapOperand {
@@ -185,13 +196,15 @@ export function divisionMagic(d: number): number {
 export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
   const n = volume(dims);
   const c = coalesce(dims, [out.strides, ...inputs.map((x) => x.strides)]);
-  const vec = n < 2 ** 31 && (c.dims[c.dims.length - 1] ?? 1) % VEC === 0 ? VEC : 1;
-  return launch(kernel, Math.ceil(n / vec), [
+  // The tiled form where the last dim splits into tiles (the plain form's kernel text names
+  // its spec, so the tiled one can be made from it).
+  const spec = specOf.get(kernel);
+  const tiled = spec !== undefined && n < 2 ** 31 && (c.dims[c.dims.length - 1] ?? 1) % TILE === 0;
+  return launch(tiled ? mapKernel(spec, true) : kernel, tiled ? n / (TILE / 32) : n, [
     ptr(out.at),
     ...inputs.map((x) => ptr(x.at)),
     i64(n),
     i32(c.dims.length),
-    i32(vec),
     dims8(c.dims),
     dims8(c.dims.map(divisionMagic)),
     ...c.strides.map((s) => dims8(s)),
