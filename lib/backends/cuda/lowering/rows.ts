@@ -160,9 +160,7 @@ function rowCode(entry: string, coop: boolean, combines: readonly RowCombine[]):
     return {
       cooperative: false,
       rows: (body) => `GRID_STRIDE(o, outer) {${body}\n  }`,
-      // Unrolled by 4 so that a thread has four loads of its row in flight (nothing is stored
-      // inside the loop): a global pool's 49-element rows were one memory latency per element.
-      each: (body) => `\n#pragma unroll 4\n    for (i64 j = 0; j < inner; ++j) {${body}}`,
+      each: (body) => `for (i64 j = 0; j < inner; ++j) {${body}}`,
       all: () => '',
       once: (statement) => statement,
     };
