@@ -116,17 +116,6 @@ function buildCases(Tensor) {
   add('unary', 'not.bool', { op: 'not' }, [t('bool', [3, 3])]);
   add('unary', 'exp.empty', { op: 'exp' }, [t('float32', [2, 0])]);
 
-  // The tiled map form (lowering/map.ts: the last dim a multiple of 128): dense, broadcast,
-  // transposed and strided operands, a cast, an int64 input, a larger box.
-  add('unary', 'tile.exp.float32', { op: 'exp' }, [t('float32', [3, 256], -2, 2)]);
-  add('elementwise', 'tile.sum.broadcast.float16', { op: 'sum' }, [t('float16', [2, 5, 384]), t('float16', [2, 1, 384])]);
-  add('elementwise', 'tile.prod.row-broadcast.bfloat16', { op: 'prod' }, [t('bfloat16', [7, 128]), t('bfloat16', [7, 1])]);
-  add('shuffle', 'tile.transpose.float16', { firstTranspose: [1, 0], zeroIsPlaceholder: false }, [t('float16', [256, 6])]);
-  add('cast', 'tile.float32->float16', { to: 'float16' }, [t('float32', [4, 128], -300, 300)]);
-  add('elementwise', 'tile.max.int64', { op: 'max' }, [t('int64', [2, 128], -100, 100), t('int64', [2, 128], -100, 100)]);
-  add('slice', 'tile.stride2', { start: [0, 1], size: [3, 128], stride: [1, 2], mode: 'strict_bounds' }, [t('float32', [3, 257])]);
-  add('activation', 'tile.relu.many', { type: 'relu' }, [t('float32', [300, 1024])]);
-
   // activation
   const ACT = {
     relu: {},

@@ -26,21 +26,9 @@ export interface MapSpec {
   raw?: boolean;
 }
 
-/**
- * The tiled form of a map: each warp takes TILE neighbours along the box's last dim (a
- * multiple of TILE), each lane TILE / 32 of them 32 apart, with one index walk and every
- * load issued before any store. Four loads in flight per thread instead of one: a map is
- * memory-latency bound (issue 19's graph profile: 100 G elements/s whatever the op). Lanes
- * 32 apart keep each warp's loads and stores on consecutive elements. A separate kernel, so
- * the plain form keeps its register count.
- */
-export const TILE = 128;
-
-const specOf = new WeakMap<KernelSource, MapSpec>();
-
-/** The map kernel for `spec` (its text depends on the spec only, never on dims); `tiled`: its {@link TILE} form. */
-export function mapKernel(spec: MapSpec, tiled = false): KernelSource {
-  const kernel = kernelSource(tiled ? `${spec.key}.tile` : spec.key, (entry) => {
+/** The map kernel for `spec` (its text depends on the spec only, never on dims). */
+export function mapKernel(spec: MapSpec): KernelSource {
+  return kernelSource(spec.key, (entry) => {
     const out = DTYPES[spec.output];
     const ins = spec.inputs.map((d) => DTYPES[d]);
     const t = (c: (typeof ins)[number]): string => (spec.raw ? c.storage : c.compute);
@@ -58,22 +46,20 @@ export function mapKernel(spec: MapSpec, tiled = false): KernelSource {
       ...ins.map((_, k) => `Dims8 s${k}`),
       ...extra,
     ].join(', ');
+    const loads = ins.map((c, k) => {
+      const at = `a${k}[o${k}]`;
+      return spec.raw ? at : c.load(at);
+    });
+    const call = `${entry}_op(${[...loads, ...extraNames].join(', ')})`;
     const offsets = ['oy', ...ins.map((_, k) => `o${k}`)];
     const strides = ['ys', ...ins.map((_, k) => `s${k}`)];
-    const load = (k: number, at: string): string => (spec.raw ? `a${k}[${at}]` : ins[k]!.load(`a${k}[${at}]`));
-    const result = (args: readonly string[]): string => {
-      const call = `${entry}_op(${[...args, ...extraNames].join(', ')})`;
-      return spec.raw ? call : out.store(call);
-    };
-    // One element's offsets in every tensor from its flat index, walking the dims with
+    // One element: its offsets in every tensor from its flat index, walking the dims with
     // constant indices (unrolled: the Dims8 stay in registers, no local array). Below 2^31
     // elements each division is a multiply and a shift by the dim's magic numbers (`fdiv`,
     // see divisionMagic()): a broadcast or transposed box otherwise spends more time dividing
-    // than moving its bytes. Larger boxes divide in 64 bits. With `last`, also each tensor's
-    // stride along the last dim (l_y, l0, ...), read where the unrolled walk passes it.
-    const walk = (I: string, last: boolean): string => `
-    i64 ${offsets.map((o) => `${o} = 0`).join(', ')};${last ? `
-    i64 ${offsets.map((o) => `l${o.slice(1)} = ${o === 'oy' ? 'ys' : `s${o.slice(1)}`}.v[0]`).join(', ')};` : ''}
+    // than moving its bytes. Larger boxes divide in 64 bits.
+    const element = (I: string): string => `
+    i64 ${offsets.map((o) => `${o} = 0`).join(', ')};
     if (rank == 1) {
 ${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
     } else {
@@ -87,45 +73,25 @@ ${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
           u32 q = r - next * nd;
           r = next;` : `${I} q = r % nd;
           r /= nd;`}
-${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}${last ? `
-          if (d == rank - 1) { ${offsets.map((o, t) => `l${o.slice(1)} = ${strides[t]}.v[d];`).join(' ')} }` : ''}
+${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}
         }
       }
-    }`;
-    const one = (I: string): string => `${walk(I, false)}
-    y[oy] = ${result(ins.map((_, k) => load(k, `o${k}`)))};`;
-    // A lane's TILE / 32 elements, 32 apart in one row: every load before any store (a store
-    // through y could alias an input, which would order each later load after it).
-    const lanes = Array.from({ length: TILE / 32 }, (_, v) => v);
-    const group = `${walk('u32', true)}
-${lanes.flatMap((v) => ins.map((c, k) => `    const ${t(c)} x${k}_${v} = ${load(k, `o${k} + ${32 * v} * l${k}`)};`)).join('\n')}
-${lanes.map((v) => `    y[oy + ${32 * v} * ly] = ${result(ins.map((_, k) => `x${k}_${v}`))};`).join('\n')}`;
-    const op = `
+    }
+    y[oy] = ${spec.raw ? call : out.store(call)};`;
+    return `
 __device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {
 ${spec.body}
-}`;
-    if (tiled) {
-      return `${op}
-extern "C" __global__ void ${entry}(${kernelParams}) {
-  const u32 warps = (blockDim.x * gridDim.x) >> 5;
-  for (u32 w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < (u32)n / ${TILE}u; w += warps) {
-    const u32 i = w * ${TILE}u + (threadIdx.x & 31u);${group}
-  }
-}`;
-    }
-    return `${op}
+}
 extern "C" __global__ void ${entry}(${kernelParams}) {
   if (n <= 0x7fffffffLL) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${one('u32')}
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${element('u32')}
     }
   } else {
-    GRID_STRIDE(i, n) {${one('i64')}
+    GRID_STRIDE(i, n) {${element('i64')}
     }
   }
 }`;
   });
-  specOf.set(kernel, spec);
-  return kernel;
 }
 
 export interface MapOperand {
@@ -196,11 +162,7 @@ export function divisionMagic(d: number): number {
 export function mapLaunch(kernel: KernelSource, dims: readonly number[], out: MapOperand, inputs: readonly MapOperand[], extra: readonly KernelArg[] = []): KernelLaunch[] {
   const n = volume(dims);
   const c = coalesce(dims, [out.strides, ...inputs.map((x) => x.strides)]);
-  // The tiled form where the last dim splits into tiles (the plain form's kernel text names
-  // its spec, so the tiled one can be made from it).
-  const spec = specOf.get(kernel);
-  const tiled = spec !== undefined && n < 2 ** 31 && (c.dims[c.dims.length - 1] ?? 1) % TILE === 0;
-  return launch(tiled ? mapKernel(spec, true) : kernel, tiled ? n / (TILE / 32) : n, [
+  return launch(kernel, n, [
     ptr(out.at),
     ...inputs.map((x) => ptr(x.at)),
     i64(n),

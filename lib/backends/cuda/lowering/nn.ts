@@ -6,7 +6,7 @@
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
-import { CACHED_PER_THREAD, cachedRowKernel, cachedRows, cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, type RowCombine } from './rows';
+import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, type RowCombine } from './rows';
 import type { LayerLowering, LoweredStep } from './types';
 
 type Reduction = { init: string; step: string; combine: string; final: string };
@@ -66,8 +66,8 @@ export const reduce: LayerLowering = (ctx) => {
   return rowLaunch(reduceKernel(p.op, x.dtype, coop), coop, split, [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
 };
 
-/** Max, then the sum of exponentials relative to it, then each element's share (exported for the test that the cached form matches it). */
-export function softmaxKernel(dtype: TrtDType, coop: boolean) {
+/** Max, then the sum of exponentials relative to it, then each element's share. */
+function softmaxKernel(dtype: TrtDType, coop: boolean) {
   const c = DTYPES[dtype];
   const at = `base + ${innerAt('x')}`;
   return rowKernel(`softmax.${dtype}`, coop, [MAX, SUM], (entry, k) => `
@@ -87,28 +87,6 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
 }`);
 }
 
-/** The softmax kernel with the row in registers: one read of it, exponentials computed once. */
-function cachedSoftmaxKernel(dtype: TrtDType) {
-  const c = DTYPES[dtype];
-  return cachedRowKernel(`softmax.${dtype}`, [MAX, SUM], (entry, k) => `
-extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
-  ${k.rows(`
-    i64 base = ${outerAt('x')};
-    float v[${CACHED_PER_THREAD}] = {};
-    ${k.slots(` v[e] = ${c.load(`x[base + ${innerAt('x')}]`)}; `)}
-    float m = -f_inf();
-    ${k.slots(' m = fmaxf(m, v[e]); ')}
-    ${k.all(MAX, 'm')}
-    float s = 0.0f;
-    ${k.slots(`
-      v[e] = expf(v[e] - m);
-      s += v[e];
-    `)}
-    ${k.all(SUM, 's')}
-    ${k.slots(` y[base + ${innerAt('x')}] = ${c.store('v[e] / s')}; `)}`)}
-}`);
-}
-
 export const softmax: LayerLowering = (ctx) => {
   const p = paramsOf(ctx, 'softmax');
   const x = input(ctx, 0);
@@ -117,15 +95,14 @@ export const softmax: LayerLowering = (ctx) => {
   if (!isFloatDType(x.dtype)) unsupported(ctx, `softmax does not take ${x.dtype}`);
   const split = x.shape.length === 0 ? splitRows([], [], [[]]) : splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape)]);
   const coop = cooperative(split);
-  const kernel = cachedRows(split) ? cachedSoftmaxKernel(x.dtype) : softmaxKernel(x.dtype, coop);
-  return rowLaunch(kernel, coop, split, [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
+  return rowLaunch(softmaxKernel(x.dtype, coop), coop, split, [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
 };
 
 /** A float of `dtype` loaded from `expr`. */
 const loadFloat = (dtype: TrtDType, expr: string): string => (DTYPES[dtype].compute === 'float' ? DTYPES[dtype].load(expr) : `(float)(${DTYPES[dtype].load(expr)})`);
 
-/** Two passes (mean, then the mean squared deviation) before the normalized, scaled and shifted write (exported as softmaxKernel is). */
-export function normalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, coop: boolean) {
+/** Two passes (mean, then the mean squared deviation) before the normalized, scaled and shifted write. */
+function normalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, coop: boolean) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
@@ -153,36 +130,6 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
     `)}`)}
 }`);
 }
-/** The normalization kernel with the row in registers: one read of it for the mean, the variance and the write. */
-function cachedNormalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType) {
-  const c = DTYPES[dtype];
-  const s = DTYPES[scaleDtype];
-  const b = DTYPES[biasDtype];
-  return cachedRowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, [SUM], (entry, k) => `
-extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
-  ${k.rows(`
-    i64 bx = ${outerAt('x')}, bs = ${outerAt('s')}, bb = ${outerAt('b')};
-    float v[${CACHED_PER_THREAD}] = {};
-    ${k.slots(` v[e] = ${c.load(`x[bx + ${innerAt('x')}]`)}; `)}
-    float mean = 0.0f;
-    ${k.slots(' mean += v[e]; ')}
-    ${k.all(SUM, 'mean')}
-    mean /= (float)inner;
-    float var = 0.0f;
-    ${k.slots(`
-      float d = v[e] - mean;
-      var += d * d;
-    `)}
-    ${k.all(SUM, 'var')}
-    float inv = 1.0f / sqrtf(var / (float)inner + eps);
-    ${k.slots(`
-      float sc = ${loadFloat(scaleDtype, `scale[bs + ${innerAt('s')}]`)};
-      float bi = ${loadFloat(biasDtype, `bias[bb + ${innerAt('b')}]`)};
-      y[bx + ${innerAt('x')}] = ${c.store('(v[e] - mean) * inv * sc + bi')};
-    `)}`)}
-}`);
-}
-
 /** Strides that broadcast `shape` (NumPy rules: missing leading dims are 1) over `to`. */
 function numpyStrides(shape: readonly number[], to: readonly number[]): number[] | null {
   if (shape.length > to.length) return null;
@@ -230,8 +177,7 @@ export const normalization: LayerLowering = (ctx) => {
   if (!sStrides || !bStrides) unsupported(ctx, `scale [${scale.shape.join(', ')}] and bias [${bias.shape.join(', ')}] do not broadcast to input [${x.shape.join(', ')}]`);
   const split = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides]);
   const coop = cooperative(split);
-  const kernel = cachedRows(split) ? cachedNormalizationKernel(x.dtype, scale.dtype, bias.dtype) : normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop);
-  return rowLaunch(kernel, coop, split, [
+  return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop), coop, split, [
     ptr(out.at),
     ptr(x.at),
     ptr(scale.at),

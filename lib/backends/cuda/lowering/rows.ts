@@ -90,18 +90,6 @@ export function cooperativeThreads(inner: number): number {
   return t;
 }
 
-/** The most elements of a row each thread keeps in registers in the cached form ({@link cachedRowKernel}). */
-export const CACHED_PER_THREAD = 8;
-
-/**
- * Whether a cooperative row fits the cached form: each of its block's threads holds at most
- * {@link CACHED_PER_THREAD} elements (rows up to 4096 long, as cooperativeThreads() caps blocks at 512).
- */
-export function cachedRows(split: RowSplit): boolean {
-  const inner = split.innerDims.reduce((a, d) => a * d, 1);
-  return cooperative(split) && inner <= CACHED_PER_THREAD * cooperativeThreads(inner);
-}
-
 /** A row-wide combination: `combine` (C, of `a` and `b`) with `identity` as its neutral value. */
 export interface RowCombine {
   readonly name: string;
@@ -184,40 +172,6 @@ export function rowKernel(key: string, coop: boolean, combines: readonly RowComb
   return kernelSource(coop ? `${key}.block` : key, (entry) => {
     const helpers = coop ? combines.map((c) => blockCombine(entry, c)).join('\n') : '';
     return `${ROW_AT}\n${helpers}\n${body(entry, rowCode(entry, coop, combines))}`;
-  });
-}
-
-/** The building blocks of the cached form: {@link RowCode}'s, and `slots`. */
-export interface CachedRowCode extends RowCode {
-  /**
-   * `body` for each of this thread's elements of the row (`i64 j` its inner index, `e` its slot
-   * in an array of CACHED_PER_THREAD), in the order the block form walks them. Unrolled, so an
-   * array indexed by `e` stays in registers.
-   */
-  slots(body: string): string;
-}
-
-/**
- * A cooperative row kernel (one block per row, as {@link rowKernel}'s `.block` form) whose
- * threads read their elements of the row once, all loads in flight together, into registers
- * (an array of CACHED_PER_THREAD floats), where the later passes find them. The block form reads the
- * row again in every pass, one dependent load at a time: for softmax's 512-key rows that was a
- * memory latency per element per pass (issue 19's graph profile: 45 µs for 8 MiB). Each
- * thread's elements and the combinations come in the block form's order, so the results are
- * the block form's, bit for bit. Launch it as the block form (`rowLaunch(kernel, true, ...)`).
- */
-export function cachedRowKernel(key: string, combines: readonly RowCombine[], body: (entry: string, code: CachedRowCode) => string): KernelSource {
-  return kernelSource(`${key}.cached`, (entry) => {
-    const code: CachedRowCode = {
-      ...rowCode(entry, true, combines),
-      slots: (inner) => `
-#pragma unroll
-    for (int e = 0; e < ${CACHED_PER_THREAD}; ++e) {
-      const i64 j = (i64)threadIdx.x + (i64)e * blockDim.x;
-      if (j < inner) {${inner}}
-    }`,
-    };
-    return `${ROW_AT}\n${combines.map((c) => blockCombine(entry, c)).join('\n')}\n${body(entry, code)}`;
   });
 }
 

@@ -6,7 +6,6 @@
  * grid, determinism, dims-independent source, and kernels broken on purpose (a missing
  * barrier, a missing butterfly level) failing the same comparison.
  */
-import { normalizationKernel, softmaxKernel } from '../../../../lib/backends/cuda/lowering/nn';
 import { cooperativeThreads } from '../../../../lib/backends/cuda/lowering/rows';
 import type { KernelLaunch, LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import type { LayerParams, TrtDType } from '../../../../lib/network';
@@ -45,41 +44,12 @@ describe.each(samples.map((s) => [s.name, s] as const))('%s', (_name, s) => {
     expect(steps.length).toBe(1);
     const step = steps[0]!;
     if (inner >= 64) {
-      // Softmax and normalization keep rows of up to 8 elements a thread in registers.
-      expect(step.kernel.key).toMatch(s.kind !== 'reduce' && inner <= 8 * cooperativeThreads(inner) ? /\.cached$/ : /\.block$/);
+      expect(step.kernel.key).toMatch(/\.block$/);
       expect(step.block).toEqual([cooperativeThreads(inner)]);
       expect(step.kernel.source).toContain('__syncthreads()');
     } else {
       expect(step.kernel.key).not.toMatch(/\.block$/);
     }
-  });
-});
-
-describe('cached rows', () => {
-  // The cached form must give the block form's bytes: same elements per thread, same order.
-  const cachedSamples = samples.filter((s) => s.kind !== 'reduce' && /\.(64|65|768|2048)$/.test(s.name));
-  const blockKernel = (s: Sample) => {
-    const [x, scale, bias] = s.inputs;
-    return s.kind === 'softmax' ? softmaxKernel(x!.dtype as TrtDType, true) : normalizationKernel(x!.dtype as TrtDType, scale!.dtype as TrtDType, bias!.dtype as TrtDType, true);
-  };
-  test('the samples include softmax and normalization rows of both dtypes the models use', () => {
-    expect(cachedSamples.filter((s) => s.kind === 'softmax').length).toBeGreaterThan(2);
-    expect(cachedSamples.filter((s) => s.kind === 'normalization').length).toBeGreaterThan(2);
-  });
-
-  test.each(cachedSamples.map((s) => [s.name, s] as const))('%s: the same bytes as the block form', (_name, s) => {
-    const cached = runLayer(s.params, s.inputs).actual;
-    const block = runLayer(s.params, s.inputs, 'layer', (steps) => steps.map((st) => (st.kind === 'launch' ? { ...st, kernel: blockKernel(s) } : st))).actual;
-    cached.forEach((t, i) => expect(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength).equals(Buffer.from(block[i]!.data.buffer, block[i]!.data.byteOffset, block[i]!.data.byteLength))).toBe(true));
-  });
-
-  test('a row longer than 8 elements a thread (4099 in blocks of 512) takes the block form', () => {
-    for (const s of samples.filter((c) => c.kind !== 'reduce' && c.name.endsWith('.4099'))) expect(launches(expectMatches(s))[0]!.kernel.key).toMatch(/\.block$/);
-  });
-
-  test('a cached kernel that skips a slot (2048 keys are 4 a thread; it takes 3) gives a wrong answer the comparison catches', () => {
-    const s = sample('softmax/rows.float32.2048');
-    expect(() => expectMatches(s, editSource(/e < 8;/g, 'e < 3;'))).toThrow(/rows\.float32\.2048/);
   });
 });
 
