@@ -96,12 +96,24 @@ export class DeviceTensor implements DeviceValue {
     this.checkLive(what);
     const copy = await DeviceTensor.allocate(this.dtype, this.shape, ordinal);
     try {
-      await gpuBinding().gpuCopyDtoD(copy.buffer, 0, this.buffer, 0, this.byteLength);
+      await copy.copyFrom(this);
     } catch (error) {
       copy.dispose();
       throw error;
     }
     return copy;
+  }
+
+  /**
+   * @internal Overwrites all the bytes with those of `src`, a device tensor of the same byte
+   * length (a device-to-device copy; cuMemcpyDtoDAsync also crosses devices under unified
+   * addressing): what clone() and a cuda engine's input and output copies make.
+   */
+  async copyFrom(src: DeviceTensor): Promise<void> {
+    this.checkLive('copyFrom()');
+    src.checkLive('copyFrom()');
+    if (src.byteLength !== this.byteLength) throw new InvalidArgumentError(`cannot copy ${src.byteLength} bytes into a DeviceTensor of ${this.byteLength}`);
+    if (this.byteLength > 0) await gpuBinding().gpuCopyDtoD(this.buffer, 0, src.buffer, 0, this.byteLength);
   }
 
   /** Overwrites the elements with those of a host tensor of the same dtype and size. */

@@ -305,9 +305,8 @@ export class CudaRunner implements Engine {
       throw failed.reason;
     }
     const outputs = allocated.map((r) => (r as PromiseFulfilledResult<DeviceTensor>).value);
-    const binding = gpuBinding();
     try {
-      await Promise.all(instance.outputs.map(([, buffer], i) => (buffer.byteLength === 0 ? undefined : binding.gpuCopyDtoD(outputs[i]!.buffer, 0, buffer.buffer, 0, buffer.byteLength))));
+      await Promise.all(instance.outputs.map(([, buffer], i) => outputs[i]!.copyFrom(buffer)));
     } catch (error) {
       await freeAll();
       throw error;
@@ -342,7 +341,7 @@ export class CudaRunner implements Engine {
       return;
     }
     if (value instanceof DeviceTensor && value.device === this.deviceOrdinal) {
-      await binding.gpuCopyDtoD(into.buffer, 0, value.buffer, 0, into.byteLength);
+      await into.copyFrom(value);
       return;
     }
     const from = value instanceof DeviceTensor ? value.device : value.residency.ordinal;

@@ -5,11 +5,15 @@
  * kernel emulator with and without it (bit for bit the same, fewer launches) and against the
  * reference backend; a reader that cannot read through gets the copy, run just before it.
  */
+import * as path from 'node:path';
 import { planViews } from '../../../lib/backends/cuda/fuse-pointwise';
+import { deserializeEngine } from '../../../lib/backends/reference/engine-format';
+import { compile } from '../../../lib/compile';
 import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/lowering';
 import { Network, type NetTensor } from '../../../lib/network';
-import type { Tensor } from '../../../lib/tensor';
-import { FP32, type Tolerance } from '../../helpers/compare';
+import { Tensor } from '../../../lib/tensor';
+import { expectClose, FP32, type Tolerance } from '../../helpers/compare';
+import { FIXTURES, loadFixture } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';
 import { emulateLowered, expectEmulatedMatches } from './emulated-network';
 
@@ -115,4 +119,29 @@ describe('reading through views on the emulator', () => {
     expect(fused.names).not.toContain('transposed');
     expect(fused.names).toContain('wrapped');
   });
+});
+
+describe('against PyTorch', () => {
+  // PyTorch's Llama-style RoPE (view_as_complex · freqs_cis, complex64 freqs) through the
+  // complex rewrite, lowered with views, on the emulator: PyTorch's stored outputs.
+  test.each(['rotary_only', 'llama_rotary_complex_input'])('%s (.pt2): every real and imaginary half of q and k read through, the outputs PyTorch stored', async (name) => {
+    const fixture = loadFixture(name);
+    const program = await compile(path.join(FIXTURES, name, 'model.pt2'), { backend: 'reference' });
+    const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
+    await program.dispose();
+    expect(segments.map((s) => s.kind)).toEqual(['tensorrt']);
+    const network = deserializeEngine(segments[0]!.engine!);
+    const c = fixture.cases[0]!;
+    // The engine takes a complex64 input as its float32 carrier [..., 2].
+    const feeds = Object.fromEntries(network.inputs.map((input, i) => {
+      const t = c.inputs[i]!;
+      return [input.name, t.dtype === 'complex64' ? new Tensor('float32', [...t.shape, 2], t.data as Float32Array) : t];
+    }));
+    const { outputs, lowered } = emulateLowered(network, feeds);
+    network.outputs.forEach((o, i) => expectClose(outputs[o.name]!, c.outputs[i]!, FP32, `${name} ${o.name} (emulated plan with views) vs PyTorch`));
+    const names = lowered.stepLayers.map((s) => s.name);
+    const halves = network.layers.filter((l) => /\/a_(re|im)$/.test(l.name)).map((l) => l.name);
+    expect(halves.length).toBeGreaterThanOrEqual(4);
+    for (const half of halves) expect(names).not.toContain(half);
+  }, 120_000);
 });

@@ -97,6 +97,11 @@ async function engineFor(network: Network, lower = fakeLowering()): Promise<Retu
   return deserializeCudaEngine(await buildCudaEngine(network, DEFAULT_BUILD_CONFIG, H200, { lower, compile: fakeCompiler() }));
 }
 
+/** A runner of `network` on the simulated device, built and lowered with the fake lowering and compiler. */
+async function fakeRunner(network: Network): Promise<CudaRunner> {
+  return CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+}
+
 async function reference(network: Network, inputs: Record<string, Tensor>): Promise<Record<string, Tensor>> {
   return referenceBackend.createRunner(await referenceBackend.build(network, {})).run(inputs);
 }
@@ -118,7 +123,7 @@ afterEach(() => jest.restoreAllMocks());
 describe('CudaRunner on a simulated device', () => {
   test('a static network with weights: outputs are DeviceTensors on the engine\'s device and match the reference backend', async () => {
     const network = weightedNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const x = rng.tensor([2, 3]);
     const out = await runner.run({ x });
     expect(out.y).toBeInstanceOf(DeviceTensor);
@@ -129,7 +134,7 @@ describe('CudaRunner on a simulated device', () => {
 
   test('CUDA graphs: each plan is captured on its first run and replayed after; each run\'s outputs are its own; off when asked', async () => {
     const network = weightedNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     for (let i = 0; i < 3; i++) {
       const x = rng.tensor([2, 3]);
       expectClose(await host((await runner.run({ x })).y!), (await reference(network, { x })).y!, FP32, `run ${i}`);
@@ -176,7 +181,7 @@ describe('CudaRunner on a simulated device', () => {
 
   test('shape tensors: host values reach the device, and the outputs are right', async () => {
     const { network } = shapeTensorNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const x = rng.tensor([6, 4]);
     const out = await runner.run({ x });
     expect((await host(out.dims!)).toArray()).toEqual([6, 4]);
@@ -204,7 +209,7 @@ describe('CudaRunner on a simulated device', () => {
 
   test('concurrent runs are queued: 16 at once equal their sequential results', async () => {
     const network = dynamicBatchNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const inputs = Array.from({ length: 16 }, (_, i) => rng.tensor([1 + (i % 3), 4]));
     const sequential: Tensor[] = [];
     for (const x of inputs) sequential.push(await host((await runner.run({ x })).y!));
@@ -245,7 +250,7 @@ describe('CudaRunner on a simulated device', () => {
 
   test('profile(): one entry per plan step, named after its layer; the profile\'s own plan and buffers are freed', async () => {
     const network = weightedNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const before = new Set(device.live);
     const created = planCount;
     const profile = await runner.profile({ x: rng.tensor([2, 3]) }, { repeats: 3 });
@@ -264,7 +269,7 @@ describe('CudaRunner on a simulated device', () => {
 
   test("profile({ mode: 'graph' }): each step captured `repeats` times into one graph and replayed; bytes of single-step layers", async () => {
     const network = weightedNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const before = new Set(device.live);
     const [first, captures] = [planSteps.length, graphs.captures];
     const profile = await runner.profile({ x: rng.tensor([2, 3]) }, { repeats: 4, mode: 'graph' });
@@ -289,10 +294,13 @@ describe('CudaRunner on a simulated device', () => {
     // [1, 4, 5, 5] with 6 filters of 2 channels (groups 2), 3×3, pad 1: a 5×5 output of 6 channels, 2·3·3 taps each.
     const conv = { kind: 'conv' as const, x: at, w: at, y: at, input: [1, 4, 5, 5], weight: [6, 2, 3, 3], pads: [1, 1], groups: 2 };
     expect(stepFlops(conv)).toBe(2 * (6 * 25) * (2 * 9));
-    // Brute force over the same convolution's multiply-adds: every (output, channel in its group, tap) that lands inside the input.
+    // Counted the other way, for a strided, dilated one: walk the padded input, placing the
+    // window wherever it fits (never through convOutputShape), and count its multiply-adds
+    // (padded taps too, as a dense convolution computes them).
+    const strided = { ...conv, input: [2, 4, 9, 8], pads: [1, 2], strides: [2, 3], dilations: [2, 1] };
     let macs = 0;
-    for (let k = 0; k < 6; k++) for (let oy = 0; oy < 5; oy++) for (let ox = 0; ox < 5; ox++) for (let c = 0; c < 2; c++) for (let r = 0; r < 3; r++) for (let q = 0; q < 3; q++) macs++;
-    expect(stepFlops(conv)).toBe(2 * macs);
+    for (let y0 = -1; y0 + 2 * 2 <= 9 - 1 + 1; y0 += 2) for (let x0 = -2; x0 + 2 <= 8 - 1 + 2; x0 += 3) macs += 2 /* batch */ * 6 /* filters */ * 2 /* channels a group */ * 9 /* taps */;
+    expect(stepFlops(strided)).toBe(2 * macs);
     // Transposed: input [1, 4, 3, 3], weight [4, 3, 2, 2] (k / groups = 3, groups 1): each input element meets 3 channels × 4 taps.
     expect(stepFlops({ ...conv, input: [1, 4, 3, 3], weight: [4, 3, 2, 2], groups: 1, pads: [0, 0], strides: [2, 2], transposed: true })).toBe(2 * 36 * 3 * 4);
     expect(stepFlops({ kind: 'copy', dst: at, src: at, bytes: 8 })).toBeUndefined();
@@ -300,7 +308,7 @@ describe('CudaRunner on a simulated device', () => {
 
   test('timeGraph(): a fresh plan, captured once and replayed; ms per replay; its plan and buffers are freed', async () => {
     const network = weightedNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const before = new Set(device.live);
     const [created, captures, replays] = [planCount, graphs.captures, graphs.replays];
     const ms = await runner.timeGraph({ x: rng.tensor([2, 3]) }, { repeats: 5 });
@@ -315,7 +323,7 @@ describe('CudaRunner on a simulated device', () => {
 
   test('a run whose output allocation or output copy fails rejects, frees what it allocated for the caller, and the engine runs on', async () => {
     const network = weightedNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const x = rng.tensor([2, 3]);
     const first = await runner.run({ x });
     const outputBytes = (first.y as unknown as DeviceTensor).byteLength;
@@ -337,7 +345,7 @@ describe('CudaRunner on a simulated device', () => {
   test('dispose() frees the weights, every plan\'s buffers; outputs stay the caller\'s; later runs reject', async () => {
     const before = new Set(device.live);
     const network = weightedNetwork();
-    const runner = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering() });
+    const runner = await fakeRunner(network);
     const out = await runner.run({ x: rng.tensor([2, 3]) });
     runner.dispose();
     await new Promise((r) => setImmediate(r));
