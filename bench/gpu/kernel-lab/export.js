@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/**
+ * Writes cases.h for lab.cu: the kernels the cuda backend generates today for the memory-bound
+ * layers that dominate the transformers' device time (issue 19's graph profile), with their
+ * real launch geometry and packed arguments. lab.cu compiles them with NVRTC exactly as the
+ * addon does, times them and reads their register counts beside hand-written candidate forms.
+ * Needs `npm run build:ts` (it reads dist/).
+ */
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const dist = path.join(__dirname, '../../../dist');
+const { mapSpecLaunch } = require(`${dist}/backends/cuda/lowering/map.js`);
+const nn = require(`${dist}/backends/cuda/lowering/nn.js`);
+const { packKernelArgs } = require(`${dist}/gpu/plan.js`);
+
+const dense = (shape) => shape.map((_, i) => shape.slice(i + 1).reduce((a, d) => a * d, 1));
+const volume = (s) => s.reduce((a, d) => a * d, 1);
+
+/** Buffers are numbered per case; sizes in bytes. */
+const cases = [];
+function add(name, buffers, launches) {
+  if (launches.length !== 1) throw new Error(`${name}: ${launches.length} launches`);
+  cases.push({ name, buffers, launch: launches[0] });
+}
+
+// BERT-base: bias + GELU (erf) over [1024, 3072] fp16, the bias broadcast over rows.
+{
+  const dims = [1024, 3072];
+  const body = '  float x = h2f(f2h(x0 + x1));\n  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));';
+  add('bert bias+gelu [1024,3072] fp16', [volume(dims) * 2, volume(dims) * 2, 3072 * 2], mapSpecLaunch(
+    { key: 'lab.bias_gelu.float16', inputs: ['float16', 'float16'], output: 'float16', body },
+    dims, { at: { buffer: 0 }, strides: dense(dims) }, [{ at: { buffer: 1 }, strides: dense(dims) }, { at: { buffer: 2 }, strides: [0, 1] }]));
+}
+// Llama attention scores: scale and causal mask [512, 512] broadcast over [1, 16, 512, 512] fp16.
+{
+  const dims = [1, 16, 512, 512];
+  add('llama scale+mask [16,512,512] fp16', [volume(dims) * 2, volume(dims) * 2, 512 * 512 * 2], mapSpecLaunch(
+    { key: 'lab.scale_mask.float16', inputs: ['float16', 'float16'], output: 'float16', body: '  return h2f(f2h(x0 * 0.08838834764831845f)) + x1;' },
+    dims, { at: { buffer: 0 }, strides: dense(dims) }, [{ at: { buffer: 1 }, strides: dense(dims) }, { at: { buffer: 2 }, strides: [0, 0, 512, 1] }]));
+}
+// A dense rank-1 copy of the same bytes as the GELU's input (the map kernel's floor).
+{
+  const dims = [1024 * 3072];
+  add('copy map [3145728] fp16', [volume(dims) * 2, volume(dims) * 2], mapSpecLaunch(
+    { key: 'copy.float16', inputs: ['float16'], output: 'float16', body: '  return x0;', raw: true },
+    dims, { at: { buffer: 0 }, strides: [1] }, [{ at: { buffer: 1 }, strides: [1] }]));
+}
+const ctx = (kind, params, inputs, outputs) => ({
+  layer: { name: `lab_${kind}`, params: { kind, ...params }, inputs: [], outputs: [] },
+  inputs, outputs, values: [], scratch: () => { throw new Error('no scratch'); }, weight: () => { throw new Error('no weights'); },
+});
+const t = (shape, buffer) => ({ dtype: 'float16', shape, at: { buffer } });
+// BERT softmax over 128 keys: [8, 12, 128, 128] fp16.
+{
+  const s = [8, 12, 128, 128];
+  add('bert softmax [8,12,128,128] fp16', [volume(s) * 2, volume(s) * 2], nn.softmax(ctx('softmax', { axis: 3 }, [t(s, 1)], [t(s, 0)])));
+}
+// Llama softmax over 512 keys: [1, 16, 512, 512] fp16.
+{
+  const s = [1, 16, 512, 512];
+  add('llama softmax [16,512,512] fp16', [volume(s) * 2, volume(s) * 2], nn.softmax(ctx('softmax', { axis: 3 }, [t(s, 1)], [t(s, 0)])));
+}
+// BERT LayerNorm over 768 channels: [8, 128, 768] fp16 with fp16 scale and bias.
+{
+  const s = [8, 128, 768];
+  add('bert layernorm [8,128,768] fp16', [volume(s) * 2, volume(s) * 2, 768 * 2, 768 * 2], nn.normalization(
+    ctx('normalization', { axes: [2], epsilon: 1e-12, nbGroups: 1 }, [t(s, 1), t([1, 1, 768], 2), t([1, 1, 768], 3)], [t(s, 0)])));
+}
+
+const cstr = (s) => `R"TRNLAB(${s})TRNLAB"`;
+let out = '// Written by bench/gpu/kernel-lab/export.js from dist/: do not edit.\n#pragma once\n#include <cstdint>\n';
+out += 'struct LabPtr { uint32_t at, buffer; uint64_t offset; };\n';
+out += 'struct LabCase { const char* name; const char* key; const char* entry; const char* source; uint32_t grid[3], block[3], shared; const uint8_t* params; uint32_t paramBytes; const LabPtr* ptrs; uint32_t nptrs; const uint64_t* buffers; uint32_t nbuffers; };\n';
+cases.forEach((c, i) => {
+  const l = c.launch;
+  const packed = packKernelArgs(l.args, c.name);
+  out += `static const uint8_t params${i}[] = {${[...packed.bytes].join(',')}};\n`;
+  out += `static const LabPtr ptrs${i}[] = {${packed.pointers.map((p) => `{${p.at}u, ${p.slice.buffer}u, ${p.slice.offset ?? 0}ull}`).join(', ')}};\n`;
+  out += `static const uint64_t buffers${i}[] = {${c.buffers.map((b) => `${b}ull`).join(', ')}};\n`;
+  out += `static const char source${i}[] = ${cstr(l.kernel.source)};\n`;
+});
+const dim3 = (d) => `{${[0, 1, 2].map((k) => d[k] ?? 1).join(', ')}}`;
+out += 'static const LabCase kCases[] = {\n';
+cases.forEach((c, i) => {
+  const l = c.launch;
+  out += `  {${JSON.stringify(c.name)}, ${JSON.stringify(l.kernel.key)}, ${JSON.stringify(l.kernel.entry)}, source${i}, ${dim3(l.grid)}, ${dim3(l.block)}, ${l.sharedBytes ?? 0}, params${i}, sizeof(params${i}), ptrs${i}, ${packKernelArgs(l.args).pointers.length}, buffers${i}, ${c.buffers.length}},\n`;
+});
+out += '};\nstatic const int kNumCases = sizeof(kCases) / sizeof(kCases[0]);\n';
+fs.writeFileSync(path.join(process.argv[2] ?? __dirname, 'cases.h'), out);
+console.log(cases.map((c) => `${c.name}: ${c.launch.kernel.entry} grid ${c.launch.grid} block ${c.launch.block}`).join('\n'));
