@@ -5,7 +5,7 @@
  */
 import type { TrtDType } from '../../../network';
 import { advance, checkRank, copyAll, denseStrides, dims8, f64, f64x8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
-import { copyKernel, copyLaunch, mapLaunch } from './map';
+import { copyLaunch, copySpec, mapLaunch } from './map';
 import { BYTES, DTYPES, storeDouble } from './prelude';
 import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
 
@@ -141,7 +141,7 @@ export const concat: LayerLowering = (ctx) => {
   ctx.inputs.forEach((_, k) => {
     const x = input(ctx, k);
     steps.push(
-      ...mapLaunch(copyKernel(out.dtype), x.shape, { at: advance(out.at, out.dtype, at * (outStrides[axis] ?? 1)), strides: outStrides }, [
+      ...mapLaunch(copySpec(out.dtype), x.shape, { at: advance(out.at, out.dtype, at * (outStrides[axis] ?? 1)), strides: outStrides }, [
         { at: x.at, strides: denseStrides(x.shape) },
       ]),
     );

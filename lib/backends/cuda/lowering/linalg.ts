@@ -6,7 +6,7 @@
 import type { BufferSlice, ConvStep, GemmStep, LibraryDType } from '../../../gpu/plan';
 import type { LayerParams, TrtDType } from '../../../network';
 import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
-import { copyKernel, mapKernel, mapLaunch } from './map';
+import { copySpec, mapLaunch } from './map';
 import { castBody } from './pointwise';
 import { BYTES } from './prelude';
 import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
@@ -27,7 +27,7 @@ function batchOperand(ctx: LoweringContext, t: BoundTensor, own: readonly number
   const full = [...batch, ...matrix];
   checkRank(ctx, full.length);
   const at = ctx.scratch(volume(full) * BYTES[t.dtype]);
-  steps.push(...mapLaunch(copyKernel(t.dtype), full, { at, strides: denseStrides(full) }, [{ at: t.at, strides: broadcastStrides(shape, full) }]));
+  steps.push(...mapLaunch(copySpec(t.dtype), full, { at, strides: denseStrides(full) }, [{ at: t.at, strides: broadcastStrides(shape, full) }]));
   return { at, stride: size };
 }
 
@@ -77,8 +77,8 @@ export const matmul: LayerLowering = (ctx) => {
 function castedTo(ctx: LoweringContext, at: BufferSlice, from: TrtDType, to: TrtDType, count: number, steps: LoweredStep[]): BufferSlice {
   if (from === to) return at;
   const dst = ctx.scratch(Math.max(1, count * BYTES[to]));
-  const kernel = mapKernel({ key: `cast.${from}.${to}`, inputs: [from], output: to, body: castBody(from, to) });
-  steps.push(...mapLaunch(kernel, [count], { at: dst, strides: [1] }, [{ at, strides: [1] }]));
+  const spec = { key: `cast.${from}.${to}`, inputs: [from], output: to, body: castBody(from, to) };
+  steps.push(...mapLaunch(spec, [count], { at: dst, strides: [1] }, [{ at, strides: [1] }]));
   return dst;
 }
 

@@ -6,7 +6,7 @@
  */
 import type { ActivationType, ElementWiseOp, TrtDType, UnaryOp } from '../../../network';
 import { broadcastStrides, denseStrides, f32, input, output, paramsOf, unsupported } from './kernel';
-import { mapKernel, mapLaunch, mapSpecLaunch } from './map';
+import { mapLaunch, mapSpecLaunch } from './map';
 import { convert, DTYPES } from './prelude';
 import type { LayerLowering, LoweringContext, LoweredStep } from './types';
 
@@ -183,6 +183,6 @@ export const select: LayerLowering = (ctx) => {
     if (x.shape.length !== out.shape.length) unsupported(ctx, `input ${k} has rank ${x.shape.length}, the output ${out.shape.length}`);
     return { at: x.at, strides: broadcastStrides(x.shape, out.shape) };
   });
-  const kernel = mapKernel({ key: `select.${DTYPES[dtype].storage}`, inputs: ['bool', dtype, dtype], output: dtype, body: '  return x0 ? x1 : x2;', raw: true });
-  return mapLaunch(kernel, out.shape, { at: out.at, strides: denseStrides(out.shape) }, operands);
+  const spec = { key: `select.${DTYPES[dtype].storage}`, inputs: ['bool', dtype, dtype] as TrtDType[], output: dtype, body: '  return x0 ? x1 : x2;', raw: true };
+  return mapLaunch(spec, out.shape, { at: out.at, strides: denseStrides(out.shape) }, operands);
 };

@@ -36,22 +36,26 @@ const ints = (dtype: 'int32' | 'int64', shape: number[], mod: number): Tensor =>
   Tensor.from(dtype, shape, Array.from({ length: shape.reduce((a, d) => a * d, 1) }, (_, i) => (i * 7) % mod));
 const i64 = (values: number[]): Tensor => Tensor.from('int64', [values.length], values);
 
-/** One layer per kind at two shapes (same parameters, dtypes and ranks). */
+/**
+ * One layer per kind at two shapes (same parameters, dtypes and ranks) that take the same form:
+ * a map's vector width and a row kernel's form are chosen from the dims and named in the key,
+ * so a pair that took two forms would launch two keys (each key's one text is checked below).
+ */
 const PAIRS: Record<LayerKind, { params: LayerParams; at: Array<Array<Tensor | null>> } | null> = {
   constant: null, // no inputs: its only shape is its weights'
   identity: null, // a device copy
-  cast: { params: { kind: 'cast', to: 'float16' }, at: [[f32([2, 3])], [f32([7, 9])]] },
+  cast: { params: { kind: 'cast', to: 'float16' }, at: [[f32([2, 3])], [f32([5, 2])]] },
   elementwise: { params: { kind: 'elementwise', op: 'sum' }, at: [[f32([2, 3]), f32([1, 3])], [f32([4, 5]), f32([4, 1])]] },
   unary: { params: { kind: 'unary', op: 'exp' }, at: [[f32([3])], [f32([11])]] },
-  activation: { params: { kind: 'activation', type: 'elu', alpha: 1 }, at: [[f32([3])], [f32([2])]] },
+  activation: { params: { kind: 'activation', type: 'elu', alpha: 1 }, at: [[f32([3])], [f32([5])]] },
   // Batch dims that broadcast on both sides expand into scratch through a copy kernel.
   matmul: { params: { kind: 'matmul', opA: 'none', opB: 'none' }, at: [[f32([2, 1, 3, 4]), f32([1, 3, 4, 5])], [f32([1, 2, 2, 2]), f32([4, 1, 2, 6])]] },
   shuffle: {
     params: { kind: 'shuffle', firstTranspose: [1, 0, 2], reshape: [0, -1], secondTranspose: [1, 0], zeroIsPlaceholder: true },
-    at: [[f32([2, 3, 4])], [f32([4, 1, 3])]],
+    at: [[f32([2, 3, 4])], [f32([3, 2, 4])]],
   },
   slice: { params: { kind: 'slice', start: [0, 0], size: [1, 1], stride: [1, 1], mode: 'wrap' }, at: [[f32([3, 3]), i64([-1, 0]), i64([2, 2]), i64([1, 1])], [f32([5, 4]), i64([1, 2]), i64([7, 3]), i64([2, 1])]] },
-  concat: { params: { kind: 'concat', axis: 1 }, at: [[f32([2, 1]), f32([2, 3])], [f32([4, 2]), f32([4, 2])]] },
+  concat: { params: { kind: 'concat', axis: 1 }, at: [[f32([2, 1]), f32([2, 3])], [f32([4, 1]), f32([4, 3])]] },
   gather: { params: { kind: 'gather', mode: 'default', axis: 1 }, at: [[f32([2, 4]), ints('int64', [3], 4)], [f32([3, 6]), ints('int64', [2, 2], 6)]] },
   scatter: { params: { kind: 'scatter', mode: 'nd', axis: 0 }, at: [[f32([4, 2]), i64([0, 2]).reshape([2, 1]), f32([2, 2])], [f32([6, 3]), i64([5]).reshape([1, 1]), f32([1, 3])]] },
   reduce: { params: { kind: 'reduce', op: 'max', axes: [1], keepDims: false }, at: [[f32([2, 3, 4])], [f32([5, 1, 2])]] },
@@ -62,7 +66,7 @@ const PAIRS: Record<LayerKind, { params: LayerParams; at: Array<Array<Tensor | n
     params: { kind: 'select' },
     at: [
       [Tensor.from('bool', [2, 1], [1, 0]), f32([1, 3]), f32([2, 3])],
-      [Tensor.from('bool', [1, 4], [1, 0, 0, 1]), f32([3, 4]), f32([3, 1])],
+      [Tensor.from('bool', [1, 5], [1, 0, 0, 1, 1]), f32([3, 5]), f32([3, 1])],
     ],
   },
   convolution: null, // library steps: no kernel source unless the weights need a cast
