@@ -98,7 +98,8 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
   ${w.rows(`
     const i64 base = ${outerAt('x')}, sx = i_x.v[0];
     float v[${e}];
-    ${w.indexed(` v[k] = inside ? ${c.load('x[base + j * sx]')} : -f_inf();`)}
+    ${w.indexed(`
+      v[k] = inside ? ${c.load('x[base + j * sx]')} : -f_inf();`)}
     float m = -f_inf();
     ${w.slots(` m = fmaxf(m, v[k]); `)}
     ${w.all(MAX, 'm')}
@@ -107,7 +108,8 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
       v[k] = inside ? expf(v[k] - m) : 0.0f;
       s += v[k];`)}
     ${w.all(SUM, 's')}
-    ${w.indexed(` if (inside) y[base + j * sx] = ${c.store('v[k] / s')};`)}`)}
+    ${w.indexed(`
+      if (inside) y[base + j * sx] = ${c.store('v[k] / s')};`)}`)}
 }`);
 }
 
@@ -157,6 +159,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
     `)}`)}
 }`);
 }
+
 /**
  * The warp form: the row read once into registers, then the same two passes and formula over
  * them. Each lane folds its slots in order, then the butterfly: the order depends on E alone.
@@ -172,7 +175,8 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
     const i64 bx = ${outerAt('x')}, bs = ${outerAt('s')}, bb = ${outerAt('b')};
     const i64 sx = i_x.v[0], ss = i_s.v[0], sb = i_b.v[0];
     float v[${e}];
-    ${w.indexed(` v[k] = inside ? ${c.load('x[bx + j * sx]')} : 0.0f;`)}
+    ${w.indexed(`
+      v[k] = inside ? ${c.load('x[bx + j * sx]')} : 0.0f;`)}
     float mean = 0.0f;
     ${w.slots(` mean += v[k]; `)}
     ${w.all(SUM, 'mean')}
