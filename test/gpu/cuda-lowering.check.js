@@ -418,6 +418,15 @@ function buildCases(Tensor) {
   add('normalization', 'rows.group.256', { axes: [2, 3], epsilon: 1e-5, nbGroups: 2 }, [t('float32', [2, 8, 8, 8]), t('float32', [1, 8, 1, 1]), t('float32', [1, 2, 1, 1])]);
   add('normalization', 'rows.middle-axis.200', norm([1], 1e-3), [t('float32', [2, 200, 3]), t('float32', [1, 200, 1]), t('float32', [1, 200, 3])]);
   add('normalization', 'rows.constant.512', norm([1]), [v('float32', [2, 512], new Array(1024).fill(3.25)), t('float32', [1, 512]), t('float32', [1, 512])]);
+  // One contiguous axis of at most 1024 runs one warp per row, the row in registers (the
+  // `warp<E>` forms); 1025 falls back to a block per row. 11 rows: a partly filled second block.
+  for (const n of [1, 31, 32, 33, 100, 128, 512, 768, 1024, 1025]) {
+    for (const d of ['float32', 'float16']) {
+      add('softmax', `rows.warp.${d}.${n}`, { axis: 1 }, [t(d, [11, n], -8, 8)]);
+      add('normalization', `rows.warp.${d}.${n}`, norm([1]), [t(d, [11, n], -3, 5), t(d, [1, n]), t(d, [1, n])]);
+    }
+    add('normalization', `rows.warp.broadcast.${n}`, norm([2]), [t('float32', [3, 2, n], -3, 5), t('float32', [1, 1, 1]), t('float32', [1, 2, 1])]);
+  }
   return cases;
 }
 

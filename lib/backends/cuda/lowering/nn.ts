@@ -6,7 +6,7 @@
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
-import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, type RowCombine } from './rows';
+import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpElements, warpRowKernel, warpRowLaunch, type RowCombine } from './rows';
 import type { LayerLowering, LoweredStep } from './types';
 
 type Reduction = { init: string; step: string; combine: string; final: string };
@@ -87,6 +87,32 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
 }`);
 }
 
+/**
+ * The warp form: the row read once into registers, exp computed once and kept there. Each
+ * lane folds its slots in order, then the butterfly: the order depends on E alone.
+ */
+function softmaxWarpKernel(dtype: TrtDType, e: number) {
+  const c = DTYPES[dtype];
+  return warpRowKernel(`softmax.${dtype}`, e, [MAX, SUM], (entry, w) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
+  ${w.rows(`
+    const i64 base = ${outerAt('x')}, sx = i_x.v[0];
+    float v[${e}];
+    ${w.indexed(`
+      v[k] = inside ? ${c.load('x[base + j * sx]')} : -f_inf();`)}
+    float m = -f_inf();
+    ${w.slots(` m = fmaxf(m, v[k]); `)}
+    ${w.all(MAX, 'm')}
+    float s = 0.0f;
+    ${w.indexed(`
+      v[k] = inside ? expf(v[k] - m) : 0.0f;
+      s += v[k];`)}
+    ${w.all(SUM, 's')}
+    ${w.indexed(`
+      if (inside) y[base + j * sx] = ${c.store('v[k] / s')};`)}`)}
+}`);
+}
+
 export const softmax: LayerLowering = (ctx) => {
   const p = paramsOf(ctx, 'softmax');
   const x = input(ctx, 0);
@@ -94,8 +120,11 @@ export const softmax: LayerLowering = (ctx) => {
   checkRank(ctx, x.shape.length);
   if (!isFloatDType(x.dtype)) unsupported(ctx, `softmax does not take ${x.dtype}`);
   const split = x.shape.length === 0 ? splitRows([], [], [[]]) : splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape)]);
+  const args = [ptr(out.at), ptr(x.at), ...rowArgs(split)];
+  const e = warpElements(split);
+  if (e > 0) return warpRowLaunch(softmaxWarpKernel(x.dtype, e), split, args);
   const coop = cooperative(split);
-  return rowLaunch(softmaxKernel(x.dtype, coop), coop, split, [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
+  return rowLaunch(softmaxKernel(x.dtype, coop), coop, split, args);
 };
 
 /** A float of `dtype` loaded from `expr`. */
@@ -130,6 +159,43 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
     `)}`)}
 }`);
 }
+
+/**
+ * The warp form: the row read once into registers, then the same two passes and formula over
+ * them. Each lane folds its slots in order, then the butterfly: the order depends on E alone.
+ * Scale and bias step through their own inner stride (0 when broadcast over the row).
+ */
+function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, e: number) {
+  const c = DTYPES[dtype];
+  const s = DTYPES[scaleDtype];
+  const b = DTYPES[biasDtype];
+  return warpRowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, e, [SUM], (entry, w) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
+  ${w.rows(`
+    const i64 bx = ${outerAt('x')}, bs = ${outerAt('s')}, bb = ${outerAt('b')};
+    const i64 sx = i_x.v[0], ss = i_s.v[0], sb = i_b.v[0];
+    float v[${e}];
+    ${w.indexed(`
+      v[k] = inside ? ${c.load('x[bx + j * sx]')} : 0.0f;`)}
+    float mean = 0.0f;
+    ${w.slots(` mean += v[k]; `)}
+    ${w.all(SUM, 'mean')}
+    mean /= (float)inner;
+    float var = 0.0f;
+    ${w.indexed(`
+      const float d = inside ? v[k] - mean : 0.0f;
+      var += d * d;`)}
+    ${w.all(SUM, 'var')}
+    const float inv = 1.0f / sqrtf(var / (float)inner + eps);
+    ${w.indexed(`
+      if (inside) {
+        const float sc = ${loadFloat(scaleDtype, 'scale[bs + j * ss]')};
+        const float bi = ${loadFloat(biasDtype, 'bias[bb + j * sb]')};
+        y[bx + j * sx] = ${c.store('(v[k] - mean) * inv * sc + bi')};
+      }`)}`)}
+}`);
+}
+
 /** Strides that broadcast `shape` (NumPy rules: missing leading dims are 1) over `to`. */
 function numpyStrides(shape: readonly number[], to: readonly number[]): number[] | null {
   if (shape.length > to.length) return null;
@@ -176,15 +242,11 @@ export const normalization: LayerLowering = (ctx) => {
   const bStrides = strideOf(bias);
   if (!sStrides || !bStrides) unsupported(ctx, `scale [${scale.shape.join(', ')}] and bias [${bias.shape.join(', ')}] do not broadcast to input [${x.shape.join(', ')}]`);
   const split = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides]);
+  const args = [ptr(out.at), ptr(x.at), ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(split)];
+  const e = warpElements(split);
+  if (e > 0) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, e), split, args);
   const coop = cooperative(split);
-  return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop), coop, split, [
-    ptr(out.at),
-    ptr(x.at),
-    ptr(scale.at),
-    ptr(bias.at),
-    f32(p.epsilon),
-    ...rowArgs(split),
-  ]);
+  return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop), coop, split, args);
 };
 
 function cumulativeKernel(dtype: TrtDType, exclusive: boolean, reverse: boolean) {

@@ -1,12 +1,12 @@
 /**
- * Row layers (reduce, softmax, normalization) in both kernel forms of lowering/rows.ts, run
- * on the CPU kernel emulator against the reference backend: the check's `rows.*` samples
+ * Row layers (reduce, softmax, normalization) in the three kernel forms of lowering/rows.ts,
+ * run on the CPU kernel emulator against the reference backend: the check's `rows.*` samples
  * (rows of 1 to 4099 elements, strided and multi-axis rows, every reduce op and dtype, IEEE
  * specials, broadcast scale and bias), which form each takes, the loop over rows beyond the
  * grid, determinism, dims-independent source, and kernels broken on purpose (a missing
  * barrier, a missing butterfly level) failing the same comparison.
  */
-import { cooperativeThreads } from '../../../../lib/backends/cuda/lowering/rows';
+import { cooperativeThreads, warpElements, splitRows } from '../../../../lib/backends/cuda/lowering/rows';
 import type { KernelLaunch, LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import type { LayerParams, TrtDType } from '../../../../lib/network';
 import { Tensor } from '../../../../lib/tensor';
@@ -15,6 +15,13 @@ import { checkSamples, expectSampleMatches as expectMatches, type Sample } from 
 
 const samples = checkSamples().filter((s) => s.name.includes('/rows.'));
 const launches = (steps: readonly LoweredStep[]): KernelLaunch[] => steps.filter((s): s is KernelLaunch => s.kind === 'launch');
+
+/** The steps of `params` lowered at an input of `shape` (float32; shapes only, no data: a lowering reads none). */
+const lowerShaped = (params: LayerParams, shape: number[], outShape = shape, extra: number[][] = []): LoweredStep[] => {
+  const shaped = (sh: number[]): Tensor => ({ dtype: 'float32', shape: sh, rank: sh.length, size: sh.reduce((p, d) => p * d, 1) }) as unknown as Tensor;
+  const inputs = [shape, ...extra].map(shaped);
+  return lowerAt(layerOf(params, inputs, 1), inputs, [{ dtype: 'float32' as TrtDType, shape: outShape }]);
+};
 
 const sample = (name: string): Sample => {
   const s = samples.find((c) => c.name === name);
@@ -34,21 +41,46 @@ const editSource = (from: RegExp, to: string) => (steps: LoweredStep[]): Lowered
 test('the samples cover both forms around the threshold', () => {
   expect(samples.length).toBeGreaterThan(50);
   for (const n of [1, 63, 64, 65, 768, 2048, 4099]) expect(samples.some((s) => s.name.endsWith(`.${n}`))).toBe(true);
+  for (const n of [1, 31, 32, 33, 100, 128, 512, 768, 1024, 1025]) {
+    for (const what of ['softmax/rows.warp.float32', 'softmax/rows.warp.float16', 'normalization/rows.warp.float32', 'normalization/rows.warp.float16', 'normalization/rows.warp.broadcast']) {
+      expect(samples.some((s) => s.name === `${what}.${n}`)).toBe(true);
+    }
+  }
 });
 
+/**
+ * The form a sample should take, derived from its params and shape (not from the lowering):
+ * softmax and single-axis normalization over one contiguous axis of at most 1024 run a warp a
+ * row; otherwise rows of 64 or more run a block a row.
+ */
+function expectedForm(s: Sample, inner: number): string {
+  const shape = s.inputs[0]!.shape;
+  const last = (axis: number): boolean => shape.slice((axis + shape.length) % shape.length + 1).every((d) => d === 1);
+  const p = s.params;
+  const oneAxis = p.kind === 'softmax' ? last(p.axis) : p.kind === 'normalization' ? p.nbGroups === 1 && p.axes.length === 1 && last(p.axes[0]!) : false;
+  if (oneAxis && inner <= 1024) return `warp${[1, 2, 4, 8, 16, 32].find((e) => 32 * e >= inner)}`;
+  return inner >= 64 ? 'block' : 'thread';
+}
+
 describe.each(samples.map((s) => [s.name, s] as const))('%s', (_name, s) => {
-  test('matches the reference backend in the form its row length picks', () => {
+  test('matches the reference backend in the form its row picks', () => {
     const steps = launches(expectMatches(s));
     // Every sample name ends with its row length.
     const inner = Number(/\.(\d+)$/.exec(s.name)![1]);
     expect(steps.length).toBe(1);
     const step = steps[0]!;
-    if (inner >= 64) {
+    const form = expectedForm(s, inner);
+    if (form === 'block') {
       expect(step.kernel.key).toMatch(/\.block$/);
       expect(step.block).toEqual([cooperativeThreads(inner)]);
       expect(step.kernel.source).toContain('__syncthreads()');
+    } else if (form === 'thread') {
+      expect(step.kernel.key).not.toMatch(/\.(block|warp\d+)$/);
     } else {
-      expect(step.kernel.key).not.toMatch(/\.block$/);
+      expect(step.kernel.key).toMatch(new RegExp(`\\.${form}$`));
+      expect(step.kernel.source).toContain('__shfl_xor_sync');
+      expect(step.kernel.source).not.toContain('__syncthreads');
+      expect(step.kernel.source).not.toContain('__shared__');
     }
   });
 });
@@ -59,7 +91,8 @@ describe('cooperative rows', () => {
   });
 
   test('a grid smaller than the rows loops each block over several rows', () => {
-    const x = Tensor.from('float32', [10, 100], Array.from({ length: 1000 }, (_, i) => Math.sin(i * 0.37) * 4));
+    // Rows longer than 1024, so that softmax and normalization run a block a row too.
+    const x = Tensor.from('float32', [10, 1100], Array.from({ length: 11000 }, (_, i) => Math.sin(i * 0.37) * 4));
     const small = (steps: LoweredStep[]): LoweredStep[] => steps.map((st) => (st.kind === 'launch' ? { ...st, grid: [3] } : st));
     for (const params of [
       { kind: 'reduce', op: 'max', axes: [1], keepDims: false },
@@ -67,8 +100,8 @@ describe('cooperative rows', () => {
     ] as LayerParams[]) {
       expectMatches({ kind: params.kind, name: `grid3.${params.kind}`, params, inputs: [x] }, small);
     }
-    const scale = Tensor.from('float32', [1, 100], Array.from({ length: 100 }, (_, i) => 1 + i / 100));
-    const bias = Tensor.from('float32', [1, 100], Array.from({ length: 100 }, (_, i) => -i / 50));
+    const scale = Tensor.from('float32', [1, 1100], Array.from({ length: 1100 }, (_, i) => 1 + i / 1100));
+    const bias = Tensor.from('float32', [1, 1100], Array.from({ length: 1100 }, (_, i) => -i / 550));
     expectMatches({ kind: 'normalization', name: 'grid3.normalization', params: { kind: 'normalization', axes: [1], epsilon: 1e-5, nbGroups: 1 }, inputs: [x, scale, bias] }, small);
   });
 
@@ -80,12 +113,10 @@ describe('cooperative rows', () => {
   });
 
   test('the source does not depend on the row length, the row count or the block size', () => {
-    const params: LayerParams = { kind: 'softmax', axis: 1 };
-    const at = (shape: number[]): KernelLaunch => {
-      const x = new Tensor('float32', shape, new Float32Array(shape[0]! * shape[1]!));
-      return launches(lowerAt(layerOf(params, [x], 1), [x], [{ dtype: 'float32' as TrtDType, shape }]))[0]!;
-    };
+    const params: LayerParams = { kind: 'reduce', op: 'sum', axes: [1], keepDims: false };
+    const at = (shape: number[]): KernelLaunch => launches(lowerShaped(params, shape, [shape[0]!]))[0]!;
     const [a, b] = [at([3, 100]), at([70000, 300])];
+    expect(a.kernel.key).toBe('reduce.sum.float32.block');
     expect(a.block).not.toEqual(b.block);
     expect(b.grid).toEqual([65536]);
     expect(b.kernel).toEqual(a.kernel);
@@ -109,5 +140,68 @@ describe('cooperative rows', () => {
   test('a butterfly missing its last level gives a wrong answer the comparison catches', () => {
     const s = sample('normalization/rows.float32.2048');
     expect(() => expectMatches(s, editSource(/k > 0; k >>= 1/g, 'k > 1; k >>= 1'))).toThrow(/rows\.float32\.2048/);
+  });
+});
+
+describe('warp rows', () => {
+  test('E, the elements a lane holds: the smallest of 1, 2, 4, … 32 that covers the row', () => {
+    const e = (n: number): number => warpElements(splitRows([5, n], [1], [[n, 1]]));
+    expect([0, 1, 31, 32, 33, 64, 65, 100, 128, 129, 512, 513, 768, 1024].map(e)).toEqual([1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 16, 32, 32, 32]);
+    expect(e(1025)).toBe(0);
+  });
+
+  test('softmax and normalization take the warp form only for one contiguous axis of at most 1024', () => {
+    const key = (steps: LoweredStep[]): string => launches(steps)[0]!.kernel.key;
+    const softmax = (shape: number[], axis: number): string => key(lowerShaped({ kind: 'softmax', axis }, shape));
+    const norm = (shape: number[], axes: number[], sb: number[]): string => key(lowerShaped({ kind: 'normalization', axes, epsilon: 1e-5, nbGroups: 1 }, shape, shape, [sb, sb]));
+    expect(softmax([4, 1], 1)).toBe('softmax.float32.warp1');
+    expect(softmax([4, 100], 1)).toBe('softmax.float32.warp4');
+    expect(softmax([8, 12, 128, 128], 3)).toBe('softmax.float32.warp4');
+    expect(softmax([1, 16, 512, 512], -1)).toBe('softmax.float32.warp16');
+    expect(softmax([2, 1024], 1)).toBe('softmax.float32.warp32');
+    expect(softmax([2, 100, 1], 1)).toBe('softmax.float32.warp4'); // trailing 1s: still contiguous
+    expect(softmax([2, 1025], 1)).toBe('softmax.float32.block');
+    expect(softmax([100, 3], 0)).toBe('softmax.float32.block'); // strided
+    expect(softmax([10, 3], 0)).toBe('softmax.float32');
+    expect(norm([8, 128, 768], [2], [1, 1, 768])).toBe('normalization.float32.float32.float32.warp32');
+    expect(norm([4, 100], [1], [1, 1])).toBe('normalization.float32.float32.float32.warp4');
+    expect(norm([4, 2000], [1], [1, 2000])).toBe('normalization.float32.float32.float32.block');
+    expect(norm([2, 100, 3], [1], [1, 100, 1])).toBe('normalization.float32.float32.float32.block'); // strided
+    expect(norm([2, 8, 16], [1, 2], [1, 8, 16])).toBe('normalization.float32.float32.float32.block'); // two axes
+    expect(key(lowerShaped({ kind: 'reduce', op: 'sum', axes: [1], keepDims: false }, [4, 100], [4]))).toBe('reduce.sum.float32.block');
+  });
+
+  test('the source depends on E only; a warp a row, up to 8 rows a block, the grid capped', () => {
+    const at = (shape: number[]): KernelLaunch => launches(lowerShaped({ kind: 'softmax', axis: 1 }, shape))[0]!;
+    const [a, b, c] = [at([3, 100]), at([600000, 120]), at([20, 65])];
+    expect([a.block, a.grid]).toEqual([[96], [1]]);
+    expect([b.block, b.grid]).toEqual([[256], [65536]]);
+    expect([c.block, c.grid]).toEqual([[256], [3]]);
+    expect(b.kernel).toEqual(a.kernel);
+    expect(c.kernel).toEqual(a.kernel);
+    expect(at([3, 129]).kernel.key).toBe('softmax.float32.warp8');
+  });
+
+  test('a grid smaller than the rows loops each warp over several rows', () => {
+    const x = Tensor.from('float32', [30, 100], Array.from({ length: 3000 }, (_, i) => Math.sin(i * 0.37) * 4));
+    const one = (steps: LoweredStep[]): LoweredStep[] => steps.map((st) => (st.kind === 'launch' ? { ...st, grid: [1] } : st));
+    const steps = launches(expectMatches({ kind: 'softmax', name: 'grid1.softmax', params: { kind: 'softmax', axis: 1 }, inputs: [x] }, one));
+    expect(steps[0]!.kernel.key).toBe('softmax.float32.warp4');
+    const scale = Tensor.from('float32', [1, 100], Array.from({ length: 100 }, (_, i) => 1 + i / 100));
+    const bias = Tensor.from('float32', [1, 1], [0.5]);
+    expectMatches({ kind: 'normalization', name: 'grid1.normalization', params: { kind: 'normalization', axes: [1], epsilon: 1e-5, nbGroups: 1 }, inputs: [x, scale, bias] }, one);
+  });
+
+  test('the result is the same bytes on every run (fixed combination order)', () => {
+    const s = sample('normalization/rows.warp.float32.1024');
+    const a = runLayer(s.params, s.inputs).actual[0]!;
+    const b = runLayer(s.params, s.inputs).actual[0]!;
+    expect(Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength))).toBe(true);
+  });
+
+  test('a butterfly missing its last level gives a wrong answer the comparison catches', () => {
+    for (const name of ['softmax/rows.warp.float32.1024', 'normalization/rows.warp.float16.768']) {
+      expect(() => expectMatches(sample(name), editSource(/k > 0; k >>= 1/g, 'k > 1; k >>= 1'))).toThrow(name.split('/')[1]);
+    }
   });
 });
