@@ -96,10 +96,12 @@ function softmaxWarpKernel(dtype: TrtDType, e: number) {
   return warpRowKernel(`softmax.${dtype}`, e, [MAX, SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
   ${w.rows(`
-    const i64 base = ${outerAt('x')}, sx = i_x.v[0];
+    const i64 base = ${outerAt('x')};
+    const ${c.storage}* xr = x + base;
+    ${c.storage}* yr = y + base;
     float v[${e}];
     ${w.indexed(`
-      v[k] = inside ? ${c.load('x[base + j * sx]')} : -f_inf();`)}
+      v[k] = inside ? ${c.load('xr[j]')} : -f_inf();`)}
     float m = -f_inf();
     ${w.slots(` m = fmaxf(m, v[k]); `)}
     ${w.all(MAX, 'm')}
@@ -109,7 +111,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
       s += v[k];`)}
     ${w.all(SUM, 's')}
     ${w.indexed(`
-      if (inside) y[base + j * sx] = ${c.store('v[k] / s')};`)}`)}
+      if (inside) yr[j] = ${c.store('v[k] / s')};`)}`)}
 }`);
 }
 
@@ -172,11 +174,19 @@ function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtyp
   return warpRowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, e, [SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
   ${w.rows(`
-    const i64 bx = ${outerAt('x')}, bs = ${outerAt('s')}, bb = ${outerAt('b')};
-    const i64 sx = i_x.v[0], ss = i_s.v[0], sb = i_b.v[0];
+    const i64 bx = ${outerAt('x')};
+    const ${c.storage}* xr = x + bx;
+    ${c.storage}* yr = y + bx;
+    const ${s.storage}* sr = scale + ${outerAt('s')};
+    const ${b.storage}* br = bias + ${outerAt('b')};
+    // Each lane's first scale and bias element, then constant steps of 32 slots: per-slot
+    // products j·stride cost 195 registers a thread at E = 32 (ptxas), these 108.
+    const int ss = (int)i_s.v[0], sb = (int)i_b.v[0];
+    const ${s.storage}* sl = sr + lane * ss;
+    const ${b.storage}* bl = br + lane * sb;
     float v[${e}];
     ${w.indexed(`
-      v[k] = inside ? ${c.load('x[bx + j * sx]')} : 0.0f;`)}
+      v[k] = inside ? ${c.load('xr[j]')} : 0.0f;`)}
     float mean = 0.0f;
     ${w.slots(` mean += v[k]; `)}
     ${w.all(SUM, 'mean')}
@@ -189,9 +199,9 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
     const float inv = 1.0f / sqrtf(var / (float)inner + eps);
     ${w.indexed(`
       if (inside) {
-        const float sc = ${loadFloat(scaleDtype, 'scale[bs + j * ss]')};
-        const float bi = ${loadFloat(biasDtype, 'bias[bb + j * sb]')};
-        y[bx + j * sx] = ${c.store('(v[k] - mean) * inv * sc + bi')};
+        const float sc = ${loadFloat(scaleDtype, 'sl[k * 32 * ss]')};
+        const float bi = ${loadFloat(biasDtype, 'bl[k * 32 * sb]')};
+        yr[j] = ${c.store('(v[k] - mean) * inv * sc + bi')};
       }`)}`)}
 }`);
 }
