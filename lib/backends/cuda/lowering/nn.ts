@@ -6,7 +6,7 @@
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
-import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpElements, warpRowKernel, warpRowLaunch, type RowCombine } from './rows';
+import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type WarpForm } from './rows';
 import type { LayerLowering, LoweredStep } from './types';
 
 type Reduction = { init: string; step: string; combine: string; final: string };
@@ -91,27 +91,25 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
  * The warp form: the row read once into registers, exp computed once and kept there. Each
  * lane folds its slots in order, then the butterfly: the order depends on E alone.
  */
-function softmaxWarpKernel(dtype: TrtDType, e: number) {
+function softmaxWarpKernel(dtype: TrtDType, form: WarpForm) {
   const c = DTYPES[dtype];
-  return warpRowKernel(`softmax.${dtype}`, e, [MAX, SUM], (entry, w) => `
+  return warpRowKernel(`softmax.${dtype}`, form, [MAX, SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
   ${w.rows(`
     const i64 base = ${outerAt('x')};
     const ${c.storage}* xr = x + base;
     ${c.storage}* yr = y + base;
-    float v[${e}];
-    ${w.indexed(`
-      v[k] = inside ? ${c.load('xr[j]')} : -f_inf();`)}
+    float v[${form.elements}];
+    ${w.load(c, 'xr', '-f_inf()')}
     float m = -f_inf();
     ${w.slots(` m = fmaxf(m, v[k]); `)}
     ${w.all(MAX, 'm')}
     float s = 0.0f;
     ${w.indexed(`
-      v[k] = inside ? expf(v[k] - m) : 0.0f;
-      s += v[k];`)}
+        v[k] = inside ? expf(v[k] - m) : 0.0f;
+        s += v[k];`)}
     ${w.all(SUM, 's')}
-    ${w.indexed(`
-      if (inside) yr[j] = ${c.store('v[k] / s')};`)}`)}
+    ${w.store(c, 'yr', 'v[k] / s')}`)}
 }`);
 }
 
@@ -123,8 +121,8 @@ export const softmax: LayerLowering = (ctx) => {
   if (!isFloatDType(x.dtype)) unsupported(ctx, `softmax does not take ${x.dtype}`);
   const split = x.shape.length === 0 ? splitRows([], [], [[]]) : splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape)]);
   const args = [ptr(out.at), ptr(x.at), ...rowArgs(split)];
-  const e = warpElements(split);
-  if (e > 0) return warpRowLaunch(softmaxWarpKernel(x.dtype, e), split, args);
+  const form = warpForm(split, BYTES[x.dtype], [x.at.offset ?? 0, out.at.offset ?? 0]);
+  if (form) return warpRowLaunch(softmaxWarpKernel(x.dtype, form), split, args);
   const coop = cooperative(split);
   return rowLaunch(softmaxKernel(x.dtype, coop), coop, split, args);
 };
@@ -167,11 +165,11 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
  * them. Each lane folds its slots in order, then the butterfly: the order depends on E alone.
  * Scale and bias step through their own inner stride (0 when broadcast over the row).
  */
-function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, e: number) {
+function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
-  return warpRowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, e, [SUM], (entry, w) => `
+  return warpRowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, form, [SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
   ${w.rows(`
     const i64 bx = ${outerAt('x')};
@@ -179,30 +177,24 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
     ${c.storage}* yr = y + bx;
     const ${s.storage}* sr = scale + ${outerAt('s')};
     const ${b.storage}* br = bias + ${outerAt('b')};
-    // Each lane's first scale and bias element, then constant steps of 32 slots: per-slot
-    // products j·stride cost 195 registers a thread at E = 32 (ptxas), these 108.
+    // Each lane's first scale and bias element, then constant steps: per-slot products
+    // j·stride cost 130-195 registers a thread at E = 24-32 (ptxas), these 72.
     const int ss = (int)i_s.v[0], sb = (int)i_b.v[0];
-    const ${s.storage}* sl = sr + lane * ss;
-    const ${b.storage}* bl = br + lane * sb;
-    float v[${e}];
-    ${w.indexed(`
-      v[k] = inside ? ${c.load('xr[j]')} : 0.0f;`)}
+    const ${s.storage}* sl = sr + lane * ${form.vector} * ss;
+    const ${b.storage}* bl = br + lane * ${form.vector} * sb;
+    float v[${form.elements}];
+    ${w.load(c, 'xr', '0.0f')}
     float mean = 0.0f;
     ${w.slots(` mean += v[k]; `)}
     ${w.all(SUM, 'mean')}
     mean /= (float)inner;
     float var = 0.0f;
     ${w.indexed(`
-      const float d = inside ? v[k] - mean : 0.0f;
-      var += d * d;`)}
+        const float d = inside ? v[k] - mean : 0.0f;
+        var += d * d;`)}
     ${w.all(SUM, 'var')}
     const float inv = 1.0f / sqrtf(var / (float)inner + eps);
-    ${w.indexed(`
-      if (inside) {
-        const float sc = ${loadFloat(scaleDtype, 'sl[k * 32 * ss]')};
-        const float bi = ${loadFloat(biasDtype, 'bl[k * 32 * sb]')};
-        yr[j] = ${c.store('(v[k] - mean) * inv * sc + bi')};
-      }`)}`)}
+    ${w.store(c, 'yr', `(v[k] - mean) * inv * ${loadFloat(scaleDtype, `sl[(c * ${32 * form.vector} + t) * ss]`)} + ${loadFloat(biasDtype, `bl[(c * ${32 * form.vector} + t) * sb]`)}`)}`)}
 }`);
 }
 
@@ -253,8 +245,8 @@ export const normalization: LayerLowering = (ctx) => {
   if (!sStrides || !bStrides) unsupported(ctx, `scale [${scale.shape.join(', ')}] and bias [${bias.shape.join(', ')}] do not broadcast to input [${x.shape.join(', ')}]`);
   const split = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides]);
   const args = [ptr(out.at), ptr(x.at), ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(split)];
-  const e = warpElements(split);
-  if (e > 0) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, e), split, args);
+  const form = warpForm(split, BYTES[x.dtype], [x.at.offset ?? 0, out.at.offset ?? 0]);
+  if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form), split, args);
   const coop = cooperative(split);
   return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop), coop, split, args);
 };

@@ -23,6 +23,7 @@
  */
 import type { KernelArg } from '../../../gpu/plan';
 import { dims8, i32, i64, kernelSource, launch } from './kernel';
+import type { DTypeCode } from './prelude';
 import type { KernelLaunch, KernelSource } from './types';
 
 /** A box split into outer and inner axes, and each tensor's strides over both. */
@@ -200,10 +201,42 @@ export function warpElements(split: RowSplit): number {
   return WARP_BUCKETS.find((e) => 32 * e >= inner)!;
 }
 
+/** The warp form of a row kernel: E elements a lane, read and written V contiguous at a time (V = 1: one at a time, 32 apart). */
+export interface WarpForm {
+  readonly elements: number;
+  readonly vector: number;
+}
+
+/**
+ * The warp form for rows of `split` in a `bytes`-wide storage type whose tensors start at byte
+ * `offsets` in their buffers (the row's input and output), or null where it does not apply
+ * ({@link warpElements}). Each lane takes chunks of V contiguous elements (one load or store of
+ * up to 16 bytes each; chunk c of a lane holds elements (32c + lane)·V …): the largest V of
+ * 16 / bytes … 2 that divides the row and every row start, leaves no lane idle (32·V ≤ row) and
+ * keeps the tensors aligned; then E = V·⌈row / 32V⌉ (LayerNorm over 768 in fp16: V = 8, E = 24).
+ * In the kernel lab on the H200 hand-written kernels of this shape ran about twice as fast as
+ * one element at a time. Otherwise V = 1 and E is the bucket of {@link warpElements}.
+ */
+export function warpForm(split: RowSplit, bytes: number, offsets: readonly number[]): WarpForm | null {
+  const e = warpElements(split);
+  if (e === 0) return null;
+  const inner = split.innerDims[0]!;
+  for (let vector = Math.floor(16 / bytes); vector >= 2; vector /= 2) {
+    const fits = inner % vector === 0 && 32 * vector <= inner;
+    const rowStarts = split.strides[0]![0].every((st, d) => split.outerDims[d] === 1 || st % vector === 0);
+    if (fits && rowStarts && offsets.every((o) => o % (vector * bytes) === 0)) {
+      return { elements: vector * Math.ceil(inner / (32 * vector)), vector };
+    }
+  }
+  return { elements: e, vector: 1 };
+}
+
 /** The C building blocks of a warp-form row kernel; each lane's slots are `v[k]`, k < E. */
 export interface WarpCode {
   /** Elements per lane (a compile-time constant of the source). */
   readonly elements: number;
+  /** Elements per chunk: slot k = c·V + t holds element (32c + lane)·V + t (`c` and `t` are loop constants in {@link indexed} and {@link store}). */
+  readonly vector: number;
   /** The loop over the rows this warp handles, with `i64 o` the outer index and `int lane`. */
   rows(body: string): string;
   /** A loop over this lane's slots `int k` (unrolled). */
@@ -212,6 +245,10 @@ export interface WarpCode {
   indexed(body: string): string;
   /** A statement making `v` hold `c` combined over the warp (every lane gets the result). */
   all(c: RowCombine, v: string): string;
+  /** Fills every slot `v[k]` from the row at `row` (storage `t`, converted by `load`), `identity` where the slot is outside the row. */
+  load(t: DTypeCode, row: string, identity: string): string;
+  /** Writes `value` (C in `k` and `j`, converted by `t.store`) to every slot inside the row at `row`. */
+  store(t: DTypeCode, row: string, value: string): string;
 }
 
 /** The butterfly `${entry}_${c.name}(v)` over the 32 lanes: a fixed order, the same in every lane. */
@@ -227,28 +264,58 @@ __device__ __forceinline__ ${c.type} ${fn}(${c.type} v) {
 }
 
 /**
- * A warp-form row kernel with `elements` (E) per lane: `key` gains `.warp<E>`. A warp's lanes
- * all take the same rows, so every lane reaches every shuffle.
+ * A warp-form row kernel: `key` gains `.warp<E>` (`.warp<E>v<V>` when chunks are V wide). A
+ * warp's lanes all take the same rows, so every lane reaches every shuffle.
  */
-export function warpRowKernel(key: string, elements: number, combines: readonly RowCombine[], body: (entry: string, code: WarpCode) => string): KernelSource {
-  return kernelSource(`${key}.warp${elements}`, (entry) => {
+export function warpRowKernel(key: string, form: WarpForm, combines: readonly RowCombine[], body: (entry: string, code: WarpCode) => string): KernelSource {
+  const { elements: E, vector: V } = form;
+  const chunks = E / V;
+  // Slot k = c·V + t of chunk c holds element j = (32c + lane)·V + t; a chunk is inside the
+  // row or not as a whole (V divides the row). j stays in 32 bits (a row holds at most 1024):
+  // with a row pointer each slot's address is the lane's plus a constant. 64-bit offsets per
+  // slot took 125 registers a thread at E = 32 (a quarter occupancy) and ran no faster than
+  // the block form on the H200.
+  const eachChunk = (b: string): string => `
+#pragma unroll
+    for (int c = 0; c < ${chunks}; ++c) {
+      const int j0 = (c * 32 + lane) * ${V};
+      const bool inside = j0 < (int)inner;${b}
+    }`;
+  const eachSlot = (b: string): string => `
+#pragma unroll
+      for (int t = 0; t < ${V}; ++t) {
+        const int k = c * ${V} + t, j = j0 + t;${b}
+      }`;
+  const vec = (t: DTypeCode): string => `VecN<${t.storage}, ${V}>`;
+  return kernelSource(V > 1 ? `${key}.warp${E}v${V}` : `${key}.warp${E}`, (entry) => {
     const code: WarpCode = {
-      elements,
+      elements: E,
+      vector: V,
       rows: (b) => `const int lane = threadIdx.x & 31;
   for (i64 o = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; o < outer; o += ((i64)blockDim.x * gridDim.x) >> 5) {${b}\n  }`,
       slots: (b) => `
 #pragma unroll
-    for (int k = 0; k < ${elements}; ++k) {${b}}`,
-      // j in 32 bits (a row holds at most 1024): with a row pointer, each slot's address is
-      // the lane's plus a constant. 64-bit offsets per slot took 125 registers a thread at
-      // E = 32 (a quarter occupancy) and ran no faster than the block form on the H200.
-      indexed: (b) => `
-#pragma unroll
-    for (int k = 0; k < ${elements}; ++k) {
-      const int j = k * 32 + lane;
-      const bool inside = j < (int)inner;${b}
-    }`,
+    for (int k = 0; k < ${E}; ++k) {${b}}`,
+      indexed: (b) => eachChunk(eachSlot(b)),
       all: (c, v) => `${v} = ${entry}_${c.name}(${v});`,
+      load: (t, row, identity) =>
+        V > 1
+          ? eachChunk(`
+      ${vec(t)} q;
+      if (inside) q = *reinterpret_cast<const ${vec(t)}*>(${row} + j0);${eachSlot(`
+        v[k] = inside ? ${t.load('q.v[t]')} : ${identity};`)}`)
+          : eachChunk(eachSlot(`
+        v[k] = inside ? ${t.load(`${row}[j]`)} : ${identity};`)),
+      store: (t, row, value) =>
+        V > 1
+          ? eachChunk(`
+      if (inside) {
+        ${vec(t)} q;${eachSlot(`
+        q.v[t] = ${t.store(value)};`)}
+        *reinterpret_cast<${vec(t)}*>(${row} + j0) = q;
+      }`)
+          : eachChunk(eachSlot(`
+        if (inside) ${row}[j] = ${t.store(value)};`)),
     };
     return `${combines.map((c) => warpCombine(entry, c)).join('\n')}\n${body(entry, code)}`;
   });

@@ -94,14 +94,14 @@ describe('the cuda-lowering GPU check on an emulated GPU', () => {
       ['layernorm', true],
       ['softmax', true],
     ]);
-    expect(report[0]!.launched[0]).toMatch(/^normalization\.float32\.float32\.float32\.warp4 grid \[1\] block \[96\]$/);
+    expect(report[0]!.launched[0]).toMatch(/^normalization\.float32\.float32\.float32\.warp4v2 grid \[1\] block \[96\]$/);
   });
 
   test('a wrong timed result fails and prints the launches', async () => {
     const offByOne = (t: Tensor): Tensor => new Tensor(t.dtype, t.shape, (t.data as Float32Array).map((v) => v + 1));
     const wrong = { ...internals, executeLayer: (...args: Parameters<typeof reference.executeLayer>) => reference.executeLayer(...args).map(offByOne) };
     await expect(check.timeRows(fakeGpu, wrong, [['softmax', 'softmax', { axis: 1 }, [[2, 70]]]], 1)).rejects.toThrow(/1 failure/);
-    expect(log.mock.calls.flat().join('\n')).toMatch(/timed\/softmax.*softmax\.float32\.warp4 grid \[1\] block \[64\]/);
+    expect(log.mock.calls.flat().join('\n')).toMatch(/timed\/softmax.*softmax\.float32\.warp4v2 grid \[1\] block \[64\]/);
   });
 
   test('a wrong result fails the check and names the case', async () => {

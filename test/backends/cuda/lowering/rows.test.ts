@@ -6,7 +6,7 @@
  * grid, determinism, dims-independent source, and kernels broken on purpose (a missing
  * barrier, a missing butterfly level) failing the same comparison.
  */
-import { cooperativeThreads, warpElements, splitRows } from '../../../../lib/backends/cuda/lowering/rows';
+import { cooperativeThreads, warpElements, warpForm, splitRows } from '../../../../lib/backends/cuda/lowering/rows';
 import type { KernelLaunch, LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import type { LayerParams, TrtDType } from '../../../../lib/network';
 import { Tensor } from '../../../../lib/tensor';
@@ -51,14 +51,20 @@ test('the samples cover both forms around the threshold', () => {
 /**
  * The form a sample should take, derived from its params and shape (not from the lowering):
  * softmax and single-axis normalization over one contiguous axis of at most 1024 run a warp a
- * row; otherwise rows of 64 or more run a block a row.
+ * row (in chunks of V contiguous elements where V divides the row); otherwise rows of 64 or
+ * more run a block a row.
  */
 function expectedForm(s: Sample, inner: number): string {
   const shape = s.inputs[0]!.shape;
   const last = (axis: number): boolean => shape.slice((axis + shape.length) % shape.length + 1).every((d) => d === 1);
   const p = s.params;
   const oneAxis = p.kind === 'softmax' ? last(p.axis) : p.kind === 'normalization' ? p.nbGroups === 1 && p.axes.length === 1 && last(p.axes[0]!) : false;
-  if (oneAxis && inner <= 1024) return `warp${[1, 2, 4, 8, 16, 32].find((e) => 32 * e >= inner)}`;
+  if (oneAxis && inner <= 1024) {
+    // Chunks of V contiguous elements where V divides the row and no lane idles (the samples' tensors start aligned).
+    const bytes = s.inputs[0]!.dtype === 'float32' ? 4 : 2;
+    for (let v = 16 / bytes; v >= 2; v /= 2) if (inner % v === 0 && 32 * v <= inner) return `warp${v * Math.ceil(inner / (32 * v))}v${v}`;
+    return `warp${[1, 2, 4, 8, 16, 32].find((e) => 32 * e >= inner)}`;
+  }
   return inner >= 64 ? 'block' : 'thread';
 }
 
@@ -75,7 +81,7 @@ describe.each(samples.map((s) => [s.name, s] as const))('%s', (_name, s) => {
       expect(step.block).toEqual([cooperativeThreads(inner)]);
       expect(step.kernel.source).toContain('__syncthreads()');
     } else if (form === 'thread') {
-      expect(step.kernel.key).not.toMatch(/\.(block|warp\d+)$/);
+      expect(step.kernel.key).not.toMatch(/\.(block|warp\d+(v\d+)?)$/);
     } else {
       expect(step.kernel.key).toMatch(new RegExp(`\\.${form}$`));
       expect(step.kernel.source).toContain('__shfl_xor_sync');
@@ -150,30 +156,45 @@ describe('warp rows', () => {
     expect(e(1025)).toBe(0);
   });
 
+  test('chunks of V contiguous elements where V divides the row and the row starts, and the tensors are aligned', () => {
+    const form = (n: number, bytes: number, offsets: number[] = [0, 0], rows = 5): unknown => warpForm(splitRows([rows, n], [1], [[n, 1]]), bytes, offsets);
+    expect(form(768, 2)).toEqual({ elements: 24, vector: 8 });
+    expect(form(768, 4)).toEqual({ elements: 24, vector: 4 });
+    expect(form(128, 2)).toEqual({ elements: 4, vector: 4 }); // 8 a chunk would idle half the lanes
+    expect(form(512, 2)).toEqual({ elements: 16, vector: 8 });
+    expect(form(766, 2)).toEqual({ elements: 24, vector: 2 });
+    expect(form(767, 2)).toEqual({ elements: 32, vector: 1 });
+    expect(form(768, 2, [16, 32])).toEqual({ elements: 24, vector: 8 });
+    expect(form(768, 2, [8, 0])).toEqual({ elements: 24, vector: 4 });
+    expect(form(768, 2, [2, 0])).toEqual({ elements: 32, vector: 1 });
+    expect(form(768, 8)).toEqual({ elements: 24, vector: 2 }); // 8-byte storage: two a chunk
+    expect(form(1025, 2)).toBeNull();
+  });
+
   test('softmax and normalization take the warp form only for one contiguous axis of at most 1024', () => {
     const key = (steps: LoweredStep[]): string => launches(steps)[0]!.kernel.key;
     const softmax = (shape: number[], axis: number): string => key(lowerShaped({ kind: 'softmax', axis }, shape));
     const norm = (shape: number[], axes: number[], sb: number[]): string => key(lowerShaped({ kind: 'normalization', axes, epsilon: 1e-5, nbGroups: 1 }, shape, shape, [sb, sb]));
     expect(softmax([4, 1], 1)).toBe('softmax.float32.warp1');
-    expect(softmax([4, 100], 1)).toBe('softmax.float32.warp4');
-    expect(softmax([8, 12, 128, 128], 3)).toBe('softmax.float32.warp4');
-    expect(softmax([1, 16, 512, 512], -1)).toBe('softmax.float32.warp16');
-    expect(softmax([2, 1024], 1)).toBe('softmax.float32.warp32');
-    expect(softmax([2, 100, 1], 1)).toBe('softmax.float32.warp4'); // trailing 1s: still contiguous
+    expect(softmax([4, 100], 1)).toBe('softmax.float32.warp4v2');
+    expect(softmax([8, 12, 128, 128], 3)).toBe('softmax.float32.warp4v4');
+    expect(softmax([1, 16, 512, 512], -1)).toBe('softmax.float32.warp16v4');
+    expect(softmax([2, 1024], 1)).toBe('softmax.float32.warp32v4');
+    expect(softmax([2, 100, 1], 1)).toBe('softmax.float32.warp4v2'); // trailing 1s: still contiguous
     expect(softmax([2, 1025], 1)).toBe('softmax.float32.block');
     expect(softmax([100, 3], 0)).toBe('softmax.float32.block'); // strided
     expect(softmax([10, 3], 0)).toBe('softmax.float32');
-    expect(norm([8, 128, 768], [2], [1, 1, 768])).toBe('normalization.float32.float32.float32.warp32');
-    expect(norm([4, 100], [1], [1, 1])).toBe('normalization.float32.float32.float32.warp4');
+    expect(norm([8, 128, 768], [2], [1, 1, 768])).toBe('normalization.float32.float32.float32.warp24v4');
+    expect(norm([4, 100], [1], [1, 1])).toBe('normalization.float32.float32.float32.warp4v2');
     expect(norm([4, 2000], [1], [1, 2000])).toBe('normalization.float32.float32.float32.block');
     expect(norm([2, 100, 3], [1], [1, 100, 1])).toBe('normalization.float32.float32.float32.block'); // strided
     expect(norm([2, 8, 16], [1, 2], [1, 8, 16])).toBe('normalization.float32.float32.float32.block'); // two axes
     expect(key(lowerShaped({ kind: 'reduce', op: 'sum', axes: [1], keepDims: false }, [4, 100], [4]))).toBe('reduce.sum.float32.block');
   });
 
-  test('the source depends on E only; a warp a row, up to 8 rows a block, the grid capped', () => {
+  test('the source depends on the form (E and V) only; a warp a row, up to 8 rows a block, the grid capped', () => {
     const at = (shape: number[]): KernelLaunch => launches(lowerShaped({ kind: 'softmax', axis: 1 }, shape))[0]!;
-    const [a, b, c] = [at([3, 100]), at([600000, 120]), at([20, 65])];
+    const [a, b, c] = [at([3, 100]), at([600000, 120]), at([20, 66])];
     expect([a.block, a.grid]).toEqual([[96], [1]]);
     expect([b.block, b.grid]).toEqual([[256], [65536]]);
     expect([c.block, c.grid]).toEqual([[256], [3]]);
@@ -186,7 +207,7 @@ describe('warp rows', () => {
     const x = Tensor.from('float32', [30, 100], Array.from({ length: 3000 }, (_, i) => Math.sin(i * 0.37) * 4));
     const one = (steps: LoweredStep[]): LoweredStep[] => steps.map((st) => (st.kind === 'launch' ? { ...st, grid: [1] } : st));
     const steps = launches(expectMatches({ kind: 'softmax', name: 'grid1.softmax', params: { kind: 'softmax', axis: 1 }, inputs: [x] }, one));
-    expect(steps[0]!.kernel.key).toBe('softmax.float32.warp4');
+    expect(steps[0]!.kernel.key).toBe('softmax.float32.warp4v2');
     const scale = Tensor.from('float32', [1, 100], Array.from({ length: 100 }, (_, i) => 1 + i / 100));
     const bias = Tensor.from('float32', [1, 1], [0.5]);
     expectMatches({ kind: 'normalization', name: 'grid1.normalization', params: { kind: 'normalization', axes: [1], epsilon: 1e-5, nbGroups: 1 }, inputs: [x, scale, bias] }, one);
