@@ -94,16 +94,20 @@ class Worker {
       };
       const watch = setInterval(() => {
         const index = this.currentIndex();
+        // Memory first: an input that blew the limit is an OOM even when a loaded machine let
+        // it also burn the CPU budget before this tick came round.
+        const rss = rssMb(this.child.pid);
+        if (rss > this.o.maxRssMb) {
+          stop('oom', `RSS ${Math.round(rss)} MB over the limit of ${this.o.maxRssMb} MB`);
+          return;
+        }
         const cpu = cpuMs(this.child.pid);
         // The machine is shared: a hang is an input that burns --timeout-ms of CPU, or
         // stalls six times as long in wall time (blocked on I/O or a promise that never settles).
         if (index !== last.index) last = { index, at: Date.now(), cpu };
         else if (cpu - last.cpu > this.o.timeoutMs || Date.now() - last.at > 6 * this.o.timeoutMs) {
           stop('hang', `input ran over ${this.o.timeoutMs} ms of CPU time (or ${6 * this.o.timeoutMs} ms of wall time)`);
-          return;
         }
-        const rss = rssMb(this.child.pid);
-        if (rss > this.o.maxRssMb) stop('oom', `RSS ${Math.round(rss)} MB over the limit of ${this.o.maxRssMb} MB`);
       }, 100);
       this.child.on('message', (m) => {
         if (m.finding) {
