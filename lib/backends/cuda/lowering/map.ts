@@ -26,6 +26,29 @@ export interface MapSpec {
   raw?: boolean;
 }
 
+/** What both forms of a map kernel declare: the per-element function's parameters and the kernel's (`vec` is the vector form's extra). */
+function mapSignature(spec: MapSpec, vectorBits: boolean) {
+  const out = DTYPES[spec.output];
+  const ins = spec.inputs.map((d) => DTYPES[d]);
+  const extra = spec.extra ?? [];
+  const extraNames = extra.map((p) => p.trim().split(/\s+/).pop()!);
+  const params = [...ins.map((c, k) => `${spec.raw ? c.storage : c.compute} x${k}`), ...extra].join(', ');
+  const kernelParams = [
+    `${out.storage}* y`,
+    ...ins.map((c, k) => `const ${c.storage}* a${k}`),
+    'i64 n',
+    'i32 rank',
+    'Dims8 dims',
+    'Dims8 fdiv',
+    'Dims8 ys',
+    ...ins.map((_, k) => `Dims8 s${k}`),
+    ...(vectorBits ? ['i32 vec'] : []),
+    ...extra,
+  ].join(', ');
+  const op = (entry: string): string => `__device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {\n${spec.body}\n}`;
+  return { out, ins, extraNames, kernelParams, op };
+}
+
 /**
  * The map kernel for `spec` (its text depends on the spec and `vector` only, never on dims).
  * With `vector` V > 1 each thread handles V neighbours along the innermost dim (see
@@ -34,23 +57,7 @@ export interface MapSpec {
 export function mapKernel(spec: MapSpec, vector = 1): KernelSource {
   if (vector > 1) return vectorMapKernel(spec, vector);
   return kernelSource(spec.key, (entry) => {
-    const out = DTYPES[spec.output];
-    const ins = spec.inputs.map((d) => DTYPES[d]);
-    const t = (c: (typeof ins)[number]): string => (spec.raw ? c.storage : c.compute);
-    const extra = spec.extra ?? [];
-    const extraNames = extra.map((p) => p.trim().split(/\s+/).pop()!);
-    const params = [...ins.map((c, k) => `${t(c)} x${k}`), ...extra].join(', ');
-    const kernelParams = [
-      `${out.storage}* y`,
-      ...ins.map((c, k) => `const ${c.storage}* a${k}`),
-      'i64 n',
-      'i32 rank',
-      'Dims8 dims',
-      'Dims8 fdiv',
-      'Dims8 ys',
-      ...ins.map((_, k) => `Dims8 s${k}`),
-      ...extra,
-    ].join(', ');
+    const { out, ins, extraNames, kernelParams, op } = mapSignature(spec, false);
     const loads = ins.map((c, k) => {
       const at = `a${k}[o${k}]`;
       return spec.raw ? at : c.load(at);
@@ -84,9 +91,7 @@ ${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('
     }
     y[oy] = ${spec.raw ? call : out.store(call)};`;
     return `
-__device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {
-${spec.body}
-}
+${op(entry)}
 extern "C" __global__ void ${entry}(${kernelParams}) {
   if (n <= 0x7fffffffLL) {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${element('u32')}
@@ -133,24 +138,7 @@ ${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('
  */
 function vectorMapKernel(spec: MapSpec, V: number): KernelSource {
   return kernelSource(`${spec.key}.v${V}`, (entry) => {
-    const out = DTYPES[spec.output];
-    const ins = spec.inputs.map((d) => DTYPES[d]);
-    const t = (c: (typeof ins)[number]): string => (spec.raw ? c.storage : c.compute);
-    const extra = spec.extra ?? [];
-    const extraNames = extra.map((p) => p.trim().split(/\s+/).pop()!);
-    const params = [...ins.map((c, k) => `${t(c)} x${k}`), ...extra].join(', ');
-    const kernelParams = [
-      `${out.storage}* y`,
-      ...ins.map((c, k) => `const ${c.storage}* a${k}`),
-      'i64 n',
-      'i32 rank',
-      'Dims8 dims',
-      'Dims8 fdiv',
-      'Dims8 ys',
-      ...ins.map((_, k) => `Dims8 s${k}`),
-      'i32 vec',
-      ...extra,
-    ].join(', ');
+    const { out, ins, extraNames, kernelParams, op } = mapSignature(spec, true);
     const loads = ins.map((c, k) => (spec.raw ? `v${k}.v[e]` : c.load(`v${k}.v[e]`)));
     const call = `${entry}_op(${[...loads, ...extraNames].join(', ')})`;
     const reads = ins
@@ -167,9 +155,7 @@ function vectorMapKernel(spec: MapSpec, V: number): KernelSource {
       )
       .join('');
     return `
-__device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {
-${spec.body}
-}
+${op(entry)}
 extern "C" __global__ void ${entry}(${kernelParams}) {
   for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${offsetWalk(['oy', ...ins.map((_, k) => `o${k}`)], ['ys', ...ins.map((_, k) => `s${k}`)])}${reads}
     VecN<${out.storage}, ${V}> w;

@@ -38,6 +38,12 @@ const editSource = (from: RegExp, to: string) => (steps: LoweredStep[]): Lowered
     return { ...s, kernel: { ...s.kernel, key: `${s.kernel.key}.edited`, source } };
   });
 
+/** Runs `s` twice on the emulator: the outputs must be the same bytes. */
+function expectSameBytesTwice(s: Sample): void {
+  const [a, b] = [runLayer(s.params, s.inputs).actual[0]!, runLayer(s.params, s.inputs).actual[0]!];
+  expect(Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength))).toBe(true);
+}
+
 test('the samples cover both forms around the threshold', () => {
   expect(samples.length).toBeGreaterThan(50);
   for (const n of [1, 63, 64, 65, 768, 2048, 4099]) expect(samples.some((s) => s.name.endsWith(`.${n}`))).toBe(true);
@@ -112,10 +118,7 @@ describe('cooperative rows', () => {
   });
 
   test('the result is the same bytes on every run (fixed combination order)', () => {
-    const s = sample('reduce/rows.sum.float32.4099');
-    const a = runLayer(s.params, s.inputs).actual[0]!;
-    const b = runLayer(s.params, s.inputs).actual[0]!;
-    expect(Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength))).toBe(true);
+    expectSameBytesTwice(sample('reduce/rows.sum.float32.4099'));
   });
 
   test('the source does not depend on the row length, the row count or the block size', () => {
@@ -214,10 +217,7 @@ describe('warp rows', () => {
   });
 
   test('the result is the same bytes on every run (fixed combination order)', () => {
-    const s = sample('normalization/rows.warp.float32.1024');
-    const a = runLayer(s.params, s.inputs).actual[0]!;
-    const b = runLayer(s.params, s.inputs).actual[0]!;
-    expect(Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength))).toBe(true);
+    expectSameBytesTwice(sample('normalization/rows.warp.float32.1024'));
   });
 
   test('a butterfly missing its last level gives a wrong answer the comparison catches', () => {
