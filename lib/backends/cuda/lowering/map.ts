@@ -66,29 +66,8 @@ export function mapKernel(spec: MapSpec, vector = 1): KernelSource {
     const offsets = ['oy', ...ins.map((_, k) => `o${k}`)];
     const strides = ['ys', ...ins.map((_, k) => `s${k}`)];
     // One element: its offsets in every tensor from its flat index, walking the dims with
-    // constant indices (unrolled: the Dims8 stay in registers, no local array). Below 2^31
-    // elements each division is a multiply and a shift by the dim's magic numbers (`fdiv`,
-    // see divisionMagic()): a broadcast or transposed box otherwise spends more time dividing
-    // than moving its bytes. Larger boxes divide in 64 bits.
-    const element = (I: string): string => `
-    i64 ${offsets.map((o) => `${o} = 0`).join(', ')};
-    if (rank == 1) {
-${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
-    } else {
-      ${I} r = i;
-#pragma unroll
-      for (int d = 7; d >= 0; --d) {
-        if (d < rank) {
-          ${I} nd = (${I})dims.v[d];
-          ${I === 'u32' ? `u64 mg = (u64)fdiv.v[d];
-          u32 next = (u32)(((u64)r * (u32)mg) >> (u32)(mg >> 32));
-          u32 q = r - next * nd;
-          r = next;` : `${I} q = r % nd;
-          r /= nd;`}
-${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}
-        }
-      }
-    }
+    // constant indices (unrolled: the Dims8 stay in registers, no local array).
+    const element = (I: 'u32' | 'i64'): string => `${offsetWalk(offsets, strides, I)}
     y[oy] = ${spec.raw ? call : out.store(call)};`;
     return `
 ${op(entry)}
@@ -104,22 +83,28 @@ extern "C" __global__ void ${entry}(${kernelParams}) {
   });
 }
 
-/** The walk from a flat index `i` (u32, below 2^31) to each operand's offset, by the dims' magic numbers. */
-function offsetWalk(offsets: readonly string[], strides: readonly string[]): string {
+/**
+ * The walk from flat index `i` to each operand's offset. Below 2^31 elements (`u32`) each
+ * division is a multiply and a shift by the dim's magic numbers (`fdiv`, see divisionMagic()):
+ * a broadcast or transposed box otherwise spends more time dividing than moving its bytes.
+ * Larger boxes (`i64`) divide in 64 bits.
+ */
+function offsetWalk(offsets: readonly string[], strides: readonly string[], I: 'u32' | 'i64' = 'u32'): string {
   return `
     i64 ${offsets.map((o) => `${o} = 0`).join(', ')};
     if (rank == 1) {
 ${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
     } else {
-      u32 r = i;
+      ${I} r = i;
 #pragma unroll
       for (int d = 7; d >= 0; --d) {
         if (d < rank) {
-          u32 nd = (u32)dims.v[d];
-          u64 mg = (u64)fdiv.v[d];
+          ${I} nd = (${I})dims.v[d];
+          ${I === 'u32' ? `u64 mg = (u64)fdiv.v[d];
           u32 next = (u32)(((u64)r * (u32)mg) >> (u32)(mg >> 32));
           u32 q = r - next * nd;
-          r = next;
+          r = next;` : `${I} q = r % nd;
+          r /= nd;`}
 ${offsets.map((o, t) => `          ${o} += (i64)q * ${strides[t]}.v[d];`).join('\n')}
         }
       }
