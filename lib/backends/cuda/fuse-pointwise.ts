@@ -1,8 +1,8 @@
 /**
- * Pointwise fusion: a pointwise layer whose only reader is another pointwise layer over the
- * same box (bias add → ReLU, residual add → ReLU, the pieces of a decomposed GELU or SiLU)
- * runs inside that reader's kernel instead of writing its output to memory and launching
- * again. Two parts:
+ * Pointwise fusion: a pointwise layer whose only reader is a pointwise layer or a copy
+ * (bias add → ReLU, residual add → ReLU, the pieces of a decomposed GELU or SiLU, the products
+ * of a complex multiply, a bias add → the heads' transpose) runs inside that reader's kernel
+ * instead of writing its output to memory and launching again. Two parts:
  *
  * - {@link planPointwiseFusion} (before the memory plan) picks the producer → consumer pairs
  *   from the layers alone; the producer's inputs must then stay live until the consumer runs,
@@ -10,14 +10,16 @@
  * - {@link fuseMaps} (while lowering) joins the two map launches (lowering/map.ts) into one
  *   kernel whose per-element function calls the producer's, rounds its result to the
  *   intermediate's storage dtype exactly as the store and load between two kernels would, and
- *   passes it to the consumer's: the fused kernel computes bit for bit what the two did.
- *   When either launch is not a plain map (or the boxes differ), nothing is fused and both run
- *   as before — the intermediate still has its memory, so that is always correct.
+ *   passes it to the consumer's: the fused kernel computes bit for bit what the two did. The
+ *   producer's operands are re-expressed over the consumer's box ({@link throughDense}), so the
+ *   consumer may read the intermediate broadcast, permuted or reshaped. When the two cannot be
+ *   joined, nothing is fused and both run as before — the intermediate still has its memory,
+ *   so that is always correct.
  *
  * Views are the other half: a slice inside its input or a transpose lowers to a strided copy,
- * and when every reader of its output is a pointwise map over the same box, the readers read
- * the copy's source through its strides instead ({@link planViews}, {@link readThrough}): the
- * copy never runs. RoPE's complex multiply reads each half of q and k this way.
+ * and when every reader of its output is a map, the readers read the copy's source through
+ * composed strides instead ({@link planViews}, {@link readThrough}): the copy never runs.
+ * RoPE's complex multiply reads each half of q and k, and of the frequencies, this way.
  *
  * Kernel source depends on the two specs only (never on dims), as every lowering's must.
  */
@@ -28,11 +30,18 @@ import { tensorReaders } from '../../network/live-layers';
 import type { BufferSlice, KernelArg } from '../../gpu/plan';
 import type { KernelLaunch } from './lowering';
 import { denseStrides } from './lowering/kernel';
-import { mapSpecLaunch, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
+import { isCopy, mapSpecLaunch, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
 import { DTYPES } from './lowering/prelude';
 
 /** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
 const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast']);
+/**
+ * Layer kinds that lower to strided copies (lowering/data.ts): a transpose, a slice inside its
+ * input, one copy per concatenated input. A pointwise producer computes in the copy's place,
+ * writing where the copy would (a bias add writes its heads transposed, a RoPE half its slot of
+ * the pair); a view is read through by a copy as by any map.
+ */
+const COPIES = new Set(['shuffle', 'slice', 'concat']);
 
 export interface TensorFacts {
   shape: readonly number[];
@@ -40,29 +49,43 @@ export interface TensorFacts {
   intermediate: boolean;
 }
 
+export interface FusionOptions {
+  /** Layers that only reinterpret their input's bytes (a reshape the memory plan lays onto its input): fusion looks through them. */
+  reinterprets?: (position: number) => boolean;
+  /** Layers whose copy may never run (planViews): not fusion consumers, since their readers read their source. */
+  views?: ReadonlyMap<number, readonly number[]>;
+}
+
 /**
  * Producer → consumer pairs to fuse, as device-layer positions: a pointwise producer with one
- * output, read by exactly one device layer, a pointwise consumer whose output has the
- * intermediate's shape (so the intermediate is read element for element, never broadcast).
- * A consumer takes at most one producer; chains (a → b → c) fuse link by link. Pure.
+ * output, an intermediate, read by exactly one device layer (through any reshapes that only
+ * reinterpret its bytes), which is pointwise or a copy. A consumer may take several producers
+ * (re = ar·br − ai·bi takes both products), and chains (a → b → c) fuse link by link. Whether
+ * the consumer reads the intermediate element for element, broadcast or permuted is settled
+ * while lowering ({@link fuseMaps}), where a pair that cannot fuse runs as two launches. Pure.
  */
-export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: number) => TensorFacts): Map<number, number> {
+export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: number) => TensorFacts, options: FusionOptions = {}): Map<number, number> {
   const readers = tensorReaders(layers);
   const into = new Map<number, number>();
-  const taken = new Set<number>();
+  /** The one layer reading `id`, through reinterpreting layers, or undefined. */
+  const onlyReader = (id: number): number | undefined => {
+    const r = new Set(readers.get(id));
+    if (r.size !== 1) return undefined;
+    const j = [...r][0]!;
+    const layer = layers[j]!;
+    if (options.reinterprets?.(j) !== true || layer.outputs.length !== 1) return j;
+    const out = layer.outputs[0]!;
+    return tensor(out).intermediate ? onlyReader(out) : undefined;
+  };
   layers.forEach((layer, i) => {
     if (!POINTWISE.has(layer.params.kind) || layer.outputs.length !== 1) return;
-    const out = layer.outputs[0]!;
-    const facts = tensor(out);
+    if (!tensor(layer.outputs[0]!).intermediate) return;
     // One reader layer (which may read it in several slots, as x·x does).
-    const r = new Set(readers.get(out));
-    if (!facts.intermediate || r.size !== 1) return;
-    const j = [...r][0]!;
+    const j = onlyReader(layer.outputs[0]!);
+    if (j === undefined || j <= i || options.views?.has(j) === true) return;
     const consumer = layers[j]!;
-    if (j <= i || taken.has(j) || !POINTWISE.has(consumer.params.kind) || consumer.outputs.length !== 1) return;
-    if (tensor(consumer.outputs[0]!).shape.join() !== facts.shape.join()) return;
+    if (!(POINTWISE.has(consumer.params.kind) || COPIES.has(consumer.params.kind)) || consumer.outputs.length !== 1) return;
     into.set(i, j);
-    taken.add(j);
   });
   return into;
 }
@@ -82,39 +105,84 @@ const VIEWS = new Set(['slice', 'shuffle']);
 
 /**
  * Views whose copy may never run: a slice or shuffle with one output, an intermediate, whose
- * readers are all pointwise layers with outputs of the view's own shape (each reads it element
- * for element), by device-layer position of the view → its readers' positions. While lowering,
- * a reader whose launch is a map reads the view's source through the copy's strides instead
- * ({@link readThrough}); the copy runs only if some reader cannot (lower-instance.ts). The view's
- * inputs must stay live until its last reader (or that reader's fusion chain end). Pure.
+ * readers are all maps (pointwise layers or copies) or reshapes laid onto its bytes
+ * (`reinterprets`, themselves listed when all their readers are), by device-layer position of
+ * the view → its readers' positions. While lowering, a reader whose launch reads the view through strides
+ * {@link throughDense} can compose reads the view's source instead ({@link readThrough}): a
+ * RoPE product reads the halves of q and the broadcast halves of the frequencies, a transpose
+ * reads a repeated key through its expand. The copy runs only if some reader cannot
+ * (lower-instance.ts). The view's inputs must stay live until its last reader (or that reader's
+ * fusion chain end, or, where the reader is a view itself, its readers'). Pure.
  */
-export function planViews(layers: readonly Layer[], tensor: (id: number) => TensorFacts): Map<number, number[]> {
+export function planViews(layers: readonly Layer[], tensor: (id: number) => TensorFacts, reinterprets: (position: number) => boolean = () => false): Map<number, number[]> {
   const readers = tensorReaders(layers);
   const views = new Map<number, number[]>();
-  layers.forEach((layer, i) => {
-    if (!VIEWS.has(layer.params.kind) || layer.outputs.length !== 1) return;
+  // From the last layer back, so a reinterpreting reader's own readers are settled first.
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const layer = layers[i]!;
+    if (!(VIEWS.has(layer.params.kind) || reinterprets(i)) || layer.outputs.length !== 1) continue;
     const out = layer.outputs[0]!;
-    const facts = tensor(out);
     const r = [...new Set(readers.get(out))].sort((a, b) => a - b);
-    if (!facts.intermediate || r.length === 0) return;
-    const readable = (j: number): boolean =>
-      j > i && POINTWISE.has(layers[j]!.params.kind) && layers[j]!.outputs.length === 1 && tensor(layers[j]!.outputs[0]!).shape.join() === facts.shape.join();
+    if (!tensor(out).intermediate || r.length === 0) continue;
+    const readable = (j: number): boolean => {
+      const reader = layers[j]!;
+      if (j <= i || reader.outputs.length !== 1) return false;
+      return reinterprets(j) ? views.has(j) : POINTWISE.has(reader.params.kind) || COPIES.has(reader.params.kind);
+    };
     if (r.every(readable)) views.set(i, r);
-  });
-  return views;
+  }
+  return new Map([...views].sort((a, b) => a[0] - b[0]));
+}
+
+/**
+ * Strides over the box `dims` of an operand read at `operand` strides over the box `inner`, for
+ * a reader that walks `dims` at `strides` through a tensor laid out densely over `inner`; or null
+ * when that walk is not a strided walk of `inner`'s elements. Each dim of the walk must step
+ * whole elements of one dim of `inner` (t = m·D[i], D the dense strides) without carrying into
+ * the next: then the element reached is Σ digit_i·D[i] with every digit below inner[i], and the
+ * operand is at Σ digit_i·operand[i]. That covers reading element for element, broadcast
+ * (stride 0), permuted, and through a reshape that splits or merges dims. Pure.
+ */
+export function throughDense(dims: readonly number[], strides: readonly number[], inner: readonly number[], operand: readonly number[]): number[] | null {
+  if (strides.length !== dims.length || operand.length !== inner.length) return null;
+  const dense = denseStrides(inner);
+  const reach = inner.map(() => 0);
+  const out: number[] = [];
+  for (let j = 0; j < dims.length; j++) {
+    const t = strides[j]!;
+    if (dims[j] === 1 || t === 0) {
+      out.push(0);
+      continue;
+    }
+    if (!Number.isInteger(t) || t < 0) return null;
+    const i = inner.findIndex((n, k) => n > 1 && dense[k]! <= t && t < dense[k]! * n);
+    if (i < 0 || t % dense[i]! !== 0) return null;
+    const m = t / dense[i]!;
+    reach[i] += m * (dims[j]! - 1);
+    out.push(m * operand[i]!);
+  }
+  return reach.every((r, i) => r < inner[i]!) ? out : null;
 }
 
 /**
  * `consumer` reading `source` (an operand over the view's box `dims`) wherever it read the
- * view at `view`, or null when it reads the view other than element for element over the
- * same box (then the copy must run). The kernel is the consumer's: only operands change.
+ * view at `view`, or null when some read of the view is not a strided walk of it (then the copy
+ * must run). The kernel is the consumer's: only operands change.
  */
 export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: readonly number[], source: MapOperand): KernelLaunch[] | null {
-  if (!sameList(consumer.dims, dims)) return null;
-  const dense = denseStrides(dims);
   const positions = consumer.inputs.flatMap((x, k) => (sameSlice(x.at, view) ? [k] : []));
-  if (positions.length === 0 || positions.some((k) => !sameList(consumer.inputs[k]!.strides, dense))) return null;
-  return mapSpecLaunch(consumer.spec, consumer.dims, consumer.out, consumer.inputs.map((x, k) => (positions.includes(k) ? source : x)), consumer.extra);
+  if (positions.length === 0) return null;
+  const inputs: MapOperand[] = [];
+  for (const [k, x] of consumer.inputs.entries()) {
+    if (!positions.includes(k)) {
+      inputs.push(x);
+      continue;
+    }
+    const strides = throughDense(consumer.dims, x.strides, dims, source.strides);
+    if (strides === null) return null;
+    inputs.push({ at: source.at, strides });
+  }
+  return mapSpecLaunch(consumer.spec, consumer.dims, consumer.out, inputs, consumer.extra);
 }
 
 const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
@@ -137,16 +205,29 @@ function fusedKey(a: MapSpec, positions: readonly number[], b: MapSpec): string 
 
 /**
  * One launch computing `consumer` with `producer`'s output (`intermediate`) computed in place,
- * or null when the two cannot be joined (a raw map, different boxes, the intermediate read
- * through strides other than the consumer's own).
+ * or null when the two cannot be joined: a raw producer, an intermediate the producer does not
+ * write densely, or one the consumer reads in two different ways or other than as a strided walk
+ * ({@link throughDense}). The producer's operands are re-expressed over the consumer's box, so
+ * the consumer may read the intermediate broadcast (an RMSNorm's 1/rms over its row), permuted or
+ * reshaped (a bias add read by the heads' transpose). A consumer that only copies (a transpose,
+ * a concat's block) runs the producer's own kernel, writing where the copy would.
  */
 export function fuseMaps(producer: MapLaunchInfo, consumer: MapLaunchInfo, intermediate: BufferSlice): KernelLaunch[] | null {
   const a = producer.spec;
   const b = consumer.spec;
-  if (a.raw || b.raw || !sameList(producer.dims, consumer.dims) || !sameSlice(producer.out.at, intermediate)) return null;
-  if (!sameList(producer.out.strides, consumer.out.strides)) return null;
+  if (a.raw || !sameSlice(producer.out.at, intermediate) || !sameList(producer.out.strides, denseStrides(producer.dims))) return null;
   const positions = consumer.inputs.flatMap((x, k) => (sameSlice(x.at, intermediate) ? [k] : []));
-  if (positions.length === 0 || positions.some((k) => !sameList(consumer.inputs[k]!.strides, consumer.out.strides))) return null;
+  if (positions.length === 0) return null;
+  const read = consumer.inputs[positions[0]!]!.strides;
+  if (positions.some((k) => !sameList(consumer.inputs[k]!.strides, read))) return null;
+  const operands: MapOperand[] = [];
+  for (const x of producer.inputs) {
+    const strides = throughDense(consumer.dims, read, producer.dims, x.strides);
+    if (strides === null) return null;
+    operands.push({ at: x.at, strides });
+  }
+  if (isCopy(consumer)) return mapSpecLaunch(a, consumer.dims, consumer.out, operands, producer.extra);
+  if (b.raw) return null;
 
   const rest = consumer.inputs.map((_, k) => k).filter((k) => !positions.includes(k));
   const aExtra = (a.extra ?? []).map((d) => renamed(d, 'p_'));
@@ -171,5 +252,5 @@ ${b.body}
     extra: [...aExtra.map((e) => e.decl), ...bExtra.map((e) => e.decl)],
   };
   const extra: KernelArg[] = [...producer.extra, ...consumer.extra];
-  return mapSpecLaunch(spec, consumer.dims, consumer.out, [...producer.inputs, ...rest.map((k) => consumer.inputs[k]!)], extra);
+  return mapSpecLaunch(spec, consumer.dims, consumer.out, [...operands, ...rest.map((k) => consumer.inputs[k]!)], extra);
 }

@@ -17,7 +17,7 @@ import type { BufferSlice } from '../../gpu/plan';
 import type { Layer, Network } from '../../network';
 import type { Tensor } from '../../tensor';
 import type { Instance } from './instantiate';
-import { fuseMaps, fusionChainEnds, planPointwiseFusion, planViews, readThrough } from './fuse-pointwise';
+import { fuseMaps, fusionChainEnds, planPointwiseFusion, planViews, readThrough, type TensorFacts } from './fuse-pointwise';
 import { lowerLayer, type BoundTensor, type KernelLaunch, type LoweredStep, type LoweringContext } from './lowering';
 import { denseStrides } from './lowering/kernel';
 import { isCopy, mapLaunchInfo, type MapLaunchInfo } from './lowering/map';
@@ -64,6 +64,42 @@ export interface LoweredInstance {
 }
 
 const sameDims = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
+
+/** A fused producer's launch, held until its consumer (a device-layer position) is lowered. */
+interface Waiting {
+  consumer: number;
+  launch: KernelLaunch;
+  info: MapLaunchInfo;
+  name: string;
+  kind: string;
+  output: BufferSlice;
+  outputId: number;
+  touched: ReadonlySet<number>;
+}
+
+/**
+ * `lowered` with every map launch that reads `at` replaced by `rewrite`'s launches, or null when
+ * one of them cannot be rewritten, a step is not a map launch (its reads are not known), or no
+ * step reads `at` (the layer reads it otherwise: a reshape laid onto its bytes reads it later).
+ */
+function rewriteReads(lowered: readonly LoweredStep[], at: BufferSlice, rewrite: (info: MapLaunchInfo) => KernelLaunch[] | null): LoweredStep[] | null {
+  const out: LoweredStep[] = [];
+  let read = false;
+  for (const step of lowered) {
+    const info = mapLaunchInfo(step);
+    if (info === undefined) return null;
+    if (!info.inputs.some((x) => sameSlice(x.at, at))) {
+      out.push(step);
+      continue;
+    }
+    const replaced = rewrite(info);
+    if (replaced === null) return null;
+    out.push(...replaced);
+    read = true;
+  }
+  return read ? out : null;
+}
 
 export const byteSize = (t: { dtype: string; shape: readonly number[] }): number =>
   t.shape.reduce((a, d) => a * d, dtypeInfo(t.dtype as Tensor['dtype']).itemBytes);
@@ -146,13 +182,17 @@ export function lowerInstance(
     if (at !== undefined && bound[out] === undefined && (at.buffer === WEIGHTS_BUFFER || at.buffer === VALUES_BUFFER)) bind(out, at);
   }
 
-  // Pointwise producers that run inside their reader's kernel (fuse-pointwise.ts).
-  const fuseInto = options.fuse === false ? new Map<number, number>() : planPointwiseFusion(instance.deviceLayers, (id) => ({ shape: instance.tensors[id]!.shape, intermediate: bound[id] === undefined }));
+  // Slices and transposes whose readers read through them, and pointwise producers that run
+  // inside their reader's kernel (fuse-pointwise.ts). A view's inputs are read where its last
+  // reader runs: that reader's fusion chain's end, or, for a view read by a view, its readers'.
+  const facts = (id: number): TensorFacts => ({ shape: instance.tensors[id]!.shape, intermediate: bound[id] === undefined });
+  const fuse = options.fuse !== false;
+  const reinterprets = (position: number): boolean => reinterpretedInput(instance.deviceLayers[position]!, instance) !== undefined;
+  const views = fuse ? planViews(instance.deviceLayers, facts, reinterprets) : new Map<number, number[]>();
+  const fuseInto = fuse ? planPointwiseFusion(instance.deviceLayers, facts, { reinterprets, views }) : new Map<number, number>();
   const chainEnd = fusionChainEnds(fuseInto, instance.deviceLayers.length);
-  // Slices and transposes whose readers read through them (fuse-pointwise.ts): the view's
-  // inputs are read where its last reader (or that reader's fusion chain) runs.
-  const views = options.fuse === false ? new Map<number, number[]>() : planViews(instance.deviceLayers, (id) => ({ shape: instance.tensors[id]!.shape, intermediate: bound[id] === undefined }));
-  const readEnd = chainEnd.map((end, position) => Math.max(end, ...(views.get(position) ?? []).map((j) => chainEnd[j]!)));
+  const readEnd = [...chainEnd];
+  for (let i = readEnd.length - 1; i >= 0; i--) for (const j of views.get(i) ?? []) readEnd[i] = Math.max(readEnd[i]!, readEnd[j]!);
 
   // Liveness of the intermediates, in device-layer steps; a fused producer's inputs are read
   // where its chain's last consumer runs.
@@ -180,10 +220,10 @@ export function lowerInstance(
   const steps: LoweredStep[] = [];
   const stepLayers: StepLayer[] = [];
   // Views not copied yet, by output tensor id: each reader reads through them while it can.
-  const pendingViews = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; touched: ReadonlySet<number>; source: number | null }>();
-  // Fused producers waiting for their consumer (by its device-layer position).
   // `touched`: the tensors the step reads or writes (a fused step: both layers', less the intermediate).
-  const waiting = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; output: BufferSlice; outputId: number; touched: ReadonlySet<number> }>();
+  const pendingViews = new Map<number, { launch: KernelLaunch; info: MapLaunchInfo; name: string; kind: string; touched: ReadonlySet<number> }>();
+  // Fused producers waiting for their consumer, by the tensor they write.
+  const waiting = new Map<number, Waiting>();
   const emit = (lowered: readonly LoweredStep[], name: string, kind: string, touched: ReadonlySet<number>): void => {
     steps.push(...lowered);
     const bytes = [...touched].reduce((sum, id) => sum + byteSize(instance.tensors[id]!), 0);
@@ -209,44 +249,69 @@ export function lowerInstance(
     let lowered = lower(ctx);
     let name = layer.name;
     let touched = new Set([...layer.inputs, ...layer.outputs].filter((id): id is number => id !== null && instance.tensors[id] !== undefined));
+    const inputs = new Set(layer.inputs.filter((id): id is number => id !== null));
+
+    // A producer waiting for another layer, read here: it runs now, unless this layer only lays
+    // a reshape onto the producer's bytes (its copy onto itself is dropped).
+    for (const id of inputs) {
+      const w = waiting.get(id);
+      if (w === undefined || w.consumer === position) continue;
+      const out = layer.outputs[0];
+      if (reinterprets(position) && out !== undefined && sameSlice(bound[out]!.at, w.output)) continue;
+      waiting.delete(id);
+      emit([w.launch], w.name, w.kind, w.touched);
+    }
+
+    for (const id of inputs) {
+      const view = pendingViews.get(id);
+      if (view === undefined) continue;
+      const out = layer.outputs[0];
+      if (lowered.length === 0 && reinterprets(position) && out !== undefined && sameSlice(bound[out]!.at, bound[id]!.at)) {
+        // A reshape laid onto the view's bytes: its readers walk the same dense bytes, so they
+        // read through the view as its own readers would.
+        pendingViews.set(out, view);
+        continue;
+      }
+      const through = rewriteReads(lowered, bound[id]!.at, (info) => readThrough(info, bound[id]!.at, view.info.dims, view.info.inputs[0]!));
+      if (through === null) {
+        emit([view.launch], view.name, view.kind, view.touched);
+        for (const [key, v] of pendingViews) if (v === view) pendingViews.delete(key);
+      } else {
+        lowered = through;
+        touched.delete(id);
+        for (const t of view.touched) if (t !== id) touched.add(t);
+      }
+    }
+
     const viewInfo = views.has(position) && lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
     const viewShape = instance.tensors[layer.outputs[0]!]?.shape ?? [];
     if (viewInfo !== undefined && isCopy(viewInfo) && sameDims(viewInfo.dims, viewShape) && sameDims(viewInfo.out.strides, denseStrides(viewShape))) {
       // Its readers read its source instead; the copy runs only before a reader that cannot.
-      pendingViews.set(layer.outputs[0]!, { launch: lowered[0] as KernelLaunch, info: viewInfo, name, kind: layer.params.kind, touched, source: layer.inputs[0]! });
+      pendingViews.set(layer.outputs[0]!, { launch: lowered[0] as KernelLaunch, info: viewInfo, name, kind: layer.params.kind, touched });
       continue;
     }
-    for (const id of new Set(layer.inputs)) {
-      const view = id === null ? undefined : pendingViews.get(id);
-      if (view === undefined) continue;
-      const info = lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
-      const through = info === undefined ? null : readThrough(info, bound[id!]!.at, view.info.dims, view.info.inputs[0]!);
-      if (through === null) {
-        emit([view.launch], view.name, view.kind, view.touched);
-        pendingViews.delete(id!);
-      } else {
-        lowered = through;
-        touched.delete(id!);
-        if (view.source !== null) touched.add(view.source);
-      }
-    }
-    const producer = waiting.get(position);
-    if (producer !== undefined) {
-      waiting.delete(position);
-      const info = lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
-      const fused = info === undefined ? null : fuseMaps(producer.info, info, producer.output);
-      if (fused === null) emit([producer.launch], producer.name, producer.kind, producer.touched);
+
+    // Producers computed inside this layer's launches, in their order; one that cannot join runs first.
+    const names = [layer.name];
+    for (const [id, w] of [...waiting].filter(([, w]) => w.consumer === position)) {
+      waiting.delete(id);
+      const fused = rewriteReads(lowered, w.output, (info) => fuseMaps(w.info, info, w.output));
+      if (fused === null) emit([w.launch], w.name, w.kind, w.touched);
       else {
-        [lowered, name] = [fused, `${producer.name}+${layer.name}`];
+        lowered = fused;
+        names.splice(names.length - 1, 0, w.name);
         // The producer's output never reaches memory: the fused kernel keeps it in registers.
-        touched = new Set([...producer.touched, ...touched].filter((id) => id !== producer.outputId));
+        touched = new Set([...w.touched, ...touched].filter((t) => t !== w.outputId));
       }
     }
+    name = names.join('+');
+
     const consumer = fuseInto.get(position);
     const info = consumer !== undefined && lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
     // A producer that used scratch must run where it is (a later layer reuses the scratch).
     if (consumer !== undefined && info !== undefined && used === 0) {
-      waiting.set(consumer, { launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[layer.outputs[0]!]!.at, outputId: layer.outputs[0]!, touched });
+      const outputId = layer.outputs[0]!;
+      waiting.set(outputId, { consumer, launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[outputId]!.at, outputId, touched });
     } else {
       emit(lowered, name, layer.params.kind, touched);
     }

@@ -27,7 +27,7 @@ describe('planPointwiseFusion', () => {
     expect(fusionChainEnds(into, 3)).toEqual([2, 2, 2]);
   });
 
-  test('no fusion into a broadcasting reader, across two readers, into a non-pointwise layer or out of a network output', () => {
+  test('a broadcasting reader fuses its producer; no fusion across two readers, into a non-map layer or out of a network output', () => {
     const net = new Network('keep');
     const x = net.addInput('x', 'float32', [1, 3]);
     const a = net.add1({ kind: 'unary', op: 'exp' }, [x], 'a'); // read broadcast by b
@@ -40,9 +40,9 @@ describe('planPointwiseFusion', () => {
     net.markOutput(s, 'z');
     const outputs = new Set([e2.id, s.id]);
     const into = planPointwiseFusion(net.layers, (id) => ({ shape: net.tensor(id).shape, intermediate: id !== x.id && !outputs.has(id) && net.tensor(id).producer >= 0 && net.layers[net.tensor(id).producer]!.params.kind !== 'constant' }));
-    // Only b (one reader, same shape) fuses into d: a is read broadcast, d has two readers,
-    // e1's reader is a softmax, e2 is a network output.
-    expect([...into]).toEqual([[2, 3]]);
+    // a fuses into b (which reads it broadcast: a is computed per element of b), b into d; d
+    // has two readers, e1's reader is a softmax, e2 is a network output.
+    expect([...into]).toEqual([[0, 2], [2, 3]]);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import type { TrtDType } from '../../../network';
 import { advance, checkRank, copyAll, denseStrides, dims8, f64, f64x8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
-import { copyLaunch, copySpec, mapLaunch } from './map';
+import { copyLaunch } from './map';
 import { BYTES, DTYPES, storeDouble } from './prelude';
 import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
 
@@ -140,11 +140,8 @@ export const concat: LayerLowering = (ctx) => {
   let at = 0;
   ctx.inputs.forEach((_, k) => {
     const x = input(ctx, k);
-    steps.push(
-      ...mapLaunch(copySpec(out.dtype), x.shape, { at: advance(out.at, out.dtype, at * (outStrides[axis] ?? 1)), strides: outStrides }, [
-        { at: x.at, strides: denseStrides(x.shape) },
-      ]),
-    );
+    // Remembered as map launches: a pointwise producer of a block computes in its copy's place.
+    steps.push(...copyLaunch(out.dtype, x.shape, { at: advance(out.at, out.dtype, at * (outStrides[axis] ?? 1)), strides: outStrides }, { at: x.at, strides: denseStrides(x.shape) }));
     at += x.shape[axis] ?? 1;
   });
   return steps;

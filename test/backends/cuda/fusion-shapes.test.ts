@@ -1,0 +1,125 @@
+/**
+ * Fusion across shapes (lib/backends/cuda/fuse-pointwise.ts): a producer read broadcast,
+ * permuted or reshaped by its consumer, several producers in one consumer, a producer computed
+ * in a copy's place (a transpose, a concat's block), and views read through reshapes and other
+ * copies. Each network runs on the CPU kernel emulator with and without fusion — the same bits —
+ * and against the reference backend.
+ */
+import { throughDense } from '../../../lib/backends/cuda/fuse-pointwise';
+import { Network, type NetTensor } from '../../../lib/network';
+import { FP32, type Tolerance } from '../../helpers/compare';
+import { Random } from '../../helpers/random';
+import { expectEmulatedMatches } from './emulated-network';
+
+const FP16: Tolerance = { rtol: 1e-2, atol: 1e-2 };
+
+describe('throughDense', () => {
+  test('element for element: the operand keeps its strides', () => {
+    expect(throughDense([2, 3, 4], [12, 4, 1], [2, 3, 4], [0, 4, 1])).toEqual([0, 4, 1]);
+  });
+
+  test('broadcast: a stride-0 walk reads the same element', () => {
+    // A [4, 1] producer read across 6 columns: every column reads its row.
+    expect(throughDense([4, 6], [1, 0], [4, 1], [1, 0])).toEqual([1, 0]);
+  });
+
+  test('permuted through a reshape: the heads transpose of a [2, 3, 8] bias add read as [2, 4, 3, 2]', () => {
+    // y[b, h, s, d] = x[b, s, h·2 + d]: over x's dense strides [24, 8, 1], the walk is [24, 2, 8, 1].
+    // The bias operand ([8], broadcast over b and s) is at h·2 + d.
+    expect(throughDense([2, 4, 3, 2], [24, 2, 8, 1], [2, 3, 8], [0, 0, 1])).toEqual([0, 2, 0, 1]);
+    expect(throughDense([2, 4, 3, 2], [24, 2, 8, 1], [2, 3, 8], [24, 8, 1])).toEqual([24, 2, 8, 1]);
+  });
+
+  test('null where the walk carries from one dim into the next, or is not a whole number of elements', () => {
+    // A walk of 4 across a dim of 2 and the next (a repeat's merged heads): not one stride.
+    expect(throughDense([4, 16], [16, 1], [2, 2, 16], [16, 0, 1])).toBeNull();
+    expect(throughDense([3], [3], [4, 2], [2, 1])).toBeNull();
+    expect(throughDense([2], [-1], [2], [1])).toBeNull();
+  });
+});
+
+describe('fused across shapes on the emulator', () => {
+  test('RMSNorm: 1/rms (a row value) is computed inside the scaling, read broadcast', () => {
+    const net = new Network('rmsnorm');
+    const x = net.addInput('x', 'float32', [6, 32]);
+    const w = net.add1({ kind: 'constant', weights: new Random(1).tensor([1, 32]) }, [], 'weight');
+    const square = net.add1({ kind: 'elementwise', op: 'prod' }, [x, x], 'square');
+    const mean = net.add1({ kind: 'reduce', op: 'avg', axes: [1], keepDims: true }, [square], 'mean');
+    const eps = net.add1({ kind: 'constant', weights: new Random(2).tensor([1, 1], 'float32', 1e-5, 1e-5) }, [], 'eps');
+    const sum = net.add1({ kind: 'elementwise', op: 'sum' }, [mean, eps], 'add');
+    const rsqrt = net.add1({ kind: 'unary', op: 'recip' }, [net.add1({ kind: 'unary', op: 'sqrt' }, [sum], 'sqrt')], 'rsqrt');
+    const scaled = net.add1({ kind: 'elementwise', op: 'prod' }, [x, rsqrt], 'scaled');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'prod' }, [scaled, w], 'y'), 'y');
+    const { fused, plain } = expectEmulatedMatches(net, { x: new Random(3).tensor([6, 32]) }, FP32);
+    // square, mean, then one launch for add → sqrt → recip → scaled → y (was three).
+    expect([plain.launches, fused.launches]).toEqual([7, 3]);
+    expect(fused.names[2]).toBe('add+sqrt+rsqrt+scaled+y');
+  });
+
+  test.each([
+    ['float32', FP32],
+    ['float16', FP16],
+  ] as const)('a %s bias add computed in the heads transpose, through the reshape between them', (dtype, tol) => {
+    const net = new Network(`heads_${dtype}`);
+    const x = net.addInput('x', dtype, [2, 5, 12]);
+    const bias = net.addInput('bias', dtype, [12]);
+    const biased = net.add1({ kind: 'elementwise', op: 'sum' }, [x, net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, reshape: [1, 1, 12] }, [bias], 'bias3')], 'add_bias');
+    const heads = net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, reshape: [2, 5, 3, 4] }, [biased], 'view');
+    const t = net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, firstTranspose: [0, 2, 1, 3] }, [heads], 'transpose');
+    // A softmax reads the transposed heads: the transpose is not a view, so the bias runs in its place.
+    net.markOutput(net.add1({ kind: 'softmax', axis: 3 }, [t], 'softmax'), 'y');
+    const r = new Random(4);
+    const { fused, plain } = expectEmulatedMatches(net, { x: r.tensor([2, 5, 12], dtype), bias: r.tensor([12], dtype) }, tol);
+    expect(fused.launches).toBe(plain.launches - 1);
+    expect(fused.names).toContain('add_bias+transpose');
+  });
+
+  test('the halves of a complex product computed in their blocks of the concat (RoPE re, im → pairs)', () => {
+    const net = new Network('pairs');
+    const x = net.addInput('x', 'float16', [3, 4, 8, 2]);
+    const f = net.addInput('f', 'float16', [3, 1, 8, 2]);
+    const half = (t: NetTensor, k: number, n: number, name: string): NetTensor =>
+      net.add1({ kind: 'slice', start: [0, 0, 0, k], size: [3, n, 8, 1], stride: [1, 1, 1, 1], mode: 'strict_bounds' }, [t], name);
+    const [ar, ai, br, bi] = [half(x, 0, 4, 'ar'), half(x, 1, 4, 'ai'), half(f, 0, 1, 'br'), half(f, 1, 1, 'bi')];
+    const op = (o: 'prod' | 'sub' | 'sum', a: NetTensor, b: NetTensor, name: string): NetTensor => net.add1({ kind: 'elementwise', op: o }, [a, b], name);
+    const re = op('sub', op('prod', ar, br, 'ar_br'), op('prod', ai, bi, 'ai_bi'), 're');
+    const im = op('sum', op('prod', ar, bi, 'ar_bi'), op('prod', ai, br, 'ai_br'), 'im');
+    net.markOutput(net.add1({ kind: 'concat', axis: 3 }, [re, im], 'pair'), 'y');
+    const r = new Random(5);
+    const { fused, plain } = expectEmulatedMatches(net, { x: r.tensor([3, 4, 8, 2], 'float16'), f: r.tensor([3, 1, 8, 2], 'float16') }, FP16);
+    // Unfused: 4 slices, 4 products, re, im and two blocks. Fused: one launch per block, which
+    // reads q and the frequencies (broadcast over the heads) through the slices.
+    expect([plain.launches, fused.launches]).toEqual([12, 2]);
+    // (A layer's steps share its name: both name every layer that runs in the concat.)
+    expect(fused.names).toEqual(['ar_br+ai_bi+re+ar_bi+ai_br+im+pair', 'ar_br+ai_bi+re+ar_bi+ai_br+im+pair']);
+  });
+
+  test('a repeat (an expand) read by a transpose through a reshape: one copy, and a reversed slice read by a concat', () => {
+    const net = new Network('copies');
+    const k = net.addInput('k', 'float32', [1, 5, 2, 1, 4]);
+    const expand = net.add1({ kind: 'slice', start: [0, 0, 0, 0, 0], size: [1, 5, 2, 3, 4], stride: [1, 1, 1, 0, 1], mode: 'strict_bounds' }, [k], 'expand');
+    const merged = net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, reshape: [1, 5, 6, 4] }, [expand], 'merge');
+    const t = net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, firstTranspose: [0, 2, 1, 3] }, [merged], 'transpose');
+    net.markOutput(net.add1({ kind: 'softmax', axis: 3 }, [t], 'softmax'), 'y');
+    const reversed = net.add1({ kind: 'slice', start: [0, 4, 0, 0, 0], size: [1, 5, 2, 1, 4], stride: [1, -1, 1, 1, 1], mode: 'strict_bounds' }, [k], 'reversed');
+    net.markOutput(net.add1({ kind: 'concat', axis: 3 }, [reversed, k], 'cat'), 'z');
+    const { fused, plain } = expectEmulatedMatches(net, { k: new Random(6).tensor([1, 5, 2, 1, 4]) }, FP32);
+    expect(plain.names).toEqual(expect.arrayContaining(['expand', 'reversed']));
+    expect(fused.names).not.toContain('reversed');
+    // The repeat's 3 copies of each head merge with the heads into one dim of 6, which no single
+    // stride walks: the expand's copy runs, and the transpose reads its output.
+    expect(fused.names).toContain('expand');
+    expect(fused.launches).toBe(plain.launches - 1);
+  });
+
+  test('an expand whose repeats stay a dim of their own is read through by the transpose', () => {
+    const net = new Network('repeat');
+    const k = net.addInput('k', 'float32', [1, 5, 2, 4]);
+    const expand = net.add1({ kind: 'slice', start: [0, 0, 0, 0], size: [3, 5, 2, 4], stride: [0, 1, 1, 1], mode: 'strict_bounds' }, [k], 'expand');
+    const t = net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, firstTranspose: [0, 2, 1, 3] }, [expand], 'transpose');
+    net.markOutput(net.add1({ kind: 'softmax', axis: 3 }, [t], 'softmax'), 'y');
+    const { fused, plain } = expectEmulatedMatches(net, { k: new Random(7).tensor([1, 5, 2, 4]) }, FP32);
+    expect(fused.names).not.toContain('expand');
+    expect(fused.launches).toBe(plain.launches - 1);
+  });
+});
