@@ -34,7 +34,7 @@ import { isCopy, mapSpecLaunch, type MapLaunchInfo, type MapOperand, type MapSpe
 import { DTYPES } from './lowering/prelude';
 
 /** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
-const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast']);
+const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast', 'select']);
 /**
  * Layer kinds that lower to strided copies (lowering/data.ts): a transpose, a slice inside its
  * input, one copy per concatenated input. A pointwise producer computes in the copy's place,

@@ -56,6 +56,21 @@ describe('fused across shapes on the emulator', () => {
     expect(fused.names[2]).toBe('add+sqrt+rsqrt+scaled+y');
   });
 
+  test("attention's scale computed inside its mask's select (the mask broadcast over heads)", () => {
+    const net = new Network('masked');
+    const scores = net.addInput('scores', 'float16', [2, 3, 4, 4]);
+    const mask = net.addInput('mask', 'bool', [2, 1, 1, 4]);
+    const scale = net.add1({ kind: 'constant', weights: new Random(8).tensor([1, 1, 1, 1], 'float16', 0.125, 0.125) }, [], 'scale_value');
+    const scaled = net.add1({ kind: 'elementwise', op: 'prod' }, [scores, scale], 'scale');
+    const low = net.add1({ kind: 'constant', weights: new Random(9).tensor([1, 1, 1, 1], 'float16', -6e4, -6e4) }, [], 'low');
+    const masked = net.add1({ kind: 'select' }, [mask, scaled, low], 'masked');
+    net.markOutput(net.add1({ kind: 'softmax', axis: 3 }, [masked], 'softmax'), 'y');
+    const r = new Random(10);
+    const { fused, plain } = expectEmulatedMatches(net, { scores: r.tensor([2, 3, 4, 4], 'float16'), mask: r.tensor([2, 1, 1, 4], 'bool') }, FP16);
+    expect(fused.names).toContain('scale+masked');
+    expect(fused.launches).toBe(plain.launches - 1);
+  });
+
   test.each([
     ['float32', FP32],
     ['float16', FP16],

@@ -6,7 +6,7 @@
  */
 import type { ActivationType, ElementWiseOp, TrtDType, UnaryOp } from '../../../network';
 import { broadcastStrides, denseStrides, f32, input, output, paramsOf, unsupported } from './kernel';
-import { mapLaunch, mapSpecLaunch } from './map';
+import { mapSpecLaunch } from './map';
 import { convert, DTYPES } from './prelude';
 import type { LayerLowering, LoweringContext, LoweredStep } from './types';
 
@@ -176,13 +176,15 @@ export const cast: LayerLowering = (ctx) => {
 export const select: LayerLowering = (ctx) => {
   const dtype = input(ctx, 1).dtype;
   if (input(ctx, 0).dtype !== 'bool') unsupported(ctx, 'the condition must be bool');
-  // Raw storage: the chosen element is copied bit for bit.
+  // In compute types, so that a pointwise producer of a branch (attention's scale before its
+  // mask) fuses into it: every dtype's load and store round-trip exactly, so the chosen element
+  // is stored as it was read (a NaN stays a NaN).
   const out = output(ctx);
   const operands = [0, 1, 2].map((k) => {
     const x = input(ctx, k);
     if (x.shape.length !== out.shape.length) unsupported(ctx, `input ${k} has rank ${x.shape.length}, the output ${out.shape.length}`);
     return { at: x.at, strides: broadcastStrides(x.shape, out.shape) };
   });
-  const spec = { key: `select.${DTYPES[dtype].storage}`, inputs: ['bool', dtype, dtype] as TrtDType[], output: dtype, body: '  return x0 ? x1 : x2;', raw: true };
-  return mapLaunch(spec, out.shape, { at: out.at, strides: denseStrides(out.shape) }, operands);
+  const spec = { key: `select.${dtype}`, inputs: ['bool', dtype, dtype] as TrtDType[], output: dtype, body: '  return x0 ? x1 : x2;' };
+  return mapSpecLaunch(spec, out.shape, { at: out.at, strides: denseStrides(out.shape) }, operands);
 };

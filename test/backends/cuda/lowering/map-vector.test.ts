@@ -87,7 +87,7 @@ describe('the vector map form on the emulator', () => {
 
   test('select reads its bool condition as neighbours beside float16 values', () => {
     const { actual, expected, steps } = runLayer({ kind: 'select' }, [rand('bool', [4, 16]), rand('float16', [4, 16]), rand('float16', [1, 16])]);
-    expect(keys(steps)[0]).toMatch(/^select\.u16\.v8$/);
+    expect(keys(steps)[0]).toMatch(/^select\.float16\.v8$/);
     expectExact(actual[0]!, expected[0]!);
   });
 
