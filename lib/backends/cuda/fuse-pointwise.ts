@@ -30,7 +30,7 @@ import { tensorReaders } from '../../network/live-layers';
 import type { BufferSlice, KernelArg } from '../../gpu/plan';
 import type { KernelLaunch } from './lowering';
 import { denseStrides } from './lowering/kernel';
-import { isCopy, mapSpecLaunch, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
+import { isCopy, mapOpParams, mapSpecLaunch, renamedParam, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
 import { DTYPES } from './lowering/prelude';
 
 /** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
@@ -42,6 +42,8 @@ const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast', 'select
  * the pair); a view is read through by a copy as by any map.
  */
 const COPIES = new Set(['shuffle', 'slice', 'concat']);
+/** Row layers whose warp-form kernels take a pointwise producer of their data input as a prologue (lowering/prologue.ts). */
+const ROWS = new Set(['softmax', 'normalization']);
 
 export interface TensorFacts {
   shape: readonly number[];
@@ -67,13 +69,13 @@ export interface FusionOptions {
 export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: number) => TensorFacts, options: FusionOptions = {}): Map<number, number> {
   const readers = tensorReaders(layers);
   const into = new Map<number, number>();
-  /** The one layer reading `id`, through reinterpreting layers, or undefined. */
-  const onlyReader = (id: number): number | undefined => {
+  /** The one layer reading `id`, through reinterpreting layers, and the tensor it reads; or undefined. */
+  const onlyReader = (id: number): { j: number; read: number } | undefined => {
     const r = new Set(readers.get(id));
     if (r.size !== 1) return undefined;
     const j = [...r][0]!;
     const layer = layers[j]!;
-    if (options.reinterprets?.(j) !== true || layer.outputs.length !== 1) return j;
+    if (options.reinterprets?.(j) !== true || layer.outputs.length !== 1) return { j, read: id };
     const out = layer.outputs[0]!;
     return tensor(out).intermediate ? onlyReader(out) : undefined;
   };
@@ -81,11 +83,14 @@ export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: numbe
     if (!POINTWISE.has(layer.params.kind) || layer.outputs.length !== 1) return;
     if (!tensor(layer.outputs[0]!).intermediate) return;
     // One reader layer (which may read it in several slots, as x·x does).
-    const j = onlyReader(layer.outputs[0]!);
-    if (j === undefined || j <= i || options.views?.has(j) === true) return;
-    const consumer = layers[j]!;
-    if (!(POINTWISE.has(consumer.params.kind) || COPIES.has(consumer.params.kind)) || consumer.outputs.length !== 1) return;
-    into.set(i, j);
+    const reader = onlyReader(layer.outputs[0]!);
+    if (reader === undefined || reader.j <= i || options.views?.has(reader.j) === true) return;
+    const consumer = layers[reader.j]!;
+    if (consumer.outputs.length !== 1) return;
+    const kind = consumer.params.kind;
+    // A row kernel computes it while loading its data input (lowering/prologue.ts), read there only.
+    const prologue = ROWS.has(kind) && consumer.inputs.every((t, k) => (t === reader.read) === (k === 0));
+    if (POINTWISE.has(kind) || COPIES.has(kind) || prologue) into.set(i, reader.j);
   });
   return into;
 }
@@ -188,15 +193,6 @@ export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: re
 const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
 const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
-/** `decl` ("float alpha") with its name prefixed. */
-function renamed(decl: string, prefix: string): { decl: string; name: string } {
-  const name = decl.trim().split(/\s+/).pop()!;
-  return { decl: `${decl.trim().slice(0, -name.length)}${prefix}${name}`, name: `${prefix}${name}` };
-}
-
-/** The parameter list mapKernel gives a spec's per-element function. */
-const opParams = (spec: MapSpec): string => [...spec.inputs.map((d, k) => `${DTYPES[d].compute} x${k}`), ...(spec.extra ?? [])].join(', ');
-
 /** A key short enough for a file name, stable for the same two specs and operand positions. */
 function fusedKey(a: MapSpec, positions: readonly number[], b: MapSpec): string {
   const text = `fused(${a.key}>${positions.join('.')}>${b.key})`;
@@ -230,15 +226,15 @@ export function fuseMaps(producer: MapLaunchInfo, consumer: MapLaunchInfo, inter
   if (b.raw) return null;
 
   const rest = consumer.inputs.map((_, k) => k).filter((k) => !positions.includes(k));
-  const aExtra = (a.extra ?? []).map((d) => renamed(d, 'p_'));
-  const bExtra = (b.extra ?? []).map((d) => renamed(d, 'c_'));
+  const aExtra = (a.extra ?? []).map((d) => renamedParam(d, 'p_'));
+  const bExtra = (b.extra ?? []).map((d) => renamedParam(d, 'c_'));
   const mid = DTYPES[a.output];
   const aArgs = [...a.inputs.map((_, k) => `x${k}`), ...aExtra.map((e) => e.name)];
   const bArgs = [...b.inputs.map((_, k) => (positions.includes(k) ? 'mid' : `x${a.inputs.length + rest.indexOf(k)}`)), ...bExtra.map((e) => e.name)];
-  const body = `  auto producer = [&](${opParams(a)}) -> ${mid.compute} {
+  const body = `  auto producer = [&](${mapOpParams(a)}) -> ${mid.compute} {
 ${a.body}
   };
-  auto consumer = [&](${opParams(b)}) -> ${DTYPES[b.output].compute} {
+  auto consumer = [&](${mapOpParams(b)}) -> ${DTYPES[b.output].compute} {
 ${b.body}
   };
   // Rounded to the intermediate's storage and back, as a store and a load would.

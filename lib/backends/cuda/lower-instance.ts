@@ -231,7 +231,12 @@ export function lowerInstance(
   };
   for (const [position, layer] of instance.deviceLayers.entries()) {
     let used = 0;
+    // A producer of the data input, offered to a row kernel to compute while loading it.
+    const data = layer.inputs[0];
+    const offered = data === null || data === undefined ? undefined : [...waiting.values()].find((w) => w.consumer === position && sameSlice(w.output, bound[data]!.at));
+    const prologue = offered === undefined ? undefined : { producer: offered.info, input: 0, taken: false };
     const ctx: LoweringContext = {
+      prologue,
       layer,
       inputs: layer.inputs.map((id) => (id === null ? null : bound[id]!)),
       outputs: layer.outputs.map((id) => bound[id]!),
@@ -249,6 +254,12 @@ export function lowerInstance(
     let lowered = lower(ctx);
     let name = layer.name;
     let touched = new Set([...layer.inputs, ...layer.outputs].filter((id): id is number => id !== null && instance.tensors[id] !== undefined));
+    const names = [layer.name];
+    if (offered !== undefined && prologue?.taken === true) {
+      waiting.delete(offered.outputId);
+      names.unshift(offered.name);
+      touched = new Set([...offered.touched, ...touched].filter((t) => t !== offered.outputId));
+    }
     const inputs = new Set(layer.inputs.filter((id): id is number => id !== null));
 
     // A producer waiting for another layer, read here: it runs now, unless this layer only lays
@@ -292,7 +303,6 @@ export function lowerInstance(
     }
 
     // Producers computed inside this layer's launches, in their order; one that cannot join runs first.
-    const names = [layer.name];
     for (const [id, w] of [...waiting].filter(([, w]) => w.consumer === position)) {
       waiting.delete(id);
       const fused = rewriteReads(lowered, w.output, (info) => fuseMaps(w.info, info, w.output));

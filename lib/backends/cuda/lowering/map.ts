@@ -294,3 +294,12 @@ export const isCopy = (info: MapLaunchInfo): boolean => info.spec.key === `copy.
 
 /** A strided copy over the box `dims`, remembered as a map launch (so that its readers can read through it). */
 export const copyLaunch = (dtype: TrtDType, dims: readonly number[], out: MapOperand, input: MapOperand): KernelLaunch[] => mapSpecLaunch(copySpec(dtype), dims, out, [input]);
+
+/** `decl` ("float alpha") with its name prefixed: a spec's extra parameter inside a kernel that joins two specs. */
+export function renamedParam(decl: string, prefix: string): { decl: string; name: string } {
+  const name = decl.trim().split(/\s+/).pop()!;
+  return { decl: `${decl.trim().slice(0, -name.length)}${prefix}${name}`, name: `${prefix}${name}` };
+}
+
+/** The parameter list of a spec's per-element function, as {@link mapKernel} gives it (inputs in compute types, then the extra parameters). */
+export const mapOpParams = (spec: MapSpec): string => [...spec.inputs.map((d, k) => `${DTYPES[d].compute} x${k}`), ...(spec.extra ?? [])].join(', ');

@@ -7,6 +7,7 @@ import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
 import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type WarpForm } from './rows';
+import { prologueKey, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
 import type { LayerLowering, LoweredStep } from './types';
 
 type Reduction = { init: string; step: string; combine: string; final: string };
@@ -91,16 +92,19 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${ro
  * The warp form: the row read once into registers, exp computed once and kept there. Each
  * lane folds its slots in order, then the butterfly: the order depends on E alone.
  */
-function softmaxWarpKernel(dtype: TrtDType, form: WarpForm) {
+function softmaxWarpKernel(dtype: TrtDType, form: WarpForm, pro?: RowPrologue) {
   const c = DTYPES[dtype];
-  return warpRowKernel(`softmax.${dtype}`, form, [MAX, SUM], (entry, w) => `
-extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
+  const key = pro ? `softmax.${dtype}.${prologueKey(pro)}` : `softmax.${dtype}`;
+  const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
+  const names = pro ? pro.spec.inputs.map((_, n) => `p${n}`) : [];
+  return warpRowKernel(key, form, [MAX, SUM], (entry, w) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, ${rowParams(['x', ...names])}) {
   ${w.rows(`
     const i64 base = ${outerAt('x')};
-    const ${c.storage}* xr = x + base;
+    ${pro ? prologueRows(pro) : `const ${c.storage}* xr = x + base;`}
     ${c.storage}* yr = y + base;
     float v[${form.elements}];
-    ${w.load(c, 'xr', '-f_inf()')}
+    ${pro ? w.produce(pro, '-f_inf()') : w.load(c, 'xr', '-f_inf()')}
     float m = -f_inf();
     ${w.slots(` m = fmaxf(m, v[k]); `)}
     ${w.all(MAX, 'm')}
@@ -122,6 +126,11 @@ export const softmax: LayerLowering = (ctx) => {
   const split = x.shape.length === 0 ? splitRows([], [], [[]]) : splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape)]);
   const args = [ptr(out.at), ptr(x.at), ...rowArgs(split)];
   const form = warpForm(split, BYTES[x.dtype], [x.at.offset ?? 0, out.at.offset ?? 0]);
+  const taken = form && x.shape.length > 0 ? rowPrologue(ctx, [axisOf(ctx, p.axis, x.shape.length)], form) : null;
+  if (form && taken) {
+    const with_ = splitRows(x.shape, [axisOf(ctx, p.axis, x.shape.length)], [denseStrides(x.shape), ...taken.strides]);
+    return warpRowLaunch(softmaxWarpKernel(x.dtype, form, taken.prologue), with_, [ptr(out.at), ...taken.pointers, ...taken.extra, ...rowArgs(with_)]);
+  }
   if (form) return warpRowLaunch(softmaxWarpKernel(x.dtype, form), split, args);
   const coop = cooperative(split);
   return rowLaunch(softmaxKernel(x.dtype, coop), coop, split, args);
@@ -165,15 +174,18 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
  * them. Each lane folds its slots in order, then the butterfly: the order depends on E alone.
  * Scale and bias step through their own inner stride (0 when broadcast over the row).
  */
-function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm) {
+function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm, pro?: RowPrologue) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
-  return warpRowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, form, [SUM], (entry, w) => `
-extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
+  const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${pro ? `.${prologueKey(pro)}` : ''}`;
+  const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
+  const names = pro ? pro.spec.inputs.map((_, n) => `p${n}`) : [];
+  return warpRowKernel(key, form, [SUM], (entry, w) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b', ...names])}) {
   ${w.rows(`
     const i64 bx = ${outerAt('x')};
-    const ${c.storage}* xr = x + bx;
+    ${pro ? prologueRows(pro) : `const ${c.storage}* xr = x + bx;`}
     ${c.storage}* yr = y + bx;
     const ${s.storage}* sr = scale + ${outerAt('s')};
     const ${b.storage}* br = bias + ${outerAt('b')};
@@ -183,7 +195,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
     const ${s.storage}* sl = sr + lane * ${form.vector} * ss;
     const ${b.storage}* bl = br + lane * ${form.vector} * sb;
     float v[${form.elements}];
-    ${w.load(c, 'xr', '0.0f')}
+    ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}
     float mean = 0.0f;
     ${w.slots(` mean += v[k]; `)}
     ${w.all(SUM, 'mean')}
@@ -246,6 +258,12 @@ export const normalization: LayerLowering = (ctx) => {
   const split = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides]);
   const args = [ptr(out.at), ptr(x.at), ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(split)];
   const form = warpForm(split, BYTES[x.dtype], [x.at.offset ?? 0, out.at.offset ?? 0]);
+  const taken = form && p.nbGroups <= 1 ? rowPrologue(ctx, normAxes, form) : null;
+  if (form && taken) {
+    const with_ = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides, ...taken.strides]);
+    const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, taken.prologue);
+    return warpRowLaunch(kernel, with_, [ptr(out.at), ...taken.pointers, ...taken.extra, ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(with_)]);
+  }
   if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form), split, args);
   const coop = cooperative(split);
   return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop), coop, split, args);

@@ -25,7 +25,9 @@
  */
 import type { KernelArg } from '../../../gpu/plan';
 import { dims8, i32, i64, kernelSource, launch } from './kernel';
-import type { DTypeCode } from './prelude';
+import { mapOpParams, renamedParam } from './map';
+import { DTYPES, type DTypeCode } from './prelude';
+import type { RowPrologue } from './prologue';
 import type { KernelLaunch, KernelSource } from './types';
 
 /** A box split into outer and inner axes, and each tensor's strides over both. */
@@ -251,6 +253,12 @@ export interface WarpCode {
   load(t: DTypeCode, row: string, identity: string): string;
   /** Writes `value` (C in `k` and `j`, converted by `t.store`) to every slot inside the row at `row`. */
   store(t: DTypeCode, row: string, value: string): string;
+  /**
+   * {@link load} of a row computed by `p` from its operands' rows (`pr<n>`, see prologueRows):
+   * each slot is the producer's value rounded to its output's storage dtype and back, as a store
+   * and a load between two kernels would round it; `identity` where the slot is outside the row.
+   */
+  produce(p: RowPrologue, identity: string): string;
 }
 
 /** The butterfly `${entry}_${c.name}(v)` over the 32 lanes: a fixed order, the same in every lane. */
@@ -318,6 +326,21 @@ export function warpRowKernel(key: string, form: WarpForm, combines: readonly Ro
       }`)
           : eachChunk(eachSlot(`
         if (inside) ${row}[j] = ${t.store(value)};`)),
+      produce: (p, identity) => {
+        const ins = p.spec.inputs.map((d) => DTYPES[d]);
+        const mid = DTYPES[p.spec.output];
+        const extra = (p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').name);
+        const perRow = ins.map((c, n) => (p.walks[n] ? '' : `\n    const ${c.compute} s${n} = ${c.load(`pr${n}[0]`)};`)).join('');
+        const call = (at: (n: number) => string): string =>
+          mid.load(mid.store(`producer(${[...ins.map((c, n) => (p.walks[n] ? c.load(at(n)) : `s${n}`)), ...extra].join(', ')})`));
+        const lambda = `
+    auto producer = [&](${mapOpParams(p.spec)}) -> ${mid.compute} {
+${p.spec.body}
+    };${perRow}`;
+        if (V === 1) return lambda + eachChunk(eachSlot(`\n        v[k] = inside ? ${call((n) => `pr${n}[j]`)} : ${identity};`));
+        const chunks = ins.map((c, n) => (p.walks[n] ? `\n      ${vec(c)} q${n};\n      if (inside) q${n} = *reinterpret_cast<const ${vec(c)}*>(pr${n} + j0);` : '')).join('');
+        return lambda + eachChunk(`${chunks}${eachSlot(`\n        v[k] = inside ? ${call((n) => `q${n}.v[t]`)} : ${identity};`)}`);
+      },
     };
     return `${combines.map((c) => warpCombine(entry, c)).join('\n')}\n${body(entry, code)}`;
   });

@@ -15,6 +15,7 @@
 import type { ConvStep, CopyStep, Dim3, GemmStep, KernelArg, MemsetStep, BufferSlice } from '../../../gpu/plan';
 import type { Layer, TrtDType } from '../../../network';
 import type { Tensor } from '../../../tensor';
+import type { MapLaunchInfo } from './map';
 
 /** A tensor as a lowering sees it: concrete dims and where its bytes are. */
 export interface BoundTensor {
@@ -59,6 +60,12 @@ export interface LoweringContext {
   scratch(bytes: number): BufferSlice;
   /** Where a weight tensor of the layer's parameters lives on the device (uploaded once at load). */
   weight(tensor: Tensor): BufferSlice;
+  /**
+   * A pointwise producer of input `input` the lowering may compute while loading it (a row
+   * prologue, lowering/prologue.ts); a lowering that does sets `taken`, and the producer's own
+   * launch never runs.
+   */
+  readonly prologue?: { readonly producer: MapLaunchInfo; readonly input: number; taken: boolean };
 }
 
 /** Lowers one layer; throws UnsupportedOpError (naming the layer) for a form it cannot run. */

@@ -1,0 +1,88 @@
+/**
+ * Row prologues: a pointwise producer of a row kernel's input computed as the row is loaded,
+ * instead of in a map kernel of its own (a residual sum before BERT's LayerNorm, attention's
+ * scale and mask before its softmax). The backend's fusion plan (fuse-pointwise.ts) offers the
+ * producer's map launch in `ctx.prologue`; a lowering that can take it ({@link rowPrologue})
+ * reads the producer's operands where it would have read its input, and applies the producer's
+ * per-element function, rounding to the intermediate's storage dtype as a store would — the
+ * same bits as the two kernels. Only the warp form of a row takes one; the others decline, and
+ * the producer then runs as its own launch.
+ */
+import { createHash } from 'node:crypto';
+
+import type { KernelArg } from '../../../gpu/plan';
+import { denseStrides, ptr } from './kernel';
+import { renamedParam, type MapSpec } from './map';
+import { BYTES, DTYPES } from './prelude';
+import { outerAt, splitRows, type WarpForm } from './rows';
+import type { LoweringContext } from './types';
+
+/** What a row kernel computes its input from: a map spec, and per spec input whether it walks the row (inner stride 1) or holds one value per row (0). */
+export interface RowPrologue {
+  readonly spec: MapSpec;
+  readonly walks: readonly boolean[];
+}
+
+/** A prologue a lowering has taken: the kernel's description, and the operands' pointers, strides (over the input's box) and extra arguments. */
+export interface TakenPrologue {
+  readonly prologue: RowPrologue;
+  readonly pointers: readonly KernelArg[];
+  readonly strides: ReadonlyArray<readonly number[]>;
+  readonly extra: readonly KernelArg[];
+  /** The row-stride names of the operands (`p0`, `p1`, …), for rowParams. */
+  readonly names: readonly string[];
+}
+
+const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+
+/**
+ * Takes the producer of input 0 offered in `ctx.prologue` for a warp-form row kernel over
+ * `ctx.inputs[0]`'s own box reduced along `axes`, or null (and leaves it) where it does not fit:
+ * a raw producer, one over another box or not writing the input densely, an operand that neither
+ * walks the row nor stays on it, or one a chunk of `form.vector` elements cannot be read from
+ * in one aligned access.
+ */
+export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form: WarpForm): TakenPrologue | null {
+  const offer = ctx.prologue;
+  const x = ctx.inputs[0];
+  if (offer === undefined || offer.input !== 0 || !x) return null;
+  const info = offer.producer;
+  const atX = (info.out.at.buffer === x.at.buffer && (info.out.at.offset ?? 0) === (x.at.offset ?? 0));
+  if (info.spec.raw || !atX || !sameList(info.dims, x.shape) || !sameList(info.out.strides, denseStrides(x.shape))) return null;
+  const split = splitRows(x.shape, axes, info.inputs.map((o) => o.strides));
+  const walks: boolean[] = [];
+  for (const [n, [outer, inner]] of split.strides.entries()) {
+    if (inner.length !== 1 || (inner[0] !== 0 && inner[0] !== 1)) return null;
+    const walk = inner[0] === 1;
+    if (walk && form.vector > 1) {
+      const bytes = BYTES[info.spec.inputs[n]!];
+      if ((info.inputs[n]!.at.offset ?? 0) % (form.vector * bytes) !== 0) return null;
+      if (outer.some((st, d) => split.outerDims[d] !== 1 && st % form.vector !== 0)) return null;
+    }
+    walks.push(walk);
+  }
+  offer.taken = true;
+  return {
+    prologue: { spec: info.spec, walks },
+    pointers: info.inputs.map((o) => ptr(o.at)),
+    strides: info.inputs.map((o) => o.strides),
+    extra: info.extra,
+    names: info.inputs.map((_, n) => `p${n}`),
+  };
+}
+
+/** The kernel-key part naming a prologue (hashed: a fused spec's key is long). */
+export function prologueKey(p: RowPrologue): string {
+  const text = `${p.spec.key}|${p.walks.map((w) => (w ? 1 : 0)).join('')}`;
+  return `pro${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+}
+
+/** The kernel parameters a prologue adds in place of the input's pointer: its operands' pointers, then its spec's extra parameters (prefixed `p_`). */
+export function prologueParams(p: RowPrologue): string {
+  const pointers = p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* p${n}`);
+  return [...pointers, ...(p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').decl)].join(', ');
+}
+
+/** C, inside the row loop: each operand's row pointer `pr<n>`. */
+export const prologueRows = (p: RowPrologue): string =>
+  p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + ${outerAt(`p${n}`)};`).join('\n    ');
