@@ -10,7 +10,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const dist = path.join(__dirname, '../../../dist');
-const { mapSpecLaunch } = require(`${dist}/backends/cuda/lowering/map.js`);
+const { mapLaunchInfo, mapSpecLaunch } = require(`${dist}/backends/cuda/lowering/map.js`);
 const nn = require(`${dist}/backends/cuda/lowering/nn.js`);
 const { packKernelArgs } = require(`${dist}/gpu/plan.js`);
 
@@ -67,6 +67,30 @@ const t = (shape, buffer) => ({ dtype: 'float16', shape, at: { buffer } });
   add('bert layernorm [8,128,768] fp16', [volume(s) * 2, volume(s) * 2, 768 * 2, 768 * 2], nn.normalization(
     ctx('normalization', { axes: [2], epsilon: 1e-12, nbGroups: 1 }, [t(s, 1), t([1, 1, 768], 2), t([1, 1, 768], 3)], [t(s, 0)])));
 }
+// The same rows with their producers computed as they load (row prologues, lowering/prologue.ts).
+const offer = (launches) => ({ producer: mapLaunchInfo(launches[0]), input: 0, taken: false });
+// BERT attention: scores · 0.125, masked by a [8, 1, 1, 128] bool mask (select), then softmax.
+{
+  const s = [8, 12, 128, 128];
+  const scaled = mapSpecLaunch({ key: 'lab.scale.float16', inputs: ['float16', 'float16'], output: 'float16', body: '  return x0 * x1;' },
+    s, { at: { buffer: 1 }, strides: dense(s) }, [{ at: { buffer: 2 }, strides: dense(s) }, { at: { buffer: 3 }, strides: [0, 0, 0, 0] }]);
+  const masked = mapSpecLaunch({ key: 'lab.masked.float16', inputs: ['bool', 'float16', 'float16'], output: 'float16', body: '  return x0 ? h2f(f2h(x1 * 0.125f)) : x2;' },
+    s, { at: { buffer: 1 }, strides: dense(s) }, [{ at: { buffer: 4 }, strides: [128, 0, 0, 1] }, { at: { buffer: 2 }, strides: dense(s) }, { at: { buffer: 3 }, strides: [0, 0, 0, 0] }]);
+  void scaled;
+  const c = ctx('softmax', { axis: 3 }, [t(s, 1)], [t(s, 0)]);
+  c.prologue = offer(masked);
+  add('bert scale+mask+softmax [8,12,128,128] fp16', [volume(s) * 2, volume(s) * 2, volume(s) * 2, 256, 8 * 128], nn.softmax(c));
+}
+// BERT: bias + residual, then LayerNorm over 768.
+{
+  const s = [8, 128, 768];
+  const sum = mapSpecLaunch({ key: 'lab.bias_residual.float16', inputs: ['float16', 'float16', 'float16'], output: 'float16', body: '  return h2f(f2h(x0 + x1)) + x2;' },
+    s, { at: { buffer: 1 }, strides: dense(s) }, [{ at: { buffer: 4 }, strides: dense(s) }, { at: { buffer: 5 }, strides: [0, 0, 1] }, { at: { buffer: 6 }, strides: dense(s) }]);
+  const c = ctx('normalization', { axes: [2], epsilon: 1e-12, nbGroups: 1 }, [t(s, 1), t([1, 1, 768], 2), t([1, 1, 768], 3)], [t(s, 0)]);
+  c.prologue = offer(sum);
+  add('bert bias+residual+layernorm [8,128,768] fp16', [volume(s) * 2, volume(s) * 2, 768 * 2, 768 * 2, volume(s) * 2, 768 * 2, volume(s) * 2], nn.normalization(c));
+}
+if (process.env.DUMP) cases.forEach((c, i) => fs.writeFileSync(path.join(process.env.DUMP, `case${i}.cu`), c.launch.kernel.source));
 
 const cstr = (s) => `R"TRNLAB(${s})TRNLAB"`;
 let out = '// Written by bench/gpu/kernel-lab/export.js from dist/: do not edit.\n#pragma once\n#include <cstdint>\n';

@@ -100,8 +100,8 @@ function softmaxWarpKernel(dtype: TrtDType, form: WarpForm, pro?: RowPrologue) {
   return warpRowKernel(key, form, [MAX, SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, ${rowParams(['x', ...names])}) {
   ${w.rows(`
-    const i64 base = ${outerAt('x')};
-    ${pro ? prologueRows(pro) : `const ${c.storage}* xr = x + base;`}
+    ${pro ? prologueRows(pro) : `const i64 base = ${outerAt('x')};
+    const ${c.storage}* xr = x + base;`}
     ${c.storage}* yr = y + base;
     float v[${form.elements}];
     ${pro ? w.produce(pro, '-f_inf()') : w.load(c, 'xr', '-f_inf()')}
@@ -184,11 +184,12 @@ function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtyp
   return warpRowKernel(key, form, [SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b', ...names])}) {
   ${w.rows(`
-    const i64 bx = ${outerAt('x')};
-    ${pro ? prologueRows(pro) : `const ${c.storage}* xr = x + bx;`}
+    ${pro ? `${prologueRows(pro)}
+    const i64 bx = base;` : `const i64 bx = ${outerAt('x')};
+    const ${c.storage}* xr = x + bx;`}
     ${c.storage}* yr = y + bx;
-    const ${s.storage}* sr = scale + ${outerAt('s')};
-    const ${b.storage}* br = bias + ${outerAt('b')};
+    const ${s.storage}* sr = scale + ${pro ? 'dot8(oc, orank, o_s)' : outerAt('s')};
+    const ${b.storage}* br = bias + ${pro ? 'dot8(oc, orank, o_b)' : outerAt('b')};
     // Each lane's first scale and bias element, then constant steps: per-slot products
     // j·stride cost 130-195 registers a thread at E = 24-32 (ptxas), these 72.
     const int ss = (int)i_s.v[0], sb = (int)i_b.v[0];

@@ -14,7 +14,7 @@ import type { KernelArg } from '../../../gpu/plan';
 import { denseStrides, ptr } from './kernel';
 import { renamedParam, type MapSpec } from './map';
 import { BYTES, DTYPES } from './prelude';
-import { outerAt, splitRows, type WarpForm } from './rows';
+import { splitRows, type WarpForm } from './rows';
 import type { LoweringContext } from './types';
 
 /** What a row kernel computes its input from: a map spec, and per spec input whether it walks the row (inner stride 1) or holds one value per row (0). */
@@ -83,6 +83,15 @@ export function prologueParams(p: RowPrologue): string {
   return [...pointers, ...(p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').decl)].join(', ');
 }
 
-/** C, inside the row loop: each operand's row pointer `pr<n>`. */
+/**
+ * C, inside the row loop: the outer index's coordinates `oc` (unflattened once: each
+ * unflattening divides in 64 bits per outer dim, which a short row cannot hide), each operand's
+ * row pointer `pr<n>`, and `base`, the offset of the row in the tensor the kernel writes.
+ */
 export const prologueRows = (p: RowPrologue): string =>
-  p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + ${outerAt(`p${n}`)};`).join('\n    ');
+  [
+    'i64 oc[8];',
+    'unflatten(o, orank, odims, oc);',
+    ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + dot8(oc, orank, o_p${n});`),
+    'const i64 base = dot8(oc, orank, o_x);',
+  ].join('\n    ');
