@@ -42,8 +42,8 @@ const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast', 'select
  * the pair); a view is read through by a copy as by any map.
  */
 const COPIES = new Set(['shuffle', 'slice', 'concat']);
-/** Row layers whose warp-form kernels take a pointwise producer of their data input as a prologue (lowering/prologue.ts). */
-const ROWS = new Set(['softmax', 'normalization']);
+/** Row layers whose kernels take a pointwise producer of their data input as a prologue (lowering/prologue.ts). */
+const ROWS = new Set(['softmax', 'normalization', 'reduce']);
 
 export interface TensorFacts {
   shape: readonly number[];

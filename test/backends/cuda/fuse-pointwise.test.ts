@@ -35,13 +35,13 @@ describe('planPointwiseFusion', () => {
     const d = net.add1({ kind: 'unary', op: 'abs' }, [b], 'd'); // two readers
     const e1 = net.add1({ kind: 'unary', op: 'neg' }, [d], 'e1');
     const e2 = net.add1({ kind: 'unary', op: 'sqrt' }, [d], 'e2');
-    const s = net.add1({ kind: 'reduce', op: 'sum', axes: [1], keepDims: true }, [e1], 's');
+    const s = net.add1({ kind: 'cumulative', op: 'sum', axis: 1, exclusive: false, reverse: false }, [e1], 's');
     net.markOutput(e2, 'y');
     net.markOutput(s, 'z');
     const outputs = new Set([e2.id, s.id]);
     const into = planPointwiseFusion(net.layers, (id) => ({ shape: net.tensor(id).shape, intermediate: id !== x.id && !outputs.has(id) && net.tensor(id).producer >= 0 && net.layers[net.tensor(id).producer]!.params.kind !== 'constant' }));
     // a fuses into b (which reads it broadcast: a is computed per element of b), b into d; d
-    // has two readers, e1's reader is a reduction, e2 is a network output.
+    // has two readers, e1's reader is a cumulative sum, e2 is a network output.
     expect([...into]).toEqual([[0, 2], [2, 3]]);
   });
 });

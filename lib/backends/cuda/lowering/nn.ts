@@ -7,7 +7,7 @@ import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
 import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type WarpForm } from './rows';
-import { prologueKey, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
+import { prologueAt, prologueKey, prologueLambda, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
 import type { LayerLowering, LoweredStep } from './types';
 
 type Reduction = { init: string; step: string; combine: string; final: string };
@@ -35,17 +35,22 @@ const REDUCE_INT: Record<ReduceOp, Reduction> = {
 const SUM: RowCombine = { name: 'sum', type: 'float', combine: 'a + b', identity: '0.0f' };
 const MAX: RowCombine = { name: 'max', type: 'float', combine: 'fmaxf(a, b)', identity: '-f_inf()' };
 
-function reduceKernel(op: ReduceOp, dtype: TrtDType, coop: boolean) {
+function reduceKernel(op: ReduceOp, dtype: TrtDType, coop: boolean, pro?: RowPrologue) {
   const c = DTYPES[dtype];
   const r = (c.compute === 'float' ? REDUCE_FLOAT : REDUCE_INT)[op];
   const all: RowCombine = { name: 'all', type: c.compute === 'float' ? 'float' : 'i64', combine: r.combine, identity: r.init };
-  return rowKernel(`reduce.${op}.${dtype}`, coop, [all], (entry, k) => `
+  const key = pro ? `reduce.${op}.${dtype}.${prologueKey(pro)}` : `reduce.${op}.${dtype}`;
+  const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
+  const names = pro ? pro.spec.inputs.map((_, n) => `p${n}`) : [];
+  const value = pro ? prologueAt(pro, 'j') : c.load(`x[base + ${innerAt('x')}]`);
+  return rowKernel(key, coop, [all], (entry, k) => `
 __device__ __forceinline__ ${c.compute} ${entry}_step(${c.compute} acc, ${c.compute} v) { return ${r.step}; }
-extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, ${rowParams(['x'])}) {
+extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, ${rowParams(['x', ...names])}) {
   ${k.rows(`
-    i64 base = ${outerAt('x')};
+    ${pro ? `${prologueRows(pro)}
+    ${prologueLambda(pro)}` : `i64 base = ${outerAt('x')};`}
     ${c.compute} acc = ${r.init};
-    ${k.each(` acc = ${entry}_step(acc, ${c.load(`x[base + ${innerAt('x')}]`)}); `)}
+    ${k.each(` acc = ${entry}_step(acc, ${value}); `)}
     ${k.all(all, 'acc')}
     ${k.once(`y[o] = ${c.store(r.final)};`)}`)}
 }`);
@@ -64,6 +69,11 @@ export const reduce: LayerLowering = (ctx) => {
   }
   const split = splitRows(x.shape, axes, [denseStrides(x.shape)]);
   const coop = cooperative(split);
+  const taken = rowPrologue(ctx, axes, null);
+  if (taken) {
+    const with_ = splitRows(x.shape, axes, [denseStrides(x.shape), ...taken.strides]);
+    return rowLaunch(reduceKernel(p.op, x.dtype, coop, taken.prologue), coop, with_, [ptr(out.at), ...taken.pointers, ...taken.extra, ...rowArgs(with_)]);
+  }
   return rowLaunch(reduceKernel(p.op, x.dtype, coop), coop, split, [ptr(out.at), ptr(x.at), ...rowArgs(split)]);
 };
 

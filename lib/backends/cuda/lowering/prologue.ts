@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 
 import type { KernelArg } from '../../../gpu/plan';
 import { denseStrides, ptr } from './kernel';
-import { renamedParam, type MapSpec } from './map';
+import { mapOpParams, renamedParam, type MapSpec } from './map';
 import { BYTES, DTYPES } from './prelude';
 import { splitRows, type WarpForm } from './rows';
 import type { LoweringContext } from './types';
@@ -36,13 +36,13 @@ export interface TakenPrologue {
 const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /**
- * Takes the producer of input 0 offered in `ctx.prologue` for a warp-form row kernel over
- * `ctx.inputs[0]`'s own box reduced along `axes`, or null (and leaves it) where it does not fit:
- * a raw producer, one over another box or not writing the input densely, an operand that neither
- * walks the row nor stays on it, or one a chunk of `form.vector` elements cannot be read from
- * in one aligned access.
+ * Takes the producer of input 0 offered in `ctx.prologue` for a row kernel over `ctx.inputs[0]`'s
+ * own box reduced along `axes`, or null (and leaves it) where it does not fit: a raw producer,
+ * or one over another box or not writing the input densely; and for the warp form (`form`), an
+ * operand that neither walks the row nor stays on it, or one a chunk of `form.vector` elements
+ * cannot be read from in one aligned access.
  */
-export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form: WarpForm): TakenPrologue | null {
+export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form: WarpForm | null): TakenPrologue | null {
   const offer = ctx.prologue;
   const x = ctx.inputs[0];
   if (offer === undefined || offer.input !== 0 || !x) return null;
@@ -52,6 +52,11 @@ export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form:
   const split = splitRows(x.shape, axes, info.inputs.map((o) => o.strides));
   const walks: boolean[] = [];
   for (const [n, [outer, inner]] of split.strides.entries()) {
+    // The block and thread forms read every operand at its own strides (prologueAt).
+    if (form === null) {
+      walks.push(inner.length === 1 && inner[0] === 1);
+      continue;
+    }
     if (inner.length !== 1 || (inner[0] !== 0 && inner[0] !== 1)) return null;
     const walk = inner[0] === 1;
     if (walk && form.vector > 1) {
@@ -95,3 +100,21 @@ export const prologueRows = (p: RowPrologue): string =>
     ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + dot8(oc, orank, o_p${n});`),
     'const i64 base = dot8(oc, orank, o_x);',
   ].join('\n    ');
+
+/** C, inside the row loop after {@link prologueRows}: the producer's per-element function, `producer`. */
+export function prologueLambda(p: RowPrologue): string {
+  return `auto producer = [&](${mapOpParams(p.spec)}) -> ${DTYPES[p.spec.output].compute} {
+${p.spec.body}
+    };`;
+}
+
+/** C: the producer's value at element `args` of its operands, rounded to its output's storage dtype and back (as a store and a load would). */
+export function prologueCall(p: RowPrologue, args: readonly string[]): string {
+  const mid = DTYPES[p.spec.output];
+  const extra = (p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').name);
+  return mid.load(mid.store(`producer(${[...args, ...extra].join(', ')})`));
+}
+
+/** C: the producer's value at inner index `j` of the row, each operand read at its own inner strides (the block and thread forms). */
+export const prologueAt = (p: RowPrologue, j: string): string =>
+  prologueCall(p, p.spec.inputs.map((d, n) => DTYPES[d].load(`pr${n}[row_at(${j}, irank, idims, i_p${n})]`)));

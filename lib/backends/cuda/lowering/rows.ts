@@ -25,9 +25,8 @@
  */
 import type { KernelArg } from '../../../gpu/plan';
 import { dims8, i32, i64, kernelSource, launch } from './kernel';
-import { mapOpParams, renamedParam } from './map';
 import { DTYPES, type DTypeCode } from './prelude';
-import type { RowPrologue } from './prologue';
+import { prologueCall, prologueLambda, type RowPrologue } from './prologue';
 import type { KernelLaunch, KernelSource } from './types';
 
 /** A box split into outer and inner axes, and each tensor's strides over both. */
@@ -328,15 +327,9 @@ export function warpRowKernel(key: string, form: WarpForm, combines: readonly Ro
         if (inside) ${row}[j] = ${t.store(value)};`)),
       produce: (p, identity) => {
         const ins = p.spec.inputs.map((d) => DTYPES[d]);
-        const mid = DTYPES[p.spec.output];
-        const extra = (p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').name);
         const perRow = ins.map((c, n) => (p.walks[n] ? '' : `\n    const ${c.compute} s${n} = ${c.load(`pr${n}[0]`)};`)).join('');
-        const call = (at: (n: number) => string): string =>
-          mid.load(mid.store(`producer(${[...ins.map((c, n) => (p.walks[n] ? c.load(at(n)) : `s${n}`)), ...extra].join(', ')})`));
-        const lambda = `
-    auto producer = [&](${mapOpParams(p.spec)}) -> ${mid.compute} {
-${p.spec.body}
-    };${perRow}`;
+        const call = (at: (n: number) => string): string => prologueCall(p, ins.map((c, n) => (p.walks[n] ? c.load(at(n)) : `s${n}`)));
+        const lambda = `\n    ${prologueLambda(p)}${perRow}`;
         if (V === 1) return lambda + eachChunk(eachSlot(`\n        v[k] = inside ? ${call((n) => `pr${n}[j]`)} : ${identity};`));
         const chunks = ins.map((c, n) => (p.walks[n] ? `\n      ${vec(c)} q${n};\n      if (inside) q${n} = *reinterpret_cast<const ${vec(c)}*>(pr${n} + j0);` : '')).join('');
         return lambda + eachChunk(`${chunks}${eachSlot(`\n        v[k] = inside ? ${call((n) => `q${n}.v[t]`)} : ${identity};`)}`);
