@@ -15,6 +15,7 @@ import type { BuildConfig } from '../build-config';
 import { kernelSources, type PlanModule } from './assemble';
 import { channelsLast } from './channels-last';
 import { fuseConvEpilogues } from './conv-epilogue';
+import { recomputeCasts } from './recompute-casts';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
 import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
 import { lowerInstance, type LayerLowerer } from './lower-instance';
@@ -83,10 +84,12 @@ export async function buildCudaEngine(source: Network, config: BuildConfig, targ
   // Layout, then epilogues: a channels-last convolution fuses like any other.
   const layout = channelsLast(reduced.network);
   const epilogues = fuseConvEpilogues(layout.network);
-  const network = epilogues.network;
+  const recomputed = recomputeCasts(epilogues.network);
+  const network = recomputed.network;
   if (layout.convolutions > 0 || epilogues.fused > 0) {
     log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
   }
+  if (recomputed.casts > 0) log('debug', `cuda backend: network "${source.name}": ${recomputed.casts} casts computed once per reader`);
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
   if (report.clampedValues > 0) {
     log('warn', `cuda backend: network "${source.name}": ${report.clampedValues} weight values are beyond the ${report.dtype} range; clamped to ±${REDUCED_MAX[report.dtype!]}`);
