@@ -1,6 +1,6 @@
 /**
  * Casts recomputed per reader, a pass of the cuda backend (issue 19, item 2): a cast whose
- * output several layers read, each of them a kind that fuses a pointwise producer (maps, copies
+ * output several layers read, each of them a kind that fuses a pointwise producer (maps, concat blocks
  * and row kernels, lib/backends/cuda/fuse-pointwise.ts), becomes one cast per reader. Fusion
  * takes a producer into its only reader, so each reader then converts the values as it loads
  * them, and the cast's output never reaches memory. Llama's RMSNorm, kept in float32 by the
@@ -15,8 +15,12 @@ import type { Network, NetTensor } from '../../network';
 import { tensorReaders } from '../../network/live-layers';
 import { NetworkRewrite } from '../../network/rewrite';
 
-/** Layer kinds that compute a pointwise producer of (some of) their inputs inside their own kernel. */
-const FUSING = new Set(['elementwise', 'unary', 'activation', 'cast', 'select', 'shuffle', 'slice', 'concat', 'softmax', 'normalization', 'reduce']);
+/**
+ * Layer kinds that compute a pointwise producer of (some of) their inputs inside their own
+ * kernel. Not slices and transposes: those are mostly views their readers read through, which
+ * take no producer, so a copy of the cast per view would run as a launch of its own.
+ */
+const FUSING = new Set(['elementwise', 'unary', 'activation', 'cast', 'select', 'concat', 'softmax', 'normalization', 'reduce']);
 
 /** Casts read by more layers than this keep their output (each copy re-reads the cast's input). */
 export const MAX_RECOMPUTED_READERS = 4;
