@@ -25,6 +25,7 @@
  */
 import type { KernelArg } from '../../../gpu/plan';
 import { dims8, i32, i64, kernelSource, launch } from './kernel';
+import { coalesce } from './map';
 import { DTYPES, type DTypeCode } from './prelude';
 import { prologueCall, prologueLambda, type RowPrologue } from './prologue';
 import type { KernelLaunch, KernelSource } from './types';
@@ -53,14 +54,19 @@ export function splitRows(dims: readonly number[], inner: readonly number[], ten
 export const rowParams = (names: readonly string[]): string =>
   ['i64 outer', 'i32 orank', 'Dims8 odims', ...names.map((n) => `Dims8 o_${n}`), 'i64 inner', 'i32 irank', 'Dims8 idims', ...names.map((n) => `Dims8 i_${n}`)].join(', ');
 
-/** The arguments matching {@link rowParams}. */
+/**
+ * The arguments matching {@link rowParams}. The outer dims are coalesced over every tensor's
+ * strides (lowering/map.ts): the same row order in fewer dims, so each row's offsets take fewer
+ * divisions (a softmax over dense rows walks one outer dim).
+ */
 export function rowArgs(split: RowSplit): KernelArg[] {
   const volume = (s: number[]): number => s.reduce((a, d) => a * d, 1);
+  const outer = coalesce(split.outerDims, split.strides.map(([o]) => o));
   return [
     i64(volume(split.outerDims)),
-    i32(split.outerDims.length),
-    dims8(split.outerDims),
-    ...split.strides.map(([o]) => dims8(o)),
+    i32(outer.dims.length),
+    dims8(outer.dims),
+    ...outer.strides.map((o) => dims8(o)),
     i64(volume(split.innerDims)),
     i32(split.innerDims.length),
     dims8(split.innerDims),
