@@ -72,20 +72,27 @@ export interface BuildOptions {
 }
 
 /**
+ * The network passes of the cuda backend, in build order: precision (lib/network/precision.ts),
+ * then layout, then epilogues (a channels-last convolution fuses like any other), then casts
+ * computed once per reader (which fusion while lowering then takes into each). Pure.
+ */
+export function cudaNetworkPasses(source: Network, precisions: BuildConfig['precisions']) {
+  const reduced = reducePrecision(source, precisions);
+  const layout = channelsLast(reduced.network);
+  const epilogues = fuseConvEpilogues(layout.network);
+  const recomputed = recomputeCasts(epilogues.network);
+  return { network: recomputed.network, report: reduced.report, layout, epilogues, recomputed };
+}
+
+/**
  * Engine bytes for `network` (checked by the caller) built for `target`. The precision pass
  * (lib/network/precision.ts) runs first, once: the engine stores the rewritten network, so a
  * loaded engine runs exactly what was built.
  */
 export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
-  const reduced = reducePrecision(source, config.precisions);
-  const { report } = reduced;
+  const { network, report, layout, epilogues, recomputed } = cudaNetworkPasses(source, config.precisions);
   const precision = describePrecision(report);
-  // Layout, then epilogues: a channels-last convolution fuses like any other.
-  const layout = channelsLast(reduced.network);
-  const epilogues = fuseConvEpilogues(layout.network);
-  const recomputed = recomputeCasts(epilogues.network);
-  const network = recomputed.network;
   if (layout.convolutions > 0 || epilogues.fused > 0) {
     log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
   }
