@@ -15,6 +15,7 @@ import type { BuildConfig } from '../build-config';
 import { kernelSources, type PlanModule } from './assemble';
 import { channelsLast } from './channels-last';
 import { fuseConvEpilogues } from './conv-epilogue';
+import { interleaveComplexProducts } from './complex-pairs';
 import { recomputeCasts } from './recompute-casts';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
 import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
@@ -73,15 +74,17 @@ export interface BuildOptions {
 
 /**
  * The network passes of the cuda backend, in build order: precision (lib/network/precision.ts),
- * then layout, then epilogues (a channels-last convolution fuses like any other), then casts
- * computed once per reader (which fusion while lowering then takes into each). Pure.
+ * then layout, then epilogues (a channels-last convolution fuses like any other), then complex
+ * products over whole pairs, then casts computed once per reader (which fusion while lowering
+ * then takes into each). Pure.
  */
 export function cudaNetworkPasses(source: Network, precisions: BuildConfig['precisions']) {
   const reduced = reducePrecision(source, precisions);
   const layout = channelsLast(reduced.network);
   const epilogues = fuseConvEpilogues(layout.network);
-  const recomputed = recomputeCasts(epilogues.network);
-  return { network: recomputed.network, report: reduced.report, layout, epilogues, recomputed };
+  const complex = interleaveComplexProducts(epilogues.network);
+  const recomputed = recomputeCasts(complex.network);
+  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, recomputed };
 }
 
 /**
@@ -91,11 +94,12 @@ export function cudaNetworkPasses(source: Network, precisions: BuildConfig['prec
  */
 export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
-  const { network, report, layout, epilogues, recomputed } = cudaNetworkPasses(source, config.precisions);
+  const { network, report, layout, epilogues, complex, recomputed } = cudaNetworkPasses(source, config.precisions);
   const precision = describePrecision(report);
   if (layout.convolutions > 0 || epilogues.fused > 0) {
     log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
   }
+  if (complex.products > 0) log('debug', `cuda backend: network "${source.name}": ${complex.products} complex products computed over whole pairs`);
   if (recomputed.casts > 0) log('debug', `cuda backend: network "${source.name}": ${recomputed.casts} casts computed once per reader`);
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
   if (report.clampedValues > 0) {
