@@ -30,7 +30,7 @@ import { tensorReaders } from '../../network/live-layers';
 import type { BufferSlice, KernelArg } from '../../gpu/plan';
 import type { KernelLaunch } from './lowering';
 import { denseStrides } from './lowering/kernel';
-import { isCopy, mapOpParams, mapSpecLaunch, renamedParam, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
+import { coalesce, isCopy, mapOpParams, mapSpecLaunch, renamedParam, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
 import { DTYPES } from './lowering/prelude';
 
 /** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
@@ -170,6 +170,47 @@ export function throughDense(dims: readonly number[], strides: readonly number[]
 }
 
 /**
+ * The extents each dim of the box `dims` splits into (outer first) so that every resulting dim
+ * walks, at `strides`, within one dim of a tensor laid out densely over `inner` (as
+ * {@link throughDense} needs); or null. A dim splits where its walk carries into the next dim of
+ * `inner` at a whole number of steps: the heads of a GQA repeat (a dim of 4 walking a repeat of
+ * 2 and 2 kv heads), or RoPE's pairs merged into the head dim (64 pairs of 2 read as 128). Pure.
+ */
+export function splitForDense(dims: readonly number[], strides: readonly number[], inner: readonly number[]): number[][] | null {
+  const dense = denseStrides(inner);
+  const within = (t: number): number => inner.findIndex((n, k) => n > 1 && dense[k]! <= t && t < dense[k]! * n);
+  const parts: number[][] = [];
+  for (let j = 0; j < dims.length; j++) {
+    let rest = dims[j]!;
+    let t = strides[j]!;
+    const split: number[] = [];
+    while (rest > 1 && t !== 0) {
+      const i = within(t);
+      if (!Number.isInteger(t) || t < 0 || i < 0 || t % dense[i]! !== 0) return null;
+      const m = t / dense[i]!;
+      if (m * (rest - 1) < inner[i]!) break;
+      // Whole runs of dim i: k steps of m each fill it, then the walk carries into the next dim.
+      const k = inner[i]! / m;
+      if (!Number.isInteger(k) || rest % k !== 0) return null;
+      split.unshift(k);
+      rest /= k;
+      t *= k;
+    }
+    parts.push([rest, ...split]);
+  }
+  return parts;
+}
+
+/** Strides over the box refined by `parts` ({@link splitForDense}) of an operand at `strides` over the original box. */
+export const refinedStrides = (strides: readonly number[], parts: readonly number[][]): number[] =>
+  strides.flatMap((s, j) => parts[j]!.map((_, r) => s * parts[j]!.slice(r + 1).reduce((a, n) => a * n, 1)));
+
+/** A refined box the map kernel can still walk: at most 8 dims once coalesced. */
+function walkable(dims: readonly number[], operands: ReadonlyArray<readonly number[]>): boolean {
+  return coalesce(dims, operands).dims.length <= 8;
+}
+
+/**
  * `consumer` reading `source` (an operand over the view's box `dims`) wherever it read the
  * view at `view`, or null when some read of the view is not a strided walk of it (then the copy
  * must run). The kernel is the consumer's: only operands change.
@@ -177,17 +218,23 @@ export function throughDense(dims: readonly number[], strides: readonly number[]
 export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: readonly number[], source: MapOperand): KernelLaunch[] | null {
   const positions = consumer.inputs.flatMap((x, k) => (sameSlice(x.at, view) ? [k] : []));
   if (positions.length === 0) return null;
+  const parts = splitForDense(consumer.dims, consumer.inputs[positions[0]!]!.strides, dims);
+  if (parts === null) return null;
+  const box = parts.flat();
   const inputs: MapOperand[] = [];
   for (const [k, x] of consumer.inputs.entries()) {
+    const refined = refinedStrides(x.strides, parts);
     if (!positions.includes(k)) {
-      inputs.push(x);
+      inputs.push({ at: x.at, strides: refined });
       continue;
     }
-    const strides = throughDense(consumer.dims, x.strides, dims, source.strides);
+    const strides = throughDense(box, refined, dims, source.strides);
     if (strides === null) return null;
     inputs.push({ at: source.at, strides });
   }
-  return mapSpecLaunch(consumer.spec, consumer.dims, consumer.out, inputs, consumer.extra);
+  const out = { at: consumer.out.at, strides: refinedStrides(consumer.out.strides, parts) };
+  if (!walkable(box, [out.strides, ...inputs.map((x) => x.strides)])) return null;
+  return mapSpecLaunch(consumer.spec, box, out, inputs, consumer.extra);
 }
 
 const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
@@ -216,13 +263,19 @@ export function fuseMaps(producer: MapLaunchInfo, consumer: MapLaunchInfo, inter
   if (positions.length === 0) return null;
   const read = consumer.inputs[positions[0]!]!.strides;
   if (positions.some((k) => !sameList(consumer.inputs[k]!.strides, read))) return null;
+  const parts = splitForDense(consumer.dims, read, producer.dims);
+  if (parts === null) return null;
+  const box = parts.flat();
   const operands: MapOperand[] = [];
   for (const x of producer.inputs) {
-    const strides = throughDense(consumer.dims, read, producer.dims, x.strides);
+    const strides = throughDense(box, refinedStrides(read, parts), producer.dims, x.strides);
     if (strides === null) return null;
     operands.push({ at: x.at, strides });
   }
-  if (isCopy(consumer)) return mapSpecLaunch(a, consumer.dims, consumer.out, operands, producer.extra);
+  const out = { at: consumer.out.at, strides: refinedStrides(consumer.out.strides, parts) };
+  const others = consumer.inputs.map((x) => ({ at: x.at, strides: refinedStrides(x.strides, parts) }));
+  if (!walkable(box, [out.strides, ...operands.map((x) => x.strides), ...others.map((x) => x.strides)])) return null;
+  if (isCopy(consumer)) return mapSpecLaunch(a, box, out, operands, producer.extra);
   if (b.raw) return null;
 
   const rest = consumer.inputs.map((_, k) => k).filter((k) => !positions.includes(k));
@@ -248,5 +301,5 @@ ${b.body}
     extra: [...aExtra.map((e) => e.decl), ...bExtra.map((e) => e.decl)],
   };
   const extra: KernelArg[] = [...producer.extra, ...consumer.extra];
-  return mapSpecLaunch(spec, consumer.dims, consumer.out, [...operands, ...rest.map((k) => consumer.inputs[k]!)], extra);
+  return mapSpecLaunch(spec, box, out, [...operands, ...rest.map((k) => others[k]!)], extra);
 }

@@ -5,7 +5,7 @@
  * copies. Each network runs on the CPU kernel emulator with and without fusion — the same bits —
  * and against the reference backend.
  */
-import { throughDense } from '../../../lib/backends/cuda/fuse-pointwise';
+import { refinedStrides, splitForDense, throughDense } from '../../../lib/backends/cuda/fuse-pointwise';
 import { Network, type NetTensor } from '../../../lib/network';
 import { FP32, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
@@ -35,6 +35,26 @@ describe('throughDense', () => {
     expect(throughDense([4, 16], [16, 1], [2, 2, 16], [16, 0, 1])).toBeNull();
     expect(throughDense([3], [3], [4, 2], [2, 1])).toBeNull();
     expect(throughDense([2], [-1], [2], [1])).toBeNull();
+  });
+});
+
+describe('splitForDense', () => {
+  test('a dim that walks two dims of the dense layout splits into them', () => {
+    // A GQA repeat: 4 heads over [2 kv heads, 2 repeats, 16] read at stride 16 (the merged heads).
+    expect(splitForDense([4, 16], [16, 1], [2, 2, 16])).toEqual([[2, 2], [16]]);
+    const parts = splitForDense([4, 16], [16, 1], [2, 2, 16])!;
+    expect(refinedStrides([16, 1], parts)).toEqual([32, 16, 1]);
+    expect(throughDense(parts.flat(), refinedStrides([16, 1], parts), [2, 2, 16], [16, 0, 1])).toEqual([16, 0, 1]);
+    // RoPE's pairs read as one head dim of 8 over [4 pairs, 2].
+    expect(splitForDense([3, 8], [8, 1], [3, 4, 2])).toEqual([[3], [4, 2]]);
+  });
+
+  test('no split where the walk does not fill whole runs of a dim, and none needed where it stays in one', () => {
+    expect(splitForDense([3], [3], [4, 2])).toBeNull();
+    expect(splitForDense([3], [2], [4, 2])).toEqual([[3]]);
+    expect(splitForDense([6], [1], [4, 4])).toBeNull();
+    expect(splitForDense([2, 3], [3, 1], [2, 3])).toEqual([[2], [3]]);
+    expect(splitForDense([5, 7], [0, 1], [1, 7])).toEqual([[5], [7]]);
   });
 });
 
@@ -109,7 +129,7 @@ describe('fused across shapes on the emulator', () => {
     expect(fused.names).toEqual(['ar_br+ai_bi+re+ar_bi+ai_br+im+pair', 'ar_br+ai_bi+re+ar_bi+ai_br+im+pair']);
   });
 
-  test('a repeat (an expand) read by a transpose through a reshape: one copy, and a reversed slice read by a concat', () => {
+  test('a repeat (an expand) read by a transpose through a reshape, and a reversed slice read by a concat: neither copy runs', () => {
     const net = new Network('copies');
     const k = net.addInput('k', 'float32', [1, 5, 2, 1, 4]);
     const expand = net.add1({ kind: 'slice', start: [0, 0, 0, 0, 0], size: [1, 5, 2, 3, 4], stride: [1, 1, 1, 0, 1], mode: 'strict_bounds' }, [k], 'expand');
@@ -122,9 +142,9 @@ describe('fused across shapes on the emulator', () => {
     expect(plain.names).toEqual(expect.arrayContaining(['expand', 'reversed']));
     expect(fused.names).not.toContain('reversed');
     // The repeat's 3 copies of each head merge with the heads into one dim of 6, which no single
-    // stride walks: the expand's copy runs, and the transpose reads its output.
-    expect(fused.names).toContain('expand');
-    expect(fused.launches).toBe(plain.launches - 1);
+    // stride walks: the transpose's box splits it back into 2 heads of 3 (splitForDense).
+    expect(fused.names).not.toContain('expand');
+    expect(fused.launches).toBe(plain.launches - 2);
   });
 
   test('an expand whose repeats stay a dim of their own is read through by the transpose', () => {
