@@ -4,7 +4,7 @@
  * The fuzzing driver (docs/fuzzing.md). Runs mutated inputs of the four readers in a child
  * process with a heap limit, watched for hangs (an input running over --timeout-ms) and
  * memory (RSS over --max-rss-mb); every outcome must be success or a typed error with a
- * code. Anything else is saved to --findings as `<reader>-<hash>` with a note.
+ * code. Anything else is saved to --findings as `<reader>-<kind>-<hash>` with a note.
  *
  *   node fuzz/run.js --duration 600            # ten minutes, all readers, a fresh seed
  *   node fuzz/run.js --count 200 --seed 1      # 200 inputs per reader, deterministic
@@ -142,7 +142,10 @@ function saveFinding(o, reader, corpus, f, seen) {
   if (seen.has(cause) || (frames.length === 0 && [...seen].filter((c) => c.startsWith(`${reader}:${f.kind}:`)).length >= 10)) return undefined;
   seen.add(cause);
   fs.mkdirSync(o.findings, { recursive: true });
-  const file = path.join(o.findings, `${reader}-${hash}`);
+  // The kind is part of the name: on a loaded machine one input can be caught as a hang once and
+  // as an OOM another time (an allocation loop whose page faults burn the CPU budget first), and
+  // each note must stay with its finding.
+  const file = path.join(o.findings, `${reader}-${f.kind}-${hash}`);
   fs.writeFileSync(file, input);
   fs.writeFileSync(`${file}.txt`, `reader: ${reader}\nkind: ${f.kind}\nseed: ${o.seed}\nindex: ${f.index}\nreplay: node fuzz/run.js --replay ${path.relative(process.cwd(), file)} --reader ${reader}\n\n${f.message}\n`);
   return file;

@@ -61,7 +61,8 @@ export interface FusionOptions {
 /**
  * Producer → consumer pairs to fuse, as device-layer positions: a pointwise producer with one
  * output, an intermediate, read by exactly one device layer (through any reshapes that only
- * reinterpret its bytes), which is pointwise or a copy. A consumer may take several producers
+ * reinterpret its bytes), which is pointwise, a copy, or a row kernel reading it as its data
+ * input only (not a view, whose copy may never run). A consumer may take several producers
  * (re = ar·br − ai·bi takes both products), and chains (a → b → c) fuse link by link. Whether
  * the consumer reads the intermediate element for element, broadcast or permuted is settled
  * while lowering ({@link fuseMaps}), where a pair that cannot fuse runs as two launches. Pure.
@@ -112,7 +113,7 @@ const VIEWS = new Set(['slice', 'shuffle']);
  * Views whose copy may never run: a slice or shuffle with one output, an intermediate, whose
  * readers are all maps (pointwise layers or copies) or reshapes laid onto its bytes
  * (`reinterprets`, themselves listed when all their readers are), by device-layer position of
- * the view → its readers' positions. While lowering, a reader whose launch reads the view through strides
+ * the view → its readers' positions. While lowering, a reader whose reads of the view
  * {@link throughDense} can compose reads the view's source instead ({@link readThrough}): a
  * RoPE product reads the halves of q and the broadcast halves of the frequencies, a transpose
  * reads a repeated key through its expand. The copy runs only if some reader cannot

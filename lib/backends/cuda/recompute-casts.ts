@@ -18,9 +18,10 @@ import { NetworkRewrite } from '../../network/rewrite';
 /**
  * Layer kinds that compute a pointwise producer of (some of) their inputs inside their own
  * kernel. Not slices and transposes: those are mostly views their readers read through, which
- * take no producer, so a copy of the cast per view would run as a launch of its own.
+ * take no producer, so a copy of the cast per view would run as a launch of its own. Not casts:
+ * a cast of a recomputed cast would need the first copied before it is placed.
  */
-const FUSING = new Set(['elementwise', 'unary', 'activation', 'cast', 'select', 'concat', 'softmax', 'normalization', 'reduce']);
+const FUSING = new Set(['elementwise', 'unary', 'activation', 'select', 'concat', 'softmax', 'normalization', 'reduce']);
 
 /** Casts read by more layers than this keep their output (each copy re-reads the cast's input). */
 export const MAX_RECOMPUTED_READERS = 4;

@@ -43,7 +43,7 @@ describe('recomputeCasts', () => {
     expect(after.names).toEqual(['to_float32/for_0+square+mean', 'add+sqrt+rsqrt+to_float32/for_1+scaled+to_float16+y']);
   });
 
-  test('kept: a cast that is a network output, read once, read by more than four layers or by a layer that cannot fuse it', () => {
+  test('kept: a cast that is a network output, read once, read by more than four layers, by a layer that cannot fuse it or by a cast', () => {
     const net = new Network('kept');
     const x = net.addInput('x', 'float16', [4, 8]);
     const out = net.add1({ kind: 'cast', to: 'float32' }, [x], 'output_cast');
@@ -57,6 +57,9 @@ describe('recomputeCasts', () => {
     const gemm = net.add1({ kind: 'cast', to: 'float32' }, [x], 'to_gemm');
     net.markOutput(net.add1({ kind: 'matmul', opA: 'none', opB: 'transpose' }, [gemm, gemm], 'gram'), 'g');
     net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [gemm], 'gemm_exp'), 'h');
+    const twice = net.add1({ kind: 'cast', to: 'float32' }, [x], 'twice');
+    net.markOutput(net.add1({ kind: 'cast', to: 'float16' }, [twice], 'back'), 'i');
+    net.markOutput(net.add1({ kind: 'unary', op: 'exp' }, [twice], 'twice_exp'), 'j');
     expect(recomputeCasts(net).casts).toBe(0);
   });
 });

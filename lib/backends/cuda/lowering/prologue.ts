@@ -12,16 +12,12 @@ import { createHash } from 'node:crypto';
 
 import type { KernelArg } from '../../../gpu/plan';
 import { denseStrides, ptr } from './kernel';
-import { mapOpParams, renamedParam, type MapSpec } from './map';
+import { renamedParam } from './map';
 import { BYTES, DTYPES } from './prelude';
-import { splitRows, type WarpForm } from './rows';
+import { prologueCall, splitRows, type RowPrologue, type WarpForm } from './rows';
 import type { LoweringContext } from './types';
 
-/** What a row kernel computes its input from: a map spec, and per spec input whether it walks the row (inner stride 1) or holds one value per row (0). */
-export interface RowPrologue {
-  readonly spec: MapSpec;
-  readonly walks: readonly boolean[];
-}
+export { prologueCall, prologueLambda, type RowPrologue } from './rows';
 
 /** A prologue a lowering has taken: the kernel's description, and the operands' pointers, strides (over the input's box) and extra arguments. */
 export interface TakenPrologue {
@@ -47,7 +43,7 @@ export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form:
   const x = ctx.inputs[0];
   if (offer === undefined || offer.input !== 0 || !x) return null;
   const info = offer.producer;
-  const atX = (info.out.at.buffer === x.at.buffer && (info.out.at.offset ?? 0) === (x.at.offset ?? 0));
+  const atX = info.out.at.buffer === x.at.buffer && (info.out.at.offset ?? 0) === (x.at.offset ?? 0);
   if (info.spec.raw || !atX || !sameList(info.dims, x.shape) || !sameList(info.out.strides, denseStrides(x.shape))) return null;
   const split = splitRows(x.shape, axes, info.inputs.map((o) => o.strides));
   const walks: boolean[] = [];
@@ -100,20 +96,6 @@ export const prologueRows = (p: RowPrologue): string =>
     ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + dot8(oc, orank, o_p${n});`),
     'const i64 base = dot8(oc, orank, o_x);',
   ].join('\n    ');
-
-/** C, inside the row loop after {@link prologueRows}: the producer's per-element function, `producer`. */
-export function prologueLambda(p: RowPrologue): string {
-  return `auto producer = [&](${mapOpParams(p.spec)}) -> ${DTYPES[p.spec.output].compute} {
-${p.spec.body}
-    };`;
-}
-
-/** C: the producer's value at element `args` of its operands, rounded to its output's storage dtype and back (as a store and a load would). */
-export function prologueCall(p: RowPrologue, args: readonly string[]): string {
-  const mid = DTYPES[p.spec.output];
-  const extra = (p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').name);
-  return mid.load(mid.store(`producer(${[...args, ...extra].join(', ')})`));
-}
 
 /** C: the producer's value at inner index `j` of the row, each operand read at its own inner strides (the block and thread forms). */
 export const prologueAt = (p: RowPrologue, j: string): string =>

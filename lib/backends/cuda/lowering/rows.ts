@@ -25,9 +25,8 @@
  */
 import type { KernelArg } from '../../../gpu/plan';
 import { dims8, i32, i64, kernelSource, launch } from './kernel';
-import { coalesce } from './map';
+import { coalesce, mapOpParams, renamedParam, type MapSpec } from './map';
 import { DTYPES, type DTypeCode } from './prelude';
-import { prologueCall, prologueLambda, type RowPrologue } from './prologue';
 import type { KernelLaunch, KernelSource } from './types';
 
 /** A box split into outer and inner axes, and each tensor's strides over both. */
@@ -238,6 +237,29 @@ export function warpForm(split: RowSplit, bytes: number, offsets: readonly numbe
     }
   }
   return { elements: e, vector: 1 };
+}
+
+/**
+ * What a row kernel computes its input from (a row prologue, lowering/prologue.ts): a map spec,
+ * and per spec input whether it walks the row (inner stride 1) or holds one value per row (0).
+ */
+export interface RowPrologue {
+  readonly spec: MapSpec;
+  readonly walks: readonly boolean[];
+}
+
+/** C, inside the row loop: the prologue's per-element function, `producer`. */
+export function prologueLambda(p: RowPrologue): string {
+  return `auto producer = [&](${mapOpParams(p.spec)}) -> ${DTYPES[p.spec.output].compute} {
+${p.spec.body}
+    };`;
+}
+
+/** C: the producer's value at element `args` of its operands, rounded to its output's storage dtype and back (as a store and a load would). */
+export function prologueCall(p: RowPrologue, args: readonly string[]): string {
+  const mid = DTYPES[p.spec.output];
+  const extra = (p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').name);
+  return mid.load(mid.store(`producer(${[...args, ...extra].join(', ')})`));
 }
 
 /** The C building blocks of a warp-form row kernel; each lane's slots are `v[k]`, k < E. */
