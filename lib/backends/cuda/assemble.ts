@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { InternalError } from '../../errors';
 import type { PlanSpec, PlanStep } from '../../gpu/plan';
 import type { KernelSource, LoweredStep } from './lowering';
+import { sameSlice } from './lowering/kernel';
 
 /** One module of the plan: one kernel source. */
 export interface PlanModule {
@@ -28,9 +29,6 @@ export interface AssembledPlan {
 }
 
 export const sourceHash = (source: string): string => createHash('sha256').update(source, 'utf8').digest('hex');
-
-const sameSlice = (a: { buffer: number; offset?: number }, b: { buffer: number; offset?: number }): boolean =>
-  a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
 
 /** The distinct kernel sources of `steps`, in first-use order (InternalError if one key has two sources). */
 export function kernelSources(steps: readonly LoweredStep[]): PlanModule[] {

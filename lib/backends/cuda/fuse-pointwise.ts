@@ -29,7 +29,7 @@ import type { Layer } from '../../network';
 import { tensorReaders } from '../../network/live-layers';
 import type { BufferSlice, KernelArg } from '../../gpu/plan';
 import type { KernelLaunch } from './lowering';
-import { denseStrides } from './lowering/kernel';
+import { denseStrides, sameList, sameSlice } from './lowering/kernel';
 import { coalesce, isCopy, mapOpParams, mapSpecLaunch, renamedParam, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
 import { DTYPES } from './lowering/prelude';
 
@@ -238,8 +238,6 @@ export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: re
   return mapSpecLaunch(consumer.spec, box, out, inputs, consumer.extra);
 }
 
-const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
-const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** A key short enough for a file name, stable for the same two specs and operand positions. */
 function fusedKey(a: MapSpec, positions: readonly number[], b: MapSpec): string {

@@ -19,7 +19,7 @@ import type { Tensor } from '../../tensor';
 import type { Instance } from './instantiate';
 import { fuseMaps, fusionChainEnds, planPointwiseFusion, planViews, readThrough, type TensorFacts } from './fuse-pointwise';
 import { lowerLayer, type BoundTensor, type KernelLaunch, type LoweredStep, type LoweringContext } from './lowering';
-import { denseStrides } from './lowering/kernel';
+import { denseStrides, sameList, sameSlice } from './lowering/kernel';
 import { isCopy, mapLaunchInfo, type MapLaunchInfo } from './lowering/map';
 import { alignUp, planMemory, type MemoryRequest } from './memory-plan';
 
@@ -63,8 +63,6 @@ export interface LoweredInstance {
   readonly aliases: ReadonlyMap<number, number>;
 }
 
-const sameDims = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
-const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
 
 /** A fused producer's launch, held until its consumer (a device-layer position) is lowered. */
 interface Waiting {
@@ -296,7 +294,7 @@ export function lowerInstance(
 
     const viewInfo = views.has(position) && lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
     const viewShape = instance.tensors[layer.outputs[0]!]?.shape ?? [];
-    if (viewInfo !== undefined && isCopy(viewInfo) && sameDims(viewInfo.dims, viewShape) && sameDims(viewInfo.out.strides, denseStrides(viewShape))) {
+    if (viewInfo !== undefined && isCopy(viewInfo) && sameList(viewInfo.dims, viewShape) && sameList(viewInfo.out.strides, denseStrides(viewShape))) {
       // Its readers read its source instead; the copy runs only before a reader that cannot.
       pendingViews.set(layer.outputs[0]!, { launch: lowered[0] as KernelLaunch, info: viewInfo, name, kind: layer.params.kind, touched });
       continue;

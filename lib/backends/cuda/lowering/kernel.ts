@@ -26,6 +26,12 @@ export function kernelSource(key: string, body: (entry: string) => string): Kern
   return { key, entry, source: `#ifndef TRN_PRELUDE\n#define TRN_PRELUDE\n${PRELUDE}\n#endif\n${body(entry)}\n` };
 }
 
+/** Whether two slices start at the same byte of the same buffer. */
+export const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && (a.offset ?? 0) === (b.offset ?? 0);
+
+/** Whether two lists of numbers (dims, strides) are equal. */
+export const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+
 /** A 1-D launch that covers `count` items with a grid-stride loop; none when there is nothing to do. */
 export function launch(kernel: KernelSource, count: number, args: readonly KernelArg[]): KernelLaunch[] {
   if (count <= 0) return [];

@@ -7,7 +7,7 @@ import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
 import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type WarpForm } from './rows';
-import { prologueAt, prologueKey, prologueLambda, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
+import { prologueAt, prologueKey, prologueLambda, prologueNames, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
 import type { LayerLowering, LoweredStep } from './types';
 
 type Reduction = { init: string; step: string; combine: string; final: string };
@@ -41,7 +41,7 @@ function reduceKernel(op: ReduceOp, dtype: TrtDType, coop: boolean, pro?: RowPro
   const all: RowCombine = { name: 'all', type: c.compute === 'float' ? 'float' : 'i64', combine: r.combine, identity: r.init };
   const key = pro ? `reduce.${op}.${dtype}.${prologueKey(pro)}` : `reduce.${op}.${dtype}`;
   const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
-  const names = pro ? pro.spec.inputs.map((_, n) => `p${n}`) : [];
+  const names = prologueNames(pro);
   const value = pro ? prologueAt(pro, 'j') : c.load(`x[base + ${innerAt('x')}]`);
   return rowKernel(key, coop, [all], (entry, k) => `
 __device__ __forceinline__ ${c.compute} ${entry}_step(${c.compute} acc, ${c.compute} v) { return ${r.step}; }
@@ -106,7 +106,7 @@ function softmaxWarpKernel(dtype: TrtDType, form: WarpForm, pro?: RowPrologue) {
   const c = DTYPES[dtype];
   const key = pro ? `softmax.${dtype}.${prologueKey(pro)}` : `softmax.${dtype}`;
   const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
-  const names = pro ? pro.spec.inputs.map((_, n) => `p${n}`) : [];
+  const names = prologueNames(pro);
   return warpRowKernel(key, form, [MAX, SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, ${rowParams(['x', ...names])}) {
   ${w.rows(`
@@ -193,7 +193,7 @@ function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtyp
   const b = DTYPES[biasDtype];
   const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${pro ? `.${prologueKey(pro)}` : ''}`;
   const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
-  const names = pro ? pro.spec.inputs.map((_, n) => `p${n}`) : [];
+  const names = prologueNames(pro);
   return warpRowKernel(key, form, [SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b', ...names])}) {
   ${w.rows(`

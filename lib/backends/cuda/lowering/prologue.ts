@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 
 import type { KernelArg } from '../../../gpu/plan';
-import { denseStrides, ptr } from './kernel';
+import { denseStrides, ptr, sameList, sameSlice } from './kernel';
 import { renamedParam } from './map';
 import { BYTES, DTYPES } from './prelude';
 import { prologueCall, splitRows, type RowPrologue, type WarpForm } from './rows';
@@ -25,11 +25,7 @@ export interface TakenPrologue {
   readonly pointers: readonly KernelArg[];
   readonly strides: ReadonlyArray<readonly number[]>;
   readonly extra: readonly KernelArg[];
-  /** The row-stride names of the operands (`p0`, `p1`, …), for rowParams. */
-  readonly names: readonly string[];
 }
-
-const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /**
  * Takes the producer of input 0 offered in `ctx.prologue` for a row kernel over `ctx.inputs[0]`'s
@@ -43,8 +39,7 @@ export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form:
   const x = ctx.inputs[0];
   if (offer === undefined || offer.input !== 0 || !x) return null;
   const info = offer.producer;
-  const atX = info.out.at.buffer === x.at.buffer && (info.out.at.offset ?? 0) === (x.at.offset ?? 0);
-  if (info.spec.raw || !atX || !sameList(info.dims, x.shape) || !sameList(info.out.strides, denseStrides(x.shape))) return null;
+  if (info.spec.raw || !sameSlice(info.out.at, x.at) || !sameList(info.dims, x.shape) || !sameList(info.out.strides, denseStrides(x.shape))) return null;
   const split = splitRows(x.shape, axes, info.inputs.map((o) => o.strides));
   const walks: boolean[] = [];
   for (const [n, [outer, inner]] of split.strides.entries()) {
@@ -68,9 +63,11 @@ export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form:
     pointers: info.inputs.map((o) => ptr(o.at)),
     strides: info.inputs.map((o) => o.strides),
     extra: info.extra,
-    names: info.inputs.map((_, n) => `p${n}`),
   };
 }
+
+/** The row-stride names of a prologue's operands (`p0`, `p1`, …), for rowParams; none without one. */
+export const prologueNames = (p: RowPrologue | undefined): string[] => (p ? p.spec.inputs.map((_, n) => `p${n}`) : []);
 
 /** The kernel-key part naming a prologue (hashed: a fused spec's key is long). */
 export function prologueKey(p: RowPrologue): string {
@@ -85,9 +82,9 @@ export function prologueParams(p: RowPrologue): string {
 }
 
 /**
- * C, inside the row loop: the outer index's coordinates `oc` (unflattened once: each
- * unflattening divides in 64 bits per outer dim, which a short row cannot hide), each operand's
- * row pointer `pr<n>`, and `base`, the offset of the row in the tensor the kernel writes.
+ * C, inside the row loop: the outer index's coordinates `oc` (unflattened once, not once per
+ * operand: each unflattening divides once per outer dim, which a short row cannot hide), each
+ * operand's row pointer `pr<n>`, and `base`, the offset of the row in the tensor the kernel writes.
  */
 export const prologueRows = (p: RowPrologue): string =>
   [
