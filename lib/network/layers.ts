@@ -111,6 +111,36 @@ export interface ConvolutionParams {
 }
 
 /**
+ * A whole attention as one layer: softmax(Q·Kᵀ·scale + mask)·V, TensorRT's IAttention with
+ * softmax normalization. Made by the cuda backend's attention pass (fuse-attention.ts) over static
+ * shapes, never by a frontend; it rides on a matmul (inputs: query, key, value, [mask]) the way a
+ * convolution's epilogue rides on the convolution. The pass reads each operand through the views
+ * before it (transposes, a GQA repeat's stride-0 slice and reshapes) and writes through the
+ * transpose after it, so every operand is given as element strides into its input's dense bytes.
+ */
+export interface AttentionParams {
+  /** The batch box, outer first (batch and heads, split where a GQA repeat walks its groups). */
+  batch: number[];
+  seqQ: number;
+  seqKV: number;
+  /** The head dim of Q, K and V (the output's too); contiguous in every operand. */
+  headDim: number;
+  /** Multiplies Q·Kᵀ before the mask. */
+  scale: number;
+  /** Query i attends to key j only where j ≤ i (top-left aligned, PyTorch's is_causal). */
+  causal: boolean;
+  /** Strides over [...batch, row] of query, key, value and the output. */
+  query: number[];
+  key: number[];
+  value: number[];
+  output: number[];
+  /** Strides over [...batch, query row, key column] of input 3: a bool mask (−∞ where false) or a float one (added). */
+  mask?: number[];
+  /** The output tensor's dims (the attention writes through the transpose after it). */
+  outputShape: number[];
+}
+
+/**
  * Parameters per layer kind. Optional tensor inputs (shape tensors) are documented per kind;
  * an input given as a tensor overrides the static parameter of the same role.
  */
@@ -123,8 +153,11 @@ export type LayerParams =
   | { kind: 'elementwise'; op: ElementWiseOp }
   | { kind: 'unary'; op: UnaryOp }
   | { kind: 'activation'; type: ActivationType; alpha?: number; beta?: number }
-  /** Inputs: a, b. Batch dims (all but the last two) must have equal rank; 1 broadcasts. */
-  | { kind: 'matmul'; opA: MatrixOp; opB: MatrixOp }
+  /**
+   * Inputs: a, b. Batch dims (all but the last two) must have equal rank; 1 broadcasts. With
+   * `attention` (the cuda backend's attention pass only) the layer is a whole attention instead.
+   */
+  | { kind: 'matmul'; opA: MatrixOp; opB: MatrixOp; attention?: AttentionParams }
   /**
    * Inputs: data, [reshape dims as a 1-D int64 shape tensor]. Applies firstTranspose, then
    * reshape (static `reshape` or input 1; -1 infers one dim; 0 copies when zeroIsPlaceholder),

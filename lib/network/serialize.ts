@@ -151,7 +151,7 @@ const SELECTORS = keys<ResizeSelector>({ formula: true, upper: true });
 const ROUND_MODES = keys<ResizeRoundMode>({ half_up: true, half_down: true, floor: true, ceil: true });
 
 /** What a parameter field must hold; a '?' suffix (or `optional`) allows it to be absent. */
-type FieldSpec = 'int' | 'number' | 'bool' | 'ints' | 'numbers' | 'tensor' | 'tensor|null' | 'dtype' | readonly string[];
+type FieldSpec = 'int' | 'number' | 'bool' | 'ints' | 'numbers' | 'tensor' | 'tensor|null' | 'dtype' | 'attention' | readonly string[];
 type ParamSpec = Record<string, FieldSpec | { optional: FieldSpec }>;
 
 const opt = (f: FieldSpec): { optional: FieldSpec } => ({ optional: f });
@@ -168,7 +168,7 @@ const PARAM_SPECS: Record<LayerKind, ParamSpec> = {
   elementwise: { op: ELEMENTWISE_OPS },
   unary: { op: UNARY_OPS },
   activation: { type: ACTIVATIONS, alpha: opt('number'), beta: opt('number') },
-  matmul: { opA: MATRIX_OPS, opB: MATRIX_OPS },
+  matmul: { opA: MATRIX_OPS, opB: MATRIX_OPS, attention: opt('attention') },
   shuffle: { firstTranspose: opt('ints'), reshape: opt('ints'), secondTranspose: opt('ints'), zeroIsPlaceholder: 'bool' },
   slice: { start: 'ints', size: 'ints', stride: 'ints', mode: SAMPLE_MODES },
   concat: { axis: 'int' },
@@ -216,8 +216,28 @@ function fieldOk(value: unknown, spec: FieldSpec): boolean {
       return value === null || value instanceof Tensor;
     case 'dtype':
       return typeof value === 'string' && (TRT_DTYPES as readonly string[]).includes(value);
+    case 'attention':
+      return attentionOk(value);
   }
   return false;
+}
+
+/** A matmul's attention parameters (AttentionParams): every field, its type, and strides that cover the batch box. */
+function attentionOk(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const fields: Record<string, FieldSpec | { optional: FieldSpec }> = {
+    batch: 'ints', seqQ: 'int', seqKV: 'int', headDim: 'int', scale: 'number', causal: 'bool',
+    query: 'ints', key: 'ints', value: 'ints', output: 'ints', mask: opt('ints'), outputShape: 'ints',
+  };
+  if (Object.keys(value).some((k) => !Object.hasOwn(fields, k))) return false;
+  const typed = Object.entries(fields).every(([k, f]) => {
+    if (typeof f === 'string' || Array.isArray(f)) return fieldOk(value[k], f as FieldSpec);
+    return value[k] === undefined || fieldOk(value[k], (f as { optional: FieldSpec }).optional);
+  });
+  if (!typed) return false;
+  const rank = (value.batch as number[]).length;
+  const rows = ['query', 'key', 'value', 'output'].every((k) => (value[k] as number[]).length === rank + 1);
+  return rows && (value.mask === undefined || (value.mask as number[]).length === rank + 2);
 }
 
 const specName = (spec: FieldSpec): string => (Array.isArray(spec) ? `one of ${spec.join('/')}` : (spec as string));

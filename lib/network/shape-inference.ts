@@ -186,6 +186,11 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         return [{ dtype: a.dtype, shape: a.shape }];
       }
       case 'matmul': {
+        if (params.attention) {
+          const q = x(0);
+          if (!isFloat(q.dtype)) fail(`attention does not take ${q.dtype}`);
+          return [{ dtype: q.dtype, shape: [...params.attention.outputShape] }];
+        }
         const a = x(0);
         const b = x(1);
         if (a.dtype !== b.dtype) fail(`input types differ: ${a.dtype} and ${b.dtype}`);

@@ -16,6 +16,7 @@ import { kernelSources, type PlanModule } from './assemble';
 import { channelsLast } from './channels-last';
 import { fuseConvEpilogues } from './conv-epilogue';
 import { interleaveComplexProducts } from './complex-pairs';
+import { fuseAttention } from './fuse-attention';
 import { recomputeCasts } from './recompute-casts';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
 import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
@@ -75,7 +76,7 @@ export interface BuildOptions {
 /**
  * The network passes of the cuda backend, in build order: precision (lib/network/precision.ts),
  * then layout, then epilogues (a channels-last convolution fuses like any other), then complex
- * products over whole pairs, then casts computed once per reader (which fusion while lowering
+ * products over whole pairs, then attentions as one layer each, then casts computed once per reader (which fusion while lowering
  * then takes into each). Pure.
  */
 export function cudaNetworkPasses(source: Network, precisions: BuildConfig['precisions']) {
@@ -83,8 +84,9 @@ export function cudaNetworkPasses(source: Network, precisions: BuildConfig['prec
   const layout = channelsLast(reduced.network);
   const epilogues = fuseConvEpilogues(layout.network);
   const complex = interleaveComplexProducts(epilogues.network);
-  const recomputed = recomputeCasts(complex.network);
-  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, recomputed };
+  const attention = fuseAttention(complex.network);
+  const recomputed = recomputeCasts(attention.network);
+  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, attention, recomputed };
 }
 
 /**
@@ -94,12 +96,13 @@ export function cudaNetworkPasses(source: Network, precisions: BuildConfig['prec
  */
 export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
-  const { network, report, layout, epilogues, complex, recomputed } = cudaNetworkPasses(source, config.precisions);
+  const { network, report, layout, epilogues, complex, attention, recomputed } = cudaNetworkPasses(source, config.precisions);
   const precision = describePrecision(report);
   if (layout.convolutions > 0 || epilogues.fused > 0) {
     log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
   }
   if (complex.products > 0) log('debug', `cuda backend: network "${source.name}": ${complex.products} complex products computed over whole pairs`);
+  if (attention.attentions > 0) log('debug', `cuda backend: network "${source.name}": ${attention.attentions} attentions as one kernel each (${attention.causal} causal)`);
   if (recomputed.casts > 0) log('debug', `cuda backend: network "${source.name}": ${recomputed.casts} casts computed once per reader`);
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
   if (report.clampedValues > 0) {

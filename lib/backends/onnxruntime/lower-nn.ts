@@ -13,6 +13,7 @@ import { computeIn, type LowerContext, type Lowering } from './lower-context';
  * ranks with a 1 broadcasting is a case of MatMul's broadcasting.
  */
 export const matmul: Lowering<'matmul'> = (p, c) => {
+  if (p.attention !== undefined) c.unsupported("a fused attention is the cuda backend's own rewrite");
   const g = c.g;
   const prepare = (x: string, rank: number, op: MatrixOp, isA: boolean): string => {
     if (op === 'transpose') {

@@ -165,6 +165,7 @@ export function encodeProgram(network: Network, options: ReplayBuildOptions): Ui
         };
         break;
       case 'matmul':
+        if (p.attention !== undefined) throw new InternalError(`${where}: a fused attention (a cuda-backend rewrite) has no TensorRT layer here`);
         payload = (w) => {
           w.i32(E.MATRIX_OP[p.opA]);
           w.i32(E.MATRIX_OP[p.opB]);

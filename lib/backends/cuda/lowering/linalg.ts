@@ -6,6 +6,7 @@
 import type { BufferSlice, ConvStep, GemmStep, LibraryDType } from '../../../gpu/plan';
 import type { LayerParams, TrtDType } from '../../../network';
 import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
+import { attentionLaunch } from './attention';
 import { copySpec, mapLaunch } from './map';
 import { castBody } from './pointwise';
 import { BYTES } from './prelude';
@@ -33,6 +34,7 @@ function batchOperand(ctx: LoweringContext, t: BoundTensor, own: readonly number
 
 export const matmul: LayerLowering = (ctx) => {
   const p = paramsOf(ctx, 'matmul');
+  if (p.attention) return attentionLaunch(ctx, p.attention);
   const a = input(ctx, 0);
   const b = input(ctx, 1);
   const out = output(ctx);

@@ -1,0 +1,292 @@
+/**
+ * A whole attention in one kernel: softmax(Q·Kᵀ·scale + mask)·V (a matmul the attention pass
+ * made, fuse-attention.ts), in the way of FlashAttention-2. A block of four warps takes 64 query
+ * rows of one batch entry (16 rows a warp) and walks the keys in tiles of 64: each tile of K and
+ * V goes through shared memory, the warp multiplies with tensor cores (mma.sync m16n8k16, fp16
+ * or bf16 in, fp32 accumulators), keeps a running row maximum and sum (base-2 exponentials), and
+ * rescales its output accumulators as the maximum moves. Scores and probabilities never reach
+ * memory; Q, K, V, the mask and the output are read and written at any strides (the transposes
+ * and GQA repeats around an attention are views), with the head dim contiguous.
+ *
+ * The probabilities are rounded to the input dtype before P·V (the unfused graph rounds them
+ * too, after normalizing); the scale, the mask and the softmax run in fp32 on the fp32 scores.
+ * A row every key of which is masked gives NaN, as the softmax of −∞ everywhere does.
+ *
+ * The mma fragments' lane layout is PTX's (ISA, "Matrix fragments for mma.m16n8k16"); the CPU
+ * emulator of the tests computes the same product from shuffles of those fragments.
+ */
+import type { AttentionParams, TrtDType } from '../../../network';
+import { checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsupported, volume } from './kernel';
+import { BYTES, DTYPES } from './prelude';
+import type { KernelSource, LoweredStep, LoweringContext } from './types';
+
+/** Query rows a block takes; keys a tile holds. */
+const BLOCK_M = 64;
+const BLOCK_N = 64;
+/** The head dims the kernel takes: multiples of 16 up to 128 (two 64-key tiles of K and Vᵀ fit static shared memory). */
+export const attentionHeadDimOk = (d: number): boolean => d > 0 && d <= 128 && d % 16 === 0;
+export const ATTENTION_DTYPES: ReadonlySet<TrtDType> = new Set(['float16', 'bfloat16']);
+
+type MaskKind = 'none' | 'bool' | 'add';
+
+/** mma.sync m16n8k16 (row.col, fp32 accumulators), and its emulation for the CPU tests. */
+function mmaCode(dtype: TrtDType): string {
+  const ab = dtype === 'bfloat16' ? 'bf16' : 'f16';
+  const load = dtype === 'bfloat16' ? 'bf2f' : 'h2f';
+  return String.raw`
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ void att_mma(float* c, const u32* a, u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.${ab}.${ab}.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+#else
+/* Lane l = 4g + t holds A(g, 2t..2t+1) in a[0], A(g+8, ·) in a[1], A(g, 2t+8..) in a[2], A(g+8, 2t+8..) in a[3];
+   B(2t..2t+1, g) in b0 and B(2t+8.., g) in b1; C(g, 2t..2t+1) in c[0..1] and C(g+8, ·) in c[2..3]. */
+__device__ __forceinline__ float att_half(u32 pair, int k) { return ${load}((u16)(k & 1 ? pair >> 16 : pair & 0xffffu)); }
+__device__ void att_mma(float* c, const u32* a, u32 b0, u32 b1) {
+  unsigned lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
+  for (int k = 0; k < 16; ++k) {
+    int hi = k >= 8 ? 1 : 0;
+    unsigned owner = (unsigned)((k & 7) >> 1);
+    float a0 = att_half(__shfl_sync(0xffffffffu, a[hi * 2], (int)(g * 4 + owner)), k);
+    float a1 = att_half(__shfl_sync(0xffffffffu, a[hi * 2 + 1], (int)(g * 4 + owner)), k);
+    float bA = att_half(__shfl_sync(0xffffffffu, hi ? b1 : b0, (int)((2 * t) * 4 + owner)), k);
+    float bB = att_half(__shfl_sync(0xffffffffu, hi ? b1 : b0, (int)((2 * t + 1) * 4 + owner)), k);
+    c[0] += a0 * bA;
+    c[1] += a0 * bB;
+    c[2] += a1 * bA;
+    c[3] += a1 * bB;
+  }
+}
+#endif
+`;
+}
+
+function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskDtype: TrtDType | null, causal: boolean): KernelSource {
+  const c = DTYPES[dtype];
+  const key = `attention.${dtype}.d${headDim}.${mask === 'none' ? 'nomask' : `${mask}.${maskDtype}`}${causal ? '.causal' : ''}`;
+  const m = maskDtype === null ? null : DTYPES[maskDtype];
+  const maskParam = m === null ? 'const u8* mask' : `const ${m.storage}* __restrict__ mask`;
+  const masked =
+    mask === 'bool'
+      ? `if (!(mask[mo + i * mr + j * mc] != 0)) x = -f_inf();`
+      : mask === 'add'
+        ? `x += ${m!.compute === 'float' ? m!.load(`mask[mo + i * mr + j * mc]`) : `(float)(${m!.load(`mask[mo + i * mr + j * mc]`)})`} * 1.4426950408889634f;`
+        : '';
+  return kernelSource(key, (entry) => String.raw`
+${mmaCode(dtype)}
+#define ATT_D ${headDim}
+#define ATT_KP (ATT_D + 8)
+#define ATT_VP (${BLOCK_N} + 8)
+struct alignas(16) ${entry}_tiles { u16 k[${BLOCK_N} * ATT_KP]; u16 vt[ATT_D * ATT_VP]; };
+__device__ __forceinline__ u32 ${entry}_pack(float lo, float hi) { return (u32)${c.store('lo')} | ((u32)${c.store('hi')} << 16); }
+__device__ __forceinline__ u32 ${entry}_pair(const u16* p) { return (u32)p[0] | ((u32)p[1] << 16); }
+extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v, ${maskParam},
+    int rank, Dims8 dims, Dims8 qb, Dims8 kb, Dims8 vb, Dims8 mb, Dims8 ob,
+    i64 sq, i64 skv, i64 qr, i64 kr, i64 vr, i64 mr, i64 mc, i64 orow, i64 mTiles, float scaleLog2, int vec) {
+  __shared__ ${entry}_tiles sm;
+  const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
+  const i64 b = (i64)blockIdx.x / mTiles, m0 = ((i64)blockIdx.x % mTiles) * ${BLOCK_M};
+  i64 cb[8];
+  unflatten(b, rank, dims, cb);
+  const u16* qp = q + dot8(cb, rank, qb);
+  const u16* kp = k + dot8(cb, rank, kb);
+  const u16* vp = v + dot8(cb, rank, vb);
+  const i64 mo = dot8(cb, rank, mb);
+  u16* op = o + dot8(cb, rank, ob);
+  (void)mo; (void)mr; (void)mc; (void)mask;
+  const i64 r0 = m0 + warp * 16 + g, r1 = r0 + 8;
+  /* This warp's 16 query rows as A fragments, one per 16 of the head dim. */
+  u32 qf[ATT_D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < ATT_D / 16; ++kk) {
+    const int col = kk * 16 + 2 * (int)t;
+    qf[kk][0] = r0 < sq ? ${entry}_pair(qp + r0 * qr + col) : 0u;
+    qf[kk][1] = r1 < sq ? ${entry}_pair(qp + r1 * qr + col) : 0u;
+    qf[kk][2] = r0 < sq ? ${entry}_pair(qp + r0 * qr + col + 8) : 0u;
+    qf[kk][3] = r1 < sq ? ${entry}_pair(qp + r1 * qr + col + 8) : 0u;
+  }
+  float acc[ATT_D / 8][4];
+#pragma unroll
+  for (int d = 0; d < ATT_D / 8; ++d) acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
+  float max0 = -f_inf(), max1 = -f_inf(), sum0 = 0.0f, sum1 = 0.0f;
+  const i64 end = ${causal ? `(m0 + ${BLOCK_M} < skv ? m0 + ${BLOCK_M} : skv)` : 'skv'};
+  for (i64 n0 = 0; n0 < end; n0 += ${BLOCK_N}) {
+    __syncthreads();
+    /* K as rows, V transposed (so both are read as B fragments by 32-bit pairs), 8 elements a thread and step. */
+    for (int ch = (int)tid; ch < ${BLOCK_N} * (ATT_D / 8); ch += ${BLOCK_M * 2}) {
+      const int row = ch / (ATT_D / 8), col = (ch % (ATT_D / 8)) * 8;
+      VecN<u16, 8> kv, vv;
+      if (n0 + row < skv) {
+        const u16* ks = kp + (n0 + row) * kr + col;
+        const u16* vs = vp + (n0 + row) * vr + col;
+        if (vec) {
+          kv = *(const VecN<u16, 8>*)ks;
+          vv = *(const VecN<u16, 8>*)vs;
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) { kv.v[e] = ks[e]; vv.v[e] = vs[e]; }
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) kv.v[e] = vv.v[e] = 0;
+      }
+      *(VecN<u16, 8>*)(sm.k + row * ATT_KP + col) = kv;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) sm.vt[(col + e) * ATT_VP + row] = vv.v[e];
+    }
+    __syncthreads();
+    float s[${BLOCK_N / 8}][4];
+#pragma unroll
+    for (int nt = 0; nt < ${BLOCK_N / 8}; ++nt) {
+      s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < ATT_D / 16; ++kk) {
+        const u16* kr0 = sm.k + (nt * 8 + g) * ATT_KP + kk * 16 + 2 * t;
+        att_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
+      }
+    }
+    /* Scale (to base 2), mask, and this tile's row maxima. */
+    float tile0 = -f_inf(), tile1 = -f_inf();
+#pragma unroll
+    for (int nt = 0; nt < ${BLOCK_N / 8}; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const i64 i = e < 2 ? r0 : r1, j = n0 + nt * 8 + 2 * t + (e & 1);
+        float x = s[nt][e] * scaleLog2;
+        if (j >= skv${causal ? ' || j > i' : ''}) x = -f_inf();
+        ${masked ? `else if (i < sq) { ${masked} }` : ''}
+        s[nt][e] = x;
+        if (e < 2) tile0 = fmaxf(tile0, x); else tile1 = fmaxf(tile1, x);
+      }
+    }
+    tile0 = fmaxf(tile0, __shfl_xor_sync(0xffffffffu, tile0, 1));
+    tile0 = fmaxf(tile0, __shfl_xor_sync(0xffffffffu, tile0, 2));
+    tile1 = fmaxf(tile1, __shfl_xor_sync(0xffffffffu, tile1, 1));
+    tile1 = fmaxf(tile1, __shfl_xor_sync(0xffffffffu, tile1, 2));
+    const float new0 = fmaxf(max0, tile0), new1 = fmaxf(max1, tile1);
+    /* Rows masked so far keep a finite base, so exp2(−∞ − base) is 0 and never NaN. */
+    const float base0 = new0 == -f_inf() ? 0.0f : new0, base1 = new1 == -f_inf() ? 0.0f : new1;
+    const float keep0 = exp2f(max0 - base0), keep1 = exp2f(max1 - base1);
+    max0 = new0;
+    max1 = new1;
+    sum0 *= keep0;
+    sum1 *= keep1;
+#pragma unroll
+    for (int d = 0; d < ATT_D / 8; ++d) {
+      acc[d][0] *= keep0;
+      acc[d][1] *= keep0;
+      acc[d][2] *= keep1;
+      acc[d][3] *= keep1;
+    }
+    /* P·V: the score accumulators of two n-tiles are the A fragment of 16 keys. */
+#pragma unroll
+    for (int kk = 0; kk < ${BLOCK_N / 16}; ++kk) {
+      float p[2][4];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        p[h][0] = exp2f(s[2 * kk + h][0] - base0);
+        p[h][1] = exp2f(s[2 * kk + h][1] - base0);
+        p[h][2] = exp2f(s[2 * kk + h][2] - base1);
+        p[h][3] = exp2f(s[2 * kk + h][3] - base1);
+        sum0 += p[h][0] + p[h][1];
+        sum1 += p[h][2] + p[h][3];
+      }
+      u32 a[4] = {${entry}_pack(p[0][0], p[0][1]), ${entry}_pack(p[0][2], p[0][3]), ${entry}_pack(p[1][0], p[1][1]), ${entry}_pack(p[1][2], p[1][3])};
+#pragma unroll
+      for (int d = 0; d < ATT_D / 8; ++d) {
+        const u16* vr0 = sm.vt + (d * 8 + g) * ATT_VP + kk * 16 + 2 * t;
+        att_mma(acc[d], a, *(const u32*)vr0, *(const u32*)(vr0 + 8));
+      }
+    }
+  }
+  sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
+  sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
+  sum1 += __shfl_xor_sync(0xffffffffu, sum1, 1);
+  sum1 += __shfl_xor_sync(0xffffffffu, sum1, 2);
+  const float inv0 = 1.0f / sum0, inv1 = 1.0f / sum1;
+#pragma unroll
+  for (int d = 0; d < ATT_D / 8; ++d) {
+    const int col = d * 8 + 2 * (int)t;
+    if (r0 < sq) {
+      op[r0 * orow + col] = ${c.store('acc[d][0] * inv0')};
+      op[r0 * orow + col + 1] = ${c.store('acc[d][1] * inv0')};
+    }
+    if (r1 < sq) {
+      op[r1 * orow + col] = ${c.store('acc[d][2] * inv1')};
+      op[r1 * orow + col + 1] = ${c.store('acc[d][3] * inv1')};
+    }
+  }
+}
+`);
+}
+
+/** The attention a matmul stands for (`params.attention`), as one launch. */
+export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): LoweredStep[] {
+  const q = input(ctx, 0);
+  const k = input(ctx, 1);
+  const v = input(ctx, 2);
+  const mask = ctx.inputs[3] ?? null;
+  const out = output(ctx);
+  const dtype = q.dtype;
+  if (!ATTENTION_DTYPES.has(dtype) || k.dtype !== dtype || v.dtype !== dtype || out.dtype !== dtype) {
+    unsupported(ctx, `attention takes float16 or bfloat16 query, key, value and output, not ${q.dtype}, ${k.dtype}, ${v.dtype}, ${out.dtype}`);
+  }
+  if (!attentionHeadDimOk(p.headDim)) unsupported(ctx, `attention takes head dims of multiples of 16 up to 128, not ${p.headDim}`);
+  const rank = p.batch.length;
+  checkRank(ctx, rank, 'attention batch');
+  const lists = [p.query, p.key, p.value, p.output, ...(p.mask ? [p.mask] : [])];
+  const rows = p.mask ? [rank + 1, rank + 1, rank + 1, rank + 1, rank + 2] : [rank + 1, rank + 1, rank + 1, rank + 1];
+  if (lists.some((l, i) => l.length !== rows[i])) unsupported(ctx, `attention strides do not cover batch [${p.batch.join(', ')}]`);
+  if ((mask === null) !== (p.mask === undefined)) unsupported(ctx, 'the attention mask and its strides must come together');
+  const batch = volume(p.batch);
+  if (batch * p.seqQ === 0) return [];
+  if (volume(out.shape) !== batch * p.seqQ * p.headDim) unsupported(ctx, `output [${out.shape.join(', ')}] does not hold the attention's ${batch}×${p.seqQ}×${p.headDim}`);
+  const kind: MaskKind = mask === null ? 'none' : mask.dtype === 'bool' ? 'bool' : 'add';
+  if (mask !== null && kind === 'add' && !DTYPES[mask.dtype].compute.startsWith('float')) unsupported(ctx, `an attention mask of ${mask.dtype} is neither bool nor float`);
+  const aligned = (t: { at: { offset?: number } }, strides: readonly number[]): boolean => ((t.at.offset ?? 0) % 16 === 0) && strides.every((s) => s % 8 === 0);
+  const vec = aligned(k, p.key) && aligned(v, p.value) ? 1 : 0;
+  const mTiles = Math.ceil(p.seqQ / BLOCK_M);
+  const batchOf = (l: readonly number[]): number[] => l.slice(0, rank);
+  const maskStrides = p.mask ?? new Array<number>(rank + 2).fill(0);
+  const kernel = attentionKernel(dtype, p.headDim, kind, mask?.dtype ?? null, p.causal);
+  const noMask = { buffer: q.at.buffer, offset: q.at.offset ?? 0 };
+  return [
+    {
+      kind: 'launch',
+      kernel,
+      grid: [batch * mTiles],
+      block: [BLOCK_M * 2],
+      args: [
+        ptr(out.at),
+        ptr(q.at),
+        ptr(k.at),
+        ptr(v.at),
+        ptr(mask === null ? noMask : mask.at),
+        i32(rank),
+        dims8(p.batch),
+        dims8(batchOf(p.query)),
+        dims8(batchOf(p.key)),
+        dims8(batchOf(p.value)),
+        dims8(batchOf(maskStrides)),
+        dims8(batchOf(p.output)),
+        i64(p.seqQ),
+        i64(p.seqKV),
+        i64(p.query[rank]!),
+        i64(p.key[rank]!),
+        i64(p.value[rank]!),
+        i64(maskStrides[rank]!),
+        i64(maskStrides[rank + 1]!),
+        i64(p.output[rank]!),
+        i64(mTiles),
+        f32(p.scale * Math.LOG2E),
+        i32(vec),
+      ],
+    },
+  ];
+}
+
+/** Bytes an attention reads and writes at least (each operand once). */
+export const attentionBytes = (p: AttentionParams, dtype: TrtDType): number =>
+  volume(p.batch) * (2 * p.seqQ + 2 * p.seqKV) * p.headDim * BYTES[dtype];
