@@ -2,9 +2,12 @@
  * A whole attention in one kernel: softmax(Q·Kᵀ·scale + mask)·V (a matmul the attention pass
  * made, fuse-attention.ts), in the way of FlashAttention-2. A block of four warps takes 64 query
  * rows of one batch entry (16 rows a warp) and walks the keys in tiles of 64: each tile of K and
- * V goes through shared memory, the warp multiplies with tensor cores (mma.sync m16n8k16, fp16
- * or bf16 in, fp32 accumulators), keeps a running row maximum and sum (base-2 exponentials), and
- * rescales its output accumulators as the maximum moves. Scores and probabilities never reach
+ * V goes through shared memory by asynchronous copies (the next tile's K loads behind this tile's
+ * softmax and P·V, its V behind the next Q·Kᵀ), the warp multiplies with tensor cores (mma.sync
+ * m16n8k16, fp16 or bf16 in, fp32 accumulators; V's fragments transposed by ldmatrix), keeps a
+ * running row maximum and sum (base-2 exponentials), and rescales its output accumulators as
+ * the maximum moves. Under a causal mask a block stops at its diagonal, and the blocks with the
+ * most key tiles start first. Scores and probabilities never reach
  * memory; Q, K, V, the mask and the output are read and written at any strides (the transposes
  * and GQA repeats around an attention are views), with the head dim contiguous.
  *
@@ -12,8 +15,9 @@
  * too, after normalizing); the scale, the mask and the softmax run in fp32 on the fp32 scores.
  * A row every key of which is masked gives NaN, as the softmax of −∞ everywhere does.
  *
- * The mma fragments' lane layout is PTX's (ISA, "Matrix fragments for mma.m16n8k16"); the CPU
- * emulator of the tests computes the same product from shuffles of those fragments.
+ * The mma and ldmatrix fragments' lane layouts are PTX's (ISA, "Matrix fragments for
+ * mma.m16n8k16", "ldmatrix"); the CPU emulator of the tests computes the same products from
+ * shuffles of those fragments and of the row addresses.
  */
 import type { AttentionParams, TrtDType } from '../../../network';
 import { checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsupported, volume } from './kernel';
@@ -63,6 +67,45 @@ __device__ void att_mma(float* c, const u32* a, u32 b0, u32 b1) {
 `;
 }
 
+/**
+ * ldmatrix.x4.trans (four 8×8 tiles of 16-bit elements, each lane giving one row's address:
+ * lanes 8m..8m+7 the rows of tile m; lane 4g + t receives column g, rows 2t and 2t+1 of each
+ * tile) and cp.async (16 bytes global → shared, zero-filled when `valid` is false), with their
+ * emulations: a lane reads the rows other lanes address through shuffles of the addresses.
+ */
+const COPY_CODE = String.raw`
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ u32 att_smem(const void* p) {
+  u32 a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+__device__ __forceinline__ void att_ldsm_t(u32* r, const u16* row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(att_smem(row)));
+}
+__device__ __forceinline__ void att_cp16(u16* dst, const u16* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(att_smem(dst)), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void att_commit() { asm volatile("cp.async.commit_group;"); }
+__device__ __forceinline__ void att_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+#else
+__device__ void att_ldsm_t(u32* r, const u16* row) {
+  unsigned lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
+  for (unsigned m = 0; m < 4; ++m) {
+    const u16* lo = __shfl_sync(0xffffffffu, row, (int)(m * 8 + 2 * t));
+    const u16* hi = __shfl_sync(0xffffffffu, row, (int)(m * 8 + 2 * t + 1));
+    r[m] = (u32)lo[g] | ((u32)hi[g] << 16);
+  }
+}
+__device__ void att_cp16(u16* dst, const u16* src, bool valid) {
+  for (int e = 0; e < 8; ++e) dst[e] = valid ? src[e] : (u16)0;
+}
+__device__ void att_commit() {}
+__device__ void att_wait1() {}
+#endif
+`;
+
 function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskDtype: TrtDType | null, causal: boolean): KernelSource {
   const c = DTYPES[dtype];
   const key = `attention.${dtype}.d${headDim}.${mask === 'none' ? 'nomask' : `${mask}.${maskDtype}`}${causal ? '.causal' : ''}`;
@@ -76,18 +119,30 @@ function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskD
         : '';
   return kernelSource(key, (entry) => String.raw`
 ${mmaCode(dtype)}
+${COPY_CODE}
 #define ATT_D ${headDim}
-#define ATT_KP (ATT_D + 8)
-#define ATT_VP (${BLOCK_N} + 8)
-struct alignas(16) ${entry}_tiles { u16 k[${BLOCK_N} * ATT_KP]; u16 vt[ATT_D * ATT_VP]; };
+#define ATT_P (ATT_D + 8)
+struct alignas(16) ${entry}_tiles { u16 k[${BLOCK_N} * ATT_P]; u16 v[${BLOCK_N} * ATT_P]; };
 __device__ __forceinline__ u32 ${entry}_pack(float lo, float hi) { return (u32)${c.store('lo')} | ((u32)${c.store('hi')} << 16); }
 __device__ __forceinline__ u32 ${entry}_pair(const u16* p) { return (u32)p[0] | ((u32)p[1] << 16); }
+/* One 64-row tile of K or V into shared memory: 16-byte asynchronous copies where aligned (vec), else element by element. */
+__device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowStride, i64 n0, i64 skv, int vec) {
+  for (int ch = (int)threadIdx.x; ch < ${BLOCK_N} * (ATT_D / 8); ch += ${BLOCK_M * 2}) {
+    const int row = ch / (ATT_D / 8), col = (ch % (ATT_D / 8)) * 8;
+    const bool valid = n0 + row < skv;
+    const u16* from = src + (valid ? (n0 + row) * rowStride + col : 0);
+    u16* to = dst + row * ATT_P + col;
+    if (vec) att_cp16(to, from, valid);
+    else for (int e = 0; e < 8; ++e) to[e] = valid ? from[e] : (u16)0;
+  }
+}
 extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v, ${maskParam},
     int rank, Dims8 dims, Dims8 qb, Dims8 kb, Dims8 vb, Dims8 mb, Dims8 ob,
     i64 sq, i64 skv, i64 qr, i64 kr, i64 vr, i64 mr, i64 mc, i64 orow, i64 mTiles, float scaleLog2, int vec) {
   __shared__ ${entry}_tiles sm;
   const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
-  const i64 b = (i64)blockIdx.x / mTiles, m0 = ((i64)blockIdx.x % mTiles) * ${BLOCK_M};
+  /* The query tiles with the most keys first (under a causal mask, the last rows). */
+  const i64 b = (i64)blockIdx.x / mTiles, m0 = (mTiles - 1 - (i64)blockIdx.x % mTiles) * ${BLOCK_M};
   i64 cb[8];
   unflatten(b, rank, dims, cb);
   const u16* qp = q + dot8(cb, rank, qb);
@@ -96,6 +151,12 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   const i64 mo = dot8(cb, rank, mb);
   u16* op = o + dot8(cb, rank, ob);
   (void)mo; (void)mr; (void)mc; (void)mask;
+  const i64 end = ${causal ? `(m0 + ${BLOCK_M} < skv ? m0 + ${BLOCK_M} : skv)` : 'skv'};
+  /* K and V of the first tile in flight (two copy groups) while the query fragments load. */
+  ${entry}_tile(sm.k, kp, kr, 0, skv, vec);
+  att_commit();
+  ${entry}_tile(sm.v, vp, vr, 0, skv, vec);
+  att_commit();
   const i64 r0 = m0 + warp * 16 + g, r1 = r0 + 8;
   /* This warp's 16 query rows as A fragments, one per 16 of the head dim. */
   u32 qf[ATT_D / 16][4];
@@ -111,31 +172,9 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 #pragma unroll
   for (int d = 0; d < ATT_D / 8; ++d) acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
   float max0 = -f_inf(), max1 = -f_inf(), sum0 = 0.0f, sum1 = 0.0f;
-  const i64 end = ${causal ? `(m0 + ${BLOCK_M} < skv ? m0 + ${BLOCK_M} : skv)` : 'skv'};
   for (i64 n0 = 0; n0 < end; n0 += ${BLOCK_N}) {
-    __syncthreads();
-    /* K as rows, V transposed (so both are read as B fragments by 32-bit pairs), 8 elements a thread and step. */
-    for (int ch = (int)tid; ch < ${BLOCK_N} * (ATT_D / 8); ch += ${BLOCK_M * 2}) {
-      const int row = ch / (ATT_D / 8), col = (ch % (ATT_D / 8)) * 8;
-      VecN<u16, 8> kv, vv;
-      if (n0 + row < skv) {
-        const u16* ks = kp + (n0 + row) * kr + col;
-        const u16* vs = vp + (n0 + row) * vr + col;
-        if (vec) {
-          kv = *(const VecN<u16, 8>*)ks;
-          vv = *(const VecN<u16, 8>*)vs;
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) { kv.v[e] = ks[e]; vv.v[e] = vs[e]; }
-        }
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) kv.v[e] = vv.v[e] = 0;
-      }
-      *(VecN<u16, 8>*)(sm.k + row * ATT_KP + col) = kv;
-#pragma unroll
-      for (int e = 0; e < 8; ++e) sm.vt[(col + e) * ATT_VP + row] = vv.v[e];
-    }
+    /* K(n0) has landed (V(n0) may still be in flight). */
+    att_wait1();
     __syncthreads();
     float s[${BLOCK_N / 8}][4];
 #pragma unroll
@@ -143,10 +182,14 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < ATT_D / 16; ++kk) {
-        const u16* kr0 = sm.k + (nt * 8 + g) * ATT_KP + kk * 16 + 2 * t;
+        const u16* kr0 = sm.k + (nt * 8 + g) * ATT_P + kk * 16 + 2 * t;
         att_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
       }
     }
+    /* Every warp is done with K(n0): the next tile's K streams in behind the softmax and P·V. */
+    __syncthreads();
+    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.k, kp, kr, n0 + ${BLOCK_N}, skv, vec);
+    att_commit();
     /* Scale (to base 2), mask, and this tile's row maxima. */
     float tile0 = -f_inf(), tile1 = -f_inf();
 #pragma unroll
@@ -180,7 +223,10 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
       acc[d][2] *= keep1;
       acc[d][3] *= keep1;
     }
-    /* P·V: the score accumulators of two n-tiles are the A fragment of 16 keys. */
+    /* V(n0) has landed (K of the next tile may still be in flight). */
+    att_wait1();
+    __syncthreads();
+    /* P·V: the score accumulators of two n-tiles are the A fragment of 16 keys; V's B fragments come transposed by ldmatrix. */
 #pragma unroll
     for (int kk = 0; kk < ${BLOCK_N / 16}; ++kk) {
       float p[2][4];
@@ -195,11 +241,17 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
       }
       u32 a[4] = {${entry}_pack(p[0][0], p[0][1]), ${entry}_pack(p[0][2], p[0][3]), ${entry}_pack(p[1][0], p[1][1]), ${entry}_pack(p[1][2], p[1][3])};
 #pragma unroll
-      for (int d = 0; d < ATT_D / 8; ++d) {
-        const u16* vr0 = sm.vt + (d * 8 + g) * ATT_VP + kk * 16 + 2 * t;
-        att_mma(acc[d], a, *(const u32*)vr0, *(const u32*)(vr0 + 8));
+      for (int d = 0; d < ATT_D / 8; d += 2) {
+        u32 bv[4];
+        att_ldsm_t(bv, sm.v + (kk * 16 + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (d + (lane >> 4)) * 8);
+        att_mma(acc[d], a, bv[0], bv[1]);
+        att_mma(acc[d + 1], a, bv[2], bv[3]);
       }
     }
+    /* Every warp is done with V(n0): the next tile's V streams in behind the next Q·Kᵀ. */
+    __syncthreads();
+    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.v, vp, vr, n0 + ${BLOCK_N}, skv, vec);
+    att_commit();
   }
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
