@@ -240,7 +240,8 @@ function attentionOk(value: unknown): boolean {
   return rows && (value.mask === undefined || (value.mask as number[]).length === rank + 2);
 }
 
-const specName = (spec: FieldSpec): string => (Array.isArray(spec) ? `one of ${spec.join('/')}` : (spec as string));
+const specName = (spec: FieldSpec): string =>
+  Array.isArray(spec) ? `one of ${spec.join('/')}` : spec === 'attention' ? 'attention parameters whose strides cover their batch box' : (spec as string);
 
 /** Checks decoded layer parameters against PARAM_SPECS. */
 function checkParams(params: unknown, label: string, fail: Fail): LayerParams {

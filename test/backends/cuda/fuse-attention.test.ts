@@ -6,6 +6,9 @@
  * attention executor against the same; and the forms the pass leaves alone.
  */
 import { fuseAttention } from '../../../lib/backends/cuda/fuse-attention';
+import { checkNetwork } from '../../../lib/backends/reference/check-network';
+import { BadModelError } from '../../../lib/errors';
+import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../../lib/network/serialize';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { Network, type AttentionParams, type NetTensor, type TrtDType } from '../../../lib/network';
 import { Tensor } from '../../../lib/tensor';
@@ -128,6 +131,19 @@ describe('fuseAttention', () => {
     const got = Array.from(y.data as Uint16Array).map((h) => (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0);
     expect(got).toEqual(rows);
     expect(got.filter(Boolean)).toHaveLength(16);
+  });
+
+  test('an engine stores the attention layer and checks its parameters when it loads', () => {
+    const { network } = fuseAttention(attentionForm({ dtype: 'float16', batch: 1, heads: 4, kvHeads: 2, sq: 8, skv: 8, d: 16, mask: 'bool', transposeOut: true }));
+    const check = (net: Network, fail: (m: string, cause?: unknown) => never): unknown => checkNetwork(net, fail);
+    const bytes = serializeNetworkToBuffer(network);
+    const back = deserializeNetworkFromBuffer(bytes, 'engine', check);
+    expect(attentionOf(back)).toEqual(attentionOf(network));
+    // A stride list that does not cover the batch box is refused by name.
+    const bad = fuseAttention(attentionForm({ dtype: 'float16', batch: 1, heads: 2, sq: 8, skv: 8, d: 16 })).network;
+    attentionOf(bad)[0]!.query.pop();
+    expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(BadModelError);
+    expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(/parameter attention must be attention parameters whose strides cover their batch box/);
   });
 
   test('left alone: float32, scores read elsewhere, a head dim the kernel does not take, a softmax over another axis', () => {
