@@ -12,4 +12,6 @@ if [ -n "${NCU:-}" ]; then
   echo "== ncu: ${ncu:-absent}"
   [ -n "$ncu" ] && timeout 180 "$ncu" --kernel-name regex:'k_lab_bias|k_softmax|k_normalization' --launch-count 3 \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats /tmp/lab 2>&1 | tail -150 | tee "$out/ncu.txt"
+  [ -n "$ncu" ] && timeout 180 "$ncu" --kernel-name regex:'k_attention' --launch-count 2 \
+    --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis /tmp/lab 2>&1 | tail -200 | tee "$out/ncu-attention.txt"
 fi

@@ -1,7 +1,9 @@
 /**
  * A whole attention in one kernel: softmax(Q·Kᵀ·scale + mask)·V (a matmul the attention pass
- * made, fuse-attention.ts), in the way of FlashAttention-2. A block of four warps takes 64 query
- * rows of one batch entry (16 rows a warp) and walks the keys in tiles of 64: each tile of K and
+ * made, fuse-attention.ts), in the way of FlashAttention-2. A block of eight warps takes 64 query
+ * rows of one batch entry (16 rows a warp, each row group twice: one warp for each half of every
+ * key tile, merged at the end, so an SM has two warps to switch between where a 64-row block of
+ * a 16-head, 512-token attention gives it one) and walks the keys in tiles of 64: each tile of K and
  * V goes through shared memory by asynchronous copies (the next tile's K loads behind this tile's
  * softmax and P·V, its V behind the next Q·Kᵀ), the warp multiplies with tensor cores (mma.sync
  * m16n8k16, fp16 or bf16 in, fp32 accumulators; V's fragments transposed by ldmatrix), keeps a
@@ -24,9 +26,10 @@ import { checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsu
 import { BYTES, DTYPES } from './prelude';
 import type { KernelSource, LoweredStep, LoweringContext } from './types';
 
-/** Query rows a block takes; keys a tile holds. */
+/** Query rows a block takes; keys a tile holds; threads a block runs (4 row groups × 2 key streams). */
 const BLOCK_M = 64;
 const BLOCK_N = 64;
+const THREADS = 256;
 /** The head dims the kernel takes: multiples of 16 up to 128 (two 64-key tiles of K and Vᵀ fit static shared memory). */
 export const attentionHeadDimOk = (d: number): boolean => d > 0 && d <= 128 && d % 16 === 0;
 export const ATTENTION_DTYPES: ReadonlySet<TrtDType> = new Set(['float16', 'bfloat16']);
@@ -89,6 +92,7 @@ __device__ __forceinline__ void att_cp16(u16* dst, const u16* src, bool valid) {
 }
 __device__ __forceinline__ void att_commit() { asm volatile("cp.async.commit_group;"); }
 __device__ __forceinline__ void att_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+__device__ __forceinline__ void att_wait0() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #else
 __device__ void att_ldsm_t(u32* r, const u16* row) {
   unsigned lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
@@ -103,6 +107,7 @@ __device__ void att_cp16(u16* dst, const u16* src, bool valid) {
 }
 __device__ void att_commit() {}
 __device__ void att_wait1() {}
+__device__ void att_wait0() {}
 #endif
 `;
 
@@ -122,12 +127,16 @@ ${mmaCode(dtype)}
 ${COPY_CODE}
 #define ATT_D ${headDim}
 #define ATT_P (ATT_D + 8)
-struct alignas(16) ${entry}_tiles { u16 k[${BLOCK_N} * ATT_P]; u16 v[${BLOCK_N} * ATT_P]; };
+/* The K and V tiles; at the end, the second key stream's row statistics and accumulators (the same bytes: 256·(D + 8)). */
+union alignas(16) ${entry}_tiles {
+  struct { u16 k[${BLOCK_N} * ATT_P]; u16 v[${BLOCK_N} * ATT_P]; } t;
+  float x[${THREADS / 2} * (ATT_D / 2 + 4)];
+};
 __device__ __forceinline__ u32 ${entry}_pack(float lo, float hi) { return (u32)${c.store('lo')} | ((u32)${c.store('hi')} << 16); }
 __device__ __forceinline__ u32 ${entry}_pair(const u16* p) { return (u32)p[0] | ((u32)p[1] << 16); }
 /* One 64-row tile of K or V into shared memory: 16-byte asynchronous copies where aligned (vec), else element by element. */
 __device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowStride, i64 n0, i64 skv, int vec) {
-  for (int ch = (int)threadIdx.x; ch < ${BLOCK_N} * (ATT_D / 8); ch += ${BLOCK_M * 2}) {
+  for (int ch = (int)threadIdx.x; ch < ${BLOCK_N} * (ATT_D / 8); ch += ${THREADS}) {
     const int row = ch / (ATT_D / 8), col = (ch % (ATT_D / 8)) * 8;
     const bool valid = n0 + row < skv;
     const u16* from = src + (valid ? (n0 + row) * rowStride + col : 0);
@@ -140,7 +149,8 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     int rank, Dims8 dims, Dims8 qb, Dims8 kb, Dims8 vb, Dims8 mb, Dims8 ob,
     i64 sq, i64 skv, i64 qr, i64 kr, i64 vr, i64 mr, i64 mc, i64 orow, i64 mTiles, float scaleLog2, int vec) {
   __shared__ ${entry}_tiles sm;
-  const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
+  /* Warp w takes query rows 16·(w mod 4) of the block and, of each key tile, the half w / 4 (two streams merged at the end). */
+  const unsigned tid = threadIdx.x, warp = (tid >> 5) & 3u, half = tid >> 7, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
   /* The query tiles with the most keys first (under a causal mask, the last rows). */
   const i64 b = (i64)blockIdx.x / mTiles, m0 = (mTiles - 1 - (i64)blockIdx.x % mTiles) * ${BLOCK_M};
   i64 cb[8];
@@ -153,9 +163,9 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   (void)mo; (void)mr; (void)mc; (void)mask;
   const i64 end = ${causal ? `(m0 + ${BLOCK_M} < skv ? m0 + ${BLOCK_M} : skv)` : 'skv'};
   /* K and V of the first tile in flight (two copy groups) while the query fragments load. */
-  ${entry}_tile(sm.k, kp, kr, 0, skv, vec);
+  ${entry}_tile(sm.t.k, kp, kr, 0, skv, vec);
   att_commit();
-  ${entry}_tile(sm.v, vp, vr, 0, skv, vec);
+  ${entry}_tile(sm.t.v, vp, vr, 0, skv, vec);
   att_commit();
   const i64 r0 = m0 + warp * 16 + g, r1 = r0 + 8;
   /* This warp's 16 query rows as A fragments, one per 16 of the head dim. */
@@ -176,27 +186,27 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     /* K(n0) has landed (V(n0) may still be in flight). */
     att_wait1();
     __syncthreads();
-    float s[${BLOCK_N / 8}][4];
+    float s[${BLOCK_N / 16}][4];
 #pragma unroll
-    for (int nt = 0; nt < ${BLOCK_N / 8}; ++nt) {
+    for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < ATT_D / 16; ++kk) {
-        const u16* kr0 = sm.k + (nt * 8 + g) * ATT_P + kk * 16 + 2 * t;
+        const u16* kr0 = sm.t.k + (half * ${BLOCK_N / 2} + nt * 8 + g) * ATT_P + kk * 16 + 2 * t;
         att_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
       }
     }
     /* Every warp is done with K(n0): the next tile's K streams in behind the softmax and P·V. */
     __syncthreads();
-    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.k, kp, kr, n0 + ${BLOCK_N}, skv, vec);
+    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.k, kp, kr, n0 + ${BLOCK_N}, skv, vec);
     att_commit();
     /* Scale (to base 2), mask, and this tile's row maxima. */
     float tile0 = -f_inf(), tile1 = -f_inf();
 #pragma unroll
-    for (int nt = 0; nt < ${BLOCK_N / 8}; ++nt) {
+    for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const i64 i = e < 2 ? r0 : r1, j = n0 + nt * 8 + 2 * t + (e & 1);
+        const i64 i = e < 2 ? r0 : r1, j = n0 + half * ${BLOCK_N / 2} + nt * 8 + 2 * t + (e & 1);
         float x = s[nt][e] * scaleLog2;
         if (j >= skv${causal ? ' || j > i' : ''}) x = -f_inf();
         ${masked ? `else if (i < sq) { ${masked} }` : ''}
@@ -228,7 +238,7 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     __syncthreads();
     /* P·V: the score accumulators of two n-tiles are the A fragment of 16 keys; V's B fragments come transposed by ldmatrix. */
 #pragma unroll
-    for (int kk = 0; kk < ${BLOCK_N / 16}; ++kk) {
+    for (int kk = 0; kk < ${BLOCK_N / 32}; ++kk) {
       float p[2][4];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -243,20 +253,49 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 #pragma unroll
       for (int d = 0; d < ATT_D / 8; d += 2) {
         u32 bv[4];
-        att_ldsm_t(bv, sm.v + (kk * 16 + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (d + (lane >> 4)) * 8);
+        att_ldsm_t(bv, sm.t.v + (half * ${BLOCK_N / 2} + kk * 16 + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (d + (lane >> 4)) * 8);
         att_mma(acc[d], a, bv[0], bv[1]);
         att_mma(acc[d + 1], a, bv[2], bv[3]);
       }
     }
     /* Every warp is done with V(n0): the next tile's V streams in behind the next Q·Kᵀ. */
     __syncthreads();
-    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.v, vp, vr, n0 + ${BLOCK_N}, skv, vec);
+    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.v, vp, vr, n0 + ${BLOCK_N}, skv, vec);
     att_commit();
   }
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
   sum1 += __shfl_xor_sync(0xffffffffu, sum1, 1);
   sum1 += __shfl_xor_sync(0xffffffffu, sum1, 2);
+  /* The second stream hands its maxima, sums and accumulators to the first, which merges and writes. */
+  att_wait0();
+  __syncthreads();
+  float* mine = sm.x + (tid & ${THREADS / 2 - 1}u) * (ATT_D / 2 + 4);
+  if (half) {
+    mine[0] = max0;
+    mine[1] = max1;
+    mine[2] = sum0;
+    mine[3] = sum1;
+#pragma unroll
+    for (int d = 0; d < ATT_D / 8; ++d) for (int e = 0; e < 4; ++e) mine[4 + d * 4 + e] = acc[d][e];
+  }
+  __syncthreads();
+  if (half) return;
+  {
+    const float other0 = mine[0], other1 = mine[1];
+    const float top0 = fmaxf(max0, other0), top1 = fmaxf(max1, other1);
+    const float base0 = top0 == -f_inf() ? 0.0f : top0, base1 = top1 == -f_inf() ? 0.0f : top1;
+    const float a0 = exp2f(max0 - base0), b0 = exp2f(other0 - base0), a1 = exp2f(max1 - base1), b1 = exp2f(other1 - base1);
+    sum0 = sum0 * a0 + mine[2] * b0;
+    sum1 = sum1 * a1 + mine[3] * b1;
+#pragma unroll
+    for (int d = 0; d < ATT_D / 8; ++d) {
+      acc[d][0] = acc[d][0] * a0 + mine[4 + d * 4 + 0] * b0;
+      acc[d][1] = acc[d][1] * a0 + mine[4 + d * 4 + 1] * b0;
+      acc[d][2] = acc[d][2] * a1 + mine[4 + d * 4 + 2] * b1;
+      acc[d][3] = acc[d][3] * a1 + mine[4 + d * 4 + 3] * b1;
+    }
+  }
   const float inv0 = 1.0f / sum0, inv1 = 1.0f / sum1;
 #pragma unroll
   for (int d = 0; d < ATT_D / 8; ++d) {
@@ -309,7 +348,7 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
       kind: 'launch',
       kernel,
       grid: [batch * mTiles],
-      block: [BLOCK_M * 2],
+      block: [THREADS],
       args: [
         ptr(out.at),
         ptr(q.at),
