@@ -83,9 +83,10 @@ __device__ __forceinline__ u32 att_smem(const void* p) {
   asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
   return a;
 }
-__device__ __forceinline__ void att_ldsm_t(u32* r, const u16* row) {
+/* base is the same for every call of a thread (its shared address converts once); at counts elements past it. */
+__device__ __forceinline__ void att_ldsm_t(u32* r, const u16* base, int at) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(att_smem(row)));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(att_smem(base) + 2u * (u32)at));
 }
 __device__ __forceinline__ void att_cp16(u16* dst, const u16* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(att_smem(dst)), "l"(src), "r"(valid ? 16 : 0));
@@ -94,7 +95,8 @@ __device__ __forceinline__ void att_commit() { asm volatile("cp.async.commit_gro
 __device__ __forceinline__ void att_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 __device__ __forceinline__ void att_wait0() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #else
-__device__ void att_ldsm_t(u32* r, const u16* row) {
+__device__ void att_ldsm_t(u32* r, const u16* base, int at) {
+  const u16* row = base + at;
   unsigned lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
   for (unsigned m = 0; m < 4; ++m) {
     const u16* lo = __shfl_sync(0xffffffffu, row, (int)(m * 8 + 2 * t));
@@ -135,11 +137,11 @@ union alignas(16) ${entry}_tiles {
 __device__ __forceinline__ u32 ${entry}_pack(float lo, float hi) { return (u32)${c.store('lo')} | ((u32)${c.store('hi')} << 16); }
 __device__ __forceinline__ u32 ${entry}_pair(const u16* p) { return (u32)p[0] | ((u32)p[1] << 16); }
 /* One 64-row tile of K or V into shared memory: 16-byte asynchronous copies where aligned (vec), else element by element. */
-__device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowStride, i64 n0, i64 skv, int vec) {
+__device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowStride, int n0, int skv, int vec) {
   for (int ch = (int)threadIdx.x; ch < ${BLOCK_N} * (ATT_D / 8); ch += ${THREADS}) {
     const int row = ch / (ATT_D / 8), col = (ch % (ATT_D / 8)) * 8;
     const bool valid = n0 + row < skv;
-    const u16* from = src + (valid ? (n0 + row) * rowStride + col : 0);
+    const u16* from = src + (valid ? (i64)(n0 + row) * rowStride + col : 0);
     u16* to = dst + row * ATT_P + col;
     if (vec) att_cp16(to, from, valid);
     else for (int e = 0; e < 8; ++e) to[e] = valid ? from[e] : (u16)0;
@@ -161,11 +163,14 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   const i64 mo = dot8(cb, rank, mb);
   u16* op = o + dot8(cb, rank, ob);
   (void)mo; (void)mr; (void)mc; (void)mask;
-  const i64 end = ${causal ? `(m0 + ${BLOCK_M} < skv ? m0 + ${BLOCK_M} : skv)` : 'skv'};
+  /* Sequence positions fit 32 bits (the lowering checks): the per-element index arithmetic stays in 32. */
+  const int nq = (int)sq, nk = (int)skv, first = (int)m0 + (int)warp * 16;
+  (void)nq; (void)first;
+  const int end = ${causal ? `((int)m0 + ${BLOCK_M} < nk ? (int)m0 + ${BLOCK_M} : nk)` : 'nk'};
   /* K and V of the first tile in flight (two copy groups) while the query fragments load. */
-  ${entry}_tile(sm.t.k, kp, kr, 0, skv, vec);
+  ${entry}_tile(sm.t.k, kp, kr, 0, nk, vec);
   att_commit();
-  ${entry}_tile(sm.t.v, vp, vr, 0, skv, vec);
+  ${entry}_tile(sm.t.v, vp, vr, 0, nk, vec);
   att_commit();
   const i64 r0 = m0 + warp * 16 + g, r1 = r0 + 8;
   /* This warp's 16 query rows as A fragments, one per 16 of the head dim. */
@@ -182,7 +187,10 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 #pragma unroll
   for (int d = 0; d < ATT_D / 8; ++d) acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
   float max0 = -f_inf(), max1 = -f_inf(), sum0 = 0.0f, sum1 = 0.0f;
-  for (i64 n0 = 0; n0 < end; n0 += ${BLOCK_N}) {
+  /* This lane's row of V's ldmatrix tiles, and of its K fragments. */
+  const u16* vrow = sm.t.v + (half * ${BLOCK_N / 2} + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (lane >> 4) * 8;
+  const u16* krow = sm.t.k + (half * ${BLOCK_N / 2} + g) * ATT_P + 2 * t;
+  for (int n0 = 0; n0 < end; n0 += ${BLOCK_N}) {
     /* K(n0) has landed (V(n0) may still be in flight). */
     att_wait1();
     __syncthreads();
@@ -192,26 +200,42 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < ATT_D / 16; ++kk) {
-        const u16* kr0 = sm.t.k + (half * ${BLOCK_N / 2} + nt * 8 + g) * ATT_P + kk * 16 + 2 * t;
+        const u16* kr0 = krow + nt * 8 * ATT_P + kk * 16;
         att_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
       }
     }
     /* Every warp is done with K(n0): the next tile's K streams in behind the softmax and P·V. */
     __syncthreads();
-    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.k, kp, kr, n0 + ${BLOCK_N}, skv, vec);
+    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.k, kp, kr, n0 + ${BLOCK_N}, nk, vec);
     att_commit();
     /* Scale (to base 2), mask, and this tile's row maxima. */
     float tile0 = -f_inf(), tile1 = -f_inf();
+    /* A tile inside the keys (and, causal, left of this warp's diagonal) needs no per-element test. */
+    const bool inside = n0 + ${BLOCK_N} <= nk${causal ? ` && n0 + ${BLOCK_N} - 1 <= first` : ''};
+    if (inside) {
 #pragma unroll
-    for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
+      for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const i64 i = e < 2 ? r0 : r1, j = n0 + half * ${BLOCK_N / 2} + nt * 8 + 2 * t + (e & 1);
-        float x = s[nt][e] * scaleLog2;
-        if (j >= skv${causal ? ' || j > i' : ''}) x = -f_inf();
-        ${masked ? `else if (i < sq) { ${masked} }` : ''}
-        s[nt][e] = x;
-        if (e < 2) tile0 = fmaxf(tile0, x); else tile1 = fmaxf(tile1, x);
+        for (int e = 0; e < 4; ++e) {
+          const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
+          float x = s[nt][e] * scaleLog2;
+          ${masked ? `if (i < nq) { ${masked} }` : '(void)i; (void)j;'}
+          s[nt][e] = x;
+          if (e < 2) tile0 = fmaxf(tile0, x); else tile1 = fmaxf(tile1, x);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
+          float x = s[nt][e] * scaleLog2;
+          if (j >= nk${causal ? ' || j > i' : ''}) x = -f_inf();
+          ${masked ? `else if (i < nq) { ${masked} }` : ''}
+          s[nt][e] = x;
+          if (e < 2) tile0 = fmaxf(tile0, x); else tile1 = fmaxf(tile1, x);
+        }
       }
     }
     tile0 = fmaxf(tile0, __shfl_xor_sync(0xffffffffu, tile0, 1));
@@ -253,14 +277,14 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 #pragma unroll
       for (int d = 0; d < ATT_D / 8; d += 2) {
         u32 bv[4];
-        att_ldsm_t(bv, sm.t.v + (half * ${BLOCK_N / 2} + kk * 16 + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (d + (lane >> 4)) * 8);
+        att_ldsm_t(bv, vrow, kk * 16 * ATT_P + d * 8);
         att_mma(acc[d], a, bv[0], bv[1]);
         att_mma(acc[d + 1], a, bv[2], bv[3]);
       }
     }
     /* Every warp is done with V(n0): the next tile's V streams in behind the next Q·Kᵀ. */
     __syncthreads();
-    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.v, vp, vr, n0 + ${BLOCK_N}, skv, vec);
+    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.v, vp, vr, n0 + ${BLOCK_N}, nk, vec);
     att_commit();
   }
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
@@ -333,6 +357,7 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
   if ((mask === null) !== (p.mask === undefined)) unsupported(ctx, 'the attention mask and its strides must come together');
   const batch = volume(p.batch);
   if (batch * p.seqQ === 0) return [];
+  if (p.seqQ >= 2 ** 31 - BLOCK_M || p.seqKV >= 2 ** 31 - BLOCK_N) unsupported(ctx, `attention over ${p.seqQ} queries and ${p.seqKV} keys exceeds 32-bit positions`);
   if (volume(out.shape) !== batch * p.seqQ * p.headDim) unsupported(ctx, `output [${out.shape.join(', ')}] does not hold the attention's ${batch}×${p.seqQ}×${p.headDim}`);
   const kind: MaskKind = mask === null ? 'none' : mask.dtype === 'bool' ? 'bool' : 'add';
   if (mask !== null && kind === 'add' && !DTYPES[mask.dtype].compute.startsWith('float')) unsupported(ctx, `an attention mask of ${mask.dtype} is neither bool nor float`);
