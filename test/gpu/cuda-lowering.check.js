@@ -154,6 +154,16 @@ function buildCases(Tensor) {
   ];
   for (const [name, opA, opB, sa, sb] of MM) add('matmul', `${name}.float32`, { opA, opB }, [t('float32', sa), t('float32', sb)]);
   for (const d of ['float16', 'bfloat16']) add('matmul', `bcastBoth.${d}`, { opA: 'none', opB: 'transpose' }, [t(d, [2, 1, 3, 4]), t(d, [1, 2, 5, 4])]);
+  // Whole attentions (AttentionParams, the cuda backend's attention pass): q, k, v read at strides.
+  // GQA, causal: q [1, 40, 4, 16] and k, v [1, 40, 2, 16] (tokens first) over the box [1, 2 kv heads, 2 groups].
+  const gqa = { batch: [1, 2, 2], seqQ: 40, seqKV: 40, headDim: 16, scale: 0.25, causal: true, query: [2560, 32, 16, 64], key: [1280, 16, 0, 32], value: [1280, 16, 0, 32], output: [2560, 32, 16, 64], outputShape: [1, 40, 64] };
+  add('matmul', 'attention.gqa-causal.float16', { opA: 'none', opB: 'none', attention: gqa }, [t('float16', [1, 40, 4, 16]), t('float16', [1, 40, 2, 16]), t('float16', [1, 40, 2, 16])]);
+  // A bool mask [1, 1, 70, 70] over heads-first q, k, v [1, 2, 70, 32]: two key tiles, the second partial.
+  const boolMask = { batch: [1, 2], seqQ: 70, seqKV: 70, headDim: 32, scale: 0.17, causal: false, query: [4480, 2240, 32], key: [4480, 2240, 32], value: [4480, 2240, 32], output: [4480, 2240, 32], mask: [4900, 0, 70, 1], outputShape: [1, 2, 70, 32] };
+  add('matmul', 'attention.bool-mask.bfloat16', { opA: 'none', opB: 'none', attention: boolMask }, [t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bool', [1, 1, 70, 70])]);
+  // An additive [1, 1, 1, 24] mask, head dim 64, 20 queries over 24 keys.
+  const addMask = { batch: [1, 2], seqQ: 20, seqKV: 24, headDim: 64, scale: 0.125, causal: false, query: [2560, 64, 128], key: [3072, 64, 128], value: [3072, 64, 128], output: [2560, 64, 128], mask: [0, 0, 0, 1], outputShape: [1, 20, 128] };
+  add('matmul', 'attention.add-mask.float16', { opA: 'none', opB: 'none', attention: addMask }, [t('float16', [1, 20, 2, 64]), t('float16', [1, 24, 2, 64]), t('float16', [1, 24, 2, 64]), t('float16', [1, 1, 1, 24])]);
 
   // shuffle
   for (const d of ['float32', 'int64', 'bool', 'float16']) {

@@ -36,8 +36,6 @@ export interface FuseAttentionResult {
 }
 
 interface Found {
-  /** The second matmul: where the attention is written. */
-  at: Layer;
   /** Source tensor ids of query, key, value and the mask (null: none). */
   inputs: [number, number, number, number | null];
   /** The tensor the attention's output stands for. */
@@ -289,7 +287,7 @@ function findAttention(g: Graph, m2: Layer): Found | null {
   };
   if (maskStrides !== null) params.mask = maskStrides;
   const inputs: Found['inputs'] = [operands[0]!.source, operands[1]!.source, operands[2]!.source, maskStrides === null ? null : mask];
-  return { at: m2, inputs, output, params, absorbed };
+  return { inputs, output, params, absorbed };
 }
 
 /** Every attention of `source` in the form above as one layer (see the module comment). */

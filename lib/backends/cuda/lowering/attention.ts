@@ -23,7 +23,7 @@
  */
 import type { AttentionParams, TrtDType } from '../../../network';
 import { checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsupported, volume } from './kernel';
-import { BYTES, DTYPES } from './prelude';
+import { DTYPES } from './prelude';
 import type { KernelSource, LoweredStep, LoweringContext } from './types';
 
 /** Query rows a block takes; keys a tile holds; threads a block runs (4 row groups × 2 key streams). */
@@ -402,7 +402,3 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
     },
   ];
 }
-
-/** Bytes an attention reads and writes at least (each operand once). */
-export const attentionBytes = (p: AttentionParams, dtype: TrtDType): number =>
-  volume(p.batch) * (2 * p.seqQ + 2 * p.seqKV) * p.headDim * BYTES[dtype];
