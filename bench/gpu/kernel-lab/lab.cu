@@ -123,6 +123,8 @@ static Generated Load(const LabCase& c, int arch) {
   CU(cuModuleLoadData(&mod, cubin.data()));
   CU(cuModuleGetFunction(&g.fn, mod, c.entry));
   CU(cuFuncGetAttribute(&g.regs, CU_FUNC_ATTRIBUTE_NUM_REGS, g.fn));
+  // Past 48 KiB of dynamic shared memory a kernel must opt in (as native/gpu/plan.cc does).
+  if (c.shared > 48 * 1024) CU(cuFuncSetAttribute(g.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)c.shared));
   CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocksPerSm, g.fn, c.block[0], c.shared));
   for (uint32_t b = 0; b < c.nbuffers; ++b) {
     void* p;

@@ -4,8 +4,8 @@
  * rows of one batch entry (16 rows a warp, each row group twice: one warp for each half of every
  * key tile, merged at the end, so an SM has two warps to switch between where a 64-row block of
  * a 16-head, 512-token attention gives it one) and walks the keys in tiles of 64: each tile of K and
- * V goes through shared memory by asynchronous copies (the next tile's K loads behind this tile's
- * softmax and P·V, its V behind the next Q·Kᵀ), the warp multiplies with tensor cores (mma.sync
+ * V goes through shared memory by asynchronous copies in two stages (the next tile loads behind
+ * this tile's math), the warp multiplies with tensor cores (mma.sync
  * m16n8k16, fp16 or bf16 in, fp32 accumulators; V's fragments transposed by ldmatrix), keeps a
  * running row maximum and sum (base-2 exponentials), and rescales its output accumulators as
  * the maximum moves. Under a causal mask a block stops at its diagonal, and the blocks with the
@@ -129,9 +129,9 @@ ${mmaCode(dtype)}
 ${COPY_CODE}
 #define ATT_D ${headDim}
 #define ATT_P (ATT_D + 8)
-/* The K and V tiles; at the end, the second key stream's row statistics and accumulators (the same bytes: 256·(D + 8)). */
+/* Two stages of K and V tiles; at the end, the second key stream's row statistics and accumulators (half the bytes). */
 union alignas(16) ${entry}_tiles {
-  struct { u16 k[${BLOCK_N} * ATT_P]; u16 v[${BLOCK_N} * ATT_P]; } t;
+  struct { u16 k[2][${BLOCK_N} * ATT_P]; u16 v[2][${BLOCK_N} * ATT_P]; } t;
   float x[${THREADS / 2} * (ATT_D / 2 + 4)];
 };
 __device__ __forceinline__ u32 ${entry}_pack(float lo, float hi) { return (u32)${c.store('lo')} | ((u32)${c.store('hi')} << 16); }
@@ -150,7 +150,13 @@ __device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowS
 extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v, ${maskParam},
     int rank, Dims8 dims, Dims8 qb, Dims8 kb, Dims8 vb, Dims8 mb, Dims8 ob,
     i64 sq, i64 skv, i64 qr, i64 kr, i64 vr, i64 mr, i64 mc, i64 orow, i64 mTiles, float scaleLog2, int vec) {
+  /* Dynamic shared memory (512·(D + 8) bytes: 69,632 at D = 128, past the 48 KiB static limit); the emulator's is static. */
+#if defined(__CUDA_ARCH__)
+  extern __shared__ unsigned char ${entry}_smem[];
+  ${entry}_tiles& sm = *reinterpret_cast<${entry}_tiles*>(${entry}_smem);
+#else
   __shared__ ${entry}_tiles sm;
+#endif
   /* Warp w takes query rows 16·(w mod 4) of the block and, of each key tile, the half w / 4 (two streams merged at the end). */
   const unsigned tid = threadIdx.x, warp = (tid >> 5) & 3u, half = tid >> 7, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
   /* The query tiles with the most keys first (under a causal mask, the last rows). */
@@ -167,10 +173,14 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   const int nq = (int)sq, nk = (int)skv, first = (int)m0 + (int)warp * 16;
   (void)nq; (void)first;
   const int end = ${causal ? `((int)m0 + ${BLOCK_M} < nk ? (int)m0 + ${BLOCK_M} : nk)` : 'nk'};
-  /* K and V of the first tile in flight (two copy groups) while the query fragments load. */
-  ${entry}_tile(sm.t.k, kp, kr, 0, nk, vec);
+  /* The first two tiles in flight (a copy group each) while the query fragments load. */
+  ${entry}_tile(sm.t.k[0], kp, kr, 0, nk, vec);
+  ${entry}_tile(sm.t.v[0], vp, vr, 0, nk, vec);
   att_commit();
-  ${entry}_tile(sm.t.v, vp, vr, 0, nk, vec);
+  if (${BLOCK_N} < end) {
+    ${entry}_tile(sm.t.k[1], kp, kr, ${BLOCK_N}, nk, vec);
+    ${entry}_tile(sm.t.v[1], vp, vr, ${BLOCK_N}, nk, vec);
+  }
   att_commit();
   const i64 r0 = m0 + warp * 16 + g, r1 = r0 + 8;
   /* This warp's 16 query rows as A fragments, one per 16 of the head dim. */
@@ -188,12 +198,14 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   for (int d = 0; d < ATT_D / 8; ++d) acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
   float max0 = -f_inf(), max1 = -f_inf(), sum0 = 0.0f, sum1 = 0.0f;
   /* This lane's row of V's ldmatrix tiles, and of its K fragments. */
-  const u16* vrow = sm.t.v + (half * ${BLOCK_N / 2} + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (lane >> 4) * 8;
-  const u16* krow = sm.t.k + (half * ${BLOCK_N / 2} + g) * ATT_P + 2 * t;
-  for (int n0 = 0; n0 < end; n0 += ${BLOCK_N}) {
-    /* K(n0) has landed (V(n0) may still be in flight). */
+  const int vlane = (half * ${BLOCK_N / 2} + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (lane >> 4) * 8;
+  const int klane = (half * ${BLOCK_N / 2} + g) * ATT_P + 2 * t;
+  for (int n0 = 0, stage = 0; n0 < end; n0 += ${BLOCK_N}, stage ^= 1) {
+    /* This tile's K and V have landed (the next tile's may still be in flight). */
     att_wait1();
     __syncthreads();
+    const u16* krow = sm.t.k[stage] + klane;
+    const u16* vrow = sm.t.v[stage] + vlane;
     float s[${BLOCK_N / 16}][4];
 #pragma unroll
     for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
@@ -204,10 +216,6 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
         att_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
       }
     }
-    /* Every warp is done with K(n0): the next tile's K streams in behind the softmax and P·V. */
-    __syncthreads();
-    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.k, kp, kr, n0 + ${BLOCK_N}, nk, vec);
-    att_commit();
     /* Scale (to base 2), mask, and this tile's row maxima. */
     float tile0 = -f_inf(), tile1 = -f_inf();
     /* A tile inside the keys (and, causal, left of this warp's diagonal) needs no per-element test. */
@@ -257,9 +265,6 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
       acc[d][2] *= keep1;
       acc[d][3] *= keep1;
     }
-    /* V(n0) has landed (K of the next tile may still be in flight). */
-    att_wait1();
-    __syncthreads();
     /* P·V: the score accumulators of two n-tiles are the A fragment of 16 keys; V's B fragments come transposed by ldmatrix. */
 #pragma unroll
     for (int kk = 0; kk < ${BLOCK_N / 32}; ++kk) {
@@ -282,9 +287,12 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
         att_mma(acc[d + 1], a, bv[2], bv[3]);
       }
     }
-    /* Every warp is done with V(n0): the next tile's V streams in behind the next Q·Kᵀ. */
+    /* Every warp is done with this stage: the tile after next streams into it behind the next tile's math. */
     __syncthreads();
-    if (n0 + ${BLOCK_N} < end) ${entry}_tile(sm.t.v, vp, vr, n0 + ${BLOCK_N}, nk, vec);
+    if (n0 + ${2 * BLOCK_N} < end) {
+      ${entry}_tile(sm.t.k[stage], kp, kr, n0 + ${2 * BLOCK_N}, nk, vec);
+      ${entry}_tile(sm.t.v[stage], vp, vr, n0 + ${2 * BLOCK_N}, nk, vec);
+    }
     att_commit();
   }
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
@@ -337,6 +345,9 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 `);
 }
 
+/** Dynamic shared memory of the kernel: two stages of a K and a V tile of 64 rows of D + 8 halves. */
+export const attentionSharedBytes = (headDim: number): number => 2 * 2 * BLOCK_N * (headDim + 8) * 2;
+
 /** The attention a matmul stands for (`params.attention`), as one launch. */
 export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): LoweredStep[] {
   const q = input(ctx, 0);
@@ -374,6 +385,7 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
       kernel,
       grid: [batch * mTiles],
       block: [THREADS],
+      sharedBytes: attentionSharedBytes(p.headDim),
       args: [
         ptr(out.at),
         ptr(q.at),
