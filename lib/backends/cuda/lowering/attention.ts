@@ -37,12 +37,12 @@ export const ATTENTION_DTYPES: ReadonlySet<TrtDType> = new Set(['float16', 'bflo
 type MaskKind = 'none' | 'bool' | 'add';
 
 /** mma.sync m16n8k16 (row.col, fp32 accumulators), and its emulation for the CPU tests. */
-function mmaCode(dtype: TrtDType): string {
+function mmaCode(dtype: TrtDType, entry: string): string {
   const ab = dtype === 'bfloat16' ? 'bf16' : 'f16';
   const load = dtype === 'bfloat16' ? 'bf2f' : 'h2f';
   return String.raw`
 #if defined(__CUDA_ARCH__)
-__device__ __forceinline__ void att_mma(float* c, const u32* a, u32 b0, u32 b1) {
+__device__ __forceinline__ void ${entry}_mma(float* c, const u32* a, u32 b0, u32 b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.${ab}.${ab}.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -50,16 +50,16 @@ __device__ __forceinline__ void att_mma(float* c, const u32* a, u32 b0, u32 b1) 
 #else
 /* Lane l = 4g + t holds A(g, 2t..2t+1) in a[0], A(g+8, ·) in a[1], A(g, 2t+8..) in a[2], A(g+8, 2t+8..) in a[3];
    B(2t..2t+1, g) in b0 and B(2t+8.., g) in b1; C(g, 2t..2t+1) in c[0..1] and C(g+8, ·) in c[2..3]. */
-__device__ __forceinline__ float att_half(u32 pair, int k) { return ${load}((u16)(k & 1 ? pair >> 16 : pair & 0xffffu)); }
-__device__ void att_mma(float* c, const u32* a, u32 b0, u32 b1) {
+__device__ __forceinline__ float ${entry}_half(u32 pair, int k) { return ${load}((u16)(k & 1 ? pair >> 16 : pair & 0xffffu)); }
+__device__ void ${entry}_mma(float* c, const u32* a, u32 b0, u32 b1) {
   unsigned lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
   for (int k = 0; k < 16; ++k) {
     int hi = k >= 8 ? 1 : 0;
     unsigned owner = (unsigned)((k & 7) >> 1);
-    float a0 = att_half(__shfl_sync(0xffffffffu, a[hi * 2], (int)(g * 4 + owner)), k);
-    float a1 = att_half(__shfl_sync(0xffffffffu, a[hi * 2 + 1], (int)(g * 4 + owner)), k);
-    float bA = att_half(__shfl_sync(0xffffffffu, hi ? b1 : b0, (int)((2 * t) * 4 + owner)), k);
-    float bB = att_half(__shfl_sync(0xffffffffu, hi ? b1 : b0, (int)((2 * t + 1) * 4 + owner)), k);
+    float a0 = ${entry}_half(__shfl_sync(0xffffffffu, a[hi * 2], (int)(g * 4 + owner)), k);
+    float a1 = ${entry}_half(__shfl_sync(0xffffffffu, a[hi * 2 + 1], (int)(g * 4 + owner)), k);
+    float bA = ${entry}_half(__shfl_sync(0xffffffffu, hi ? b1 : b0, (int)((2 * t) * 4 + owner)), k);
+    float bB = ${entry}_half(__shfl_sync(0xffffffffu, hi ? b1 : b0, (int)((2 * t + 1) * 4 + owner)), k);
     c[0] += a0 * bA;
     c[1] += a0 * bB;
     c[2] += a1 * bA;
@@ -76,26 +76,26 @@ __device__ void att_mma(float* c, const u32* a, u32 b0, u32 b1) {
  * tile) and cp.async (16 bytes global → shared, zero-filled when `valid` is false), with their
  * emulations: a lane reads the rows other lanes address through shuffles of the addresses.
  */
-const COPY_CODE = String.raw`
+const copyCode = (entry: string): string => String.raw`
 #if defined(__CUDA_ARCH__)
-__device__ __forceinline__ u32 att_smem(const void* p) {
+__device__ __forceinline__ u32 ${entry}_smem(const void* p) {
   u32 a;
   asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
   return a;
 }
 /* base is the same for every call of a thread (its shared address converts once); at counts elements past it. */
-__device__ __forceinline__ void att_ldsm_t(u32* r, const u16* base, int at) {
+__device__ __forceinline__ void ${entry}_ldsm_t(u32* r, const u16* base, int at) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(att_smem(base) + 2u * (u32)at));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(${entry}_smem(base) + 2u * (u32)at));
 }
-__device__ __forceinline__ void att_cp16(u16* dst, const u16* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(att_smem(dst)), "l"(src), "r"(valid ? 16 : 0));
+__device__ __forceinline__ void ${entry}_cp16(u16* dst, const u16* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(${entry}_smem(dst)), "l"(src), "r"(valid ? 16 : 0));
 }
-__device__ __forceinline__ void att_commit() { asm volatile("cp.async.commit_group;"); }
-__device__ __forceinline__ void att_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
-__device__ __forceinline__ void att_wait0() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+__device__ __forceinline__ void ${entry}_commit() { asm volatile("cp.async.commit_group;"); }
+__device__ __forceinline__ void ${entry}_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+__device__ __forceinline__ void ${entry}_wait0() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #else
-__device__ void att_ldsm_t(u32* r, const u16* base, int at) {
+__device__ void ${entry}_ldsm_t(u32* r, const u16* base, int at) {
   const u16* row = base + at;
   unsigned lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
   for (unsigned m = 0; m < 4; ++m) {
@@ -104,12 +104,12 @@ __device__ void att_ldsm_t(u32* r, const u16* base, int at) {
     r[m] = (u32)lo[g] | ((u32)hi[g] << 16);
   }
 }
-__device__ void att_cp16(u16* dst, const u16* src, bool valid) {
+__device__ void ${entry}_cp16(u16* dst, const u16* src, bool valid) {
   for (int e = 0; e < 8; ++e) dst[e] = valid ? src[e] : (u16)0;
 }
-__device__ void att_commit() {}
-__device__ void att_wait1() {}
-__device__ void att_wait0() {}
+__device__ void ${entry}_commit() {}
+__device__ void ${entry}_wait1() {}
+__device__ void ${entry}_wait0() {}
 #endif
 `;
 
@@ -125,8 +125,8 @@ function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskD
         ? `x += ${m!.compute === 'float' ? m!.load(`mask[mo + i * mr + j * mc]`) : `(float)(${m!.load(`mask[mo + i * mr + j * mc]`)})`} * 1.4426950408889634f;`
         : '';
   return kernelSource(key, (entry) => String.raw`
-${mmaCode(dtype)}
-${COPY_CODE}
+${mmaCode(dtype, entry)}
+${copyCode(entry)}
 #define ATT_D ${headDim}
 #define ATT_P (ATT_D + 8)
 /* Two stages of K and V tiles; at the end, the second key stream's row statistics and accumulators (half the bytes). */
@@ -143,7 +143,7 @@ __device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowS
     const bool valid = n0 + row < skv;
     const u16* from = src + (valid ? (i64)(n0 + row) * rowStride + col : 0);
     u16* to = dst + row * ATT_P + col;
-    if (vec) att_cp16(to, from, valid);
+    if (vec) ${entry}_cp16(to, from, valid);
     else for (int e = 0; e < 8; ++e) to[e] = valid ? from[e] : (u16)0;
   }
 }
@@ -176,12 +176,12 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   /* The first two tiles in flight (a copy group each) while the query fragments load. */
   ${entry}_tile(sm.t.k[0], kp, kr, 0, nk, vec);
   ${entry}_tile(sm.t.v[0], vp, vr, 0, nk, vec);
-  att_commit();
+  ${entry}_commit();
   if (${BLOCK_N} < end) {
     ${entry}_tile(sm.t.k[1], kp, kr, ${BLOCK_N}, nk, vec);
     ${entry}_tile(sm.t.v[1], vp, vr, ${BLOCK_N}, nk, vec);
   }
-  att_commit();
+  ${entry}_commit();
   const i64 r0 = m0 + warp * 16 + g, r1 = r0 + 8;
   /* This warp's 16 query rows as A fragments, one per 16 of the head dim. */
   u32 qf[ATT_D / 16][4];
@@ -202,7 +202,7 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   const int klane = (half * ${BLOCK_N / 2} + g) * ATT_P + 2 * t;
   for (int n0 = 0, stage = 0; n0 < end; n0 += ${BLOCK_N}, stage ^= 1) {
     /* This tile's K and V have landed (the next tile's may still be in flight). */
-    att_wait1();
+    ${entry}_wait1();
     __syncthreads();
     const u16* krow = sm.t.k[stage] + klane;
     const u16* vrow = sm.t.v[stage] + vlane;
@@ -213,7 +213,7 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 #pragma unroll
       for (int kk = 0; kk < ATT_D / 16; ++kk) {
         const u16* kr0 = krow + nt * 8 * ATT_P + kk * 16;
-        att_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
+        ${entry}_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
       }
     }
     /* Scale (to base 2), mask, and this tile's row maxima. */
@@ -282,9 +282,9 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 #pragma unroll
       for (int d = 0; d < ATT_D / 8; d += 2) {
         u32 bv[4];
-        att_ldsm_t(bv, vrow, kk * 16 * ATT_P + d * 8);
-        att_mma(acc[d], a, bv[0], bv[1]);
-        att_mma(acc[d + 1], a, bv[2], bv[3]);
+        ${entry}_ldsm_t(bv, vrow, kk * 16 * ATT_P + d * 8);
+        ${entry}_mma(acc[d], a, bv[0], bv[1]);
+        ${entry}_mma(acc[d + 1], a, bv[2], bv[3]);
       }
     }
     /* Every warp is done with this stage: the tile after next streams into it behind the next tile's math. */
@@ -293,14 +293,14 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
       ${entry}_tile(sm.t.k[stage], kp, kr, n0 + ${2 * BLOCK_N}, nk, vec);
       ${entry}_tile(sm.t.v[stage], vp, vr, n0 + ${2 * BLOCK_N}, nk, vec);
     }
-    att_commit();
+    ${entry}_commit();
   }
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
   sum1 += __shfl_xor_sync(0xffffffffu, sum1, 1);
   sum1 += __shfl_xor_sync(0xffffffffu, sum1, 2);
   /* The second stream hands its maxima, sums and accumulators to the first, which merges and writes. */
-  att_wait0();
+  ${entry}_wait0();
   __syncthreads();
   float* mine = sm.x + (tid & ${THREADS / 2 - 1}u) * (ATT_D / 2 + 4);
   if (half) {
@@ -342,6 +342,9 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     }
   }
 }
+/* Other kernels of the module may define their own. */
+#undef ATT_D
+#undef ATT_P
 `);
 }
 
