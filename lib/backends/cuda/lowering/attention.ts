@@ -78,7 +78,7 @@ __device__ void ${entry}_mma(float* c, const u32* a, u32 b0, u32 b1) {
  */
 const copyCode = (entry: string): string => String.raw`
 #if defined(__CUDA_ARCH__)
-__device__ __forceinline__ u32 ${entry}_smem(const void* p) {
+__device__ __forceinline__ u32 ${entry}_saddr(const void* p) {
   u32 a;
   asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
   return a;
@@ -86,10 +86,10 @@ __device__ __forceinline__ u32 ${entry}_smem(const void* p) {
 /* base is the same for every call of a thread (its shared address converts once); at counts elements past it. */
 __device__ __forceinline__ void ${entry}_ldsm_t(u32* r, const u16* base, int at) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(${entry}_smem(base) + 2u * (u32)at));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(${entry}_saddr(base) + 2u * (u32)at));
 }
 __device__ __forceinline__ void ${entry}_cp16(u16* dst, const u16* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(${entry}_smem(dst)), "l"(src), "r"(valid ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(${entry}_saddr(dst)), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void ${entry}_commit() { asm volatile("cp.async.commit_group;"); }
 __device__ __forceinline__ void ${entry}_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
@@ -239,6 +239,7 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
         for (int e = 0; e < 4; ++e) {
           const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
           float x = s[nt][e] * scaleLog2;
+          (void)i;
           if (j >= nk${causal ? ' || j > i' : ''}) x = -f_inf();
           ${masked ? `else if (i < nq) { ${masked} }` : ''}
           s[nt][e] = x;
