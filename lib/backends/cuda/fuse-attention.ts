@@ -5,7 +5,7 @@
  *   scores = Q·Kᵀ → × scale → [select(mask, ·, −∞) | + mask | + causal constant] → softmax → ·V
  *
  * with transposes (and a GQA repeat's reshape, stride-0 slice and reshape) before Q, K and V and
- * a transpose after. That is five launches and a scores tensor of batch·Sq·Skv elements written
+ * a transpose after. That is up to seven launches and a scores tensor of batch·Sq·Skv elements written
  * and read three times; as one kernel (lowering/attention.ts) the scores stay in registers. The
  * pass finds the form and makes its second matmul the whole attention (AttentionParams):
  * - each of Q, K and V is read through the views before it (transposes, reshapes, slices that

@@ -124,6 +124,18 @@ function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskD
       : mask === 'add'
         ? `x += ${m!.compute === 'float' ? m!.load(`mask[mo + i * mr + j * mc]`) : `(float)(${m!.load(`mask[mo + i * mr + j * mc]`)})`} * 1.4426950408889634f;`
         : '';
+  // Each score of this warp's n-tiles: i its query row, j its key; the test masks x (scaled to base 2) in place.
+  const scoreLoop = (test: string): string => `#pragma unroll
+      for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
+          float x = s[nt][e] * scaleLog2;
+          ${test}
+          s[nt][e] = x;
+          if (e < 2) tile0 = fmaxf(tile0, x); else tile1 = fmaxf(tile1, x);
+        }
+      }`;
   return kernelSource(key, (entry) => String.raw`
 ${mmaCode(dtype, entry)}
 ${copyCode(entry)}
@@ -221,31 +233,11 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     /* A tile inside the keys (and, causal, left of this warp's diagonal) needs no per-element test. */
     const bool inside = n0 + ${BLOCK_N} <= nk${causal ? ` && n0 + ${BLOCK_N} - 1 <= first` : ''};
     if (inside) {
-#pragma unroll
-      for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
-          float x = s[nt][e] * scaleLog2;
-          ${masked ? `if (i < nq) { ${masked} }` : '(void)i; (void)j;'}
-          s[nt][e] = x;
-          if (e < 2) tile0 = fmaxf(tile0, x); else tile1 = fmaxf(tile1, x);
-        }
-      }
+${scoreLoop(masked ? `if (i < nq) { ${masked} }` : '(void)i; (void)j;')}
     } else {
-#pragma unroll
-      for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
-          float x = s[nt][e] * scaleLog2;
-          (void)i;
+${scoreLoop(`(void)i;
           if (j >= nk${causal ? ' || j > i' : ''}) x = -f_inf();
-          ${masked ? `else if (i < nq) { ${masked} }` : ''}
-          s[nt][e] = x;
-          if (e < 2) tile0 = fmaxf(tile0, x); else tile1 = fmaxf(tile1, x);
-        }
-      }
+          ${masked ? `else if (i < nq) { ${masked} }` : ''}`)}
     }
     tile0 = fmaxf(tile0, __shfl_xor_sync(0xffffffffu, tile0, 1));
     tile0 = fmaxf(tile0, __shfl_xor_sync(0xffffffffu, tile0, 2));
@@ -375,7 +367,7 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
   if (p.seqQ >= 2 ** 31 - BLOCK_M || p.seqKV >= 2 ** 31 - BLOCK_N) unsupported(ctx, `attention over ${p.seqQ} queries and ${p.seqKV} keys exceeds 32-bit positions`);
   if (volume(out.shape) !== batch * p.seqQ * p.headDim) unsupported(ctx, `output [${out.shape.join(', ')}] does not hold the attention's ${batch}×${p.seqQ}×${p.headDim}`);
   const kind: MaskKind = mask === null ? 'none' : mask.dtype === 'bool' ? 'bool' : 'add';
-  if (mask !== null && kind === 'add' && !DTYPES[mask.dtype].compute.startsWith('float')) unsupported(ctx, `an attention mask of ${mask.dtype} is neither bool nor float`);
+  if (mask !== null && kind === 'add' && DTYPES[mask.dtype].compute !== 'float') unsupported(ctx, `an attention mask of ${mask.dtype} is neither bool nor float`);
   const aligned = (t: { at: { offset?: number } }, strides: readonly number[]): boolean => ((t.at.offset ?? 0) % 16 === 0) && strides.every((s) => s % 8 === 0);
   const vec = aligned(k, p.key) && aligned(v, p.value) ? 1 : 0;
   const mTiles = Math.ceil(p.seqQ / BLOCK_M);
