@@ -23,7 +23,7 @@ import type { AttentionParams, Layer, Network, NetTensor } from '../../network';
 import { tensorReaders } from '../../network/live-layers';
 import { NetworkRewrite } from '../../network/rewrite';
 import { readNumbers } from '../../kernels/access';
-import { splitForDense, throughDense } from './fuse-pointwise';
+import { refinedStrides, splitForDense, throughDense } from './fuse-pointwise';
 import { ATTENTION_DTYPES, attentionHeadDimOk } from './lowering/attention';
 import { broadcastStrides, denseStrides, volume } from './lowering/kernel';
 
@@ -54,20 +54,9 @@ const isStatic = (t: NetTensor): boolean => t.shape.every((d) => d >= 0);
 const isPerm = (p: readonly number[] | undefined, rank: number): boolean => p !== undefined && p.length === rank && [...p].sort((a, b) => a - b).every((v, i) => v === i);
 const identity = (p: readonly number[] | undefined): boolean => p === undefined || p.every((v, i) => v === i);
 
-/** Each batch dim's strides after the box splits as `parts` (per dim, extents outer first); the other dims keep theirs. */
-function refine(strides: readonly number[], parts: readonly (readonly number[])[]): number[] {
-  const out: number[] = [];
-  parts.forEach((extents, d) => {
-    let s = strides[d]!;
-    const split: number[] = [];
-    for (let i = extents.length - 1; i >= 0; i--) {
-      split.unshift(s);
-      s *= extents[i]!;
-    }
-    out.push(...split);
-  });
-  return [...out, ...strides.slice(parts.length)];
-}
+/** Each batch dim's strides after the box splits as `parts` (per batch dim, extents outer first); the rows and columns keep theirs. */
+const refine = (strides: readonly number[], parts: readonly (readonly number[])[]): number[] =>
+  refinedStrides(strides, [...parts.map((p) => [...p]), ...strides.slice(parts.length).map(() => [1])]);
 
 /**
  * A view layer's output as strides over its input's dense bytes, for the walk back through it:
