@@ -210,7 +210,17 @@ export type LayerParams =
       channelsLast?: boolean;
     }
   /** Inputs: x, scale, bias (broadcastable to the normalized shape). */
-  | { kind: 'normalization'; axes: number[]; epsilon: number; nbGroups: number }
+  | {
+      kind: 'normalization';
+      axes: number[];
+      epsilon: number;
+      nbGroups: number;
+      /**
+       * Made by the cuda backend's RMSNorm pass (fuse-rmsnorm.ts), never by a frontend:
+       * x / sqrt(mean(x²) + eps)·scale + bias, no mean subtracted (TensorRT has no such mode).
+       */
+      rms?: boolean;
+    }
   /** Inputs: x, [output dims shape tensor]. */
   | {
       kind: 'resize';

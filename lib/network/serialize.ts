@@ -185,7 +185,7 @@ const PARAM_SPECS: Record<LayerKind, ParamSpec> = {
     type: ['max', 'average'], window: 'ints', stride: 'ints', prePadding: 'ints', postPadding: 'ints',
     paddingMode: ['explicit_round_down', 'explicit_round_up'], averageCountExcludesPadding: 'bool', channelsLast: opt('bool'),
   },
-  normalization: { axes: 'ints', epsilon: 'number', nbGroups: 'int' },
+  normalization: { axes: 'ints', epsilon: 'number', nbGroups: 'int', rms: opt('bool') },
   resize: {
     mode: RESIZE_MODES, outputDims: 'ints', coordinateTransformation: COORDINATE_TRANSFORMS, selector: SELECTORS,
     nearestRounding: ROUND_MODES,

@@ -429,14 +429,24 @@ function buildCases(Tensor) {
   add('normalization', 'rows.middle-axis.200', norm([1], 1e-3), [t('float32', [2, 200, 3]), t('float32', [1, 200, 1]), t('float32', [1, 200, 3])]);
   add('normalization', 'rows.constant.512', norm([1]), [v('float32', [2, 512], new Array(1024).fill(3.25)), t('float32', [1, 512]), t('float32', [1, 512])]);
   // One contiguous axis of at most 1024 runs one warp per row, the row in registers (the
-  // `warp<E>` forms); 1025 falls back to a block per row. 11 rows: a partly filled second block.
-  for (const n of [1, 31, 32, 33, 100, 128, 512, 768, 1024, 1025]) {
+  // `warp<E>` forms); up to 2048 too where chunks are at least 4 wide (2048: `warp64`); 1025
+  // (chunks of 1) falls back to a block per row. 11 rows: a partly filled last block.
+  for (const n of [1, 31, 32, 33, 100, 128, 512, 768, 1024, 1025, 2048]) {
     for (const d of ['float32', 'float16']) {
       add('softmax', `rows.warp.${d}.${n}`, { axis: 1 }, [t(d, [11, n], -8, 8)]);
       add('normalization', `rows.warp.${d}.${n}`, norm([1]), [t(d, [11, n], -3, 5), t(d, [1, n]), t(d, [1, n])]);
     }
     add('normalization', `rows.warp.broadcast.${n}`, norm([2]), [t('float32', [3, 2, n], -3, 5), t('float32', [1, 1, 1]), t('float32', [1, 2, 1])]);
   }
+  // RMS normalization (the cuda backend's RMSNorm pass, no mean subtracted) in every form:
+  // warp (40, 768, Llama's 2048), block (2050: chunks of 2 are too narrow for 64 a lane) and a
+  // thread a row (a strided middle axis). Inputs centred off zero, so a kernel that subtracted
+  // the mean would fail.
+  const rms = { axes: [1], epsilon: 1e-5, nbGroups: 1, rms: true };
+  for (const d of ['float32', 'float16', 'bfloat16']) {
+    for (const n of [40, 768, 2048, 2050]) add('normalization', `rows.rms.${d}.${n}`, rms, [t(d, [5, n], -1, 3), t(d, [1, n]), t(d, [1, 1])]);
+  }
+  add('normalization', 'rows.rms.middle-axis.40', rms, [t('float32', [2, 40, 3], -1, 3), t('float32', [1, 40, 1]), t('float32', [1, 1, 1])]);
   return cases;
 }
 

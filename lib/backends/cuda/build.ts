@@ -17,6 +17,7 @@ import { channelsLast } from './channels-last';
 import { fuseConvEpilogues } from './conv-epilogue';
 import { interleaveComplexProducts } from './complex-pairs';
 import { fuseAttention } from './fuse-attention';
+import { fuseRmsNorm } from './fuse-rmsnorm';
 import { recomputeCasts } from './recompute-casts';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
 import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
@@ -76,8 +77,8 @@ export interface BuildOptions {
 /**
  * The network passes of the cuda backend, in build order: precision (lib/network/precision.ts),
  * then layout, then epilogues (a channels-last convolution fuses like any other), then complex
- * products over whole pairs, then attentions as one layer each, then casts computed once per reader (which fusion while lowering
- * then takes into each). Pure.
+ * products over whole pairs, then attentions and RMSNorms as one layer each, then casts computed once per reader (which
+ * fusion while lowering then takes into each). Pure.
  */
 export function cudaNetworkPasses(source: Network, precisions: BuildConfig['precisions']) {
   const reduced = reducePrecision(source, precisions);
@@ -85,8 +86,9 @@ export function cudaNetworkPasses(source: Network, precisions: BuildConfig['prec
   const epilogues = fuseConvEpilogues(layout.network);
   const complex = interleaveComplexProducts(epilogues.network);
   const attention = fuseAttention(complex.network);
-  const recomputed = recomputeCasts(attention.network);
-  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, attention, recomputed };
+  const rmsnorm = fuseRmsNorm(attention.network);
+  const recomputed = recomputeCasts(rmsnorm.network);
+  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, attention, rmsnorm, recomputed };
 }
 
 /**
@@ -96,13 +98,14 @@ export function cudaNetworkPasses(source: Network, precisions: BuildConfig['prec
  */
 export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
-  const { network, report, layout, epilogues, complex, attention, recomputed } = cudaNetworkPasses(source, config.precisions);
+  const { network, report, layout, epilogues, complex, attention, rmsnorm, recomputed } = cudaNetworkPasses(source, config.precisions);
   const precision = describePrecision(report);
   if (layout.convolutions > 0 || epilogues.fused > 0) {
     log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
   }
   if (complex.products > 0) log('debug', `cuda backend: network "${source.name}": ${complex.products} complex products computed over whole pairs`);
   if (attention.attentions > 0) log('debug', `cuda backend: network "${source.name}": ${attention.attentions} attentions as one kernel each (${attention.causal} causal)`);
+  if (rmsnorm.norms > 0) log('debug', `cuda backend: network "${source.name}": ${rmsnorm.norms} RMSNorms as one normalization each`);
   if (recomputed.casts > 0) log('debug', `cuda backend: network "${source.name}": ${recomputed.casts} casts computed once per reader`);
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
   if (report.clampedValues > 0) {

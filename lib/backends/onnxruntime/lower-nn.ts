@@ -132,6 +132,7 @@ export const normalization: Lowering<'normalization'> = (p, c) => {
   const rank = shape.length;
   const eps = Math.fround(p.epsilon);
   const axes = [...new Set(p.axes)].sort((a, b) => a - b);
+  if (p.rms === true) c.unsupported("an RMS normalization is the cuda backend's own rewrite");
   if (axes.length === 0) c.unsupported('normalization over no axes');
   return [
     computeIn(c, [c.input(0)], c.inputDType(0), 'float', (ins, as) => {

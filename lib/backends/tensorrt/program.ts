@@ -263,6 +263,7 @@ export function encodeProgram(network: Network, options: ReplayBuildOptions): Ui
         };
         break;
       case 'normalization':
+        if (p.rms === true) throw new InternalError(`${where}: an RMS normalization (a cuda-backend rewrite) has no TensorRT layer here`);
         payload = (w) => {
           w.u32(axesMask(p.axes, rank(0), where));
           w.f64(p.epsilon);

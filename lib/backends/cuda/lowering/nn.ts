@@ -152,20 +152,26 @@ export const softmax: LayerLowering = (ctx) => {
 /** A float of `dtype` loaded from `expr`. */
 const loadFloat = (dtype: TrtDType, expr: string): string => (DTYPES[dtype].compute === 'float' ? DTYPES[dtype].load(expr) : `(float)(${DTYPES[dtype].load(expr)})`);
 
-/** Two passes (mean, then the mean squared deviation) before the normalized, scaled and shifted write. */
-function normalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, coop: boolean) {
+/** The kernel-key part of a normalization's statistics: `.rms` skips the mean (RMSNorm). */
+const statsKey = (rms: boolean): string => (rms ? '.rms' : '');
+
+/**
+ * Two passes (mean, then the mean squared deviation) before the normalized, scaled and shifted
+ * write; RMS (`rms`) takes the mean as 0, so its second pass is the mean square.
+ */
+function normalizationKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, coop: boolean, rms: boolean) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
   const xj = c.load(`x[bx + ${innerAt('x')}]`);
-  return rowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}`, coop, [SUM], (entry, k) => `
+  return rowKernel(`normalization.${dtype}.${scaleDtype}.${biasDtype}${statsKey(rms)}`, coop, [SUM], (entry, k) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b'])}) {
   ${k.rows(`
     i64 bx = ${outerAt('x')}, bs = ${outerAt('s')}, bb = ${outerAt('b')};
-    float mean = 0.0f;
+    ${rms ? 'const float mean = 0.0f;' : `float mean = 0.0f;
     ${k.each(` mean += ${xj}; `)}
     ${k.all(SUM, 'mean')}
-    mean /= (float)inner;
+    mean /= (float)inner;`}
     float var = 0.0f;
     ${k.each(`
       float d = ${xj} - mean;
@@ -187,11 +193,11 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
  * them. Each lane folds its slots in order, then the butterfly: the order depends on E alone.
  * Scale and bias step through their own inner stride (0 when broadcast over the row).
  */
-function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm, pro?: RowPrologue) {
+function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm, rms: boolean, pro?: RowPrologue) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
-  const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${pro ? `.${prologueKey(pro)}` : ''}`;
+  const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${statsKey(rms)}${pro ? `.${prologueKey(pro)}` : ''}`;
   const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
   const names = prologueNames(pro);
   return warpRowKernel(key, form, [SUM], (entry, w) => `
@@ -210,10 +216,10 @@ extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage
     const ${b.storage}* bl = br + lane * ${form.vector} * sb;
     float v[${form.elements}];
     ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}
-    float mean = 0.0f;
+    ${rms ? 'const float mean = 0.0f;' : `float mean = 0.0f;
     ${w.slots(` mean += v[k]; `)}
     ${w.all(SUM, 'mean')}
-    mean /= (float)inner;
+    mean /= (float)inner;`}
     float var = 0.0f;
     ${w.indexed(`
         const float d = inside ? v[k] - mean : 0.0f;
@@ -242,6 +248,7 @@ export const normalization: LayerLowering = (ctx) => {
   const rank = x.shape.length;
   if (!isFloatDType(x.dtype)) unsupported(ctx, `normalization does not take ${x.dtype}`);
   if (p.axes.length === 0) unsupported(ctx, 'no axes to normalize over');
+  if (p.rms === true && p.nbGroups > 1) unsupported(ctx, 'RMS normalization takes no groups');
   const axes = [...new Set(p.axes.map((a) => axisOf(ctx, a, rank)))];
   let view: number[];
   let normAxes: number[];
@@ -272,15 +279,16 @@ export const normalization: LayerLowering = (ctx) => {
   const split = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides]);
   const args = [ptr(out.at), ptr(x.at), ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(split)];
   const form = warpForm(split, BYTES[x.dtype], [x.at.offset ?? 0, out.at.offset ?? 0]);
+  const rms = p.rms === true;
   const taken = form && p.nbGroups <= 1 ? rowPrologue(ctx, normAxes, form) : null;
   if (form && taken) {
     const with_ = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides, ...taken.strides]);
-    const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, taken.prologue);
+    const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, taken.prologue);
     return warpRowLaunch(kernel, with_, [ptr(out.at), ...taken.pointers, ...taken.extra, ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(with_)]);
   }
-  if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form), split, args);
+  if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms), split, args);
   const coop = cooperative(split);
-  return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop), coop, split, args);
+  return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop, rms), coop, split, args);
 };
 
 function cumulativeKernel(dtype: TrtDType, exclusive: boolean, reverse: boolean) {

@@ -193,19 +193,23 @@ export function rowKernel(key: string, coop: boolean, combines: readonly RowComb
 }
 
 /** The elements a lane may hold in the warp form (E, a compile-time constant: one key each). */
-export const WARP_BUCKETS = [1, 2, 4, 8, 16, 32] as const;
-/** Rows per block of the warp form (256 threads). */
+export const WARP_BUCKETS = [1, 2, 4, 8, 16, 32, 64] as const;
+/** E above this only in chunks of at least {@link WIDE_MIN_VECTOR} (64 single loads and their offsets spill). */
+const WIDE_ELEMENTS = 32;
+const WIDE_MIN_VECTOR = 4;
+/** Rows per block of the warp form (256 threads); fewer rows than {@link WARP_SPREAD_ROWS} take 4 a block, to spread over more SMs. */
 const WARP_ROWS_PER_BLOCK = 8;
+const WARP_SPREAD_ROWS = 1024;
 
 /**
  * E, the elements per lane of the warp form for `split`, or 0 where that form does not apply:
  * the row is one axis, contiguous in the tensor read (and so in the output, written at the same
- * offsets), and at most 32·32 elements (longer rows would spill the registers).
+ * offsets), and at most 32·64 elements (longer rows would spill the registers).
  */
 export function warpElements(split: RowSplit): number {
   if (split.innerDims.length !== 1) return 0;
   const inner = split.innerDims[0]!;
-  if (split.strides[0]![1][0] !== 1 || inner > 32 * 32) return 0;
+  if (split.strides[0]![1][0] !== 1 || inner > 32 * WARP_BUCKETS.at(-1)!) return 0;
   return WARP_BUCKETS.find((e) => 32 * e >= inner)!;
 }
 
@@ -233,10 +237,11 @@ export function warpForm(split: RowSplit, bytes: number, offsets: readonly numbe
     const fits = inner % vector === 0 && 32 * vector <= inner;
     const rowStarts = split.strides[0]![0].every((st, d) => split.outerDims[d] === 1 || st % vector === 0);
     if (fits && rowStarts && offsets.every((o) => o % (vector * bytes) === 0)) {
-      return { elements: vector * Math.ceil(inner / (32 * vector)), vector };
+      const elements = vector * Math.ceil(inner / (32 * vector));
+      return elements > WIDE_ELEMENTS && vector < WIDE_MIN_VECTOR ? null : { elements, vector };
     }
   }
-  return { elements: e, vector: 1 };
+  return e > WIDE_ELEMENTS ? null : { elements: e, vector: 1 };
 }
 
 /**
@@ -308,7 +313,7 @@ export function warpRowKernel(key: string, form: WarpForm, combines: readonly Ro
   const { elements: E, vector: V } = form;
   const chunks = E / V;
   // Slot k = c·V + t of chunk c holds element j = (32c + lane)·V + t; a chunk is inside the
-  // row or not as a whole (V divides the row). j stays in 32 bits (a row holds at most 1024):
+  // row or not as a whole (V divides the row). j stays in 32 bits (a row holds at most 2048):
   // with a row pointer each slot's address is the lane's plus a constant. 64-bit offsets per
   // slot took 125 registers a thread at E = 32 (a quarter occupancy) and ran no faster than
   // the block form on the H200.
@@ -367,12 +372,16 @@ export function warpRowKernel(key: string, form: WarpForm, combines: readonly Ro
   });
 }
 
-/** The launch of a warp-form row kernel over `split`: blocks of up to 8 warps, a warp a row. */
+/**
+ * The launch of a warp-form row kernel over `split`: blocks of up to 8 warps, a warp a row (4
+ * under {@link WARP_SPREAD_ROWS} rows: Llama's 512 rows of 2048 are 128 blocks, not 64 on 132 SMs).
+ */
 export function warpRowLaunch(kernel: KernelSource, split: RowSplit, args: readonly KernelArg[]): KernelLaunch[] {
   const outer = split.outerDims.reduce((a, d) => a * d, 1);
   if (outer <= 0) return [];
-  const blocks = Math.min(Math.ceil(outer / WARP_ROWS_PER_BLOCK), MAX_ROW_BLOCKS);
-  return [{ kind: 'launch', kernel, grid: [blocks], block: [32 * Math.min(outer, WARP_ROWS_PER_BLOCK)], args }];
+  const perBlock = outer < WARP_SPREAD_ROWS ? WARP_ROWS_PER_BLOCK / 2 : WARP_ROWS_PER_BLOCK;
+  const blocks = Math.min(Math.ceil(outer / perBlock), MAX_ROW_BLOCKS);
+  return [{ kind: 'launch', kernel, grid: [blocks], block: [32 * Math.min(outer, perBlock)], args }];
 }
 
 /** The launch of a row kernel over `split`: a grid-stride loop of threads, or blocks of {@link cooperativeThreads} threads. */

@@ -164,21 +164,36 @@ export const pooling: Executor<'pooling'> = (p, inputs, layer) => {
 };
 
 /** (t − mean)/sqrt(var + eps) over `axes` (biased variance), via a permutation that makes them trailing. */
-function standardize(t: Tensor, axes: readonly number[], eps: number): Tensor {
+function standardize(t: Tensor, axes: readonly number[], eps: number, rms = false): Tensor {
   const sorted = [...new Set(axes)].sort((a, b) => a - b);
   const kept = t.shape.map((_, i) => i).filter((i) => !sorted.includes(i));
   const perm = [...kept, ...sorted];
   const identity = perm.every((a, i) => a === i);
   const moved = identity ? t : permute(t, perm);
-  const normalized = layerNorm(moved, kept.length, null, null, eps);
+  const normalized = rms ? rmsScale(moved, kept.length, eps) : layerNorm(moved, kept.length, null, null, eps);
   if (identity) return normalized;
   const inverse = new Array<number>(perm.length);
   perm.forEach((a, i) => (inverse[a] = i));
   return permute(normalized, inverse);
 }
 
+/** x / sqrt(mean(x²) + eps) over the dims from `axis` on (float64 in and out). */
+function rmsScale(t: Tensor, axis: number, eps: number): Tensor {
+  const inner = shapeSize(t.shape.slice(axis));
+  const x = readNumbers(t);
+  const out = new Float64Array(x.length);
+  for (let start = 0; start < x.length; start += inner) {
+    let squares = 0;
+    for (let i = 0; i < inner; i++) squares += x[start + i]! * x[start + i]!;
+    const inv = 1 / Math.sqrt(squares / inner + eps);
+    for (let i = 0; i < inner; i++) out[start + i] = x[start + i]! * inv;
+  }
+  return fromNumbers('float64', t.shape, out);
+}
+
 /**
- * INormalizationLayer: (x − mean)/sqrt(var + eps)·scale + bias, statistics over `axes`.
+ * INormalizationLayer: (x − mean)/sqrt(var + eps)·scale + bias, statistics over `axes`; with
+ * `rms` (the cuda backend's RMSNorm pass) x/sqrt(mean(x²) + eps)·scale + bias.
  * With nbGroups G > 1 (group normalization), channels (dim 1) are split into G groups and
  * each group's statistics also cover its channels; scale and bias are then per group
  * ([1, G, 1, ...], TensorRT's documented shape) or per channel ([1, C, 1, ...]). Otherwise
@@ -194,6 +209,7 @@ export const normalization: Executor<'normalization'> = (p, inputs, layer) => {
   const eps = Math.fround(p.epsilon);
   const affine = (t: Tensor, s: Tensor, b: Tensor): Tensor => add(mul(t, s), b);
   let y: Tensor;
+  if (p.rms === true && p.nbGroups > 1) fail(layer, 'RMS normalization takes no groups');
   if (p.nbGroups > 1) {
     const [n, c] = [x.shape[0]!, x.shape[1]!];
     const g = p.nbGroups;
@@ -212,7 +228,7 @@ export const normalization: Executor<'normalization'> = (p, inputs, layer) => {
       y = affine(normalized.reshape(x.shape), scale, bias);
     }
   } else {
-    y = affine(standardize(x64, p.axes, eps), scale, bias);
+    y = affine(standardize(x64, p.axes, eps, p.rms === true), scale, bias);
   }
   if (y.shape.length !== x.rank || y.shape.some((d, i) => d !== x.shape[i])) {
     fail(layer, `scale ${fmtShape(scale.shape)} and bias ${fmtShape(bias.shape)} do not broadcast to input ${fmtShape(x.shape)}`);

@@ -47,7 +47,7 @@ function expectSameBytesTwice(s: Sample): void {
 test('the samples cover both forms around the threshold', () => {
   expect(samples.length).toBeGreaterThan(50);
   for (const n of [1, 63, 64, 65, 768, 2048, 4099]) expect(samples.some((s) => s.name.endsWith(`.${n}`))).toBe(true);
-  for (const n of [1, 31, 32, 33, 100, 128, 512, 768, 1024, 1025]) {
+  for (const n of [1, 31, 32, 33, 100, 128, 512, 768, 1024, 1025, 2048]) {
     for (const what of ['softmax/rows.warp.float32', 'softmax/rows.warp.float16', 'normalization/rows.warp.float32', 'normalization/rows.warp.float16', 'normalization/rows.warp.broadcast']) {
       expect(samples.some((s) => s.name === `${what}.${n}`)).toBe(true);
     }
@@ -57,19 +57,22 @@ test('the samples cover both forms around the threshold', () => {
 /**
  * The form a sample should take, derived from its params and shape (not from the lowering):
  * softmax and single-axis normalization over one contiguous axis of at most 1024 run a warp a
- * row (in chunks of V contiguous elements where V divides the row); otherwise rows of 64 or
- * more run a block a row.
+ * row (in chunks of V contiguous elements where V divides the row), and up to 2048 where those
+ * chunks are at least 4 wide; otherwise rows of 64 or more run a block a row.
  */
 function expectedForm(s: Sample, inner: number): string {
   const shape = s.inputs[0]!.shape;
   const last = (axis: number): boolean => shape.slice((axis + shape.length) % shape.length + 1).every((d) => d === 1);
   const p = s.params;
   const oneAxis = p.kind === 'softmax' ? last(p.axis) : p.kind === 'normalization' ? p.nbGroups === 1 && p.axes.length === 1 && last(p.axes[0]!) : false;
-  if (oneAxis && inner <= 1024) {
+  if (oneAxis && inner <= 2048) {
     // Chunks of V contiguous elements where V divides the row and no lane idles (the samples' tensors start aligned).
     const bytes = s.inputs[0]!.dtype === 'float32' ? 4 : 2;
-    for (let v = 16 / bytes; v >= 2; v /= 2) if (inner % v === 0 && 32 * v <= inner) return `warp${v * Math.ceil(inner / (32 * v))}v${v}`;
-    return `warp${[1, 2, 4, 8, 16, 32].find((e) => 32 * e >= inner)}`;
+    let v = 16 / bytes;
+    while (v >= 2 && !(inner % v === 0 && 32 * v <= inner)) v /= 2;
+    if (v < 2) v = 1;
+    const e = v > 1 ? v * Math.ceil(inner / (32 * v)) : [1, 2, 4, 8, 16, 32, 64].find((n) => 32 * n >= inner)!;
+    if (e <= 32 || v >= 4) return v > 1 ? `warp${e}v${v}` : `warp${e}`;
   }
   return inner >= 64 ? 'block' : 'thread';
 }
@@ -153,10 +156,10 @@ describe('cooperative rows', () => {
 });
 
 describe('warp rows', () => {
-  test('E, the elements a lane holds: the smallest of 1, 2, 4, … 32 that covers the row', () => {
+  test('E, the elements a lane holds: the smallest of 1, 2, 4, … 64 that covers the row', () => {
     const e = (n: number): number => warpElements(splitRows([5, n], [1], [[n, 1]]));
-    expect([0, 1, 31, 32, 33, 64, 65, 100, 128, 129, 512, 513, 768, 1024].map(e)).toEqual([1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 16, 32, 32, 32]);
-    expect(e(1025)).toBe(0);
+    expect([0, 1, 31, 32, 33, 64, 65, 100, 128, 129, 512, 513, 768, 1024, 1025, 2048].map(e)).toEqual([1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 16, 32, 32, 32, 64, 64]);
+    expect(e(2049)).toBe(0);
   });
 
   test('chunks of V contiguous elements where V divides the row and the row starts, and the tensors are aligned', () => {
@@ -171,10 +174,17 @@ describe('warp rows', () => {
     expect(form(768, 2, [8, 0])).toEqual({ elements: 24, vector: 4 });
     expect(form(768, 2, [2, 0])).toEqual({ elements: 32, vector: 1 });
     expect(form(768, 8)).toEqual({ elements: 24, vector: 2 }); // 8-byte storage: two a chunk
+    // Past 32 a lane only in chunks of 4 or more: 64 single loads and their offsets spill.
+    expect(form(2048, 2)).toEqual({ elements: 64, vector: 8 });
+    expect(form(2048, 4)).toEqual({ elements: 64, vector: 4 });
+    expect(form(1536, 2)).toEqual({ elements: 48, vector: 8 });
+    expect(form(2046, 2)).toBeNull();
+    expect(form(2048, 2, [4, 0])).toBeNull();
     expect(form(1025, 2)).toBeNull();
+    expect(form(2049, 2)).toBeNull();
   });
 
-  test('softmax and normalization take the warp form only for one contiguous axis of at most 1024', () => {
+  test('softmax and normalization take the warp form only for one contiguous axis of at most 2048', () => {
     const key = (steps: LoweredStep[]): string => launches(steps)[0]!.kernel.key;
     const softmax = (shape: number[], axis: number): string => key(lowerShaped({ kind: 'softmax', axis }, shape));
     const norm = (shape: number[], axes: number[], sb: number[]): string => key(lowerShaped({ kind: 'normalization', axes, epsilon: 1e-5, nbGroups: 1 }, shape, shape, [sb, sb]));
@@ -185,22 +195,26 @@ describe('warp rows', () => {
     expect(softmax([2, 1024], 1)).toBe('softmax.float32.warp32v4');
     expect(softmax([2, 100, 1], 1)).toBe('softmax.float32.warp4v2'); // trailing 1s: still contiguous
     expect(softmax([2, 1025], 1)).toBe('softmax.float32.block');
+    expect(softmax([2, 2048], 1)).toBe('softmax.float32.warp64v4');
     expect(softmax([100, 3], 0)).toBe('softmax.float32.block'); // strided
     expect(softmax([10, 3], 0)).toBe('softmax.float32');
     expect(norm([8, 128, 768], [2], [1, 1, 768])).toBe('normalization.float32.float32.float32.warp24v4');
     expect(norm([4, 100], [1], [1, 1])).toBe('normalization.float32.float32.float32.warp4v2');
-    expect(norm([4, 2000], [1], [1, 2000])).toBe('normalization.float32.float32.float32.block');
+    expect(norm([4, 2000], [1], [1, 2000])).toBe('normalization.float32.float32.float32.warp64v4');
+    expect(norm([4, 2002], [1], [1, 2002])).toBe('normalization.float32.float32.float32.block');
     expect(norm([2, 100, 3], [1], [1, 100, 1])).toBe('normalization.float32.float32.float32.block'); // strided
     expect(norm([2, 8, 16], [1, 2], [1, 8, 16])).toBe('normalization.float32.float32.float32.block'); // two axes
     expect(key(lowerShaped({ kind: 'reduce', op: 'sum', axes: [1], keepDims: false }, [4, 100], [4]))).toBe('reduce.sum.float32.block');
   });
 
-  test('the source depends on the form (E and V) only; a warp a row, up to 8 rows a block, the grid capped', () => {
+  test('the source depends on the form (E and V) only; a warp a row, 8 rows a block (4 under 1024 rows), the grid capped', () => {
     const at = (shape: number[]): KernelLaunch => launches(lowerShaped({ kind: 'softmax', axis: 1 }, shape))[0]!;
-    const [a, b, c] = [at([3, 100]), at([600000, 120]), at([20, 66])];
+    const [a, b, c, d] = [at([3, 100]), at([600000, 120]), at([20, 66]), at([1024, 70])];
     expect([a.block, a.grid]).toEqual([[96], [1]]);
     expect([b.block, b.grid]).toEqual([[256], [65536]]);
-    expect([c.block, c.grid]).toEqual([[256], [3]]);
+    expect([c.block, c.grid]).toEqual([[128], [5]]);
+    expect([d.block, d.grid]).toEqual([[256], [128]]);
+    expect(d.kernel).toEqual(a.kernel);
     expect(b.kernel).toEqual(a.kernel);
     expect(c.kernel).toEqual(a.kernel);
     expect(at([3, 129]).kernel.key).toBe('softmax.float32.warp8');
