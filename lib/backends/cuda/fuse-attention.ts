@@ -20,8 +20,8 @@
  * Pure: Network → Network.
  */
 import type { AttentionParams, Layer, Network, NetTensor } from '../../network';
-import { tensorReaders } from '../../network/live-layers';
 import { NetworkRewrite } from '../../network/rewrite';
+import { passGraph, type PassGraph as Graph } from './pass-graph';
 import { readNumbers } from '../../kernels/access';
 import { refinedStrides, splitForDense, throughDense } from './fuse-pointwise';
 import { ATTENTION_DTYPES, attentionHeadDimOk } from './lowering/attention';
@@ -102,14 +102,6 @@ function isCausalConstant(values: Float64Array, shape: readonly number[], sq: nu
   if (shape.length < 2 || shape.at(-2) !== sq || shape.at(-1) !== skv || volume(shape) !== sq * skv) return false;
   for (let i = 0; i < sq; i++) for (let j = 0; j < skv; j++) if (values[i * skv + j] !== (j <= i ? 0 : -Infinity)) return false;
   return true;
-}
-
-/** How the pass sees the network: each tensor's producer, its readers, and whether only `reader` reads it. */
-interface Graph {
-  network: Network;
-  producer(id: number): Layer | undefined;
-  readers(id: number): Layer[];
-  only(id: number, reader: Layer): boolean;
 }
 
 function findAttention(g: Graph, m2: Layer): Found | null {
@@ -281,20 +273,7 @@ function findAttention(g: Graph, m2: Layer): Found | null {
 
 /** Every attention of `source` in the form above as one layer (see the module comment). */
 export function fuseAttention(source: Network): FuseAttentionResult {
-  const readers = tensorReaders(source.layers);
-  const outputs = new Set(source.outputs.map((o) => o.tensor));
-  const g: Graph = {
-    network: source,
-    producer: (id) => {
-      const p = source.tensor(id).producer;
-      return p >= 0 ? source.layers[p] : undefined;
-    },
-    readers: (id) => [...new Set(readers.get(id) ?? [])].map((j) => source.layers[j]!),
-    only: (id, reader) => {
-      const r = readers.get(id) ?? [];
-      return !outputs.has(id) && r.length > 0 && r.every((j) => j === reader.index);
-    },
-  };
+  const g = passGraph(source);
   const found = new Map<number, Found>();
   const absorbed = new Set<number>();
   for (const layer of source.layers) {

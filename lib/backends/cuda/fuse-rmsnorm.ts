@@ -22,8 +22,8 @@
  * tensor of the chain must be read only by the next. Pure: Network → Network.
  */
 import type { Layer, Network, NetTensor, TrtDType } from '../../network';
-import { tensorReaders } from '../../network/live-layers';
 import { NetworkRewrite } from '../../network/rewrite';
+import { passGraph, type PassGraph as Graph } from './pass-graph';
 import { readNumbers } from '../../kernels/access';
 import { Tensor } from '../../tensor';
 
@@ -44,13 +44,6 @@ interface Found {
 }
 
 const NORM_DTYPES: ReadonlySet<TrtDType> = new Set(['float16', 'bfloat16', 'float32']);
-
-interface Graph {
-  network: Network;
-  producer(id: number): Layer | undefined;
-  readers(id: number): Layer[];
-  only(id: number, reader: Layer): boolean;
-}
 
 /** The single value of a constant layer (or a reshape of one), or null. */
 function scalarConstant(g: Graph, id: number): number | null {
@@ -156,20 +149,7 @@ const sameShape = (a: NetTensor, b: NetTensor): boolean => a.shape.length === b.
 
 /** Every RMSNorm of `source` in the form above as one normalization layer (see the module comment). */
 export function fuseRmsNorm(source: Network): FuseRmsNormResult {
-  const readers = tensorReaders(source.layers);
-  const outputs = new Set(source.outputs.map((o) => o.tensor));
-  const g: Graph = {
-    network: source,
-    producer: (id) => {
-      const p = source.tensor(id).producer;
-      return p >= 0 ? source.layers[p] : undefined;
-    },
-    readers: (id) => [...new Set(readers.get(id) ?? [])].map((j) => source.layers[j]!),
-    only: (id, reader) => {
-      const r = readers.get(id) ?? [];
-      return !outputs.has(id) && r.length > 0 && r.every((j) => j === reader.index);
-    },
-  };
+  const g = passGraph(source);
   // Keyed by the last layer of the chain: the new layer takes its place, after the weight's producer.
   const found = new Map<number, Found>();
   const absorbed = new Set<number>();
