@@ -67,6 +67,12 @@ const t = (shape, buffer) => ({ dtype: 'float16', shape, at: { buffer } });
   add('bert layernorm [8,128,768] fp16', [volume(s) * 2, volume(s) * 2, 768 * 2, 768 * 2], nn.normalization(
     ctx('normalization', { axes: [2], epsilon: 1e-12, nbGroups: 1 }, [t(s, 1), t([1, 1, 768], 2), t([1, 1, 768], 3)], [t(s, 0)])));
 }
+// Llama RMSNorm over 2048 channels: [1, 512, 2048] fp16 with an fp16 weight and the zero bias fuse-rmsnorm adds.
+{
+  const s = [1, 512, 2048];
+  add('llama rmsnorm [512,2048] fp16', [volume(s) * 2, volume(s) * 2, 2048 * 2, 2], nn.normalization(
+    ctx('normalization', { axes: [2], epsilon: 1e-5, nbGroups: 1, rms: true }, [t(s, 1), t([1, 1, 2048], 2), t([1, 1, 1], 3)], [t(s, 0)])));
+}
 // The same rows with their producers computed as they load (row prologues, lowering/prologue.ts).
 const offer = (launches) => ({ producer: mapLaunchInfo(launches[0]), input: 0, taken: false });
 // BERT attention: scores · 0.125, masked by a [8, 1, 1, 128] bool mask (select), then softmax.
