@@ -274,8 +274,9 @@ __global__ void SoftmaxWarp(uint16_t* y, const uint16_t* x, uint32_t rows) {
   }
 }
 
-// LayerNorm: a warp a row of 32·E elements in registers (E/8 16-byte loads a lane), two-pass variance.
-template <int E>
+// LayerNorm: a warp a row of 32·E elements in registers (E/8 16-byte loads a lane), two-pass
+// variance; RMS: no mean subtracted and no bias (Llama's RMSNorm).
+template <int E, bool RMS = false>
 __global__ void LayerNormWarp(uint16_t* y, const uint16_t* x, const uint16_t* g, const uint16_t* b, float eps, uint32_t rows) {
   const int lane = threadIdx.x & 31;
   const int C = 32 * E;
@@ -292,7 +293,7 @@ __global__ void LayerNormWarp(uint16_t* y, const uint16_t* x, const uint16_t* g,
     float s = 0;
 #pragma unroll
     for (int k = 0; k < E; ++k) s += v[k];
-    float mean = WarpSum(s) / C;
+    float mean = RMS ? 0.0f : WarpSum(s) / C;
     float q2 = 0;
 #pragma unroll
     for (int k = 0; k < E; ++k) { float d = v[k] - mean; q2 += d * d; }
@@ -301,7 +302,7 @@ __global__ void LayerNormWarp(uint16_t* y, const uint16_t* x, const uint16_t* g,
 #pragma unroll
     for (int k = 0; k < E / 8; ++k) {
       int c0 = (k * 32 + lane) * 8;
-      uint4 gq = *reinterpret_cast<const uint4*>(g + c0), bq = *reinterpret_cast<const uint4*>(b + c0), o;
+      uint4 gq = *reinterpret_cast<const uint4*>(g + c0), bq = RMS ? uint4{0, 0, 0, 0} : *reinterpret_cast<const uint4*>(b + c0), o;
       const uint16_t* gh = reinterpret_cast<const uint16_t*>(&gq);
       const uint16_t* bh = reinterpret_cast<const uint16_t*>(&bq);
       uint16_t* oh = reinterpret_cast<uint16_t*>(&o);
@@ -423,6 +424,12 @@ int main() {
       reset();
       if (inner == 128) Candidate("warp a row, registers", [&] { SoftmaxWarp<4><<<Grid(rows * 32ull, 256), 256>>>(y, x, rows); }, traffic, Regs(SoftmaxWarp<4>), Occ(SoftmaxWarp<4>, 256), 256, ref, y, outBytes);
       else Candidate("warp a row, registers", [&] { SoftmaxWarp<16><<<Grid(rows * 32ull, 256), 256>>>(y, x, rows); }, traffic, Regs(SoftmaxWarp<16>), Occ(SoftmaxWarp<16>, 256), 256, ref, y, outBytes);
+    } else if (key.rfind("normalization.", 0) == 0 && key.find(".rms") != std::string::npos) {
+      const uint32_t rows = (uint32_t)(outBytes / 2 / 2048);
+      const uint16_t* gm = (const uint16_t*)g.buffers[2];
+      reset();
+      Candidate("warp a row, registers", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 128), 128>>>(y, x, gm, nullptr, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 128), 128, ref, y, outBytes);
+      Candidate("warp a row, registers, 8 rows a block", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 256), 256>>>(y, x, gm, nullptr, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 256), 256, ref, y, outBytes);
     } else if (key.rfind("normalization.", 0) == 0) {
       const uint32_t rows = (uint32_t)(outBytes / 2 / 768);
       const uint16_t* gm = (const uint16_t*)g.buffers[2];
