@@ -206,9 +206,10 @@ const OPERAND_KEY: Record<RowOperand, string> = { row: '0', contiguous: '1', str
 
 /**
  * C for one row operand (`scale` as `s`, `bias` as `b`) in the warp form: declarations before the
- * store, statements a chunk, and the slot's value as a float. In the kernel lab on the H200 the
- * scalar strided form (two 2-byte loads a slot) ran BERT's LayerNorm at half the speed of a
- * hand-written kernel with 16-byte loads of its scale and bias.
+ * store, statements a chunk, and the slot's value as a float. With the strided form alone (two
+ * 2-byte loads a slot) the kernel lab on the H200 measured BERT's LayerNorm at 6.88 µs against
+ * 3.48 for a hand-written kernel with 16-byte loads of x, scale and bias (session 9, run 1), and
+ * Llama's RMSNorm at 134 registers a thread.
  */
 function operandCode(mode: RowOperand, n: 's' | 'b', dtype: TrtDType, form: WarpForm): { decl: string; chunk: string; value: string } {
   const t = DTYPES[dtype];
