@@ -275,7 +275,8 @@ __global__ void SoftmaxWarp(uint16_t* y, const uint16_t* x, uint32_t rows) {
 }
 
 // LayerNorm: a warp a row of 32·E elements in registers (E/8 16-byte loads a lane), two-pass
-// variance; RMS: no mean subtracted and no bias (Llama's RMSNorm).
+// variance; RMS: no mean subtracted and one bias value b[0] for every element (Llama's RMSNorm
+// as fuse-rmsnorm writes it, with its [1, 1, 1] bias).
 template <int E, bool RMS = false>
 __global__ void LayerNormWarp(uint16_t* y, const uint16_t* x, const uint16_t* g, const uint16_t* b, float eps, uint32_t rows) {
   const int lane = threadIdx.x & 31;
@@ -298,16 +299,17 @@ __global__ void LayerNormWarp(uint16_t* y, const uint16_t* x, const uint16_t* g,
 #pragma unroll
     for (int k = 0; k < E; ++k) { float d = v[k] - mean; q2 += d * d; }
     float inv = rsqrtf(WarpSum(q2) / C + eps);
+    const float b0 = RMS ? hw_h2f(b[0]) : 0.0f;
     uint16_t* yr = y + (uint64_t)r * C;
 #pragma unroll
     for (int k = 0; k < E / 8; ++k) {
       int c0 = (k * 32 + lane) * 8;
-      uint4 gq = *reinterpret_cast<const uint4*>(g + c0), bq = RMS ? uint4{0, 0, 0, 0} : *reinterpret_cast<const uint4*>(b + c0), o;
+      uint4 gq = *reinterpret_cast<const uint4*>(g + c0), bq = RMS ? make_uint4(0, 0, 0, 0) : *reinterpret_cast<const uint4*>(b + c0), o;
       const uint16_t* gh = reinterpret_cast<const uint16_t*>(&gq);
       const uint16_t* bh = reinterpret_cast<const uint16_t*>(&bq);
       uint16_t* oh = reinterpret_cast<uint16_t*>(&o);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) oh[j] = hw_f2h((v[k * 8 + j] - mean) * inv * hw_h2f(gh[j]) + hw_h2f(bh[j]));
+      for (int j = 0; j < 8; ++j) oh[j] = hw_f2h((v[k * 8 + j] - mean) * inv * hw_h2f(gh[j]) + (RMS ? b0 : hw_h2f(bh[j])));
       *reinterpret_cast<uint4*>(yr + c0) = o;
     }
   }
@@ -427,9 +429,10 @@ int main() {
     } else if (key.rfind("normalization.", 0) == 0 && key.find(".rms") != std::string::npos) {
       const uint32_t rows = (uint32_t)(outBytes / 2 / 2048);
       const uint16_t* gm = (const uint16_t*)g.buffers[2];
+      const uint16_t* b1 = (const uint16_t*)g.buffers[3];
       reset();
-      Candidate("warp a row, registers", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 128), 128>>>(y, x, gm, nullptr, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 128), 128, ref, y, outBytes);
-      Candidate("warp a row, registers, 8 rows a block", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 256), 256>>>(y, x, gm, nullptr, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 256), 256, ref, y, outBytes);
+      Candidate("warp a row, registers", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 128), 128>>>(y, x, gm, b1, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 128), 128, ref, y, outBytes);
+      Candidate("warp a row, registers, 8 rows a block", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 256), 256>>>(y, x, gm, b1, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 256), 256, ref, y, outBytes);
     } else if (key.rfind("normalization.", 0) == 0) {
       const uint32_t rows = (uint32_t)(outBytes / 2 / 768);
       const uint16_t* gm = (const uint16_t*)g.buffers[2];

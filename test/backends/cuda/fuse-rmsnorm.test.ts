@@ -1,8 +1,9 @@
 /**
  * RMSNorm as one normalization layer (lib/backends/cuda/fuse-rmsnorm.ts): networks in the forms
  * PyTorch and ONNX export Llama's RMSNorm as, fused, against the reference backend running the
- * unfused form; the fused layer's kernel on the CPU emulator against the same; and the forms the
- * pass leaves alone.
+ * unfused form, and (float32) against onnxruntime running it; the fused layer's kernel on the CPU
+ * emulator against the same; and the forms the pass leaves alone. The Llama fixture runs through
+ * the pass against PyTorch in precision-fixtures.test.ts.
  */
 import { fuseRmsNorm } from '../../../lib/backends/cuda/fuse-rmsnorm';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
@@ -12,6 +13,8 @@ import { Tensor } from '../../../lib/tensor';
 import { expectClose, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { emulate } from './emulated-network';
+import { onnxruntimeBackend } from '../../../lib/backends/onnxruntime';
+import { runOrtEngine } from '../onnxruntime/engine-worker';
 
 // The unfused form rounds xf·inv to x's dtype before the weight multiplies it; the fused layer
 // rounds once. One or two roundings of x's dtype apart.
@@ -108,6 +111,21 @@ describe('fuseRmsNorm', () => {
     const run = emulate(network, feeds, true);
     expect(run.launches).toBe(1);
     expectClose(run.outputs.y!, want, tol, 'rms kernel');
+  });
+
+  // An independent check of the unfused side: onnxruntime runs the same unfused network
+  // (float32: its CPU provider's ReduceMean, Sqrt and Reciprocal), and the fused kernel on the
+  // emulator must match it too.
+  test.each<[string, Form]>([
+    ['fp32, 1/sqrt as div, weight', { dtype: 'float32', shape: [3, 5, 96], invert: 'div' }],
+    ['fp32, 2048 channels, inv·x, no weight', { dtype: 'float32', shape: [2, 2048], swapped: true, weight: 'none' }],
+  ])('%s: the fused kernel against onnxruntime on the unfused form', async (_, f) => {
+    const source = rmsForm(f);
+    const feeds = feedsFor(f, 8);
+    const ort = await runOrtEngine(await onnxruntimeBackend.build(source, {} as never, { type: 'cpu' } as never), feeds);
+    const { network, norms } = fuseRmsNorm(source);
+    expect(norms).toBe(1);
+    expectClose(emulate(network, feeds, true).outputs.y!, ort.y!, { rtol: 1e-5, atol: 1e-6 }, 'rms kernel vs onnxruntime');
   });
 
   test('a float32 input written as float16 fuses as a float32 norm; its cast and weight stay', () => {
