@@ -6,7 +6,7 @@
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
-import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type RowSplit, type WarpForm } from './rows';
+import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type WarpForm } from './rows';
 import { prologueAt, prologueKey, prologueLambda, prologueNames, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
 import type { LayerLowering, LoweredStep } from './types';
 
@@ -189,63 +189,17 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
 }
 
 /**
- * How the warp form reads the scale or the bias along a row: one value a row (inner stride 0,
- * a scalar or per-row operand), a contiguous run (stride 1: a vector load a chunk, where the
- * operand's rows start V-aligned), or any other stride.
- */
-type RowOperand = 'row' | 'contiguous' | 'strided';
-
-function rowOperand(split: RowSplit, tensor: number, form: WarpForm, bytes: number, offset: number): RowOperand {
-  const [outer, inner] = split.strides[tensor]!;
-  if (inner[0] === 0) return 'row';
-  const rowsAligned = outer.every((st, d) => split.outerDims[d] === 1 || st % form.vector === 0);
-  return inner[0] === 1 && rowsAligned && offset % (form.vector * bytes) === 0 ? 'contiguous' : 'strided';
-}
-
-const OPERAND_KEY: Record<RowOperand, string> = { row: '0', contiguous: '1', strided: '' };
-
-/**
- * C for one row operand (`scale` as `s`, `bias` as `b`) in the warp form: declarations before the
- * store, statements a chunk, and the slot's value as a float. With the strided form alone (two
- * 2-byte loads a slot) the kernel lab on the H200 measured BERT's LayerNorm at 6.88 µs against
- * 3.48 for a hand-written kernel with 16-byte loads of x, scale and bias (session 9, run 1), and
- * Llama's RMSNorm at 134 registers a thread. Reading them in chunks (run 2) did not close that
- * gap: 7.61 and 10.22 µs, the same registers. What does is still open.
- */
-function operandCode(mode: RowOperand, n: 's' | 'b', dtype: TrtDType, form: WarpForm): { decl: string; chunk: string; value: string } {
-  const t = DTYPES[dtype];
-  const V = form.vector;
-  const row = `${n}r`;
-  if (mode === 'row') return { decl: `\n    const float ${n}0 = ${loadFloat(dtype, `${row}[0]`)};`, chunk: '', value: `${n}0` };
-  if (mode === 'contiguous') {
-    if (V === 1) return { decl: '', chunk: '', value: loadFloat(dtype, `${row}[j]`) };
-    const vec = `VecN<${t.storage}, ${V}>`;
-    return { decl: '', chunk: `\n        const ${vec} q${n} = *reinterpret_cast<const ${vec}*>(${row} + j0);`, value: loadFloat(dtype, `q${n}.v[t]`) };
-  }
-  // Each lane's first element, then constant steps: per-slot products j·stride cost 130-195
-  // registers a thread at E = 24-32 (ptxas), these 72.
-  return {
-    decl: `\n    const int ${n}s = (int)i_${n}.v[0];\n    const ${t.storage}* ${n}l = ${row} + lane * ${V} * ${n}s;`,
-    chunk: '',
-    value: loadFloat(dtype, `${n}l[(c * ${32 * V} + t) * ${n}s]`),
-  };
-}
-
-/**
  * The warp form: the row read once into registers, then the same two passes and formula over
  * them. Each lane folds its slots in order, then the butterfly: the order depends on E alone.
- * Scale and bias are read as {@link RowOperand}s.
+ * Scale and bias step through their own inner stride (0 when broadcast over the row).
  */
-function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm, rms: boolean, operands: [RowOperand, RowOperand], pro?: RowPrologue) {
+function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm, rms: boolean, pro?: RowPrologue) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
-  const [sm, bm] = operands;
-  const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${statsKey(rms)}${sm === 'strided' ? '' : `.s${OPERAND_KEY[sm]}`}${bm === 'strided' ? '' : `.b${OPERAND_KEY[bm]}`}${pro ? `.${prologueKey(pro)}` : ''}`;
+  const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${statsKey(rms)}${pro ? `.${prologueKey(pro)}` : ''}`;
   const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
   const names = prologueNames(pro);
-  const sc = operandCode(sm, 's', scaleDtype, form);
-  const bc = operandCode(bm, 'b', biasDtype, form);
   return warpRowKernel(key, form, [SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b', ...names])}) {
   ${w.rows(`
@@ -255,6 +209,11 @@ extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage
     ${c.storage}* yr = y + bx;
     const ${s.storage}* sr = scale + ${pro ? 'dot8(oc, orank, o_s)' : outerAt('s')};
     const ${b.storage}* br = bias + ${pro ? 'dot8(oc, orank, o_b)' : outerAt('b')};
+    // Each lane's first scale and bias element, then constant steps: per-slot products
+    // j·stride cost 130-195 registers a thread at E = 24-32 (ptxas), these 72.
+    const int ss = (int)i_s.v[0], sb = (int)i_b.v[0];
+    const ${s.storage}* sl = sr + lane * ${form.vector} * ss;
+    const ${b.storage}* bl = br + lane * ${form.vector} * sb;
     float v[${form.elements}];
     ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}
     ${rms ? 'const float mean = 0.0f;' : `float mean = 0.0f;
@@ -266,8 +225,8 @@ extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage
         const float d = inside ? v[k] - mean : 0.0f;
         var += d * d;`)}
     ${w.all(SUM, 'var')}
-    const float inv = 1.0f / sqrtf(var / (float)inner + eps);${sc.decl}${bc.decl}
-    ${w.store(c, 'yr', `(v[k] - mean) * inv * ${sc.value} + ${bc.value}`, sc.chunk + bc.chunk)}`)}
+    const float inv = 1.0f / sqrtf(var / (float)inner + eps);
+    ${w.store(c, 'yr', `(v[k] - mean) * inv * ${loadFloat(scaleDtype, `sl[(c * ${32 * form.vector} + t) * ss]`)} + ${loadFloat(biasDtype, `bl[(c * ${32 * form.vector} + t) * sb]`)}`)}`)}
 }`);
 }
 
@@ -322,16 +281,12 @@ export const normalization: LayerLowering = (ctx) => {
   const form = warpForm(split, BYTES[x.dtype], [x.at.offset ?? 0, out.at.offset ?? 0]);
   const rms = p.rms === true;
   const taken = form && p.nbGroups <= 1 ? rowPrologue(ctx, normAxes, form) : null;
-  const operands = (sp: RowSplit, f: WarpForm): [RowOperand, RowOperand] => [
-    rowOperand(sp, 1, f, BYTES[scale.dtype], scale.at.offset ?? 0),
-    rowOperand(sp, 2, f, BYTES[bias.dtype], bias.at.offset ?? 0),
-  ];
   if (form && taken) {
     const with_ = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides, ...taken.strides]);
-    const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, operands(with_, form), taken.prologue);
+    const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, taken.prologue);
     return warpRowLaunch(kernel, with_, [ptr(out.at), ...taken.pointers, ...taken.extra, ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(with_)]);
   }
-  if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, operands(split, form)), split, args);
+  if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms), split, args);
   const coop = cooperative(split);
   return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop, rms), coop, split, args);
 };

@@ -283,12 +283,8 @@ export interface WarpCode {
   all(c: RowCombine, v: string): string;
   /** Fills every slot `v[k]` from the row at `row` (storage `t`, converted by `load`), `identity` where the slot is outside the row. */
   load(t: DTypeCode, row: string, identity: string): string;
-  /**
-   * Writes `value` (C in `k` and `j`, converted by `t.store`) to every slot inside the row at
-   * `row`. `perChunk`: statements run once for each chunk inside the row before its slots are
-   * written (C in `j0`, the chunk's first inner index), such as a vector load of an operand.
-   */
-  store(t: DTypeCode, row: string, value: string, perChunk?: string): string;
+  /** Writes `value` (C in `k` and `j`, converted by `t.store`) to every slot inside the row at `row`. */
+  store(t: DTypeCode, row: string, value: string): string;
   /**
    * {@link load} of a row computed by `p` from its operands' rows (`pr<n>`, see prologueRows):
    * each slot is the producer's value rounded to its output's storage dtype and back, as a store
@@ -352,16 +348,16 @@ export function warpRowKernel(key: string, form: WarpForm, combines: readonly Ro
         v[k] = inside ? ${t.load('q.v[t]')} : ${identity};`)}`)
           : eachChunk(eachSlot(`
         v[k] = inside ? ${t.load(`${row}[j]`)} : ${identity};`)),
-      store: (t, row, value, perChunk = '') =>
+      store: (t, row, value) =>
         V > 1
           ? eachChunk(`
-      if (inside) {${perChunk}
+      if (inside) {
         ${vec(t)} q;${eachSlot(`
         q.v[t] = ${t.store(value)};`)}
         *reinterpret_cast<${vec(t)}*>(${row} + j0) = q;
       }`)
           : eachChunk(eachSlot(`
-        if (inside) {${perChunk} ${row}[j] = ${t.store(value)}; }`)),
+        if (inside) ${row}[j] = ${t.store(value)};`)),
       produce: (p, identity) => {
         const ins = p.spec.inputs.map((d) => DTYPES[d]);
         const perRow = ins.map((c, n) => (p.walks[n] ? '' : `\n    const ${c.compute} s${n} = ${c.load(`pr${n}[0]`)};`)).join('');
