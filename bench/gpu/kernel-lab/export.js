@@ -111,6 +111,23 @@ const { attentionLaunch } = require(`${dist}/backends/cuda/lowering/attention.js
   const c = ctx('matmul', { opA: 'none', opB: 'none', attention: p }, [t(s, 1), t(s, 2), t(s, 3), t([8, 1, 1, 128], 4)], [t(s, 0)]);
   add('bert attention add-mask [96,128,64] fp16', [volume(s) * 2, volume(s) * 2, volume(s) * 2, volume(s) * 2, 8 * 128 * 2], attentionLaunch(c, p));
 }
+// Hand-edited forms of a generated kernel (variants/*.cu): `// case: <entry>` names the case,
+// `// variant: <name>` the form, `// body: <file>` pulls in a shared body. Each is compiled after
+// the case's own prelude, with ENTRY as its name, and launched with the case's arguments.
+const variantDir = path.join(__dirname, 'variants');
+const variants = [];
+for (const file of fs.existsSync(variantDir) ? fs.readdirSync(variantDir).filter((f) => f.endsWith('.cu')).sort() : []) {
+  const text = fs.readFileSync(path.join(variantDir, file), 'utf8');
+  const tag = (name) => text.match(new RegExp(`^// ${name}: (.+)$`, 'm'))?.[1].trim();
+  const entry = tag('case');
+  const at = cases.findIndex((c) => c.launch.kernel.entry === entry);
+  if (at < 0) throw new Error(`${file}: no case has the entry ${entry}`);
+  const source = cases[at].launch.kernel.source;
+  const end = source.indexOf('\n#endif\n', source.indexOf('#define GRID_STRIDE'));
+  const body = tag('body') ? fs.readFileSync(path.join(variantDir, tag('body')), 'utf8') : '';
+  const kernel = `${source.slice(0, end + 8)}\n${text}\n${body}`.replaceAll('ENTRY', entry);
+  variants.push({ at, name: tag('variant') ?? file, source: kernel });
+}
 if (process.env.DUMP) cases.forEach((c, i) => fs.writeFileSync(path.join(process.env.DUMP, `case${i}.cu`), c.launch.kernel.source));
 
 const cstr = (s) => `R"TRNLAB(${s})TRNLAB"`;
@@ -132,5 +149,9 @@ cases.forEach((c, i) => {
   out += `  {${JSON.stringify(c.name)}, ${JSON.stringify(l.kernel.key)}, ${JSON.stringify(l.kernel.entry)}, source${i}, ${dim3(l.grid)}, ${dim3(l.block)}, ${l.sharedBytes ?? 0}, params${i}, sizeof(params${i}), ptrs${i}, ${packKernelArgs(l.args).pointers.length}, buffers${i}, ${c.buffers.length}},\n`;
 });
 out += '};\nstatic const int kNumCases = sizeof(kCases) / sizeof(kCases[0]);\n';
+out += 'struct LabVariant { int at; const char* name; const char* source; };\n';
+variants.forEach((v, i) => { out += `static const char variant${i}[] = ${cstr(v.source)};\n`; });
+out += `static const LabVariant kVariants[] = {${variants.map((v, i) => `{${v.at}, ${JSON.stringify(v.name)}, variant${i}}`).join(', ') || '{-1, "", ""}'}};\n`;
+out += `static const int kNumVariants = ${variants.length};\n`;
 fs.writeFileSync(path.join(process.argv[2] ?? __dirname, 'cases.h'), out);
-console.log(cases.map((c) => `${c.name}: ${c.launch.kernel.entry} grid ${c.launch.grid} block ${c.launch.block}`).join('\n'));
+console.log([...cases.map((c) => `${c.name}: ${c.launch.kernel.entry} grid ${c.launch.grid} block ${c.launch.block}`), ...variants.map((v) => `  variant of case ${v.at}: ${v.name}`)].join('\n'));

@@ -25,38 +25,85 @@
 
 static const int kReps = 200;
 static double gCopyGBps = 0;
+// Every timed launch goes to this stream, so that it can also be captured into a CUDA graph.
+static cudaStream_t gS;
 
 // ---------------------------------------------------------------- timing
+// Two timings a kernel: back-to-back launches on a stream (what an uncaptured run pays: on
+// this host a short kernel is bound by the CPU's launch rate, about 4 us) and the same launches
+// replayed from one CUDA graph (the device time the backend's graph replay pays).
+struct Timing { double stream, graph; };
 template <typename F>
-static double TimeUs(F&& launch) {
+static double TimeStreamUs(F&& launch) {
   for (int i = 0; i < 20; ++i) launch();
-  CK(cudaDeviceSynchronize());
+  CK(cudaStreamSynchronize(gS));
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
-  CK(cudaEventRecord(a));
+  CK(cudaEventRecord(a, gS));
   for (int i = 0; i < kReps; ++i) launch();
-  CK(cudaEventRecord(b));
+  CK(cudaEventRecord(b, gS));
   CK(cudaEventSynchronize(b));
   float ms = 0;
   CK(cudaEventElapsedTime(&ms, a, b));
   CK(cudaGetLastError());
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
   return ms * 1000.0 / kReps;
 }
+template <typename F>
+static double TimeGraphUs(F&& launch) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CK(cudaStreamBeginCapture(gS, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kReps; ++i) launch();
+  CK(cudaStreamEndCapture(gS, &graph));
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  CK(cudaGraphLaunch(exec, gS));
+  CK(cudaStreamSynchronize(gS));
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  CK(cudaEventRecord(a, gS));
+  CK(cudaGraphLaunch(exec, gS));
+  CK(cudaEventRecord(b, gS));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  CK(cudaGetLastError());
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+  return ms * 1000.0 / kReps;
+}
+// LAB_ONCE=1 (for Nsight Compute): each kernel launched once, untimed, so that a profiler's
+// launch count reaches every candidate.
+static const bool kOnce = getenv("LAB_ONCE") != nullptr;
+template <typename F>
+static Timing TimeUs(F&& launch) {
+  if (kOnce) {
+    launch();
+    CK(cudaStreamSynchronize(gS));
+    return Timing{0, 0};
+  }
+  return Timing{TimeStreamUs(launch), TimeGraphUs(launch)};
+}
 
-static void Report(const char* what, double us, double bytes, int regs, int blocksPerSm, int threads, double maxDiff);
+static void Report(const char* what, Timing t, double bytes, int regs, int blocksPerSm, int threads, double maxDiff);
 static double MaxDiff(const std::vector<float>& a, const void* p, uint64_t bytes);
 // Times `launch`, then compares its output with the generated kernel's (in that order: the
 // order in which a call's arguments are evaluated is unspecified).
 template <typename F>
 static void Candidate(const char* what, F&& launch, double bytes, int regs, int blocksPerSm, int threads,
                       const std::vector<float>& ref, const void* y, uint64_t outBytes) {
-  double us = TimeUs(launch);
-  Report(what, us, bytes, regs, blocksPerSm, threads, MaxDiff(ref, y, outBytes));
+  Timing t = TimeUs(launch);
+  Report(what, t, bytes, regs, blocksPerSm, threads, MaxDiff(ref, y, outBytes));
 }
-static void Report(const char* what, double us, double bytes, int regs, int blocksPerSm, int threads, double maxDiff) {
-  double gbps = bytes / (us * 1e-6) / 1e9;
-  printf("{\"kernel\":\"%s\",\"us\":%.2f,\"GBps\":%.0f,\"ofCopy\":%.3f,\"regs\":%d,\"occupancy\":%.2f,\"maxDiff\":%g}\n", what, us, gbps,
+static void Report(const char* what, Timing t, double bytes, int regs, int blocksPerSm, int threads, double maxDiff) {
+  // Bandwidth from the graph time: the device's own rate, free of the host's launch rate.
+  double gbps = t.graph > 0 ? bytes / (t.graph * 1e-6) / 1e9 : 0.0;
+  printf("{\"kernel\":\"%s\",\"us\":%.2f,\"graphUs\":%.2f,\"GBps\":%.0f,\"ofCopy\":%.3f,\"regs\":%d,\"occupancy\":%.2f,\"maxDiff\":%g}\n", what, t.stream, t.graph, gbps,
          gCopyGBps > 0 ? gbps / gCopyGBps : 0.0, regs, blocksPerSm * threads / 2048.0, maxDiff);
   fflush(stdout);
 }
@@ -100,10 +147,11 @@ struct Generated {
   int regs = 0, blocksPerSm = 0;
 };
 
-static Generated Load(const LabCase& c, int arch) {
+// `source`: the case's own kernel, or a hand-edited variant of it with the same entry and parameters.
+static Generated Load(const LabCase& c, int arch, const char* source = nullptr) {
   Generated g{&c};
   nvrtcProgram prog;
-  nvrtcCreateProgram(&prog, c.source, c.entry, 0, nullptr, nullptr);
+  nvrtcCreateProgram(&prog, source ? source : c.source, c.entry, 0, nullptr, nullptr);
   std::string opt = "--gpu-architecture=sm_" + std::to_string(arch);
   const char* opts[] = {opt.c_str()};
   if (nvrtcCompileProgram(prog, 1, opts) != NVRTC_SUCCESS) {
@@ -150,7 +198,7 @@ static void LaunchGenerated(Generated& g, uint32_t block = 0) {
     uint64_t n = c.buffers[0] / 2;
     gx = (uint32_t)std::min<uint64_t>((n + bx - 1) / bx, 1u << 16);
   }
-  CU(cuLaunchKernel(g.fn, gx, c.grid[1], c.grid[2], bx, c.block[1], c.block[2], c.shared, 0, nullptr, extra));
+  CU(cuLaunchKernel(g.fn, gx, c.grid[1], c.grid[2], bx, c.block[1], c.block[2], c.shared, (CUstream)gS, nullptr, extra));
 }
 
 static uint64_t TrafficBytes(const LabCase& c) {
@@ -348,6 +396,8 @@ static uint32_t Grid(uint64_t items, int threads) { return (uint32_t)std::min<ui
 
 int main() {
   CK(cudaFree(0));
+  // Blocking: ordered with the fills and resets on the legacy stream.
+  CK(cudaStreamCreate(&gS));
   int dev = 0, major = 0, minor = 0, sms = 0;
   CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   CK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
@@ -360,7 +410,7 @@ int main() {
     void *a, *b;
     CK(cudaMalloc(&a, bytes));
     CK(cudaMalloc(&b, bytes));
-    double us = TimeUs([&] { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+    double us = TimeStreamUs([&] { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, gS)); });
     gCopyGBps = 2.0 * bytes / (us * 1e-6) / 1e9;
     printf("{\"copy256MiB_us\":%.1f,\"copyGBps\":%.0f,\"arch\":%d,\"sms\":%d}\n", us, gCopyGBps, arch, sms);
     CK(cudaFree(a));
@@ -380,16 +430,24 @@ int main() {
 
   for (int ci = 0; ci < kNumCases; ++ci) {
     const LabCase& c = kCases[ci];
+    // LAB_ONLY=<text>: only the cases whose name contains it.
+    if (getenv("LAB_ONLY") && !strstr(c.name, getenv("LAB_ONLY"))) continue;
     Generated g = Load(c, arch);
     const double traffic = (double)TrafficBytes(c);
     printf("== %s (%s)\n", c.name, c.entry);
-    double us = TimeUs([&] { LaunchGenerated(g); });
-    Report("generated", us, traffic, g.regs, g.blocksPerSm, c.block[0], 0);
+    Report("generated", TimeUs([&] { LaunchGenerated(g); }), traffic, g.regs, g.blocksPerSm, c.block[0], 0);
     const uint64_t outBytes = c.buffers[0];
     const std::vector<float> ref = Read(g.buffers[0], outBytes);
     uint16_t* y = (uint16_t*)g.buffers[0];
     const uint16_t* x = (const uint16_t*)g.buffers[1];
     auto reset = [&] { CK(cudaMemset(y, 0xff, outBytes)); };
+    for (int vi = 0; vi < kNumVariants; ++vi) {
+      if (kVariants[vi].at != ci) continue;
+      Generated gv = Load(c, arch, kVariants[vi].source);
+      const std::string name = std::string("variant: ") + kVariants[vi].name;
+      Candidate(name.c_str(), [&] { LaunchGenerated(gv); }, traffic, gv.regs, gv.blocksPerSm, c.block[0], ref, gv.buffers[0], outBytes);
+      for (void* p : gv.buffers) CK(cudaFree(p));
+    }
     const std::string key = c.key;
     const bool isMap = key.rfind("lab.", 0) == 0 || key.rfind("copy.", 0) == 0;
     if (isMap) {
@@ -405,40 +463,40 @@ int main() {
       const uint16_t* b = (const uint16_t*)g.buffers[2];
       const uint32_t n = (uint32_t)(outBytes / 2), cols = 3072;
       reset();
-      Candidate("one a thread, sw half", [&] { GeluOne<false><<<Grid(n, 256), 256>>>(y, x, b, n, cols); }, traffic, Regs(GeluOne<false>), Occ(GeluOne<false>, 256), 256, ref, y, outBytes);
+      Candidate("one a thread, sw half", [&] { GeluOne<false><<<Grid(n, 256), 256, 0, gS>>>(y, x, b, n, cols); }, traffic, Regs(GeluOne<false>), Occ(GeluOne<false>, 256), 256, ref, y, outBytes);
       reset();
-      Candidate("one a thread, hw half", [&] { GeluOne<true><<<Grid(n, 256), 256>>>(y, x, b, n, cols); }, traffic, Regs(GeluOne<true>), Occ(GeluOne<true>, 256), 256, ref, y, outBytes);
+      Candidate("one a thread, hw half", [&] { GeluOne<true><<<Grid(n, 256), 256, 0, gS>>>(y, x, b, n, cols); }, traffic, Regs(GeluOne<true>), Occ(GeluOne<true>, 256), 256, ref, y, outBytes);
       reset();
-      Candidate("ilp 4, sw half", [&] { GeluIlp<4><<<Grid(n / 4, 256), 256>>>(y, x, b, n, cols); }, traffic, Regs(GeluIlp<4>), Occ(GeluIlp<4>, 256), 256, ref, y, outBytes);
+      Candidate("ilp 4, sw half", [&] { GeluIlp<4><<<Grid(n / 4, 256), 256, 0, gS>>>(y, x, b, n, cols); }, traffic, Regs(GeluIlp<4>), Occ(GeluIlp<4>, 256), 256, ref, y, outBytes);
       reset();
-      Candidate("vec 2, sw half", [&] { GeluVec<2, false><<<Grid(n / 2, 256), 256>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<2, false>), Occ(GeluVec<2, false>, 256), 256, ref, y, outBytes);
+      Candidate("vec 2, sw half", [&] { GeluVec<2, false><<<Grid(n / 2, 256), 256, 0, gS>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<2, false>), Occ(GeluVec<2, false>, 256), 256, ref, y, outBytes);
       reset();
-      Candidate("vec 4, sw half", [&] { GeluVec<4, false><<<Grid(n / 4, 256), 256>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<4, false>), Occ(GeluVec<4, false>, 256), 256, ref, y, outBytes);
+      Candidate("vec 4, sw half", [&] { GeluVec<4, false><<<Grid(n / 4, 256), 256, 0, gS>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<4, false>), Occ(GeluVec<4, false>, 256), 256, ref, y, outBytes);
       reset();
-      Candidate("vec 8, sw half", [&] { GeluVec<8, false><<<Grid(n / 8, 256), 256>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<8, false>), Occ(GeluVec<8, false>, 256), 256, ref, y, outBytes);
+      Candidate("vec 8, sw half", [&] { GeluVec<8, false><<<Grid(n / 8, 256), 256, 0, gS>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<8, false>), Occ(GeluVec<8, false>, 256), 256, ref, y, outBytes);
       reset();
-      Candidate("vec 8, hw half", [&] { GeluVec<8, true><<<Grid(n / 8, 256), 256>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<8, true>), Occ(GeluVec<8, true>, 256), 256, ref, y, outBytes);
+      Candidate("vec 8, hw half", [&] { GeluVec<8, true><<<Grid(n / 8, 256), 256, 0, gS>>>(y, x, b, n, cols); }, traffic, Regs(GeluVec<8, true>), Occ(GeluVec<8, true>, 256), 256, ref, y, outBytes);
       reset();
-      Report("device copy of the input", TimeUs([&] { CK(cudaMemcpyAsync(y, x, outBytes, cudaMemcpyDeviceToDevice)); }), 2.0 * outBytes, 0, 0, 0, -1);
+      Report("device copy of the input", TimeUs([&] { CK(cudaMemcpyAsync(y, x, outBytes, cudaMemcpyDeviceToDevice, gS)); }), 2.0 * outBytes, 0, 0, 0, -1);
     } else if (key.rfind("softmax.float16", 0) == 0) {
       const uint32_t inner = c.buffers[0] == 8ull * 12 * 128 * 128 * 2 ? 128 : 512;
       const uint32_t rows = (uint32_t)(outBytes / 2 / inner);
       reset();
-      if (inner == 128) Candidate("warp a row, registers", [&] { SoftmaxWarp<4><<<Grid(rows * 32ull, 256), 256>>>(y, x, rows); }, traffic, Regs(SoftmaxWarp<4>), Occ(SoftmaxWarp<4>, 256), 256, ref, y, outBytes);
-      else Candidate("warp a row, registers", [&] { SoftmaxWarp<16><<<Grid(rows * 32ull, 256), 256>>>(y, x, rows); }, traffic, Regs(SoftmaxWarp<16>), Occ(SoftmaxWarp<16>, 256), 256, ref, y, outBytes);
+      if (inner == 128) Candidate("warp a row, registers", [&] { SoftmaxWarp<4><<<Grid(rows * 32ull, 256), 256, 0, gS>>>(y, x, rows); }, traffic, Regs(SoftmaxWarp<4>), Occ(SoftmaxWarp<4>, 256), 256, ref, y, outBytes);
+      else Candidate("warp a row, registers", [&] { SoftmaxWarp<16><<<Grid(rows * 32ull, 256), 256, 0, gS>>>(y, x, rows); }, traffic, Regs(SoftmaxWarp<16>), Occ(SoftmaxWarp<16>, 256), 256, ref, y, outBytes);
     } else if (key.rfind("normalization.", 0) == 0 && key.find(".rms") != std::string::npos) {
       const uint32_t rows = (uint32_t)(outBytes / 2 / 2048);
       const uint16_t* gm = (const uint16_t*)g.buffers[2];
       const uint16_t* b1 = (const uint16_t*)g.buffers[3];
       reset();
-      Candidate("warp a row, registers", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 128), 128>>>(y, x, gm, b1, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 128), 128, ref, y, outBytes);
-      Candidate("warp a row, registers, 8 rows a block", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 256), 256>>>(y, x, gm, b1, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 256), 256, ref, y, outBytes);
+      Candidate("warp a row, registers", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 128), 128, 0, gS>>>(y, x, gm, b1, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 128), 128, ref, y, outBytes);
+      Candidate("warp a row, registers, 8 rows a block", [&] { LayerNormWarp<64, true><<<Grid(rows * 32ull, 256), 256, 0, gS>>>(y, x, gm, b1, 1e-5f, rows); }, traffic, Regs(LayerNormWarp<64, true>), Occ((LayerNormWarp<64, true>), 256), 256, ref, y, outBytes);
     } else if (key.rfind("normalization.", 0) == 0) {
       const uint32_t rows = (uint32_t)(outBytes / 2 / 768);
       const uint16_t* gm = (const uint16_t*)g.buffers[2];
       const uint16_t* bt = (const uint16_t*)g.buffers[3];
       reset();
-      Candidate("warp a row, registers", [&] { LayerNormWarp<24><<<Grid(rows * 32ull, 128), 128>>>(y, x, gm, bt, 1e-12f, rows); }, traffic, Regs(LayerNormWarp<24>), Occ(LayerNormWarp<24>, 128), 128, ref, y, outBytes);
+      Candidate("warp a row, registers", [&] { LayerNormWarp<24><<<Grid(rows * 32ull, 128), 128, 0, gS>>>(y, x, gm, bt, 1e-12f, rows); }, traffic, Regs(LayerNormWarp<24>), Occ(LayerNormWarp<24>, 128), 128, ref, y, outBytes);
     }
     for (void* p : g.buffers) CK(cudaFree(p));
   }

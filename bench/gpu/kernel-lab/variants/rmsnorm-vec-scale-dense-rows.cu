@@ -1,0 +1,5 @@
+// case: k_normalization_float16_float16_float16_rms_warp64v8
+// variant: vec-scale+dense-rows
+#define VEC_SCALE 1
+#define DENSE_ROWS 1
+// body: rmsnorm.cuh
