@@ -96,6 +96,34 @@ export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: numbe
   return into;
 }
 
+/** Row layers whose kernels also store a prologue's output (lowering/prologue.ts): later layers read it. */
+const STORING_ROWS = new Set(['normalization']);
+
+/**
+ * Producer → row consumer pairs for stored prologues, as device-layer positions: a pointwise
+ * producer with one output, an intermediate, not fused otherwise (`into`), read by several
+ * layers the first of which is a normalization reading it as its data input only. The row
+ * kernel computes the producer while loading its row and also writes the output there, so the
+ * producer's launch, and one read of the row, go away (Llama's residual sum before each RMSNorm,
+ * read again by the next residual sum). The later readers run after the row kernel, so the
+ * output is in memory when they read it. Pure.
+ */
+export function planStoredPrologues(layers: readonly Layer[], tensor: (id: number) => TensorFacts, into: ReadonlyMap<number, number>): Map<number, number> {
+  const readers = tensorReaders(layers);
+  const stored = new Map<number, number>();
+  layers.forEach((layer, i) => {
+    if (into.has(i) || !POINTWISE.has(layer.params.kind) || layer.outputs.length !== 1) return;
+    const out = layer.outputs[0]!;
+    if (!tensor(out).intermediate) return;
+    const r = [...new Set(readers.get(out))].sort((a, b) => a - b);
+    if (r.length < 2 || r[0]! <= i) return;
+    const row = layers[r[0]!]!;
+    if (!STORING_ROWS.has(row.params.kind) || row.outputs.length !== 1) return;
+    if (row.inputs.every((t, k) => (t === out) === (k === 0))) stored.set(i, r[0]!);
+  });
+  return stored;
+}
+
 /** The device-layer position each layer's inputs must stay live until: its fusion chain's last consumer. */
 export function fusionChainEnds(into: ReadonlyMap<number, number>, count: number): number[] {
   const end = Array.from({ length: count }, (_, i) => i);

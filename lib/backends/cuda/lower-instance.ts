@@ -17,7 +17,7 @@ import type { BufferSlice } from '../../gpu/plan';
 import type { Layer, Network } from '../../network';
 import type { Tensor } from '../../tensor';
 import type { Instance } from './instantiate';
-import { fuseMaps, fusionChainEnds, planPointwiseFusion, planViews, readThrough, type TensorFacts } from './fuse-pointwise';
+import { fuseMaps, fusionChainEnds, planPointwiseFusion, planStoredPrologues, planViews, readThrough, type TensorFacts } from './fuse-pointwise';
 import { lowerLayer, type BoundTensor, type KernelLaunch, type LoweredStep, type LoweringContext } from './lowering';
 import { denseStrides, sameList, sameSlice } from './lowering/kernel';
 import { isCopy, mapLaunchInfo, type MapLaunchInfo } from './lowering/map';
@@ -67,6 +67,8 @@ export interface LoweredInstance {
 /** A fused producer's launch, held until its consumer (a device-layer position) is lowered. */
 interface Waiting {
   consumer: number;
+  /** A stored prologue: the consumer also writes the output, which later layers read. */
+  store: boolean;
   launch: KernelLaunch;
   info: MapLaunchInfo;
   name: string;
@@ -188,7 +190,9 @@ export function lowerInstance(
   const reinterprets = (position: number): boolean => reinterpretedInput(instance.deviceLayers[position]!, instance) !== undefined;
   const views = fuse ? planViews(instance.deviceLayers, facts, reinterprets) : new Map<number, number[]>();
   const fuseInto = fuse ? planPointwiseFusion(instance.deviceLayers, facts, { reinterprets, views }) : new Map<number, number>();
-  const chainEnd = fusionChainEnds(fuseInto, instance.deviceLayers.length);
+  // Producers a normalization computes while loading its row and also stores (later layers read them).
+  const storeInto = fuse ? planStoredPrologues(instance.deviceLayers, facts, fuseInto) : new Map<number, number>();
+  const chainEnd = fusionChainEnds(new Map([...fuseInto, ...storeInto]), instance.deviceLayers.length);
   const readEnd = [...chainEnd];
   for (let i = readEnd.length - 1; i >= 0; i--) for (const j of views.get(i) ?? []) readEnd[i] = Math.max(readEnd[i]!, readEnd[j]!);
 
@@ -232,7 +236,7 @@ export function lowerInstance(
     // A producer of the data input, offered to a row kernel to compute while loading it.
     const data = layer.inputs[0];
     const offered = data === null || data === undefined ? undefined : [...waiting.values()].find((w) => w.consumer === position && sameSlice(w.output, bound[data]!.at));
-    const prologue = offered === undefined ? undefined : { producer: offered.info, input: 0, taken: false };
+    const prologue = offered === undefined ? undefined : { producer: offered.info, input: 0, store: offered.store, taken: false };
     const ctx: LoweringContext = {
       prologue,
       layer,
@@ -256,7 +260,7 @@ export function lowerInstance(
     if (offered !== undefined && prologue?.taken === true) {
       waiting.delete(offered.outputId);
       names.unshift(offered.name);
-      touched = new Set([...offered.touched, ...touched].filter((t) => t !== offered.outputId));
+      touched = new Set([...offered.touched, ...touched].filter((t) => offered.store || t !== offered.outputId));
     }
     const inputs = new Set(layer.inputs.filter((id): id is number => id !== null));
 
@@ -303,7 +307,8 @@ export function lowerInstance(
     // Producers computed inside this layer's launches, in their order; one that cannot join runs first.
     for (const [id, w] of [...waiting].filter(([, w]) => w.consumer === position)) {
       waiting.delete(id);
-      const fused = rewriteReads(lowered, w.output, (info) => fuseMaps(w.info, info, w.output));
+      // A stored prologue not taken writes its output for later readers: it runs first, as is.
+      const fused = w.store ? null : rewriteReads(lowered, w.output, (info) => fuseMaps(w.info, info, w.output));
       if (fused === null) emit([w.launch], w.name, w.kind, w.touched);
       else {
         lowered = fused;
@@ -314,12 +319,12 @@ export function lowerInstance(
     }
     name = names.join('+');
 
-    const consumer = fuseInto.get(position);
+    const consumer = fuseInto.get(position) ?? storeInto.get(position);
     const info = consumer !== undefined && lowered.length === 1 ? mapLaunchInfo(lowered[0]!) : undefined;
     // A producer that used scratch must run where it is (a later layer reuses the scratch).
     if (consumer !== undefined && info !== undefined && used === 0) {
       const outputId = layer.outputs[0]!;
-      waiting.set(outputId, { consumer, launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[outputId]!.at, outputId, touched });
+      waiting.set(outputId, { consumer, store: storeInto.has(position), launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[outputId]!.at, outputId, touched });
     } else {
       emit(lowered, name, layer.params.kind, touched);
     }

@@ -4,7 +4,7 @@
  * plan must give bit for bit what the unfused one gives (fusion rounds the intermediate to its
  * storage dtype as a store would), with fewer launches, and both must match the reference backend.
  */
-import { fusionChainEnds, planPointwiseFusion } from '../../../lib/backends/cuda/fuse-pointwise';
+import { fusionChainEnds, planPointwiseFusion, planStoredPrologues } from '../../../lib/backends/cuda/fuse-pointwise';
 import { Network, type NetTensor } from '../../../lib/network';
 import { Tensor } from '../../../lib/tensor';
 import { FP32 } from '../../helpers/compare';
@@ -43,6 +43,32 @@ describe('planPointwiseFusion', () => {
     // a fuses into b (which reads it broadcast: a is computed per element of b), b into d; d
     // has two readers, e1's reader is a cumulative sum, e2 is a network output.
     expect([...into]).toEqual([[0, 2], [2, 3]]);
+  });
+});
+
+describe('planStoredPrologues', () => {
+  test("a pointwise producer read first by a normalization's data input, then by others; not one fused already, read first elsewhere, or read by the norm's scale", () => {
+    const net = new Network('stored');
+    const x = net.addInput('x', 'float32', [2, 8]);
+    const w = constant(net, [1, 8], 1);
+    const norm = (t: NetTensor, name: string, scale = w): NetTensor => net.add1({ kind: 'normalization', axes: [1], epsilon: 1e-5, nbGroups: 1 }, [t, scale, w], name);
+    // Layer 0 is the constant w.
+    const h = net.add1({ kind: 'elementwise', op: 'sum' }, [x, x], 'h'); // 1: read by n1 first, then by g
+    const n1 = norm(h, 'n1'); // 2
+    const g = net.add1({ kind: 'elementwise', op: 'sum' }, [h, n1], 'g'); // 3: read by e first
+    const e = net.add1({ kind: 'unary', op: 'exp' }, [g], 'e'); // 4
+    const n2 = norm(g, 'n2'); // 5
+    const k = net.add1({ kind: 'unary', op: 'abs' }, [e], 'k'); // 6: read by a norm as data and as scale
+    const n3 = norm(k, 'n3', k); // 7
+    const only = net.add1({ kind: 'unary', op: 'neg' }, [n3], 'only'); // 8: one reader, a norm (a plain prologue)
+    const n4 = norm(only, 'n4'); // 9
+    const outputs = [n2, net.add1({ kind: 'elementwise', op: 'sum' }, [k, n4], 'z')];
+    outputs.forEach((t, i) => net.markOutput(t, `y${i}`));
+    const ids = new Set([x.id, ...outputs.map((t) => t.id)]);
+    const facts = (id: number) => ({ shape: net.tensor(id).shape, intermediate: !ids.has(id) && net.layers[net.tensor(id).producer]!.params.kind !== 'constant' });
+    const into = planPointwiseFusion(net.layers, facts);
+    expect(into.get(8)).toBe(9);
+    expect([...planStoredPrologues(net.layers, facts, into)]).toEqual([[1, 2]]);
   });
 });
 

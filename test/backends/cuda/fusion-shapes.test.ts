@@ -195,6 +195,55 @@ describe('row prologues on the emulator', () => {
     expect(fused.names).toEqual(['scale+masked+softmax']);
   });
 
+  /** Two Llama-style residual steps: each sum read by the norm after it and by the next sum. */
+  function residualChain(dtype: 'float16' | 'float32', width: number, rms: boolean): Network {
+    const net = new Network(`stored_${dtype}_${width}`);
+    const x = net.addInput('x', dtype, [2, 6, width]);
+    const a = net.addInput('a', dtype, [2, 6, width]);
+    const r = new Random(21);
+    const constant = (name: string, shape: number[], lo = -1, hi = 1): NetTensor => net.add1({ kind: 'constant', weights: r.tensor(shape, dtype, lo, hi) }, [], name);
+    const h1 = net.add1({ kind: 'elementwise', op: 'sum' }, [x, a], 'residual_1');
+    const zero = constant('zero', [1, 1, 1], 0, 0);
+    const n1 = net.add1({ kind: 'normalization', axes: [2], epsilon: 1e-5, nbGroups: 1, rms }, [h1, constant('weight_1', [1, 1, width]), zero], 'norm_1');
+    const m = net.add1({ kind: 'elementwise', op: 'prod' }, [n1, constant('mlp_scale', [1, 1, width])], 'mlp');
+    const h2 = net.add1({ kind: 'elementwise', op: 'sum' }, [h1, m], 'residual_2');
+    const n2 = net.add1({ kind: 'normalization', axes: [2], epsilon: 1e-5, nbGroups: 1, rms }, [h2, constant('weight_2', [1, 1, width]), zero], 'norm_2');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [h2, n2], 'residual_3'), 'y');
+    return net;
+  }
+
+  test.each([
+    ['float16', 256, true, FP16],
+    ['float16', 48, true, FP16],
+    ['float32', 96, true, FP32],
+    ['float16', 256, false, FP16],
+  ] as const)('a %s residual sum over rows of %i read again later is stored by the norm that loads it (rms %s)', (dtype, width, rms, tol) => {
+    const net = residualChain(dtype, width, rms);
+    const r = new Random(22);
+    const { fused, plain } = expectEmulatedMatches(net, { x: r.tensor([2, 6, width], dtype), a: r.tensor([2, 6, width], dtype) }, tol);
+    // residual_3 reads both sums from memory: each norm wrote its sum as it loaded the row.
+    expect([plain.launches, fused.launches]).toEqual([6, 3]);
+    expect(fused.names).toEqual(['residual_1+norm_1', 'mlp+residual_2+norm_2', 'residual_3']);
+  });
+
+  test('a sum read first by another layer, or first by a softmax, is not stored by a row kernel', () => {
+    const net = new Network('not_stored');
+    const x = net.addInput('x', 'float16', [4, 256]);
+    const a = net.addInput('a', 'float16', [4, 256]);
+    const r = new Random(23);
+    const sum = net.add1({ kind: 'elementwise', op: 'sum' }, [x, a], 'sum');
+    const early = net.add1({ kind: 'unary', op: 'exp' }, [sum], 'early');
+    const w = net.add1({ kind: 'constant', weights: r.tensor([1, 256], 'float16') }, [], 'w');
+    const b = net.add1({ kind: 'constant', weights: r.tensor([1, 256], 'float16') }, [], 'b');
+    const norm = net.add1({ kind: 'normalization', axes: [1], epsilon: 1e-5, nbGroups: 1 }, [sum, w, b], 'norm');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [early, norm], 'y'), 'y');
+    const sum2 = net.add1({ kind: 'elementwise', op: 'sum' }, [x, x], 'sum2');
+    const soft = net.add1({ kind: 'softmax', axis: 1 }, [sum2], 'soft');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'prod' }, [sum2, soft], 'z'), 'z');
+    const { fused } = expectEmulatedMatches(net, { x: r.tensor([4, 256], 'float16'), a: r.tensor([4, 256], 'float16') }, FP16);
+    expect(fused.names).toEqual(['sum', 'norm', 'early+y', 'sum2', 'soft', 'z']);
+  });
+
   test('a producer read elsewhere too, or over a strided row, runs as its own launch', () => {
     const net = new Network('declined');
     const x = net.addInput('x', 'float32', [4, 40]);

@@ -203,12 +203,12 @@ function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtyp
   return warpRowKernel(key, form, [SUM], (entry, w) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b', ...names])}) {
   ${w.rows(`
-    ${pro ? `${prologueRows(pro)}
+    ${pro ? `${prologueRows(pro, ['s', 'b'])}
     const i64 bx = base;` : `const i64 bx = ${outerAt('x')};
     const ${c.storage}* xr = x + bx;`}
     ${c.storage}* yr = y + bx;
-    const ${s.storage}* sr = scale + ${pro ? 'dot8(oc, orank, o_s)' : outerAt('s')};
-    const ${b.storage}* br = bias + ${pro ? 'dot8(oc, orank, o_b)' : outerAt('b')};
+    const ${s.storage}* sr = scale + ${pro ? 'off_s' : outerAt('s')};
+    const ${b.storage}* br = bias + ${pro ? 'off_b' : outerAt('b')};
     // Each lane's first scale and bias element, then constant steps: per-slot products
     // j·stride cost 130-195 registers a thread at E = 24-32 (ptxas), these 72.
     const int ss = (int)i_s.v[0], sb = (int)i_b.v[0];
@@ -280,7 +280,8 @@ export const normalization: LayerLowering = (ctx) => {
   const args = [ptr(out.at), ptr(x.at), ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(split)];
   const form = warpForm(split, BYTES[x.dtype], [x.at.offset ?? 0, out.at.offset ?? 0]);
   const rms = p.rms === true;
-  const taken = form && p.nbGroups <= 1 ? rowPrologue(ctx, normAxes, form) : null;
+  // The warp form also takes a stored prologue (Llama's residual sum before each RMSNorm).
+  const taken = form && p.nbGroups <= 1 ? rowPrologue(ctx, normAxes, form, true) : null;
   if (form && taken) {
     const with_ = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides, ...taken.strides]);
     const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, taken.prologue);

@@ -7,6 +7,11 @@
  * per-element function, rounding to the intermediate's storage dtype as a store would — the
  * same bits as the two kernels. Only the warp form of a row takes one; the others decline, and
  * the producer then runs as its own launch.
+ *
+ * A stored prologue is one whose output later layers read too (Llama's residual sum, read by the
+ * RMSNorm after it and by the next residual sum): the row kernel also writes the rounded values
+ * it loads, where the producer would have, so the map launch and a read of the row go away.
+ * Only a lowering that says it can (`canStore`) takes one.
  */
 import { createHash } from 'node:crypto';
 
@@ -19,7 +24,11 @@ import type { LoweringContext } from './types';
 
 export { prologueCall, prologueLambda, type RowPrologue } from './rows';
 
-/** A prologue a lowering has taken: the kernel's description, and the operands' pointers, strides (over the input's box) and extra arguments. */
+/**
+ * A prologue a lowering has taken: the kernel's description, and the operands' pointers (the
+ * stored output's first, `px`, for a stored prologue), strides (over the input's box) and extra
+ * arguments.
+ */
 export interface TakenPrologue {
   readonly prologue: RowPrologue;
   readonly pointers: readonly KernelArg[];
@@ -32,12 +41,14 @@ export interface TakenPrologue {
  * own box reduced along `axes`, or null (and leaves it) where it does not fit: a raw producer,
  * or one over another box or not writing the input densely; and for the warp form (`form`), an
  * operand that neither walks the row nor stays on it, or one a chunk of `form.vector` elements
- * cannot be read from in one aligned access.
+ * cannot be read from in one aligned access. A stored offer is taken only with `canStore`.
  */
-export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form: WarpForm | null): TakenPrologue | null {
+export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form: WarpForm | null, canStore = false): TakenPrologue | null {
   const offer = ctx.prologue;
   const x = ctx.inputs[0];
   if (offer === undefined || offer.input !== 0 || !x) return null;
+  const stores = offer.store === true;
+  if (stores && (!canStore || form === null)) return null;
   const info = offer.producer;
   if (info.spec.raw || !sameSlice(info.out.at, x.at) || !sameList(info.dims, x.shape) || !sameList(info.out.strides, denseStrides(x.shape))) return null;
   const split = splitRows(x.shape, axes, info.inputs.map((o) => o.strides));
@@ -59,8 +70,8 @@ export function rowPrologue(ctx: LoweringContext, axes: readonly number[], form:
   }
   offer.taken = true;
   return {
-    prologue: { spec: info.spec, walks },
-    pointers: info.inputs.map((o) => ptr(o.at)),
+    prologue: { spec: info.spec, walks, stores },
+    pointers: [...(stores ? [ptr(info.out.at)] : []), ...info.inputs.map((o) => ptr(o.at))],
     strides: info.inputs.map((o) => o.strides),
     extra: info.extra,
   };
@@ -71,28 +82,36 @@ export const prologueNames = (p: RowPrologue | undefined): string[] => (p ? p.sp
 
 /** The kernel-key part naming a prologue (hashed: a fused spec's key is long). */
 export function prologueKey(p: RowPrologue): string {
-  const text = `${p.spec.key}|${p.walks.map((w) => (w ? 1 : 0)).join('')}`;
+  const text = `${p.spec.key}|${p.walks.map((w) => (w ? 1 : 0)).join('')}${p.stores ? '|stored' : ''}`;
   return `pro${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 }
 
-/** The kernel parameters a prologue adds in place of the input's pointer: its operands' pointers, then its spec's extra parameters (prefixed `p_`). */
+/**
+ * The kernel parameters a prologue adds in place of the input's pointer: where a stored one
+ * writes its output (`px`), its operands' pointers, then its spec's extra parameters (prefixed `p_`).
+ */
 export function prologueParams(p: RowPrologue): string {
-  const pointers = p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* p${n}`);
+  const pointers = [...(p.stores ? [`${DTYPES[p.spec.output].storage}* px`] : []), ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* p${n}`)];
   return [...pointers, ...(p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').decl)].join(', ');
 }
 
 /**
- * C, inside the row loop: the outer index's coordinates `oc` (unflattened once, not once per
- * operand: each unflattening divides once per outer dim, which a short row cannot hide), each
- * operand's row pointer `pr<n>`, and `base`, the offset of the row in the tensor the kernel writes.
+ * C, inside the row loop: each operand's row pointer `pr<n>`, `base`, the offset of the row in
+ * the tensor the kernel writes, and `off_<name>` for each of `others` (row tensors of the kernel's
+ * own, such as a normalization's scale and bias). All through one strided_n: the outer index
+ * divides once per outer dim, not once per tensor, which a short row cannot hide.
  */
-export const prologueRows = (p: RowPrologue): string =>
-  [
-    'i64 oc[8];',
-    'unflatten(o, orank, odims, oc);',
-    ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + dot8(oc, orank, o_p${n});`),
-    'const i64 base = dot8(oc, orank, o_x);',
+export function prologueRows(p: RowPrologue, others: readonly string[] = []): string {
+  const names = [...p.spec.inputs.map((_, n) => `p${n}`), 'x', ...others];
+  return [
+    `const Dims8* const ost[${names.length}] = {${names.map((n) => `&o_${n}`).join(', ')}};`,
+    `i64 oo[${names.length}];`,
+    `strided_n<${names.length}>(o, orank, odims, ost, oo);`,
+    ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + oo[${n}];`),
+    `const i64 base = oo[${p.spec.inputs.length}];`,
+    ...others.map((n, k) => `const i64 off_${n} = oo[${p.spec.inputs.length + 1 + k}];`),
   ].join('\n    ');
+}
 
 /** C: the producer's value at inner index `j` of the row, each operand read at its own inner strides (the block and thread forms). */
 export const prologueAt = (p: RowPrologue, j: string): string =>

@@ -251,6 +251,8 @@ export function warpForm(split: RowSplit, bytes: number, offsets: readonly numbe
 export interface RowPrologue {
   readonly spec: MapSpec;
   readonly walks: readonly boolean[];
+  /** Whether the kernel also writes the producer's output (`px`, over the input's own strides): later layers read it. */
+  readonly stores?: boolean;
 }
 
 /** C, inside the row loop: the prologue's per-element function, `producer`. */
@@ -260,11 +262,15 @@ ${p.spec.body}
     };`;
 }
 
+/** C: the producer's value at element `args` of its operands in its output's storage dtype (the bits a store would write). */
+export function prologueStored(p: RowPrologue, args: readonly string[]): string {
+  const extra = (p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').name);
+  return DTYPES[p.spec.output].store(`producer(${[...args, ...extra].join(', ')})`);
+}
+
 /** C: the producer's value at element `args` of its operands, rounded to its output's storage dtype and back (as a store and a load would). */
 export function prologueCall(p: RowPrologue, args: readonly string[]): string {
-  const mid = DTYPES[p.spec.output];
-  const extra = (p.spec.extra ?? []).map((d) => renamedParam(d, 'p_').name);
-  return mid.load(mid.store(`producer(${[...args, ...extra].join(', ')})`));
+  return DTYPES[p.spec.output].load(prologueStored(p, args));
 }
 
 /** The C building blocks of a warp-form row kernel; each lane's slots are `v[k]`, k < E. */
@@ -289,6 +295,7 @@ export interface WarpCode {
    * {@link load} of a row computed by `p` from its operands' rows (`pr<n>`, see prologueRows):
    * each slot is the producer's value rounded to its output's storage dtype and back, as a store
    * and a load between two kernels would round it; `identity` where the slot is outside the row.
+   * A stored prologue also writes those rounded values to the row at `px + base`.
    */
   produce(p: RowPrologue, identity: string): string;
 }
@@ -360,12 +367,27 @@ export function warpRowKernel(key: string, form: WarpForm, combines: readonly Ro
         if (inside) ${row}[j] = ${t.store(value)};`)),
       produce: (p, identity) => {
         const ins = p.spec.inputs.map((d) => DTYPES[d]);
+        const mid = DTYPES[p.spec.output];
         const perRow = ins.map((c, n) => (p.walks[n] ? '' : `\n    const ${c.compute} s${n} = ${c.load(`pr${n}[0]`)};`)).join('');
-        const call = (at: (n: number) => string): string => prologueCall(p, ins.map((c, n) => (p.walks[n] ? c.load(at(n)) : `s${n}`)));
-        const lambda = `\n    ${prologueLambda(p)}${perRow}`;
-        if (V === 1) return lambda + eachChunk(eachSlot(`\n        v[k] = inside ? ${call((n) => `pr${n}[j]`)} : ${identity};`));
+        const args = (at: (n: number) => string): string[] => ins.map((c, n) => (p.walks[n] ? c.load(at(n)) : `s${n}`));
+        const lambda = `\n    ${prologueLambda(p)}${perRow}${p.stores ? `\n    ${mid.storage}* xw = px + base;` : ''}`;
+        if (V === 1) {
+          if (!p.stores) return lambda + eachChunk(eachSlot(`\n        v[k] = inside ? ${prologueCall(p, args((n) => `pr${n}[j]`))} : ${identity};`));
+          return lambda + eachChunk(eachSlot(`
+        if (inside) {
+          const ${mid.storage} w = ${prologueStored(p, args((n) => `pr${n}[j]`))};
+          xw[j] = w;
+          v[k] = ${mid.load('w')};
+        } else v[k] = ${identity};`));
+        }
         const chunks = ins.map((c, n) => (p.walks[n] ? `\n      ${vec(c)} q${n};\n      if (inside) q${n} = *reinterpret_cast<const ${vec(c)}*>(pr${n} + j0);` : '')).join('');
-        return lambda + eachChunk(`${chunks}${eachSlot(`\n        v[k] = inside ? ${call((n) => `q${n}.v[t]`)} : ${identity};`)}`);
+        if (!p.stores) return lambda + eachChunk(`${chunks}${eachSlot(`\n        v[k] = inside ? ${prologueCall(p, args((n) => `q${n}.v[t]`))} : ${identity};`)}`);
+        // A chunk is inside the row or outside it as a whole: one outside stores nothing.
+        return lambda + eachChunk(`${chunks}
+      ${vec(mid)} w;${eachSlot(`
+        w.v[t] = inside ? ${prologueStored(p, args((n) => `q${n}.v[t]`))} : (${mid.storage})0;
+        v[k] = inside ? ${mid.load('w.v[t]')} : ${identity};`)}
+      if (inside) *reinterpret_cast<${vec(mid)}*>(xw + j0) = w;`);
       },
     };
     return `${combines.map((c) => warpCombine(entry, c)).join('\n')}\n${body(entry, code)}`;

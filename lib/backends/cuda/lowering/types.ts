@@ -63,9 +63,10 @@ export interface LoweringContext {
   /**
    * A pointwise producer of input `input` the lowering may compute while loading it (a row
    * prologue, lowering/prologue.ts); a lowering that does sets `taken`, and the producer's own
-   * launch never runs.
+   * launch never runs. With `store`, later layers read the producer's output too: a lowering
+   * takes it only if its kernel also writes that output where the producer would have.
    */
-  readonly prologue?: { readonly producer: MapLaunchInfo; readonly input: number; taken: boolean };
+  readonly prologue?: { readonly producer: MapLaunchInfo; readonly input: number; readonly store?: boolean; taken: boolean };
 }
 
 /** Lowers one layer; throws UnsupportedOpError (naming the layer) for a form it cannot run. */

@@ -1,0 +1,5 @@
+// case: k_normalization_float16_float16_float16_rms_warp64v8
+// variant: vec-store+vec-scale
+#define VEC_STORE 1
+#define VEC_SCALE 1
+// body: rmsnorm.cuh
