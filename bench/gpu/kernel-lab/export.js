@@ -121,7 +121,7 @@ for (const file of fs.existsSync(variantDir) ? fs.readdirSync(variantDir).filter
   const tag = (name) => text.match(new RegExp(`^// ${name}: (.+)$`, 'm'))?.[1].trim();
   const entry = tag('case');
   const at = cases.findIndex((c) => c.launch.kernel.entry === entry);
-  if (at < 0) throw new Error(`${file}: no case has the entry ${entry}`);
+  if (at < 0) throw new Error(`${file}: no case has the entry ${entry} (a lowering change renames a kernel: update the variant)`);
   const source = cases[at].launch.kernel.source;
   const end = source.indexOf('\n#endif\n', source.indexOf('#define GRID_STRIDE'));
   const body = tag('body') ? fs.readFileSync(path.join(variantDir, tag('body')), 'utf8') : '';

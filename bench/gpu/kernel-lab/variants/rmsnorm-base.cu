@@ -1,4 +1,4 @@
-// case: k_normalization_float16_float16_float16_rms_warp64v8
+// case: k_normalization_float16_float16_float16_rms_s1_b0_warp64v8_full
 // variant: base
 
 // body: rmsnorm.cuh

@@ -1,4 +1,4 @@
-// case: k_normalization_float16_float16_float16_rms_warp64v8
+// case: k_normalization_float16_float16_float16_rms_s1_b0_warp64v8_full
 // variant: vec-scale+dense-rows
 #define VEC_SCALE 1
 #define DENSE_ROWS 1

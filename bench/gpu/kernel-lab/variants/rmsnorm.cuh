@@ -1,5 +1,5 @@
-// The generated RMSNorm warp kernel (k_normalization_float16_float16_float16_rms_warp64v8, as
-// lowering/nn.ts writes it for [512, 2048] fp16), with switches that each remove one
+// The RMSNorm warp kernel lowering/nn.ts wrote for [512, 2048] fp16 at 84362a7 (then named
+// k_normalization_float16_float16_float16_rms_warp64v8; the case's entry now), with switches that each remove one
 // difference from the hand-written LayerNormWarp<64, true> in lab.cu. Same parameters as the
 // generated kernel, so the lab launches a variant with the generated kernel's packed arguments.
 //   NO_INSIDE     every chunk inside the row (no per-chunk predicate)

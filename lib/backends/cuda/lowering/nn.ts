@@ -6,7 +6,7 @@
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
-import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type WarpForm } from './rows';
+import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type RowSplit, type WarpCode, type WarpForm } from './rows';
 import { prologueAt, prologueKey, prologueLambda, prologueNames, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
 import type { LayerLowering, LoweredStep } from './types';
 
@@ -189,15 +189,61 @@ extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, cons
 }
 
 /**
+ * How the warp form reads the scale or the bias along a row: one value a row (inner stride 0: a
+ * scalar or per-row operand), a contiguous run whose rows start V-aligned (vector loads a
+ * chunk), or any other stride (a scalar load a slot).
+ */
+type RowOperand = 'row' | 'contiguous' | 'strided';
+
+function rowOperand(split: RowSplit, tensor: number, form: WarpForm, bytes: number, offset: number): RowOperand {
+  const [outer, inner] = split.strides[tensor]!;
+  if (inner[0] === 0) return 'row';
+  const rowsAligned = outer.every((st, d) => split.outerDims[d] === 1 || st % form.vector === 0);
+  return inner[0] === 1 && rowsAligned && offset % (form.vector * bytes) === 0 ? 'contiguous' : 'strided';
+}
+
+const OPERAND_KEY: Record<RowOperand, string> = { row: '0', contiguous: '1', strided: '' };
+
+/**
+ * C for one row operand (`scale` as `s`, `bias` as `b`) of the warp form: statements issued right
+ * after the row's own loads, before its reductions, and the slot's value as a float. A
+ * contiguous operand is read in the row's chunks there, so its loads overlap the reductions: in
+ * the kernel lab on the H200 that took Llama's RMSNorm from 6.0 to 3.7 µs, where a scalar strided
+ * load a slot in the store loop waited on each chunk's loads in turn.
+ */
+function operandCode(mode: RowOperand, n: 's' | 'b', dtype: TrtDType, form: WarpForm, w: WarpCode): { early: string; value: string } {
+  const t = DTYPES[dtype];
+  const V = form.vector;
+  const row = `${n}r`;
+  if (mode === 'row') return { early: `\n    const float ${n}0 = ${loadFloat(dtype, `${row}[0]`)};`, value: `${n}0` };
+  if (mode === 'contiguous') {
+    if (V === 1) return { early: '', value: loadFloat(dtype, `${row}[j]`) };
+    const vec = `VecN<${t.storage}, ${V}>`;
+    return {
+      early: `\n    ${vec} q${n}[${form.elements / V}];${w.chunks(`\n      if (inside) q${n}[c] = *reinterpret_cast<const ${vec}*>(${row} + j0);`)}`,
+      value: loadFloat(dtype, `q${n}[c].v[t]`),
+    };
+  }
+  // Each lane's first element, then constant steps: per-slot products j·stride cost 130-195
+  // registers a thread at E = 24-32 (ptxas), these 72.
+  return {
+    early: `\n    const int ${n}s = (int)i_${n}.v[0];\n    const ${t.storage}* ${n}l = ${row} + lane * ${V} * ${n}s;`,
+    value: loadFloat(dtype, `${n}l[(c * ${32 * V} + t) * ${n}s]`),
+  };
+}
+
+/**
  * The warp form: the row read once into registers, then the same two passes and formula over
  * them. Each lane folds its slots in order, then the butterfly: the order depends on E alone.
- * Scale and bias step through their own inner stride (0 when broadcast over the row).
+ * Scale and bias are read as {@link RowOperand}s (`.s<k>`, `.b<k>` in the key).
  */
-function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm, rms: boolean, pro?: RowPrologue) {
+function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtype: TrtDType, form: WarpForm, rms: boolean, operands: readonly [RowOperand, RowOperand], pro?: RowPrologue) {
   const c = DTYPES[dtype];
   const s = DTYPES[scaleDtype];
   const b = DTYPES[biasDtype];
-  const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${statsKey(rms)}${pro ? `.${prologueKey(pro)}` : ''}`;
+  const [sm, bm] = operands;
+  const modes = `${sm === 'strided' ? '' : `.s${OPERAND_KEY[sm]}`}${bm === 'strided' ? '' : `.b${OPERAND_KEY[bm]}`}`;
+  const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${statsKey(rms)}${modes}${pro ? `.${prologueKey(pro)}` : ''}`;
   const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
   const names = prologueNames(pro);
   return warpRowKernel(key, form, [SUM], (entry, w) => `
@@ -209,13 +255,8 @@ extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage
     ${c.storage}* yr = y + bx;
     const ${s.storage}* sr = scale + ${pro ? 'off_s' : outerAt('s')};
     const ${b.storage}* br = bias + ${pro ? 'off_b' : outerAt('b')};
-    // Each lane's first scale and bias element, then constant steps: per-slot products
-    // j·stride cost 130-195 registers a thread at E = 24-32 (ptxas), these 72.
-    const int ss = (int)i_s.v[0], sb = (int)i_b.v[0];
-    const ${s.storage}* sl = sr + lane * ${form.vector} * ss;
-    const ${b.storage}* bl = br + lane * ${form.vector} * sb;
     float v[${form.elements}];
-    ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}
+    ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}${operandCode(sm, 's', scaleDtype, form, w).early}${operandCode(bm, 'b', biasDtype, form, w).early}
     ${rms ? 'const float mean = 0.0f;' : `float mean = 0.0f;
     ${w.slots(` mean += v[k]; `)}
     ${w.all(SUM, 'mean')}
@@ -226,7 +267,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage
         var += d * d;`)}
     ${w.all(SUM, 'var')}
     const float inv = 1.0f / sqrtf(var / (float)inner + eps);
-    ${w.store(c, 'yr', `(v[k] - mean) * inv * ${loadFloat(scaleDtype, `sl[(c * ${32 * form.vector} + t) * ss]`)} + ${loadFloat(biasDtype, `bl[(c * ${32 * form.vector} + t) * sb]`)}`)}`)}
+    ${w.store(c, 'yr', `(v[k] - mean) * inv * ${operandCode(sm, 's', scaleDtype, form, w).value} + ${operandCode(bm, 'b', biasDtype, form, w).value}`)}`)}
 }`);
 }
 
@@ -282,12 +323,16 @@ export const normalization: LayerLowering = (ctx) => {
   const rms = p.rms === true;
   // The warp form also takes a stored prologue (Llama's residual sum before each RMSNorm).
   const taken = form && p.nbGroups <= 1 ? rowPrologue(ctx, normAxes, form, true) : null;
+  const operands = (sp: RowSplit, f: WarpForm): [RowOperand, RowOperand] => [
+    rowOperand(sp, 1, f, BYTES[scale.dtype], scale.at.offset ?? 0),
+    rowOperand(sp, 2, f, BYTES[bias.dtype], bias.at.offset ?? 0),
+  ];
   if (form && taken) {
     const with_ = splitRows(view, normAxes, [denseStrides(view), sStrides, bStrides, ...taken.strides]);
-    const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, taken.prologue);
+    const kernel = normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, operands(with_, form), taken.prologue);
     return warpRowLaunch(kernel, with_, [ptr(out.at), ...taken.pointers, ...taken.extra, ptr(scale.at), ptr(bias.at), f32(p.epsilon), ...rowArgs(with_)]);
   }
-  if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms), split, args);
+  if (form) return warpRowLaunch(normalizationWarpKernel(x.dtype, scale.dtype, bias.dtype, form, rms, operands(split, form)), split, args);
   const coop = cooperative(split);
   return rowLaunch(normalizationKernel(x.dtype, scale.dtype, bias.dtype, coop, rms), coop, split, args);
 };

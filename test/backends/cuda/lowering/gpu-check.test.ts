@@ -94,7 +94,7 @@ describe('the cuda-lowering GPU check on an emulated GPU', () => {
       ['layernorm', true],
       ['softmax', true],
     ]);
-    expect(report[0]!.launched[0]).toMatch(/^normalization\.float32\.float32\.float32\.warp4v2 grid \[1\] block \[96\]$/);
+    expect(report[0]!.launched[0]).toMatch(/^normalization\.float32\.float32\.float32\.s1\.b1\.warp4v2 grid \[1\] block \[96\]$/);
   });
 
   test('a wrong timed result fails and prints the launches', async () => {

@@ -72,7 +72,8 @@ function expectedForm(s: Sample, inner: number): string {
     while (v >= 2 && !(inner % v === 0 && 32 * v <= inner)) v /= 2;
     if (v < 2) v = 1;
     const e = v > 1 ? v * Math.ceil(inner / (32 * v)) : [1, 2, 4, 8, 16, 32, 64].find((n) => 32 * n >= inner)!;
-    if (e <= 32 || v >= 4) return v > 1 ? `warp${e}v${v}` : `warp${e}`;
+    // `.full`: every chunk inside the row (32·E = row), tested by no chunk.
+    if (e <= 32 || v >= 4) return `${v > 1 ? `warp${e}v${v}` : `warp${e}`}${32 * e === inner ? '.full' : ''}`;
   }
   return inner >= 64 ? 'block' : 'thread';
 }
@@ -90,9 +91,9 @@ describe.each(samples.map((s) => [s.name, s] as const))('%s', (_name, s) => {
       expect(step.block).toEqual([cooperativeThreads(inner)]);
       expect(step.kernel.source).toContain('__syncthreads()');
     } else if (form === 'thread') {
-      expect(step.kernel.key).not.toMatch(/\.(block|warp\d+(v\d+)?)$/);
+      expect(step.kernel.key).not.toMatch(/\.(block|warp\d+(v\d+)?(\.full)?)$/);
     } else {
-      expect(step.kernel.key).toMatch(new RegExp(`\\.${form}$`));
+      expect(step.kernel.key).toMatch(new RegExp(`\\.${form.replace('.', '\\.')}$`));
       expect(step.kernel.source).toContain('__shfl_xor_sync');
       expect(step.kernel.source).not.toContain('__syncthreads');
       expect(step.kernel.source).not.toContain('__shared__');
@@ -164,20 +165,20 @@ describe('warp rows', () => {
 
   test('chunks of V contiguous elements where V divides the row and the row starts, and the tensors are aligned', () => {
     const form = (n: number, bytes: number, offsets: number[] = [0, 0], rows = 5): unknown => warpForm(splitRows([rows, n], [1], [[n, 1]]), bytes, offsets);
-    expect(form(768, 2)).toEqual({ elements: 24, vector: 8 });
-    expect(form(768, 4)).toEqual({ elements: 24, vector: 4 });
-    expect(form(128, 2)).toEqual({ elements: 4, vector: 4 }); // 8 a chunk would idle half the lanes
-    expect(form(512, 2)).toEqual({ elements: 16, vector: 8 });
-    expect(form(766, 2)).toEqual({ elements: 24, vector: 2 });
-    expect(form(767, 2)).toEqual({ elements: 32, vector: 1 });
-    expect(form(768, 2, [16, 32])).toEqual({ elements: 24, vector: 8 });
-    expect(form(768, 2, [8, 0])).toEqual({ elements: 24, vector: 4 });
-    expect(form(768, 2, [2, 0])).toEqual({ elements: 32, vector: 1 });
-    expect(form(768, 8)).toEqual({ elements: 24, vector: 2 }); // 8-byte storage: two a chunk
+    expect(form(768, 2)).toEqual({ elements: 24, vector: 8, full: true });
+    expect(form(768, 4)).toEqual({ elements: 24, vector: 4, full: true });
+    expect(form(128, 2)).toEqual({ elements: 4, vector: 4, full: true }); // 8 a chunk would idle half the lanes
+    expect(form(512, 2)).toEqual({ elements: 16, vector: 8, full: true });
+    expect(form(766, 2)).toEqual({ elements: 24, vector: 2, full: false });
+    expect(form(767, 2)).toEqual({ elements: 32, vector: 1, full: false });
+    expect(form(768, 2, [16, 32])).toEqual({ elements: 24, vector: 8, full: true });
+    expect(form(768, 2, [8, 0])).toEqual({ elements: 24, vector: 4, full: true });
+    expect(form(768, 2, [2, 0])).toEqual({ elements: 32, vector: 1, full: false });
+    expect(form(768, 8)).toEqual({ elements: 24, vector: 2, full: true }); // 8-byte storage: two a chunk
     // Past 32 a lane only in chunks of 4 or more: 64 single loads and their offsets spill.
-    expect(form(2048, 2)).toEqual({ elements: 64, vector: 8 });
-    expect(form(2048, 4)).toEqual({ elements: 64, vector: 4 });
-    expect(form(1536, 2)).toEqual({ elements: 48, vector: 8 });
+    expect(form(2048, 2)).toEqual({ elements: 64, vector: 8, full: true });
+    expect(form(2048, 4)).toEqual({ elements: 64, vector: 4, full: true });
+    expect(form(1536, 2)).toEqual({ elements: 48, vector: 8, full: true });
     expect(form(2046, 2)).toBeNull();
     expect(form(2048, 2, [4, 0])).toBeNull();
     expect(form(1025, 2)).toBeNull();
@@ -190,17 +191,18 @@ describe('warp rows', () => {
     const norm = (shape: number[], axes: number[], sb: number[]): string => key(lowerShaped({ kind: 'normalization', axes, epsilon: 1e-5, nbGroups: 1 }, shape, shape, [sb, sb]));
     expect(softmax([4, 1], 1)).toBe('softmax.float32.warp1');
     expect(softmax([4, 100], 1)).toBe('softmax.float32.warp4v2');
-    expect(softmax([8, 12, 128, 128], 3)).toBe('softmax.float32.warp4v4');
-    expect(softmax([1, 16, 512, 512], -1)).toBe('softmax.float32.warp16v4');
-    expect(softmax([2, 1024], 1)).toBe('softmax.float32.warp32v4');
+    expect(softmax([8, 12, 128, 128], 3)).toBe('softmax.float32.warp4v4.full');
+    expect(softmax([1, 16, 512, 512], -1)).toBe('softmax.float32.warp16v4.full');
+    expect(softmax([2, 1024], 1)).toBe('softmax.float32.warp32v4.full');
     expect(softmax([2, 100, 1], 1)).toBe('softmax.float32.warp4v2'); // trailing 1s: still contiguous
     expect(softmax([2, 1025], 1)).toBe('softmax.float32.block');
-    expect(softmax([2, 2048], 1)).toBe('softmax.float32.warp64v4');
+    expect(softmax([2, 2048], 1)).toBe('softmax.float32.warp64v4.full');
     expect(softmax([100, 3], 0)).toBe('softmax.float32.block'); // strided
     expect(softmax([10, 3], 0)).toBe('softmax.float32');
-    expect(norm([8, 128, 768], [2], [1, 1, 768])).toBe('normalization.float32.float32.float32.warp24v4');
-    expect(norm([4, 100], [1], [1, 1])).toBe('normalization.float32.float32.float32.warp4v2');
-    expect(norm([4, 2000], [1], [1, 2000])).toBe('normalization.float32.float32.float32.warp64v4');
+    // Scale and bias: `.s1`/`.b1` read in the row's chunks, `.s0`/`.b0` one value a row.
+    expect(norm([8, 128, 768], [2], [1, 1, 768])).toBe('normalization.float32.float32.float32.s1.b1.warp24v4.full');
+    expect(norm([4, 100], [1], [1, 1])).toBe('normalization.float32.float32.float32.s0.b0.warp4v2');
+    expect(norm([4, 2000], [1], [1, 2000])).toBe('normalization.float32.float32.float32.s1.b1.warp64v4');
     expect(norm([4, 2002], [1], [1, 2002])).toBe('normalization.float32.float32.float32.block');
     expect(norm([2, 100, 3], [1], [1, 100, 1])).toBe('normalization.float32.float32.float32.block'); // strided
     expect(norm([2, 8, 16], [1, 2], [1, 8, 16])).toBe('normalization.float32.float32.float32.block'); // two axes
