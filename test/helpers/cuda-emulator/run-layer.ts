@@ -36,12 +36,15 @@ export function layerOf(params: LayerParams, inputs: ReadonlyArray<Tensor | null
   return { index: 0, name, params, inputs: inputs.map((t, i) => (t ? i : null)), outputs: Array.from({ length: outputs }, (_, i) => inputs.length + i) };
 }
 
-/** The steps lowering `layer` gives at these inputs and outputs (buffers numbered inputs first, then outputs, then scratch and weights). */
-export function lowerAt(layer: Layer, inputs: ReadonlyArray<Tensor | null>, outputs: ReadonlyArray<{ dtype: TrtDType; shape: readonly number[] }>, extra: Uint8Array[] = []): LoweredStep[] {
+/**
+ * The steps lowering `layer` gives at these inputs and outputs (buffers numbered inputs first,
+ * then outputs, then scratch and weights). Input i starts `pads[i]` bytes into its buffer.
+ */
+export function lowerAt(layer: Layer, inputs: ReadonlyArray<Tensor | null>, outputs: ReadonlyArray<{ dtype: TrtDType; shape: readonly number[] }>, extra: Uint8Array[] = [], pads: readonly number[] = []): LoweredStep[] {
   const base = inputs.length + outputs.length;
   return lowerLayer({
     layer,
-    inputs: inputs.map((t, i) => (t ? { dtype: t.dtype as TrtDType, shape: t.shape, at: { buffer: i } } : null)),
+    inputs: inputs.map((t, i) => (t ? { dtype: t.dtype as TrtDType, shape: t.shape, at: pads[i] ? { buffer: i, offset: pads[i] } : { buffer: i } } : null)),
     outputs: outputs.map((o, i) => ({ dtype: o.dtype, shape: o.shape, at: { buffer: inputs.length + i } })),
     values: knownValues(inputs),
     scratch: (bytes) => {
@@ -55,15 +58,23 @@ export function lowerAt(layer: Layer, inputs: ReadonlyArray<Tensor | null>, outp
   });
 }
 
-/** `edit` may replace the lowered steps before they run (tests that break a kernel on purpose). */
-export function runLayer(params: LayerParams, inputs: ReadonlyArray<Tensor | null>, name = 'layer', edit = (steps: LoweredStep[]): LoweredStep[] => steps): LayerRun {
+/**
+ * `edit` may replace the lowered steps before they run (tests that break a kernel on purpose);
+ * `pads` place inputs that many bytes into their buffers (alignment-dependent forms).
+ */
+export function runLayer(params: LayerParams, inputs: ReadonlyArray<Tensor | null>, name = 'layer', edit = (steps: LoweredStep[]): LoweredStep[] => steps, pads: readonly number[] = []): LayerRun {
   const expected = executeLayer(layerOf(params, inputs, 1, name), inputs);
   const layer = layerOf(params, inputs, expected.length, name);
   const outs = expected.map((t) => ({ dtype: t.dtype as TrtDType, shape: t.shape }));
   const extra: Uint8Array[] = [];
-  const steps = edit(lowerAt(layer, inputs, outs, extra));
+  const steps = edit(lowerAt(layer, inputs, outs, extra, pads));
+  const padded = (bytes: Uint8Array, pad = 0): Uint8Array => {
+    const b = new Uint8Array(pad + bytes.length).fill(GARBAGE);
+    b.set(bytes, pad);
+    return b;
+  };
   const buffers = [
-    ...inputs.map((t) => (t ? bytesOf(t) : new Uint8Array(0))),
+    ...inputs.map((t, i) => (t ? padded(bytesOf(t), pads[i]) : new Uint8Array(0))),
     ...expected.map((t) => new Uint8Array(t.data.byteLength).fill(GARBAGE)),
     ...extra,
   ];

@@ -12,6 +12,7 @@ import type { LayerParams, TrtDType } from '../../../../lib/network';
 import { Tensor } from '../../../../lib/tensor';
 import { layerOf, lowerAt, runLayer } from '../../../helpers/cuda-emulator/run-layer';
 import { checkSamples, expectSampleMatches as expectMatches, type Sample } from '../../../helpers/cuda-emulator/samples';
+import { expectClose } from '../../../helpers/compare';
 
 const samples = checkSamples().filter((s) => s.name.includes('/rows.'));
 const launches = (steps: readonly LoweredStep[]): KernelLaunch[] => steps.filter((s): s is KernelLaunch => s.kind === 'launch');
@@ -207,6 +208,27 @@ describe('warp rows', () => {
     expect(norm([2, 100, 3], [1], [1, 100, 1])).toBe('normalization.float32.float32.float32.block'); // strided
     expect(norm([2, 8, 16], [1, 2], [1, 8, 16])).toBe('normalization.float32.float32.float32.block'); // two axes
     expect(key(lowerShaped({ kind: 'reduce', op: 'sum', axes: [1], keepDims: false }, [4, 100], [4]))).toBe('reduce.sum.float32.block');
+  });
+
+  test('scale and bias read per row, in chunks, or (off their alignment) one at a time, all against the reference', () => {
+    const r = (n: number, lo: number, hi: number, seed: number): number[] => Array.from({ length: n }, (_, i) => lo + (((i * 7919 + seed * 104729) % 1000) / 1000) * (hi - lo));
+    const x = Tensor.from('float16', [6, 512], r(6 * 512, -3, 5, 1));
+    const rowScale = Tensor.from('float16', [6, 1], r(6, 0.5, 1.5, 2));
+    const scale = Tensor.from('float16', [1, 512], r(512, 0.5, 1.5, 3));
+    const bias = Tensor.from('float16', [1, 512], r(512, -1, 1, 4));
+    const params: LayerParams = { kind: 'normalization', axes: [1], epsilon: 1e-5, nbGroups: 1 };
+    const cases: Array<[string, Tensor[], number[]]> = [
+      ['s1.b1', [x, scale, bias], []],
+      ['s0.b1', [x, rowScale, bias], []],
+      // 2 bytes off a 16-byte chunk: the scale is read one element at a time.
+      ['b1', [x, scale, bias], [0, 2, 0]],
+      ['s1', [x, scale, bias], [0, 0, 6]],
+    ];
+    for (const [part, inputs, pads] of cases) {
+      const run = runLayer(params, inputs, 'norm', undefined, pads);
+      expect(launches(run.steps)[0]!.kernel.key).toBe(`normalization.float16.float16.float16.${part}.warp16v8.full`);
+      expectClose(run.actual[0]!, run.expected[0]!, { rtol: 2e-3, atol: 2e-3 }, part);
+    }
   });
 
   test('the source depends on the form (E and V) only; a warp a row, 8 rows a block (4 under 1024 rows), the grid capped', () => {
