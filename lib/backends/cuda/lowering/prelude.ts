@@ -129,35 +129,12 @@ __device__ __forceinline__ i64 dot8(const i64* c, int rank, const Dims8& st) {
   return o;
 }
 /*
- * The offset of flat row-major index i over dims, through one tensor's strides: unflatten's two
- * paths, each summing its own offset. Coordinates joined from both paths (unflatten, then dot8)
- * made NVVM split every 16-byte store after it into eight 2-byte ones (nvcc 13 PTX of the
- * normalization and softmax warp forms); summed apart, the stores stay whole.
+ * The offsets of flat row-major index i over dims through N tensors' strides (o[n] for st[n]):
+ * unflatten's two paths, each summing its own offsets, the divisions once for all N.
+ * Coordinates joined from both paths (unflatten, then dot8) made NVVM split every 16-byte store
+ * after them into eight 2-byte ones (nvcc 13 PTX of the normalization and softmax warp forms);
+ * summed apart, the stores stay whole.
  */
-__device__ __forceinline__ i64 strided(i64 i, int rank, const Dims8& dims, const Dims8& st) {
-  i64 o = 0;
-  if (i >= 0 && i <= 0x7fffffffLL) {
-    u32 r = (u32)i;
-#pragma unroll
-    for (int d = 7; d >= 0; --d) {
-      if (d < rank) {
-        u32 n = dim32(dims.v[d]);
-        o += (i64)(r % n) * st.v[d];
-        r /= n;
-      }
-    }
-  } else {
-#pragma unroll
-    for (int d = 7; d >= 0; --d) {
-      if (d < rank) {
-        o += (i % dims.v[d]) * st.v[d];
-        i /= dims.v[d];
-      }
-    }
-  }
-  return o;
-}
-/* strided() through N tensors' strides at once (the divisions once, not once per tensor). */
 template <int N>
 __device__ __forceinline__ void strided_n(i64 i, int rank, const Dims8& dims, const Dims8* const* st, i64* o) {
 #pragma unroll
@@ -185,6 +162,13 @@ __device__ __forceinline__ void strided_n(i64 i, int rank, const Dims8& dims, co
       }
     }
   }
+}
+/* The offset of flat row-major index i over dims, through one tensor's strides. */
+__device__ __forceinline__ i64 strided(i64 i, int rank, const Dims8& dims, const Dims8& st) {
+  const Dims8* const one[1] = {&st};
+  i64 o[1];
+  strided_n<1>(i, rank, dims, one, o);
+  return o[0];
 }
 #define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
 `;
