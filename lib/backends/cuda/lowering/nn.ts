@@ -246,7 +246,10 @@ function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtyp
   const key = `normalization.${dtype}.${scaleDtype}.${biasDtype}${statsKey(rms)}${modes}${pro ? `.${prologueKey(pro)}` : ''}`;
   const input = pro ? prologueParams(pro) : `const ${c.storage}* x`;
   const names = prologueNames(pro);
-  return warpRowKernel(key, form, [SUM], (entry, w) => `
+  return warpRowKernel(key, form, [SUM], (entry, w) => {
+    const sc = operandCode(sm, 's', scaleDtype, form, w);
+    const bc = operandCode(bm, 'b', biasDtype, form, w);
+    return `
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b', ...names])}) {
   ${w.rows(`
     ${pro ? `${prologueRows(pro, ['s', 'b'])}
@@ -256,7 +259,7 @@ extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage
     const ${s.storage}* sr = scale + ${pro ? 'off_s' : outerAt('s')};
     const ${b.storage}* br = bias + ${pro ? 'off_b' : outerAt('b')};
     float v[${form.elements}];
-    ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}${operandCode(sm, 's', scaleDtype, form, w).early}${operandCode(bm, 'b', biasDtype, form, w).early}
+    ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}${sc.early}${bc.early}
     ${rms ? 'const float mean = 0.0f;' : `float mean = 0.0f;
     ${w.slots(` mean += v[k]; `)}
     ${w.all(SUM, 'mean')}
@@ -267,8 +270,9 @@ extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage
         var += d * d;`)}
     ${w.all(SUM, 'var')}
     const float inv = 1.0f / sqrtf(var / (float)inner + eps);
-    ${w.store(c, 'yr', `(v[k] - mean) * inv * ${operandCode(sm, 's', scaleDtype, form, w).value} + ${operandCode(bm, 'b', biasDtype, form, w).value}`)}`)}
-}`);
+    ${w.store(c, 'yr', `(v[k] - mean) * inv * ${sc.value} + ${bc.value}`)}`)}
+}`;
+  });
 }
 
 /** Strides that broadcast `shape` (NumPy rules: missing leading dims are 1) over `to`. */
