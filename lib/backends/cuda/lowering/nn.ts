@@ -6,7 +6,7 @@
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
-import { cooperative, innerAt, outerAt, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type RowSplit, type WarpCode, type WarpForm } from './rows';
+import { cooperative, innerAt, outerAt, outerOffsets, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type RowSplit, type WarpCode, type WarpForm } from './rows';
 import { prologueAt, prologueKey, prologueLambda, prologueNames, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
 import type { LayerLowering, LoweredStep } from './types';
 
@@ -253,11 +253,12 @@ function normalizationWarpKernel(dtype: TrtDType, scaleDtype: TrtDType, biasDtyp
 extern "C" __global__ void ${entry}(${c.storage}* y, ${input}, const ${s.storage}* scale, const ${b.storage}* bias, float eps, ${rowParams(['x', 's', 'b', ...names])}) {
   ${w.rows(`
     ${pro ? `${prologueRows(pro, ['s', 'b'])}
-    const i64 bx = base;` : `const i64 bx = ${outerAt('x')};
+    const i64 bx = base;` : `${outerOffsets(['x', 's', 'b'])}
+    const i64 bx = off_x;
     const ${c.storage}* xr = x + bx;`}
     ${c.storage}* yr = y + bx;
-    const ${s.storage}* sr = scale + ${pro ? 'off_s' : outerAt('s')};
-    const ${b.storage}* br = bias + ${pro ? 'off_b' : outerAt('b')};
+    const ${s.storage}* sr = scale + off_s;
+    const ${b.storage}* br = bias + off_b;
     float v[${form.elements}];
     ${pro ? w.produce(pro, '0.0f') : w.load(c, 'xr', '0.0f')}${sc.early}${bc.early}
     ${rms ? 'const float mean = 0.0f;' : `float mean = 0.0f;

@@ -20,7 +20,7 @@ import type { KernelArg } from '../../../gpu/plan';
 import { denseStrides, ptr, sameList, sameSlice } from './kernel';
 import { renamedParam } from './map';
 import { BYTES, DTYPES } from './prelude';
-import { prologueCall, splitRows, type RowPrologue, type WarpForm } from './rows';
+import { outerOffsets, prologueCall, splitRows, type RowPrologue, type WarpForm } from './rows';
 import type { LoweringContext } from './types';
 
 export { prologueCall, prologueLambda, type RowPrologue } from './rows';
@@ -105,12 +105,9 @@ export function prologueParams(p: RowPrologue): string {
 export function prologueRows(p: RowPrologue, others: readonly string[] = []): string {
   const names = [...p.spec.inputs.map((_, n) => `p${n}`), 'x', ...others];
   return [
-    `const Dims8* const ost[${names.length}] = {${names.map((n) => `&o_${n}`).join(', ')}};`,
-    `i64 oo[${names.length}];`,
-    `strided_n<${names.length}>(o, orank, odims, ost, oo);`,
-    ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + oo[${n}];`),
-    `const i64 base = oo[${p.spec.inputs.length}];`,
-    ...others.map((n, k) => `const i64 off_${n} = oo[${p.spec.inputs.length + 1 + k}];`),
+    outerOffsets(names),
+    ...p.spec.inputs.map((d, n) => `const ${DTYPES[d].storage}* pr${n} = p${n} + off_p${n};`),
+    'const i64 base = off_x;',
   ].join('\n    ');
 }
 

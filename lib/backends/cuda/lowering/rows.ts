@@ -75,6 +75,15 @@ export function rowArgs(split: RowSplit): KernelArg[] {
 
 /** C: base offset of tensor `name` for outer index `o`. */
 export const outerAt = (name: string): string => `strided(o, orank, odims, o_${name})`;
+/** C: `const i64 off_<name>`, the row's offset in each tensor of `names`, through one strided_n (the outer index divides once, not once a tensor). */
+export function outerOffsets(names: readonly string[]): string {
+  return [
+    `const Dims8* const ost[${names.length}] = {${names.map((n) => `&o_${n}`).join(', ')}};`,
+    `i64 oo[${names.length}];`,
+    `strided_n<${names.length}>(o, orank, odims, ost, oo);`,
+    ...names.map((n, k) => `const i64 off_${n} = oo[${k}];`),
+  ].join('\n    ');
+}
 /** C: offset of tensor `name` for inner index `j` (one multiply for a single inner axis). */
 export const innerAt = (name: string, j = 'j'): string => `row_at(${j}, irank, idims, i_${name})`;
 
