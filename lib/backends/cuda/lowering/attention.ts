@@ -118,12 +118,23 @@ function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskD
   const key = `attention.${dtype}.d${headDim}.${mask === 'none' ? 'nomask' : `${mask}.${maskDtype}`}${causal ? '.causal' : ''}`;
   const m = maskDtype === null ? null : DTYPES[maskDtype];
   const maskParam = m === null ? 'const u8* mask' : `const ${m.storage}* __restrict__ mask`;
-  const masked =
-    mask === 'bool'
-      ? `if (!(mask[mo + i * mr + j * mc] != 0)) x = -f_inf();`
-      : mask === 'add'
-        ? `x += ${m!.compute === 'float' ? m!.load(`mask[mo + i * mr + j * mc]`) : `(float)(${m!.load(`mask[mo + i * mr + j * mc]`)})`} * 1.4426950408889634f;`
-        : '';
+  // The mask's value for each score of this warp's n-tiles, read before the tile's products so its
+  // loads overlap them (a load behind each score's test serialized them): in base 2 for an additive
+  // mask, 0 or −∞ for a boolean one. Rows and keys past the ends read the last row's and key's
+  // (never written out, or masked again by the tile's bounds test), so every load is in bounds.
+  const maskRead = mask === 'none'
+    ? ''
+    : `float mv[${BLOCK_N / 16}][4];
+#pragma unroll
+    for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
+        const i64 at = mo + (i64)(i < nq ? i : nq - 1) * mr + (i64)(j < nk ? j : nk - 1) * mc;
+        mv[nt][e] = ${mask === 'bool' ? 'mask[at] != 0 ? 0.0f : -f_inf()' : `${m!.compute === 'float' ? m!.load('mask[at]') : `(float)(${m!.load('mask[at]')})`} * 1.4426950408889634f`};
+      }
+    }`;
+  const masked = mask === 'none' ? '' : 'x += mv[nt][e];';
   // Each score of this warp's n-tiles: i its query row, j its key; the test masks x (scaled to base 2) in place.
   const scoreLoop = (test: string): string => `#pragma unroll
       for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
@@ -147,7 +158,8 @@ union alignas(16) ${entry}_tiles {
   float x[${THREADS / 2} * (ATT_D / 2 + 4)];
 };
 __device__ __forceinline__ u32 ${entry}_pack(float lo, float hi) { return (u32)${c.store('lo')} | ((u32)${c.store('hi')} << 16); }
-__device__ __forceinline__ u32 ${entry}_pair(const u16* p) { return (u32)p[0] | ((u32)p[1] << 16); }
+/* Two neighbouring elements as one fragment register: one 4-byte load where aligned (vec). */
+__device__ __forceinline__ u32 ${entry}_pair(const u16* p, bool vec) { return vec ? *(const u32*)p : (u32)p[0] | ((u32)p[1] << 16); }
 /* One 64-row tile of K or V into shared memory: 16-byte asynchronous copies where aligned (vec), else element by element. */
 __device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowStride, int n0, int skv, int vec) {
   for (int ch = (int)threadIdx.x; ch < ${BLOCK_N} * (ATT_D / 8); ch += ${THREADS}) {
@@ -181,17 +193,20 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   const i64 mo = dot8(cb, rank, mb);
   u16* op = o + dot8(cb, rank, ob);
   (void)mo; (void)mr; (void)mc; (void)mask;
+  /* vec: bit 0, K and V rows 16-byte aligned (asynchronous copies); bit 1, Q and bit 2, O 4-byte aligned (paired loads, stores). */
+  const int kvv = vec & 1;
+  const bool qv = (vec & 2) != 0, ov = (vec & 4) != 0;
   /* Sequence positions fit 32 bits (the lowering checks): the per-element index arithmetic stays in 32. */
   const int nq = (int)sq, nk = (int)skv, first = (int)m0 + (int)warp * 16;
   (void)nq; (void)first;
   const int end = ${causal ? `((int)m0 + ${BLOCK_M} < nk ? (int)m0 + ${BLOCK_M} : nk)` : 'nk'};
   /* The first two tiles in flight (a copy group each) while the query fragments load. */
-  ${entry}_tile(sm.t.k[0], kp, kr, 0, nk, vec);
-  ${entry}_tile(sm.t.v[0], vp, vr, 0, nk, vec);
+  ${entry}_tile(sm.t.k[0], kp, kr, 0, nk, kvv);
+  ${entry}_tile(sm.t.v[0], vp, vr, 0, nk, kvv);
   ${entry}_commit();
   if (${BLOCK_N} < end) {
-    ${entry}_tile(sm.t.k[1], kp, kr, ${BLOCK_N}, nk, vec);
-    ${entry}_tile(sm.t.v[1], vp, vr, ${BLOCK_N}, nk, vec);
+    ${entry}_tile(sm.t.k[1], kp, kr, ${BLOCK_N}, nk, kvv);
+    ${entry}_tile(sm.t.v[1], vp, vr, ${BLOCK_N}, nk, kvv);
   }
   ${entry}_commit();
   const i64 r0 = m0 + warp * 16 + g, r1 = r0 + 8;
@@ -200,10 +215,10 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
 #pragma unroll
   for (int kk = 0; kk < ATT_D / 16; ++kk) {
     const int col = kk * 16 + 2 * (int)t;
-    qf[kk][0] = r0 < sq ? ${entry}_pair(qp + r0 * qr + col) : 0u;
-    qf[kk][1] = r1 < sq ? ${entry}_pair(qp + r1 * qr + col) : 0u;
-    qf[kk][2] = r0 < sq ? ${entry}_pair(qp + r0 * qr + col + 8) : 0u;
-    qf[kk][3] = r1 < sq ? ${entry}_pair(qp + r1 * qr + col + 8) : 0u;
+    qf[kk][0] = r0 < sq ? ${entry}_pair(qp + r0 * qr + col, qv) : 0u;
+    qf[kk][1] = r1 < sq ? ${entry}_pair(qp + r1 * qr + col, qv) : 0u;
+    qf[kk][2] = r0 < sq ? ${entry}_pair(qp + r0 * qr + col + 8, qv) : 0u;
+    qf[kk][3] = r1 < sq ? ${entry}_pair(qp + r1 * qr + col + 8, qv) : 0u;
   }
   float acc[ATT_D / 8][4];
 #pragma unroll
@@ -218,6 +233,7 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     __syncthreads();
     const u16* krow = sm.t.k[stage] + klane;
     const u16* vrow = sm.t.v[stage] + vlane;
+    ${maskRead}
     float s[${BLOCK_N / 16}][4];
 #pragma unroll
     for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
@@ -233,11 +249,11 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     /* A tile inside the keys (and, causal, left of this warp's diagonal) needs no per-element test. */
     const bool inside = n0 + ${BLOCK_N} <= nk${causal ? ` && n0 + ${BLOCK_N} - 1 <= first` : ''};
     if (inside) {
-${scoreLoop(masked ? `if (i < nq) { ${masked} }` : '(void)i; (void)j;')}
+${scoreLoop(`(void)i; (void)j; ${masked}`)}
     } else {
 ${scoreLoop(`(void)i;
           if (j >= nk${causal ? ' || j > i' : ''}) x = -f_inf();
-          ${masked ? `else if (i < nq) { ${masked} }` : ''}`)}
+          ${masked ? `else ${masked}` : ''}`)}
     }
     tile0 = fmaxf(tile0, __shfl_xor_sync(0xffffffffu, tile0, 1));
     tile0 = fmaxf(tile0, __shfl_xor_sync(0xffffffffu, tile0, 2));
@@ -283,8 +299,8 @@ ${scoreLoop(`(void)i;
     /* Every warp is done with this stage: the tile after next streams into it behind the next tile's math. */
     __syncthreads();
     if (n0 + ${2 * BLOCK_N} < end) {
-      ${entry}_tile(sm.t.k[stage], kp, kr, n0 + ${2 * BLOCK_N}, nk, vec);
-      ${entry}_tile(sm.t.v[stage], vp, vr, n0 + ${2 * BLOCK_N}, nk, vec);
+      ${entry}_tile(sm.t.k[stage], kp, kr, n0 + ${2 * BLOCK_N}, nk, kvv);
+      ${entry}_tile(sm.t.v[stage], vp, vr, n0 + ${2 * BLOCK_N}, nk, kvv);
     }
     ${entry}_commit();
   }
@@ -326,12 +342,16 @@ ${scoreLoop(`(void)i;
   for (int d = 0; d < ATT_D / 8; ++d) {
     const int col = d * 8 + 2 * (int)t;
     if (r0 < sq) {
-      op[r0 * orow + col] = ${c.store('acc[d][0] * inv0')};
-      op[r0 * orow + col + 1] = ${c.store('acc[d][1] * inv0')};
+      u16* at = op + r0 * orow + col;
+      const u32 two = ${entry}_pack(acc[d][0] * inv0, acc[d][1] * inv0);
+      if (ov) *(u32*)at = two;
+      else { at[0] = (u16)two; at[1] = (u16)(two >> 16); }
     }
     if (r1 < sq) {
-      op[r1 * orow + col] = ${c.store('acc[d][2] * inv1')};
-      op[r1 * orow + col + 1] = ${c.store('acc[d][3] * inv1')};
+      u16* at = op + r1 * orow + col;
+      const u32 two = ${entry}_pack(acc[d][2] * inv1, acc[d][3] * inv1);
+      if (ov) *(u32*)at = two;
+      else { at[0] = (u16)two; at[1] = (u16)(two >> 16); }
     }
   }
 }
@@ -369,7 +389,8 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
   const kind: MaskKind = mask === null ? 'none' : mask.dtype === 'bool' ? 'bool' : 'add';
   if (mask !== null && kind === 'add' && DTYPES[mask.dtype].compute !== 'float') unsupported(ctx, `an attention mask of ${mask.dtype} is neither bool nor float`);
   const aligned = (t: { at: { offset?: number } }, strides: readonly number[]): boolean => ((t.at.offset ?? 0) % 16 === 0) && strides.every((s) => s % 8 === 0);
-  const vec = aligned(k, p.key) && aligned(v, p.value) ? 1 : 0;
+  const paired = (t: { at: { offset?: number } }, strides: readonly number[]): boolean => ((t.at.offset ?? 0) % 4 === 0) && strides.every((s) => s % 2 === 0);
+  const vec = (aligned(k, p.key) && aligned(v, p.value) ? 1 : 0) | (paired(q, p.query) ? 2 : 0) | (paired(out, p.output) ? 4 : 0);
   const mTiles = Math.ceil(p.seqQ / BLOCK_M);
   const batchOf = (l: readonly number[]): number[] => l.slice(0, rank);
   const maskStrides = p.mask ?? new Array<number>(rank + 2).fill(0);
