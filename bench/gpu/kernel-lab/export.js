@@ -96,13 +96,15 @@ const offer = (launches) => ({ producer: mapLaunchInfo(launches[0]), input: 0, t
   c.prologue = offer(sum);
   add('bert bias+residual+layernorm [8,128,768] fp16', [volume(s) * 2, volume(s) * 2, 768 * 2, 768 * 2, volume(s) * 2, 768 * 2, volume(s) * 2], nn.normalization(c));
 }
-// Attention as one kernel (lowering/attention.ts), as the two transformers run it.
+// Attention as one kernel (lowering/attention.ts), as the two transformers run it, in each tiling.
 const { attentionLaunch } = require(`${dist}/backends/cuda/lowering/attention.js`);
 // Llama: 16 query heads over 4 kv heads (batch box [1, 4, 4]), 512 tokens, head dim 128, causal; q, k, v read [1, 512, h, 128].
 {
   const p = { batch: [1, 4, 4], seqQ: 512, seqKV: 512, headDim: 128, scale: 0.08838834764831845, causal: true, query: [0, 512, 128, 2048], key: [0, 128, 0, 512], value: [0, 128, 0, 512], output: [0, 512, 128, 2048], outputShape: [1, 512, 2048] };
   const c = ctx('matmul', { opA: 'none', opB: 'none', attention: p }, [t([1, 512, 16, 128], 1), t([1, 512, 4, 128], 2), t([1, 512, 4, 128], 3)], [t([1, 512, 2048], 0)]);
   add('llama attention causal [16,512,128] fp16', [512 * 2048 * 2, 512 * 2048 * 2, 512 * 512 * 2, 512 * 512 * 2], attentionLaunch(c, p));
+  add('llama attention causal [16,512,128] fp16, 2 row groups x 4 key streams', [512 * 2048 * 2, 512 * 2048 * 2, 512 * 512 * 2, 512 * 512 * 2], attentionLaunch(c, p, { rowGroups: 2, streams: 4 }));
+  add('llama attention causal [16,512,128] fp16, 2 row groups x 2 key streams', [512 * 2048 * 2, 512 * 2048 * 2, 512 * 512 * 2, 512 * 512 * 2], attentionLaunch(c, p, { rowGroups: 2, streams: 2 }));
 }
 // BERT: 8 × 12 heads, 128 tokens, head dim 64, an additive [8, 1, 1, 128] mask; q, k, v read [8, 128, 12, 64].
 {
@@ -110,6 +112,8 @@ const { attentionLaunch } = require(`${dist}/backends/cuda/lowering/attention.js
   const s = [8, 128, 768];
   const c = ctx('matmul', { opA: 'none', opB: 'none', attention: p }, [t(s, 1), t(s, 2), t(s, 3), t([8, 1, 1, 128], 4)], [t(s, 0)]);
   add('bert attention add-mask [96,128,64] fp16', [volume(s) * 2, volume(s) * 2, volume(s) * 2, volume(s) * 2, 8 * 128 * 2], attentionLaunch(c, p));
+  add('bert attention add-mask [96,128,64] fp16, 2 row groups x 4 key streams', [volume(s) * 2, volume(s) * 2, volume(s) * 2, volume(s) * 2, 8 * 128 * 2], attentionLaunch(c, p, { rowGroups: 2, streams: 4 }));
+  add('bert attention add-mask [96,128,64] fp16, 2 row groups x 2 key streams', [volume(s) * 2, volume(s) * 2, volume(s) * 2, volume(s) * 2, 8 * 128 * 2], attentionLaunch(c, p, { rowGroups: 2, streams: 2 }));
 }
 // Hand-edited forms of a generated kernel (variants/*.cu): `// case: <entry>` names the case,
 // `// variant: <name>` the form, `// body: <file>` pulls in a shared body. Each is compiled after

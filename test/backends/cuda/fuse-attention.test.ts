@@ -14,7 +14,9 @@ import { Network, type AttentionParams, type NetTensor, type TrtDType } from '..
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
-import { emulate } from './emulated-network';
+import { attentionLaunch, type AttentionTiling } from '../../../lib/backends/cuda/lowering/attention';
+import { lowerLayer, type LoweringContext } from '../../../lib/backends/cuda/lowering';
+import { emulate, emulateLowered } from './emulated-network';
 
 // The unfused form rounds the scores and probabilities to fp16 (bf16) between layers; the fused
 // kernel keeps them in fp32 and rounds the probabilities once, unnormalized.
@@ -120,6 +122,29 @@ describe('fuseAttention', () => {
     expect(run.launches).toBe(1);
     expect(run.names).toEqual(['output/attention']);
     expectClose(run.outputs.y!, want, tol, 'fused kernel');
+  });
+
+  // Each tiling of the kernel, whichever attentionTiling picks for these shapes: 32-row blocks of four
+  // key streams (three merged into the first) and 64-row blocks of two.
+  const tilings: AttentionTiling[] = [{ rowGroups: 2, streams: 4 }, { rowGroups: 4, streams: 2 }];
+  const label = (t: AttentionTiling): string => `${t.rowGroups} row groups × ${t.streams} key streams`;
+  const causal100: Form = { ...forms[2]![1], sq: 100, skv: 100 };
+  const tiled: Array<[string, Form, AttentionTiling]> = [
+    [forms[0]![0], forms[0]![1], tilings[0]!],
+    [forms[1]![0], forms[1]![1], tilings[0]!],
+    [`${forms[2]![0]}, 100 tokens`, causal100, tilings[0]!],
+    [`${forms[2]![0]}, 100 tokens`, causal100, tilings[1]!],
+  ].map(([n, f, t]) => [`${n as string}, ${label(t as AttentionTiling)}`, f as Form, t as AttentionTiling]);
+  test.each(tiled)('%s: the kernel against the reference backend on the unfused form', (_, f, tiling) => {
+    const source = attentionForm(f);
+    const { network } = fuseAttention(source);
+    const lower = (ctx: LoweringContext): ReturnType<typeof lowerLayer> =>
+      ctx.layer.params.kind === 'matmul' && ctx.layer.params.attention ? attentionLaunch(ctx, ctx.layer.params.attention, tiling) : lowerLayer(ctx);
+    const feeds = feedsFor(f, 11);
+    const { outputs, lowered } = emulateLowered(network, feeds, { fuse: true, lower });
+    const launch = lowered.steps.find((s) => s.kind === 'launch');
+    expect(launch?.kind === 'launch' && launch.block).toEqual([32 * tiling.rowGroups * tiling.streams]);
+    expectClose(outputs.y!, new ReferenceRunner(source).run(feeds).y!, TOL[f.dtype as 'float16'], 'tiled kernel');
   });
 
   test('a masked row gives NaN, as the unfused softmax does', () => {

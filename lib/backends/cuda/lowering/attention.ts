@@ -26,10 +26,22 @@ import { checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsu
 import { DTYPES } from './prelude';
 import type { KernelSource, LoweredStep, LoweringContext } from './types';
 
-/** Query rows a block takes; keys a tile holds; threads a block runs (4 row groups × 2 key streams). */
-const BLOCK_M = 64;
+/** Keys a tile holds. */
 const BLOCK_N = 64;
-const THREADS = 256;
+/**
+ * How a block's warps split the work: `rowGroups` groups of 16 query rows (the block takes
+ * 16·rowGroups rows), each walked by `streams` warps, warp s taking keys [s·64/streams, (s+1)·64/streams)
+ * of every tile; the streams merge their rows at the end. More streams shorten the walk of a
+ * block over a long key range (a causal attention's last rows) at the cost of a longer merge.
+ */
+export interface AttentionTiling {
+  readonly rowGroups: 2 | 4;
+  readonly streams: 2 | 4;
+}
+const TILINGS: readonly AttentionTiling[] = [{ rowGroups: 4, streams: 2 }, { rowGroups: 2, streams: 4 }];
+const tilingName = (t: AttentionTiling): string => `r${t.rowGroups}s${t.streams}`;
+const blockRows = (t: AttentionTiling): number => 16 * t.rowGroups;
+const blockThreads = (t: AttentionTiling): number => 32 * t.rowGroups * t.streams;
 /** The head dims the kernel takes: multiples of 16 up to 128 (two 64-key tiles of K and Vᵀ fit static shared memory). */
 export const attentionHeadDimOk = (d: number): boolean => d > 0 && d <= 128 && d % 16 === 0;
 export const ATTENTION_DTYPES: ReadonlySet<TrtDType> = new Set(['float16', 'bfloat16']);
@@ -113,9 +125,15 @@ __device__ void ${entry}_wait0() {}
 #endif
 `;
 
-function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskDtype: TrtDType | null, causal: boolean): KernelSource {
+function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskDtype: TrtDType | null, causal: boolean, tiling: AttentionTiling): KernelSource {
   const c = DTYPES[dtype];
-  const key = `attention.${dtype}.d${headDim}.${mask === 'none' ? 'nomask' : `${mask}.${maskDtype}`}${causal ? '.causal' : ''}`;
+  const BLOCK_M = blockRows(tiling);
+  const THREADS = blockThreads(tiling);
+  const STREAM_ROWS = 32 * tiling.rowGroups;
+  /** Keys a warp takes of each tile. */
+  const KS = BLOCK_N / tiling.streams;
+  const plain = tiling.rowGroups === 4 && tiling.streams === 2;
+  const key = `attention.${dtype}.d${headDim}.${mask === 'none' ? 'nomask' : `${mask}.${maskDtype}`}${causal ? '.causal' : ''}${plain ? '' : `.${tilingName(tiling)}`}`;
   const m = maskDtype === null ? null : DTYPES[maskDtype];
   const maskParam = m === null ? 'const u8* mask' : `const ${m.storage}* __restrict__ mask`;
   // The mask's value for each score of this warp's n-tiles, read before the tile's products so its
@@ -124,12 +142,12 @@ function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskD
   // (never written out, or masked again by the tile's bounds test), so every load is in bounds.
   const maskRead = mask === 'none'
     ? ''
-    : `float mv[${BLOCK_N / 16}][4];
+    : `float mv[${KS / 8}][4];
 #pragma unroll
-    for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
+    for (int nt = 0; nt < ${KS / 8}; ++nt) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
+        const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)stream * ${KS} + nt * 8 + 2 * (int)t + (e & 1);
         const i64 at = mo + (i64)(i < nq ? i : nq - 1) * mr + (i64)(j < nk ? j : nk - 1) * mc;
         mv[nt][e] = ${mask === 'bool' ? 'mask[at] != 0 ? 0.0f : -f_inf()' : `${m!.compute === 'float' ? m!.load('mask[at]') : `(float)(${m!.load('mask[at]')})`} * 1.4426950408889634f`};
       }
@@ -137,10 +155,10 @@ function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskD
   const masked = mask === 'none' ? '' : 'x += mv[nt][e];';
   // Each score of this warp's n-tiles: i its query row, j its key; the test masks x (scaled to base 2) in place.
   const scoreLoop = (test: string): string => `#pragma unroll
-      for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
+      for (int nt = 0; nt < ${KS / 8}; ++nt) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)half * ${BLOCK_N / 2} + nt * 8 + 2 * (int)t + (e & 1);
+          const int i = e < 2 ? (int)r0 : (int)r1, j = n0 + (int)stream * ${KS} + nt * 8 + 2 * (int)t + (e & 1);
           float x = s[nt][e] * scaleLog2;
           ${test}
           s[nt][e] = x;
@@ -152,10 +170,10 @@ ${mmaCode(dtype, entry)}
 ${copyCode(entry)}
 #define ATT_D ${headDim}
 #define ATT_P (ATT_D + 8)
-/* Two stages of K and V tiles; at the end, the second key stream's row statistics and accumulators (half the bytes). */
+/* Two stages of K and V tiles; at the end, the other key streams' row statistics and accumulators. */
 union alignas(16) ${entry}_tiles {
   struct { u16 k[2][${BLOCK_N} * ATT_P]; u16 v[2][${BLOCK_N} * ATT_P]; } t;
-  float x[${THREADS / 2} * (ATT_D / 2 + 4)];
+  float x[${(tiling.streams - 1) * STREAM_ROWS} * (ATT_D / 2 + 4)];
 };
 __device__ __forceinline__ u32 ${entry}_pack(float lo, float hi) { return (u32)${c.store('lo')} | ((u32)${c.store('hi')} << 16); }
 /* Two neighbouring elements as one fragment register: one 4-byte load where aligned (vec). */
@@ -174,15 +192,15 @@ __device__ __forceinline__ void ${entry}_tile(u16* dst, const u16* src, i64 rowS
 extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v, ${maskParam},
     int rank, Dims8 dims, Dims8 qb, Dims8 kb, Dims8 vb, Dims8 mb, Dims8 ob,
     i64 sq, i64 skv, i64 qr, i64 kr, i64 vr, i64 mr, i64 mc, i64 orow, i64 mTiles, float scaleLog2, int vec) {
-  /* Dynamic shared memory (512·(D + 8) bytes: 69,632 at D = 128, past the 48 KiB static limit); the emulator's is static. */
+  /* Dynamic shared memory (69,632 bytes at D = 128, past the 48 KiB static limit); the emulator's is static. */
 #if defined(__CUDA_ARCH__)
   extern __shared__ unsigned char ${entry}_smem[];
   ${entry}_tiles& sm = *reinterpret_cast<${entry}_tiles*>(${entry}_smem);
 #else
   __shared__ ${entry}_tiles sm;
 #endif
-  /* Warp w takes query rows 16·(w mod 4) of the block and, of each key tile, the half w / 4 (two streams merged at the end). */
-  const unsigned tid = threadIdx.x, warp = (tid >> 5) & 3u, half = tid >> 7, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
+  /* Warp w takes query rows 16·(w mod ${tiling.rowGroups}) of the block and, of each key tile, the part w / ${tiling.rowGroups} (the streams merge at the end). */
+  const unsigned tid = threadIdx.x, warp = (tid >> 5) % ${tiling.rowGroups}u, stream = tid / ${STREAM_ROWS}u, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
   /* The query tiles with the most keys first (under a causal mask, the last rows). */
   const i64 b = (i64)blockIdx.x / mTiles, m0 = (mTiles - 1 - (i64)blockIdx.x % mTiles) * ${BLOCK_M};
   i64 cb[8];
@@ -225,8 +243,8 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   for (int d = 0; d < ATT_D / 8; ++d) acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
   float max0 = -f_inf(), max1 = -f_inf(), sum0 = 0.0f, sum1 = 0.0f;
   /* This lane's row of V's ldmatrix tiles, and of its K fragments. */
-  const int vlane = (half * ${BLOCK_N / 2} + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (lane >> 4) * 8;
-  const int klane = (half * ${BLOCK_N / 2} + g) * ATT_P + 2 * t;
+  const int vlane = (stream * ${KS} + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (lane >> 4) * 8;
+  const int klane = (stream * ${KS} + g) * ATT_P + 2 * t;
   for (int n0 = 0, stage = 0; n0 < end; n0 += ${BLOCK_N}, stage ^= 1) {
     /* This tile's K and V have landed (the next tile's may still be in flight). */
     ${entry}_wait1();
@@ -234,9 +252,9 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     const u16* krow = sm.t.k[stage] + klane;
     const u16* vrow = sm.t.v[stage] + vlane;
     ${maskRead}
-    float s[${BLOCK_N / 16}][4];
+    float s[${KS / 8}][4];
 #pragma unroll
-    for (int nt = 0; nt < ${BLOCK_N / 16}; ++nt) {
+    for (int nt = 0; nt < ${KS / 8}; ++nt) {
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < ATT_D / 16; ++kk) {
@@ -276,7 +294,7 @@ ${scoreLoop(`(void)i;
     }
     /* P·V: the score accumulators of two n-tiles are the A fragment of 16 keys; V's B fragments come transposed by ldmatrix. */
 #pragma unroll
-    for (int kk = 0; kk < ${BLOCK_N / 32}; ++kk) {
+    for (int kk = 0; kk < ${KS / 16}; ++kk) {
       float p[2][4];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -308,11 +326,11 @@ ${scoreLoop(`(void)i;
   sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
   sum1 += __shfl_xor_sync(0xffffffffu, sum1, 1);
   sum1 += __shfl_xor_sync(0xffffffffu, sum1, 2);
-  /* The second stream hands its maxima, sums and accumulators to the first, which merges and writes. */
+  /* The other streams hand their maxima, sums and accumulators to the first, which merges and writes. */
   ${entry}_wait0();
   __syncthreads();
-  float* mine = sm.x + (tid & ${THREADS / 2 - 1}u) * (ATT_D / 2 + 4);
-  if (half) {
+  if (stream) {
+    float* mine = sm.x + ((stream - 1u) * ${STREAM_ROWS}u + tid % ${STREAM_ROWS}u) * (ATT_D / 2 + 4);
     mine[0] = max0;
     mine[1] = max1;
     mine[2] = sum0;
@@ -321,14 +339,18 @@ ${scoreLoop(`(void)i;
     for (int d = 0; d < ATT_D / 8; ++d) for (int e = 0; e < 4; ++e) mine[4 + d * 4 + e] = acc[d][e];
   }
   __syncthreads();
-  if (half) return;
-  {
+  if (stream) return;
+#pragma unroll
+  for (int from = 0; from < ${tiling.streams - 1}; ++from) {
+    const float* mine = sm.x + (from * ${STREAM_ROWS} + (int)tid) * (ATT_D / 2 + 4);
     const float other0 = mine[0], other1 = mine[1];
     const float top0 = fmaxf(max0, other0), top1 = fmaxf(max1, other1);
     const float base0 = top0 == -f_inf() ? 0.0f : top0, base1 = top1 == -f_inf() ? 0.0f : top1;
     const float a0 = exp2f(max0 - base0), b0 = exp2f(other0 - base0), a1 = exp2f(max1 - base1), b1 = exp2f(other1 - base1);
     sum0 = sum0 * a0 + mine[2] * b0;
     sum1 = sum1 * a1 + mine[3] * b1;
+    max0 = top0;
+    max1 = top1;
 #pragma unroll
     for (int d = 0; d < ATT_D / 8; ++d) {
       acc[d][0] = acc[d][0] * a0 + mine[4 + d * 4 + 0] * b0;
@@ -361,11 +383,18 @@ ${scoreLoop(`(void)i;
 `);
 }
 
-/** Dynamic shared memory of the kernel: two stages of a K and a V tile of 64 rows of D + 8 halves. */
-export const attentionSharedBytes = (headDim: number): number => 2 * 2 * BLOCK_N * (headDim + 8) * 2;
+/** Dynamic shared memory of the kernel: two stages of a K and a V tile of 64 rows of D + 8 halves, or the streams' merge if larger. */
+export const attentionSharedBytes = (headDim: number, tiling: AttentionTiling = TILINGS[0]!): number =>
+  Math.max(2 * 2 * BLOCK_N * (headDim + 8) * 2, (tiling.streams - 1) * 32 * tiling.rowGroups * (headDim / 2 + 4) * 4);
+
+/** The tiling an attention runs with (see AttentionTiling). */
+export function attentionTiling(p: AttentionParams): AttentionTiling {
+  void p;
+  return TILINGS[0]!;
+}
 
 /** The attention a matmul stands for (`params.attention`), as one launch. */
-export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): LoweredStep[] {
+export function attentionLaunch(ctx: LoweringContext, p: AttentionParams, tiling: AttentionTiling = attentionTiling(p)): LoweredStep[] {
   const q = input(ctx, 0);
   const k = input(ctx, 1);
   const v = input(ctx, 2);
@@ -384,6 +413,7 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
   if ((mask === null) !== (p.mask === undefined)) unsupported(ctx, 'the attention mask and its strides must come together');
   const batch = volume(p.batch);
   if (batch * p.seqQ === 0) return [];
+  const BLOCK_M = blockRows(tiling);
   if (p.seqQ >= 2 ** 31 - BLOCK_M || p.seqKV >= 2 ** 31 - BLOCK_N) unsupported(ctx, `attention over ${p.seqQ} queries and ${p.seqKV} keys exceeds 32-bit positions`);
   if (volume(out.shape) !== batch * p.seqQ * p.headDim) unsupported(ctx, `output [${out.shape.join(', ')}] does not hold the attention's ${batch}×${p.seqQ}×${p.headDim}`);
   const kind: MaskKind = mask === null ? 'none' : mask.dtype === 'bool' ? 'bool' : 'add';
@@ -394,15 +424,15 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams): Lower
   const mTiles = Math.ceil(p.seqQ / BLOCK_M);
   const batchOf = (l: readonly number[]): number[] => l.slice(0, rank);
   const maskStrides = p.mask ?? new Array<number>(rank + 2).fill(0);
-  const kernel = attentionKernel(dtype, p.headDim, kind, mask?.dtype ?? null, p.causal);
+  const kernel = attentionKernel(dtype, p.headDim, kind, mask?.dtype ?? null, p.causal, tiling);
   const noMask = { buffer: q.at.buffer, offset: q.at.offset ?? 0 };
   return [
     {
       kind: 'launch',
       kernel,
       grid: [batch * mTiles],
-      block: [THREADS],
-      sharedBytes: attentionSharedBytes(p.headDim),
+      block: [blockThreads(tiling)],
+      sharedBytes: attentionSharedBytes(p.headDim, tiling),
       args: [
         ptr(out.at),
         ptr(q.at),
