@@ -1,23 +1,17 @@
 /**
  * A whole attention in one kernel: softmax(Q·Kᵀ·scale + mask)·V (a matmul the attention pass
- * made, fuse-attention.ts), in the way of FlashAttention-2. A block takes 16·rowGroups query rows
- * of one batch entry and walks the keys in tiles of 64; each row group is walked by `streams`
- * warps, each taking its share of every tile's keys, merged at the end (AttentionTiling: 4 × 2 by
- * default, eight warps over 64 rows, so an SM has two warps to switch between where a 64-row block
- * of a 16-head, 512-token attention gives it one). Each tile of K and V goes through shared memory
- * by asynchronous copies in two stages (the next tile loads behind this tile's math); the warp
- * multiplies with tensor cores (mma.sync m16n8k16, fp16 or bf16 in, fp32 accumulators; K's and
- * V's fragments by ldmatrix, V's transposed), keeps a running row maximum and sum (base-2
- * exponentials), and rescales its output accumulators when the maximum moves. Under a causal
- * mask a block stops at its diagonal, and the blocks with the most key tiles start first. Scores
- * and probabilities never reach memory; Q, K, V, the mask and the output are read and written at
- * any strides (the transposes and GQA repeats around an attention are views), with the head dim
- * contiguous. The mask's values of a tile are read before its products, so their loads overlap
- * the tensor-core work.
- *
- * Nsight Compute on the H200 (session 11): the kernel issues an instruction about every 5 cycles
- * a warp, with two warps a scheduler: it is bound by its instruction count, not by memory or the
- * tensor cores, which is why more key streams (more warps, more merging) made it slower there.
+ * made, fuse-attention.ts), in the way of FlashAttention-2. A block of eight warps takes 64 query
+ * rows of one batch entry (16 rows a warp, each row group twice: one warp for each half of every
+ * key tile, merged at the end, so an SM has two warps to switch between where a 64-row block of
+ * a 16-head, 512-token attention gives it one) and walks the keys in tiles of 64: each tile of K and
+ * V goes through shared memory by asynchronous copies in two stages (the next tile loads behind
+ * this tile's math), the warp multiplies with tensor cores (mma.sync
+ * m16n8k16, fp16 or bf16 in, fp32 accumulators; V's fragments transposed by ldmatrix), keeps a
+ * running row maximum and sum (base-2 exponentials), and rescales its output accumulators as
+ * the maximum moves. Under a causal mask a block stops at its diagonal, and the blocks with the
+ * most key tiles start first. Scores and probabilities never reach
+ * memory; Q, K, V, the mask and the output are read and written at any strides (the transposes
+ * and GQA repeats around an attention are views), with the head dim contiguous.
  *
  * The probabilities are rounded to the input dtype before P·V (the unfused graph rounds them
  * too, after normalizing); the scale, the mask and the softmax run in fp32 on the fp32 scores.
@@ -89,7 +83,7 @@ __device__ void ${entry}_mma(float* c, const u32* a, u32 b0, u32 b1) {
 }
 
 /**
- * ldmatrix.x4 (four 8×8 tiles of 16-bit elements, each lane giving one row's address:
+ * ldmatrix.x4.trans (four 8×8 tiles of 16-bit elements, each lane giving one row's address:
  * lanes 8m..8m+7 the rows of tile m; lane 4g + t receives column g, rows 2t and 2t+1 of each
  * tile) and cp.async (16 bytes global → shared, zero-filled when `valid` is false), with their
  * emulations: a lane reads the rows other lanes address through shuffles of the addresses.
@@ -106,12 +100,6 @@ __device__ __forceinline__ void ${entry}_ldsm_t(u32* r, const u16* base, int at)
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(${entry}_saddr(base) + 2u * (u32)at));
 }
-/* The same without the transpose (lane 4g + t receives row g, columns 2t and 2t + 1 of each tile). */
-__device__ __forceinline__ void ${entry}_ldsm(u32* r, const u16* base, int at) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(${entry}_saddr(base) + 2u * (u32)at));
-}
-__device__ __forceinline__ bool ${entry}_any(bool p) { return __any_sync(0xffffffffu, p) != 0; }
 __device__ __forceinline__ void ${entry}_cp16(u16* dst, const u16* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(${entry}_saddr(dst)), "l"(src), "r"(valid ? 16 : 0));
 }
@@ -127,19 +115,6 @@ __device__ void ${entry}_ldsm_t(u32* r, const u16* base, int at) {
     const u16* hi = __shfl_sync(0xffffffffu, row, (int)(m * 8 + 2 * t + 1));
     r[m] = (u32)lo[g] | ((u32)hi[g] << 16);
   }
-}
-__device__ void ${entry}_ldsm(u32* r, const u16* base, int at) {
-  const u16* row = base + at;
-  unsigned lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
-  for (unsigned m = 0; m < 4; ++m) {
-    const u16* p = __shfl_sync(0xffffffffu, row, (int)(m * 8 + g));
-    r[m] = (u32)p[2 * t] | ((u32)p[2 * t + 1] << 16);
-  }
-}
-__device__ bool ${entry}_any(bool p) {
-  int v = p ? 1 : 0;
-  for (int k = 16; k > 0; k >>= 1) v |= __shfl_xor_sync(0xffffffffu, v, k);
-  return v != 0;
 }
 __device__ void ${entry}_cp16(u16* dst, const u16* src, bool valid) {
   for (int e = 0; e < 8; ++e) dst[e] = valid ? src[e] : (u16)0;
@@ -269,17 +244,12 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
   float max0 = -f_inf(), max1 = -f_inf(), sum0 = 0.0f, sum1 = 0.0f;
   /* This lane's row of V's ldmatrix tiles, and of its K fragments. */
   const int vlane = (stream * ${KS} + (lane & 7u) + ((lane >> 3) & 1u) * 8) * ATT_P + (lane >> 4) * 8;
-  /* This lane's row address for K's ldmatrix tiles (8 keys × 32 of the head dim a call); for an odd last 16 of the head dim, its fragment pair. */
-  const int klane = (stream * ${KS} + (lane & 7u)) * ATT_P + (lane >> 3) * 8;
-  const int ktail = (stream * ${KS} + g) * ATT_P + 2 * t;
-  (void)ktail;
+  const int klane = (stream * ${KS} + g) * ATT_P + 2 * t;
   for (int n0 = 0, stage = 0; n0 < end; n0 += ${BLOCK_N}, stage ^= 1) {
     /* This tile's K and V have landed (the next tile's may still be in flight). */
     ${entry}_wait1();
     __syncthreads();
     const u16* krow = sm.t.k[stage] + klane;
-    const u16* ktrow = sm.t.k[stage] + ktail;
-    (void)ktrow;
     const u16* vrow = sm.t.v[stage] + vlane;
     ${maskRead}
     float s[${KS / 8}][4];
@@ -287,16 +257,10 @@ extern "C" __global__ void ${entry}(u16* __restrict__ o, const u16* __restrict__
     for (int nt = 0; nt < ${KS / 8}; ++nt) {
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
-      for (int kk = 0; kk + 1 < ATT_D / 16; kk += 2) {
-        u32 kf[4];
-        ${entry}_ldsm(kf, krow, nt * 8 * ATT_P + kk * 16);
-        ${entry}_mma(s[nt], qf[kk], kf[0], kf[1]);
-        ${entry}_mma(s[nt], qf[kk + 1], kf[2], kf[3]);
-      }${headDim % 32 === 16 ? `
-      {
-        const u16* kr0 = ktrow + nt * 8 * ATT_P + ${headDim - 16};
-        ${entry}_mma(s[nt], qf[ATT_D / 16 - 1], *(const u32*)kr0, *(const u32*)(kr0 + 8));
-      }` : ''}
+      for (int kk = 0; kk < ATT_D / 16; ++kk) {
+        const u16* kr0 = krow + nt * 8 * ATT_P + kk * 16;
+        ${entry}_mma(s[nt], qf[kk], *(const u32*)kr0, *(const u32*)(kr0 + 8));
+      }
     }
     /* Scale (to base 2), mask, and this tile's row maxima. */
     float tile0 = -f_inf(), tile1 = -f_inf();
@@ -321,15 +285,12 @@ ${scoreLoop(`(void)i;
     max1 = new1;
     sum0 *= keep0;
     sum1 *= keep1;
-    /* Once the maxima settle, a tile seldom moves any of the warp's: skip the rescale (a multiply by 1). */
-    if (${entry}_any(keep0 != 1.0f || keep1 != 1.0f)) {
 #pragma unroll
-      for (int d = 0; d < ATT_D / 8; ++d) {
-        acc[d][0] *= keep0;
-        acc[d][1] *= keep0;
-        acc[d][2] *= keep1;
-        acc[d][3] *= keep1;
-      }
+    for (int d = 0; d < ATT_D / 8; ++d) {
+      acc[d][0] *= keep0;
+      acc[d][1] *= keep0;
+      acc[d][2] *= keep1;
+      acc[d][3] *= keep1;
     }
     /* P·V: the score accumulators of two n-tiles are the A fragment of 16 keys; V's B fragments come transposed by ldmatrix. */
 #pragma unroll
