@@ -1,17 +1,25 @@
 /**
  * A whole attention in one kernel: softmax(Q·Kᵀ·scale + mask)·V (a matmul the attention pass
- * made, fuse-attention.ts), in the way of FlashAttention-2. A block of eight warps takes 64 query
- * rows of one batch entry (16 rows a warp, each row group twice: one warp for each half of every
- * key tile, merged at the end, so an SM has two warps to switch between where a 64-row block of
- * a 16-head, 512-token attention gives it one) and walks the keys in tiles of 64: each tile of K and
- * V goes through shared memory by asynchronous copies in two stages (the next tile loads behind
- * this tile's math), the warp multiplies with tensor cores (mma.sync
- * m16n8k16, fp16 or bf16 in, fp32 accumulators; V's fragments transposed by ldmatrix), keeps a
- * running row maximum and sum (base-2 exponentials), and rescales its output accumulators as
- * the maximum moves. Under a causal mask a block stops at its diagonal, and the blocks with the
- * most key tiles start first. Scores and probabilities never reach
- * memory; Q, K, V, the mask and the output are read and written at any strides (the transposes
- * and GQA repeats around an attention are views), with the head dim contiguous.
+ * made, fuse-attention.ts), in the way of FlashAttention-2. A block takes 16·rowGroups query rows
+ * of one batch entry and walks the keys in tiles of 64; each row group is walked by `streams`
+ * warps, each taking its share of every tile's keys, merged at the end (AttentionTiling: 4 × 2 by
+ * default, eight warps over 64 rows, so an SM has two warps to switch between where a 64-row block
+ * of a 16-head, 512-token attention gives it one). Each tile of K and V goes through shared memory
+ * by asynchronous copies in two stages (the next tile loads behind this tile's math); the warp
+ * multiplies with tensor cores (mma.sync m16n8k16, fp16 or bf16 in, fp32 accumulators; V's
+ * fragments transposed by ldmatrix), keeps a running row maximum and sum (base-2 exponentials),
+ * and rescales its output accumulators as the maximum moves. Under a causal mask a block stops
+ * at its diagonal, and the blocks with the most key tiles start first. Scores and probabilities
+ * never reach memory; Q, K, V, the mask and the output are read and written at any strides (the
+ * transposes and GQA repeats around an attention are views), with the head dim contiguous. The
+ * mask's values of a tile are read before its products, so their loads overlap the tensor-core
+ * work (read behind each score's test they serialized: BERT's attention 15.2 → 10.0 µs).
+ *
+ * Nsight Compute on the H200 (session 11): the kernel issues an instruction about every 5 cycles
+ * a warp, with two warps a scheduler, so it is bound by its instruction count, not by memory or
+ * the tensor cores; more key streams (more warps, more merging) made it slower there. K's
+ * fragments by ldmatrix and skipping the rescale when no maximum moved gave Llama's nothing and
+ * cost BERT's its second block an SM (130 registers): not kept.
  *
  * The probabilities are rounded to the input dtype before P·V (the unfused graph rounds them
  * too, after normalizing); the scale, the mask and the softmax run in fp32 on the fp32 scores.
