@@ -16,6 +16,7 @@ import { expectClose, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { attentionLaunch, type AttentionTiling } from '../../../lib/backends/cuda/lowering/attention';
 import { lowerLayer, type LoweringContext } from '../../../lib/backends/cuda/lowering';
+import { runLayer } from '../../helpers/cuda-emulator/run-layer';
 import { emulate, emulateLowered } from './emulated-network';
 
 // The unfused form rounds the scores and probabilities to fp16 (bf16) between layers; the fused
@@ -145,6 +146,32 @@ describe('fuseAttention', () => {
     const launch = lowered.steps.find((s) => s.kind === 'launch');
     expect(launch?.kind === 'launch' && launch.block).toEqual([32 * tiling.rowGroups * tiling.streams]);
     expectClose(outputs.y!, new ReferenceRunner(source).run(feeds).y!, TOL[f.dtype as 'float16'], 'tiled kernel');
+  });
+
+  test('Q, K and V off their alignment take the element-wise reads, and the 2-byte output stores give the paired ones\' bits', () => {
+    // One batch of 2 heads, q [1, 20, 2, 32] and k, v [1, 24, 2, 32] read heads-first through strides.
+    const p: AttentionParams = {
+      batch: [1, 2], seqQ: 20, seqKV: 24, headDim: 32, scale: 1 / Math.sqrt(32), causal: false,
+      query: [1280, 32, 64], key: [1536, 32, 64], value: [1536, 32, 64], output: [1280, 32, 64], outputShape: [1, 20, 64],
+    };
+    const r = new Random(5);
+    const inputs = [r.tensor([1, 20, 2, 32], 'float16'), r.tensor([1, 24, 2, 32], 'float16'), r.tensor([1, 24, 2, 32], 'float16')];
+    const params = { kind: 'matmul' as const, opA: 'none' as const, opB: 'none' as const, attention: p };
+    const vecOf = (steps: ReturnType<typeof runLayer>['steps']): number => {
+      const l = steps[0]!;
+      const arg = l.kind === 'launch' ? l.args[l.args.length - 1] : undefined;
+      return arg !== undefined && 'scalar' in arg ? Number(arg.value) : -1;
+    };
+    // Two bytes into their buffers: Q not 4-byte aligned, K and V not 16-byte aligned; the output is (bit 2).
+    const off = runLayer(params, inputs, 'attention', undefined, [2, 2, 2]);
+    expect(vecOf(off.steps)).toBe(4);
+    expectClose(off.actual[0]!, off.expected[0]!, TOL.float16, 'unaligned inputs');
+    const aligned = runLayer(params, inputs, 'attention');
+    expect(vecOf(aligned.steps)).toBe(7);
+    expectClose(aligned.actual[0]!, aligned.expected[0]!, TOL.float16, 'aligned inputs');
+    // The same launch told its output is unaligned stores element by element: the same bits.
+    const halves = runLayer(params, inputs, 'attention', (steps) => steps.map((l) => (l.kind === 'launch' ? { ...l, args: [...l.args.slice(0, -1), { scalar: 'i32' as const, value: 3 }] } : l)));
+    expect(Array.from(halves.actual[0]!.data as Uint16Array)).toEqual(Array.from(aligned.actual[0]!.data as Uint16Array));
   });
 
   test('a masked row gives NaN, as the unfused softmax does', () => {
