@@ -125,8 +125,8 @@ describe('fuseAttention', () => {
     expectClose(run.outputs.y!, want, tol, 'fused kernel');
   });
 
-  // Each tiling of the kernel, whichever attentionTiling picks for these shapes: 32-row blocks of four
-  // key streams (three merged into the first) and 64-row blocks of two.
+  // Each tiling of the kernel (every model runs the default, 4 × 2): 32-row blocks of four key
+  // streams (three merged into the first) and 64-row blocks of two.
   const tilings: AttentionTiling[] = [{ rowGroups: 2, streams: 4 }, { rowGroups: 4, streams: 2 }];
   const label = (t: AttentionTiling): string => `${t.rowGroups} row groups × ${t.streams} key streams`;
   const causal100: Form = { ...forms[2]![1], sq: 100, skv: 100 };
@@ -146,6 +146,14 @@ describe('fuseAttention', () => {
     const launch = lowered.steps.find((s) => s.kind === 'launch');
     expect(launch?.kind === 'launch' && launch.block).toEqual([32 * tiling.rowGroups * tiling.streams]);
     expectClose(outputs.y!, new ReferenceRunner(source).run(feeds).y!, TOL[f.dtype as 'float16'], 'tiled kernel');
+  });
+
+  test('a tiling of more than 256 threads is refused by name', () => {
+    const f = forms[1]![1];
+    const { network } = fuseAttention(attentionForm(f));
+    const lower = (ctx: LoweringContext): ReturnType<typeof lowerLayer> =>
+      ctx.layer.params.kind === 'matmul' && ctx.layer.params.attention ? attentionLaunch(ctx, ctx.layer.params.attention, { rowGroups: 4, streams: 4 }) : lowerLayer(ctx);
+    expect(() => emulateLowered(network, feedsFor(f, 1), { fuse: true, lower })).toThrow(/attention tiling r4s4 runs 512 threads a block/);
   });
 
   test('Q, K and V off their alignment take the element-wise reads, and the 2-byte output stores give the paired ones\' bits', () => {

@@ -39,14 +39,17 @@ const BLOCK_N = 64;
 /**
  * How a block's warps split the work: `rowGroups` groups of 16 query rows (the block takes
  * 16·rowGroups rows), each walked by `streams` warps, warp s taking keys [s·64/streams, (s+1)·64/streams)
- * of every tile; the streams merge their rows at the end. More streams shorten the walk of a
- * block over a long key range (a causal attention's last rows) at the cost of a longer merge.
+ * of every tile; the streams merge their rows at the end. More streams shorten a block's walk over
+ * a long key range (a causal attention's last rows) but add a longer merge and more work a key;
+ * on the H200 neither 2 × 4 nor 2 × 2 beat 4 × 2 on Llama's attention (docs/cuda-backend.md,
+ * session 11), so every attention runs 4 × 2 and the others are there to be measured (the kernel lab).
+ * At most 256 threads: the kernel's registers (up to 168) would not fit 512.
  */
 export interface AttentionTiling {
   readonly rowGroups: 2 | 4;
   readonly streams: 2 | 4;
 }
-const TILINGS: readonly AttentionTiling[] = [{ rowGroups: 4, streams: 2 }, { rowGroups: 2, streams: 4 }];
+export const DEFAULT_ATTENTION_TILING: AttentionTiling = { rowGroups: 4, streams: 2 };
 const tilingName = (t: AttentionTiling): string => `r${t.rowGroups}s${t.streams}`;
 const blockRows = (t: AttentionTiling): number => 16 * t.rowGroups;
 const blockThreads = (t: AttentionTiling): number => 32 * t.rowGroups * t.streams;
@@ -140,7 +143,7 @@ function attentionKernel(dtype: TrtDType, headDim: number, mask: MaskKind, maskD
   const STREAM_ROWS = 32 * tiling.rowGroups;
   /** Keys a warp takes of each tile. */
   const KS = BLOCK_N / tiling.streams;
-  const plain = tiling.rowGroups === 4 && tiling.streams === 2;
+  const plain = tiling.rowGroups === DEFAULT_ATTENTION_TILING.rowGroups && tiling.streams === DEFAULT_ATTENTION_TILING.streams;
   const key = `attention.${dtype}.d${headDim}.${mask === 'none' ? 'nomask' : `${mask}.${maskDtype}`}${causal ? '.causal' : ''}${plain ? '' : `.${tilingName(tiling)}`}`;
   const m = maskDtype === null ? null : DTYPES[maskDtype];
   const maskParam = m === null ? 'const u8* mask' : `const ${m.storage}* __restrict__ mask`;
@@ -392,17 +395,11 @@ ${scoreLoop(`(void)i;
 }
 
 /** Dynamic shared memory of the kernel: two stages of a K and a V tile of 64 rows of D + 8 halves, or the streams' merge if larger. */
-export const attentionSharedBytes = (headDim: number, tiling: AttentionTiling = TILINGS[0]!): number =>
+export const attentionSharedBytes = (headDim: number, tiling: AttentionTiling = DEFAULT_ATTENTION_TILING): number =>
   Math.max(2 * 2 * BLOCK_N * (headDim + 8) * 2, (tiling.streams - 1) * 32 * tiling.rowGroups * (headDim / 2 + 4) * 4);
 
-/** The tiling an attention runs with (see AttentionTiling). */
-export function attentionTiling(p: AttentionParams): AttentionTiling {
-  void p;
-  return TILINGS[0]!;
-}
-
 /** The attention a matmul stands for (`params.attention`), as one launch. */
-export function attentionLaunch(ctx: LoweringContext, p: AttentionParams, tiling: AttentionTiling = attentionTiling(p)): LoweredStep[] {
+export function attentionLaunch(ctx: LoweringContext, p: AttentionParams, tiling: AttentionTiling = DEFAULT_ATTENTION_TILING): LoweredStep[] {
   const q = input(ctx, 0);
   const k = input(ctx, 1);
   const v = input(ctx, 2);
@@ -421,6 +418,7 @@ export function attentionLaunch(ctx: LoweringContext, p: AttentionParams, tiling
   if ((mask === null) !== (p.mask === undefined)) unsupported(ctx, 'the attention mask and its strides must come together');
   const batch = volume(p.batch);
   if (batch * p.seqQ === 0) return [];
+  if (blockThreads(tiling) > 256) unsupported(ctx, `attention tiling ${tilingName(tiling)} runs ${blockThreads(tiling)} threads a block, more than the kernel's registers allow`);
   const BLOCK_M = blockRows(tiling);
   if (p.seqQ >= 2 ** 31 - BLOCK_M || p.seqKV >= 2 ** 31 - BLOCK_N) unsupported(ctx, `attention over ${p.seqQ} queries and ${p.seqKV} keys exceeds 32-bit positions`);
   if (volume(out.shape) !== batch * p.seqQ * p.headDim) unsupported(ctx, `output [${out.shape.join(', ')}] does not hold the attention's ${batch}×${p.seqQ}×${p.headDim}`);
