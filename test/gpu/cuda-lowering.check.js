@@ -147,6 +147,12 @@ function buildCases(Tensor) {
     ['vecAB', 'vector', 'vector', [2, 4], [2, 4]],
     ['batched', 'none', 'none', [2, 3, 4], [2, 4, 5]],
     ['bcastB', 'none', 'none', [2, 3, 4], [1, 4, 5]],
+    // One B for every batch: one GEMM over the batches' rows (unless A is transposed).
+    ['bcastB4d', 'none', 'none', [2, 3, 2, 4], [1, 1, 4, 5]],
+    ['bcastBtransB', 'none', 'transpose', [3, 2, 4], [1, 5, 4]],
+    ['bcastBtransA', 'transpose', 'none', [2, 4, 3], [1, 4, 5]],
+    ['bcastBvecA', 'vector', 'none', [3, 4], [1, 4, 5]],
+    ['bcastBvecB', 'none', 'vector', [2, 3, 4], [1, 4]],
     ['bcastBoth', 'none', 'none', [2, 1, 3, 4], [1, 3, 4, 2]],
     ['k0', 'none', 'none', [2, 0], [0, 3]],
     ['m0', 'none', 'none', [0, 4], [4, 3]],

@@ -60,12 +60,16 @@ export const matmul: LayerLowering = (ctx) => {
   const steps: LoweredStep[] = [];
   const A = batchOperand(ctx, a, batchA, matA, batch, steps);
   const B = batchOperand(ctx, b, batchB, matB, batch, steps);
-  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m, n, k };
+  // One B for every batch and A's rows stored batch after batch (a linear layer over
+  // [batch, seq, k]): one GEMM of count·m rows. cuBLASLt tiles the larger M as it sees fit;
+  // as `count` batched products of m rows, BERT-base's projections ran at 128 rows each.
+  const rows = count > 1 && B.stride === 0 && !transA && A.stride === m * k;
+  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: rows ? count * m : m, n, k };
   if (dtype !== 'float32') gemm.dtype = dtype;
   else if (ctx.tf32 === true) gemm.tf32 = true;
   if (transA) gemm.transA = true;
   if (transB) gemm.transB = true;
-  if (count > 1) {
+  if (count > 1 && !rows) {
     gemm.batch = count;
     gemm.strideA = A.stride;
     gemm.strideB = B.stride;

@@ -170,3 +170,30 @@ describe('TF32', () => {
     expect(gemmOf('float16', true)).not.toHaveProperty('tf32');
   });
 });
+
+describe('GEMM shape', () => {
+  const gemmOf = (shapeA: number[], shapeB: number[], opA: 'none' | 'transpose' = 'none', opB: 'none' | 'transpose' = 'none'): LoweredStep[] =>
+    lowerLayer({
+      layer: { index: 0, name: 'mm', params: { kind: 'matmul', opA, opB }, inputs: [0, 1], outputs: [2] },
+      inputs: [
+        { dtype: 'float16', shape: shapeA, at: { buffer: 0 } },
+        { dtype: 'float16', shape: shapeB, at: { buffer: 1 } },
+      ],
+      outputs: [{ dtype: 'float16', shape: [8, 128, 768], at: { buffer: 2 } }],
+      values: [undefined, undefined],
+      scratch: () => ({ buffer: 9 }),
+      weight: () => ({ buffer: 9 }),
+    }).filter((s) => s.kind === 'gemm');
+
+  test('a linear layer over [batch, seq, k] (one B for every batch) is one GEMM over all the rows', () => {
+    const [g, ...rest] = gemmOf([8, 128, 768], [1, 768, 768], 'none', 'transpose');
+    expect(rest).toHaveLength(0);
+    expect(g).toMatchObject({ m: 1024, n: 768, k: 768, transB: true });
+    expect(g).not.toHaveProperty('batch');
+  });
+
+  test('a transposed A, or a B per batch, stays a batched GEMM', () => {
+    expect(gemmOf([8, 768, 128], [1, 768, 768], 'transpose')[0]).toMatchObject({ m: 128, batch: 8, strideA: 128 * 768, strideB: 0, strideD: 128 * 768 });
+    expect(gemmOf([8, 128, 768], [8, 768, 768])[0]).toMatchObject({ m: 128, batch: 8, strideB: 768 * 768 });
+  });
+});
