@@ -18,6 +18,7 @@ import { fuseConvEpilogues } from './conv-epilogue';
 import { interleaveComplexProducts } from './complex-pairs';
 import { fuseAttention } from './fuse-attention';
 import { fuseRmsNorm } from './fuse-rmsnorm';
+import { mergeMatmuls } from './merge-matmuls';
 import { recomputeCasts } from './recompute-casts';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
 import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
@@ -77,8 +78,9 @@ export interface BuildOptions {
 /**
  * The network passes of the cuda backend, in build order: precision (lib/network/precision.ts),
  * then layout, then epilogues (a channels-last convolution fuses like any other), then complex
- * products over whole pairs, then attentions and RMSNorms as one layer each, then casts computed once per reader (which
- * fusion while lowering then takes into each). Pure.
+ * products over whole pairs, then attentions and RMSNorms as one layer each, then sibling projections as one wide GEMM
+ * (after the attention pass, which reads its operands through their producers' transposes), then casts computed once per
+ * reader (which fusion while lowering then takes into each). Pure.
  */
 export function cudaNetworkPasses(source: Network, precisions: BuildConfig['precisions']) {
   const reduced = reducePrecision(source, precisions);
@@ -87,8 +89,9 @@ export function cudaNetworkPasses(source: Network, precisions: BuildConfig['prec
   const complex = interleaveComplexProducts(epilogues.network);
   const attention = fuseAttention(complex.network);
   const rmsnorm = fuseRmsNorm(attention.network);
-  const recomputed = recomputeCasts(rmsnorm.network);
-  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, attention, rmsnorm, recomputed };
+  const merged = mergeMatmuls(rmsnorm.network);
+  const recomputed = recomputeCasts(merged.network);
+  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, attention, rmsnorm, merged, recomputed };
 }
 
 /**
@@ -98,7 +101,7 @@ export function cudaNetworkPasses(source: Network, precisions: BuildConfig['prec
  */
 export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
-  const { network, report, layout, epilogues, complex, attention, rmsnorm, recomputed } = cudaNetworkPasses(source, config.precisions);
+  const { network, report, layout, epilogues, complex, attention, rmsnorm, merged, recomputed } = cudaNetworkPasses(source, config.precisions);
   const precision = describePrecision(report);
   if (layout.convolutions > 0 || epilogues.fused > 0) {
     log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
@@ -106,6 +109,7 @@ export async function buildCudaEngine(source: Network, config: BuildConfig, targ
   if (complex.products > 0) log('debug', `cuda backend: network "${source.name}": ${complex.products} complex products computed over whole pairs`);
   if (attention.attentions > 0) log('debug', `cuda backend: network "${source.name}": ${attention.attentions} attentions as one kernel each (${attention.causal} causal)`);
   if (rmsnorm.norms > 0) log('debug', `cuda backend: network "${source.name}": ${rmsnorm.norms} RMSNorms as one normalization each`);
+  if (merged.groups > 0) log('debug', `cuda backend: network "${source.name}": ${merged.merged} projections computed as ${merged.groups} wide GEMMs`);
   if (recomputed.casts > 0) log('debug', `cuda backend: network "${source.name}": ${recomputed.casts} casts computed once per reader`);
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
   if (report.clampedValues > 0) {

@@ -29,9 +29,9 @@ import type { Layer } from '../../network';
 import { tensorReaders } from '../../network/live-layers';
 import type { BufferSlice, KernelArg } from '../../gpu/plan';
 import type { KernelLaunch } from './lowering';
-import { denseStrides, sameList, sameSlice } from './lowering/kernel';
+import { denseStrides, sameList, sameSlice, volume } from './lowering/kernel';
 import { coalesce, isCopy, mapOpParams, mapSpecLaunch, renamedParam, type MapLaunchInfo, type MapOperand, type MapSpec } from './lowering/map';
-import { DTYPES } from './lowering/prelude';
+import { BYTES, DTYPES } from './lowering/prelude';
 
 /** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
 const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast', 'select']);
@@ -178,9 +178,29 @@ export function planViews(layers: readonly Layer[], tensor: (id: number) => Tens
  * (stride 0), permuted, and through a reshape that splits or merges dims. Pure.
  */
 export function throughDense(dims: readonly number[], strides: readonly number[], inner: readonly number[], operand: readonly number[]): number[] | null {
+  return throughDenseFrom(dims, strides, inner, operand, 0)?.strides ?? null;
+}
+
+/**
+ * {@link throughDense} for a walk that starts `start` elements into the dense tensor and may
+ * step backwards (a negative stride): the start splits into digits over `inner`, and every digit
+ * must stay in [0, inner[i]) at both ends of the walk. The operand's walk starts `offset`
+ * elements from its own start. A RoPE half read from q's slot of a wide projection (start 1,
+ * stride −1 over the pairs) reads this way. Pure.
+ */
+export function throughDenseFrom(
+  dims: readonly number[],
+  strides: readonly number[],
+  inner: readonly number[],
+  operand: readonly number[],
+  start: number,
+): { strides: number[]; offset: number } | null {
   if (strides.length !== dims.length || operand.length !== inner.length) return null;
   const dense = denseStrides(inner);
-  const reach = inner.map(() => 0);
+  if (!Number.isInteger(start) || start < 0 || (start > 0 && start >= dense[0]! * inner[0]!)) return null;
+  const digits = inner.map((n, i) => Math.floor(start / dense[i]!) % n);
+  const up = inner.map(() => 0);
+  const down = inner.map(() => 0);
   const out: number[] = [];
   for (let j = 0; j < dims.length; j++) {
     const t = strides[j]!;
@@ -188,14 +208,17 @@ export function throughDense(dims: readonly number[], strides: readonly number[]
       out.push(0);
       continue;
     }
-    if (!Number.isInteger(t) || t < 0) return null;
-    const i = inner.findIndex((n, k) => n > 1 && dense[k]! <= t && t < dense[k]! * n);
-    if (i < 0 || t % dense[i]! !== 0) return null;
+    const size = Math.abs(t);
+    if (!Number.isInteger(t)) return null;
+    const i = inner.findIndex((n, k) => n > 1 && dense[k]! <= size && size < dense[k]! * n);
+    if (i < 0 || size % dense[i]! !== 0) return null;
     const m = t / dense[i]!;
-    reach[i] += m * (dims[j]! - 1);
+    if (m > 0) up[i] += m * (dims[j]! - 1);
+    else down[i] -= m * (dims[j]! - 1);
     out.push(m * operand[i]!);
   }
-  return reach.every((r, i) => r < inner[i]!) ? out : null;
+  if (!digits.every((d, i) => d + up[i]! < inner[i]! && d - down[i]! >= 0)) return null;
+  return { strides: out, offset: digits.reduce((sum, d, i) => sum + d * operand[i]!, 0) };
 }
 
 /**
@@ -214,10 +237,12 @@ export function splitForDense(dims: readonly number[], strides: readonly number[
     let t = strides[j]!;
     const split: number[] = [];
     while (rest > 1 && t !== 0) {
-      const i = within(t);
-      if (!Number.isInteger(t) || t < 0 || i < 0 || t % dense[i]! !== 0) return null;
-      const m = t / dense[i]!;
+      const i = within(Math.abs(t));
+      if (!Number.isInteger(t) || i < 0 || t % dense[i]! !== 0) return null;
+      const m = Math.abs(t) / dense[i]!;
       if (m * (rest - 1) < inner[i]!) break;
+      // A backward walk that carries is not split (throughDenseFrom then refuses it).
+      if (t < 0) return null;
       // Whole runs of dim i: k steps of m each fill it, then the walk carries into the next dim.
       const k = inner[i]! / m;
       if (!Number.isInteger(k) || rest % k !== 0) return null;
@@ -240,32 +265,47 @@ function walkable(dims: readonly number[], operands: ReadonlyArray<readonly numb
 }
 
 /**
- * `consumer` reading `source` (an operand over the view's box `dims`) wherever it read the
- * view at `view`, or null when some read of the view is not a strided walk of it (then the copy
- * must run). The kernel is the consumer's: only operands change.
+ * `consumer` reading `source` (an operand over the view's box `dims`, `bytes` a element) wherever
+ * it read the view at `view`, or null when some read of the view is not a strided walk of it
+ * (then the copy must run). A read may start inside the view (a slice of it at an offset, even
+ * stepping backwards): it then reads the source from the element that offset reaches. The kernel
+ * is the consumer's: only operands change.
  */
-export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: readonly number[], source: MapOperand): KernelLaunch[] | null {
-  const positions = consumer.inputs.flatMap((x, k) => (sameSlice(x.at, view) ? [k] : []));
-  if (positions.length === 0) return null;
+export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: readonly number[], source: MapOperand, bytes: number): KernelLaunch[] | null {
+  const base = view.offset ?? 0;
+  const end = base + volume(dims) * bytes;
+  // Element offsets into the view of the operands that read it (null: not a read of the view).
+  const starts = consumer.inputs.map((x, k) => {
+    const at = x.at.offset ?? 0;
+    if (x.at.buffer !== view.buffer || at < base || at >= end || BYTES[consumer.spec.inputs[k]!] !== bytes) return null;
+    return (at - base) % bytes === 0 ? (at - base) / bytes : Number.NaN;
+  });
+  const positions = starts.flatMap((e, k) => (e === null ? [] : [k]));
+  if (positions.length === 0 || positions.some((k) => Number.isNaN(starts[k]))) return null;
+  // Split the box where a read from the view's start carries; a read from inside it or backwards must not need to.
   const parts = splitForDense(consumer.dims, consumer.inputs[positions[0]!]!.strides, dims);
   if (parts === null) return null;
+  const split = parts.some((p) => p.length > 1);
   const box = parts.flat();
   const inputs: MapOperand[] = [];
   for (const [k, x] of consumer.inputs.entries()) {
     const refined = refinedStrides(x.strides, parts);
-    if (!positions.includes(k)) {
+    const start = starts[k];
+    if (start === null || start === undefined) {
       inputs.push({ at: x.at, strides: refined });
       continue;
     }
-    const strides = throughDense(box, refined, dims, source.strides);
-    if (strides === null) return null;
-    inputs.push({ at: source.at, strides });
+    if (split && (start !== 0 || refined.some((t) => t < 0))) return null;
+    const through = throughDenseFrom(box, refined, dims, source.strides, start);
+    if (through === null) return null;
+    const at = (source.at.offset ?? 0) + through.offset * bytes;
+    if (at < 0) return null;
+    inputs.push({ at: { ...source.at, offset: at }, strides: through.strides });
   }
   const out = { at: consumer.out.at, strides: refinedStrides(consumer.out.strides, parts) };
   if (!walkable(box, [out.strides, ...inputs.map((x) => x.strides)])) return null;
   return mapSpecLaunch(consumer.spec, box, out, inputs, consumer.extra);
 }
-
 
 /** A key short enough for a file name, stable for the same two specs and operand positions. */
 function fusedKey(a: MapSpec, positions: readonly number[], b: MapSpec): string {

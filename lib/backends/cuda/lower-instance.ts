@@ -79,17 +79,20 @@ interface Waiting {
 }
 
 /**
- * `lowered` with every map launch that reads `at` replaced by `rewrite`'s launches, or null when
- * one of them cannot be rewritten, a step is not a map launch (its reads are not known), or no
- * step reads `at` (the layer reads it otherwise: a reshape laid onto its bytes reads it later).
+ * `lowered` with every map launch that reads `at` (or, given `extent`, anywhere in its first
+ * `extent` bytes) replaced by `rewrite`'s launches, or null when one of them cannot be rewritten,
+ * a step is not a map launch (its reads are not known), or no step reads `at` (the layer reads it
+ * otherwise: a reshape laid onto its bytes reads it later).
  */
-function rewriteReads(lowered: readonly LoweredStep[], at: BufferSlice, rewrite: (info: MapLaunchInfo) => KernelLaunch[] | null): LoweredStep[] | null {
+function rewriteReads(lowered: readonly LoweredStep[], at: BufferSlice, rewrite: (info: MapLaunchInfo) => KernelLaunch[] | null, extent = 0): LoweredStep[] | null {
   const out: LoweredStep[] = [];
   let read = false;
+  const base = at.offset ?? 0;
+  const reads = (x: BufferSlice): boolean => sameSlice(x, at) || (x.buffer === at.buffer && (x.offset ?? 0) >= base && (x.offset ?? 0) < base + extent);
   for (const step of lowered) {
     const info = mapLaunchInfo(step);
     if (info === undefined) return null;
-    if (!info.inputs.some((x) => sameSlice(x.at, at))) {
+    if (!info.inputs.some((x) => reads(x.at))) {
       out.push(step);
       continue;
     }
@@ -285,7 +288,8 @@ export function lowerInstance(
         pendingViews.set(out, view);
         continue;
       }
-      const through = rewriteReads(lowered, bound[id]!.at, (info) => readThrough(info, bound[id]!.at, view.info.dims, view.info.inputs[0]!));
+      // A reader may read the view from inside it (a slice of it at an offset): any read within its bytes counts.
+      const through = rewriteReads(lowered, bound[id]!.at, (info) => readThrough(info, bound[id]!.at, view.info.dims, view.info.inputs[0]!, dtypeInfo(instance.tensors[id]!.dtype).itemBytes), byteSize(instance.tensors[id]!));
       if (through === null) {
         emit([view.launch], view.name, view.kind, view.touched);
         for (const [key, v] of pendingViews) if (v === view) pendingViews.delete(key);

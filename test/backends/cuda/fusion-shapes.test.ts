@@ -5,7 +5,7 @@
  * copies. Each network runs on the CPU kernel emulator with and without fusion — the same bits —
  * and against the reference backend.
  */
-import { refinedStrides, splitForDense, throughDense } from '../../../lib/backends/cuda/fuse-pointwise';
+import { refinedStrides, splitForDense, throughDense, throughDenseFrom } from '../../../lib/backends/cuda/fuse-pointwise';
 import { Network, type NetTensor } from '../../../lib/network';
 import { FP32, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
@@ -35,6 +35,27 @@ describe('throughDense', () => {
     expect(throughDense([4, 16], [16, 1], [2, 2, 16], [16, 0, 1])).toBeNull();
     expect(throughDense([3], [3], [4, 2], [2, 1])).toBeNull();
     expect(throughDense([2], [-1], [2], [1])).toBeNull();
+  });
+});
+
+describe('throughDenseFrom', () => {
+  test('a walk from inside the tensor, stepping backwards: RoPE\'s swapped pairs read from q\'s columns of a wide product', () => {
+    // q [8, 4, 2] (pairs) laid over its columns [8, 8] of a [8, 12] product (operand strides [12, 1]):
+    // the swapped half starts 1 element in and steps −1 within each pair.
+    expect(throughDenseFrom([8, 4, 2], [8, 2, -1], [8, 8], [12, 1], 1)).toEqual({ strides: [12, 2, -1], offset: 1 });
+    // From the start it would step before the first element.
+    expect(throughDenseFrom([8, 4, 2], [8, 2, -1], [8, 8], [12, 1], 0)).toBeNull();
+    // The start's digits: element 9 of [8, 8] is row 1, column 1.
+    expect(throughDenseFrom([3, 2], [8, 1], [8, 8], [12, 1], 9)).toEqual({ strides: [12, 1], offset: 13 });
+  });
+
+  test('null where the walk leaves a dim at either end, or starts outside the tensor', () => {
+    // Column 7 plus one more step of 1 is column 8: past the row.
+    expect(throughDenseFrom([2], [1], [8, 8], [12, 1], 7)).toBeNull();
+    expect(throughDenseFrom([2], [1], [8, 8], [12, 1], 6)).toEqual({ strides: [1], offset: 6 });
+    expect(throughDenseFrom([3], [-8], [8, 8], [12, 1], 8)).toBeNull();
+    expect(throughDenseFrom([3], [-8], [8, 8], [12, 1], 16)).toEqual({ strides: [-12], offset: 24 });
+    expect(throughDenseFrom([1], [1], [8, 8], [12, 1], 64)).toBeNull();
   });
 });
 

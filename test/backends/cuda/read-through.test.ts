@@ -138,6 +138,23 @@ describe('reading through views on the emulator', () => {
     expect(fused.names).not.toContain('transposed');
     expect(fused.names).toContain('wrapped');
   });
+
+  test.each([
+    ['float32', FP32],
+    ['float16', FP16],
+  ] as const)('a slice of a view from inside it, stepping backwards (RoPE\'s swapped pairs in a wide product\'s columns), in %s: neither slice runs', (dtype, tol) => {
+    const net = new Network('view_of_view');
+    const x = net.addInput('x', dtype, [3, 10]);
+    const columns = net.add1({ kind: 'slice', start: [0, 2], size: [3, 6], stride: [1, 1], mode: 'strict_bounds' }, [x], 'columns');
+    const pairs = net.add1({ kind: 'shuffle', reshape: [3, 3, 2], zeroIsPlaceholder: false }, [columns], 'pairs');
+    const swapped = net.add1({ kind: 'slice', start: [0, 0, 1], size: [3, 3, 2], stride: [1, 1, -1], mode: 'strict_bounds' }, [pairs], 'swapped');
+    const every = net.add1({ kind: 'slice', start: [0, 1, 0], size: [3, 2, 2], stride: [1, 1, 1], mode: 'strict_bounds' }, [pairs], 'later_pairs');
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'prod' }, [swapped, pairs], 'product'), 'y');
+    net.markOutput(net.add1({ kind: 'unary', op: 'neg' }, [every], 'neg'), 'z');
+    const { fused, plain } = expectEmulatedMatches(net, { x: new Random(12).tensor([3, 10], dtype) }, tol);
+    expect(plain.names).toEqual(expect.arrayContaining(['columns', 'swapped', 'later_pairs']));
+    expect(fused.names).toEqual(['product', 'neg']);
+  });
 });
 
 describe('against PyTorch', () => {

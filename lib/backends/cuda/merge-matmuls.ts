@@ -1,0 +1,164 @@
+/**
+ * Sibling projections as one GEMM, a pass of the cuda backend (issue 19). A transformer
+ * projects one activation several times with constant weights: BERT's query, key and value,
+ * Llama's query and key, and its SwiGLU gate and up. Each is a GEMM of the same M and K; alone,
+ * a 768-wide one leaves most of the H200 idle (BERT-base's ran at 0.24 of its fp16 peak). Here
+ * their weights are concatenated along N at build, the product is computed once, and each
+ * projection becomes a slice of the wide output along its last axis:
+ *
+ *   x·W₁, x·W₂, x·W₃  →  y = x·[W₁ W₂ W₃];  y[..., 0:n₁], y[..., n₁:n₁+n₂], y[..., n₁+n₂:]
+ *
+ * Each slice is a view (fuse-pointwise.ts, planViews) that its pointwise readers read through
+ * (the bias add before the heads' transpose, RoPE's products, SiLU and its product), so no copy
+ * runs. A projection is taken only where every reader of its output, through reshapes, is such
+ * a map; one read by an attention or a matmul (Llama's value) stays its own GEMM, since its
+ * slice would be copied first. Every element of the wide product is the same dot product over
+ * K as in its own GEMM; only the library's choice of kernel, and with it the order of the
+ * fp32 accumulation, may differ.
+ *
+ * Matched: matmul layers (not attentions) reading the same A with the same opA (`none`) and
+ * opB (`none` or `transpose`), whose B is a constant, or reshapes of one, read by nothing else,
+ * with batch dims of 1, the same K and dtype, and static output shapes. Pure: Network → Network.
+ */
+import type { Layer, Network, TrtDType } from '../../network';
+import { NetworkRewrite } from '../../network/rewrite';
+import { Tensor } from '../../tensor';
+import { passGraph, type PassGraph as Graph } from './pass-graph';
+
+export interface MergeMatmulsResult {
+  network: Network;
+  /** GEMMs now one wide GEMM each (the groups). */
+  groups: number;
+  /** Projections computed inside a wide GEMM. */
+  merged: number;
+}
+
+interface Projection {
+  matmul: Layer;
+  /** The constant's layer and the reshapes between it and the matmul: dropped with the matmul. */
+  weightLayers: Layer[];
+  weights: Tensor;
+  /** N of this projection, and its columns' offset in the wide product. */
+  n: number;
+}
+
+/** Layers that only read their input's elements, or move them: a view of a slice can be read through by each. */
+const MAP_READERS = new Set(['elementwise', 'unary', 'activation', 'cast', 'select', 'shuffle', 'slice', 'concat']);
+
+/** A shuffle that keeps the element order (no transposes): a reshape. */
+function isReshape(layer: Layer): boolean {
+  const p = layer.params;
+  if (p.kind !== 'shuffle' || layer.inputs.length !== 1) return false;
+  const identity = (perm: readonly number[] | undefined): boolean => perm === undefined || perm.every((v, i) => v === i);
+  return identity(p.firstTranspose) && identity(p.secondTranspose);
+}
+
+/** The constant behind `id` (through reshapes), when only `reader`'s chain reads it, with the layers of that chain. */
+function soleConstant(g: Graph, id: number, reader: Layer): { weights: Tensor; layers: Layer[] } | null {
+  const layers: Layer[] = [];
+  let tensor = id;
+  let next = reader;
+  for (;;) {
+    const layer = g.producer(tensor);
+    if (layer === undefined || !g.only(tensor, next)) return null;
+    layers.push(layer);
+    if (layer.params.kind === 'constant') return { weights: layer.params.weights, layers };
+    if (!isReshape(layer)) return null;
+    next = layer;
+    tensor = layer.inputs[0]!;
+  }
+}
+
+/** Whether every reader of `id`, through reshapes, reads it as a map (see MAP_READERS); never a network output. */
+function readByMapsOnly(g: Graph, id: number, outputs: ReadonlySet<number>): boolean {
+  if (outputs.has(id)) return false;
+  const readers = g.readers(id);
+  if (readers.length === 0) return false;
+  return readers.every((r) => MAP_READERS.has(r.params.kind) && r.outputs.length === 1 && (!isReshape(r) || readByMapsOnly(g, r.outputs[0]!, outputs)));
+}
+
+/** `layer` as a projection of its A by a constant B, or null. */
+function projection(g: Graph, layer: Layer, outputs: ReadonlySet<number>): Projection | null {
+  const p = layer.params;
+  if (p.kind !== 'matmul' || p.attention !== undefined || p.opA !== 'none' || (p.opB !== 'none' && p.opB !== 'transpose')) return null;
+  if (layer.inputs.length !== 2 || layer.outputs.length !== 1) return null;
+  const a = g.network.tensor(layer.inputs[0]!);
+  const b = g.network.tensor(layer.inputs[1]!);
+  const out = g.network.tensor(layer.outputs[0]!);
+  if (b.shape.length !== a.shape.length || b.shape.length < 2 || b.shape.slice(0, -2).some((d) => d !== 1)) return null;
+  if (out.shape.some((d) => d < 0) || b.dtype !== a.dtype) return null;
+  const weight = soleConstant(g, layer.inputs[1]!, layer);
+  if (weight === null || !readByMapsOnly(g, layer.outputs[0]!, outputs)) return null;
+  const n = b.shape[p.opB === 'transpose' ? b.shape.length - 2 : b.shape.length - 1]!;
+  return { matmul: layer, weightLayers: weight.layers, weights: weight.weights, n };
+}
+
+/** K of a projection (B's other matrix dim). */
+const kOf = (g: Graph, p: Projection): number => {
+  const b = g.network.tensor(p.matmul.inputs[1]!).shape;
+  const transposed = p.matmul.params.kind === 'matmul' && p.matmul.params.opB === 'transpose';
+  return b[transposed ? b.length - 1 : b.length - 2]!;
+};
+
+/**
+ * The weights of `group` side by side along N: [Σn, k] rows stacked for transposed B, else
+ * [k, Σn] with each row's pieces joined. Same dtype, same bytes, new order.
+ */
+function concatenated(group: readonly Projection[], k: number, transposed: boolean, dtype: TrtDType, rank: number): Tensor {
+  const total = group.reduce((s, p) => s + p.n, 0);
+  const ones = new Array<number>(rank - 2).fill(1);
+  const shape = transposed ? [...ones, total, k] : [...ones, k, total];
+  const out = new Tensor(dtype, shape);
+  const dst = out.data as unknown as { set(src: ArrayLike<number | bigint>, offset: number): void };
+  let column = 0;
+  for (const p of group) {
+    const src = p.weights.data as unknown as { subarray(a: number, b: number): ArrayLike<number | bigint> };
+    if (transposed) dst.set(src.subarray(0, p.n * k), column * k);
+    else for (let row = 0; row < k; row++) dst.set(src.subarray(row * p.n, (row + 1) * p.n), row * total + column);
+    column += p.n;
+  }
+  return out;
+}
+
+/** Every group of sibling projections of `source` as one wide GEMM and slices (see the module comment). */
+export function mergeMatmuls(source: Network): MergeMatmulsResult {
+  const g = passGraph(source);
+  const outputs = new Set(source.outputs.map((o) => o.tensor));
+  // Projections by their A, opB, K and dtype: only those can share a GEMM.
+  const byKey = new Map<string, Projection[]>();
+  for (const layer of source.layers) {
+    const p = projection(g, layer, outputs);
+    if (p === null) continue;
+    const params = layer.params as Extract<Layer['params'], { kind: 'matmul' }>;
+    const key = `${layer.inputs[0]}|${params.opB}|${kOf(g, p)}|${p.weights.dtype}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), p]);
+  }
+  const groups = [...byKey.values()].filter((group) => group.length > 1);
+  if (groups.length === 0) return { network: source, groups: 0, merged: 0 };
+  // Each group computes where its first member was; its members and their weights' layers go.
+  const first = new Map(groups.map((group) => [group[0]!.matmul.index, group]));
+  const dropped = new Set(groups.flatMap((group) => group.flatMap((p) => [p.matmul.index, ...p.weightLayers.map((l) => l.index)])));
+  const rw = new NetworkRewrite(source, 'merge-matmuls');
+  for (const layer of source.layers) {
+    const group = first.get(layer.index);
+    if (group !== undefined) {
+      const params = layer.params as Extract<Layer['params'], { kind: 'matmul' }>;
+      const a = rw.get(layer.inputs[0]!)!;
+      const transposed = params.opB === 'transpose';
+      const k = kOf(g, group[0]!);
+      const dtype = source.tensor(layer.inputs[1]!).dtype;
+      const name = group.map((p) => p.matmul.name).join('+');
+      const weights = rw.add({ kind: 'constant', weights: concatenated(group, k, transposed, dtype, a.shape.length) }, [], `${name}/weights`)[0]!;
+      const wide = rw.add({ kind: 'matmul', opA: 'none', opB: params.opB }, [a, weights], name)[0]!;
+      let column = 0;
+      for (const p of group) {
+        const shape = source.tensor(p.matmul.outputs[0]!).shape;
+        const start = shape.map((_, i) => (i === shape.length - 1 ? column : 0));
+        const slice = rw.add({ kind: 'slice', start, size: [...shape], stride: shape.map(() => 1), mode: 'strict_bounds' }, [wide], `${p.matmul.name}/columns`)[0]!;
+        rw.set(p.matmul.outputs[0]!, slice);
+        column += p.n;
+      }
+    } else if (!dropped.has(layer.index)) rw.copy(layer);
+  }
+  return { network: rw.finish(), groups: groups.length, merged: groups.reduce((s, group) => s + group.length, 0) };
+}
