@@ -38,6 +38,7 @@ function mapSignature(spec: MapSpec, vectorBits: boolean) {
     ...ins.map((c, k) => `const ${c.storage}* a${k}`),
     'i64 n',
     'i32 rank',
+    'i32 walk',
     'Dims8 dims',
     'Dims8 fdiv',
     'Dims8 ys',
@@ -67,11 +68,12 @@ export function mapKernel(spec: MapSpec, vector = 1): KernelSource {
     const strides = ['ys', ...ins.map((_, k) => `s${k}`)];
     // One element: its offsets in every tensor from its flat index, walking the dims with
     // constant indices (unrolled: the Dims8 stay in registers, no local array).
-    const element = (I: 'u32' | 'i64'): string => `${offsetWalk(offsets, strides, I)}
+    const store = `
     y[oy] = ${spec.raw ? call : out.store(call)};`;
+    const element = (I: 'u32' | 'i64'): string => `${offsetWalk(offsets, strides, I)}${store}`;
     return `
 ${op(entry)}
-extern "C" __global__ void ${entry}(${kernelParams}) {
+extern "C" __global__ void ${entry}(${kernelParams}) {${narrowWalks(offsets, strides, store)}
   if (n <= 0x7fffffffLL) {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${element('u32')}
     }
@@ -81,6 +83,50 @@ extern "C" __global__ void ${entry}(${kernelParams}) {
   }
 }`;
   });
+}
+
+/** The ranks with a walk of their own ({@link narrowWalks}); `walk` 0 takes the general one. */
+const NARROW_RANKS = [1, 2, 3] as const;
+
+/**
+ * One grid-stride loop per rank of {@link NARROW_RANKS}, chosen by the launch's `walk`, each
+ * walking exactly that many dims in 32-bit arithmetic: the innermost dims divide by their magic
+ * numbers, the outermost takes what is left, and the offsets wrap in u32 and are read as i32
+ * (exact, since the launch sets `walk` only where every operand's offsets lie in
+ * [−2^31, 2^31) and the box has fewer than 2^31 elements; see {@link narrowWalkOf}). The general
+ * walk tests all 8 dims against the run-time rank and sums 64-bit offsets: measured in the
+ * kernel lab, that index arithmetic made a bias+GELU map 1.3 times the time of a hand-written
+ * kernel with the same body. The kernel text still depends on the spec alone.
+ */
+function narrowWalks(offsets: readonly string[], strides: readonly string[], body: string): string {
+  const loop = 'for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x)';
+  const cases = NARROW_RANKS.map((rank) => {
+    const dims: string[] = [];
+    for (let d = rank - 1; d >= 1; d--) {
+      dims.push(`
+      {
+        u64 mg = (u64)fdiv.v[${d}];
+        u32 next = (u32)(((u64)r * (u32)mg) >> (u32)(mg >> 32));
+        u32 q = r - next * (u32)dims.v[${d}];
+        r = next;
+${offsets.map((o, t) => `        ${o}w += q * (u32)${strides[t]}.v[${d}];`).join('\n')}
+      }`);
+    }
+    return `
+  case ${rank}:
+    ${loop} {
+      u32 r = i;
+      u32 ${offsets.map((o) => `${o}w = 0`).join(', ')};${dims.join('')}
+${offsets.map((o, t) => `      ${o}w += r * (u32)${strides[t]}.v[0];`).join('\n')}
+      const i32 ${offsets.map((o) => `${o} = (i32)${o}w`).join(', ')};${body.replace(/\n/g, '\n  ')}
+    }
+    return;`;
+  });
+  return `
+  switch (walk) {${cases.join('')}
+  default:
+    break;
+  }`;
 }
 
 /**
@@ -139,14 +185,17 @@ function vectorMapKernel(spec: MapSpec, V: number): KernelSource {
     }`,
       )
       .join('');
-    return `
-${op(entry)}
-extern "C" __global__ void ${entry}(${kernelParams}) {
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${offsetWalk(['oy', ...ins.map((_, k) => `o${k}`)], ['ys', ...ins.map((_, k) => `s${k}`)])}${reads}
+    const offsets = ['oy', ...ins.map((_, k) => `o${k}`)];
+    const strides = ['ys', ...ins.map((_, k) => `s${k}`)];
+    const group = `${reads}
     VecN<${out.storage}, ${V}> w;
 #pragma unroll
     for (int e = 0; e < ${V}; ++e) w.v[e] = ${spec.raw ? call : out.store(call)};
-    *reinterpret_cast<VecN<${out.storage}, ${V}>*>(y + oy) = w;
+    *reinterpret_cast<VecN<${out.storage}, ${V}>*>(y + oy) = w;`;
+    return `
+${op(entry)}
+extern "C" __global__ void ${entry}(${kernelParams}) {${narrowWalks(offsets, strides, group)}
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)n; i += blockDim.x * gridDim.x) {${offsetWalk(offsets, strides)}${group}
   }
 }`;
   });
@@ -249,6 +298,21 @@ export function divisionMagic(d: number): number {
 }
 
 /**
+ * The `walk` of a map launch over the coalesced box `dims` ({@link narrowWalks}): its rank
+ * when that rank has a 32-bit walk, the box has fewer than 2^31 elements and every operand's
+ * offsets (Σ index·stride, strides of either sign) lie in [−2^31, 2^31); else 0. Pure.
+ */
+export function narrowWalkOf(dims: readonly number[], strides: ReadonlyArray<readonly number[]>): number {
+  const rank = dims.length;
+  if (!(NARROW_RANKS as readonly number[]).includes(rank) || volume(dims) > 0x7fffffff) return 0;
+  const fits = strides.every((st) => {
+    const reach = (sign: 1 | -1): number => dims.reduce((sum, d, k) => sum + Math.max(0, sign * st[k]!) * (d - 1), 0);
+    return reach(1) < 2 ** 31 && reach(-1) <= 2 ** 31;
+  });
+  return fits ? rank : 0;
+}
+
+/**
  * Launches `spec`'s map kernel over the box `dims`: the vector form where
  * {@link vectorWidth} allows it, else one element a thread.
  */
@@ -262,6 +326,7 @@ export function mapLaunch(spec: MapSpec, dims: readonly number[], out: MapOperan
       ...inputs.map((x) => ptr(x.at)),
       i64(n),
       i32(c.dims.length),
+      i32(narrowWalkOf(c.dims, c.strides)),
       dims8(c.dims),
       dims8(c.dims.map(divisionMagic)),
       ...c.strides.map((st) => dims8(st)),
@@ -278,6 +343,7 @@ export function mapLaunch(spec: MapSpec, dims: readonly number[], out: MapOperan
     ...inputs.map((x) => ptr(x.at)),
     i64(n / V),
     i32(groupDims.length),
+    i32(narrowWalkOf(groupDims, groupStrides)),
     dims8(groupDims),
     dims8(groupDims.map(divisionMagic)),
     ...groupStrides.map((st) => dims8(st)),
