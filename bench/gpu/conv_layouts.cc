@@ -7,6 +7,8 @@
 // linked to the real cuDNN: it depends on nothing of ours.
 // usage (GPU machine): g++ -O2 -std=c++17 -I/usr/local/cuda/include bench/gpu/conv_layouts.cc -o /tmp/conv_layouts \
 //   -L/usr/local/cuda/lib64 -lcudart -lcudnn && /tmp/conv_layouts [batch...]
+// STEM_ONLY=1 times the stem alone; STEM_C=<c> gives it c input channels instead of 3 (the image
+// zero-padded to 4 or 8 channels, a candidate for cuDNN's tensor-core NHWC kernels).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -42,7 +44,9 @@ struct Shape {
 // torchvision's resnet50: the stem, then per stage its blocks (1×1 reduce, 3×3, 1×1 expand
 // with the residual add and ReLU after it, and the first block's 1×1 downsample).
 std::vector<Shape> Resnet50() {
-  std::vector<Shape> v{{3, 64, 7, 2, 3, 224, true, false}};
+  const char* stemC = std::getenv("STEM_C");
+  std::vector<Shape> v{{stemC != nullptr ? std::atoi(stemC) : 3, 64, 7, 2, 3, 224, true, false}};
+  if (std::getenv("STEM_ONLY") != nullptr) return v;
   const int widths[4] = {64, 128, 256, 512}, blocks[4] = {3, 4, 6, 3}, sizes[4] = {56, 56, 28, 14};
   int cin = 64;
   for (int s = 0; s < 4; ++s) {
