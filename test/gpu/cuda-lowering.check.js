@@ -251,6 +251,8 @@ function buildCases(Tensor) {
     }
   }
   add('reduce', 'sum.all', { op: 'sum', axes: [0, 1], keepDims: false }, [t('float32', [3, 5])]);
+  // A global pool over channels-last: height and width walked as one axis of 12, 16 apart.
+  add('reduce', 'avg.hw-of-nhwc.float16', { op: 'avg', axes: [1, 2], keepDims: true }, [t('float16', [2, 3, 4, 16])]);
   add('reduce', 'avg.none', { op: 'avg', axes: [], keepDims: false }, [t('float32', [3, 2])]);
   add('reduce', 'max.empty-outer', { op: 'max', axes: [1], keepDims: true }, [t('float32', [0, 3])]);
 
@@ -316,6 +318,7 @@ function buildCases(Tensor) {
     postPadding: o.post ?? o.pre ?? o.w.map(() => 0),
     paddingMode: o.up ? 'explicit_round_up' : 'explicit_round_down',
     averageCountExcludesPadding: o.exclude ?? true,
+    ...(o.last ? { channelsLast: true } : {}),
   });
   for (const type of ['max', 'average']) {
     add('pooling', `${type}.2d`, pool(type, { w: [2, 2] }), [t('float32', [1, 2, 4, 5])]);
@@ -326,6 +329,11 @@ function buildCases(Tensor) {
   }
   add('pooling', 'max.int8', pool('max', { w: [2, 2], pre: [1, 1] }), [t('int8', [1, 2, 3, 3], -100, 100)]);
   add('pooling', 'average.int32', pool('average', { w: [2, 2] }), [t('int32', [1, 1, 4, 4], -100, 100)]);
+  // Channels-last ([N, H, W, C]): 8 channels a thread as one access (C a multiple of 8), or one at a time.
+  add('pooling', 'max.nhwc.float16', pool('max', { w: [3, 3], s: [2, 2], pre: [1, 1], last: true }), [t('float16', [2, 7, 6, 16])]);
+  add('pooling', 'average.nhwc.float32', pool('average', { w: [2, 3], s: [1, 2], pre: [1, 1], exclude: false, last: true }), [t('float32', [1, 5, 5, 24])]);
+  add('pooling', 'max.nhwc.int8', pool('max', { w: [2, 2], last: true }), [t('int8', [1, 4, 4, 8], -100, 100)]);
+  add('pooling', 'max.nhwc.c12', pool('max', { w: [2, 2], s: [1, 1], last: true }), [t('bfloat16', [1, 3, 4, 12])]);
 
   // normalization
   for (const d of FLOATS) {

@@ -376,7 +376,7 @@ export const cumulative: LayerLowering = (ctx) => {
  * o·S − pre; padding never wins a max; an average divides by the window's real elements
  * (excludePad) or by its extent within the padded input, as the reference counts them.
  */
-function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean, vec: number) {
+function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean, vec: number, wide = false) {
   const c = DTYPES[dtype];
   const float = c.compute === 'float';
   const acc = type === 'max' ? c.compute : float ? 'float' : 'double';
@@ -387,8 +387,29 @@ function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean, 
   // picked by unrolled selects (an index by the run-time rank would put c in local memory).
   // Each thread then takes `vec` neighbouring channels of one pixel: the window's index
   // arithmetic, most of a thread's work, is shared by them.
+  // `wide`: the thread's channels are one aligned access (VecN), read once a window position
+  // and written once; else `vec` accesses of one element each.
   const first = (d: string): string => (last ? `${d} + 1` : `${d} + 2`);
-  return kernelSource(`pooling.${type}.${dtype}${last ? `.nhwc${vec}` : ''}`, (entry) => `
+  const read = wide
+    ? `const VecN<${c.storage}, ${vec}> w = *reinterpret_cast<const VecN<${c.storage}, ${vec}>*>(x + at);
+#pragma unroll
+          for (int k = 0; k < ${vec}; ++k) {
+            ${c.compute} v = ${c.load('w.v[k]')};
+            acc[k] = ${step};
+          }`
+    : `#pragma unroll
+          for (int k = 0; k < ${vec}; ++k) {
+            ${c.compute} v = ${c.load('x[at + k]')};
+            acc[k] = ${step};
+          }`;
+  const write = wide
+    ? `VecN<${c.storage}, ${vec}> w;
+#pragma unroll
+    for (int k = 0; k < ${vec}; ++k) w.v[k] = ${result};
+    *reinterpret_cast<VecN<${c.storage}, ${vec}>*>(y + i) = w;`
+    : `#pragma unroll
+    for (int k = 0; k < ${vec}; ++k) y[i + k] = ${result};`;
+  return kernelSource(`pooling.${type}.${dtype}${last ? `.nhwc${vec}${wide ? 'w' : ''}` : ''}`, (entry) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, i64 n, i32 sr, Dims8 outDims, Dims8 inDims, Dims8 window, Dims8 stride, Dims8 pre, Dims8 post, i32 excludePad) {
   GRID_STRIDE(t, n / ${vec}) {
     i64 i = t * ${vec};
@@ -434,16 +455,11 @@ ${
       for (i64 p1 = lo[1]; p1 < hi[1]; ++p1) {
         for (i64 p2 = lo[2]; p2 < hi[2]; ++p2) {
           i64 at = ${last ? '(base + (p0 * size[1] + p1) * size[2] + p2) * channels + ch' : 'base + (p0 * size[1] + p1) * size[2] + p2'};
-#pragma unroll
-          for (int k = 0; k < ${vec}; ++k) {
-            ${c.compute} v = ${c.load('x[at + k]')};
-            acc[k] = ${step};
-          }
+          ${read}
         }
       }
     }
-#pragma unroll
-    for (int k = 0; k < ${vec}; ++k) y[i + k] = ${result};
+    ${write}
   }
 }`);
 }
@@ -459,9 +475,13 @@ export const pooling: LayerLowering = (ctx) => {
   if (x.dtype === 'bool') unsupported(ctx, 'pooling does not take bool');
   const n = volume(out.shape);
   const last = p.channelsLast === true;
-  // Channels per thread (channels-last only): 8 when the channel count allows it.
+  // Channels per thread (channels-last only): 8 when the channel count allows it, read and
+  // written as one aligned access each where both tensors start on that alignment (ResNet-50's
+  // max pool, batch 32 on the H200: 58 µs, 0.27 of the copy bandwidth, with 8 accesses of 2 bytes).
   const vec = last && x.shape[x.shape.length - 1]! % 8 === 0 ? 8 : 1;
-  const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype, last, vec), n / vec, [
+  const align = vec * BYTES[x.dtype];
+  const wide = vec > 1 && (x.at.offset ?? 0) % align === 0 && (out.at.offset ?? 0) % align === 0;
+  const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype, last, vec, wide), n / vec, [
     ptr(out.at),
     ptr(x.at),
     i64(n),

@@ -54,22 +54,25 @@ export const rowParams = (names: readonly string[]): string =>
   ['i64 outer', 'i32 orank', 'Dims8 odims', ...names.map((n) => `Dims8 o_${n}`), 'i64 inner', 'i32 irank', 'Dims8 idims', ...names.map((n) => `Dims8 i_${n}`)].join(', ');
 
 /**
- * The arguments matching {@link rowParams}. The outer dims are coalesced over every tensor's
- * strides (lowering/map.ts): the same row order in fewer dims, so each row's offsets take fewer
- * divisions (a softmax over dense rows walks one outer dim).
+ * The arguments matching {@link rowParams}. The outer and the inner dims are each coalesced
+ * over every tensor's strides (lowering/map.ts): the same order in fewer dims, so each row's
+ * offsets take fewer divisions (a softmax over dense rows walks one outer dim), and a row over
+ * several axes that step through memory as one (a global pool's height and width in
+ * channels-last) is walked as one axis, one multiply an element.
  */
 export function rowArgs(split: RowSplit): KernelArg[] {
   const volume = (s: number[]): number => s.reduce((a, d) => a * d, 1);
   const outer = coalesce(split.outerDims, split.strides.map(([o]) => o));
+  const inner = coalesce(split.innerDims, split.strides.map(([, i]) => i));
   return [
     i64(volume(split.outerDims)),
     i32(outer.dims.length),
     dims8(outer.dims),
     ...outer.strides.map((o) => dims8(o)),
     i64(volume(split.innerDims)),
-    i32(split.innerDims.length),
-    dims8(split.innerDims),
-    ...split.strides.map(([, i]) => dims8(i)),
+    i32(inner.dims.length),
+    dims8(inner.dims),
+    ...inner.strides.map((i) => dims8(i)),
   ];
 }
 

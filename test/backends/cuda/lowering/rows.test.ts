@@ -102,6 +102,21 @@ describe.each(samples.map((s) => [s.name, s] as const))('%s', (_name, s) => {
   });
 });
 
+describe('row arguments', () => {
+  test('inner axes that step through memory as one are walked as one (a global pool over channels-last); others stay apart', () => {
+    const [step] = launches(lowerShaped({ kind: 'reduce', op: 'avg', axes: [1, 2], keepDims: true }, [2, 7, 7, 16], [2, 1, 1, 16]));
+    // outer, orank, odims, o_x, inner, irank, idims, i_x after y and x.
+    const args = step!.args.slice(2);
+    expect(args[4]).toEqual({ scalar: 'i64', value: 49 });
+    expect(args[5]).toEqual({ scalar: 'i32', value: 1 });
+    expect((args[6] as { values: number[] }).values.slice(0, 1)).toEqual([49]);
+    expect((args[7] as { values: number[] }).values.slice(0, 1)).toEqual([16]);
+    // Height and channels of NCHW's [2, 3, 4, 5] are not one stride apart: two inner axes.
+    const [apart] = launches(lowerShaped({ kind: 'reduce', op: 'sum', axes: [1, 3], keepDims: true }, [2, 3, 4, 5], [2, 1, 4, 1]));
+    expect(apart!.args.slice(2)[5]).toEqual({ scalar: 'i32', value: 2 });
+  });
+});
+
 describe('cooperative rows', () => {
   test('block sizes: multiples of the warp from 64 to 512, about four elements a thread', () => {
     expect([64, 65, 256, 257, 768, 2048, 2049, 4099, 1e6].map(cooperativeThreads)).toEqual([64, 64, 64, 128, 256, 512, 512, 512, 512]);
