@@ -109,8 +109,8 @@ describe('row arguments', () => {
     const args = step!.args.slice(2);
     expect(args[4]).toEqual({ scalar: 'i64', value: 49 });
     expect(args[5]).toEqual({ scalar: 'i32', value: 1 });
-    expect((args[6] as { values: number[] }).values.slice(0, 1)).toEqual([49]);
-    expect((args[7] as { values: number[] }).values.slice(0, 1)).toEqual([16]);
+    expect((args[6] as { values: readonly number[] }).values.slice(0, 1)).toEqual([49]);
+    expect((args[7] as { values: readonly number[] }).values.slice(0, 1)).toEqual([16]);
     // Height and channels of NCHW's [2, 3, 4, 5] are not one stride apart: two inner axes.
     const [apart] = launches(lowerShaped({ kind: 'reduce', op: 'sum', axes: [1, 3], keepDims: true }, [2, 3, 4, 5], [2, 1, 4, 1]));
     expect(apart!.args.slice(2)[5]).toEqual({ scalar: 'i32', value: 2 });
