@@ -333,6 +333,9 @@ function buildCases(Tensor) {
   add('pooling', 'max.nhwc.float16', pool('max', { w: [3, 3], s: [2, 2], pre: [1, 1], last: true }), [t('float16', [2, 7, 6, 16])]);
   add('pooling', 'average.nhwc.float32', pool('average', { w: [2, 3], s: [1, 2], pre: [1, 1], exclude: false, last: true }), [t('float32', [1, 5, 5, 24])]);
   add('pooling', 'max.nhwc.int8', pool('max', { w: [2, 2], last: true }), [t('int8', [1, 4, 4, 8], -100, 100)]);
+  add('pooling', 'average.nhwc.exclude.float16', pool('average', { w: [3, 3], s: [2, 2], pre: [1, 1], post: [2, 1], last: true }), [t('float16', [2, 5, 6, 8])]);
+  // A window of more than 16 positions: the general kernel, 8 channels as one access.
+  add('pooling', 'max.nhwc.5x5', pool('max', { w: [5, 5], s: [1, 1], pre: [2, 2], last: true }), [t('float16', [1, 6, 5, 8])]);
   add('pooling', 'max.nhwc.c12', pool('max', { w: [2, 2], s: [1, 1], last: true }), [t('bfloat16', [1, 3, 4, 12])]);
 
   // normalization

@@ -44,6 +44,8 @@ export const ptr = (slice: BufferSlice, byteOffset = 0): KernelArg => ({
 });
 export const i64 = (value: number | bigint): KernelArg => ({ scalar: 'i64', value });
 export const i32 = (value: number): KernelArg => ({ scalar: 'i32', value });
+export const u32 = (value: number): KernelArg => ({ scalar: 'u32', value });
+export const u64 = (value: number | bigint): KernelArg => ({ scalar: 'u64', value });
 export const f32 = (value: number): KernelArg => ({ scalar: 'f32', value });
 export const f64 = (value: number): KernelArg => ({ scalar: 'f64', value });
 /** A `Dims8` argument (unused entries are 1, so a stray division never divides by zero). */

@@ -4,7 +4,8 @@
  * Floats accumulate in fp32 (fp16/bf16 load into fp32); integers in wrapping int64.
  */
 import type { ReduceOp, TrtDType } from '../../../network';
-import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
+import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, u32, u64, unsupported, volume } from './kernel';
+import { divisionMagic } from './map';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
 import { cooperative, innerAt, outerAt, outerOffsets, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type RowSplit, type WarpCode, type WarpForm } from './rows';
 import { prologueAt, prologueKey, prologueLambda, prologueNames, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
@@ -376,13 +377,19 @@ export const cumulative: LayerLowering = (ctx) => {
  * o·S − pre; padding never wins a max; an average divides by the window's real elements
  * (excludePad) or by its extent within the padded input, as the reference counts them.
  */
-function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean, vec: number, wide = false) {
+/** The accumulation of a pooling kernel: its type, start, step (`v` into `acc[k]`) and the stored result (`divisor` for an average). */
+function poolingArithmetic(type: 'max' | 'average', dtype: TrtDType) {
   const c = DTYPES[dtype];
   const float = c.compute === 'float';
   const acc = type === 'max' ? c.compute : float ? 'float' : 'double';
   const init = type === 'max' ? (float ? '-f_inf()' : '(i64)0x8000000000000000ull') : '0';
   const step = type === 'max' ? (float ? '(v > acc[k] || f_isnan(v)) ? v : acc[k]' : 'v > acc[k] ? v : acc[k]') : `acc[k] + (${acc})v`;
   const result = type === 'max' ? c.store('acc[k]') : float ? c.store('acc[k] / (float)divisor') : storeDouble(dtype, 'acc[k] / (double)divisor');
+  return { c, acc, init, step, result };
+}
+
+function poolingKernel(type: 'max' | 'average', dtype: TrtDType, last: boolean, vec: number, wide = false) {
+  const { c, acc, init, step, result } = poolingArithmetic(type, dtype);
   // Channels-last ([N, spatial..., C]): the spatial dims are 1.. and the channel the last dim,
   // picked by unrolled selects (an index by the run-time rank would put c in local memory).
   // Each thread then takes `vec` neighbouring channels of one pixel: the window's index
@@ -464,6 +471,63 @@ ${
 }`);
 }
 
+/** Windows of at most this many positions take the unrolled 2-D channels-last kernel. */
+const UNROLLED_WINDOW = 16;
+
+/**
+ * 2-D channels-last pooling with the window unrolled (its extent is a layer parameter, so it
+ * may shape the source): each thread takes `vec` channels of one output pixel as one aligned
+ * access, finds its pixel with three divisions by magic numbers in 32 bits, and reads every
+ * window position inside the input, all loads independent of each other. The general kernel
+ * walks the window in 64-bit loops with run-time bounds, one position after another: ResNet-50's
+ * 3×3 max pool took 53 µs at batch 32 on the H200, 0.3 of the copy bandwidth.
+ */
+function pooling2dLastKernel(type: 'max' | 'average', dtype: TrtDType, vec: number, window: readonly number[]) {
+  const { c, acc, init, step, result } = poolingArithmetic(type, dtype);
+  const [kh, kw] = window as [number, number];
+  const positions: string[] = [];
+  for (let a = 0; a < kh; a++) {
+    for (let b = 0; b < kw; b++) {
+      positions.push(`
+    if (h0 + ${a} >= 0 && h0 + ${a} < H && w0 + ${b} >= 0 && w0 + ${b} < W) {
+      const VecN<${c.storage}, ${vec}> w = *reinterpret_cast<const VecN<${c.storage}, ${vec}>*>(x + (u32)(((i32)row + ${a}) * (i32)W + w0 + ${b}) * C + cg * ${vec});
+      ++inside;
+#pragma unroll
+      for (int k = 0; k < ${vec}; ++k) {
+        ${c.compute} v = ${c.load('w.v[k]')};
+        acc[k] = ${step};
+      }
+    }`);
+    }
+  }
+  const divide = (r: string, m: string): string => `(u32)(((u64)(${r}) * (u32)(${m})) >> (u32)((${m}) >> 32))`;
+  return kernelSource(`pooling.${type}.${dtype}.nhwc${vec}w.${kh}x${kw}`, (entry) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, u32 n, u32 CG, u64 mCG, u32 OW, u64 mOW, u32 OH, u64 mOH, i32 H, i32 W, u32 C, i32 sh, i32 sw, i32 ph, i32 pw, i32 postH, i32 postW, i32 excludePad) {
+  for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += blockDim.x * gridDim.x) {
+    u32 r = ${divide('t', 'mCG')};
+    const u32 cg = t - r * CG;
+    u32 q = ${divide('r', 'mOW')};
+    const i32 ow = (i32)(r - q * OW);
+    const u32 b = ${divide('q', 'mOH')};
+    const i32 oh = (i32)(q - b * OH);
+    const i32 h0 = oh * sh - ph, w0 = ow * sw - pw;
+    // The window's first row in the image [b, H, W]: h0 may be negative, so rows count signed.
+    const i32 row = (i32)(b * (u32)H) + h0;
+    ${acc} acc[${vec}];
+#pragma unroll
+    for (int k = 0; k < ${vec}; ++k) acc[k] = ${init};
+    i32 inside = 0;${positions.join('')}
+    const i32 hEnd = h0 + ${kh} < H + postH ? h0 + ${kh} : H + postH, wEnd = w0 + ${kw} < W + postW ? w0 + ${kw} : W + postW;
+    const i64 divisor = excludePad ? (i64)inside : (i64)(hEnd - h0) * (i64)(wEnd - w0);
+    (void)divisor;
+    VecN<${c.storage}, ${vec}> out;
+#pragma unroll
+    for (int k = 0; k < ${vec}; ++k) out.v[k] = ${result};
+    *reinterpret_cast<VecN<${c.storage}, ${vec}>*>(y + (u64)t * ${vec}) = out;
+  }
+}`);
+}
+
 export const pooling: LayerLowering = (ctx) => {
   const p = paramsOf(ctx, 'pooling');
   const x = input(ctx, 0);
@@ -481,6 +545,33 @@ export const pooling: LayerLowering = (ctx) => {
   const vec = last && x.shape[x.shape.length - 1]! % 8 === 0 ? 8 : 1;
   const align = vec * BYTES[x.dtype];
   const wide = vec > 1 && (x.at.offset ?? 0) % align === 0 && (out.at.offset ?? 0) % align === 0;
+  if (wide && sr === 2 && p.window[0]! * p.window[1]! <= UNROLLED_WINDOW && volume(x.shape) < 2 ** 31 && n < 2 ** 31) {
+    const [N, H, W, C] = x.shape as [number, number, number, number];
+    const [, OH, OW] = out.shape as [number, number, number, number];
+    if (N > 0) {
+      return launch(pooling2dLastKernel(p.type, x.dtype, vec, p.window), n / vec, [
+        ptr(out.at),
+        ptr(x.at),
+        u32(n / vec),
+        u32(C / vec),
+        u64(divisionMagic(C / vec)),
+        u32(OW),
+        u64(divisionMagic(OW)),
+        u32(OH),
+        u64(divisionMagic(OH)),
+        i32(H),
+        i32(W),
+        u32(C),
+        i32(p.stride[0]!),
+        i32(p.stride[1]!),
+        i32(p.prePadding[0]!),
+        i32(p.prePadding[1]!),
+        i32(p.postPadding[0]!),
+        i32(p.postPadding[1]!),
+        i32(p.averageCountExcludesPadding ? 1 : 0),
+      ]);
+    }
+  }
   const steps: LoweredStep[] = launch(poolingKernel(p.type, x.dtype, last, vec, wide), n / vec, [
     ptr(out.at),
     ptr(x.at),

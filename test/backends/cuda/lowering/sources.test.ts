@@ -3,7 +3,7 @@
  * layer lowered at two shapes launches the same sources), a key names one text, every source
  * is self-contained (no #include), and a missing or unsupported form is a typed error.
  */
-import { LOWERINGS, lowerLayer, type LoweredStep } from '../../../../lib/backends/cuda/lowering';
+import { LOWERINGS, lowerLayer, type KernelLaunch, type LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import { executeLayer } from '../../../../lib/backends/reference/layers';
 import { UnsupportedOpError } from '../../../../lib/errors';
 import { LAYER_KINDS, type LayerKind, type LayerParams, type TrtDType } from '../../../../lib/network';
@@ -195,5 +195,29 @@ describe('GEMM shape', () => {
   test('a transposed A, or a B per batch, stays a batched GEMM', () => {
     expect(gemmOf([8, 768, 128], [1, 768, 768], 'transpose')[0]).toMatchObject({ m: 128, batch: 8, strideA: 128 * 768, strideB: 0, strideD: 128 * 768 });
     expect(gemmOf([8, 128, 768], [8, 768, 768])[0]).toMatchObject({ m: 128, batch: 8, strideB: 768 * 768 });
+  });
+});
+
+describe('channels-last pooling forms', () => {
+  const keyOf = (window: number[], shape: number[], dtype: TrtDType = 'float16', offset = 0): string => {
+    const params: LayerParams = { kind: 'pooling', type: 'max', window, stride: [2, 2], prePadding: [1, 1], postPadding: [1, 1], paddingMode: 'explicit_round_down', averageCountExcludesPadding: true, channelsLast: true };
+    const out = [shape[0]!, Math.floor((shape[1]! + 2 - window[0]!) / 2) + 1, Math.floor((shape[2]! + 2 - window[1]!) / 2) + 1, shape[3]!];
+    const steps = lowerLayer({
+      layer: { index: 0, name: 'pool', params, inputs: [0], outputs: [1] },
+      inputs: [{ dtype, shape, at: { buffer: 0, offset } }],
+      outputs: [{ dtype, shape: out, at: { buffer: 1 } }],
+      values: [undefined],
+      scratch: () => ({ buffer: 9 }),
+      weight: () => ({ buffer: 9 }),
+    });
+    return (steps[0] as KernelLaunch).kernel.key;
+  };
+
+  test('a window of up to 16 positions over 8-channel groups is unrolled (the key names it); a larger one, odd channels or an unaligned input take the general kernel', () => {
+    expect(keyOf([3, 3], [2, 9, 9, 64])).toBe('pooling.max.float16.nhwc8w.3x3');
+    expect(keyOf([3, 3], [2, 9, 9, 64], 'float32')).toBe('pooling.max.float32.nhwc8w.3x3');
+    expect(keyOf([5, 5], [2, 9, 9, 64])).toBe('pooling.max.float16.nhwc8w');
+    expect(keyOf([3, 3], [2, 9, 9, 12])).toBe('pooling.max.float16.nhwc1');
+    expect(keyOf([3, 3], [2, 9, 9, 64], 'float16', 2)).toBe('pooling.max.float16.nhwc8');
   });
 });
