@@ -275,10 +275,11 @@ export function readThrough(consumer: MapLaunchInfo, view: BufferSlice, dims: re
   const base = view.offset ?? 0;
   const end = base + volume(dims) * bytes;
   // Element offsets into the view of the operands that read it (null: not a read of the view).
+  // A read inside the view in another element size or off its elements cannot be re-expressed (NaN: the copy runs).
   const starts = consumer.inputs.map((x, k) => {
     const at = x.at.offset ?? 0;
-    if (x.at.buffer !== view.buffer || at < base || at >= end || BYTES[consumer.spec.inputs[k]!] !== bytes) return null;
-    return (at - base) % bytes === 0 ? (at - base) / bytes : Number.NaN;
+    if (x.at.buffer !== view.buffer || at < base || at >= end) return null;
+    return BYTES[consumer.spec.inputs[k]!] === bytes && (at - base) % bytes === 0 ? (at - base) / bytes : Number.NaN;
   });
   const positions = starts.flatMap((e, k) => (e === null ? [] : [k]));
   if (positions.length === 0 || positions.some((k) => Number.isNaN(starts[k]))) return null;
