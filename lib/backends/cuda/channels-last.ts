@@ -15,6 +15,7 @@
 import type { Layer, LayerParams, NetTensor, Network } from '../../network';
 import { NetworkRewrite } from '../../network/rewrite';
 import { permute } from '../../kernels/shape';
+import { Tensor } from '../../tensor';
 import type { TrtDType } from '../../network';
 
 /** [N, C, H, W] → [N, H, W, C], and back. */
@@ -32,6 +33,8 @@ export interface ChannelsLastResult {
   convolutions: number;
   /** Transposes the pass added (conversions that could not be a permuted constant). */
   transposes: number;
+  /** Convolutions whose input was widened with zero channels ({@link PADDED_CHANNELS}). */
+  padded: number;
 }
 
 const POINTWISE = new Set<LayerParams['kind']>(['elementwise', 'activation', 'unary', 'cast']);
@@ -63,13 +66,14 @@ function reduceAxesLast(p: Extract<LayerParams, { kind: 'reduce' }>): number[] |
 /** The channels-last network of `source` (the same network when no convolution qualifies). */
 export function channelsLast(source: Network, options: ChannelsLastOptions = {}): ChannelsLastResult {
   const dtypes = options.dtypes ?? ['float16', 'bfloat16'];
-  if (!source.layers.some((l) => isCandidate(source, l, dtypes))) return { network: source, convolutions: 0, transposes: 0 };
+  if (!source.layers.some((l) => isCandidate(source, l, dtypes))) return { network: source, convolutions: 0, transposes: 0, padded: 0 };
   // Each source tensor's version in its own layout (the rewrite's map) and channels-last (`last`).
   const rw = new NetworkRewrite(source, 'channels-last');
   const last = new Map<number, NetTensor>();
   const first = (id: number): NetTensor | undefined => (rw.has(id) ? rw.get(id)! : undefined);
   let transposes = 0;
   let convolutions = 0;
+  let padded = 0;
   const constantOf = (id: number): Extract<LayerParams, { kind: 'constant' }> | null => {
     const producer = source.tensor(id).producer;
     const p = producer < 0 ? undefined : source.layers[producer]!.params;
@@ -102,9 +106,17 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
     const dataInputs = layer.inputs.filter((id): id is number => id !== null);
     const anyLast = dataInputs.some((id) => last.has(id));
     if (isCandidate(source, layer, dtypes) && p.kind === 'convolution') {
-      const kernel = permute(p.kernel.reshape([p.nbOutputMaps, source.tensor(layer.inputs[0]!).shape[1]!, ...p.kernelSize]), TO_LAST);
+      const x = source.tensor(layer.inputs[0]!);
+      const channels = x.shape[1]!;
+      let kernel = permute(p.kernel.reshape([p.nbOutputMaps, channels, ...p.kernelSize]), TO_LAST);
+      let input = convert(layer.inputs[0]!, 'last');
+      if (channels < PADDED_CHANNELS && x.shape.every((d) => d > 0)) {
+        input = paddedChannels(rw, input, layer.name);
+        kernel = padLastAxis(kernel, PADDED_CHANNELS);
+        padded++;
+      }
       const params: LayerParams = { ...p, kernel, channelsLast: true };
-      last.set(layer.outputs[0]!, rw.add(params, [convert(layer.inputs[0]!, 'last')], layer.name)[0]!);
+      last.set(layer.outputs[0]!, rw.add(params, [input], layer.name)[0]!);
       convolutions++;
       continue;
     }
@@ -131,5 +143,39 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
     }
     rw.add(p, layer.inputs.map(mapped), layer.name).forEach((t, i) => rw.set(layer.outputs[i]!, t));
   }
-  return { network: rw.finish((id) => mapped(id)!), convolutions, transposes };
+  return { network: rw.finish((id) => mapped(id)!), convolutions, transposes, padded };
+}
+
+/**
+ * Channels-last inputs with fewer channels than this (an RGB image) are widened to it with
+ * zero channels, and their kernels with zero weights: the same sums. Measured on the H200
+ * (bench/gpu/conv_layouts.cc, STEM_C): ResNet-50's stem, fp16 NHWC with bias and ReLU, takes
+ * 85 µs at batch 32 over 3 channels and 64 µs over 4 (15.4 and 10.8 µs at batch 1); over 8 it
+ * takes 203 µs, so 4 it is.
+ */
+export const PADDED_CHANNELS = 4;
+
+/**
+ * [N, H, W, c] → [N, H, W, PADDED_CHANNELS]: `t` then zero channels, a concat of a broadcast
+ * zero. The input's cast computes in the concat block's place, reading through the transpose
+ * (fuse-pointwise.ts, a producer behind a view), so the widened input costs one launch more than
+ * the plain one: the zero channels' copy. Without that fusion (12e69cc) the cast, the
+ * transpose read and the padding took 41 µs at batch 32 instead of 21, and the stem's gain was lost.
+ */
+function paddedChannels(rw: NetworkRewrite, t: NetTensor, name: string): NetTensor {
+  const [n, h, w, c] = t.shape as [number, number, number, number];
+  const zero = rw.add({ kind: 'constant', weights: Tensor.from(t.dtype, [1, 1, 1, 1], [0]) }, [], `${name}/zero`)[0]!;
+  const zeros = rw.add({ kind: 'slice', start: [0, 0, 0, 0], size: [n, h, w, PADDED_CHANNELS - c], stride: [0, 0, 0, 0], mode: 'strict_bounds' }, [zero], `${name}/zero_channels`)[0]!;
+  return rw.add({ kind: 'concat', axis: 3 }, [t, zeros], `${name}/padded_channels`)[0]!;
+}
+
+/** `kernel` [..., c] with zeros appended along its last axis up to `to`. */
+function padLastAxis(kernel: Tensor, to: number): Tensor {
+  const c = kernel.shape.at(-1)!;
+  const rows = kernel.size / c;
+  const out = new Tensor(kernel.dtype, [...kernel.shape.slice(0, -1), to]);
+  const dst = out.data as unknown as { set(src: ArrayLike<number | bigint>, offset: number): void };
+  const src = kernel.data as unknown as { subarray(a: number, b: number): ArrayLike<number | bigint> };
+  for (let r = 0; r < rows; r++) dst.set(src.subarray(r * c, (r + 1) * c), r * to);
+  return out;
 }

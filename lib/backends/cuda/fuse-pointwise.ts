@@ -84,14 +84,23 @@ export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: numbe
     if (!POINTWISE.has(layer.params.kind) || layer.outputs.length !== 1) return;
     if (!tensor(layer.outputs[0]!).intermediate) return;
     // One reader layer (which may read it in several slots, as x·x does).
-    const reader = onlyReader(layer.outputs[0]!);
-    if (reader === undefined || reader.j <= i || options.views?.has(reader.j) === true) return;
+    let reader = onlyReader(layer.outputs[0]!);
+    if (reader === undefined || reader.j <= i) return;
+    const behind = options.views?.get(reader.j);
+    if (behind !== undefined) {
+      // A view read by one copy (an input's transpose read by the concat that widens it): the
+      // copy reads the producer's output through the view, so the producer can compute in the
+      // copy's place. Behind a view read by maps the producer stays a launch.
+      const only = behind.length === 1 ? layers[behind[0]!]! : undefined;
+      if (only === undefined || !COPIES.has(only.params.kind) || options.views?.has(behind[0]!) === true) return;
+      reader = { j: behind[0]!, read: layer.outputs[0]! };
+    }
     const consumer = layers[reader.j]!;
     if (consumer.outputs.length !== 1) return;
     const kind = consumer.params.kind;
     // A row kernel computes it while loading its data input (lowering/prologue.ts), read there only.
     const prologue = ROWS.has(kind) && consumer.inputs.every((t, k) => (t === reader.read) === (k === 0));
-    if (POINTWISE.has(kind) || COPIES.has(kind) || prologue) into.set(i, reader.j);
+    if (POINTWISE.has(kind) || COPIES.has(kind) || (prologue && behind === undefined)) into.set(i, reader.j);
   });
   return into;
 }

@@ -274,6 +274,8 @@ export function lowerInstance(
       if (w === undefined || w.consumer === position) continue;
       const out = layer.outputs[0];
       if (reinterprets(position) && out !== undefined && sameSlice(bound[out]!.at, w.output)) continue;
+      // A view its consumer reads through: the producer computes there (or runs before the view's copy).
+      if (views.get(position)?.includes(w.consumer) === true) continue;
       waiting.delete(id);
       emit([w.launch], w.name, w.kind, w.touched);
     }
@@ -291,6 +293,11 @@ export function lowerInstance(
       // A reader may read the view from inside it (a slice of it at an offset): any read within its bytes counts.
       const through = rewriteReads(lowered, bound[id]!.at, (info) => readThrough(info, bound[id]!.at, view.info.dims, view.info.inputs[0]!, dtypeInfo(instance.tensors[id]!.dtype).itemBytes), byteSize(instance.tensors[id]!));
       if (through === null) {
+        // The copy reads the view's source: a producer held for a reader behind the view runs first.
+        for (const [wid, w] of [...waiting].filter(([wid]) => view.touched.has(wid))) {
+          waiting.delete(wid);
+          emit([w.launch], w.name, w.kind, w.touched);
+        }
         emit([view.launch], view.name, view.kind, view.touched);
         for (const [key, v] of pendingViews) if (v === view) pendingViews.delete(key);
       } else {

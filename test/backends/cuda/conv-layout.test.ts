@@ -217,6 +217,36 @@ describe('both passes through the lowered plan (CPU emulator of the GPU steps)',
   });
 });
 
+describe('widened channels', () => {
+  test.each([1, 2, 3])('a static input of %d channels is widened to 4 with zero channels and zero weights: the same sums, on the reference and as the emulated plan', (c) => {
+    const net = new Network(`rgb${c}`);
+    const x = net.addInput('x', 'float32', [2, c, 9, 10]);
+    const y = conv(net, x, c, 8, 3, { stride: 2, name: 'stem' });
+    net.markOutput(net.add1({ kind: 'activation', type: 'relu' }, [y], 'relu'), 'logits');
+    const { network, padded } = channelsLast(net, { dtypes: ['float32'] });
+    expect(padded).toBe(1);
+    const stem = network.layers.find((l) => l.name === 'stem')!;
+    expect(network.tensor(stem.inputs[0]!).shape).toEqual([2, 9, 10, 4]);
+    expect((stem.params as { kernel: Tensor }).kernel.shape).toEqual([8, 3, 3, 4]);
+    const feeds = { x: new Random(c).tensor([2, c, 9, 10], 'float32') };
+    const want = run(net, feeds);
+    expectClose(run(network, feeds), want, FP32, 'widened (reference backend)');
+    const { outputs, lowered } = emulateLowered(network, feeds);
+    expectClose(outputs.logits!, want, FP32, 'widened (emulated plan)');
+    expect(lowered.steps.find((s) => s.kind === 'conv')).toMatchObject({ input: [2, 4, 9, 10], weight: [8, 4, 3, 3], channelsLast: true });
+  });
+
+  test('left alone: 4 or more channels, and an input of dynamic shape', () => {
+    const four = new Network('rgba');
+    four.markOutput(conv(four, four.addInput('x', 'float32', [1, 4, 6, 6]), 4, 8, 3, { name: 'stem' }), 'logits');
+    expect(channelsLast(four, { dtypes: ['float32'] }).padded).toBe(0);
+    const dynamic = new Network('dynamic');
+    dynamic.markOutput(conv(dynamic, dynamic.addInput('x', 'float32', [-1, 3, 6, 6], [{ min: [1, 3, 6, 6], opt: [2, 3, 6, 6], max: [4, 3, 6, 6] }]), 3, 8, 3, { name: 'stem' }), 'logits');
+    const result = channelsLast(dynamic, { dtypes: ['float32'] });
+    expect([result.convolutions, result.padded]).toEqual([1, 0]);
+  });
+});
+
 describe('against PyTorch', () => {
   test('squeezenet1_1 (.pt2): folded, channels-last and fused (fire modules concatenated on axis 3, ceil-mode max pools NHWC), on the reference backend and as the emulated plan, matches PyTorch\'s stored output', async () => {
     const fixture = loadFixture('squeezenet1_1');
@@ -230,8 +260,12 @@ describe('against PyTorch', () => {
     // 26 convolutions (the stem, 8 fire modules × 3, the classifier), each followed by a ReLU.
     expect(layout.convolutions).toBe(26);
     expect(epilogues.fused).toBe(26);
+    // The stem's RGB input widened to 4 channels (a concat with zero channels).
+    expect(layout.padded).toBe(1);
     const network = epilogues.network;
-    expect(network.layers.filter((l) => l.params.kind === 'concat').map((l) => l.params)).toEqual(new Array(8).fill(expect.objectContaining({ axis: 3 })));
+    const concats = network.layers.filter((l) => l.params.kind === 'concat');
+    expect(concats.filter((l) => !l.name.endsWith('/padded_channels')).map((l) => l.params)).toEqual(new Array(8).fill(expect.objectContaining({ axis: 3 })));
+    expect(concats.filter((l) => l.name.endsWith('/padded_channels')).map((l) => network.tensor(l.outputs[0]!).shape)).toEqual([[1, 64, 64, 4]]);
     const [input] = network.inputs;
     const [output] = network.outputs;
     const c = fixture.cases[0]!;

@@ -10,6 +10,7 @@ import { planViews } from '../../../lib/backends/cuda/fuse-pointwise';
 import { deserializeEngine } from '../../../lib/backends/reference/engine-format';
 import { compile } from '../../../lib/compile';
 import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/lowering';
+import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { Network, type NetTensor } from '../../../lib/network';
 import { Tensor } from '../../../lib/tensor';
 import { expectClose, FP32, type Tolerance } from '../../helpers/compare';
@@ -154,6 +155,41 @@ describe('reading through views on the emulator', () => {
     const { fused, plain } = expectEmulatedMatches(net, { x: new Random(12).tensor([3, 10], dtype) }, tol);
     expect(plain.names).toEqual(expect.arrayContaining(['columns', 'swapped', 'later_pairs']));
     expect(fused.names).toEqual(['product', 'neg']);
+  });
+});
+
+describe('a producer behind a view', () => {
+  /** x [2, 3, 4, 5] cast to float16, transposed to [2, 4, 5, 3] and widened to 4 channels by a concat with a broadcast zero (the RGB stem's input). */
+  function widenedInput(): Network {
+    const net = new Network('widened_input');
+    const x = net.addInput('x', 'float32', [2, 3, 4, 5]);
+    const half = net.add1({ kind: 'cast', to: 'float16' }, [x], 'cast');
+    const nhwc = net.add1({ kind: 'shuffle', zeroIsPlaceholder: false, firstTranspose: [0, 2, 3, 1] }, [half], 'nhwc');
+    const zero = net.add1({ kind: 'constant', weights: Tensor.from('float16', [1, 1, 1, 1], [0]) }, [], 'zero');
+    const zeros = net.add1({ kind: 'slice', start: [0, 0, 0, 0], size: [2, 4, 5, 1], stride: [0, 0, 0, 0], mode: 'strict_bounds' }, [zero], 'zeros');
+    net.markOutput(net.add1({ kind: 'concat', axis: 3 }, [nhwc, zeros], 'widened'), 'y');
+    return net;
+  }
+
+  test('a cast whose transpose (a view) is read by one copy computes in that copy\'s place: the same bits in two launches instead of three', () => {
+    const { fused, plain } = expectEmulatedMatches(widenedInput(), { x: new Random(21).tensor([2, 3, 4, 5]) }, FP16);
+    expect(plain.names).toEqual(['cast', 'nhwc', 'zeros', 'widened', 'widened']);
+    expect(fused.names).toEqual(['cast+widened', 'cast+widened']);
+  });
+
+  test('when the copy cannot read through the view after all, the held producer runs before the view\'s copy', () => {
+    const net = widenedInput();
+    const feeds = { x: new Random(22).tensor([2, 3, 4, 5]) };
+    // The concat lowered with a no-op copy after its blocks: not map launches only, so it reads the transpose's memory.
+    const lower = (ctx: Parameters<typeof lowerLayer>[0]): LoweredStep[] => {
+      const steps = lowerLayer(ctx);
+      return ctx.layer.name === 'widened' ? [...steps, { kind: 'copy', dst: ctx.outputs[0]!.at, src: ctx.outputs[0]!.at, bytes: 2 }] : steps;
+    };
+    const { outputs, lowered } = emulateLowered(net, feeds, { lower });
+    expect(lowered.stepLayers.map((s) => s.name)).toEqual(['cast', 'nhwc', 'zeros', 'widened', 'widened', 'widened']);
+    const plain = emulateLowered(net, feeds, { fuse: false }).outputs;
+    expect(Buffer.from(outputs.y!.data.buffer).equals(Buffer.from(plain.y!.data.buffer))).toBe(true);
+    expectClose(outputs.y!, new ReferenceRunner(net).run(feeds).y!, FP16, 'widened input');
   });
 });
 
