@@ -62,7 +62,9 @@ export interface FusionOptions {
  * Producer → consumer pairs to fuse, as device-layer positions: a pointwise producer with one
  * output, an intermediate, read by exactly one device layer (through any reshapes that only
  * reinterpret its bytes), which is pointwise, a copy, or a row kernel reading it as its data
- * input only (not a view, whose copy may never run). A consumer may take several producers
+ * input only. A view (whose copy may never run) is no consumer; when one copy alone reads the
+ * view, that copy is, reading the producer's output through the view (an input's cast into the
+ * concat that widens its channels). A consumer may take several producers
  * (re = ar·br − ai·bi takes both products), and chains (a → b → c) fuse link by link. Whether
  * the consumer reads the intermediate element for element, broadcast or permuted is settled
  * while lowering ({@link fuseMaps}), where a pair that cannot fuse runs as two launches. Pure.
