@@ -269,13 +269,18 @@ export function lowerInstance(
 
     // A producer waiting for another layer, read here: it runs now, unless this layer only lays
     // a reshape onto the producer's bytes (its copy onto itself is dropped).
+    // Producers held for a reader behind this layer, a view: they run here after all unless the view stays pending.
+    const heldForView: number[] = [];
     for (const id of inputs) {
       const w = waiting.get(id);
       if (w === undefined || w.consumer === position) continue;
       const out = layer.outputs[0];
       if (reinterprets(position) && out !== undefined && sameSlice(bound[out]!.at, w.output)) continue;
       // A view its consumer reads through: the producer computes there (or runs before the view's copy).
-      if (views.get(position)?.includes(w.consumer) === true) continue;
+      if (views.get(position)?.includes(w.consumer) === true) {
+        heldForView.push(id);
+        continue;
+      }
       waiting.delete(id);
       emit([w.launch], w.name, w.kind, w.touched);
     }
@@ -313,6 +318,12 @@ export function lowerInstance(
       // Its readers read its source instead; the copy runs only before a reader that cannot.
       pendingViews.set(layer.outputs[0]!, { launch: lowered[0] as KernelLaunch, info: viewInfo, name, kind: layer.params.kind, touched });
       continue;
+    }
+    // The view's copy runs here (its lowering is not one dense copy): what it reads must be written first.
+    for (const id of heldForView) {
+      const w = waiting.get(id)!;
+      waiting.delete(id);
+      emit([w.launch], w.name, w.kind, w.touched);
     }
 
     // Producers computed inside this layer's launches, in their order; one that cannot join runs first.

@@ -191,6 +191,19 @@ describe('a producer behind a view', () => {
     expect(Buffer.from(outputs.y!.data.buffer).equals(Buffer.from(plain.y!.data.buffer))).toBe(true);
     expectClose(outputs.y!, new ReferenceRunner(net).run(feeds).y!, FP16, 'widened input');
   });
+
+  test('when the view itself lowers to more than one copy (so it is copied where it stands), the held producer runs before it', () => {
+    const net = widenedInput();
+    const feeds = { x: new Random(23).tensor([2, 3, 4, 5]) };
+    const lower = (ctx: Parameters<typeof lowerLayer>[0]): LoweredStep[] => {
+      const steps = lowerLayer(ctx);
+      return ctx.layer.name === 'nhwc' ? [...steps, { kind: 'copy', dst: ctx.outputs[0]!.at, src: ctx.outputs[0]!.at, bytes: 2 }] : steps;
+    };
+    const { outputs, lowered } = emulateLowered(net, feeds, { lower });
+    expect(lowered.stepLayers.map((s) => s.name).slice(0, 3)).toEqual(['cast', 'nhwc', 'nhwc']);
+    const plain = emulateLowered(net, feeds, { fuse: false }).outputs;
+    expect(Buffer.from(outputs.y!.data.buffer).equals(Buffer.from(plain.y!.data.buffer))).toBe(true);
+  });
 });
 
 describe('against PyTorch', () => {
