@@ -14,7 +14,7 @@
  */
 import type { Layer, LayerParams, NetTensor, Network } from '../../network';
 import { NetworkRewrite } from '../../network/rewrite';
-import { permute } from '../../kernels/shape';
+import { concat, permute } from '../../kernels/shape';
 import { Tensor } from '../../tensor';
 import type { TrtDType } from '../../network';
 
@@ -170,12 +170,4 @@ function paddedChannels(rw: NetworkRewrite, t: NetTensor, name: string): NetTens
 }
 
 /** `kernel` [..., c] with zeros appended along its last axis up to `to`. */
-function padLastAxis(kernel: Tensor, to: number): Tensor {
-  const c = kernel.shape.at(-1)!;
-  const rows = kernel.size / c;
-  const out = new Tensor(kernel.dtype, [...kernel.shape.slice(0, -1), to]);
-  const dst = out.data as unknown as { set(src: ArrayLike<number | bigint>, offset: number): void };
-  const src = kernel.data as unknown as { subarray(a: number, b: number): ArrayLike<number | bigint> };
-  for (let r = 0; r < rows; r++) dst.set(src.subarray(r * c, (r + 1) * c), r * to);
-  return out;
-}
+const padLastAxis = (kernel: Tensor, to: number): Tensor => concat([kernel, new Tensor(kernel.dtype, [...kernel.shape.slice(0, -1), to - kernel.shape.at(-1)!])], -1);

@@ -42,6 +42,9 @@ const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast', 'select
  * the pair); a view is read through by a copy as by any map.
  */
 const COPIES = new Set(['shuffle', 'slice', 'concat']);
+/** Whether a layer of `kind` reads its inputs as a map does (pointwise, or a copy): a view of its input can be read through by it. */
+export const readsAsMap = (kind: string): boolean => POINTWISE.has(kind) || COPIES.has(kind);
+
 /** Row layers whose kernels take a pointwise producer of their data input as a prologue (lowering/prologue.ts). */
 const ROWS = new Set(['softmax', 'normalization', 'reduce']);
 
@@ -172,7 +175,7 @@ export function planViews(layers: readonly Layer[], tensor: (id: number) => Tens
     const readable = (j: number): boolean => {
       const reader = layers[j]!;
       if (j <= i || reader.outputs.length !== 1) return false;
-      return reinterprets(j) ? views.has(j) : POINTWISE.has(reader.params.kind) || COPIES.has(reader.params.kind);
+      return reinterprets(j) ? views.has(j) : readsAsMap(reader.params.kind);
     };
     if (r.every(readable)) views.set(i, r);
   }

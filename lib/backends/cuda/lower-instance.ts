@@ -234,6 +234,12 @@ export function lowerInstance(
     const bytes = [...touched].reduce((sum, id) => sum + byteSize(instance.tensors[id]!), 0);
     for (let i = 0; i < lowered.length; i++) stepLayers.push(lowered.length === 1 ? { name, kind, bytes } : { name, kind });
   };
+  /** A held producer runs as its own launch, now. */
+  const release = (id: number): void => {
+    const w = waiting.get(id)!;
+    waiting.delete(id);
+    emit([w.launch], w.name, w.kind, w.touched);
+  };
   for (const [position, layer] of instance.deviceLayers.entries()) {
     let used = 0;
     // A producer of the data input, offered to a row kernel to compute while loading it.
@@ -268,21 +274,16 @@ export function lowerInstance(
     const inputs = new Set(layer.inputs.filter((id): id is number => id !== null));
 
     // A producer waiting for another layer, read here: it runs now, unless this layer only lays
-    // a reshape onto the producer's bytes (its copy onto itself is dropped).
-    // Producers held for a reader behind this layer, a view: they run here after all unless the view stays pending.
+    // a reshape onto the producer's bytes (its copy onto itself is dropped), or is a view whose
+    // reader computes the producer (held: it runs below if the view is copied here after all).
     const heldForView: number[] = [];
     for (const id of inputs) {
       const w = waiting.get(id);
       if (w === undefined || w.consumer === position) continue;
       const out = layer.outputs[0];
       if (reinterprets(position) && out !== undefined && sameSlice(bound[out]!.at, w.output)) continue;
-      // A view its consumer reads through: the producer computes there (or runs before the view's copy).
-      if (views.get(position)?.includes(w.consumer) === true) {
-        heldForView.push(id);
-        continue;
-      }
-      waiting.delete(id);
-      emit([w.launch], w.name, w.kind, w.touched);
+      if (views.get(position)?.includes(w.consumer) === true) heldForView.push(id);
+      else release(id);
     }
 
     for (const id of inputs) {
@@ -299,10 +300,7 @@ export function lowerInstance(
       const through = rewriteReads(lowered, bound[id]!.at, (info) => readThrough(info, bound[id]!.at, view.info.dims, view.info.inputs[0]!, dtypeInfo(instance.tensors[id]!.dtype).itemBytes), byteSize(instance.tensors[id]!));
       if (through === null) {
         // The copy reads the view's source: a producer held for a reader behind the view runs first.
-        for (const [wid, w] of [...waiting].filter(([wid]) => view.touched.has(wid))) {
-          waiting.delete(wid);
-          emit([w.launch], w.name, w.kind, w.touched);
-        }
+        for (const wid of [...waiting.keys()].filter((wid) => view.touched.has(wid))) release(wid);
         emit([view.launch], view.name, view.kind, view.touched);
         for (const [key, v] of pendingViews) if (v === view) pendingViews.delete(key);
       } else {
@@ -320,11 +318,7 @@ export function lowerInstance(
       continue;
     }
     // The view's copy runs here (its lowering is not one dense copy): what it reads must be written first.
-    for (const id of heldForView) {
-      const w = waiting.get(id)!;
-      waiting.delete(id);
-      emit([w.launch], w.name, w.kind, w.touched);
-    }
+    for (const id of heldForView) release(id);
 
     // Producers computed inside this layer's launches, in their order; one that cannot join runs first.
     for (const [id, w] of [...waiting].filter(([, w]) => w.consumer === position)) {

@@ -20,9 +20,11 @@
  * opB (`none` or `transpose`), whose B is a constant, or reshapes of one, read by nothing else,
  * with batch dims of 1, the same K and dtype, and static output shapes. Pure: Network → Network.
  */
-import type { Layer, Network, TrtDType } from '../../network';
+import type { Layer, Network } from '../../network';
 import { NetworkRewrite } from '../../network/rewrite';
-import { Tensor } from '../../tensor';
+import { concat } from '../../kernels/shape';
+import type { Tensor } from '../../tensor';
+import { readsAsMap } from './fuse-pointwise';
 import { passGraph, type PassGraph as Graph } from './pass-graph';
 
 export interface MergeMatmulsResult {
@@ -37,13 +39,13 @@ interface Projection {
   matmul: Layer;
   /** The constant's layer and the reshapes between it and the matmul: dropped with the matmul. */
   weightLayers: Layer[];
+  /** The constant's values in B's shape ([1, …, n, k] or [1, …, k, n]). */
   weights: Tensor;
-  /** N of this projection, and its columns' offset in the wide product. */
+  /** N of this projection (its columns in the wide product) and K. */
   n: number;
+  k: number;
 }
 
-/** Layers that only read their input's elements, or move them: a view of a slice can be read through by each. */
-const MAP_READERS = new Set(['elementwise', 'unary', 'activation', 'cast', 'select', 'shuffle', 'slice', 'concat']);
 
 /** A shuffle that keeps the element order (no transposes): a reshape. */
 function isReshape(layer: Layer): boolean {
@@ -69,12 +71,12 @@ function soleConstant(g: Graph, id: number, reader: Layer): { weights: Tensor; l
   }
 }
 
-/** Whether every reader of `id`, through reshapes, reads it as a map (see MAP_READERS); never a network output. */
+/** Whether every reader of `id`, through reshapes, reads it as a map (`readsAsMap`: a view of a slice can be read through by each); never a network output. */
 function readByMapsOnly(g: Graph, id: number, outputs: ReadonlySet<number>): boolean {
   if (outputs.has(id)) return false;
   const readers = g.readers(id);
   if (readers.length === 0) return false;
-  return readers.every((r) => MAP_READERS.has(r.params.kind) && r.outputs.length === 1 && (!isReshape(r) || readByMapsOnly(g, r.outputs[0]!, outputs)));
+  return readers.every((r) => readsAsMap(r.params.kind) && r.outputs.length === 1 && (!isReshape(r) || readByMapsOnly(g, r.outputs[0]!, outputs)));
 }
 
 /** `layer` as a projection of its A by a constant B, or null. */
@@ -89,35 +91,8 @@ function projection(g: Graph, layer: Layer, outputs: ReadonlySet<number>): Proje
   if (out.shape.some((d) => d < 0) || b.dtype !== a.dtype) return null;
   const weight = soleConstant(g, layer.inputs[1]!, layer);
   if (weight === null || !readByMapsOnly(g, layer.outputs[0]!, outputs)) return null;
-  const n = b.shape[p.opB === 'transpose' ? b.shape.length - 2 : b.shape.length - 1]!;
-  return { matmul: layer, weightLayers: weight.layers, weights: weight.weights, n };
-}
-
-/** K of a projection (B's other matrix dim). */
-const kOf = (g: Graph, p: Projection): number => {
-  const b = g.network.tensor(p.matmul.inputs[1]!).shape;
-  const transposed = p.matmul.params.kind === 'matmul' && p.matmul.params.opB === 'transpose';
-  return b[transposed ? b.length - 1 : b.length - 2]!;
-};
-
-/**
- * The weights of `group` side by side along N: [Σn, k] rows stacked for transposed B, else
- * [k, Σn] with each row's pieces joined. Same dtype, same bytes, new order.
- */
-function concatenated(group: readonly Projection[], k: number, transposed: boolean, dtype: TrtDType, rank: number): Tensor {
-  const total = group.reduce((s, p) => s + p.n, 0);
-  const ones = new Array<number>(rank - 2).fill(1);
-  const shape = transposed ? [...ones, total, k] : [...ones, k, total];
-  const out = new Tensor(dtype, shape);
-  const dst = out.data as unknown as { set(src: ArrayLike<number | bigint>, offset: number): void };
-  let column = 0;
-  for (const p of group) {
-    const src = p.weights.data as unknown as { subarray(a: number, b: number): ArrayLike<number | bigint> };
-    if (transposed) dst.set(src.subarray(0, p.n * k), column * k);
-    else for (let row = 0; row < k; row++) dst.set(src.subarray(row * p.n, (row + 1) * p.n), row * total + column);
-    column += p.n;
-  }
-  return out;
+  const [n, k] = p.opB === 'transpose' ? b.shape.slice(-2) : b.shape.slice(-2).reverse();
+  return { matmul: layer, weightLayers: weight.layers, weights: weight.weights.reshape([...b.shape]), n: n!, k: k! };
 }
 
 /** Every group of sibling projections of `source` as one wide GEMM and slices (see the module comment). */
@@ -130,7 +105,7 @@ export function mergeMatmuls(source: Network): MergeMatmulsResult {
     const p = projection(g, layer, outputs);
     if (p === null) continue;
     const params = layer.params as Extract<Layer['params'], { kind: 'matmul' }>;
-    const key = `${layer.inputs[0]}|${params.opB}|${kOf(g, p)}|${p.weights.dtype}`;
+    const key = `${layer.inputs[0]}|${params.opB}|${p.k}|${p.weights.dtype}`;
     byKey.set(key, [...(byKey.get(key) ?? []), p]);
   }
   const groups = [...byKey.values()].filter((group) => group.length > 1);
@@ -144,11 +119,10 @@ export function mergeMatmuls(source: Network): MergeMatmulsResult {
     if (group !== undefined) {
       const params = layer.params as Extract<Layer['params'], { kind: 'matmul' }>;
       const a = rw.get(layer.inputs[0]!)!;
-      const transposed = params.opB === 'transpose';
-      const k = kOf(g, group[0]!);
-      const dtype = source.tensor(layer.inputs[1]!).dtype;
       const name = group.map((p) => p.matmul.name).join('+');
-      const weights = rw.add({ kind: 'constant', weights: concatenated(group, k, transposed, dtype, a.shape.length) }, [], `${name}/weights`)[0]!;
+      // Side by side along N: stacked rows of a transposed B, joined rows of a plain one.
+      const joined = concat(group.map((p) => p.weights), params.opB === 'transpose' ? -2 : -1);
+      const weights = rw.add({ kind: 'constant', weights: joined }, [], `${name}/weights`)[0]!;
       const wide = rw.add({ kind: 'matmul', opA: 'none', opB: params.opB }, [a, weights], name)[0]!;
       let column = 0;
       for (const p of group) {

@@ -44,6 +44,12 @@ const ropeFeeds = (dtype: 'float32' | 'float16', seed: number): Record<string, T
 /** fp16 storage of O(1) values, against the reference's float64 (as precision-kinds.test.ts). */
 const FP16: Tolerance = { rtol: 1e-2, atol: 1e-2 };
 
+/** The real lowerings, with a no-op copy of `bytes` after layer `name`'s steps: not one map launch, so nothing reads through it or fuses into it. */
+const twoStepped = (name: string, bytes: number) => (ctx: Parameters<typeof lowerLayer>[0]): LoweredStep[] => {
+  const steps = lowerLayer(ctx);
+  return ctx.layer.name === name ? [...steps, { kind: 'copy', dst: ctx.outputs[0]!.at, src: ctx.outputs[0]!.at, bytes }] : steps;
+};
+
 describe('planViews', () => {
   test('a slice read only by pointwise layers over its own shape is a view; the readers are listed', () => {
     const net = ropeNetwork('float32');
@@ -111,10 +117,7 @@ describe('reading through views on the emulator', () => {
     const net = ropeNetwork('float32');
     const feeds = ropeFeeds('float32', 5);
     // ar_bi lowered as its map and a no-op copy after it: not one map launch, so it reads a_re's memory.
-    const lower = (ctx: Parameters<typeof lowerLayer>[0]): LoweredStep[] => {
-      const steps = lowerLayer(ctx);
-      return ctx.layer.name === 'ar_bi' ? [...steps, { kind: 'copy', dst: ctx.outputs[0]!.at, src: ctx.outputs[0]!.at, bytes: 4 }] : steps;
-    };
+    const lower = twoStepped('ar_bi', 4);
     const { outputs, lowered } = emulateLowered(net, feeds, { lower });
     const names = lowered.stepLayers.map((s) => s.name);
     // ar_br (first reader of a_re) read through it; the copy runs right before ar_bi; a_im stays a view.
@@ -181,10 +184,7 @@ describe('a producer behind a view', () => {
     const net = widenedInput();
     const feeds = { x: new Random(22).tensor([2, 3, 4, 5]) };
     // The concat lowered with a no-op copy after its blocks: not map launches only, so it reads the transpose's memory.
-    const lower = (ctx: Parameters<typeof lowerLayer>[0]): LoweredStep[] => {
-      const steps = lowerLayer(ctx);
-      return ctx.layer.name === 'widened' ? [...steps, { kind: 'copy', dst: ctx.outputs[0]!.at, src: ctx.outputs[0]!.at, bytes: 2 }] : steps;
-    };
+    const lower = twoStepped('widened', 2);
     const { outputs, lowered } = emulateLowered(net, feeds, { lower });
     expect(lowered.stepLayers.map((s) => s.name)).toEqual(['cast', 'nhwc', 'zeros', 'widened', 'widened', 'widened']);
     const plain = emulateLowered(net, feeds, { fuse: false }).outputs;
@@ -195,14 +195,12 @@ describe('a producer behind a view', () => {
   test('when the view itself lowers to more than one copy (so it is copied where it stands), the held producer runs before it', () => {
     const net = widenedInput();
     const feeds = { x: new Random(23).tensor([2, 3, 4, 5]) };
-    const lower = (ctx: Parameters<typeof lowerLayer>[0]): LoweredStep[] => {
-      const steps = lowerLayer(ctx);
-      return ctx.layer.name === 'nhwc' ? [...steps, { kind: 'copy', dst: ctx.outputs[0]!.at, src: ctx.outputs[0]!.at, bytes: 2 }] : steps;
-    };
+    const lower = twoStepped('nhwc', 2);
     const { outputs, lowered } = emulateLowered(net, feeds, { lower });
     expect(lowered.stepLayers.map((s) => s.name).slice(0, 3)).toEqual(['cast', 'nhwc', 'nhwc']);
     const plain = emulateLowered(net, feeds, { fuse: false }).outputs;
     expect(Buffer.from(outputs.y!.data.buffer).equals(Buffer.from(plain.y!.data.buffer))).toBe(true);
+    expectClose(outputs.y!, new ReferenceRunner(net).run(feeds).y!, FP16, 'widened input, transpose copied where it stands');
   });
 });
 

@@ -106,7 +106,7 @@ function narrowWalks(offsets: readonly string[], strides: readonly string[], bod
       dims.push(`
       {
         u64 mg = (u64)fdiv.v[${d}];
-        u32 next = (u32)(((u64)r * (u32)mg) >> (u32)(mg >> 32));
+        u32 next = ${magicQuotient('r', 'mg')};
         u32 q = r - next * (u32)dims.v[${d}];
         r = next;
 ${offsets.map((o, t) => `        ${o}w += q * (u32)${strides[t]}.v[${d}];`).join('\n')}
@@ -147,7 +147,7 @@ ${offsets.map((o, t) => `      ${o} = (i64)i * ${strides[t]}.v[0];`).join('\n')}
         if (d < rank) {
           ${I} nd = (${I})dims.v[d];
           ${I === 'u32' ? `u64 mg = (u64)fdiv.v[d];
-          u32 next = (u32)(((u64)r * (u32)mg) >> (u32)(mg >> 32));
+          u32 next = ${magicQuotient('r', 'mg')};
           u32 q = r - next * nd;
           r = next;` : `${I} q = r % nd;
           r /= nd;`}
@@ -282,6 +282,9 @@ export function mapSpecLaunch(spec: MapSpec, dims: readonly number[], out: MapOp
   if (launches.length === 1) launchInfo.set(launches[0]!, { spec, dims: [...dims], out, inputs: [...inputs], extra: [...extra] });
   return launches;
 }
+
+/** C: `n` (u32, below 2^31) divided by the divisor whose {@link divisionMagic} numbers `packed` (u64) holds. */
+export const magicQuotient = (n: string, packed: string): string => `(u32)(((u64)${n} * (u32)${packed}) >> (u32)(${packed} >> 32))`;
 
 /**
  * Magic numbers that divide by `d` (1 ≤ d < 2^31) with a multiply and a shift, exact for every

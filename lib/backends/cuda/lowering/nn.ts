@@ -5,7 +5,7 @@
  */
 import type { ReduceOp, TrtDType } from '../../../network';
 import { axisOf, checkRank, copyAll, denseStrides, dims8, f32, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, u32, u64, unsupported, volume } from './kernel';
-import { divisionMagic } from './map';
+import { divisionMagic, magicQuotient } from './map';
 import { BYTES, DTYPES, isFloatDType, storeDouble } from './prelude';
 import { cooperative, innerAt, outerAt, outerOffsets, rowArgs, rowKernel, rowLaunch, rowParams, splitRows, warpForm, warpRowKernel, warpRowLaunch, type RowCombine, type RowSplit, type WarpCode, type WarpForm } from './rows';
 import { prologueAt, prologueKey, prologueLambda, prologueNames, prologueParams, prologueRows, rowPrologue, type RowPrologue } from './prologue';
@@ -500,15 +500,14 @@ function pooling2dLastKernel(type: 'max' | 'average', dtype: TrtDType, vec: numb
     }`);
     }
   }
-  const divide = (r: string, m: string): string => `(u32)(((u64)(${r}) * (u32)(${m})) >> (u32)((${m}) >> 32))`;
   return kernelSource(`pooling.${type}.${dtype}.nhwc${vec}w.${kh}x${kw}`, (entry) => `
 extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, u32 n, u32 CG, u64 mCG, u32 OW, u64 mOW, u32 OH, u64 mOH, i32 H, i32 W, u32 C, i32 sh, i32 sw, i32 ph, i32 pw, i32 postH, i32 postW, i32 excludePad) {
   for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += blockDim.x * gridDim.x) {
-    u32 r = ${divide('t', 'mCG')};
+    u32 r = ${magicQuotient('t', 'mCG')};
     const u32 cg = t - r * CG;
-    u32 q = ${divide('r', 'mOW')};
+    u32 q = ${magicQuotient('r', 'mOW')};
     const i32 ow = (i32)(r - q * OW);
-    const u32 b = ${divide('q', 'mOH')};
+    const u32 b = ${magicQuotient('q', 'mOH')};
     const i32 oh = (i32)(q - b * OH);
     const i32 h0 = oh * sh - ph, w0 = ow * sw - pw;
     // The window's first row in the image [b, H, W]: h0 may be negative, so rows count signed.
