@@ -9,6 +9,9 @@
 //   -L/usr/local/cuda/lib64 -lcudart -lcudnn && /tmp/conv_layouts [batch...]
 // STEM_ONLY=1 times the stem alone; STEM_C=<c> gives it c input channels instead of 3 (the image
 // zero-padded to 4 or 8 channels, a candidate for cuDNN's tensor-core NHWC kernels).
+// STEM_SHAPE=c,k,r,stride,pad,in replaces the stem by that convolution: 12,64,4,1,0,115 is the
+// stem after a space-to-depth of its padded image (2×2 pixels into 12 channels, the 7×7 stride-2
+// kernel as a 4×4 stride-1 one, zero where the 8th tap falls).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -46,6 +49,13 @@ struct Shape {
 std::vector<Shape> Resnet50() {
   const char* stemC = std::getenv("STEM_C");
   std::vector<Shape> v{{stemC != nullptr ? std::atoi(stemC) : 3, 64, 7, 2, 3, 224, true, false}};
+  if (const char* shape = std::getenv("STEM_SHAPE")) {
+    Shape& s = v[0];
+    if (std::sscanf(shape, "%d,%d,%d,%d,%d,%d", &s.c, &s.k, &s.r, &s.stride, &s.pad, &s.in) != 6) {
+      std::fprintf(stderr, "STEM_SHAPE wants c,k,r,stride,pad,in\n");
+      std::exit(2);
+    }
+  }
   if (std::getenv("STEM_ONLY") != nullptr) return v;
   const int widths[4] = {64, 128, 256, 512}, blocks[4] = {3, 4, 6, 3}, sizes[4] = {56, 56, 28, 14};
   int cin = 64;

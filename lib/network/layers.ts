@@ -134,6 +134,12 @@ export interface AttentionParams {
   key: number[];
   value: number[];
   output: number[];
+  /**
+   * Where query, key and value start, in elements, inside their inputs' dense bytes (0 when
+   * absent): an operand read from a column slice of a wider tensor, as merge-matmuls.ts leaves
+   * the projections of one wide Q/K/V GEMM.
+   */
+  offsets?: number[];
   /** Strides over [...batch, query row, key column] of input 3: a bool mask (−∞ where false) or a float one (added). */
   mask?: number[];
   /** The output tensor's dims (the attention writes through the transpose after it). */

@@ -222,12 +222,12 @@ function fieldOk(value: unknown, spec: FieldSpec): boolean {
   return false;
 }
 
-/** A matmul's attention parameters (AttentionParams): every field, its type, and strides that cover the batch box. */
+/** A matmul's attention parameters (AttentionParams): every field, its type, strides that cover the batch box, and three offsets of at least 0 if any. */
 function attentionOk(value: unknown): boolean {
   if (!isObject(value)) return false;
   const fields: Record<string, FieldSpec | { optional: FieldSpec }> = {
     batch: 'ints', seqQ: 'int', seqKV: 'int', headDim: 'int', scale: 'number', causal: 'bool',
-    query: 'ints', key: 'ints', value: 'ints', output: 'ints', mask: opt('ints'), outputShape: 'ints',
+    query: 'ints', key: 'ints', value: 'ints', output: 'ints', offsets: opt('ints'), mask: opt('ints'), outputShape: 'ints',
   };
   if (Object.keys(value).some((k) => !Object.hasOwn(fields, k))) return false;
   const typed = Object.entries(fields).every(([k, f]) => {
@@ -237,11 +237,13 @@ function attentionOk(value: unknown): boolean {
   if (!typed) return false;
   const rank = (value.batch as number[]).length;
   const rows = ['query', 'key', 'value', 'output'].every((k) => (value[k] as number[]).length === rank + 1);
-  return rows && (value.mask === undefined || (value.mask as number[]).length === rank + 2);
+  const offsets = value.offsets as number[] | undefined;
+  const starts = offsets === undefined || (offsets.length === 3 && offsets.every((o) => o >= 0));
+  return rows && starts && (value.mask === undefined || (value.mask as number[]).length === rank + 2);
 }
 
 const specName = (spec: FieldSpec): string =>
-  Array.isArray(spec) ? `one of ${spec.join('/')}` : spec === 'attention' ? 'attention parameters whose strides cover their batch box' : (spec as string);
+  Array.isArray(spec) ? `one of ${spec.join('/')}` : spec === 'attention' ? 'attention parameters whose strides cover their batch box (and three offsets ≥ 0, if any)' : (spec as string);
 
 /** Checks decoded layer parameters against PARAM_SPECS. */
 function checkParams(params: unknown, label: string, fail: Fail): LayerParams {

@@ -7,9 +7,13 @@
  * precision-fixtures.test.ts; here its groups are counted.
  */
 import * as path from 'node:path';
+import { fuseAttention } from '../../../lib/backends/cuda/fuse-attention';
 import { mergeMatmuls } from '../../../lib/backends/cuda/merge-matmuls';
 import { cudaNetworkPasses } from '../../../lib/backends/cuda/build';
 import { deserializeEngine } from '../../../lib/backends/reference/engine-format';
+import { checkNetwork } from '../../../lib/backends/reference/check-network';
+import { BadModelError } from '../../../lib/errors';
+import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../../lib/network/serialize';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { compile } from '../../../lib/compile';
 import { Network, type NetTensor, type TrtDType } from '../../../lib/network';
@@ -47,6 +51,39 @@ function bertProjections(dtype: TrtDType, b = 2, s = 8, h = 2, d = 8): Network {
     const heads = net.add1({ kind: 'shuffle', reshape: [b, s, h, d], secondTranspose: [0, 2, 1, 3], zeroIsPlaceholder: false }, [y], `${role}/heads`);
     net.markOutput(heads, role);
   }
+  return net;
+}
+
+/**
+ * Self-attention over x [b, s, h·d] in the frontends' math form: query, key and value projected
+ * (each with its bias, or without for GQA, whose key and value have `kvh` heads repeated to h
+ * by a stride-0 slice), split into heads and transposed, Q·Kᵀ, scaled, a float mask over the
+ * keys added, softmax, ·V, and the heads transposed back.
+ */
+function selfAttention(dtype: TrtDType, o: { b: number; s: number; h: number; kvh: number; d: number; bias: boolean }): Network {
+  const { b, s, h, kvh, d } = o;
+  const net = new Network(`self_attention_${dtype}_${o.bias ? 'bias' : 'gqa'}`);
+  const x = net.addInput('x', dtype, [b, s, h * d]);
+  const mask = net.addInput('mask', dtype, [b, 1, 1, s]);
+  const project = (heads: number, i: number, role: string): NetTensor => {
+    const y = linear(net, x, heads * d, 10 + i, role);
+    const z = o.bias ? biasAdd(net, y, 20 + i, `${role}/bias_add`) : y;
+    let t = net.add1({ kind: 'shuffle', reshape: [b, s, heads, d], secondTranspose: [0, 2, 1, 3], zeroIsPlaceholder: false }, [z], `${role}/heads`);
+    if (heads !== h) {
+      const one = net.add1({ kind: 'shuffle', reshape: [b, heads, 1, s, d], zeroIsPlaceholder: false }, [t], `${role}/split`);
+      const rep = net.add1({ kind: 'slice', start: [0, 0, 0, 0, 0], size: [b, heads, h / heads, s, d], stride: [1, 1, 0, 1, 1], mode: 'strict_bounds' }, [one], `${role}/repeat`);
+      t = net.add1({ kind: 'shuffle', reshape: [b, h, s, d], zeroIsPlaceholder: false }, [rep], `${role}/merge`);
+    }
+    return t;
+  };
+  const [q, k, v] = [project(h, 0, 'query'), project(kvh, 1, 'key'), project(kvh, 2, 'value')];
+  let scores = net.add1({ kind: 'matmul', opA: 'none', opB: 'transpose' }, [q, k], 'scores');
+  const scale = net.add1({ kind: 'constant', weights: Tensor.from(dtype, [1, 1, 1, 1], [1 / Math.sqrt(d)]) }, [], 'scale_factor');
+  scores = net.add1({ kind: 'elementwise', op: 'prod' }, [scores, scale], 'scale');
+  scores = net.add1({ kind: 'elementwise', op: 'sum' }, [scores, mask], 'masked');
+  const probs = net.add1({ kind: 'softmax', axis: 3 }, [scores], 'softmax');
+  const out = net.add1({ kind: 'matmul', opA: 'none', opB: 'none' }, [probs, v], 'output');
+  net.markOutput(net.add1({ kind: 'shuffle', firstTranspose: [0, 2, 1, 3], reshape: [b, s, h * d], zeroIsPlaceholder: false }, [out], 'out_t'), 'y');
   return net;
 }
 
@@ -120,6 +157,62 @@ describe('mergeMatmuls', () => {
     expectMergedMatches(net, result.network, feeds, FP32);
   });
 
+  // The unfused form rounds the scores and probabilities between layers; the fused kernel keeps them in fp32.
+  const ATTENTION: Tolerance = { rtol: 1e-2, atol: 4e-3 };
+  test.each([
+    ['BERT: query, key and value with their biases', { b: 2, s: 24, h: 2, kvh: 2, d: 16, bias: true }, [0, 32, 64], ['query+key+value/bias_add', 'output/attention']],
+    ['GQA: a key and value of one head each, no biases', { b: 1, s: 20, h: 2, kvh: 1, d: 16, bias: false }, [0, 32, 48], ['output/attention']],
+  ] as const)('%s, read by the fused attention: one GEMM, the attention reading its columns at offsets', (_, o, offsets, launched) => {
+    const source = selfAttention('float16', o);
+    const fused = fuseAttention(source);
+    expect(fused.attentions).toBe(1);
+    const result = mergeMatmuls(fused.network);
+    expect([result.groups, result.merged]).toEqual([1, 3]);
+    const [att] = result.network.layers.flatMap((l) => (l.params.kind === 'matmul' && l.params.attention ? [l.params.attention] : []));
+    expect(att!.offsets).toEqual(offsets);
+    // Q, K and V read one wide tensor: rows of its full width.
+    const width = (o.h + 2 * o.kvh) * o.d;
+    expect([att!.query.at(-1), att!.key.at(-1), att!.value.at(-1)]).toEqual([width, width, width]);
+    const feeds = {
+      x: new Random(3).tensor([o.b, o.s, o.h * o.d], 'float16', -1, 1),
+      mask: Tensor.from('float16', [o.b, 1, 1, o.s], Array.from({ length: o.b * o.s }, (_, i) => (i % 7 === 6 ? -10000 : 0))),
+    };
+    const lowered = expectMergedMatches(source, result.network, feeds, ATTENTION);
+    // The reference backend's attention executor reads the same offsets.
+    expectClose(new ReferenceRunner(result.network).run(feeds).y!, new ReferenceRunner(source).run(feeds).y!, ATTENTION, 'reference attention at offsets');
+    expect(gemms(lowered.steps)).toBe(1);
+    // No slice copies: the biases as one sum over the wide product, then the attention.
+    expect(lowered.stepLayers.filter((l) => lowered.steps[lowered.stepLayers.indexOf(l)]!.kind === 'launch').map((l) => l.name)).toEqual(launched);
+  });
+
+  test('a bias sum stays with its projection where a map reads it (the map computes it), and joins the merge where attentions alone read it', () => {
+    const source = bertProjections('float32');
+    const merged = mergeMatmuls(source).network;
+    expect(merged.layers.filter((l) => l.params.kind === 'elementwise').map((l) => l.name)).toEqual(['query/bias_add', 'key/bias_add', 'value/bias_add']);
+    const attention = mergeMatmuls(fuseAttention(selfAttention('float16', { b: 1, s: 8, h: 2, kvh: 2, d: 16, bias: true })).network).network;
+    expect(attention.layers.filter((l) => l.params.kind === 'elementwise').map((l) => l.name)).toEqual(['query+key+value/bias_add']);
+  });
+
+  test('an engine stores the offsets and refuses bad ones by name; a lowering refuses offsets that read past the tensor', () => {
+    const o = { b: 1, s: 8, h: 2, kvh: 2, d: 16, bias: true };
+    const merged = () => mergeMatmuls(fuseAttention(selfAttention('float16', o)).network).network;
+    const attentionOf = (net: Network) => net.layers.flatMap((l) => (l.params.kind === 'matmul' && l.params.attention ? [l.params.attention] : []));
+    const check = (net: Network, fail: (m: string, cause?: unknown) => never): unknown => checkNetwork(net, fail);
+    const good = merged();
+    expect(attentionOf(deserializeNetworkFromBuffer(serializeNetworkToBuffer(good), 'engine', check))[0]!.offsets).toEqual([0, 32, 64]);
+    for (const offsets of [[0, 32], [0, -32, 64]]) {
+      const bad = merged();
+      attentionOf(bad)[0]!.offsets = offsets;
+      expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(BadModelError);
+      expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(/parameter attention must be attention parameters .*three offsets/);
+    }
+    // The value one column further reads one element past the wide product's last row.
+    const past = merged();
+    attentionOf(past)[0]!.offsets = [0, 32, 65];
+    const feeds = { x: new Random(1).tensor([1, 8, 32], 'float16'), mask: Tensor.from('float16', [1, 1, 1, 8], new Array<number>(8).fill(0)) };
+    expect(() => emulateLowered(past, feeds)).toThrow(/attention reads value elements 65 to 768 of its 768/);
+  });
+
   test('nothing to merge: the same network back', () => {
     const net = new Network('single');
     const x = net.addInput('x', 'float32', [4, 6]);
@@ -127,13 +220,16 @@ describe('mergeMatmuls', () => {
     expect(mergeMatmuls(net)).toEqual({ network: net, groups: 0, merged: 0 });
   });
 
-  test('the Llama fixture: each layer\'s query with its key, and its gate with its up projection; the value (read by the attention) alone', async () => {
+  test('the Llama fixture: each layer\'s query, key and value (the attention reading the value\'s columns), and its gate with its up projection', async () => {
     const program = await compile(path.join(FIXTURES, 'llama_rotary_complex_input', 'model.pt2'), { backend: 'reference', inputs: [{ shape: [1, 8, 64] }, { shape: [8, 8] }] });
     const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
     await program.dispose();
     const { network, merged } = cudaNetworkPasses(deserializeEngine(segments[0]!.engine!), ['fp32', 'fp16']);
-    expect([merged.groups, merged.merged]).toEqual([4, 8]);
+    expect([merged.groups, merged.merged]).toEqual([4, 10]);
     const names = network.layers.filter((l) => l.params.kind === 'matmul' && !('attention' in l.params && l.params.attention)).map((l) => l.name);
-    expect(names).toEqual(['linear+linear_1', 'linear_2', 'linear_3', 'linear_4+linear_5', 'linear_6', 'linear_7+linear_8', 'linear_9', 'linear_10', 'linear_11+linear_12', 'linear_13']);
+    expect(names).toEqual(['linear+linear_1+linear_2', 'linear_3', 'linear_4+linear_5', 'linear_6', 'linear_7+linear_8+linear_9', 'linear_10', 'linear_11+linear_12', 'linear_13']);
+    // Each attention reads its value from the wide product's last columns.
+    const attentions = network.layers.filter((l) => l.params.kind === 'matmul' && l.params.attention !== undefined);
+    expect(attentions.map((l) => (l.params as { attention: { offsets?: number[] } }).attention.offsets)).toEqual([[0, 0, 96], [0, 0, 96]]);
   }, 120_000);
 });

@@ -31,8 +31,8 @@
  */
 import type { AttentionParams, TrtDType } from '../../../network';
 import { checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsupported, volume } from './kernel';
-import { DTYPES } from './prelude';
-import type { KernelSource, LoweredStep, LoweringContext } from './types';
+import { BYTES, DTYPES } from './prelude';
+import type { BoundTensor, KernelSource, LoweredStep, LoweringContext } from './types';
 
 /** Keys a tile holds. */
 const BLOCK_N = 64;
@@ -398,11 +398,25 @@ ${scoreLoop(`(void)i;
 export const attentionSharedBytes = (headDim: number, tiling: AttentionTiling = DEFAULT_ATTENTION_TILING): number =>
   Math.max(2 * 2 * BLOCK_N * (headDim + 8) * 2, (tiling.streams - 1) * 32 * tiling.rowGroups * (headDim / 2 + 4) * 4);
 
+/** Input `i` (query, key or value) from the element where the attention reads it (`offsets`), its last read inside the tensor. */
+function startingAt(ctx: LoweringContext, t: BoundTensor, p: AttentionParams, i: number): BoundTensor {
+  const names = ['query', 'key', 'value'];
+  const strides = [p.query, p.key, p.value][i]!;
+  const offset = p.offsets?.[i] ?? 0;
+  const rows = i === 0 ? p.seqQ : p.seqKV;
+  if (!Number.isInteger(offset) || offset < 0) unsupported(ctx, `attention ${names[i]} offset ${offset} is not a whole number of elements ≥ 0`);
+  const reach = (pick: (s: number) => number): number => [...p.batch, rows].reduce((sum, n, d) => sum + (n - 1) * pick(strides[d] ?? 0), 0);
+  const first = offset + reach((s) => Math.min(s, 0));
+  const last = offset + p.headDim - 1 + reach((s) => Math.max(s, 0));
+  if (volume(p.batch) * rows > 0 && (first < 0 || last >= volume(t.shape))) {
+    unsupported(ctx, `attention reads ${names[i]} elements ${first} to ${last} of its ${volume(t.shape)} (offset ${offset}, strides [${strides.join(', ')}])`);
+  }
+  return offset === 0 ? t : { ...t, at: { ...t.at, offset: (t.at.offset ?? 0) + offset * BYTES[t.dtype] } };
+}
+
 /** The attention a matmul stands for (`params.attention`), as one launch. */
 export function attentionLaunch(ctx: LoweringContext, p: AttentionParams, tiling: AttentionTiling = DEFAULT_ATTENTION_TILING): LoweredStep[] {
-  const q = input(ctx, 0);
-  const k = input(ctx, 1);
-  const v = input(ctx, 2);
+  const [q, k, v] = [0, 1, 2].map((i) => startingAt(ctx, input(ctx, i), p, i)) as [BoundTensor, BoundTensor, BoundTensor];
   const mask = ctx.inputs[3] ?? null;
   const out = output(ctx);
   const dtype = q.dtype;

@@ -32,7 +32,7 @@ export function attention(p: AttentionParams, inputs: ReadonlyArray<Tensor | nul
     return data[i]!;
   };
   const ob = batchOffsets(p.batch, p.output);
-  const [qb, kb, vb] = [p.query, p.key, p.value].map((s) => batchOffsets(p.batch, s)) as [number[], number[], number[]];
+  const [qb, kb, vb] = [p.query, p.key, p.value].map((s, i) => batchOffsets(p.batch, s).map((o) => o + (p.offsets?.[i] ?? 0))) as [number[], number[], number[]];
   const mb = p.mask ? batchOffsets(p.batch, p.mask) : null;
   const out = new Float64Array(ob.length * p.seqQ * p.headDim);
   const scores = new Float64Array(p.seqKV);
