@@ -208,6 +208,11 @@ function buildCases(Tensor) {
     add('gather', `default.axis0.${id}`, { mode: 'default', axis: 0 }, [t('float32', [5, 3]), t(id, [2, 2], 0, 4)]);
     add('gather', `default.axis1.${id}`, { mode: 'default', axis: 1 }, [t('int64', [2, 4, 3], -9, 9), t(id, [3], 0, 3)]);
   }
+  // Whole rows a thread chunk at a time (the row gather): 16-byte chunks of an embedding table,
+  // rows around an inner axis, and 12-byte rows in 4-byte chunks.
+  add('gather', 'default.rows16.embedding', { mode: 'default', axis: 0 }, [t('float16', [10, 24]), t('int64', [3, 4], 0, 9)]);
+  add('gather', 'default.rows16.axis1', { mode: 'default', axis: 1 }, [t('float16', [2, 5, 8]), t('int32', [3], 0, 4)]);
+  add('gather', 'default.rows4', { mode: 'default', axis: 0 }, [t('float32', [6, 3]), t('int32', [4], 0, 5)]);
   add('gather', 'default.scalar-index', { mode: 'default', axis: 1 }, [t('float16', [2, 4]), v('int32', [], [3])]);
   add('gather', 'default.bool', { mode: 'default', axis: 0 }, [t('bool', [4]), t('int64', [6], 0, 3)]);
   add('gather', 'default.empty-index', { mode: 'default', axis: 0 }, [t('float32', [4, 2]), t('int64', [0], 0, 3)]);

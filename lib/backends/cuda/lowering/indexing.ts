@@ -9,9 +9,10 @@
  */
 import type { KernelArg } from '../../../gpu/plan';
 import type { ResizeRoundMode, TrtDType } from '../../../network';
-import { axisOf, checkRank, copyAll, denseStrides, dims8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, unsupported, volume } from './kernel';
+import { axisOf, checkRank, copyAll, denseStrides, dims8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, u32, u64, unsupported, volume } from './kernel';
+import { divisionMagic, magicQuotient } from './map';
 import { BYTES, DTYPES, storeDouble } from './prelude';
-import type { LayerLowering, LoweredStep } from './types';
+import type { BoundTensor, LayerLowering, LoweredStep } from './types';
 
 function indexWalkKernel(direction: 'gather' | 'scatter', dtype: TrtDType, indexType: TrtDType) {
   const t = DTYPES[dtype].storage;
@@ -36,6 +37,52 @@ extern "C" __global__ void ${entry}(${t}* y, const ${t}* x, const ${ix}* idx, i6
     ${body}
   }
 }`);
+}
+
+/** C types of a `bytes`-byte chunk of a row, moved as one load and one store. */
+const CHUNK: Record<number, string> = { 16: 'VecN<u32, 4>', 8: 'VecN<u32, 2>', 4: 'u32', 2: 'u16', 1: 'u8' };
+
+/**
+ * A default-mode gather as whole rows: the data is [outer, D, inner] around the axis, the
+ * output [outer, Q, inner], and each thread moves one `chunkBytes` chunk of an inner row
+ * (an embedding lookup takes 16 bytes a thread where the general walk took one element, with
+ * a run-time-rank unflatten for each). 32-bit positions; an index outside [0, D) gives zeros,
+ * as in the walk.
+ */
+function rowGatherKernel(chunkBytes: number, indexType: TrtDType) {
+  const chunk = CHUNK[chunkBytes]!;
+  const ix = DTYPES[indexType].storage;
+  // One name for the chunk type: a parameter list is split at its commas.
+  return kernelSource(`gather.rows${chunkBytes}.${ix}`, (entry) => `
+typedef ${chunk} ${entry}_chunk;
+extern "C" __global__ void ${entry}(${entry}_chunk* y, const ${entry}_chunk* x, const ${ix}* idx, u32 n, u32 chunks, u64 mChunks, u32 Q, u64 mQ, i64 D) {
+  for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += blockDim.x * gridDim.x) {
+    const u32 r = ${magicQuotient('t', 'mChunks')};
+    const u32 c = t - r * chunks;
+    const u32 o = ${magicQuotient('r', 'mQ')};
+    const i64 v = (i64)idx[r - o * Q];
+    ${entry}_chunk value = {};
+    if (v >= 0 && v < D) value = x[((u64)o * (u64)D + (u64)v) * chunks + c];
+    y[t] = value;
+  }
+}`);
+}
+
+/** The row gather's launch, or null where its 32-bit positions do not reach. */
+function rowGather(data: BoundTensor, indices: BoundTensor, out: BoundTensor, axis: number): LoweredStep[] | null {
+  const bytes = BYTES[data.dtype];
+  const outer = volume(data.shape.slice(0, axis));
+  const D = data.shape[axis]!;
+  const rowBytes = volume(data.shape.slice(axis + 1)) * bytes;
+  const q = volume(indices.shape);
+  const fits = (b: number): boolean => rowBytes % b === 0 && (data.at.offset ?? 0) % b === 0 && (out.at.offset ?? 0) % b === 0;
+  const chunkBytes = [16, 8, 4, 2, 1].find(fits)!;
+  const chunks = rowBytes / chunkBytes;
+  const n = outer * q * chunks;
+  if (n >= 2 ** 31 || outer * D * chunks >= 2 ** 53) return null;
+  return launch(rowGatherKernel(chunkBytes, indices.dtype), n, [
+    ptr(out.at), ptr(data.at), ptr(indices.at), u32(n), u32(chunks), u64(divisionMagic(chunks)), u32(q), u64(divisionMagic(q)), i64(D),
+  ]);
 }
 
 interface Walk {
@@ -98,6 +145,9 @@ export const gather: LayerLowering = (ctx) => {
   if (p.mode === 'default') {
     if ((p.nbElementWiseDims ?? 0) !== 0) unsupported(ctx, 'default-mode gather with nbElementWiseDims is not implemented');
     const axis = axisOf(ctx, p.axis, rank);
+    if (volume(out.shape) === 0) return [];
+    const rows = rowGather(data, indices, out, axis);
+    if (rows !== null) return rows;
     const ds = denseStrides(data.shape);
     const is = denseStrides(indices.shape);
     const q = indices.shape.length;
