@@ -160,10 +160,17 @@ function buildCases(Tensor) {
   ];
   for (const [name, opA, opB, sa, sb] of MM) add('matmul', `${name}.float32`, { opA, opB }, [t('float32', sa), t('float32', sb)]);
   for (const d of ['float16', 'bfloat16']) add('matmul', `bcastBoth.${d}`, { opA: 'none', opB: 'transpose' }, [t(d, [2, 1, 3, 4]), t(d, [1, 2, 5, 4])]);
+  // Up to four rows by a transposed fp16/bf16 B: the generated GEMV (16-byte loads, then element loads).
+  add('matmul', 'gemv.v8.float16', { opA: 'none', opB: 'transpose' }, [t('float16', [1, 64]), t('float16', [40, 64])]);
+  add('matmul', 'gemv.rows.bfloat16', { opA: 'none', opB: 'transpose' }, [t('bfloat16', [2, 2, 32]), t('bfloat16', [1, 24, 32])]);
+  add('matmul', 'gemv.v1.float16', { opA: 'none', opB: 'transpose' }, [t('float16', [3, 37]), t('float16', [5, 37])]);
   // Whole attentions (AttentionParams, the cuda backend's attention pass): q, k, v read at strides.
   // GQA, causal: q [1, 40, 4, 16] and k, v [1, 40, 2, 16] (tokens first) over the box [1, 2 kv heads, 2 groups].
   const gqa = { batch: [1, 2, 2], seqQ: 40, seqKV: 40, headDim: 16, scale: 0.25, causal: true, query: [2560, 32, 16, 64], key: [1280, 16, 0, 32], value: [1280, 16, 0, 32], output: [2560, 32, 16, 64], outputShape: [1, 40, 64] };
   add('matmul', 'attention.gqa-causal.float16', { opA: 'none', opB: 'none', attention: gqa }, [t('float16', [1, 40, 4, 16]), t('float16', [1, 40, 2, 16]), t('float16', [1, 40, 2, 16])]);
+  // Q, K and V as columns of wide [1, 24, 96] products (merge-matmuls): 2 heads of 16 at offsets 0, 32 and 64.
+  const columns = { batch: [1, 2], seqQ: 24, seqKV: 24, headDim: 16, scale: 0.25, causal: false, query: [2304, 16, 96], key: [2304, 16, 96], value: [2304, 16, 96], output: [768, 16, 32], offsets: [0, 32, 64], outputShape: [1, 24, 32] };
+  add('matmul', 'attention.offsets.float16', { opA: 'none', opB: 'none', attention: columns }, [t('float16', [1, 24, 96]), t('float16', [1, 24, 96]), t('float16', [1, 24, 96])]);
   // A bool mask [1, 1, 70, 70] over heads-first q, k, v [1, 2, 70, 32]: two key tiles, the second partial.
   const boolMask = { batch: [1, 2], seqQ: 70, seqKV: 70, headDim: 32, scale: 0.17, causal: false, query: [4480, 2240, 32], key: [4480, 2240, 32], value: [4480, 2240, 32], output: [4480, 2240, 32], mask: [4900, 0, 70, 1], outputShape: [1, 2, 70, 32] };
   add('matmul', 'attention.bool-mask.bfloat16', { opA: 'none', opB: 'none', attention: boolMask }, [t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bool', [1, 1, 70, 70])]);

@@ -40,7 +40,7 @@ export interface StepLayer {
   /**
    * The bytes the layer (or fused layers) must read and write at least, once each: its inputs'
    * and outputs' sizes. Set only where the layer lowered to this one step, so that a profile
-   * can state the step's achieved bandwidth.
+   * can state the step's achieved bandwidth; never for a gather (it reads only the rows it picks).
    */
   readonly bytes?: number;
 }
@@ -231,8 +231,9 @@ export function lowerInstance(
   const waiting = new Map<number, Waiting>();
   const emit = (lowered: readonly LoweredStep[], name: string, kind: string, touched: ReadonlySet<number>): void => {
     steps.push(...lowered);
-    const bytes = [...touched].reduce((sum, id) => sum + byteSize(instance.tensors[id]!), 0);
-    for (let i = 0; i < lowered.length; i++) stepLayers.push(lowered.length === 1 ? { name, kind, bytes } : { name, kind });
+    // A gather reads only the rows it picks, so its table's size is no lower bound.
+    const bytes = kind === 'gather' ? undefined : [...touched].reduce((sum, id) => sum + byteSize(instance.tensors[id]!), 0);
+    for (let i = 0; i < lowered.length; i++) stepLayers.push(lowered.length === 1 && bytes !== undefined ? { name, kind, bytes } : { name, kind });
   };
   /** A held producer runs as its own launch, now. */
   const release = (id: number): void => {

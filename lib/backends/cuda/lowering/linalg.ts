@@ -1,5 +1,6 @@
 /**
- * Library layers: IMatrixMultiplyLayer as a (batched) GemmStep through cuBLASLt, and
+ * Library layers: IMatrixMultiplyLayer as a (batched) GemmStep through cuBLASLt (up to four
+ * rows by a transposed fp16/bf16 B as a generated launch instead, gemv.ts), and
  * IConvolutionLayer / IDeconvolutionLayer as a ConvStep through cuDNN. Fields at their
  * defaults are left out, so fp32 unbatched GEMMs and 2-D convolutions stay plan format 1.
  */
@@ -7,6 +8,7 @@ import type { BufferSlice, ConvStep, GemmStep, LibraryDType } from '../../../gpu
 import type { LayerParams, TrtDType } from '../../../network';
 import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
 import { attentionLaunch } from './attention';
+import { GEMV_DTYPES, GEMV_MAX_ROWS, gemvLaunch } from './gemv';
 import { copySpec, mapLaunch } from './map';
 import { castBody } from './pointwise';
 import { BYTES } from './prelude';
@@ -64,7 +66,13 @@ export const matmul: LayerLowering = (ctx) => {
   // [batch, seq, k]): one GEMM of count·m rows. cuBLASLt tiles the larger M as it sees fit;
   // as `count` batched products of m rows, BERT-base's projections ran at 128 rows each.
   const rows = count > 1 && B.stride === 0 && !transA && A.stride === m * k;
-  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: rows ? count * m : m, n, k };
+  const M = rows ? count * m : m;
+  // A few rows by a transposed B (a linear layer over one token or image): one generated launch (gemv.ts).
+  if ((count === 1 || rows) && transB && !transA && M <= GEMV_MAX_ROWS && GEMV_DTYPES.has(dtype) && k < 2 ** 31 && n < 2 ** 31) {
+    steps.push(gemvLaunch(dtype, out.at, A.at, B.at, M, n, k));
+    return steps;
+  }
+  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: M, n, k };
   if (dtype !== 'float32') gemm.dtype = dtype;
   else if (ctx.tf32 === true) gemm.tf32 = true;
   if (transA) gemm.transA = true;
