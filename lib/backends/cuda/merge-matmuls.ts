@@ -64,8 +64,6 @@ interface Bias {
   sum: Layer;
   /** The bias's values as [1, …, 1, n] in the product's rank. */
   values: Tensor;
-  /** Whether the product is the sum's first operand (the merged sum keeps the order, so the same bits). */
-  productFirst: boolean;
 }
 
 
@@ -111,11 +109,11 @@ function attentionColumns(att: AttentionParams, j: number, inner: readonly numbe
 
 /**
  * Whether every reader of `id`, through reshapes, reads it as a map (`readsAsMap`: a view of a
- * slice can be read through by each) or is an attention reading it as query, key or value
- * within its rows (its strides can then be rewritten into the wide product's); never a network
- * output.
+ * slice can be read through by each), or, of `id` itself (`direct`), is an attention reading it
+ * as query, key or value within its rows (its strides can then be rewritten into the wide
+ * product's; behind a reshape the slice would be copied for it); never a network output.
  */
-function readInPlace(g: Graph, id: number, outputs: ReadonlySet<number>): boolean {
+function readInPlace(g: Graph, id: number, outputs: ReadonlySet<number>, direct = true): boolean {
   if (outputs.has(id)) return false;
   const readers = g.readers(id);
   if (readers.length === 0) return false;
@@ -124,9 +122,9 @@ function readInPlace(g: Graph, id: number, outputs: ReadonlySet<number>): boolea
     const p = r.params;
     if (p.kind === 'matmul' && p.attention !== undefined) {
       const slots = r.inputs.flatMap((t, j) => (t === id ? [j] : []));
-      return slots.every((j) => j < 3 && attentionColumns(p.attention!, j, inner, inner, 0) !== null);
+      return direct && slots.every((j) => j < 3 && attentionColumns(p.attention!, j, inner, inner, 0) !== null);
     }
-    return readsAsMap(p.kind) && r.outputs.length === 1 && (!isReshape(r) || readInPlace(g, r.outputs[0]!, outputs));
+    return readsAsMap(p.kind) && r.outputs.length === 1 && (!isReshape(r) || readInPlace(g, r.outputs[0]!, outputs, false));
   });
 }
 
@@ -137,8 +135,7 @@ function biasOf(g: Graph, layer: Layer, outputs: ReadonlySet<number>): { bias: B
   if (outputs.has(product) || readers.length !== 1) return null;
   const sum = readers[0]!;
   if (sum.params.kind !== 'elementwise' || sum.params.op !== 'sum' || sum.inputs.length !== 2 || sum.outputs.length !== 1) return null;
-  const productFirst = sum.inputs[0] === product;
-  const other = sum.inputs[productFirst ? 1 : 0];
+  const other = sum.inputs[sum.inputs[0] === product ? 1 : 0];
   if (other === product || other === null || other === undefined) return null;
   const shape = g.network.tensor(product).shape;
   const b = g.network.tensor(other);
@@ -147,7 +144,7 @@ function biasOf(g: Graph, layer: Layer, outputs: ReadonlySet<number>): { bias: B
   if (!alongN || b.dtype !== g.network.tensor(product).dtype) return null;
   const constant = soleConstant(g, other, sum);
   if (constant === null) return null;
-  return { bias: { sum, values: constant.weights.reshape([...b.shape]), productFirst }, layers: [...constant.layers, sum] };
+  return { bias: { sum, values: constant.weights.reshape([...b.shape]) }, layers: [...constant.layers, sum] };
 }
 
 /** `layer` as a projection of its A by a constant B, or null. */
@@ -238,9 +235,10 @@ export function mergeMatmuls(source: Network): MergeMatmulsResult {
       const weights = rw.add({ kind: 'constant', weights: joined }, [], `${name}/weights`)[0]!;
       let wide = rw.add({ kind: 'matmul', opA: 'none', opB: params.opB }, [a, weights], name)[0]!;
       if (group[0]!.bias !== null) {
-        // One sum over every column, with the biases side by side in the same order.
+        // One sum over every column, with the biases side by side in the same order (a sum's
+        // operand order does not change its bits).
         const biases = rw.add({ kind: 'constant', weights: concat(group.map((p) => p.bias!.values), -1) }, [], `${name}/bias`)[0]!;
-        wide = rw.add({ kind: 'elementwise', op: 'sum' }, group[0]!.bias.productFirst ? [wide, biases] : [biases, wide], `${name}/bias_add`)[0]!;
+        wide = rw.add({ kind: 'elementwise', op: 'sum' }, [wide, biases], `${name}/bias_add`)[0]!;
       }
       let column = 0;
       for (const p of group) {

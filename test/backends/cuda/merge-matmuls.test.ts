@@ -193,6 +193,17 @@ describe('mergeMatmuls', () => {
     expect(attention.layers.filter((l) => l.params.kind === 'elementwise').map((l) => l.name)).toEqual(['query+key+value/bias_add']);
   });
 
+  test('left alone: projections an attention reads behind a reshape (their slices would be copied for it)', () => {
+    const [b, s, h, d] = [1, 8, 2, 16];
+    const net = new Network('behind_reshape');
+    const x = net.addInput('x', 'float16', [b, s, h * d]);
+    const heads = ['query', 'key', 'value'].map((role, i) => net.add1({ kind: 'shuffle', reshape: [b, s, h, d], zeroIsPlaceholder: false }, [linear(net, x, h * d, 30 + i, role)], `${role}/heads`));
+    const strides = [s * h * d, d, h * d];
+    const attention = { batch: [b, h], seqQ: s, seqKV: s, headDim: d, scale: 0.25, causal: false, query: strides, key: strides, value: strides, output: strides, outputShape: [b, s, h * d] };
+    net.markOutput(net.add1({ kind: 'matmul', opA: 'none', opB: 'none', attention }, heads, 'attention'), 'y');
+    expect(mergeMatmuls(net)).toEqual({ network: net, groups: 0, merged: 0 });
+  });
+
   test('an engine stores the offsets and refuses bad ones by name; a lowering refuses offsets that read past the tensor', () => {
     const o = { b: 1, s: 8, h: 2, kvh: 2, d: 16, bias: true };
     const merged = () => mergeMatmuls(fuseAttention(selfAttention('float16', o)).network).network;

@@ -22,7 +22,7 @@ const MAX_BLOCKS = 1024;
 
 function gemvKernel(dtype: TrtDType, vector: number) {
   const c = DTYPES[dtype];
-  const chunk = vector === 8 ? `${'VecN<u16, 8>'}` : 'u16';
+  const chunk = vector === 8 ? 'VecN<u16, 8>' : 'u16';
   const at = (v: string, k: string): string => (vector === 8 ? c.load(`${v}.v[${k}]`) : c.load(v));
   return kernelSource(`gemv.${dtype}.v${vector}`, (entry) => `
 typedef ${chunk} ${entry}_chunk;

@@ -79,7 +79,7 @@ function rowGather(data: BoundTensor, indices: BoundTensor, out: BoundTensor, ax
   const chunkBytes = [16, 8, 4, 2, 1].find(fits)!;
   const chunks = rowBytes / chunkBytes;
   const n = outer * q * chunks;
-  if (n >= 2 ** 31 || outer * D * chunks >= 2 ** 53) return null;
+  if (n >= 2 ** 31) return null;
   return launch(rowGatherKernel(chunkBytes, indices.dtype), n, [
     ptr(out.at), ptr(data.at), ptr(indices.at), u32(n), u32(chunks), u64(divisionMagic(chunks)), u32(q), u64(divisionMagic(q)), i64(D),
   ]);
