@@ -2,9 +2,11 @@
  * Sibling projections as one wide GEMM (lib/backends/cuda/merge-matmuls.ts): networks in the
  * forms the frontends give a linear layer (a constant [n, k] reshaped to [1, n, k], matmul with
  * opB transpose; or [k, n] with opB none), merged, on the CPU emulator against the reference
- * backend running the unmerged network; the plan's steps (one GEMM, no slice copies); and the
- * forms the pass leaves alone. The Llama fixture runs through every pass against PyTorch in
- * precision-fixtures.test.ts; here its groups are counted.
+ * backend running the unmerged network; the plan's steps (one GEMM, no slice copies); a fused
+ * attention reading the wide product's columns at offsets, with the bias sums merged where only
+ * attentions read them; the offsets through an engine file and at lowering; and the forms the
+ * pass leaves alone. The Llama fixture runs through every pass against PyTorch in
+ * precision-fixtures.test.ts; here its groups and its attentions' offsets are counted.
  */
 import * as path from 'node:path';
 import { fuseAttention } from '../../../lib/backends/cuda/fuse-attention';
@@ -182,7 +184,7 @@ describe('mergeMatmuls', () => {
     expectClose(new ReferenceRunner(result.network).run(feeds).y!, new ReferenceRunner(source).run(feeds).y!, ATTENTION, 'reference attention at offsets');
     expect(gemms(lowered.steps)).toBe(1);
     // No slice copies: the biases as one sum over the wide product, then the attention.
-    expect(lowered.stepLayers.filter((l) => lowered.steps[lowered.stepLayers.indexOf(l)]!.kind === 'launch').map((l) => l.name)).toEqual(launched);
+    expect(lowered.steps.flatMap((step, i) => (step.kind === 'launch' ? [lowered.stepLayers[i]!.name] : []))).toEqual(launched);
   });
 
   test('a bias sum stays with its projection where a map reads it (the map computes it), and joins the merge where attentions alone read it', () => {
