@@ -163,10 +163,11 @@ function projection(g: Graph, layer: Layer, outputs: ReadonlySet<number>): Proje
   // place, so one launch replaces one a projection. A map reader computes its bias add inside
   // its own kernel already, where one wide sum would be a launch more.
   const found = biasOf(g, layer, outputs);
-  const sumOut = found?.bias.sum.outputs[0];
-  const bias = found !== null && g.readers(sumOut!).every(isAttention) && readInPlace(g, sumOut!, outputs) ? found : null;
+  const sum = found?.bias.sum.outputs[0];
+  const bias = sum !== undefined && g.readers(sum).every(isAttention) && readInPlace(g, sum, outputs) ? found : null;
+  // Without a merged bias the product's own readers decide (a bias sum among them is a map).
+  if (bias === null && !readInPlace(g, layer.outputs[0]!, outputs)) return null;
   const projected = bias?.bias.sum.outputs[0] ?? layer.outputs[0]!;
-  if (!readInPlace(g, projected, outputs)) return null;
   const [n, k] = p.opB === 'transpose' ? b.shape.slice(-2) : b.shape.slice(-2).reverse();
   return {
     matmul: layer,

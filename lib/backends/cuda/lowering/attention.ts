@@ -30,8 +30,8 @@
  * shuffles of those fragments and of the row addresses.
  */
 import type { AttentionParams, TrtDType } from '../../../network';
-import { checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsupported, volume } from './kernel';
-import { BYTES, DTYPES } from './prelude';
+import { advance, checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsupported, volume } from './kernel';
+import { DTYPES } from './prelude';
 import type { BoundTensor, KernelSource, LoweredStep, LoweringContext } from './types';
 
 /** Keys a tile holds. */
@@ -411,7 +411,7 @@ function startingAt(ctx: LoweringContext, t: BoundTensor, p: AttentionParams, i:
   if (volume(p.batch) * rows > 0 && (first < 0 || last >= volume(t.shape))) {
     unsupported(ctx, `attention reads ${names[i]} elements ${first} to ${last} of its ${volume(t.shape)} (offset ${offset}, strides [${strides.join(', ')}])`);
   }
-  return offset === 0 ? t : { ...t, at: { ...t.at, offset: (t.at.offset ?? 0) + offset * BYTES[t.dtype] } };
+  return offset === 0 ? t : { ...t, at: advance(t.at, t.dtype, offset) };
 }
 
 /** The attention a matmul stands for (`params.attention`), as one launch. */

@@ -10,15 +10,13 @@
  */
 import type { BufferSlice } from '../../../gpu/plan';
 import type { TrtDType } from '../../../network';
-import { i32, kernelSource, ptr } from './kernel';
+import { i32, kernelSource, launch, ptr } from './kernel';
 import { DTYPES } from './prelude';
 import type { KernelLaunch } from './types';
 
 /** The most rows of x the kernel takes (each a register accumulator). */
 export const GEMV_MAX_ROWS = 4;
 export const GEMV_DTYPES: ReadonlySet<TrtDType> = new Set<TrtDType>(['float16', 'bfloat16']);
-const WARPS = 8;
-const MAX_BLOCKS = 1024;
 
 function gemvKernel(dtype: TrtDType, vector: number) {
   const c = DTYPES[dtype];
@@ -31,7 +29,8 @@ extern "C" __global__ void ${entry}(u16* y, const u16* x, const u16* w, i32 M, i
   const i32 chunks = K / ${vector};
   const ${entry}_chunk* xs = reinterpret_cast<const ${entry}_chunk*>(x);
   const ${entry}_chunk* ws = reinterpret_cast<const ${entry}_chunk*>(w);
-  for (i32 j = blockIdx.x * ${WARPS} + (threadIdx.x >> 5); j < N; j += gridDim.x * ${WARPS}) {
+  const i32 warps = blockDim.x >> 5;
+  for (i32 j = blockIdx.x * warps + (threadIdx.x >> 5); j < N; j += gridDim.x * warps) {
     float acc[${GEMV_MAX_ROWS}] = {};
     for (i32 q = lane; q < chunks; q += 32) {
       const ${entry}_chunk wv = ws[(i64)j * chunks + q];
@@ -59,8 +58,8 @@ extern "C" __global__ void ${entry}(u16* y, const u16* x, const u16* w, i32 M, i
  * y [m, n] = x [m, k] · wᵀ (w stored [n, k]) for m ≤ {@link GEMV_MAX_ROWS}, as one launch; 16-byte
  * loads where k is a multiple of 8 and x and w start 16-byte aligned.
  */
-export function gemvLaunch(dtype: TrtDType, y: BufferSlice, x: BufferSlice, w: BufferSlice, m: number, n: number, k: number): KernelLaunch {
+export function gemvLaunch(dtype: TrtDType, y: BufferSlice, x: BufferSlice, w: BufferSlice, m: number, n: number, k: number): KernelLaunch[] {
   const aligned = k % 8 === 0 && [x, w].every((s) => (s.offset ?? 0) % 16 === 0);
-  const blocks = Math.max(1, Math.min(Math.ceil(n / WARPS), MAX_BLOCKS));
-  return { kind: 'launch', kernel: gemvKernel(dtype, aligned ? 8 : 1), grid: [blocks], block: [32 * WARPS], args: [ptr(y), ptr(x), ptr(w), i32(m), i32(n), i32(k)] };
+  // A warp a column: blocks of whole warps (the shared launch's block is 256 threads, or 32·n).
+  return launch(gemvKernel(dtype, aligned ? 8 : 1), 32 * n, [ptr(y), ptr(x), ptr(w), i32(m), i32(n), i32(k)]);
 }

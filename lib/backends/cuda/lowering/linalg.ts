@@ -69,7 +69,7 @@ export const matmul: LayerLowering = (ctx) => {
   const M = rows ? count * m : m;
   // A few rows by a transposed B (a linear layer over one token or image): one generated launch (gemv.ts).
   if ((count === 1 || rows) && transB && !transA && M <= GEMV_MAX_ROWS && GEMV_DTYPES.has(dtype) && k < 2 ** 31 && n < 2 ** 31) {
-    steps.push(gemvLaunch(dtype, out.at, A.at, B.at, M, n, k));
+    steps.push(...gemvLaunch(dtype, out.at, A.at, B.at, M, n, k));
     return steps;
   }
   const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: M, n, k };
