@@ -13,8 +13,9 @@ import { ByteWriter } from '../io/byte-writer';
 /**
  * 2: GEMM dtypes, transposes, strided batches, alpha/beta, TF32; N-d, fp16/bf16, asymmetric and transposed convolutions.
  * 3: convolutions take a residual operand, a ReLU and the channels-last layout.
+ * 4: GEMMs take a C of their own, a bias and ReLU epilogue, and a count of candidates to time.
  */
-export const PLAN_FORMAT_VERSION = 3;
+export const PLAN_FORMAT_VERSION = 4;
 const MAGIC = 0x504e5254;
 const NO_BUFFER = 0xffffffff;
 
@@ -71,11 +72,17 @@ export interface MemsetStep {
 export type LibraryDType = 'float32' | 'float16' | 'bfloat16';
 
 /**
- * Row-major D[m×n] = alpha · op(A) · op(B) + beta · D through cuBLASLt, `batch` times with the
- * given element strides between batches (a stride of 0 broadcasts one matrix over the batch).
- * op(A) is A (stored m×k) or, with `transA`, Aᵀ (stored k×m); likewise B. Accumulation is fp32;
- * `tf32` allows TF32 tensor cores for float32 (off by default: fp32 results match the CPU).
- * A batch stride of D must not let two output matrices overlap.
+ * Row-major D[m×n] = act(alpha · op(A) · op(B) + beta · C + bias) through cuBLASLt, `batch`
+ * times with the given element strides between batches (a stride of 0 broadcasts one matrix
+ * over the batch). op(A) is A (stored m×k) or, with `transA`, Aᵀ (stored k×m); likewise B.
+ * Accumulation is fp32; `tf32` allows TF32 tensor cores for float32 (off by default: fp32
+ * results match the CPU). A batch stride of D must not let two output matrices overlap.
+ *
+ * Epilogue (one matrix only, batch 1): C is D itself unless `c` names a dense m×n matrix of its
+ * own (a residual); `bias` is n elements, one per column, added after beta · C; `relu` clamps the
+ * sum at zero (cuBLASLt's RELU_BIAS / BIAS / RELU epilogues). `tune` > 1 times that many of the
+ * heuristic's candidates on the plan's own buffers when the plan is prepared and keeps the
+ * fastest (not for a GEMM with beta ≠ 0 and no `c`, whose D the timing would accumulate into).
  */
 export interface GemmStep {
   kind: 'gemm';
@@ -96,6 +103,10 @@ export interface GemmStep {
   alpha?: number;
   beta?: number;
   tf32?: boolean;
+  c?: BufferSlice;
+  bias?: BufferSlice;
+  relu?: boolean;
+  tune?: number;
 }
 
 /**
@@ -280,9 +291,12 @@ function scale(value: unknown, fallback: number, what: string): number {
   return v;
 }
 
+/** Most heuristic candidates a GEMM may ask to have timed (the addon's limit). */
+export const GEMM_MAX_TUNE = 16;
+
 /**
- * GEMM, format 2: a, b, d; u32 m, n, k, dtype, flags (1 transA, 2 transB, 4 tf32), batch;
- * u64 strideA, strideB, strideD (elements); f32 alpha, beta.
+ * GEMM, format 4: a, b, d, c (optional), bias (optional); u32 m, n, k, dtype, flags (1 transA,
+ * 2 transB, 4 tf32, 8 ReLU), batch, tune; u64 strideA, strideB, strideD (elements); f32 alpha, beta.
  */
 function encodeGemm(w: ByteWriter, step: GemmStep, at: string): void {
   const m = checkCount(step.m, `${at}: m`, 1, I32_MAX);
@@ -298,12 +312,19 @@ function encodeGemm(w: ByteWriter, step: GemmStep, at: string): void {
   if (batch > 1 && strideD < m * n) {
     throw new InvalidArgumentError(`${at}: strideD ${strideD} would make the ${batch} output matrices of ${m}×${n} overlap (it must be at least ${m * n})`);
   }
-  const flags = (flag(step.transA, `${at}: transA`) ? 1 : 0) | (flag(step.transB, `${at}: transB`) ? 2 : 0) | (tf32 ? 4 : 0);
+  const relu = flag(step.relu, `${at}: relu`);
+  const hasC = step.c !== undefined && step.c !== null;
+  const hasBias = step.bias !== undefined && step.bias !== null;
+  if ((relu || hasC || hasBias) && batch > 1) throw new InvalidArgumentError(`${at}: c, bias and relu take one matrix (batch 1), not ${batch}`);
+  const tune = checkCount(step.tune ?? 0, `${at}: tune`, 0, GEMM_MAX_TUNE);
+  const flags = (flag(step.transA, `${at}: transA`) ? 1 : 0) | (flag(step.transB, `${at}: transB`) ? 2 : 0) | (tf32 ? 4 : 0) | (relu ? 8 : 0);
   w.u32(4);
   slice(w, step.a, `${at}: a`);
   slice(w, step.b, `${at}: b`);
   slice(w, step.d, `${at}: d`);
-  for (const v of [m, n, k, dtype, flags, batch]) w.u32(v);
+  slice(w, step.c, `${at}: c`, true);
+  slice(w, step.bias, `${at}: bias`, true);
+  for (const v of [m, n, k, dtype, flags, batch, tune]) w.u32(v);
   for (const v of [strideA, strideB, strideD]) w.u64(v);
   w.f32(scale(step.alpha, 1, `${at}: alpha`));
   w.f32(scale(step.beta, 0, `${at}: beta`));

@@ -62,6 +62,12 @@ static_assert(l::kPrefMinAlignmentB == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTE
 static_assert(l::kPrefMinAlignmentC == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, "MIN_ALIGNMENT_C_BYTES");
 static_assert(l::kPrefMinAlignmentD == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, "MIN_ALIGNMENT_D_BYTES");
 static_assert(sizeof(cublasOperation_t) == sizeof(int32_t), "TRANSA/TRANSB values are int32");
+static_assert(l::kDescEpilogue == CUBLASLT_MATMUL_DESC_EPILOGUE, "CUBLASLT_MATMUL_DESC_EPILOGUE");
+static_assert(l::kDescBiasPointer == CUBLASLT_MATMUL_DESC_BIAS_POINTER, "CUBLASLT_MATMUL_DESC_BIAS_POINTER");
+static_assert(l::kEpilogueDefault == CUBLASLT_EPILOGUE_DEFAULT && l::kEpilogueRelu == CUBLASLT_EPILOGUE_RELU &&
+                  l::kEpilogueBias == CUBLASLT_EPILOGUE_BIAS && l::kEpilogueReluBias == CUBLASLT_EPILOGUE_RELU_BIAS,
+              "CUBLASLT_EPILOGUE_*");
+static_assert(sizeof(cublasLtEpilogue_t) == sizeof(uint32_t), "the epilogue attribute is uint32");
 
 #define TRTN_CHECK_ENTRY(name) static_assert(kSameSignature<l::PFN_##name, decltype(&::name)>, #name);
 TRTN_CUBLASLT_ENTRY_POINTS(TRTN_CHECK_ENTRY)

@@ -1,7 +1,11 @@
 #include "cublaslt.h"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "../common/nvidia_library.h"
 #include "cublaslt_api.h"
@@ -52,17 +56,32 @@ NativeError Failed(const CublasLtApi& api, const char* call, cublasStatus_t stat
 
 }  // namespace
 
+// The algorithm TuneGemm chose per device and problem (the GemmShape's bytes, alignments
+// included), kept for the process: plain data, never destroyed (no CUDA at exit).
+struct TunedAlgos {
+  std::mutex mutex;
+  std::map<std::string, MatmulAlgo> byProblem;
+};
+TunedAlgos& Tuned() {
+  static auto* tuned = new TunedAlgos();
+  return *tuned;
+}
+
 class Gemm {
  public:
   const CublasLtApi* api = nullptr;
   cublasLtHandle_t handle = nullptr;
   cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
   MatmulAlgo algo{};
+  // The heuristic's candidates, best ranked first (algo is one of them).
+  std::vector<MatmulAlgo> candidates;
   GemmShape shape;
+  int device = 0;
   ~Gemm() {
     if (a != nullptr) api->cublasLtMatrixLayoutDestroy(a);
     if (b != nullptr) api->cublasLtMatrixLayoutDestroy(b);
+    if (c != nullptr) api->cublasLtMatrixLayoutDestroy(c);
     if (d != nullptr) api->cublasLtMatrixLayoutDestroy(d);
     if (desc != nullptr) api->cublasLtMatmulDescDestroy(desc);
   }
@@ -78,8 +97,8 @@ bool Info(LibraryInfo* out, NativeError* error) {
   return true;
 }
 
-bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, size_t* workspaceBytes,
-                 NativeError* error) {
+bool PrepareGemm(cuda::Device& device, const GemmShape& shape, cuda::CUdeviceptr bias, GemmPtr* out,
+                 size_t* workspaceBytes, NativeError* error) {
   const LoadedLibrary<CublasLtApi>* library = Get(error);
   if (library == nullptr) return false;
   const CublasLtApi& api = library->api;
@@ -87,10 +106,12 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, siz
   std::string what = "for a " + std::to_string(shape.batch) + " x " + std::to_string(shape.m) + "x" +
                      std::to_string(shape.k) + (shape.transA ? "ᵀ" : "") + " by " + std::to_string(shape.k) + "x" +
                      std::to_string(shape.n) + (shape.transB ? "ᵀ" : "") + " " + kNames[int(shape.dtype)] +
-                     (shape.tf32 ? " (TF32)" : "") + " GEMM";
+                     (shape.tf32 ? " (TF32)" : "") + " GEMM" + (shape.hasBias ? " with a bias" : "") +
+                     (shape.relu ? " and ReLU" : "");
   GemmPtr gemm(new Gemm());
   gemm->api = &api;
   gemm->shape = shape;
+  gemm->device = device.ordinal;
   {
     Handles& handles = DeviceHandles();
     std::lock_guard<std::mutex> lock(handles.mutex);
@@ -130,6 +151,19 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, siz
     call("cublasLtMatrixLayoutCreate", shape.transA ? api.cublasLtMatrixLayoutCreate(&gemm->b, type, m, k, int64_t(m))
                                                     : api.cublasLtMatrixLayoutCreate(&gemm->b, type, k, m, int64_t(k)));
     call("cublasLtMatrixLayoutCreate", api.cublasLtMatrixLayoutCreate(&gemm->d, type, n, m, int64_t(n)));
+    if (shape.hasC) call("cublasLtMatrixLayoutCreate", api.cublasLtMatrixLayoutCreate(&gemm->c, type, n, m, int64_t(n)));
+    // The bias runs along cuBLAS's rows of D (our columns); set before the heuristic, which
+    // reads the pointer for its alignment.
+    if (shape.relu || shape.hasBias) {
+      const uint32_t epilogue = shape.hasBias ? (shape.relu ? kEpilogueReluBias : kEpilogueBias) : kEpilogueRelu;
+      call("cublasLtMatmulDescSetAttribute",
+           api.cublasLtMatmulDescSetAttribute(gemm->desc, kDescEpilogue, &epilogue, sizeof(epilogue)));
+    }
+    if (shape.hasBias) {
+      const void* biasPointer = reinterpret_cast<const void*>(static_cast<uintptr_t>(bias));
+      call("cublasLtMatmulDescSetAttribute",
+           api.cublasLtMatmulDescSetAttribute(gemm->desc, kDescBiasPointer, &biasPointer, sizeof(biasPointer)));
+    }
   }
   if (failed == nullptr && shape.batch > 1) {
     const int32_t count = int32_t(shape.batch);
@@ -154,34 +188,128 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, GemmPtr* out, siz
   uint64_t limit = kMaxWorkspace;
   api.cublasLtMatmulPreferenceSetAttribute(pref, kPrefMaxWorkspaceBytes, &limit, sizeof(limit));
   // cuBLAS's "A" is our B: their alignments swap like the operands.
-  const uint32_t alignments[4] = {shape.alignB, shape.alignA, shape.alignD, shape.alignD};
+  const uint32_t alignments[4] = {shape.alignB, shape.alignA, shape.hasC ? shape.alignC : shape.alignD, shape.alignD};
   const int alignmentAttributes[4] = {kPrefMinAlignmentA, kPrefMinAlignmentB, kPrefMinAlignmentC, kPrefMinAlignmentD};
   for (int i = 0; i < 4; ++i) {
     api.cublasLtMatmulPreferenceSetAttribute(pref, alignmentAttributes[i], &alignments[i], sizeof(alignments[i]));
   }
-  MatmulHeuristicResult result{};
+  constexpr int kMaxCandidates = 16;
+  MatmulHeuristicResult results[kMaxCandidates] = {};
+  const int requested = int(std::min<uint32_t>(std::max<uint32_t>(shape.tune, 1), kMaxCandidates));
   int returned = 0;
-  status = api.cublasLtMatmulAlgoGetHeuristic(gemm->handle, gemm->desc, gemm->a, gemm->b, gemm->d, gemm->d, pref, 1,
-                                              &result, &returned);
+  status = api.cublasLtMatmulAlgoGetHeuristic(gemm->handle, gemm->desc, gemm->a, gemm->b, gemm->c != nullptr ? gemm->c : gemm->d,
+                                              gemm->d, pref, requested, results, &returned);
   api.cublasLtMatmulPreferenceDestroy(pref);
   if (status != kSuccess || returned == 0) {
     *error = Failed(api, "cublasLtMatmulAlgoGetHeuristic", status, what + " (no algorithm)");
     return false;
   }
-  gemm->algo = result.algo;
-  *workspaceBytes = result.workspaceSize;
+  size_t need = 0;
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state != kSuccess) continue;
+    gemm->candidates.push_back(results[i].algo);
+    need = std::max(need, results[i].workspaceSize);
+  }
+  if (gemm->candidates.empty()) {
+    *error = Failed(api, "cublasLtMatmulAlgoGetHeuristic", results[0].state, what + " (no usable algorithm)");
+    return false;
+  }
+  gemm->algo = gemm->candidates[0];
+  *workspaceBytes = need;
   *out = std::move(gemm);
   return true;
 }
 
+namespace {
+
+// Every field that decides the candidates or their speed (field by field: a struct's padding
+// bytes are not part of its value).
+std::string ProblemKey(const Gemm& gemm) {
+  const GemmShape& s = gemm.shape;
+  std::string key;
+  for (uint64_t v : {uint64_t(gemm.device), uint64_t(s.m), uint64_t(s.n), uint64_t(s.k), uint64_t(s.dtype),
+                     uint64_t(s.transA), uint64_t(s.transB), uint64_t(s.tf32), uint64_t(s.relu), uint64_t(s.hasC),
+                     uint64_t(s.hasBias), uint64_t(s.batch), s.strideA, s.strideB, s.strideD, uint64_t(s.alignA),
+                     uint64_t(s.alignB), uint64_t(s.alignC), uint64_t(s.alignD), uint64_t(s.beta != 0.0f)}) {
+    key += std::to_string(v) + ",";
+  }
+  return key;
+}
+
+}  // namespace
+
+bool TuneGemm(Gemm& gemm, const cuda::Device& device, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,
+              cuda::CUdeviceptr c, cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes,
+              NativeError* error) {
+  const cuda::RuntimeApi& rt = *device.api;
+  if (gemm.candidates.size() < 2 || rt.cuEventElapsedTime == nullptr) return true;
+  // C is D when the problem has no C of its own: timing would then accumulate into D, which a
+  // plan may have filled on purpose (beta != 0). Such GEMMs keep the heuristic's first choice.
+  if (!gemm.shape.hasC && gemm.shape.beta != 0.0f) return true;
+  const std::string key = ProblemKey(gemm);
+  {
+    TunedAlgos& tuned = Tuned();
+    std::lock_guard<std::mutex> lock(tuned.mutex);
+    auto found = tuned.byProblem.find(key);
+    if (found != tuned.byProblem.end()) {
+      for (const MatmulAlgo& candidate : gemm.candidates) {
+        if (std::memcmp(&candidate, &found->second, sizeof(MatmulAlgo)) == 0) {
+          gemm.algo = candidate;
+          return true;
+        }
+      }
+    }
+  }
+  cuda::CUevent start = nullptr, end = nullptr;
+  if (!cuda::Check(device, rt.cuEventCreate(&start, 0), "cuEventCreate", error, "(timing GEMM algorithms)")) return false;
+  if (!cuda::Check(device, rt.cuEventCreate(&end, 0), "cuEventCreate", error, "(timing GEMM algorithms)")) {
+    rt.cuEventDestroy_v2(start);
+    return false;
+  }
+  constexpr int kRuns = 5;
+  MatmulAlgo chosen = gemm.candidates[0];
+  float best = -1;
+  bool ok = true;
+  for (const MatmulAlgo& candidate : gemm.candidates) {
+    gemm.algo = candidate;
+    NativeError refused;
+    // A warm-up run, which also drops a candidate the library refuses for these operands.
+    if (!EnqueueGemm(gemm, stream, a, b, c, d, workspace, workspaceBytes, &refused)) continue;
+    ok = cuda::Check(device, rt.cuEventRecord(start, stream), "cuEventRecord", error, "(timing GEMM algorithms)");
+    for (int i = 0; i < kRuns && ok; ++i) ok = EnqueueGemm(gemm, stream, a, b, c, d, workspace, workspaceBytes, error);
+    ok = ok && cuda::Check(device, rt.cuEventRecord(end, stream), "cuEventRecord", error, "(timing GEMM algorithms)") &&
+         cuda::Check(device, rt.cuEventSynchronize(end), "cuEventSynchronize", error, "(timing GEMM algorithms)");
+    float ms = 0;
+    ok = ok && cuda::Check(device, rt.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime", error,
+                           "(timing GEMM algorithms)");
+    if (!ok) break;
+    if (best < 0 || ms < best) {
+      best = ms;
+      chosen = candidate;
+    }
+  }
+  rt.cuEventDestroy_v2(start);
+  rt.cuEventDestroy_v2(end);
+  // Every candidate refused: the first stays, and its error comes from the run.
+  gemm.algo = chosen;
+  if (!ok) return false;
+  if (best < 0) return true;
+  TunedAlgos& tuned = Tuned();
+  std::lock_guard<std::mutex> lock(tuned.mutex);
+  tuned.byProblem[key] = gemm.algo;
+  return true;
+}
+
 bool EnqueueGemm(const Gemm& gemm, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,
-                 cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes, NativeError* error) {
+                 cuda::CUdeviceptr c, cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes,
+                 NativeError* error) {
   const float alpha = gemm.shape.alpha, beta = gemm.shape.beta;
   const CublasLtApi& api = *gemm.api;
   auto ptr = [](cuda::CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
+  const bool ownC = gemm.c != nullptr;
   cublasStatus_t status =
-      api.cublasLtMatmul(gemm.handle, gemm.desc, &alpha, ptr(b), gemm.a, ptr(a), gemm.b, &beta, ptr(d), gemm.d, ptr(d),
-                         gemm.d, &gemm.algo, ptr(workspace), workspaceBytes, stream);
+      api.cublasLtMatmul(gemm.handle, gemm.desc, &alpha, ptr(b), gemm.a, ptr(a), gemm.b, &beta, ptr(ownC ? c : d),
+                         ownC ? gemm.c : gemm.d, ptr(d), gemm.d, &gemm.algo, ptr(workspace), workspaceBytes, stream);
   if (status != kSuccess) {
     *error = Failed(api, "cublasLtMatmul", status, "");
     return false;

@@ -35,6 +35,8 @@ static_assert(kSameSignature<c::PFN_cuCtxGetCurrent, decltype(&::cuCtxGetCurrent
 static_assert(kSameSignature<c::PFN_cuCtxGetDevice, decltype(&::cuCtxGetDevice)>, "cuCtxGetDevice");
 static_assert(TRTN_EXPANDED_NAME(cuCtxGetCurrent) == "cuCtxGetCurrent", "cuCtxGetCurrent");
 static_assert(TRTN_EXPANDED_NAME(cuCtxGetDevice) == "cuCtxGetDevice", "cuCtxGetDevice");
+static_assert(kSameSignature<c::PFN_cuEventElapsedTime, decltype(&::cuEventElapsedTime)>, "cuEventElapsedTime");
+static_assert(TRTN_EXPANDED_NAME(cuEventElapsedTime) == "cuEventElapsedTime_v2", "cuEventElapsedTime");
 
 // The plain API names map to the symbols we look up.
 static_assert(TRTN_EXPANDED_NAME(cuMemGetInfo) == "cuMemGetInfo_v2", "cuMemGetInfo");

@@ -39,6 +39,10 @@ RuntimeState* LoadState() {
   api.cuFuncGetParamInfo = reinterpret_cast<PFN_cuFuncGetParamInfo>(FindSymbol(lib.handle, "cuFuncGetParamInfo"));
   api.cuCtxGetCurrent = reinterpret_cast<PFN_cuCtxGetCurrent>(FindSymbol(lib.handle, "cuCtxGetCurrent"));
   api.cuCtxGetDevice = reinterpret_cast<PFN_cuCtxGetDevice>(FindSymbol(lib.handle, "cuCtxGetDevice"));
+  api.cuEventElapsedTime = reinterpret_cast<PFN_cuEventElapsedTime>(FindSymbol(lib.handle, "cuEventElapsedTime_v2"));
+  if (api.cuEventElapsedTime == nullptr) {
+    api.cuEventElapsedTime = reinterpret_cast<PFN_cuEventElapsedTime>(FindSymbol(lib.handle, "cuEventElapsedTime"));
+  }
   if (!missing.empty()) {
     std::string list;
     for (const auto& name : missing) list += (list.empty() ? "" : ", ") + name;

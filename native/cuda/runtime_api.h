@@ -82,6 +82,7 @@ using PFN_cuEventDestroy_v2 = CUresult(TRTN_CUDAAPI*)(CUevent event);
 using PFN_cuEventRecord = CUresult(TRTN_CUDAAPI*)(CUevent event, CUstream stream);
 using PFN_cuEventSynchronize = CUresult(TRTN_CUDAAPI*)(CUevent event);
 using PFN_cuEventQuery = CUresult(TRTN_CUDAAPI*)(CUevent event);
+using PFN_cuEventElapsedTime = CUresult(TRTN_CUDAAPI*)(float* milliseconds, CUevent start, CUevent end);
 using PFN_cuMemAllocAsync = CUresult(TRTN_CUDAAPI*)(CUdeviceptr* ptr, size_t bytes, CUstream stream);
 using PFN_cuMemFreeAsync = CUresult(TRTN_CUDAAPI*)(CUdeviceptr ptr, CUstream stream);
 using PFN_cuDeviceGetDefaultMemPool = CUresult(TRTN_CUDAAPI*)(CUmemoryPool* pool, CUdevice device);
@@ -162,6 +163,9 @@ struct RuntimeApi {
   // current on the calling thread, i.e. CUDA's "current device".
   PFN_cuCtxGetCurrent cuCtxGetCurrent = nullptr;
   PFN_cuCtxGetDevice cuCtxGetDevice = nullptr;
+  // Optional: cuEventElapsedTime_v2 (CUDA 12.8+; what cuda.h 13 maps the name to), else the
+  // original symbol. Without either, plans keep cuBLASLt's first-ranked algorithm untimed.
+  PFN_cuEventElapsedTime cuEventElapsedTime = nullptr;
 };
 
 }  // namespace trtn::cuda

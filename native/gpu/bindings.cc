@@ -1027,6 +1027,10 @@ Napi::Value GpuDescribePlan(const Napi::CallbackInfo& info) {
       gemm.Set("transA", g.transA);
       gemm.Set("transB", g.transB);
       gemm.Set("tf32", g.tf32);
+      gemm.Set("relu", g.relu);
+      gemm.Set("hasC", g.hasC);
+      gemm.Set("hasBias", g.hasBias);
+      gemm.Set("tune", g.tune);
       gemm.Set("batch", g.batch);
       gemm.Set("strideA", double(g.strideA));
       gemm.Set("strideB", double(g.strideB));

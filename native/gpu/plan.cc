@@ -10,7 +10,7 @@ namespace trtn::gpu {
 namespace {
 
 constexpr uint32_t kMagic = 0x504E5254;  // "TRNP" little-endian
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 constexpr uint32_t kNoBuffer = 0xFFFFFFFFu;
 
 class Reader {
@@ -193,13 +193,14 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
       }
       step.value = static_cast<uint8_t>(value);
     } else if (kind == kGemm) {
-      // a, b, d; u32 m, n, k, dtype, flags, batch; u64 strideA, strideB, strideD; f32 alpha, beta.
+      // a, b, d, c (optional), bias (optional); u32 m, n, k, dtype, flags, batch, tune; u64 strideA,
+      // strideB, strideD; f32 alpha, beta.
       size_t head = r.pos();
       Reader peek(data + head, size - head);
       cublaslt::GemmShape& g = step.gemm;
       uint32_t dtype = 0, flags = 0;
-      if (!peek.Skip(36) || !peek.U32(&g.m) || !peek.U32(&g.n) || !peek.U32(&g.k) || !peek.U32(&dtype) ||
-          !peek.U32(&flags) || !peek.U32(&g.batch) || !peek.U64(&g.strideA) || !peek.U64(&g.strideB) ||
+      if (!peek.Skip(60) || !peek.U32(&g.m) || !peek.U32(&g.n) || !peek.U32(&g.k) || !peek.U32(&dtype) ||
+          !peek.U32(&flags) || !peek.U32(&g.batch) || !peek.U32(&g.tune) || !peek.U64(&g.strideA) || !peek.U64(&g.strideB) ||
           !peek.U64(&g.strideD) || !peek.Bytes(&g.alpha, 4) || !peek.Bytes(&g.beta, 4)) {
         *error = Malformed("truncated gemm", index, at);
         return false;
@@ -210,7 +211,7 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
         *error = Malformed("gemm with an empty or oversized dimension (m, n, k and batch are 1 to 2^31 - 1)", index, at);
         return false;
       }
-      if (dtype > 2 || (flags & ~7u) != 0) {
+      if (dtype > 2 || (flags & ~15u) != 0) {
         *error = Malformed("gemm with an unknown dtype (" + std::to_string(dtype) + ") or flags (" + std::to_string(flags) + ")", index, at);
         return false;
       }
@@ -218,6 +219,7 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
       g.transA = (flags & 1) != 0;
       g.transB = (flags & 2) != 0;
       g.tf32 = (flags & 4) != 0;
+      g.relu = (flags & 8) != 0;
       if (g.tf32 && g.dtype != cublaslt::DType::kFloat32) {
         *error = Malformed("gemm asks for TF32 on a non-float32 GEMM", index, at);
         return false;
@@ -240,10 +242,17 @@ bool Plan::Decode(const uint8_t* data, size_t size, const std::vector<BufferRef>
         return false;
       }
       if (!operand(aBytes, &step.ptrs[0], "gemm A") || !operand(bBytes, &step.ptrs[1], "gemm B") ||
-          !operand(dBytes, &step.ptrs[2], "gemm D")) {
+          !operand(dBytes, &step.ptrs[2], "gemm D") || !operand(dBytes, &step.ptrs[3], "gemm C", true) ||
+          !operand(n * e, &step.ptrs[4], "gemm bias", true)) {
         return false;
       }
-      r.Skip(56);
+      g.hasC = step.ptrs[3] != 0;
+      g.hasBias = step.ptrs[4] != 0;
+      if ((g.hasC || g.hasBias || g.relu) && batch > 1) {
+        *error = Malformed("gemm with a C, a bias or a ReLU takes one matrix (batch 1), not " + std::to_string(batch), index, at);
+        return false;
+      }
+      r.Skip(60);
     } else if (kind == kConv) {
       // x, w, bias, z, y; u32 spatial, dtype, flags; i32 n, c, k, groups; 3 × (in, kernel, pad, postPad,
       // stride, dilation, out).
@@ -404,14 +413,27 @@ bool Plan::Prepare(cuda::Device& device, NativeError* error) {
       g.alignA = alignment(step.ptrs[0], g.strideA);
       g.alignB = alignment(step.ptrs[1], g.strideB);
       g.alignD = alignment(step.ptrs[2], g.strideD);
-      if (!cublaslt::PrepareGemm(device, step.gemm, &step.gemmOp, &need, error)) return false;
+      if (g.hasC) g.alignC = alignment(step.ptrs[3], 0);
+      if (!cublaslt::PrepareGemm(device, step.gemm, step.ptrs[4], &step.gemmOp, &need, error)) return false;
     } else if (step.kind == kConv) {
       if (!cudnn::PrepareConv(device, step.conv, step.hasBias, &step.convOp, &need, error)) return false;
     }
     workspaceBytes_ = std::max(workspaceBytes_, need);
   }
   // One workspace, allocated before any capture, so graphs hold no allocation nodes (§2.1).
-  return cuda::Allocate(device, workspaceBytes_, &workspace_, error);
+  if (!cuda::Allocate(device, workspaceBytes_, &workspace_, error)) return false;
+  // GEMM candidates timed on the plan's own buffers and workspace (their contents are not yet
+  // the run's: every D is written before it is read).
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    PlanStep& step = steps_[i];
+    if (step.kind != kGemm) continue;
+    if (!cublaslt::TuneGemm(*step.gemmOp, device, stream_, step.ptrs[0], step.ptrs[1], step.ptrs[3], step.ptrs[2],
+                            workspace_, workspaceBytes_, error)) {
+      error->numbers["step"] = double(i);
+      return false;
+    }
+  }
+  return true;
 }
 
 bool Plan::Enqueue(NativeError* error) {
@@ -456,8 +478,8 @@ bool Plan::Enqueue(NativeError* error) {
         break;
       }
       case kGemm:
-        if (!cublaslt::EnqueueGemm(*step.gemmOp, stream_, step.ptrs[0], step.ptrs[1], step.ptrs[2], workspace_,
-                                   workspaceBytes_, error)) {
+        if (!cublaslt::EnqueueGemm(*step.gemmOp, stream_, step.ptrs[0], step.ptrs[1], step.ptrs[3], step.ptrs[2],
+                                   workspace_, workspaceBytes_, error)) {
           error->numbers["step"] = double(i);
           return false;
         }

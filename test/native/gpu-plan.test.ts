@@ -149,7 +149,7 @@ function thrown(fn: () => unknown): Error & { code?: string } {
   throw new Error('expected a throw');
 }
 
-describe('plan format 3: GEMM and convolution fields, encoder → native decoder', () => {
+describe('plan format 4: GEMM and convolution fields, encoder → native decoder', () => {
   // fp16 A 4×8 broadcast over the batch (stride 0): 4·8·2 = 64 bytes. B 8×2 with batch stride 20
   // elements, 3 batches: (2·20 + 16)·2 = 112 bytes. D 4×2 dense: (2·8 + 8)·2 = 48 bytes.
   const gemm = {
@@ -168,6 +168,21 @@ describe('plan format 3: GEMM and convolution fields, encoder → native decoder
     expect(tf32!.gemm).toMatchObject({ dtype: 'float32', tf32: true, batch: 1, strideA: 4, strideB: 4, strideD: 4 });
   });
 
+  test('a GEMM epilogue (own C, bias, ReLU) and its tuning count decode; C and the bias are bounds-checked', () => {
+    // fp16 A 4×8 (64 bytes), B stored 2×8 (32), C and D 4×2 (16 each), bias 2 (4 bytes).
+    const epilogue = { kind: 'gemm', a: { buffer: 0 }, b: { buffer: 1 }, d: { buffer: 2 }, c: { buffer: 3 }, bias: { buffer: 4, offset: 4 }, m: 4, n: 2, k: 8, dtype: 'float16', transB: true, beta: 1, relu: true, tune: 8 } as const;
+    const [step] = describe_({ steps: [epilogue] }, [64, 32, 16, 16, 8]);
+    expect(step).toMatchObject({
+      kind: 'gemm',
+      gemm: { m: 4, n: 2, k: 8, dtype: 'float16', transB: true, relu: true, hasC: true, hasBias: true, tune: 8, batch: 1, beta: 1 },
+      ptrs: [base(0), base(1), base(2), base(3), base(4) + 4n],
+    });
+    const [plain] = describe_({ steps: [{ ...epilogue, c: undefined, bias: undefined, relu: undefined, tune: undefined }] }, [64, 32, 16]);
+    expect(plain!.gemm).toMatchObject({ relu: false, hasC: false, hasBias: false, tune: 0 });
+    expect(thrown(() => describe_({ steps: [epilogue] }, [64, 32, 16, 16, 7])).message).toMatch(/gemm bias reads bytes \[4, 8\) of buffer 4, which holds 7/);
+    expect(thrown(() => describe_({ steps: [epilogue] }, [64, 32, 16, 15, 8])).message).toMatch(/gemm C reads bytes \[0, 16\) of buffer 3, which holds 15/);
+  });
+
   test('the batch extents are exact: one byte short of B\'s last matrix is refused', () => {
     expect(thrown(() => describe_({ steps: [gemm] }, [64, 111, 48])).message).toMatch(/gemm B reads bytes \[0, 112\) of buffer 1, which holds 111/);
     expect(thrown(() => describe_({ steps: [gemm] }, [63, 112, 48])).message).toMatch(/gemm A reads bytes \[0, 64\) of buffer 0, which holds 63/);
@@ -183,6 +198,11 @@ describe('plan format 3: GEMM and convolution fields, encoder → native decoder
       [{ beta: 1e39 }, /plan step 1 \(gemm\): beta must be a finite float32 number/],
       [{ transA: 1 }, /plan step 1 \(gemm\): transA must be a boolean/],
       [{ batch: 0 }, /plan step 1 \(gemm\): batch must be an integer in \[1/],
+      [{ batch: 2, bias: { buffer: 0 } }, /plan step 1 \(gemm\): c, bias and relu take one matrix \(batch 1\), not 2/],
+      [{ batch: 2, relu: true }, /plan step 1 \(gemm\): c, bias and relu take one matrix \(batch 1\), not 2/],
+      [{ relu: 'yes' }, /plan step 1 \(gemm\): relu must be a boolean/],
+      [{ tune: 17 }, /plan step 1 \(gemm\): tune must be an integer in \[0, 16\]/],
+      [{ tune: 1.5 }, /plan step 1 \(gemm\): tune must be an integer in \[0, 16\]/],
     ];
     for (const [fields, message] of cases) {
       const error = thrown(() => encodePlan({ steps: [{ kind: 'memset', dst: { buffer: 0 }, bytes: 1, value: 0 }, { ...base_, ...fields } as never] }));

@@ -193,15 +193,27 @@ describe('convolution epilogue pass', () => {
 });
 
 describe('both passes through the lowered plan (CPU emulator of the GPU steps)', () => {
-  test('fp32: channels-last cuDNN steps with fused ReLU and residual, NHWC max pooling, match the original network', () => {
+  test('fp32: channels-last cuDNN steps with fused ReLU and residual, 1×1 convolutions as GEMMs with epilogues, NHWC max pooling, match the original network', () => {
     const net = tinyResnet();
     const rewritten = fuseConvEpilogues(channelsLast(net, { dtypes: ['float32'] }).network).network;
     const x = image(2);
     const { outputs, lowered } = emulateLowered(rewritten, { x });
+    // The 3×3 convolutions (the stem and each block's second) stay cuDNN's, with their ReLU.
     const convs = lowered.steps.filter((s) => s.kind === 'conv');
-    expect(convs).toHaveLength(8);
-    expect(convs.filter((s) => s.kind === 'conv' && s.channelsLast === true && s.relu === true)).toHaveLength(7);
-    expect(convs.filter((s) => s.kind === 'conv' && s.z !== undefined)).toHaveLength(2);
+    expect(convs).toHaveLength(3);
+    expect(convs.every((s) => s.kind === 'conv' && s.channelsLast === true && s.relu === true && s.weight[2] === 3)).toBe(true);
+    // The five 1×1 ones are GEMMs over the pixels: [2·6·6 / 4 pixels, c] · [k, c]ᵀ, their bias,
+    // residual (C, beta 1) and ReLU in cuBLASLt's epilogue.
+    const gemms = lowered.steps.filter((s) => s.kind === 'gemm');
+    expect(gemms).toHaveLength(6); // and the classifier
+    const pointwise = gemms.filter((s) => s.kind === 'gemm' && s.bias !== undefined);
+    expect(pointwise.map((s) => s.kind === 'gemm' && [s.m, s.n, s.k, s.transB, s.relu === true, s.c !== undefined && s.beta === 1])).toEqual([
+      [18, 8, 16, true, true, false], // layer1.0.conv1
+      [18, 32, 16, true, false, false], // layer1.0.downsample (the residual runs first)
+      [18, 32, 8, true, true, true], // layer1.0.conv3 + the downsample's output + ReLU
+      [18, 8, 32, true, true, false],
+      [18, 32, 8, true, true, true],
+    ]);
     expectClose(outputs.logits!, run(net, { x }), FP32, 'emulated plan vs reference');
   });
 
@@ -272,7 +284,10 @@ describe('against PyTorch', () => {
     expectClose(new ReferenceRunner(network).run({ [input!.name]: c.inputs[0]! })[output!.name]!, c.outputs[0]!, FP32, 'rewritten squeezenet (reference backend) vs PyTorch');
     const emulated = emulateLowered(network, { [input!.name]: c.inputs[0]! });
     expectClose(emulated.outputs[output!.name]!, c.outputs[0]!, FP32, 'rewritten squeezenet (emulated GPU plan) vs PyTorch');
-    expect(emulated.lowered.steps.filter((s) => s.kind === 'conv' && s.channelsLast === true && s.relu === true)).toHaveLength(26);
+    // 26 convolutions with their ReLU: the stem and the fire modules' 3×3 expands through cuDNN,
+    // the 1×1 squeezes and expands as GEMMs with the bias and ReLU in their epilogue.
+    expect(emulated.lowered.steps.filter((s) => s.kind === 'conv' && s.channelsLast === true && s.relu === true)).toHaveLength(9);
+    expect(emulated.lowered.steps.filter((s) => s.kind === 'gemm' && s.relu === true && s.bias !== undefined && s.transB === true)).toHaveLength(17);
     // The build's own order at fp16 (precision, then the default channels-last dtypes): within fp16 error of PyTorch's fp32 output.
     const half = fuseConvEpilogues(channelsLast(reducePrecision(foldConvolutionAffine(engines[0]!).network, ['fp16']).network).network).network;
     const halfOut = emulateLowered(half, { [input!.name]: c.inputs[0]! }).outputs[output!.name]!;

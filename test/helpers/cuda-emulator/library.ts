@@ -45,6 +45,10 @@ export function runGemm(step: GemmStep, buffers: Uint8Array[]): void {
   const D = writer(buffers, step.d, dtype, span(sd, m * n));
   const alpha = step.alpha ?? 1;
   const beta = step.beta ?? 0;
+  // The epilogue (batch 1): C is D unless the step names its own; bias per column; ReLU last.
+  const C = step.c ? reader(buffers, step.c, dtype, m * n) : Dr;
+  const bias = step.bias ? reader(buffers, step.bias, dtype, n) : null;
+  const act = step.relu ? (v: number): number => (v > 0 ? v : v === v ? 0 : v) : (v: number): number => v;
   for (let b = 0; b < batch; b++) {
     for (let i = 0; i < m; i++) {
       for (let j = 0; j < n; j++) {
@@ -55,7 +59,7 @@ export function runGemm(step: GemmStep, buffers: Uint8Array[]): void {
           s += a * bb;
         }
         const at = b * sd + i * n + j;
-        D(at, alpha * s + (beta !== 0 ? beta * Dr(at) : 0));
+        D(at, act(alpha * s + (beta !== 0 ? beta * C(at) : 0) + (bias ? bias(j) : 0)));
       }
     }
   }

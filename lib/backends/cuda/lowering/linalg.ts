@@ -1,8 +1,9 @@
 /**
  * Library layers: IMatrixMultiplyLayer as a (batched) GemmStep through cuBLASLt (up to four
  * rows by a transposed fp16/bf16 B as a generated launch instead, gemv.ts), and
- * IConvolutionLayer / IDeconvolutionLayer as a ConvStep through cuDNN. Fields at their
- * defaults are left out, so fp32 unbatched GEMMs and 2-D convolutions stay plan format 1.
+ * IConvolutionLayer / IDeconvolutionLayer as a ConvStep through cuDNN, except a channels-last
+ * 1×1 stride-1 convolution, which is a GEMM with its bias, residual and ReLU in cuBLASLt's
+ * epilogue. Fields at their defaults are left out.
  */
 import type { BufferSlice, ConvStep, GemmStep, LibraryDType } from '../../../gpu/plan';
 import type { LayerParams, TrtDType } from '../../../network';
@@ -15,6 +16,13 @@ import { BYTES } from './prelude';
 import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
 
 const LIBRARY_DTYPES = new Set<TrtDType>(['float32', 'float16', 'bfloat16']);
+
+/**
+ * How many of cuBLASLt's heuristic candidates a GEMM times when its plan is prepared. Its first
+ * choice was 10–25% off the best of eight for ResNet-50's 1×1 convolutions on the H200
+ * (bench/gpu/pointwise_convs.cc).
+ */
+export const GEMM_TUNE = 8;
 
 function libraryDtype(ctx: LoweringContext, dtype: TrtDType): LibraryDType {
   if (!LIBRARY_DTYPES.has(dtype)) unsupported(ctx, `${ctx.layer.params.kind} does not take ${dtype}`);
@@ -72,7 +80,7 @@ export const matmul: LayerLowering = (ctx) => {
     steps.push(...gemvLaunch(dtype, out.at, A.at, B.at, M, n, k));
     return steps;
   }
-  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: M, n, k };
+  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: M, n, k, tune: GEMM_TUNE };
   if (dtype !== 'float32') gemm.dtype = dtype;
   else if (ctx.tf32 === true) gemm.tf32 = true;
   if (transA) gemm.transA = true;
@@ -123,6 +131,22 @@ function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep
   const biasSrc = biasIn ? { at: biasIn.at, dtype: biasIn.dtype, size: volume(biasIn.shape) } : p.bias && p.bias.size > 0 ? { at: ctx.weight(p.bias), dtype: p.bias.dtype as TrtDType, size: p.bias.size } : null;
   if (biasSrc && biasSrc.size !== p.nbOutputMaps) unsupported(ctx, `the bias has ${biasSrc.size} elements for ${p.nbOutputMaps} output maps`);
   const bias = biasSrc ? castedTo(ctx, biasSrc.at, biasSrc.dtype, dtype, biasSrc.size, steps) : null;
+  const residual = ctx.inputs[3];
+  if (residual && (residual.dtype !== out.dtype || residual.shape.join() !== out.shape.join())) {
+    unsupported(ctx, `the residual ${residual.dtype} [${residual.shape.join(', ')}] is not the output's ${out.dtype} [${out.shape.join(', ')}]`);
+  }
+  if (!transposed && last && isPointwise(p) && volume(out.shape) < 2 ** 31) {
+    // Channels-last and 1×1 with stride 1: Y[N·H·W, K] = X[N·H·W, C] · W[K, C]ᵀ, exactly.
+    const gemm: GemmStep = { kind: 'gemm', a: x.at, b: w, d: out.at, m: volume(out.shape) / p.nbOutputMaps, n: p.nbOutputMaps, k: channels, transB: true, dtype, tune: GEMM_TUNE };
+    if (bias) gemm.bias = bias;
+    if (residual) {
+      gemm.c = residual.at;
+      gemm.beta = 1;
+    }
+    if (p.activation === 'relu') gemm.relu = true;
+    steps.push(gemm);
+    return steps;
+  }
   const step: ConvStep = { kind: 'conv', x: x.at, w, y: out.at, input: [...x.shape], weight };
   if (bias) step.bias = bias;
   if (p.prePadding.some((v) => v !== 0)) step.pads = [...p.prePadding];
@@ -138,15 +162,14 @@ function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep
   if (transposed) step.transposed = true;
   if (last) step.channelsLast = true;
   if (p.activation === 'relu') step.relu = true;
-  const residual = ctx.inputs[3];
-  if (residual) {
-    if (residual.dtype !== out.dtype || residual.shape.join() !== out.shape.join()) {
-      unsupported(ctx, `the residual ${residual.dtype} [${residual.shape.join(', ')}] is not the output's ${out.dtype} [${out.shape.join(', ')}]`);
-    }
-    step.z = residual.at;
-  }
+  if (residual) step.z = residual.at;
   steps.push(step);
   return steps;
+}
+
+/** One group, 1×1 kernel, stride 1 and no padding: every output pixel reads its own input pixel. */
+function isPointwise(p: Extract<LayerParams, { kind: 'convolution' | 'deconvolution' }>): boolean {
+  return p.groups === 1 && p.kernelSize.every((v) => v === 1) && p.stride.every((v) => v === 1) && p.prePadding.every((v) => v === 0) && p.postPadding.every((v) => v === 0);
 }
 
 export const convolution: LayerLowering = (ctx) => convolutionLike(ctx, false);
