@@ -600,7 +600,10 @@ async function runCheck(lib, internals, only) {
     if (!LOWERINGS[kind]) failures.push({ kind, error: 'no lowering' });
     if (!only && !cases.some((c) => c.kind === kind)) failures.push({ kind, error: 'no sample cases' });
   }
+  // CHECK_PROGRESS=1: each case's name on stderr as it starts (to find a case that hangs).
+  const progress = process.env.CHECK_PROGRESS === '1';
   for (const c of cases) {
+    if (progress) process.stderr.write(`${c.name}\n`);
     const stats = perKind[c.kind];
     stats.cases++;
     const owned = [];

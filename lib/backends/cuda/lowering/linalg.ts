@@ -5,8 +5,9 @@
  * 1×1 stride-1 convolution, which is a GEMM with its bias, residual and ReLU in cuBLASLt's
  * epilogue. Fields at their defaults are left out.
  */
-import type { BufferSlice, ConvStep, GemmStep, LibraryDType } from '../../../gpu/plan';
+import { GEMM_MAX_TUNE, type BufferSlice, type ConvStep, type GemmStep, type LibraryDType } from '../../../gpu/plan';
 import type { LayerParams, TrtDType } from '../../../network';
+import { InvalidArgumentError } from '../../../errors';
 import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
 import { attentionLaunch } from './attention';
 import { GEMV_DTYPES, GEMV_MAX_ROWS, gemvLaunch } from './gemv';
@@ -18,11 +19,29 @@ import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from '.
 const LIBRARY_DTYPES = new Set<TrtDType>(['float32', 'float16', 'bfloat16']);
 
 /**
- * How many of cuBLASLt's heuristic candidates a GEMM times when its plan is prepared. Its first
- * choice was 10–25% off the best of eight for ResNet-50's 1×1 convolutions on the H200
- * (bench/gpu/pointwise_convs.cc).
+ * How many of cuBLASLt's heuristic candidates a 1×1 convolution's GEMM times when its plan is
+ * prepared: its first choice was 10–25% off the best of eight for most of ResNet-50's 1×1
+ * convolutions on the H200, in total 584 µs against 520 (bench/gpu/pointwise_convs.cc).
+ * A matmul layer's GEMM keeps the first choice untimed: timing them was not measured on the
+ * transformer benchmarks (docs/cuda-backend.md, session 14).
  */
-export const GEMM_TUNE = 8;
+export const CONV_GEMM_TUNE = 8;
+
+/**
+ * `fallback`, or TENSORRT_NODE_GEMM_TUNE for every GEMM when it is set: 0–16 candidates (0 and 1
+ * take cuBLASLt's first choice untimed).
+ */
+function gemmTune(fallback: number): number {
+  const given = process.env.TENSORRT_NODE_GEMM_TUNE;
+  if (given === undefined || given === '') return fallback;
+  const n = Number(given);
+  if (!Number.isInteger(n) || n < 0 || n > GEMM_MAX_TUNE) {
+    throw new InvalidArgumentError(`TENSORRT_NODE_GEMM_TUNE must be an integer from 0 to ${GEMM_MAX_TUNE} (how many cuBLASLt candidates a GEMM times), got ${JSON.stringify(given)}`, {
+      details: { envVar: 'TENSORRT_NODE_GEMM_TUNE', value: given },
+    });
+  }
+  return n;
+}
 
 function libraryDtype(ctx: LoweringContext, dtype: TrtDType): LibraryDType {
   if (!LIBRARY_DTYPES.has(dtype)) unsupported(ctx, `${ctx.layer.params.kind} does not take ${dtype}`);
@@ -80,7 +99,9 @@ export const matmul: LayerLowering = (ctx) => {
     steps.push(...gemvLaunch(dtype, out.at, A.at, B.at, M, n, k));
     return steps;
   }
-  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: M, n, k, tune: GEMM_TUNE };
+  const gemm: GemmStep = { kind: 'gemm', a: A.at, b: B.at, d: out.at, m: M, n, k };
+  const tune = gemmTune(0);
+  if (tune > 1) gemm.tune = tune;
   if (dtype !== 'float32') gemm.dtype = dtype;
   else if (ctx.tf32 === true) gemm.tf32 = true;
   if (transA) gemm.transA = true;
@@ -137,7 +158,7 @@ function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep
   }
   if (!transposed && last && isPointwise(p) && volume(out.shape) < 2 ** 31) {
     // Channels-last and 1×1 with stride 1: Y[N·H·W, K] = X[N·H·W, C] · W[K, C]ᵀ, exactly.
-    const gemm: GemmStep = { kind: 'gemm', a: x.at, b: w, d: out.at, m: volume(out.shape) / p.nbOutputMaps, n: p.nbOutputMaps, k: channels, transB: true, dtype, tune: GEMM_TUNE };
+    const gemm: GemmStep = { kind: 'gemm', a: x.at, b: w, d: out.at, m: volume(out.shape) / p.nbOutputMaps, n: p.nbOutputMaps, k: channels, transB: true, dtype, tune: gemmTune(CONV_GEMM_TUNE) };
     if (bias) gemm.bias = bias;
     if (residual) {
       gemm.c = residual.at;
