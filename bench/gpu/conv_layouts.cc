@@ -22,22 +22,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
-#define DN(x)                                                                                     \
-  do {                                                                                            \
-    cudnnStatus_t s_ = (x);                                                                       \
-    if (s_ != CUDNN_STATUS_SUCCESS) {                                                             \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudnnGetErrorString(s_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+#include "cudnn_bench.h"
 
 struct Shape {
   int c, k, r, stride, pad, in;  // square kernels and images
@@ -84,12 +69,6 @@ struct Conv {
   size_t ws = 0;
   void *dx{}, *dw{}, *dy{}, *dz{}, *db{};
 };
-
-void Fill(void* p, size_t n) {
-  std::vector<__half> h(n);
-  for (size_t i = 0; i < n; ++i) h[i] = __float2half(float((i * 2654435761u) % 1000) / 1000.0f - 0.5f);
-  CK(cudaMemcpy(p, h.data(), n * 2, cudaMemcpyHostToDevice));
-}
 
 int main(int argc, char** argv) {
   std::vector<int> batches;

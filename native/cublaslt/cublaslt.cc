@@ -54,10 +54,8 @@ NativeError Failed(const CublasLtApi& api, const char* call, cublasStatus_t stat
                      {{"call", call}, {"library", "cublasLt"}, {"status", name}}, {{"statusCode", double(status)}}, {}};
 }
 
-}  // namespace
-
-// The algorithm TuneGemm chose per device and problem (the GemmShape's bytes, alignments
-// included), kept for the process: plain data, never destroyed (no CUDA at exit).
+// The algorithm TuneGemm chose per device and problem (ProblemKey), kept for the process:
+// plain data, never destroyed (no CUDA at exit).
 struct TunedAlgos {
   std::mutex mutex;
   std::map<std::string, MatmulAlgo> byProblem;
@@ -66,6 +64,8 @@ TunedAlgos& Tuned() {
   static auto* tuned = new TunedAlgos();
   return *tuned;
 }
+
+}  // namespace
 
 class Gemm {
  public:

@@ -600,10 +600,18 @@ async function runCheck(lib, internals, only) {
     if (!LOWERINGS[kind]) failures.push({ kind, error: 'no lowering' });
     if (!only && !cases.some((c) => c.kind === kind)) failures.push({ kind, error: 'no sample cases' });
   }
-  // CHECK_PROGRESS=1: each case's name on stderr as it starts (to find a case that hangs).
+  // CHECK_PROGRESS=1: each case's name on stderr as it starts. A case that has not finished
+  // after CHECK_CASE_TIMEOUT_S seconds (default 60) ends the check with its name: a plan that
+  // never completes leaves the event loop free, so the timer fires.
   const progress = process.env.CHECK_PROGRESS === '1';
+  const caseTimeoutMs = Number(process.env.CHECK_CASE_TIMEOUT_S || 60) * 1000;
   for (const c of cases) {
     if (progress) process.stderr.write(`${c.name}\n`);
+    const watchdog = setTimeout(() => {
+      console.log(JSON.stringify({ failure: { case: c.name, error: `did not finish within ${caseTimeoutMs / 1000} s` } }));
+      console.log(JSON.stringify({ check: 'cuda-lowering', ok: false, hung: c.name }));
+      process.exit(1);
+    }, caseTimeoutMs);
     const stats = perKind[c.kind];
     stats.cases++;
     const owned = [];
@@ -617,6 +625,7 @@ async function runCheck(lib, internals, only) {
     } catch (error) {
       failures.push({ case: c.name, error: `${error.code ?? ''} ${error.message}`.slice(0, 2000) });
     } finally {
+      clearTimeout(watchdog);
       for (const d of owned) d.dispose();
     }
   }

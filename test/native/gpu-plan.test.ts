@@ -183,6 +183,18 @@ describe('plan format 4: GEMM and convolution fields, encoder → native decoder
     expect(thrown(() => describe_({ steps: [epilogue] }, [64, 32, 16, 15, 8])).message).toMatch(/gemm C reads bytes \[0, 16\) of buffer 3, which holds 15/);
   });
 
+  test('patched GEMM bytes: a ReLU on a batch, or an unknown flag, is refused by the decoder', () => {
+    // Header 12 bytes, kind 4, five operands of 12: m at 76, then n, k, dtype, flags (92), batch, tune.
+    const batched = encodePlan({ steps: [gemm] });
+    const view = new DataView(batched.buffer);
+    expect([view.getUint32(76, true), view.getUint32(96, true)]).toEqual([4, 3]);
+    view.setUint32(92, view.getUint32(92, true) | 8, true);
+    expect(thrown(() => gpuBinding().gpuDescribePlan(batched, [64, 112, 48], [])).message).toMatch(/malformed at step 0.*a C, a bias or a ReLU takes one matrix \(batch 1\), not 3/);
+    const unknown = encodePlan({ steps: [{ ...gemm, batch: 1, strideA: undefined, strideB: undefined, strideD: undefined }] });
+    new DataView(unknown.buffer).setUint32(92, 16, true);
+    expect(thrown(() => gpuBinding().gpuDescribePlan(unknown, [64, 112, 48], [])).message).toMatch(/malformed at step 0.*flags \(16\)/);
+  });
+
   test('the batch extents are exact: one byte short of B\'s last matrix is refused', () => {
     expect(thrown(() => describe_({ steps: [gemm] }, [64, 111, 48])).message).toMatch(/gemm B reads bytes \[0, 112\) of buffer 1, which holds 111/);
     expect(thrown(() => describe_({ steps: [gemm] }, [63, 112, 48])).message).toMatch(/gemm A reads bytes \[0, 64\) of buffer 0, which holds 63/);
