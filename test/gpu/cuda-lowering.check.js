@@ -316,6 +316,11 @@ function buildCases(Tensor) {
   convCase('convolution', '2d.float16', t('float16', [1, 2, 5, 5]), { k: 2, ks: [3, 3], hasBias: true }, [2, 2, 3, 3]);
   convCase('convolution', '2d.bfloat16.f32-weights', t('bfloat16', [1, 2, 4, 4]), { k: 2, ks: [3, 3], hasBias: true, kdtype: 'float32' }, [2, 2, 3, 3]);
   add('convolution', '2d.kernel-input', conv({ k: 2, ks: [2, 2], kernel: t('float32', [0]) }), [t('float32', [1, 3, 4, 4]), t('float32', [2, 3, 2, 2]), t('float32', [2])]);
+  // Channels-last ([N, H, W, C], kernel [K, 1, 1, C]) 1×1 stride 1: a cuBLASLt GEMM over the
+  // pixels with the bias, ReLU and residual (input 3) in its epilogue and its candidates timed.
+  add('convolution', '2d.nhwc.1x1.gemm.float16', { ...conv({ k: 24, ks: [1, 1], kernel: t('float16', [24, 1, 1, 16], -0.5, 0.5), bias: t('float16', [24]) }), channelsLast: true, activation: 'relu' }, [t('float16', [2, 5, 3, 16])]);
+  add('convolution', '2d.nhwc.1x1.gemm.residual.bfloat16', { ...conv({ k: 16, ks: [1, 1], kernel: t('bfloat16', [16, 1, 1, 8], -0.5, 0.5), bias: t('bfloat16', [16]) }), channelsLast: true, activation: 'relu' }, [t('bfloat16', [1, 4, 4, 8]), null, null, t('bfloat16', [1, 4, 4, 16])]);
+  add('convolution', '2d.nhwc.3x3.float16', { ...conv({ k: 8, ks: [3, 3], pre: [1, 1], kernel: t('float16', [8, 3, 3, 8], -0.5, 0.5), bias: t('float16', [8]) }), channelsLast: true }, [t('float16', [1, 5, 6, 8])]);
   convCase('deconvolution', '2d.stride2', t('float32', [1, 2, 3, 3]), { k: 3, ks: [3, 3], stride: [2, 2], pre: [1, 1], hasBias: true }, [2, 3, 3, 3]);
   convCase('deconvolution', '2d.groups', t('float32', [2, 4, 3, 2]), { k: 2, ks: [2, 2], groups: 2 }, [4, 1, 2, 2]);
   convCase('deconvolution', '1d', t('float32', [1, 2, 5]), { k: 3, ks: [3], stride: [3], dil: [1] }, [2, 3, 3]);
