@@ -21,6 +21,7 @@ import { fuseMaps, fusionChainEnds, planPointwiseFusion, planStoredPrologues, pl
 import { lowerLayer, type BoundTensor, type KernelLaunch, type LoweredStep, type LoweringContext } from './lowering';
 import { denseStrides, sameList, sameSlice } from './lowering/kernel';
 import { isCopy, mapLaunchInfo, type MapLaunchInfo } from './lowering/map';
+import { mergeRowBlocks } from './lowering/row-blocks';
 import { alignUp, planMemory, type MemoryRequest } from './memory-plan';
 
 export const ARENA_BUFFER = 0;
@@ -343,7 +344,9 @@ export function lowerInstance(
       const outputId = layer.outputs[0]!;
       waiting.set(outputId, { consumer, store: storeInto.has(position), launch: lowered[0] as KernelLaunch, info, name, kind: layer.params.kind, output: bound[outputId]!.at, outputId, touched });
     } else {
-      emit(lowered, name, layer.params.kind, touched);
+      // A concatenation into short rows: its blocks (their producers fused) as one launch.
+      const merged = layer.params.kind === 'concat' && fuse ? mergeRowBlocks(lowered) : null;
+      emit(merged === null ? lowered : [merged], name, layer.params.kind, touched);
     }
   }
   // A consumer always follows its producer, so nothing is left waiting.

@@ -143,11 +143,11 @@ describe('fused across shapes on the emulator', () => {
     net.markOutput(net.add1({ kind: 'concat', axis: 3 }, [re, im], 'pair'), 'y');
     const r = new Random(5);
     const { fused, plain } = expectEmulatedMatches(net, { x: r.tensor([3, 4, 8, 2], 'float16'), f: r.tensor([3, 1, 8, 2], 'float16') }, FP16);
-    // Unfused: 4 slices, 4 products, re, im and two blocks. Fused: one launch per block, which
-    // reads q and the frequencies (broadcast over the heads) through the slices.
-    expect([plain.launches, fused.launches]).toEqual([12, 2]);
-    // (A layer's steps share its name: both name every layer that runs in the concat.)
-    expect(fused.names).toEqual(['ar_br+ai_bi+re+ar_bi+ai_br+im+pair', 'ar_br+ai_bi+re+ar_bi+ai_br+im+pair']);
+    // Unfused: 4 slices, 4 products, re, im and two blocks. Fused: each block computes its half,
+    // reading q and the frequencies (broadcast over the heads) through the slices, and the two
+    // blocks are one launch storing a whole pair a thread (lowering/row-blocks.ts).
+    expect([plain.launches, fused.launches]).toEqual([12, 1]);
+    expect(fused.names).toEqual(['ar_br+ai_bi+re+ar_bi+ai_br+im+pair']);
   });
 
   test('a repeat (an expand) read by a transpose through a reshape, and a reversed slice read by a concat: neither copy runs', () => {
