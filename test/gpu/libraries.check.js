@@ -121,18 +121,32 @@ async function formats2(lib) {
   };
 
   // GEMMs: D_b = alpha · op(A_b) · op(B_b) + beta · D0_b over the batch, checked matrix by matrix.
+  // Plan format 4's epilogue (one matrix): `ownC` reads beta · C from a buffer of its own instead
+  // of D, `bias` adds one value per column, `relu` clamps at zero; `tune` times that many candidates.
   const gemmCase = (dtype, o) => async () => {
-    const { m, n, k, batch = 1, transA = false, transB = false, alpha = 1, beta = 0, tf32 = false } = o;
+    const { m, n, k, batch = 1, transA = false, transB = false, alpha = 1, beta = 0, tf32 = false, ownC = false, bias = false, relu = false, tune = 0 } = o;
     const aRows = transA ? k : m, aCols = transA ? m : k, bRows = transB ? n : k, bCols = transB ? k : n;
     const strideA = o.strideA ?? m * k, strideB = o.strideB ?? k * n, strideD = m * n;
     const aCount = strideA === 0 ? m * k : (batch - 1) * strideA + m * k;
     const bCount = strideB === 0 ? k * n : (batch - 1) * strideB + k * n;
     const A = inputs(dtype, [aCount], 41), B = inputs(dtype, [bCount], 42), D0 = inputs(dtype, [batch * m * n], 43);
-    const [dA, dB, dD] = [await toDevice(A.typed, 0), await toDevice(B.typed, 0), await toDevice(D0.typed, 0)];
+    const C = ownC ? inputs(dtype, [m * n], 44) : D0;
+    const biasValues = bias ? inputs(dtype, [n], 45) : null;
+    const devices = [await toDevice(A.typed, 0), await toDevice(B.typed, 0), await toDevice(D0.typed, 0)];
+    const [dA, dB, dD] = devices;
+    const epilogue = { relu, tune };
+    if (ownC) {
+      devices.push(await toDevice(C.typed, 0));
+      epilogue.c = { buffer: devices.length - 1 };
+    }
+    if (biasValues) {
+      devices.push(await toDevice(biasValues.typed, 0));
+      epilogue.bias = { buffer: devices.length - 1 };
+    }
     try {
       const plan = await GpuPlan.create(
-        { steps: [{ kind: 'gemm', a: { buffer: 0 }, b: { buffer: 1 }, d: { buffer: 2 }, m, n, k, dtype, transA, transB, batch, strideA, strideB, alpha, beta, tf32 }] },
-        [dA, dB, dD],
+        { steps: [{ kind: 'gemm', a: { buffer: 0 }, b: { buffer: 1 }, d: { buffer: 2 }, m, n, k, dtype, transA, transB, batch, strideA, strideB, alpha, beta, tf32, ...epilogue }] },
+        devices,
       );
       await plan.run();
       const got = readNumbers(await dD.toHost());
@@ -143,17 +157,24 @@ async function formats2(lib) {
         if (transB) bm = transpose2d(bm);
         const product = matmul(a, bm).data, bound = matmul(abs(a), abs(bm)).data;
         for (let i = 0; i < m * n; i++) {
-          const d0 = D0.exact.data[b * strideD + i];
-          const want = alpha * product[i] + beta * d0;
-          const scaleBound = Math.abs(alpha) * bound[i] + Math.abs(beta * d0);
+          const c0 = C.exact.data[b * strideD + i];
+          const added = biasValues ? biasValues.exact.data[i % n] : 0;
+          const sum = alpha * product[i] + beta * c0 + added;
+          const want = relu ? Math.max(sum, 0) : sum;
+          const scaleBound = Math.abs(alpha) * bound[i] + Math.abs(beta * c0) + Math.abs(added);
           worst = Math.max(worst, Math.abs(got[b * strideD + i] - want) / (scaleBound || 1));
         }
       }
       const summary = { dtype, ...o, maxScaledError: worst, tolerance: tf32 ? 5e-3 : TOLERANCE[dtype], workspaceBytes: plan.workspaceBytes };
+      // A ReLU that did not take effect leaves negative outputs.
+      if (relu && got.some((v) => v < 0)) {
+        summary.ok = false;
+        summary.why = 'negative outputs: the ReLU epilogue did not take effect';
+      }
       plan.dispose();
       return summary;
     } finally {
-      for (const t of [dA, dB, dD]) t.dispose();
+      for (const t of devices) t.dispose();
     }
   };
   await run('gemm fp32 transA transB batch 3, broadcast A, alpha 0.5 beta 2', gemmCase('float32', { m: 33, n: 17, k: 29, batch: 3, transA: true, transB: true, strideA: 0, alpha: 0.5, beta: 2 }));
@@ -162,6 +183,9 @@ async function formats2(lib) {
   await run('gemm fp16 transA, broadcast B, beta 1', gemmCase('float16', { m: 40, n: 24, k: 72, batch: 3, transA: true, strideB: 0, beta: 1 }));
   await run('gemm bf16 transB batch 2', gemmCase('bfloat16', { m: 56, n: 40, k: 64, batch: 2, transB: true }));
   await run('gemm fp32 tf32', gemmCase('float32', { m: 128, n: 128, k: 256, tf32: true }));
+  await run('gemm fp16 epilogue: own C (beta 1), bias, ReLU, 8 candidates timed', gemmCase('float16', { m: 96, n: 40, k: 64, transB: true, beta: 1, ownC: true, bias: true, relu: true, tune: 8 }));
+  await run('gemm bf16 epilogue: bias', gemmCase('bfloat16', { m: 50, n: 24, k: 32, transB: true, bias: true }));
+  await run('gemm fp32 epilogue: ReLU, 4 candidates timed', gemmCase('float32', { m: 33, n: 17, k: 29, relu: true, tune: 4 }));
   // TF32 rounds inputs to 10-bit mantissas: its error is ~1e-4, fp32's ~1e-7. A TF32 result as
   // exact as fp32 would mean the flag did not reach cuBLASLt.
   const tf32 = results['gemm fp32 tf32'];
