@@ -26,13 +26,19 @@ export interface MapSpec {
   raw?: boolean;
 }
 
+/** The per-element device function `name(x0, ..., extra...)` of `spec`: compute types in and out, or storage types when `raw`. */
+export function mapOpFunction(spec: MapSpec, name: string): string {
+  const out = DTYPES[spec.output];
+  const params = [...spec.inputs.map((d, k) => `${spec.raw ? DTYPES[d].storage : DTYPES[d].compute} x${k}`), ...(spec.extra ?? [])].join(', ');
+  return `__device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${name}(${params}) {\n${spec.body}\n}`;
+}
+
 /** What both forms of a map kernel declare: the per-element function's parameters and the kernel's (`vec` is the vector form's extra). */
 function mapSignature(spec: MapSpec, vectorBits: boolean) {
   const out = DTYPES[spec.output];
   const ins = spec.inputs.map((d) => DTYPES[d]);
   const extra = spec.extra ?? [];
   const extraNames = extra.map((p) => p.trim().split(/\s+/).pop()!);
-  const params = [...ins.map((c, k) => `${spec.raw ? c.storage : c.compute} x${k}`), ...extra].join(', ');
   const kernelParams = [
     `${out.storage}* y`,
     ...ins.map((c, k) => `const ${c.storage}* a${k}`),
@@ -46,7 +52,7 @@ function mapSignature(spec: MapSpec, vectorBits: boolean) {
     ...(vectorBits ? ['i32 vec'] : []),
     ...extra,
   ].join(', ');
-  const op = (entry: string): string => `__device__ __forceinline__ ${spec.raw ? out.storage : out.compute} ${entry}_op(${params}) {\n${spec.body}\n}`;
+  const op = (entry: string): string => mapOpFunction(spec, `${entry}_op`);
   return { out, ins, extraNames, kernelParams, op };
 }
 

@@ -8,7 +8,7 @@
  */
 import type { TrtDType } from '../../../network';
 import { denseStrides, dims8, i64, kernelSource, launch, ptr, u32, volume } from './kernel';
-import { divisionMagic, magicQuotient, mapLaunchInfo, type MapLaunchInfo, type MapOperand } from './map';
+import { coalesce, divisionMagic, magicQuotient, mapLaunchInfo, mapOpFunction, type MapLaunchInfo, type MapOperand } from './map';
 import { BYTES, DTYPES } from './prelude';
 import type { KernelLaunch, KernelSource, LoweredStep } from './types';
 
@@ -17,35 +17,12 @@ const ROW_BYTES = new Set([2, 4, 8, 16]);
 /** Outer dims the kernel walks (after coalescing). */
 const MAX_OUTER = 3;
 
-/** The outer dims of `dims` merged where every operand's strides allow it (row-major: a dim joins the next when its stride is the next's stride times the next's size). */
-function coalesceOuter(dims: readonly number[], strides: readonly (readonly number[])[]): { dims: number[]; strides: number[][] } {
-  const outDims: number[] = [];
-  const outStrides: number[][] = strides.map(() => []);
-  dims.forEach((d, i) => {
-    if (d === 1) return;
-    const last = outDims.length - 1;
-    if (last >= 0 && strides.every((s, k) => outStrides[k]![last] === s[i]! * d)) {
-      outDims[last] = outDims[last]! * d;
-      strides.forEach((s, k) => (outStrides[k]![last] = s[i]!));
-    } else {
-      outDims.push(d);
-      strides.forEach((s, k) => outStrides[k]!.push(s[i]!));
-    }
-  });
-  return { dims: outDims, strides: outStrides };
-}
-
 function rowBlocksKernel(blocks: readonly MapLaunchInfo[], widths: readonly number[], outer: number): KernelSource {
   const out = DTYPES[blocks[0]!.spec.output];
   const columns = widths.reduce((a, w) => a + w, 0);
   const key = `rows.${out.storage}x${columns}.${outer}.${blocks.map((b, k) => `${widths[k]}:${b.spec.key}`).join('|')}`;
   return kernelSource(key, (entry) => {
-    const ops = blocks.map((b, k) => {
-      const ins = b.spec.inputs.map((d) => DTYPES[d]);
-      const params = ins.map((c, j) => `${b.spec.raw ? c.storage : c.compute} x${j}`).join(', ');
-      const result = b.spec.raw ? DTYPES[b.spec.output].storage : DTYPES[b.spec.output].compute;
-      return `__device__ __forceinline__ ${result} ${entry}_op${k}(${params}) {\n${b.spec.body}\n}`;
-    });
+    const ops = blocks.map((b, k) => mapOpFunction(b.spec, `${entry}_op${k}`));
     const pointers = blocks.flatMap((b, k) => b.spec.inputs.map((d, j) => `const ${DTYPES[d].storage}* a${k}_${j}`));
     const strideParams = blocks.flatMap((b, k) => b.spec.inputs.flatMap((_, j) => [`Dims8 s${k}_${j}`, `i64 t${k}_${j}`]));
     // Coordinates, innermost outer dim first; the outermost takes what is left.
@@ -117,7 +94,7 @@ export function mergeRowBlocks(steps: readonly LoweredStep[]): KernelLaunch | nu
   const rows = volume(outerDims);
   if (rows < 1 || rows >= 2 ** 31) return null;
   const operands: MapOperand[] = infos.flatMap((b) => b.inputs);
-  const walk = coalesceOuter(outerDims, [rowStrides.slice(0, -1), ...operands.map((o) => o.strides.slice(0, -1))]);
+  const walk = coalesce(outerDims, [rowStrides.slice(0, -1), ...operands.map((o) => o.strides.slice(0, -1))]);
   if (walk.dims.length > MAX_OUTER) return null;
   const operandStrides = walk.strides.slice(1);
   const args = [
