@@ -104,17 +104,29 @@ export interface GpuBinding {
   gpuCreatePlan(device: number, encoded: Uint8Array, buffers: NativeDeviceBuffer[], modules: NativeModule[]): Promise<NativePlan>;
   /** Decodes a plan against fake buffers (buffer i at (i + 1) << 40) without a GPU: for tests. */
   gpuDescribePlan(encoded: Uint8Array, bufferSizes: number[], kernelCounts: number[]): DescribedStep[];
+  /** The cuBLASLt algorithm choices this process made or was seeded with on `device` (plain data; no CUDA call). */
+  gpuTunedGemms(device: number): NativeTunedGemm[];
+  /** Seeds `device`'s choices from a timing cache file; returns how many entries were taken (the process's own choices win). */
+  gpuSeedTunedGemms(device: number, entries: NativeTunedGemm[]): number;
+  /** GEMM problems timed by this process, and plan GEMMs that took a remembered choice instead. */
+  gpuTuningCounts(): { timed: number; reused: number };
   nvrtcInfo(): Promise<NativeLibraryInfo>;
   nvrtcCompile(source: string, name: string, arch: number, options: string[]): Promise<{ cubin: Uint8Array; log: string }>;
   cublasLtInfo(): Promise<NativeLibraryInfo>;
   cudnnInfo(): Promise<NativeLibraryInfo>;
 }
 
+/** One GEMM timing choice: the problem as text and the algorithm's 64 bytes (cublasLtMatmulAlgo_t). */
+export interface NativeTunedGemm {
+  problem: string;
+  algo: Uint8Array;
+}
+
 /** The addon's GPU functions; a binary built before they existed is refused as stale. */
 export function gpuBinding(): GpuBinding {
   const loaded = getAddon();
   const binding = loaded.binding as unknown as Partial<GpuBinding>;
-  if (typeof binding.gpuCreatePlan !== 'function') {
+  if (typeof binding.gpuCreatePlan !== 'function' || typeof binding.gpuTunedGemms !== 'function') {
     throw new NativeAddonLoadError(
       `The tensorrt-node native addon at ${loaded.path} has no GPU runtime: the binary is stale. ` +
         'Rebuild it with `npm run build:native`, or reinstall tensorrt-node.',

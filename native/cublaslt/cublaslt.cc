@@ -54,11 +54,12 @@ NativeError Failed(const CublasLtApi& api, const char* call, cublasStatus_t stat
                      {{"call", call}, {"library", "cublasLt"}, {"status", name}}, {{"statusCode", double(status)}}, {}};
 }
 
-// The algorithm TuneGemm chose per device and problem (ProblemKey), kept for the process:
-// plain data, never destroyed (no CUDA at exit).
+// The algorithm TuneGemm chose per device and problem (ProblemKey), kept for the process and
+// seeded from timing cache files: plain data, never destroyed (no CUDA at exit).
 struct TunedAlgos {
   std::mutex mutex;
-  std::map<std::string, MatmulAlgo> byProblem;
+  std::map<int, std::map<std::string, MatmulAlgo>> byDevice;
+  uint64_t timed = 0, reused = 0;
 };
 TunedAlgos& Tuned() {
   static auto* tuned = new TunedAlgos();
@@ -223,15 +224,20 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, cuda::CUdeviceptr
 namespace {
 
 // Every field that decides the candidates or their speed (field by field: a struct's padding
-// bytes are not part of its value).
+// bytes are not part of its value), readable in a timing cache file. The device is not in it:
+// choices are kept per device ordinal, and a file is scoped by the device's identity.
 std::string ProblemKey(const Gemm& gemm) {
   const GemmShape& s = gemm.shape;
   std::string key;
-  for (uint64_t v : {uint64_t(gemm.device), uint64_t(s.m), uint64_t(s.n), uint64_t(s.k), uint64_t(s.dtype),
-                     uint64_t(s.transA), uint64_t(s.transB), uint64_t(s.tf32), uint64_t(s.relu), uint64_t(s.hasC),
-                     uint64_t(s.hasBias), uint64_t(s.batch), s.strideA, s.strideB, s.strideD, uint64_t(s.alignA),
-                     uint64_t(s.alignB), uint64_t(s.alignC), uint64_t(s.alignD), uint64_t(s.beta != 0.0f)}) {
-    key += std::to_string(v) + ",";
+  const std::pair<const char*, uint64_t> fields[] = {
+      {"m", s.m},           {"n", s.n},           {"k", s.k},           {"dtype", uint64_t(s.dtype)},
+      {"transA", s.transA}, {"transB", s.transB}, {"tf32", s.tf32},     {"relu", s.relu},
+      {"c", s.hasC},        {"bias", s.hasBias},  {"batch", s.batch},   {"strideA", s.strideA},
+      {"strideB", s.strideB}, {"strideD", s.strideD}, {"alignA", s.alignA}, {"alignB", s.alignB},
+      {"alignC", s.alignC}, {"alignD", s.alignD}, {"beta", s.beta != 0.0f}};
+  for (const auto& [name, value] : fields) {
+    if (!key.empty()) key += ' ';
+    key += std::string(name) + "=" + std::to_string(value);
   }
   return key;
 }
@@ -248,13 +254,17 @@ bool TuneGemm(Gemm& gemm, const cuda::Device& device, cuda::CUstream stream, cud
   if (!gemm.shape.hasC && gemm.shape.beta != 0.0f) return true;
   const std::string key = ProblemKey(gemm);
   {
+    // A remembered choice counts only while it is still one of the heuristic's candidates: a
+    // cache file from another library build names algorithms this one may not offer.
     TunedAlgos& tuned = Tuned();
     std::lock_guard<std::mutex> lock(tuned.mutex);
-    auto found = tuned.byProblem.find(key);
-    if (found != tuned.byProblem.end()) {
+    const auto& byProblem = tuned.byDevice[gemm.device];
+    auto found = byProblem.find(key);
+    if (found != byProblem.end()) {
       for (const MatmulAlgo& candidate : gemm.candidates) {
         if (std::memcmp(&candidate, &found->second, sizeof(MatmulAlgo)) == 0) {
           gemm.algo = candidate;
+          ++tuned.reused;
           return true;
         }
       }
@@ -320,8 +330,41 @@ bool TuneGemm(Gemm& gemm, const cuda::Device& device, cuda::CUstream stream, cud
   if (best == nullptr) return true;
   TunedAlgos& tuned = Tuned();
   std::lock_guard<std::mutex> lock(tuned.mutex);
-  tuned.byProblem[key] = gemm.algo;
+  tuned.byDevice[gemm.device][key] = gemm.algo;
+  ++tuned.timed;
   return true;
+}
+
+std::vector<TunedGemm> TunedGemms(int device) {
+  TunedAlgos& tuned = Tuned();
+  std::lock_guard<std::mutex> lock(tuned.mutex);
+  std::vector<TunedGemm> out;
+  for (const auto& [problem, algo] : tuned.byDevice[device]) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&algo);
+    out.push_back({problem, std::vector<uint8_t>(bytes, bytes + sizeof(MatmulAlgo))});
+  }
+  return out;
+}
+
+size_t SeedTunedGemms(int device, const std::vector<TunedGemm>& entries) {
+  static_assert(sizeof(MatmulAlgo) == kAlgorithmBytes, "cublasLtMatmulAlgo_t is 8 uint64_t");
+  TunedAlgos& tuned = Tuned();
+  std::lock_guard<std::mutex> lock(tuned.mutex);
+  size_t taken = 0;
+  for (const TunedGemm& entry : entries) {
+    if (entry.algo.size() != sizeof(MatmulAlgo) || entry.problem.empty()) continue;
+    MatmulAlgo algo;
+    std::memcpy(&algo, entry.algo.data(), sizeof(MatmulAlgo));
+    // What this process timed itself wins over a file's entry.
+    if (tuned.byDevice[device].emplace(entry.problem, algo).second) ++taken;
+  }
+  return taken;
+}
+
+TuningCounts CountTuning() {
+  TunedAlgos& tuned = Tuned();
+  std::lock_guard<std::mutex> lock(tuned.mutex);
+  return {tuned.timed, tuned.reused};
 }
 
 bool EnqueueGemm(const Gemm& gemm, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,

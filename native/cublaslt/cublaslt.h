@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../common/native_error.h"
 #include "../cuda/runtime.h"
@@ -60,6 +61,28 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, cuda::CUdeviceptr
 bool TuneGemm(Gemm& gemm, const cuda::Device& device, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,
               cuda::CUdeviceptr c, cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes,
               NativeError* error);
+
+// The choices TuneGemm made or was seeded with on `device`, as plain data for a timing cache file:
+// the problem (every shape field that decides the candidates and their speed, as text) and the
+// algorithm's bytes (cublasLtMatmulAlgo_t, which cuBLASLt documents as serializable for use with
+// the same library version).
+constexpr size_t kAlgorithmBytes = 64;
+struct TunedGemm {
+  std::string problem;
+  std::vector<uint8_t> algo;
+};
+std::vector<TunedGemm> TunedGemms(int device);
+
+// Seeds choices for `device` (from a file); entries of the wrong size are skipped, and what the
+// process already chose is kept. A seeded algorithm is used only while it is among a problem's
+// candidates; otherwise the problem is timed again. Returns how many entries were taken.
+size_t SeedTunedGemms(int device, const std::vector<TunedGemm>& entries);
+
+// How many GEMM problems this process timed, and how many took a remembered choice instead.
+struct TuningCounts {
+  uint64_t timed = 0, reused = 0;
+};
+TuningCounts CountTuning();
 
 // `c` is read only when the shape has its own C (0 otherwise).
 bool EnqueueGemm(const Gemm& gemm, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,

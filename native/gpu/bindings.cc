@@ -876,6 +876,55 @@ Napi::Value CublasLtInfo(const Napi::CallbackInfo& info) {
 }
 Napi::Value CudnnInfo(const Napi::CallbackInfo& info) { return (new InfoWorker(info.Env(), InfoWorker::kCudnn))->Start(); }
 
+// The GEMM choices of the process on a device, for a timing cache file (no CUDA call: the choices
+// are plain data, kept by native/cublaslt).
+Napi::Value GpuTunedGemms(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int ordinal = int(Integer(info, 0, "device"));
+  const std::vector<cublaslt::TunedGemm> tuned = cublaslt::TunedGemms(ordinal);
+  Napi::Array out = Napi::Array::New(env, tuned.size());
+  for (size_t i = 0; i < tuned.size(); ++i) {
+    Napi::Object entry = Napi::Object::New(env);
+    entry.Set("problem", tuned[i].problem);
+    entry.Set("algo", Napi::Buffer<uint8_t>::Copy(env, tuned[i].algo.data(), tuned[i].algo.size()));
+    out.Set(uint32_t(i), entry);
+  }
+  return out;
+}
+
+// Seeds the choices of a device from a file's entries ({problem, algo}); returns how many were taken.
+Napi::Value GpuSeedTunedGemms(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int ordinal = int(Integer(info, 0, "device"));
+  if (info.Length() < 2 || !info[1].IsArray()) ThrowInvalid(env, "seedTunedGemms expects (device, entries[])");
+  auto array = info[1].As<Napi::Array>();
+  std::vector<cublaslt::TunedGemm> entries;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    Napi::Value item = array.Get(i);
+    if (!item.IsObject()) ThrowInvalid(env, "seedTunedGemms: entry " + std::to_string(i) + " must be an object");
+    Napi::Object o = item.As<Napi::Object>();
+    if (!o.Get("problem").IsString() || !o.Get("algo").IsTypedArray()) {
+      ThrowInvalid(env, "seedTunedGemms: entry " + std::to_string(i) + " needs a string problem and a Uint8Array algo");
+    }
+    auto algo = o.Get("algo").As<Napi::TypedArray>();
+    if (algo.TypedArrayType() != napi_uint8_array || algo.ByteLength() != cublaslt::kAlgorithmBytes) {
+      ThrowInvalid(env, "seedTunedGemms: entry " + std::to_string(i) + "'s algo must be " +
+                            std::to_string(cublaslt::kAlgorithmBytes) + " bytes (a Uint8Array)");
+    }
+    const auto* bytes = static_cast<const uint8_t*>(algo.ArrayBuffer().Data()) + algo.ByteOffset();
+    entries.push_back({o.Get("problem").As<Napi::String>().Utf8Value(), std::vector<uint8_t>(bytes, bytes + algo.ByteLength())});
+  }
+  return Napi::Number::New(env, double(cublaslt::SeedTunedGemms(ordinal, entries)));
+}
+
+Napi::Value GpuTuningCounts(const Napi::CallbackInfo& info) {
+  const cublaslt::TuningCounts counts = cublaslt::CountTuning();
+  Napi::Object out = Napi::Object::New(info.Env());
+  out.Set("timed", double(counts.timed));
+  out.Set("reused", double(counts.reused));
+  return out;
+}
+
 std::vector<std::string> StringList(const Napi::CallbackInfo& info, size_t index, const char* what) {
   if (info.Length() <= index || !info[index].IsArray()) ThrowInvalid(info.Env(), std::string(what) + " must be an array of strings");
   auto array = info[index].As<Napi::Array>();
@@ -1112,6 +1161,9 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"gpuLoadModule", GpuLoadModule},
       {"gpuCreatePlan", GpuCreatePlan},
       {"gpuDescribePlan", GpuDescribePlan},
+      {"gpuTunedGemms", GpuTunedGemms},
+      {"gpuSeedTunedGemms", GpuSeedTunedGemms},
+      {"gpuTuningCounts", GpuTuningCounts},
       {"nvrtcInfo", NvrtcInfo},
       {"nvrtcCompile", NvrtcCompile},
       {"cublasLtInfo", CublasLtInfo},

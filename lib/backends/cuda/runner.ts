@@ -22,6 +22,7 @@
  * flight. The device executes one plan's steps at a time on this engine's behalf anyway;
  * what a queue costs is the host-side overlap of one run's copies with another's kernels.
  */
+import { devices } from '../../devices';
 import { BadModelError, InternalError, InvalidArgumentError, NoCompatibleDeviceError } from '../../errors';
 import { gpuBinding } from '../../gpu/binding';
 import { DeviceTensor, toDevice } from '../../gpu/device-tensor';
@@ -42,6 +43,7 @@ import type { CudaEngineContents, EngineKernel } from './engine-format';
 import { instantiate } from './instantiate';
 import { lowerInstance, type LayerLowerer, type StepLayer, type WeightLocator } from './lower-instance';
 import { PlanCache, shapeKey } from './plan-cache';
+import { addToTimingCache, gemmsOf, readTimingCache, timingCacheFile, type TimingScope } from './timing-cache';
 import { layoutWeights, packWeights, weightLocator } from './weights';
 
 /** One plan step's time in {@link CudaRunner.profile}. */
@@ -98,6 +100,28 @@ export interface CudaRunnerOptions {
   compile?: KernelCompiler;
   /** Capture each plan into a CUDA graph and replay it (default true; `TENSORRT_NODE_CUDA_GRAPHS=0` turns it off). */
   cudaGraphs?: boolean;
+  /**
+   * The timing cache file GEMM algorithm choices are read from and written back to (timing-cache.ts);
+   * null: none. Default: TENSORRT_NODE_TIMING_CACHE, else `cuda-timing.json` in
+   * TENSORRT_NODE_ENGINE_CACHE's directory, else none.
+   */
+  timingCache?: string | null;
+}
+
+/** A timing cache file and the scope of this runner's device in it. */
+interface TimingCacheUse {
+  file: string;
+  scope: TimingScope;
+}
+
+/** Timing cache files already seeded into the native choices, per device (`ordinal\0file`). */
+const seededTimingCaches = new Set<string>();
+
+/** The driver's name of device `ordinal`. */
+async function deviceName(ordinal: number): Promise<string> {
+  const found = (await devices()).devices.find((d) => d.ordinal === ordinal);
+  if (found === undefined) throw new InternalError(`device ${ordinal} is not among the devices the driver lists`);
+  return found.name;
 }
 
 /** One instantiated plan and the device memory it owns. */
@@ -130,6 +154,7 @@ export class CudaRunner implements Engine {
   private readonly kernels: ReadonlyMap<string, EngineKernel>;
   private readonly warnedDevices = new Set<number>();
   private queue: Promise<unknown> = Promise.resolve();
+  private timing: Promise<TimingCacheUse | null> | undefined;
   private disposed = false;
 
   private constructor(
@@ -388,13 +413,59 @@ export class CudaRunner implements Engine {
         io.push(t);
       }
       const buffers = [arena, this.weights, values, ...io];
+      const timed = assembled.spec.steps.some((step) => step.kind === 'gemm' && (step.tune ?? 0) > 1);
+      const timing = timed ? await this.timingCache() : null;
+      const before = timing === null ? 0 : gpuBinding().gpuTuningCounts().timed;
       const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal);
+      try {
+        if (timing !== null && gpuBinding().gpuTuningCounts().timed > before) this.saveTimings(timing);
+      } catch (error) {
+        plan.dispose();
+        throw error;
+      }
       this.log('debug', `cuda engine: planned "${network.name}" for ${shapeKey(this.inputNames, shapes)}: ${assembled.spec.steps.length} steps, ${lowered.arenaBytes} arena bytes, ${modules.length} modules`);
       return new Instantiated(plan, owned, inputs, outputs, { spec: assembled.spec, labels: assembled.stepLabels, buffers, modules });
     } catch (error) {
       for (const t of owned) t.dispose();
       throw error;
     }
+  }
+
+  /**
+   * The timing cache in effect and this device's scope in it, its choices seeded into the
+   * process once per file and device; null when there is none.
+   *
+   * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` naming the file: it cannot be read or is malformed.
+   */
+  private timingCache(): Promise<TimingCacheUse | null> {
+    const resolving = (this.timing ??= (async () => {
+      const file = timingCacheFile(this.options.timingCache);
+      if (file === null) return null;
+      const [{ version }, name] = await Promise.all([gpuBinding().cublasLtInfo(), deviceName(this.deviceOrdinal)]);
+      const scope: TimingScope = { device: name, computeCapability: `${Math.floor(this.arch / 10)}.${this.arch % 10}`, cublasLt: version };
+      const key = `${this.deviceOrdinal}\0${file}`;
+      if (!seededTimingCaches.has(key)) {
+        const taken = gpuBinding().gpuSeedTunedGemms(this.deviceOrdinal, gemmsOf(readTimingCache(file), scope));
+        seededTimingCaches.add(key);
+        this.log('debug', `cuda engine: ${taken} GEMM algorithm choices read from the timing cache ${file}`);
+      }
+      return { file, scope };
+    })());
+    // A failure is not kept: the next plan tries again (the file may have been mended).
+    resolving.catch(() => {
+      if (this.timing === resolving) this.timing = undefined;
+    });
+    return resolving;
+  }
+
+  /**
+   * Writes this process's choices on the device into the timing cache.
+   *
+   * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` naming the file: it cannot be written.
+   */
+  private saveTimings(timing: TimingCacheUse): void {
+    const added = addToTimingCache(timing.file, timing.scope, gpuBinding().gpuTunedGemms(this.deviceOrdinal));
+    if (added > 0) this.log('debug', `cuda engine: ${added} GEMM algorithm choices written to the timing cache ${timing.file}`);
   }
 
   /** The loaded module of one kernel source: from the engine's cubins, else compiled now through the cache. */
