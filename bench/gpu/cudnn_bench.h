@@ -1,14 +1,16 @@
-// What the standalone cuDNN benchmarks (conv_layouts.cc, pointwise_convs.cc) share: exit-on-error
-// checks for the CUDA runtime and cuDNN, and a deterministic fp16 fill. Header-only; each program
-// still builds with one g++ line.
+// What the standalone cuDNN benchmarks (conv_layouts.cc, pointwise_convs.cc, spatial_convs.cc)
+// share: exit-on-error checks for the CUDA runtime and cuDNN, a deterministic fp16 fill, and a
+// graph timer. Header-only; each program still builds with one g++ line.
 #pragma once
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <vector>
 
 #define CK(x)                                                                                   \
@@ -33,4 +35,46 @@ inline void Fill(void* p, size_t n, unsigned seed = 0) {
   std::vector<__half> h(n);
   for (size_t i = 0; i < n; ++i) h[i] = __float2half(float(((i + seed) * 2654435761u) % 1000) / 1000.0f - 0.5f);
   CK(cudaMemcpy(p, h.data(), n * 2, cudaMemcpyHostToDevice));
+}
+
+// Buffer sets a timed call rotates over (more bytes than the 50 MB L2 for the larger layers), and
+// calls per graph.
+constexpr int kSets = 4, kCalls = 20;
+
+// Median µs per call of `call(set)` captured kCalls times into one graph, over 30 replays after 3
+// warm-ups; -1 if the call fails (first run, outside the capture) or cannot be captured.
+inline float GraphTimeUs(cudaStream_t stream, const std::function<bool(int)>& call) {
+  if (!call(0)) return -1;
+  CK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  bool ok = true;
+  for (int i = 0; i < kCalls && ok; ++i) ok = call(i % kSets);
+  // A call that cannot be captured (or failed) gives no time; the program goes on.
+  if (cudaStreamEndCapture(stream, &graph) != cudaSuccess) return cudaGetLastError(), -1;
+  if (!ok || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+    cudaGraphDestroy(graph);
+    return cudaGetLastError(), -1;
+  }
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
+  std::vector<float> times;
+  for (int i = 0; i < 30; ++i) {
+    CK(cudaEventRecord(a, stream));
+    CK(cudaGraphLaunch(exec, stream));
+    CK(cudaEventRecord(b, stream));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  return times[times.size() / 2] * 1000.0f / kCalls;
 }

@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,45 +67,6 @@ std::vector<float> Read(const void* p, size_t n) {
   std::vector<float> f(n);
   for (size_t i = 0; i < n; ++i) f[i] = __half2float(h[i]);
   return f;
-}
-
-constexpr int kSets = 4, kCalls = 20;
-
-// Median µs per call of `call(set)` captured kCalls times into one graph (or -1 if it fails).
-float Time(cudaStream_t stream, const std::function<bool(int)>& call) {
-  if (!call(0)) return -1;
-  CK(cudaStreamSynchronize(stream));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  bool ok = true;
-  for (int i = 0; i < kCalls && ok; ++i) ok = call(i % kSets);
-  // A call that cannot be captured (or failed) gives no time; the program goes on.
-  if (cudaStreamEndCapture(stream, &graph) != cudaSuccess) return cudaGetLastError(), -1;
-  if (!ok || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
-    cudaGraphDestroy(graph);
-    return cudaGetLastError(), -1;
-  }
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
-  std::vector<float> times;
-  for (int i = 0; i < 30; ++i) {
-    CK(cudaEventRecord(a, stream));
-    CK(cudaGraphLaunch(exec, stream));
-    CK(cudaEventRecord(b, stream));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  CK(cudaGraphExecDestroy(exec));
-  CK(cudaGraphDestroy(graph));
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  return times[times.size() / 2] * 1000.0f / kCalls;
 }
 
 int main(int argc, char** argv) {
@@ -177,7 +137,7 @@ int main(int argc, char** argv) {
                 CUDNN_STATUS_SUCCESS ||
             need > wsBytes)
           continue;
-        const float us = Time(stream, [&](int i) {
+        const float us = GraphTimeUs(stream, [&](int i) {
           return cudnnConvolutionBiasActivationForward(dnn, &one, xd, x[i], wd, w, cd, cudnnConvolutionFwdAlgo_t(algo), ws,
                                                        wsBytes, &alpha2, yd, s.residual ? z[i] : y[i], bd, bias,
                                                        s.relu ? relu : identity, yd, y[i]) == CUDNN_STATUS_SUCCESS;
@@ -212,7 +172,7 @@ int main(int argc, char** argv) {
       float firstLt = -1, bestLt = 1e9f;
       int bestLtIndex = -1;
       for (int r = 0; r < got; ++r) {
-        const float us = Time(stream, [&](int i) {
+        const float us = GraphTimeUs(stream, [&](int i) {
           return cublasLtMatmul(lt, desc, &one, w, ad, x[i], bdl, &beta, s.residual ? z[i] : d[i], dd, d[i], dd,
                                 &results[r].algo, ws, limit, stream) == CUBLAS_STATUS_SUCCESS;
         });
