@@ -101,15 +101,16 @@ export interface GpuBinding {
   gpuCopyDtoD(dst: NativeDeviceBuffer, dstOffset: number, src: NativeDeviceBuffer, srcOffset: number, bytes: number): Promise<void>;
   gpuStats(): NativeGpuStats;
   gpuLoadModule(device: number, image: Uint8Array, kernels: string[]): Promise<NativeModule>;
-  gpuCreatePlan(device: number, encoded: Uint8Array, buffers: NativeDeviceBuffer[], modules: NativeModule[]): Promise<NativePlan>;
+  /** `tuningBudgetMs`: the most ms preparing may spend timing GEMM candidates (undefined: no limit). */
+  gpuCreatePlan(device: number, encoded: Uint8Array, buffers: NativeDeviceBuffer[], modules: NativeModule[], tuningBudgetMs?: number): Promise<NativePlan>;
   /** Decodes a plan against fake buffers (buffer i at (i + 1) << 40) without a GPU: for tests. */
   gpuDescribePlan(encoded: Uint8Array, bufferSizes: number[], kernelCounts: number[]): DescribedStep[];
   /** The cuBLASLt algorithm choices this process made or was seeded with on `device` (plain data; no CUDA call). */
   gpuTunedGemms(device: number): NativeTunedGemm[];
   /** Seeds `device`'s choices from a timing cache file; returns how many entries were taken (the process's own choices win). */
   gpuSeedTunedGemms(device: number, entries: NativeTunedGemm[]): number;
-  /** GEMM problems timed by this process, and plan GEMMs that took a remembered choice instead. */
-  gpuTuningCounts(): { timed: number; reused: number };
+  /** GEMM problems timed by this process, plan GEMMs that took a remembered choice instead, and plan GEMMs left untimed because their plan's timing budget was spent. */
+  gpuTuningCounts(): { timed: number; reused: number; overBudget: number };
   nvrtcInfo(): Promise<NativeLibraryInfo>;
   nvrtcCompile(source: string, name: string, arch: number, options: string[]): Promise<{ cubin: Uint8Array; log: string }>;
   cublasLtInfo(): Promise<NativeLibraryInfo>;

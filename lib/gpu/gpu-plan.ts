@@ -34,6 +34,14 @@ export interface PlanRunOptions {
   pollMicros?: number;
 }
 
+export interface PlanCreateOptions {
+  /**
+   * The most milliseconds preparing may spend timing GEMM candidates (`tune` > 1); once spent, the
+   * remaining GEMMs take a choice this process remembers, else the heuristic's first. Default: no limit.
+   */
+  tuningBudgetMs?: number;
+}
+
 /** The default of {@link PlanRunOptions.pollMicros}. */
 export const DEFAULT_POLL_MICROS = 20;
 
@@ -82,10 +90,15 @@ export class GpuPlan {
   }
 
   /**
-   * Checks and prepares `spec` (library descriptors, algorithms, workspace). `buffers[i]` is the
-   * plan's buffer i and `modules[j]` its module j; they are kept alive while the plan lives.
+   * Checks and prepares `spec` (library descriptors, algorithms, workspace, timed GEMM
+   * candidates). `buffers[i]` is the plan's buffer i and `modules[j]` its module j; they are kept
+   * alive while the plan lives.
    */
-  static async create(spec: PlanSpec, buffers: readonly DeviceTensor[], modules: readonly GpuModule[] = [], device?: DeviceLike): Promise<GpuPlan> {
+  static async create(spec: PlanSpec, buffers: readonly DeviceTensor[], modules: readonly GpuModule[] = [], device?: DeviceLike, options: PlanCreateOptions = {}): Promise<GpuPlan> {
+    const budget = options.tuningBudgetMs;
+    if (budget !== undefined && (!Number.isSafeInteger(budget) || budget < 0)) {
+      throw new InvalidArgumentError(`tuningBudgetMs must be a non-negative integer (milliseconds), got ${String(budget)}`);
+    }
     const ordinal = deviceOrdinal(device ?? buffers[0]?.device ?? modules[0]?.device ?? 0);
     for (const [i, t] of buffers.entries()) {
       if (t.device !== ordinal) throw new InvalidArgumentError(`plan buffer ${i} is on device ${t.device}, the plan on device ${ordinal}`);
@@ -96,6 +109,7 @@ export class GpuPlan {
       encoded,
       buffers.map((t) => t.buffer),
       modules.map((m) => m.native),
+      budget,
     );
     return new GpuPlan(native, ordinal);
   }

@@ -59,7 +59,7 @@ NativeError Failed(const CublasLtApi& api, const char* call, cublasStatus_t stat
 struct TunedAlgos {
   std::mutex mutex;
   std::map<int, std::map<std::string, MatmulAlgo>> byDevice;
-  uint64_t timed = 0, reused = 0;
+  uint64_t timed = 0, reused = 0, overBudget = 0;
 };
 TunedAlgos& Tuned() {
   static auto* tuned = new TunedAlgos();
@@ -246,7 +246,7 @@ std::string ProblemKey(const Gemm& gemm) {
 
 bool TuneGemm(Gemm& gemm, const cuda::Device& device, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,
               cuda::CUdeviceptr c, cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes,
-              NativeError* error) {
+              bool mayTime, NativeError* error) {
   const cuda::RuntimeApi& rt = *device.api;
   if (gemm.candidates.size() < 2 || rt.cuEventElapsedTime == nullptr) return true;
   // C is D when the problem has no C of its own: timing would then accumulate into D, which a
@@ -268,6 +268,10 @@ bool TuneGemm(Gemm& gemm, const cuda::Device& device, cuda::CUstream stream, cud
           return true;
         }
       }
+    }
+    if (!mayTime) {
+      ++tuned.overBudget;
+      return true;
     }
   }
   // Each candidate's runs are captured as one CUDA graph and timed as a graph launch: enqueued
@@ -364,7 +368,7 @@ size_t SeedTunedGemms(int device, const std::vector<TunedGemm>& entries) {
 TuningCounts CountTuning() {
   TunedAlgos& tuned = Tuned();
   std::lock_guard<std::mutex> lock(tuned.mutex);
-  return {tuned.timed, tuned.reused};
+  return {tuned.timed, tuned.reused, tuned.overBudget};
 }
 
 bool EnqueueGemm(const Gemm& gemm, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,

@@ -57,10 +57,12 @@ bool PrepareGemm(cuda::Device& device, const GemmShape& shape, cuda::CUdeviceptr
 // Times each candidate on the plan's own operands and keeps the fastest (a no-op with one
 // candidate, or when the driver lacks event timing). Writes D; reads A, B, C and the bias. The
 // choice is remembered per device and problem for the life of the process, so a plan with the
-// same GEMM several times (a ResNet's repeated blocks) times it once.
+// same GEMM several times (a ResNet's repeated blocks) times it once. With `mayTime` false (the
+// plan's timing budget is spent) a remembered choice is still taken, but nothing is timed: the
+// heuristic's first candidate stays.
 bool TuneGemm(Gemm& gemm, const cuda::Device& device, cuda::CUstream stream, cuda::CUdeviceptr a, cuda::CUdeviceptr b,
               cuda::CUdeviceptr c, cuda::CUdeviceptr d, cuda::CUdeviceptr workspace, size_t workspaceBytes,
-              NativeError* error);
+              bool mayTime, NativeError* error);
 
 // The choices TuneGemm made or was seeded with on `device`, as plain data for a timing cache file:
 // the problem (every shape field that decides the candidates and their speed, as text) and the
@@ -78,9 +80,10 @@ std::vector<TunedGemm> TunedGemms(int device);
 // candidates; otherwise the problem is timed again. Returns how many entries were taken.
 size_t SeedTunedGemms(int device, const std::vector<TunedGemm>& entries);
 
-// How many GEMM problems this process timed, and how many took a remembered choice instead.
+// How many GEMM problems this process timed, how many plan GEMMs took a remembered choice
+// instead, and how many kept the heuristic's first because their plan's timing budget was spent.
 struct TuningCounts {
-  uint64_t timed = 0, reused = 0;
+  uint64_t timed = 0, reused = 0, overBudget = 0;
 };
 TuningCounts CountTuning();
 

@@ -922,6 +922,7 @@ Napi::Value GpuTuningCounts(const Napi::CallbackInfo& info) {
   Napi::Object out = Napi::Object::New(info.Env());
   out.Set("timed", double(counts.timed));
   out.Set("reused", double(counts.reused));
+  out.Set("overBudget", double(counts.overBudget));
   return out;
 }
 
@@ -964,8 +965,11 @@ Napi::Value GpuCreatePlan(const Napi::CallbackInfo& info) {
   int ordinal = int(Integer(info, 0, "device"));
   HostRange encoded = GetHostRange(info, 1, "encoded plan");
   if (info.Length() < 4 || !info[2].IsArray() || !info[3].IsArray()) {
-    ThrowInvalid(env, "createPlan expects (device, encoded, buffers[], modules[])");
+    ThrowInvalid(env, "createPlan expects (device, encoded, buffers[], modules[], tuningBudgetMs?)");
   }
+  // Milliseconds the plan may spend timing GEMM candidates; absent or undefined: no limit.
+  double tuningBudgetMs = -1;
+  if (info.Length() > 4 && !info[4].IsUndefined()) tuningBudgetMs = double(Integer(info, 4, "tuningBudgetMs"));
   cuda::Device* device = DeviceOrThrow(env, ordinal);
   Napi::Object object = classes->plan.New({Napi::External<void>::New(env, nullptr)});
   PlanObject* owner = PlanObject::Unwrap(object);
@@ -1005,6 +1009,7 @@ Napi::Value GpuCreatePlan(const Napi::CallbackInfo& info) {
     owner->Dispose(env);
     ThrowJsError(env, error);
   }
+  owner->plan->SetTuningBudget(tuningBudgetMs);
   auto* worker = new PlanWorker(env, owner, PlanWorker::kPrepare, 1, device);
   try {
     for (DeviceBuffer* buffer : owner->buffers) worker->lease.Add(env, buffer, "plan's");

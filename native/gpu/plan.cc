@@ -1,5 +1,7 @@
 #include "plan.h"
 
+#include <chrono>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -423,12 +425,15 @@ bool Plan::Prepare(cuda::Device& device, NativeError* error) {
   // One workspace, allocated before any capture, so graphs hold no allocation nodes (§2.1).
   if (!cuda::Allocate(device, workspaceBytes_, &workspace_, error)) return false;
   // GEMM candidates timed on the plan's own buffers and workspace (their contents are not yet
-  // the run's: every D is written before it is read).
+  // the run's: every D is written before it is read), within the plan's timing budget.
+  const auto started = std::chrono::steady_clock::now();
   for (size_t i = 0; i < steps_.size(); ++i) {
     PlanStep& step = steps_[i];
     if (step.kind != kGemm) continue;
+    const double spentMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    const bool mayTime = tuningBudgetMs_ < 0 || spentMs < tuningBudgetMs_;
     if (!cublaslt::TuneGemm(*step.gemmOp, device, stream_, step.ptrs[0], step.ptrs[1], step.ptrs[3], step.ptrs[2],
-                            workspace_, workspaceBytes_, error)) {
+                            workspace_, workspaceBytes_, mayTime, error)) {
       error->numbers["step"] = double(i);
       return false;
     }

@@ -57,6 +57,9 @@ class Plan {
 
   // Worker thread: stream, library descriptors and algorithms, workspace, kernel parameter checks.
   bool Prepare(cuda::Device& device, NativeError* error);
+  // JS thread, before Prepare: the most milliseconds Prepare may spend timing GEMM candidates
+  // (negative: no limit). Once spent, the remaining GEMMs keep the heuristic's first choice.
+  void SetTuningBudget(double ms) { tuningBudgetMs_ = ms; }
   // Worker thread: enqueue every step and wait.
   bool Run(int times, NativeError* error);
   // Any thread (the JS thread for the pool-free path): enqueue `times` runs of the steps, or
@@ -84,6 +87,7 @@ class Plan {
   cuda::CUgraphExec exec_ = nullptr;
   cuda::CUdeviceptr workspace_ = 0;
   size_t workspaceBytes_ = 0;
+  double tuningBudgetMs_ = -1;
   std::vector<PlanStep> steps_;
 };
 

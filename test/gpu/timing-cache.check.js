@@ -9,7 +9,11 @@
 //      outputs are bit-identical to 1's;
 //   3. the file's algorithms replaced by bytes cuBLASLt never offers: they are ignored, the
 //      problems are timed again and the outputs still match PyTorch;
-//   4. a malformed file: the first run is refused with E_INVALID_ARGUMENT naming the file, and
+//   4. the file from 3 with TENSORRT_NODE_TUNING_BUDGET_MS=0: the file's choices are still taken
+//      (nothing timed, nothing over budget) and the outputs are bit-identical to 3's;
+//   5. no file and a budget of 0: nothing is timed, every timed GEMM keeps cuBLASLt's first
+//      choice (counted over budget) and the outputs still match PyTorch;
+//   6. a malformed file: the first run is refused with E_INVALID_ARGUMENT naming the file, and
 //      the file is left as it was.
 // Every phase's outputs are compared with PyTorch's fp32 outputs (scaled error ≤ 1e-2).
 // Exit 0: passed; 1: failed; 3: no usable GPU here.
@@ -49,18 +53,20 @@ async function child() {
       return w;
     });
     const bytes = outputs.map((t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength).toString('base64'));
-    const { timed, reused } = require(path.join(__dirname, '..', '..', 'dist', 'gpu', 'binding.js')).gpuBinding().gpuTuningCounts();
-    console.log(JSON.stringify({ timed, reused, worst, bytes }));
+    const { timed, reused, overBudget } = require(path.join(__dirname, '..', '..', 'dist', 'gpu', 'binding.js')).gpuBinding().gpuTuningCounts();
+    console.log(JSON.stringify({ timed, reused, overBudget, worst, bytes }));
   } finally {
     await program.dispose();
   }
 }
 
 /** One fresh process over the file: its result line, and the runner's log (DEBUG=tensorrt-node goes to stderr). */
-function phase(file) {
-  const env = { ...process.env, TENSORRT_NODE_TIMING_CACHE: file, DEBUG: 'tensorrt-node' };
+function phase(file, budgetMs) {
+  const env = { ...process.env, TENSORRT_NODE_TIMING_CACHE: file ?? '', DEBUG: 'tensorrt-node' };
   delete env.TENSORRT_NODE_ENGINE_CACHE;
   delete env.TENSORRT_NODE_GEMM_TUNE;
+  delete env.TENSORRT_NODE_TUNING_BUDGET_MS;
+  if (budgetMs !== undefined) env.TENSORRT_NODE_TUNING_BUDGET_MS = String(budgetMs);
   const child = spawnSync(process.execPath, [__filename, '--child'], { env, encoding: 'utf8', timeout: 120_000 });
   assert(child.status === 0, `the child process exited with ${child.status} (${child.signal ?? ''}): ${child.stderr.slice(-2000)}`);
   const result = JSON.parse(child.stdout.trim().split('\n').pop());
@@ -98,12 +104,19 @@ if (process.argv[2] === '--child') {
       const third = phase(file);
       assert(third.timed === first.timed, `phase 3 timed every problem again, ignoring algorithms cuBLASLt does not offer (timed ${third.timed})`);
 
+      const budgeted = phase(file, 0);
+      assert(budgeted.timed === 0 && budgeted.overBudget === 0 && budgeted.reused >= entries, `phase 4 took the file's choices within a budget of 0 (${JSON.stringify({ ...budgeted, bytes: undefined })})`);
+      assert(budgeted.bytes.every((b, i) => b === third.bytes[i]), 'phase 4 outputs are bit-identical to phase 3 (same choices)');
+
+      const untimed = phase(null, 0);
+      assert(untimed.timed === 0 && untimed.reused === 0 && untimed.overBudget === second.reused, `phase 5 timed nothing and kept the first choice of each of the ${second.reused} timed GEMMs (${JSON.stringify({ ...untimed, bytes: undefined })})`);
+
       const malformed = '{"format": "tensorrt-node cuda timing cache", "version": 1, "scopes": [';
       fs.writeFileSync(file, malformed);
-      const fourth = phase(file);
-      assert(fourth.error?.code === 'E_INVALID_ARGUMENT' && fourth.error.message.includes(file) && fourth.error.message.includes('not JSON'), `phase 4 is refused naming the file (${JSON.stringify(fourth.error)})`);
-      assert(fs.readFileSync(file, 'utf8') === malformed, 'phase 4 left the malformed file as it was');
-      return { problems: entries, reused: second.reused, worst: [first.worst, second.worst, third.worst] };
+      const sixth = phase(file);
+      assert(sixth.error?.code === 'E_INVALID_ARGUMENT' && sixth.error.message.includes(file) && sixth.error.message.includes('not JSON'), `phase 6 is refused naming the file (${JSON.stringify(sixth.error)})`);
+      assert(fs.readFileSync(file, 'utf8') === malformed, 'phase 6 left the malformed file as it was');
+      return { problems: entries, reused: second.reused, overBudget: untimed.overBudget, worst: [first.worst, second.worst, third.worst, budgeted.worst, untimed.worst] };
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -24,6 +24,12 @@ export const simulatedGpu = {
   /** Device-to-device copies fail. */
   failCopies: false,
   copies: { toHost: 0, toDevice: 0 },
+  /**
+   * The process's GEMM algorithm choices per device (native/cublaslt's memo: problem → 64 bytes)
+   * and its counts; a test's fake GpuPlan.create updates them as the native Prepare would.
+   */
+  tuning: { choices: new Map<number, Map<string, Uint8Array>>(), timed: 0, reused: 0, overBudget: 0 },
+  cublasLtVersion: 130100,
 };
 
 export function resetSimulatedGpu(): void {
@@ -31,6 +37,15 @@ export function resetSimulatedGpu(): void {
   simulatedGpu.failAllocOf = -1;
   simulatedGpu.failCopies = false;
   simulatedGpu.copies = { toHost: 0, toDevice: 0 };
+  simulatedGpu.tuning = { choices: new Map(), timed: 0, reused: 0, overBudget: 0 };
+  simulatedGpu.cublasLtVersion = 130100;
+}
+
+/** The simulated process's GEMM choices on `ordinal`. */
+export function simulatedChoices(ordinal: number): Map<string, Uint8Array> {
+  let choices = simulatedGpu.tuning.choices.get(ordinal);
+  if (choices === undefined) simulatedGpu.tuning.choices.set(ordinal, (choices = new Map()));
+  return choices;
 }
 
 const bytes = (v: ArrayBuffer | ArrayBufferView): Uint8Array => (v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
@@ -72,6 +87,19 @@ const binding = {
     dst.data.set(src.data.subarray(sAt, sAt + n), dAt);
   },
   gpuLoadModule: async (_ordinal: number, image: Uint8Array, kernels: string[]) => ({ kernels, image: new TextDecoder().decode(image), dispose: () => undefined }),
+  cublasLtInfo: async () => ({ libraryPath: 'libcublasLt.so.13 (simulated)', version: simulatedGpu.cublasLtVersion }),
+  gpuTunedGemms: (ordinal: number) => [...simulatedChoices(ordinal)].map(([problem, algo]) => ({ problem, algo })),
+  gpuSeedTunedGemms: (ordinal: number, entries: Array<{ problem: string; algo: Uint8Array }>) => {
+    const choices = simulatedChoices(ordinal);
+    let taken = 0;
+    for (const e of entries) {
+      if (choices.has(e.problem)) continue;
+      choices.set(e.problem, e.algo);
+      taken++;
+    }
+    return taken;
+  },
+  gpuTuningCounts: () => ({ timed: simulatedGpu.tuning.timed, reused: simulatedGpu.tuning.reused, overBudget: simulatedGpu.tuning.overBudget }),
 };
 
 /** What jest.mock returns for lib/gpu/binding. */

@@ -43,7 +43,7 @@ import type { CudaEngineContents, EngineKernel } from './engine-format';
 import { instantiate } from './instantiate';
 import { lowerInstance, type LayerLowerer, type StepLayer, type WeightLocator } from './lower-instance';
 import { PlanCache, shapeKey } from './plan-cache';
-import { addToTimingCache, gemmsOf, readTimingCache, timingCacheFile, type TimingScope } from './timing-cache';
+import { addToTimingCache, gemmsOf, readTimingCache, timingCacheFile, tuningBudgetMs, type TimingScope } from './timing-cache';
 import { layoutWeights, packWeights, weightLocator } from './weights';
 
 /** One plan step's time in {@link CudaRunner.profile}. */
@@ -106,6 +106,11 @@ export interface CudaRunnerOptions {
    * TENSORRT_NODE_ENGINE_CACHE's directory, else none.
    */
   timingCache?: string | null;
+  /**
+   * The most ms making one plan may spend timing GEMM candidates (timing-cache.ts tuningBudgetMs);
+   * default TENSORRT_NODE_TUNING_BUDGET_MS, else no limit.
+   */
+  tuningBudgetMs?: number;
 }
 
 /** A timing cache file and the scope of this runner's device in it. */
@@ -415,10 +420,16 @@ export class CudaRunner implements Engine {
       const buffers = [arena, this.weights, values, ...io];
       const timed = assembled.spec.steps.some((step) => step.kind === 'gemm' && (step.tune ?? 0) > 1);
       const timing = timed ? await this.timingCache() : null;
-      const before = timing === null ? 0 : gpuBinding().gpuTuningCounts().timed;
-      const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal);
+      // The counts are the process's: another engine's plan made meanwhile may be counted here too,
+      // which at worst writes the file once more or says the budget was spent once too often.
+      const before = timed ? gpuBinding().gpuTuningCounts() : null;
+      const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal, { tuningBudgetMs: tuningBudgetMs(this.options.tuningBudgetMs) });
       try {
-        if (timing !== null && gpuBinding().gpuTuningCounts().timed > before) this.saveTimings(timing);
+        const after = before === null ? null : gpuBinding().gpuTuningCounts();
+        if (before !== null && after !== null && after.overBudget > before.overBudget) {
+          this.log('info', `cuda engine: the GEMM timing budget of "${network.name}" was spent: ${after.overBudget - before.overBudget} GEMMs keep cuBLASLt's first choice`);
+        }
+        if (timing !== null && before !== null && after !== null && after.timed > before.timed) this.saveTimings(timing);
       } catch (error) {
         plan.dispose();
         throw error;

@@ -14,6 +14,9 @@
  * Where the file is (timingCacheFile): the runner's `timingCache` option, else
  * TENSORRT_NODE_TIMING_CACHE, else `cuda-timing.json` in TENSORRT_NODE_ENGINE_CACHE's
  * directory, else nowhere (choices then live for the process only).
+ *
+ * The timing itself may be bounded per plan (tuningBudgetMs): the time a plan's creation may
+ * spend on it, beyond which its GEMMs keep the heuristic's first candidate.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -64,6 +67,28 @@ export function timingCacheFile(option: string | null | undefined, env: NodeJS.P
   if (given !== undefined && given !== '') return given;
   const dir = env[ENGINE_CACHE_ENV];
   return dir === undefined || dir === '' ? null : path.join(dir, 'cuda-timing.json');
+}
+
+export const TUNING_BUDGET_ENV = 'TENSORRT_NODE_TUNING_BUDGET_MS';
+
+/**
+ * The most ms one plan's creation may spend timing GEMM candidates: the option, else
+ * TENSORRT_NODE_TUNING_BUDGET_MS, else undefined (no limit). Choices the process or the timing
+ * cache already holds cost nothing and are taken whatever the budget.
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: not a non-negative integer.
+ */
+export function tuningBudgetMs(option: number | undefined, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  if (option !== undefined) {
+    if (!Number.isSafeInteger(option) || option < 0) throw new InvalidArgumentError(`tuningBudgetMs must be a non-negative integer (milliseconds), got ${String(option)}`);
+    return option;
+  }
+  const given = env[TUNING_BUDGET_ENV];
+  if (given === undefined || given === '') return undefined;
+  if (!/^\d+$/.test(given) || !Number.isSafeInteger(Number(given))) {
+    throw new InvalidArgumentError(`${TUNING_BUDGET_ENV} must be a non-negative integer (milliseconds), got ${JSON.stringify(given)}`, { details: { envVar: TUNING_BUDGET_ENV, value: given } });
+  }
+  return Number(given);
 }
 
 const sameScope = (a: TimingScope, b: TimingScope): boolean => a.device === b.device && a.computeCapability === b.computeCapability && a.cublasLt === b.cublasLt;

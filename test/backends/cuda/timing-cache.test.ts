@@ -10,10 +10,12 @@ import {
   serializeTimingCache,
   TIMING_CACHE_FORMAT,
   timingCacheFile,
+  tuningBudgetMs,
   withGemms,
   type TimingScope,
 } from '../../../lib/backends/cuda/timing-cache';
 import { gpuBinding } from '../../../lib/gpu/binding';
+import { GpuPlan } from '../../../lib/gpu/gpu-plan';
 
 const H200: TimingScope = { device: 'NVIDIA H200', computeCapability: '9.0', cublasLt: 130100 };
 const A100: TimingScope = { device: 'NVIDIA A100-SXM4-80GB', computeCapability: '8.0', cublasLt: 130100 };
@@ -155,5 +157,30 @@ describe('native GEMM choices (no GPU needed: plain data)', () => {
     expect(() => binding.gpuSeedTunedGemms(902, [{ problem: P1, algo: new Float32Array(16) as unknown as Uint8Array }])).toThrow(/must be 64 bytes \(a Uint8Array\)/);
     expect(() => binding.gpuSeedTunedGemms(902, [{ problem: 3 as unknown as string, algo: algo(1) }])).toThrow(/needs a string problem/);
     expect(binding.gpuTunedGemms(902)).toEqual([]);
+  });
+});
+
+describe('tuningBudgetMs', () => {
+  it('takes the option, then TENSORRT_NODE_TUNING_BUDGET_MS, else no limit', () => {
+    expect(tuningBudgetMs(250, { TENSORRT_NODE_TUNING_BUDGET_MS: '10' })).toBe(250);
+    expect(tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: '10' })).toBe(10);
+    expect(tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: '0' })).toBe(0);
+    expect(tuningBudgetMs(undefined, {})).toBeUndefined();
+    expect(tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: '' })).toBeUndefined();
+  });
+
+  it.each(['-1', '1.5', 'ten', '1e3', ' 5'])('refuses TENSORRT_NODE_TUNING_BUDGET_MS=%j, naming the variable', (value) => {
+    expect(() => tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: value })).toThrow(
+      expect.objectContaining({ code: 'E_INVALID_ARGUMENT', message: expect.stringContaining(`TENSORRT_NODE_TUNING_BUDGET_MS must be a non-negative integer (milliseconds), got ${JSON.stringify(value)}`) }),
+    );
+  });
+
+  it.each([-1, 0.5, Number.NaN, Infinity])('refuses the option %p', (value) => {
+    expect(() => tuningBudgetMs(value, {})).toThrow(/tuningBudgetMs must be a non-negative integer/);
+  });
+
+  it('is checked before a plan is made, by GpuPlan.create and by the addon', async () => {
+    await expect(GpuPlan.create({ steps: [] }, [], [], 0, { tuningBudgetMs: -5 })).rejects.toMatchObject({ code: 'E_INVALID_ARGUMENT', message: expect.stringMatching(/tuningBudgetMs must be a non-negative integer/) });
+    expect(() => gpuBinding().gpuCreatePlan(0, new Uint8Array(12), [], [], -5)).toThrow(expect.objectContaining({ code: 'E_INVALID_ARGUMENT', message: expect.stringMatching(/tuningBudgetMs must be an integer >= 0/) }));
   });
 });
