@@ -37,6 +37,37 @@ inline void Fill(void* p, size_t n, unsigned seed = 0) {
   CK(cudaMemcpy(p, h.data(), n * 2, cudaMemcpyHostToDevice));
 }
 
+// n fp16 values at device address p, as floats.
+inline std::vector<float> Read(const void* p, size_t n) {
+  std::vector<__half> h(n);
+  CK(cudaMemcpy(h.data(), p, n * 2, cudaMemcpyDeviceToHost));
+  std::vector<float> f(n);
+  for (size_t i = 0; i < n; ++i) f[i] = __half2float(h[i]);
+  return f;
+}
+
+// One bottleneck block of torchvision's resnet50 (224×224): its input channels, width (the 3×3's
+// channels), output channels, input size, and stride (on the 3×3, as torchvision has it; the
+// first block of stages 2–4 also downsamples its input with a 1×1 of that stride).
+struct Bottleneck {
+  int cin, width, out, in, stride;
+  bool first;  // the stage's first block, the one with the 1×1 downsample
+};
+
+inline std::vector<Bottleneck> Resnet50Blocks() {
+  std::vector<Bottleneck> blocks;
+  const int widths[4] = {64, 128, 256, 512}, counts[4] = {3, 4, 6, 3}, sizes[4] = {56, 56, 28, 14};
+  int cin = 64;
+  for (int s = 0; s < 4; ++s) {
+    const int w = widths[s], out = w * 4, stride = s == 0 ? 1 : 2;
+    for (int b = 0; b < counts[s]; ++b) {
+      blocks.push_back({b == 0 ? cin : out, w, out, b == 0 ? sizes[s] : sizes[s] / stride, b == 0 ? stride : 1, b == 0});
+    }
+    cin = out;
+  }
+  return blocks;
+}
+
 // Buffer sets a timed call rotates over (more bytes than the 50 MB L2 for the larger layers), and
 // calls per graph.
 constexpr int kSets = 4, kCalls = 20;

@@ -45,28 +45,12 @@ std::vector<Shape> Shapes() {
       if (t.c == s.c && t.k == s.k && t.in == s.in && t.relu == s.relu && t.residual == s.residual) return void(++t.count);
     v.push_back(s);
   };
-  const int widths[4] = {64, 128, 256, 512}, blocks[4] = {3, 4, 6, 3}, sizes[4] = {56, 56, 28, 14};
-  int cin = 64;
-  for (int s = 0; s < 4; ++s) {
-    const int w = widths[s], out = w * 4, stride = s == 0 ? 1 : 2;
-    for (int b = 0; b < blocks[s]; ++b) {
-      const int in = b == 0 ? sizes[s] : sizes[s] / stride;
-      const int st = b == 0 ? stride : 1;
-      add({b == 0 ? cin : out, w, in, true, false, 1});
-      add({w, out, in / st, true, true, 1});
-      if (b == 0 && st == 1) add({cin, out, in, false, false, 1});
-    }
-    cin = out;
+  for (const Bottleneck& b : Resnet50Blocks()) {
+    add({b.cin, b.width, b.in, true, false, 1});
+    add({b.width, b.out, b.in / b.stride, true, true, 1});
+    if (b.first && b.stride == 1) add({b.cin, b.out, b.in, false, false, 1});
   }
   return v;
-}
-
-std::vector<float> Read(const void* p, size_t n) {
-  std::vector<__half> h(n);
-  CK(cudaMemcpy(h.data(), p, n * 2, cudaMemcpyDeviceToHost));
-  std::vector<float> f(n);
-  for (size_t i = 0; i < n; ++i) f[i] = __half2float(h[i]);
-  return f;
 }
 
 int main(int argc, char** argv) {
