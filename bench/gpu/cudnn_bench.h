@@ -68,6 +68,30 @@ inline std::vector<Bottleneck> Resnet50Blocks() {
   return blocks;
 }
 
+// What the per-layer benchmarks set up once: a cuDNN handle on a non-blocking stream, ReLU and
+// identity activations, and a workspace of `wsBytes`.
+struct CudnnBench {
+  cudnnHandle_t dnn;
+  cudaStream_t stream;
+  cudnnActivationDescriptor_t relu, identity;
+  void* ws;
+  size_t wsBytes;
+};
+
+inline CudnnBench OpenCudnnBench(size_t wsBytes) {
+  CudnnBench b{};
+  DN(cudnnCreate(&b.dnn));
+  CK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+  DN(cudnnSetStream(b.dnn, b.stream));
+  DN(cudnnCreateActivationDescriptor(&b.relu));
+  DN(cudnnSetActivationDescriptor(b.relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  DN(cudnnCreateActivationDescriptor(&b.identity));
+  DN(cudnnSetActivationDescriptor(b.identity, CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
+  b.wsBytes = wsBytes;
+  CK(cudaMalloc(&b.ws, wsBytes));
+  return b;
+}
+
 // Buffer sets a timed call rotates over (more bytes than the 50 MB L2 for the larger layers), and
 // calls per graph.
 constexpr int kSets = 4, kCalls = 20;

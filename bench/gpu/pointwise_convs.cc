@@ -57,21 +57,14 @@ int main(int argc, char** argv) {
   std::vector<int> batches;
   for (int i = 1; i < argc; ++i) batches.push_back(std::atoi(argv[i]));
   if (batches.empty()) batches = {32, 1};
-  cudnnHandle_t dnn;
-  DN(cudnnCreate(&dnn));
+  const CudnnBench bench = OpenCudnnBench(size_t(64) << 20);
+  cudnnHandle_t dnn = bench.dnn;
+  cudaStream_t stream = bench.stream;
+  cudnnActivationDescriptor_t relu = bench.relu, identity = bench.identity;
+  void* ws = bench.ws;
+  const size_t wsBytes = bench.wsBytes;
   cublasLtHandle_t lt;
   LT(cublasLtCreate(&lt));
-  cudaStream_t stream;
-  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  DN(cudnnSetStream(dnn, stream));
-  cudnnActivationDescriptor_t relu, identity;
-  DN(cudnnCreateActivationDescriptor(&relu));
-  DN(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
-  DN(cudnnCreateActivationDescriptor(&identity));
-  DN(cudnnSetActivationDescriptor(identity, CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
-  const size_t wsBytes = size_t(64) << 20;
-  void* ws;
-  CK(cudaMalloc(&ws, wsBytes));
   std::printf("{\"cudnn\":%zu,\"cublasLt\":%zu,\"rows\":[\n", cudnnGetVersion(), cublasLtGetVersion());
   bool firstRow = true;
   for (int n : batches) {
