@@ -425,11 +425,12 @@ export class CudaRunner implements Engine {
       const before = timed ? gpuBinding().gpuTuningCounts() : null;
       const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal, { tuningBudgetMs: tuningBudgetMs(this.options.tuningBudgetMs) });
       try {
-        const after = before === null ? null : gpuBinding().gpuTuningCounts();
-        if (before !== null && after !== null && after.overBudget > before.overBudget) {
-          this.log('info', `cuda engine: the GEMM timing budget of "${network.name}" was spent: ${after.overBudget - before.overBudget} GEMMs keep cuBLASLt's first choice`);
+        if (before !== null) {
+          const after = gpuBinding().gpuTuningCounts();
+          const untimed = after.overBudget - before.overBudget;
+          if (untimed > 0) this.log('info', `cuda engine: the GEMM timing budget of "${network.name}" was spent: ${untimed} GEMMs keep cuBLASLt's first choice`);
+          if (timing !== null && after.timed > before.timed) this.saveTimings(timing);
         }
-        if (timing !== null && before !== null && after !== null && after.timed > before.timed) this.saveTimings(timing);
       } catch (error) {
         plan.dispose();
         throw error;
