@@ -112,6 +112,11 @@ export async function buildCudaEngine(source: Network, config: BuildConfig, targ
   if (merged.groups > 0) log('debug', `cuda backend: network "${source.name}": ${merged.merged} projections computed as ${merged.groups} wide GEMMs`);
   if (recomputed.casts > 0) log('debug', `cuda backend: network "${source.name}": ${recomputed.casts} casts computed once per reader`);
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
+  if (config.timingCache !== undefined) {
+    // The setting is TensorRT's builder cache; this backend times its GEMMs when a plan is made,
+    // after build() and possibly on another machine, so a build-time path cannot reach them.
+    log('warn', `cuda backend: the timingCache setting is TensorRT's and the cuda backend does not read it; its GEMM timings go to TENSORRT_NODE_TIMING_CACHE (or TENSORRT_NODE_ENGINE_CACHE's directory) when a plan is made (docs/cuda-backend.md, "Timing cache")`);
+  }
   if (report.clampedValues > 0) {
     log('warn', `cuda backend: network "${source.name}": ${report.clampedValues} weight values are beyond the ${report.dtype} range; clamped to ±${REDUCED_MAX[report.dtype!]}`);
   }

@@ -127,6 +127,16 @@ describe('cudaBackend', () => {
     expect(compiled).toEqual([]);
   });
 
+  test('the timingCache setting (TensorRT\'s) is not silently ignored: the build says where the cuda backend keeps its timings', async () => {
+    const target = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };
+    const logs: string[] = [];
+    const logger = (level: string, message: string): void => void logs.push(`${level}: ${message}`);
+    await buildCudaEngine(staticNetwork(), DEFAULT_BUILD_CONFIG, target, { lower: fakeLowering(), compile: fakeCompiler(), logger });
+    expect(logs.filter((l) => l.includes('timingCache'))).toEqual([]);
+    await buildCudaEngine(staticNetwork(), { ...DEFAULT_BUILD_CONFIG, timingCache: '/tmp/t.cache' }, target, { lower: fakeLowering(), compile: fakeCompiler(), logger });
+    expect(logs).toContainEqual(expect.stringMatching(/^warn: cuda backend: the timingCache setting is TensorRT's and the cuda backend does not read it; its GEMM timings go to TENSORRT_NODE_TIMING_CACHE/));
+  });
+
   test('engineTarget takes a GPU record; a CPU record is an InternalError', () => {
     const cpu = { type: 'cpu', gpuId: null, dlaCore: null, allowGpuFallback: false, computeCapability: null, deviceName: null, hardwareCompatibility: 'none', backend: 'cuda', backendVersion: 'x' } as const;
     expect(() => engineTarget(cpu)).toThrow(InternalError);
