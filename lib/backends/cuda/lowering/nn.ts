@@ -476,86 +476,56 @@ const UNROLLED_WINDOW = 16;
 
 /**
  * 2-D channels-last pooling with the window unrolled (its extent is a layer parameter, so it
- * may shape the source): each thread takes `vec` channels of a tile of th × tw output pixels as
- * aligned accesses, finds its tile with three divisions by magic numbers in 32 bits, and reads
- * each input position the tile's windows cover once, inside the input, all loads independent of
- * each other. The general kernel walks the window in 64-bit loops with run-time bounds, one
- * position after another: ResNet-50's 3×3 max pool took 53 µs at batch 32 on the H200, 0.3 of the
- * copy bandwidth; unrolled with one pixel a thread, 26–28 µs (0.57). Windows that overlap (stride
- * below the window) share loads between a tile's pixels: 2×2 pixels of a 3×3 stride-2 window read
- * 25 positions instead of 36.
+ * may shape the source): each thread takes `vec` channels of one output pixel as one aligned
+ * access, finds its pixel with three divisions by magic numbers in 32 bits, and reads every
+ * window position inside the input, all loads independent of each other. The general kernel
+ * walks the window in 64-bit loops with run-time bounds, one position after another: ResNet-50's
+ * 3×3 max pool took 53 µs at batch 32 on the H200, 0.3 of the copy bandwidth.
  */
-function pooling2dLastKernel(type: 'max' | 'average', dtype: TrtDType, vec: number, window: readonly number[], stride: readonly number[], tile: readonly [number, number]) {
+function pooling2dLastKernel(type: 'max' | 'average', dtype: TrtDType, vec: number, window: readonly number[]) {
   const { c, acc, init, step, result } = poolingArithmetic(type, dtype);
   const [kh, kw] = window as [number, number];
-  const [sh, sw] = stride as [number, number];
-  const [th, tw] = tile;
-  const outs: Array<[number, number]> = [];
-  for (let dy = 0; dy < th; dy++) for (let dx = 0; dx < tw; dx++) outs.push([dy, dx]);
-  // Each input offset of the tile's windows, with the pixels whose window holds it.
-  const readers = new Map<string, { ry: number; rx: number; outs: number[] }>();
-  outs.forEach(([dy, dx], o) => {
-    for (let a = 0; a < kh; a++) {
-      for (let b = 0; b < kw; b++) {
-        const ry = dy * sh + a, rx = dx * sw + b;
-        const key = `${ry},${rx}`;
-        if (!readers.has(key)) readers.set(key, { ry, rx, outs: [] });
-        readers.get(key)!.outs.push(o);
-      }
-    }
-  });
-  const loads = [...readers.values()].map(
-    ({ ry, rx, outs: os }) => `
-    if (h0 + ${ry} >= 0 && h0 + ${ry} < H && w0 + ${rx} >= 0 && w0 + ${rx} < W) {
-      const VecN<${c.storage}, ${vec}> w = *reinterpret_cast<const VecN<${c.storage}, ${vec}>*>(x + (u32)(((i32)row + ${ry}) * (i32)W + w0 + ${rx}) * C + cg * ${vec});
+  const positions: string[] = [];
+  for (let a = 0; a < kh; a++) {
+    for (let b = 0; b < kw; b++) {
+      positions.push(`
+    if (h0 + ${a} >= 0 && h0 + ${a} < H && w0 + ${b} >= 0 && w0 + ${b} < W) {
+      const VecN<${c.storage}, ${vec}> w = *reinterpret_cast<const VecN<${c.storage}, ${vec}>*>(x + (u32)(((i32)row + ${a}) * (i32)W + w0 + ${b}) * C + cg * ${vec});
+      ++inside;
 #pragma unroll
       for (int k = 0; k < ${vec}; ++k) {
-        ${c.compute} v = ${c.load('w.v[k]')};${os.map((o) => `
-        acc[${o}][k] = ${step.replaceAll('acc[k]', `acc[${o}][k]`)};`).join('')}
-      }${os.map((o) => ` ++inside[${o}];`).join('')}
-    }`,
-  );
-  const stores = outs.map(
-    ([dy, dx], o) => `
-    if (oh + ${dy} < (i32)OH && ow + ${dx} < (i32)OW) {
-      const i32 ph0 = h0 + ${dy * sh}, pw0 = w0 + ${dx * sw};
-      const i32 hEnd = ph0 + ${kh} < H + postH ? ph0 + ${kh} : H + postH, wEnd = pw0 + ${kw} < W + postW ? pw0 + ${kw} : W + postW;
-      const i64 divisor = excludePad ? (i64)inside[${o}] : (i64)(hEnd - ph0) * (i64)(wEnd - pw0);
-      (void)divisor;
-      VecN<${c.storage}, ${vec}> out;
-#pragma unroll
-      for (int k = 0; k < ${vec}; ++k) out.v[k] = ${result.replaceAll('acc[k]', `acc[${o}][k]`)};
-      *reinterpret_cast<VecN<${c.storage}, ${vec}>*>(y + ((u64)(b * OH + (u32)(oh + ${dy})) * OW + (u32)(ow + ${dx})) * C + cg * ${vec}) = out;
-    }`,
-  );
-  const tiled = th * tw > 1 ? `.t${th}x${tw}` : '';
-  return kernelSource(`pooling.${type}.${dtype}.nhwc${vec}w.${kh}x${kw}.s${sh}x${sw}${tiled}`, (entry) => `
-extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, u32 n, u32 CG, u64 mCG, u32 TW, u64 mTW, u32 TH, u64 mTH, i32 H, i32 W, u32 C, u32 OH, u32 OW, i32 ph, i32 pw, i32 postH, i32 postW, i32 excludePad) {
+        ${c.compute} v = ${c.load('w.v[k]')};
+        acc[k] = ${step};
+      }
+    }`);
+    }
+  }
+  return kernelSource(`pooling.${type}.${dtype}.nhwc${vec}w.${kh}x${kw}`, (entry) => `
+extern "C" __global__ void ${entry}(${c.storage}* y, const ${c.storage}* x, u32 n, u32 CG, u64 mCG, u32 OW, u64 mOW, u32 OH, u64 mOH, i32 H, i32 W, u32 C, i32 sh, i32 sw, i32 ph, i32 pw, i32 postH, i32 postW, i32 excludePad) {
   for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += blockDim.x * gridDim.x) {
     u32 r = ${magicQuotient('t', 'mCG')};
     const u32 cg = t - r * CG;
-    u32 q = ${magicQuotient('r', 'mTW')};
-    const i32 ow = (i32)(r - q * TW) * ${tw};
-    const u32 b = ${magicQuotient('q', 'mTH')};
-    const i32 oh = (i32)(q - b * TH) * ${th};
-    const i32 h0 = oh * ${sh} - ph, w0 = ow * ${sw} - pw;
-    // The tile's first window row in the image [b, H, W]: h0 may be negative, so rows count signed.
+    u32 q = ${magicQuotient('r', 'mOW')};
+    const i32 ow = (i32)(r - q * OW);
+    const u32 b = ${magicQuotient('q', 'mOH')};
+    const i32 oh = (i32)(q - b * OH);
+    const i32 h0 = oh * sh - ph, w0 = ow * sw - pw;
+    // The window's first row in the image [b, H, W]: h0 may be negative, so rows count signed.
     const i32 row = (i32)(b * (u32)H) + h0;
-    ${acc} acc[${outs.length}][${vec}];
-    i32 inside[${outs.length}];
+    ${acc} acc[${vec}];
 #pragma unroll
-    for (int o = 0; o < ${outs.length}; ++o) {
-      inside[o] = 0;
+    for (int k = 0; k < ${vec}; ++k) acc[k] = ${init};
+    i32 inside = 0;${positions.join('')}
+    const i32 hEnd = h0 + ${kh} < H + postH ? h0 + ${kh} : H + postH, wEnd = w0 + ${kw} < W + postW ? w0 + ${kw} : W + postW;
+    const i64 divisor = excludePad ? (i64)inside : (i64)(hEnd - h0) * (i64)(wEnd - w0);
+    (void)divisor;
+    VecN<${c.storage}, ${vec}> out;
 #pragma unroll
-      for (int k = 0; k < ${vec}; ++k) acc[o][k] = ${init};
-    }${loads.join('')}${stores.join('')}
+    for (int k = 0; k < ${vec}; ++k) out.v[k] = ${result};
+    *reinterpret_cast<VecN<${c.storage}, ${vec}>*>(y + (u64)t * ${vec}) = out;
   }
 }`);
 }
-
-/** Output pixels a thread of the unrolled channels-last kernel takes per dim: 2 where neighbouring windows overlap and there are two outputs. */
-const poolingTile = (window: readonly number[], stride: readonly number[], out: readonly number[]): [number, number] =>
-  [0, 1].map((d) => (stride[d]! < window[d]! && out[d]! >= 2 ? 2 : 1)) as [number, number];
 
 export const pooling: LayerLowering = (ctx) => {
   const p = paramsOf(ctx, 'pooling');
@@ -579,24 +549,21 @@ export const pooling: LayerLowering = (ctx) => {
     const [N, H, W, C] = x.shape as [number, number, number, number];
     const [, OH, OW] = out.shape as [number, number, number, number];
     if (N > 0) {
-      const tile = poolingTile(p.window, p.stride, [OH, OW]);
-      const TH = Math.ceil(OH / tile[0]), TW = Math.ceil(OW / tile[1]);
-      const threads = N * TH * TW * (C / vec);
-      return launch(pooling2dLastKernel(p.type, x.dtype, vec, p.window, p.stride, tile), threads, [
+      return launch(pooling2dLastKernel(p.type, x.dtype, vec, p.window), n / vec, [
         ptr(out.at),
         ptr(x.at),
-        u32(threads),
+        u32(n / vec),
         u32(C / vec),
         u64(divisionMagic(C / vec)),
-        u32(TW),
-        u64(divisionMagic(TW)),
-        u32(TH),
-        u64(divisionMagic(TH)),
+        u32(OW),
+        u64(divisionMagic(OW)),
+        u32(OH),
+        u64(divisionMagic(OH)),
         i32(H),
         i32(W),
         u32(C),
-        u32(OH),
-        u32(OW),
+        i32(p.stride[0]!),
+        i32(p.stride[1]!),
         i32(p.prePadding[0]!),
         i32(p.prePadding[1]!),
         i32(p.postPadding[0]!),
