@@ -197,8 +197,9 @@ export function readTimingCache(file: string): TimingCacheContents {
 
 /**
  * Adds `entries` to the file's `scope` and writes it back atomically (a temp file renamed), read
- * again just before so that choices another process wrote meanwhile are kept. Returns how many
- * entries were new or changed (0: the file was not written).
+ * again just before so that choices another process wrote meanwhile are kept (there is no lock:
+ * two writers in the same instant may drop each other's newest entries, which only costs their
+ * timing again). Returns how many entries were new or changed (0: the file was not written).
  *
  * @throws {InvalidArgumentError} the file cannot be read or written, or is malformed.
  */
