@@ -43,7 +43,7 @@ import type { CudaEngineContents, EngineKernel } from './engine-format';
 import { instantiate } from './instantiate';
 import { lowerInstance, type LayerLowerer, type StepLayer, type WeightLocator } from './lower-instance';
 import { PlanCache, shapeKey } from './plan-cache';
-import { addToTimingCache, gemmsOf, readTimingCache, timingCacheFile, tuningBudgetMs, type TimingScope } from './timing-cache';
+import { addToTimingCache, gemmsOf, readTimingCache, timingCacheFile, tuningBudgetFromEnv, type TimingScope } from './timing-cache';
 import { layoutWeights, packWeights, weightLocator } from './weights';
 
 /** One plan step's time in {@link CudaRunner.profile}. */
@@ -107,8 +107,8 @@ export interface CudaRunnerOptions {
    */
   timingCache?: string | null;
   /**
-   * The most ms making one plan may spend timing GEMM candidates (timing-cache.ts tuningBudgetMs);
-   * default TENSORRT_NODE_TUNING_BUDGET_MS, else no limit.
+   * The most ms making one plan may spend timing GEMM candidates (GpuPlan.create checks it);
+   * default TENSORRT_NODE_TUNING_BUDGET_MS (timing-cache.ts tuningBudgetFromEnv), else no limit.
    */
   tuningBudgetMs?: number;
 }
@@ -423,7 +423,7 @@ export class CudaRunner implements Engine {
       // The counts are the process's: another engine's plan made meanwhile may be counted here too,
       // which at worst writes the file once more or says the budget was spent once too often.
       const before = timed ? gpuBinding().gpuTuningCounts() : null;
-      const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal, { tuningBudgetMs: tuningBudgetMs(this.options.tuningBudgetMs) });
+      const plan = await GpuPlan.create(assembled.spec, buffers, modules, this.deviceOrdinal, { tuningBudgetMs: this.options.tuningBudgetMs ?? tuningBudgetFromEnv() });
       try {
         if (before !== null) {
           const after = gpuBinding().gpuTuningCounts();

@@ -15,7 +15,7 @@
  * TENSORRT_NODE_TIMING_CACHE, else `cuda-timing.json` in TENSORRT_NODE_ENGINE_CACHE's
  * directory, else nowhere (choices then live for the process only).
  *
- * The timing itself may be bounded per plan (tuningBudgetMs): the time a plan's creation may
+ * The timing itself may be bounded per plan (tuningBudgetFromEnv, or the runner's option): the time a plan's creation may
  * spend on it, beyond which its GEMMs keep the heuristic's first candidate.
  */
 import * as fs from 'node:fs';
@@ -72,17 +72,14 @@ export function timingCacheFile(option: string | null | undefined, env: NodeJS.P
 export const TUNING_BUDGET_ENV = 'TENSORRT_NODE_TUNING_BUDGET_MS';
 
 /**
- * The most ms one plan's creation may spend timing GEMM candidates: the option, else
- * TENSORRT_NODE_TUNING_BUDGET_MS, else undefined (no limit). Choices the process or the timing
- * cache already holds cost nothing and are taken whatever the budget.
+ * TENSORRT_NODE_TUNING_BUDGET_MS: the most ms one plan's creation may spend timing GEMM
+ * candidates, or undefined (no limit) when it is unset. Choices the process or the timing cache
+ * already holds cost nothing and are taken whatever the budget. (A budget given as an option is
+ * checked where plans are made: GpuPlan.create.)
  *
- * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: not a non-negative integer.
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT` naming the variable: not a non-negative integer.
  */
-export function tuningBudgetMs(option: number | undefined, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  if (option !== undefined) {
-    if (!Number.isSafeInteger(option) || option < 0) throw new InvalidArgumentError(`tuningBudgetMs must be a non-negative integer (milliseconds), got ${String(option)}`);
-    return option;
-  }
+export function tuningBudgetFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const given = env[TUNING_BUDGET_ENV];
   if (given === undefined || given === '') return undefined;
   if (!/^\d+$/.test(given) || !Number.isSafeInteger(Number(given))) {

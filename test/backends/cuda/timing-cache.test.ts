@@ -10,7 +10,7 @@ import {
   serializeTimingCache,
   TIMING_CACHE_FORMAT,
   timingCacheFile,
-  tuningBudgetMs,
+  tuningBudgetFromEnv,
   withGemms,
   type TimingScope,
 } from '../../../lib/backends/cuda/timing-cache';
@@ -160,27 +160,25 @@ describe('native GEMM choices (no GPU needed: plain data)', () => {
   });
 });
 
-describe('tuningBudgetMs', () => {
-  it('takes the option, then TENSORRT_NODE_TUNING_BUDGET_MS, else no limit', () => {
-    expect(tuningBudgetMs(250, { TENSORRT_NODE_TUNING_BUDGET_MS: '10' })).toBe(250);
-    expect(tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: '10' })).toBe(10);
-    expect(tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: '0' })).toBe(0);
-    expect(tuningBudgetMs(undefined, {})).toBeUndefined();
-    expect(tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: '' })).toBeUndefined();
+describe('the timing budget', () => {
+  it('TENSORRT_NODE_TUNING_BUDGET_MS gives it; unset or empty, there is no limit', () => {
+    expect(tuningBudgetFromEnv({ TENSORRT_NODE_TUNING_BUDGET_MS: '10' })).toBe(10);
+    expect(tuningBudgetFromEnv({ TENSORRT_NODE_TUNING_BUDGET_MS: '0' })).toBe(0);
+    expect(tuningBudgetFromEnv({})).toBeUndefined();
+    expect(tuningBudgetFromEnv({ TENSORRT_NODE_TUNING_BUDGET_MS: '' })).toBeUndefined();
   });
 
   it.each(['-1', '1.5', 'ten', '1e3', ' 5'])('refuses TENSORRT_NODE_TUNING_BUDGET_MS=%j, naming the variable', (value) => {
-    expect(() => tuningBudgetMs(undefined, { TENSORRT_NODE_TUNING_BUDGET_MS: value })).toThrow(
+    expect(() => tuningBudgetFromEnv({ TENSORRT_NODE_TUNING_BUDGET_MS: value })).toThrow(
       expect.objectContaining({ code: 'E_INVALID_ARGUMENT', message: expect.stringContaining(`TENSORRT_NODE_TUNING_BUDGET_MS must be a non-negative integer (milliseconds), got ${JSON.stringify(value)}`) }),
     );
   });
 
-  it.each([-1, 0.5, Number.NaN, Infinity])('refuses the option %p', (value) => {
-    expect(() => tuningBudgetMs(value, {})).toThrow(/tuningBudgetMs must be a non-negative integer/);
+  it.each([-1, 0.5, Number.NaN, Infinity])('GpuPlan.create refuses the option %p before making a plan', async (value) => {
+    await expect(GpuPlan.create({ steps: [] }, [], [], 0, { tuningBudgetMs: value })).rejects.toMatchObject({ code: 'E_INVALID_ARGUMENT', message: expect.stringMatching(/tuningBudgetMs must be a non-negative integer/) });
   });
 
-  it('is checked before a plan is made, by GpuPlan.create and by the addon', async () => {
-    await expect(GpuPlan.create({ steps: [] }, [], [], 0, { tuningBudgetMs: -5 })).rejects.toMatchObject({ code: 'E_INVALID_ARGUMENT', message: expect.stringMatching(/tuningBudgetMs must be a non-negative integer/) });
+  it('the addon refuses a negative budget too', () => {
     expect(() => gpuBinding().gpuCreatePlan(0, new Uint8Array(12), [], [], -5)).toThrow(expect.objectContaining({ code: 'E_INVALID_ARGUMENT', message: expect.stringMatching(/tuningBudgetMs must be an integer >= 0/) }));
   });
 });
