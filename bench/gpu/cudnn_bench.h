@@ -92,6 +92,37 @@ inline CudnnBench OpenCudnnBench(size_t wsBytes) {
   return b;
 }
 
+// The descriptors of a 2-D fp16 NHWC convolution (square r×r kernel, stride, symmetric padding;
+// tensor-core math, fp32 accumulation) of n images in×in×c into k channels, and of its bias.
+struct NhwcConv {
+  cudnnTensorDescriptor_t x, y, bias;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  int out;  // the output's height and width
+};
+
+inline NhwcConv OpenNhwcConv(int n, int c, int k, int r, int stride, int pad, int in) {
+  NhwcConv d{};
+  d.out = (in + 2 * pad - r) / stride + 1;
+  DN(cudnnCreateTensorDescriptor(&d.x));
+  DN(cudnnCreateTensorDescriptor(&d.y));
+  DN(cudnnCreateTensorDescriptor(&d.bias));
+  DN(cudnnCreateFilterDescriptor(&d.w));
+  DN(cudnnCreateConvolutionDescriptor(&d.conv));
+  DN(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, c, in, in));
+  DN(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, k, d.out, d.out));
+  DN(cudnnSetTensor4dDescriptor(d.bias, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, k, 1, 1));
+  DN(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, k, c, r, r));
+  DN(cudnnSetConvolution2dDescriptor(d.conv, pad, pad, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  DN(cudnnSetConvolutionMathType(d.conv, CUDNN_TENSOR_OP_MATH));
+  return d;
+}
+
+inline void CloseNhwcConv(const NhwcConv& d) {
+  cudnnDestroyTensorDescriptor(d.x), cudnnDestroyTensorDescriptor(d.y), cudnnDestroyTensorDescriptor(d.bias);
+  cudnnDestroyFilterDescriptor(d.w), cudnnDestroyConvolutionDescriptor(d.conv);
+}
+
 // Buffer sets a timed call rotates over (more bytes than the 50 MB L2 for the larger layers), and
 // calls per graph.
 constexpr int kSets = 4, kCalls = 20;

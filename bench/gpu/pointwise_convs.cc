@@ -58,11 +58,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) batches.push_back(std::atoi(argv[i]));
   if (batches.empty()) batches = {32, 1};
   const CudnnBench bench = OpenCudnnBench(size_t(64) << 20);
-  cudnnHandle_t dnn = bench.dnn;
-  cudaStream_t stream = bench.stream;
-  cudnnActivationDescriptor_t relu = bench.relu, identity = bench.identity;
-  void* ws = bench.ws;
-  const size_t wsBytes = bench.wsBytes;
   cublasLtHandle_t lt;
   LT(cublasLtCreate(&lt));
   std::printf("{\"cudnn\":%zu,\"cublasLt\":%zu,\"rows\":[\n", cudnnGetVersion(), cublasLtGetVersion());
@@ -85,39 +80,26 @@ int main(int argc, char** argv) {
       Fill(w, wn, 3);
       Fill(bias, s.k, 5);
       // cuDNN, NHWC.
-      cudnnTensorDescriptor_t xd, yd, bd;
-      cudnnFilterDescriptor_t wd;
-      cudnnConvolutionDescriptor_t cd;
-      DN(cudnnCreateTensorDescriptor(&xd));
-      DN(cudnnCreateTensorDescriptor(&yd));
-      DN(cudnnCreateTensorDescriptor(&bd));
-      DN(cudnnCreateFilterDescriptor(&wd));
-      DN(cudnnCreateConvolutionDescriptor(&cd));
-      DN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, s.c, s.in, s.in));
-      DN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, s.k, s.in, s.in));
-      DN(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, s.k, 1, 1));
-      DN(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, s.k, s.c, 1, 1));
-      DN(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-      DN(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+      const NhwcConv cv = OpenNhwcConv(n, s.c, s.k, 1, 1, 0, s.in);
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int returned = 0;
-      DN(cudnnGetConvolutionForwardAlgorithm_v7(dnn, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+      DN(cudnnGetConvolutionForwardAlgorithm_v7(bench.dnn, cv.x, cv.w, cv.conv, cv.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
       int heuristic = -1;
       for (int i = 0; i < returned && heuristic < 0; ++i)
         if (perf[i].status == CUDNN_STATUS_SUCCESS) heuristic = perf[i].algo;
-      const float one = 1.0f, zero = 0.0f, alpha2 = s.residual ? 1.0f : 0.0f;
+      const float one = 1.0f, alpha2 = s.residual ? 1.0f : 0.0f;
       std::string dnnTimes;
       float heuristicUs = -1, bestDnn = 1e9f;
       for (int algo = 0; algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++algo) {
         size_t need = 0;
-        if (cudnnGetConvolutionForwardWorkspaceSize(dnn, xd, wd, cd, yd, cudnnConvolutionFwdAlgo_t(algo), &need) !=
+        if (cudnnGetConvolutionForwardWorkspaceSize(bench.dnn, cv.x, cv.w, cv.conv, cv.y, cudnnConvolutionFwdAlgo_t(algo), &need) !=
                 CUDNN_STATUS_SUCCESS ||
-            need > wsBytes)
+            need > bench.wsBytes)
           continue;
-        const float us = GraphTimeUs(stream, [&](int i) {
-          return cudnnConvolutionBiasActivationForward(dnn, &one, xd, x[i], wd, w, cd, cudnnConvolutionFwdAlgo_t(algo), ws,
-                                                       wsBytes, &alpha2, yd, s.residual ? z[i] : y[i], bd, bias,
-                                                       s.relu ? relu : identity, yd, y[i]) == CUDNN_STATUS_SUCCESS;
+        const float us = GraphTimeUs(bench.stream, [&](int i) {
+          return cudnnConvolutionBiasActivationForward(bench.dnn, &one, cv.x, x[i], cv.w, w, cv.conv, cudnnConvolutionFwdAlgo_t(algo), bench.ws,
+                                                       bench.wsBytes, &alpha2, cv.y, s.residual ? z[i] : y[i], cv.bias, bias,
+                                                       s.relu ? bench.relu : bench.identity, cv.y, y[i]) == CUDNN_STATUS_SUCCESS;
         });
         if (us < 0) continue;
         dnnTimes += (dnnTimes.empty() ? "" : ",") + std::string("\"") + std::to_string(algo) + "\":" + std::to_string(us);
@@ -149,9 +131,9 @@ int main(int argc, char** argv) {
       float firstLt = -1, bestLt = 1e9f;
       int bestLtIndex = -1;
       for (int r = 0; r < got; ++r) {
-        const float us = GraphTimeUs(stream, [&](int i) {
+        const float us = GraphTimeUs(bench.stream, [&](int i) {
           return cublasLtMatmul(lt, desc, &one, w, ad, x[i], bdl, &beta, s.residual ? z[i] : d[i], dd, d[i], dd,
-                                &results[r].algo, ws, limit, stream) == CUBLAS_STATUS_SUCCESS;
+                                &results[r].algo, bench.ws, limit, bench.stream) == CUBLAS_STATUS_SUCCESS;
         });
         ltTimes += (ltTimes.empty() ? "" : ",") + std::to_string(us);
         if (us < 0) continue;
@@ -161,12 +143,12 @@ int main(int argc, char** argv) {
       // Same answer? (set 0 of both, last written by the timing runs)
       double maxDiff = -1;
       if (heuristic >= 0 && bestLtIndex >= 0) {
-        cudnnConvolutionBiasActivationForward(dnn, &one, xd, x[0], wd, w, cd, cudnnConvolutionFwdAlgo_t(heuristic), ws,
-                                              wsBytes, &alpha2, yd, s.residual ? z[0] : y[0], bd, bias,
-                                              s.relu ? relu : identity, yd, y[0]);
+        cudnnConvolutionBiasActivationForward(bench.dnn, &one, cv.x, x[0], cv.w, w, cv.conv, cudnnConvolutionFwdAlgo_t(heuristic), bench.ws,
+                                              bench.wsBytes, &alpha2, cv.y, s.residual ? z[0] : y[0], cv.bias, bias,
+                                              s.relu ? bench.relu : bench.identity, cv.y, y[0]);
         cublasLtMatmul(lt, desc, &one, w, ad, x[0], bdl, &beta, s.residual ? z[0] : d[0], dd, d[0], dd,
-                       &results[bestLtIndex].algo, ws, limit, stream);
-        CK(cudaStreamSynchronize(stream));
+                       &results[bestLtIndex].algo, bench.ws, limit, bench.stream);
+        CK(cudaStreamSynchronize(bench.stream));
         const std::vector<float> a = Read(y[0], yn), b = Read(d[0], yn);
         maxDiff = 0;
         for (size_t i = 0; i < yn; ++i) maxDiff = std::max(maxDiff, double(std::fabs(a[i] - b[i])));
@@ -188,8 +170,7 @@ int main(int argc, char** argv) {
       cublasLtMatmulPreferenceDestroy(pref);
       cublasLtMatrixLayoutDestroy(ad), cublasLtMatrixLayoutDestroy(bdl), cublasLtMatrixLayoutDestroy(dd);
       cublasLtMatmulDescDestroy(desc);
-      cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyTensorDescriptor(bd);
-      cudnnDestroyFilterDescriptor(wd), cudnnDestroyConvolutionDescriptor(cd);
+      CloseNhwcConv(cv);
       for (int i = 0; i < kSets; ++i) cudaFree(x[i]), cudaFree(y[i]), cudaFree(z[i]), cudaFree(d[i]);
       cudaFree(w), cudaFree(bias);
     }

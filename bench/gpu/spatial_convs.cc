@@ -49,11 +49,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) batches.push_back(std::atoi(argv[i]));
   if (batches.empty()) batches = {32, 1};
   const CudnnBench bench = OpenCudnnBench(size_t(256) << 20);
-  cudnnHandle_t dnn = bench.dnn;
-  cudaStream_t stream = bench.stream;
-  cudnnActivationDescriptor_t relu = bench.relu, identity = bench.identity;
-  void* ws = bench.ws;
-  const size_t wsBytes = bench.wsBytes;
   std::printf("{\"cudnn\":%zu,\"rows\":[\n", cudnnGetVersion());
   bool firstRow = true;
   for (int n : batches) {
@@ -71,23 +66,10 @@ int main(int argc, char** argv) {
       CK(cudaMalloc(&bias, size_t(s.k) * 2));
       Fill(w, wn, 3);
       Fill(bias, s.k, 5);
-      cudnnTensorDescriptor_t xd, yd, bd;
-      cudnnFilterDescriptor_t wd;
-      cudnnConvolutionDescriptor_t cd;
-      DN(cudnnCreateTensorDescriptor(&xd));
-      DN(cudnnCreateTensorDescriptor(&yd));
-      DN(cudnnCreateTensorDescriptor(&bd));
-      DN(cudnnCreateFilterDescriptor(&wd));
-      DN(cudnnCreateConvolutionDescriptor(&cd));
-      DN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, s.c, s.in, s.in));
-      DN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, s.k, out, out));
-      DN(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, s.k, 1, 1));
-      DN(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, s.k, s.c, s.r, s.r));
-      DN(cudnnSetConvolution2dDescriptor(cd, s.pad, s.pad, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-      DN(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+      const NhwcConv cv = OpenNhwcConv(n, s.c, s.k, s.r, s.stride, s.pad, s.in);
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int returned = 0;
-      DN(cudnnGetConvolutionForwardAlgorithm_v7(dnn, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+      DN(cudnnGetConvolutionForwardAlgorithm_v7(bench.dnn, cv.x, cv.w, cv.conv, cv.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
       int heuristic = -1;
       std::string ranked;
       for (int i = 0; i < returned; ++i) {
@@ -99,26 +81,26 @@ int main(int argc, char** argv) {
       // What a plan step runs with `algo`: the fused call, or (refused) the separate calls.
       auto step = [&](int algo, int i, bool* fused) {
         const auto a = cudnnConvolutionFwdAlgo_t(algo);
-        if (cudnnConvolutionBiasActivationForward(dnn, &one, xd, x[i], wd, w, cd, a, ws, wsBytes, &zero, yd, y[i], bd, bias,
-                                                  s.relu ? relu : identity, yd, y[i]) == CUDNN_STATUS_SUCCESS) {
+        if (cudnnConvolutionBiasActivationForward(bench.dnn, &one, cv.x, x[i], cv.w, w, cv.conv, a, bench.ws, bench.wsBytes, &zero, cv.y, y[i], cv.bias, bias,
+                                                  s.relu ? bench.relu : bench.identity, cv.y, y[i]) == CUDNN_STATUS_SUCCESS) {
           *fused = true;
           return true;
         }
         *fused = false;
-        return cudnnConvolutionForward(dnn, &one, xd, x[i], wd, w, cd, a, ws, wsBytes, &zero, yd, y[i]) == CUDNN_STATUS_SUCCESS &&
-               cudnnAddTensor(dnn, &one, bd, bias, &one, yd, y[i]) == CUDNN_STATUS_SUCCESS &&
-               (!s.relu || cudnnActivationForward(dnn, relu, &one, yd, y[i], &zero, yd, y[i]) == CUDNN_STATUS_SUCCESS);
+        return cudnnConvolutionForward(bench.dnn, &one, cv.x, x[i], cv.w, w, cv.conv, a, bench.ws, bench.wsBytes, &zero, cv.y, y[i]) == CUDNN_STATUS_SUCCESS &&
+               cudnnAddTensor(bench.dnn, &one, cv.bias, bias, &one, cv.y, y[i]) == CUDNN_STATUS_SUCCESS &&
+               (!s.relu || cudnnActivationForward(bench.dnn, bench.relu, &one, cv.y, y[i], &zero, cv.y, y[i]) == CUDNN_STATUS_SUCCESS);
       };
       std::string times;
       float heuristicUs = -1, bestUs = 1e9f;
       int bestAlgo = -1;
       for (int algo = 0; algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++algo) {
         size_t need = 0;
-        if (cudnnGetConvolutionForwardWorkspaceSize(dnn, xd, wd, cd, yd, cudnnConvolutionFwdAlgo_t(algo), &need) != CUDNN_STATUS_SUCCESS ||
-            need > wsBytes)
+        if (cudnnGetConvolutionForwardWorkspaceSize(bench.dnn, cv.x, cv.w, cv.conv, cv.y, cudnnConvolutionFwdAlgo_t(algo), &need) != CUDNN_STATUS_SUCCESS ||
+            need > bench.wsBytes)
           continue;
         bool fused = false;
-        const float us = GraphTimeUs(stream, [&](int i) { return step(algo, i, &fused); });
+        const float us = GraphTimeUs(bench.stream, [&](int i) { return step(algo, i, &fused); });
         if (us < 0) continue;
         times += (times.empty() ? "" : ",") + std::string("\"") + std::to_string(algo) + (fused ? "" : " unfused") +
                  "\":" + std::to_string(us);
@@ -129,10 +111,10 @@ int main(int argc, char** argv) {
       if (heuristic >= 0 && bestAlgo >= 0) {
         bool fused;
         step(heuristic, 0, &fused);
-        CK(cudaStreamSynchronize(stream));
+        CK(cudaStreamSynchronize(bench.stream));
         const std::vector<float> a = Read(y[0], yn);
         step(bestAlgo, 0, &fused);
-        CK(cudaStreamSynchronize(stream));
+        CK(cudaStreamSynchronize(bench.stream));
         const std::vector<float> b = Read(y[0], yn);
         maxDiff = 0;
         for (size_t i = 0; i < yn; ++i) maxDiff = std::max(maxDiff, double(std::fabs(a[i] - b[i])));
@@ -146,8 +128,7 @@ int main(int argc, char** argv) {
                   ranked.c_str(), heuristic, heuristicUs, bestAlgo, bestUs, times.c_str(), maxDiff);
       std::fflush(stdout);
       firstRow = false;
-      cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyTensorDescriptor(bd);
-      cudnnDestroyFilterDescriptor(wd), cudnnDestroyConvolutionDescriptor(cd);
+      CloseNhwcConv(cv);
       for (int i = 0; i < kSets; ++i) cudaFree(x[i]), cudaFree(y[i]);
       cudaFree(w), cudaFree(bias);
     }
