@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Event-loop delay while compile() runs (issue 15): p50/p99/max of monitorEventLoopDelay
+ * Event-loop delay while compile() runs: p50/p99/max of monitorEventLoopDelay
  * during compile() of mobilenet_v3_small, on the compile worker (default) and in-process
  * (forced by registering a user converter for a target no model has, which makes compile()
  * stay on this thread). Needs `npm run build:ts`. Usage: node bench/compile-event-loop.js [runs]

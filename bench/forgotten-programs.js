@@ -1,5 +1,5 @@
 'use strict';
-// Forgotten programs release their worker threads (issue 13, defect 7): creates N programs,
+// Forgotten programs release their worker threads: creates N programs,
 // runs each once (which starts its worker), drops them without dispose(), forces GC, and
 // checks that the process's thread count is back to its baseline. Prints one JSON line and
 // exits 1 when threads remain. Linux only (threads are counted in /proc/self/task).

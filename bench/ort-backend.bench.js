@@ -3,7 +3,7 @@
 // directly, in one process, with the same thread count (ORT_BENCH_THREADS, default 1):
 // the median of warm runs after a warm-up, the first run after compile() against a warm
 // run, a .pt2 model (which onnxruntime cannot read at all), and the event loop's delay
-// (p99) while a loop of runs goes on. Goals (issue 21): ≤ 1.3× onnxruntime-node on each
+// (p99) while a loop of runs goes on. Goals: ≤ 1.3× onnxruntime-node on each
 // model, first run ≤ 2× a warm run (the median first run of ORT_BENCH_FIRST_COMPILES fresh
 // compiles, default 5, with the slowest beside it), p99 delay < 5 ms. A third column runs the ONNX model
 // the backend generated directly with onnxruntime-node (same options), which separates the

@@ -1,6 +1,6 @@
 'use strict';
-// Where the microseconds of one warm program.run() go on the in-thread onnxruntime path
-// (issue 21): each layer of the call timed from the outside in, interleaved round-robin so
+// Where the microseconds of one warm program.run() go on the in-thread onnxruntime path:
+// each layer of the call timed from the outside in, interleaved round-robin so
 // that a busy machine slows every layer alike. A layer's own cost is its time minus the time
 // of the layer it calls. (A stall guard of a busy machine sends some program.run() calls to
 // the worker: their count is printed; ORT_BENCH_NO_STALL_GUARD=1 turns the guard off for

@@ -1,5 +1,5 @@
 'use strict';
-// Memory over many program lifetimes (issue 13): N cycles of compile → run → dispose of the
+// Memory over many program lifetimes: N cycles of compile → run → dispose of the
 // mlp fixture, sampling RSS (after a forced GC) every `every` cycles. After the first
 // `warmup` cycles RSS must stay within 10% of its value then; prints each sample and a JSON
 // summary, and exits 1 when it grows more.

@@ -21,7 +21,7 @@ const ATOL = 1e-7;
 // Element types the project has (lib/frontends/onnx/tensor-proto.ts ONNX_DTYPES).
 const SUPPORTED_ELEM_TYPES = new Set([1, 2, 3, 6, 7, 9, 10, 11, 14, 15, 16]);
 
-// Ops that only make sense for training: allowed to stay refused (issue 20 item 4).
+// Ops that only make sense for training: allowed to stay refused.
 const TRAINING_OPS = new Set(['Adagrad', 'Adam', 'Momentum', 'Gradient']);
 
 /**

@@ -1,6 +1,6 @@
 // The convolutions of ResNet-50 (torchvision, 224×224) in fp16 through cuDNN's legacy API, timed
-// as one CUDA graph per variant, to choose the cuda backend's convolution plan by measurement
-// (issue 19, items 2, 3 and 5): NCHW vs NHWC (channels-last), a separate bias pass
+// as one CUDA graph per variant, to choose the cuda backend's convolution plan by measurement:
+// NCHW vs NHWC (channels-last), a separate bias pass
 // (cudnnAddTensor, what plans do now) vs cudnnConvolutionBiasActivationForward (bias, ReLU and
 // the residual add in the convolution), and the heuristics' algorithm vs one timed by
 // cudnnFindConvolutionForwardAlgorithmEx on the buffers it will run on. A standalone program

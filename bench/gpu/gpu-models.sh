@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: the issue-19 workloads in PyTorch (bench/gpu/models.py) and through the
+# On the GPU machine: the benchmark workloads in PyTorch (bench/gpu/models.py) and through the
 # cuda backend (bench/gpu/models.bench.js), in one command, results under $OUT.
 # usage (device): [MODELS="resnet50_b1 ..."] [PRECISION=fp16] [PROFILE=1 [PROFILE_MODE=graph|launch]] [SKIP_TIMES=1] [SKIP_TORCH_COMPILE=1] bash bench/gpu/gpu-models.sh
 # (PRECISION: what models.bench.js compiles with: fp32 (default), tf32, fp16 or bf16)

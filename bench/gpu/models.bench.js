@@ -1,5 +1,5 @@
 'use strict';
-// The issue-19 workloads through tensorrt-node's cuda backend, beside PyTorch's times from the
+// The workloads of bench/gpu/models.py through tensorrt-node's cuda backend, beside PyTorch's times from the
 // same command (bench/gpu/models.py wrote the exports, inputs, fp32 outputs and torch.json).
 // For each: compile the .pt2 with backend 'cuda' (static shapes), check the output against
 // PyTorch's fp32 output on this GPU, then time program.run with DeviceTensor inputs and

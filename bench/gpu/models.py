@@ -1,4 +1,5 @@
-"""The issue-19 workloads, exported and timed in PyTorch on this GPU (bench/gpu/gpu-models.sh).
+"""The GPU benchmark workloads (ResNet-50 at batch 32 and 1, a Llama-style decoder, BERT-base),
+exported and timed in PyTorch on this GPU (bench/gpu/gpu-models.sh).
 
 For each workload: the model (random weights, seeded) exported with torch.export to
 <out>/<name>/model.pt2 with static shapes, its inputs and fp32 outputs (computed on this GPU)

@@ -5,7 +5,7 @@
 // candidates. An NHWC 1×1 stride-1 convolution is the GEMM Y[M, K] = X[M, C]·W[K, C]ᵀ, M = N·H·W.
 // Each variant is timed as a CUDA graph of 20 calls over 4 rotating buffer sets (more than the
 // 50 MB L2), median of 30 replays; both outputs are compared. A standalone program linked to the
-// real libraries: it depends on nothing of ours (issue 19: choosing the plan by measurement).
+// real libraries: it depends on nothing of ours (to choose the plan by measurement).
 // usage (GPU machine): g++ -O2 -std=c++17 -I/usr/local/cuda/include bench/gpu/pointwise_convs.cc \
 //   -o /tmp/pointwise_convs -L/usr/local/cuda/lib64 -lcudart -lcudnn -lcublasLt && /tmp/pointwise_convs [batch...]
 #include <cublasLt.h>

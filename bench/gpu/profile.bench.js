@@ -1,5 +1,5 @@
 'use strict';
-// Where the cuda backend's time goes on the issue-19 workloads (exports from bench/gpu/models.py):
+// Where the cuda backend's time goes on the benchmark workloads (exports from bench/gpu/models.py):
 // each plan step timed on its own (CudaRunner.profile), summed by layer kind and step kind; the
 // largest GEMM and convolution's achieved TFLOP/s against the device's dense fp16 peak; the
 // memory-bound steps' achieved bandwidth against a device-to-device copy timed in the same process.

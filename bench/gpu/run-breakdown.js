@@ -1,5 +1,5 @@
 'use strict';
-// Where the host time of one program.run() with device I/O goes on the cuda backend (issue 19):
+// Where the host time of one program.run() with device I/O goes on the cuda backend:
 // each layer of the call timed on its own, interleaved round-robin, median of ROUNDS (default
 // 100). Layers: program.run() → the engine's run (input copies, the graph replay, output copies)
 // → each of those alone → the device's time for the graph (CudaRunner.timeGraph). Reads the

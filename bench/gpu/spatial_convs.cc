@@ -6,7 +6,7 @@
 // plans take now (the first usable one of cudnnGetConvolutionForwardAlgorithm_v7). An algorithm
 // the fused call refuses is timed as plans would then run it: the convolution, then the bias
 // added (cudnnAddTensor) and the ReLU. So the totals say what timing cuDNN's algorithms at plan
-// creation could win (issue 19, item 5). Each variant is a CUDA graph of 20 calls over 4 rotating
+// creation could win. Each variant is a CUDA graph of 20 calls over 4 rotating
 // buffer sets, median of 30 replays (cudnn_bench.h); the outputs of the heuristic's and the
 // fastest algorithm are compared. A standalone program linked to the real cuDNN.
 // usage (GPU machine): g++ -O2 -std=c++17 -I/usr/local/cuda/include -I/usr/include/x86_64-linux-gnu \

@@ -198,7 +198,7 @@ def export_one(name, out_root):
 
 def main():
     out_root = sys.argv[1]
-    # The models the issues name first, so a time limit cuts the others.
+    # These models are made first, so a time limit cuts the others.
     first = ["resnet50", "llama", "gpt2", "bert", "mobilenet_v3_small", "vit_tiny_cfg", "qwen2", "resnet18"]
     names = sys.argv[2:] or os.environ.get("ZOO_MODELS", "").split() or first + [m for m in MODELS if m not in first]
     os.makedirs(out_root, exist_ok=True)

@@ -1,5 +1,5 @@
 'use strict';
-// GPU check of the dynamic-shape gather / index / cumsum converters (issue 20, the zoo's
+// GPU check of the dynamic-shape gather / index / cumsum converters (the zoo's
 // bert/roberta/convnext/swin fallbacks) on the cuda backend (plain Node over dist/, no jest).
 // Each case is an IR graph with run-time dims, compiled ONCE with `backend: 'cuda'`, that
 // must have no fallback op, run at two sizes and compared with the CPU interpreter running

@@ -1,5 +1,5 @@
 'use strict';
-// NCCL on one GPU (issue 22): the library and its version, a one-rank communicator whose
+// NCCL on one GPU: the library and its version, a one-rank communicator whose
 // all-reduce is the identity for every dtype and op (bit-exact, checked against the input bytes),
 // two ranks on the same GPU in two worker threads (NCCL normally refuses: then the typed error),
 // an aborted communicator and a peer that never joins (typed errors, no hang), and doctor.

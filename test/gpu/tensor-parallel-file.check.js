@@ -6,7 +6,7 @@
 // must equal the in-memory program's bit for bit and PyTorch's stored output within fp32
 // tolerance (rtol 1e-4, atol 1e-5). Then a file of (GPUs + 1) ranks must be refused with
 // E_NO_COMPATIBLE_DEVICE naming the rank without a device. The all-reduces: the same file loaded
-// with collectives 'nccl' (NCCL on the ranks' devices, issue 22) must match PyTorch within fp32
+// with collectives 'nccl' (NCCL on the ranks' devices) must match PyTorch within fp32
 // tolerance, repeat bit for bit, and agree with collectives 'host' (bit for bit with one rank,
 // where NCCL's sum is a copy; within fp32 tolerance otherwise); disposing the NCCL program
 // destroys its communicators in its worker (timed). Prints one JSON line: n, placements, max

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Writes cases.h for lab.cu: the kernels the cuda backend generates today for the memory-bound
- * layers that dominate the transformers' device time (issue 19's graph profile), with their
+ * layers that dominate the transformers' device time (bench/gpu/profile.bench.js's graph profile), with their
  * real launch geometry and packed arguments. lab.cu compiles them with NVRTC exactly as the
  * addon does, times them and reads their register counts beside hand-written candidate forms.
  * Needs `npm run build:ts` (it reads dist/).
