@@ -17,7 +17,7 @@ const MODULES = {
   registry: { mutate: ['lib/conversion/registry.ts'], tests: ['test/conversion/registry.test.ts', 'test/conversion/registry-order.test.ts', 'test/conversion/registry-api.test.ts'] },
   complex: { mutate: ['lib/lowering/complex/**/*.ts'], tests: ['test/lowering/complex/*.test.ts'] },
   dynamic: { mutate: ['lib/legalization/**/*.ts'], tests: ['test/legalization/*.test.ts'] },
-  'device-selection': { mutate: ['lib/runtime/device-selection.ts'], tests: ['test/runtime/device-selection.test.ts'] },
+  'device-selection': { mutate: ['lib/engine/device-selection.ts'], tests: ['test/runtime/device-selection.test.ts'] },
 };
 
 const chosen = process.env.STRYKER_MODULE ? [process.env.STRYKER_MODULE] : Object.keys(MODULES);

@@ -60,8 +60,8 @@ export type { AddonSource } from './native';
 export { VERSION } from './version';
 
 // Tensors, their dtypes and shapes (a program's inputs and outputs may have symbolic dims), npy files.
-export { Tensor, shapeSize } from './tensor';
-export type { Shape } from './tensor';
+export { Tensor, shapeSize } from './ir/tensor';
+export type { Shape } from './ir/tensor';
 export type { DType, TypedArray } from './ir/dtype';
 export { DTYPES } from './ir/dtype';
 export { formatDim, formatShape } from './ir/symbolic';
@@ -71,7 +71,7 @@ export { readNpy, writeNpy } from './kernels/npy';
 // Compiling, and the programs it makes.
 export { compile, dryRun } from './compile';
 export type { CompileProgressEvent, CompileSettings, CompileStage, InputSpec, ModelSource, ProgressCallback } from './compile';
-export type { BuildPhaseEvent } from './backends/build-context';
+export type { BuildPhaseEvent } from './engine/build-context';
 /** A compiled program, made by compile() and loadProgram(); see docs/api.md. */
 export type Program = ProgramClass;
 export const Program: MadeByLibrary<ProgramClass> = ProgramClass;
@@ -89,7 +89,7 @@ export { loadTensorParallelProgram, loadTensorParallelProgramBuffer } from './ru
 export type { LoadTensorParallelOptions } from './runtime/tensor-parallel/file-load';
 export type { TensorParallelSettings } from './compile/settings';
 export type { CollectivesPolicy } from './runtime/tensor-parallel/collectives-policy';
-export { formatPartitionReport } from './partitioning/partition';
+export { formatPartitionReport } from './partitioning/report-format';
 export type { OpReport, PartitionReport, ReportIO } from './partitioning/partition';
 
 // Converter registration (a converter's arguments are IR values: see tensorrt-node/ir).

@@ -5,7 +5,7 @@
  * E_RESOURCE_LIMIT.
  */
 import { InvalidArgumentError, ResourceLimitError } from '../lib/errors';
-import { Tensor, typedArrayName } from '../lib/tensor';
+import { Tensor, typedArrayName } from '../lib/ir/tensor';
 import { thrown } from './helpers/errors';
 
 const invalid = (fn: () => unknown): string => thrown(fn, InvalidArgumentError, 'E_INVALID_ARGUMENT').message;

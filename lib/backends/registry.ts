@@ -9,7 +9,7 @@ import { cudaBackend } from './cuda';
 import { onnxruntimeBackend } from './onnxruntime';
 import { referenceBackend } from './reference';
 import { tensorrtBackend } from './tensorrt';
-import { BACKEND_NAMES, isBackendName, type Availability, type Backend, type BackendName } from './types';
+import { BACKEND_NAMES, isBackendName, type Availability, type Backend, type BackendName } from '../engine/backend';
 
 /** Every backend; `satisfies` makes a missing name, or a backend filed under another name, a type error. */
 export const BACKENDS = {

@@ -9,7 +9,7 @@ import type { NamedInputSpec } from '../compile/settings';
 import { dtypeInfo, type DType } from '../ir/dtype';
 import { evaluateDim, formatShape, isStatic, symbolsOf, type Dim } from '../ir/symbolic';
 import { readNpy } from '../kernels/npy';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import { specRunShape, UsageError } from './usage';
 
 /** A declared input (a model's graph input or a program's input). */

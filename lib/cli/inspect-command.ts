@@ -5,48 +5,22 @@
  */
 import * as fs from 'node:fs';
 
-import { cudaEngineMemory, cudaEnginePrecision, describeEngineMemory, type EngineMemory } from '../backends/cuda/engine-format';
+import { cudaEngineMemory, cudaEnginePrecision, describeEngineMemory } from '../backends/cuda/engine-format';
 import { probeDevices, type CudaDevice } from '../devices';
 import { BadProgramError, NoCompatibleDeviceError } from '../errors';
 import { formatShape, type Dim } from '../ir/symbolic';
 import { currentDeviceAmong } from '../gpu/current-device';
-import { deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../runtime/device-selection';
+import { deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../engine/device-selection';
 import { formatSegmentIO, ioLabeler, wrapList } from '../partitioning/report-format';
-import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
+import { readProgramFile, type ManifestIO } from '../runtime/program-file';
 import { isTensorParallelFile } from '../runtime/tensor-parallel/file-read';
-import { fileHeader, type FileHeader } from './inspect-header';
+import { fileHeader, type EngineRequirement, type InspectReport } from './inspect-report';
 import { formatTensorParallelInspectReport, inspectTensorParallelBytes, type TensorParallelInspectReport } from './inspect-tensor-parallel';
 import { isProgramFile, openModel, programOf, refuseCompileFlags, type ModelOptions } from './program-source';
 import { createProgress } from './progress';
 import { parseShapeOptions, UsageError } from './usage';
 
-/** One engine's device needs, and what this machine would do with it. */
-export interface EngineRequirement {
-  segment: number;
-  device: EngineDevice;
-  /** In words, e.g. `GPU with compute capability 9.0`. */
-  needs: string;
-  /** Here: the device it would run on, or why none can (absent for CPU engines). */
-  here?: { device: number; name: string; reason: string; warnings: string[] } | { error: string };
-}
-
-/** What `inspect` reports (`--json` prints it). */
-export interface InspectReport extends FileHeader {
-  backends: Record<string, string>;
-  /** True when some engine needs a GPU or DLA. */
-  needsGpu: boolean;
-  engines: EngineRequirement[];
-  inputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
-  outputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
-  /** Segment inputs and outputs are value names; `inputs`/`outputs` above map the program's names to theirs where they differ. */
-  /** `precision`: what a cuda engine computes in and how many layers stayed fp32 (lib/network/precision.ts). */
-  /** `memory`: the device memory a cuda engine's plans take, as its build recorded it (EngineMemory). */
-  segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[]; precision?: string; memory?: EngineMemory }>;
-  constants: Array<{ value: string; dtype: string; shape: number[]; bytes: number }>;
-  /** Every blob's SHA-256 was checked against the manifest. */
-  checksumsVerified: boolean;
-  manifest: ProgramManifest;
-}
+export type { EngineRequirement, InspectReport } from './inspect-report';
 
 function needsText(d: EngineDevice): string {
   if (d.type === 'cpu') return `no GPU (${d.backend} backend ${d.backendVersion}, runs on the CPU)`;

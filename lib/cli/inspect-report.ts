@@ -1,7 +1,10 @@
 /**
- * What `inspect` reports of every kind of program file, single or tensor-parallel (shared by
- * inspect-command.ts and inspect-tensor-parallel.ts).
+ * What `inspect` reports of every kind of program file, single or tensor-parallel, as data
+ * (`--json` prints it): the types inspect-command.ts and inspect-tensor-parallel.ts fill in.
  */
+import type { EngineMemory } from '../backends/cuda/engine-format';
+import type { EngineDevice } from '../engine/device-selection';
+import type { ProgramManifest } from '../runtime/program-file';
 
 /** The report fields every kind of program file has. */
 export interface FileHeader {
@@ -20,4 +23,32 @@ export function fileHeader(
   m: { format: string; formatVersion: string; library: { name: string; version: string }; backend: string },
 ): FileHeader {
   return { file, bytes: bytes.byteLength, format: m.format, formatVersion: m.formatVersion, writtenBy: `${m.library.name} ${m.library.version}`, backend: m.backend };
+}
+
+/** One engine's device needs, and what this machine would do with it. */
+export interface EngineRequirement {
+  segment: number;
+  device: EngineDevice;
+  /** In words, e.g. `GPU with compute capability 9.0`. */
+  needs: string;
+  /** Here: the device it would run on, or why none can (absent for CPU engines). */
+  here?: { device: number; name: string; reason: string; warnings: string[] } | { error: string };
+}
+
+/** What `inspect` reports (`--json` prints it). */
+export interface InspectReport extends FileHeader {
+  backends: Record<string, string>;
+  /** True when some engine needs a GPU or DLA. */
+  needsGpu: boolean;
+  engines: EngineRequirement[];
+  inputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
+  outputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
+  /** Segment inputs and outputs are value names; `inputs`/`outputs` above map the program's names to theirs where they differ. */
+  /** `precision`: what a cuda engine computes in and how many layers stayed fp32 (lib/network/precision.ts). */
+  /** `memory`: the device memory a cuda engine's plans take, as its build recorded it (EngineMemory). */
+  segments: Array<{ index: number; kind: string; backend?: string; blob: string; bytes: number; inputs: string[]; outputs: string[]; precision?: string; memory?: EngineMemory }>;
+  constants: Array<{ value: string; dtype: string; shape: number[]; bytes: number }>;
+  /** Every blob's SHA-256 was checked against the manifest. */
+  checksumsVerified: boolean;
+  manifest: ProgramManifest;
 }

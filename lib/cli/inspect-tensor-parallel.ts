@@ -2,13 +2,13 @@
  * `tensorrt-node inspect` of a tensor-parallel program file: the world size, the blocks that
  * were split, and for each rank its target device, its all-reduce segments and what
  * `inspect` says of its program file (lib/cli/inspect-command.ts, which calls this module and
- * passes its single-file inspector and formatter in: importing them would be an import cycle).
+ * passes its single-file inspector and formatter in, so that this module needs only the
+ * report types of ./inspect-report.ts).
  */
 import type { CudaDevice } from '../devices';
 import { readTensorParallelFile } from '../runtime/tensor-parallel/file-read';
 import type { TensorParallelManifest } from '../runtime/tensor-parallel/file-manifest';
-import type { InspectReport } from './inspect-command';
-import { fileHeader, type FileHeader } from './inspect-header';
+import { fileHeader, type FileHeader, type InspectReport } from './inspect-report';
 
 /** `inspectProgramBytes` of inspect-command.ts. */
 export type ProgramInspector = (bytes: Uint8Array, file: string, label: string, available?: readonly CudaDevice[]) => Promise<InspectReport>;

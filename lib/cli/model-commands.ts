@@ -78,7 +78,7 @@ export function randomSeed(value: string | boolean | undefined): number | undefi
  * Reads the flags, opens PROGRAM|MODEL, makes the run's inputs and the program: the steps
  * `run` and `bench` share. Every flag is checked before the compile starts.
  */
-export async function prepareRun(file: string, options: RunOptions, progress: ReturnType<typeof createProgress>): Promise<{ program: Program; inputs: Record<string, import('../tensor').Tensor> }> {
+export async function prepareRun(file: string, options: RunOptions, progress: ReturnType<typeof createProgress>): Promise<{ program: Program; inputs: Record<string, import('../ir/tensor').Tensor> }> {
   const shapes = parseShapeOptions(options.shape);
   const seed = randomSeed(options.randomInputs);
   const given = readInputOptions(options.input);

@@ -1,5 +1,5 @@
 /**
- * compile()'s side of the compile worker thread (lib/runtime/worker/compile-worker.ts): one
+ * compile()'s side of the compile worker thread (lib/compile/worker/compile-worker.ts): one
  * worker, started on the first compile and shared by all, referenced only while a compile is
  * in flight (an idle one never holds the process open) and stopped after IDLE_MS without
  * work (its ~50 MB of loaded modules are not kept for a process that compiles once). Log and progress messages go to the
@@ -7,14 +7,15 @@
  * with its code and details; a worker that dies fails its compiles and the next compile
  * starts another.
  */
+import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
-import { abortReason } from '../backends/build-context';
+import { abortReason } from '../engine/build-context';
 import { createError, TensorRTNodeError } from '../errors';
 import { Graph } from '../ir/graph';
 import { serializeGraphToBuffer } from '../ir/serialize';
 import type { Logger } from '../logger';
-import type { CompileAbort, CompileReply, CompileRequest, WireModel } from '../runtime/worker/compile-protocol';
+import type { CompileAbort, CompileReply, CompileRequest, WireModel } from './worker/compile-protocol';
 import { workerFailure, workerScript } from '../runtime/worker/worker-client';
 import type { ModelSource } from './load-model';
 import type { CompiledProgram, ProgressHook } from './pipeline';
@@ -35,6 +36,9 @@ interface CompileChannel {
 
 /** How long an idle compile worker is kept for the next compile. */
 const IDLE_MS = 2000;
+
+/** The compile worker script's folder under dist/ (lib/compile/worker/compile-worker.ts, built). */
+const COMPILE_WORKER_FOLDER = path.join('compile', 'worker');
 
 let channel: CompileChannel | null = null;
 let nextId = 0;
@@ -87,7 +91,7 @@ function settle(c: CompileChannel, id: number): PendingCompile | undefined {
 
 function open(): CompileChannel {
   if (channel !== null) return channel;
-  const worker = new Worker(workerScript('compile-worker.js', 'compile worker'));
+  const worker = new Worker(workerScript('compile-worker.js', 'compile worker', COMPILE_WORKER_FOLDER));
   const c: CompileChannel = { worker, pending: new Map(), idle: undefined };
   worker.on('message', (m: CompileReply) => {
     const p = c.pending.get(m.id);
@@ -121,7 +125,7 @@ function wireModel(model: ModelSource): WireModel {
 export function compileWorkerMissing(): string | null {
   if (channel !== null) return null;
   try {
-    workerScript('compile-worker.js', 'compile worker');
+    workerScript('compile-worker.js', 'compile worker', COMPILE_WORKER_FOLDER);
     return null;
   } catch (error) {
     return (error as Error).message;

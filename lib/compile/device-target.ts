@@ -1,12 +1,12 @@
 /**
  * The compile-time target device (settings `device`, docs/program-format.md "Devices"): validating the setting, and
- * turning it into the record every engine segment keeps (lib/runtime/device-selection.ts).
+ * turning it into the record every engine segment keeps (lib/engine/device-selection.ts).
  */
 import { probeDevices, type CudaDevice } from '../devices';
 import { currentDevice } from '../gpu/current-device';
 import { InvalidArgumentError, NoDeviceError } from '../errors';
 import type { Logger } from '../logger';
-import { DEFAULT_CURRENT_DEVICE, DLA_COMPUTE_CAPABILITIES, formatComputeCapability, formatFoundDevices, type EngineDevice } from '../runtime/device-selection';
+import { DEFAULT_CURRENT_DEVICE, DLA_COMPUTE_CAPABILITIES, formatComputeCapability, formatFoundDevices, type EngineDevice } from '../engine/device-selection';
 
 /** `settings.device`: where TensorRT engines should run (Torch-TensorRT's CompileSpec::Device). */
 export interface DeviceSetting {

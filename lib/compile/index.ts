@@ -3,16 +3,16 @@
  * TensorRT segments converted to Networks and built by a backend; fallback segments kept as
  * graphs (./pipeline.ts, on the compile worker thread) → Program.
  */
-import { throwIfAborted } from '../backends/build-context';
+import { throwIfAborted } from '../engine/build-context';
 import { registeredCandidates } from '../conversion/registry';
 import { resolveLogger } from '../logger';
 import { partition, type PartitionReport } from '../partitioning/partition';
 import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
 import { Program, warmStarted } from '../runtime/program';
-import { applySymbolRanges, partitionDynamic } from '../legalization';
+import { partitionDynamic } from '../legalization';
 import { compileOnWorker, compileWorkerMissing } from './compile-thread';
-import { isDynamicPlan, planInputShapes } from './input-shapes';
+import { applySymbolRanges, isDynamicPlan, planInputShapes } from './input-shapes';
 import { loadModel, type ModelSource } from './load-model';
 import { compileGraph, describeModel, type CompiledProgram } from './pipeline';
 import { progressReporter } from './progress';

@@ -13,6 +13,7 @@ import type { Graph } from '../ir/graph';
 import { dimBounds, evaluateDim, formatDim, formatShape, isStatic, symbolsOf, type Dim, type SymbolRange } from '../ir/symbolic';
 import type { Logger } from '../logger';
 import type { ProfileShapes } from '../network';
+import type { Segment } from '../partitioning/partition';
 import type { InputSpec, ShapeRange } from './input-spec';
 
 /** One symbol's bounds in one optimization profile. */
@@ -289,4 +290,20 @@ export function profilesForShape(shape: readonly Dim[], plan: InputShapePlan): P
     }
     return { min, opt, max };
   });
+}
+
+/** Narrows the graph's symbol ranges to the plan's (the union of its profiles). */
+export function applySymbolRanges(graph: Graph, plan: InputShapePlan): void {
+  for (const [s, r] of plan.ranges) graph.symbols.set(s, { ...r });
+}
+
+/** The optimization profiles of a TensorRT segment's inputs with run-time dims, by value name. */
+export function segmentProfiles(segment: Segment, plan: InputShapePlan): Map<string, ProfileShapes[]> {
+  const out = new Map<string, ProfileShapes[]>();
+  for (const v of segment.inputs) {
+    if (v.type.kind !== 'tensor') continue;
+    const p = profilesForShape(v.type.shape, plan);
+    if (p.length > 0) out.set(v.name, p);
+  }
+  return out;
 }

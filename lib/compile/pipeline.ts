@@ -1,6 +1,6 @@
 /**
  * The compile pipeline, model to program data: import → lowering → partition → conversion →
- * build. It runs on the compile worker thread (lib/runtime/worker/compile-worker.ts), or
+ * build. It runs on the compile worker thread (lib/compile/worker/compile-worker.ts), or
  * in-process when compile() must (./index.ts says when); the caller turns the result into a
  * Program. Logging and progress go through the hooks, which cross threads as messages.
  */
@@ -15,13 +15,14 @@ import { verifyGraph } from '../ir/verify';
 import type { Logger } from '../logger';
 import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
-import { formatPartitionReport, partition, type PartitionReport } from '../partitioning/partition';
+import { partition, type PartitionReport } from '../partitioning/partition';
+import { formatPartitionReport } from '../partitioning/report-format';
 import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
 import { engineDeviceForBackend } from './device-target';
-import { isDynamicPlan, planInputShapes } from './input-shapes';
-import { applySymbolRanges, partitionDynamic, segmentProfiles } from '../legalization';
+import { applySymbolRanges, isDynamicPlan, planInputShapes, segmentProfiles } from './input-shapes';
+import { partitionDynamic } from '../legalization';
 import { describePhase, type CompileStage, type CompileProgressEvent, type ProgressExtra } from './progress';
-import { throwIfAborted, type BuildContext } from '../backends/build-context';
+import { throwIfAborted, type BuildContext } from '../engine/build-context';
 import { checkTorchExecutedOps, type ResolvedSettings } from './settings';
 
 /** Reports one stage boundary (progressReporter()'s signature). */

@@ -4,7 +4,7 @@
  * during an engine build, the backend's own phases and steps (TensorRT's IProgressMonitor).
  * Library code never prints; it only calls the callback.
  */
-import type { BuildPhaseEvent } from '../backends/build-context';
+import type { BuildPhaseEvent } from '../engine/build-context';
 
 
 /** The stages of compile(), in order; `build` repeats once per TensorRT engine. */

@@ -14,7 +14,7 @@ import { symbolsOf } from '../ir/symbolic';
 import { allReduceGraph, hasCollectives, shardGraph, splitAtCollectives } from '../lowering/sharding';
 import type { Graph } from '../ir/graph';
 import type { Program } from '../runtime/program';
-import { runLimits } from '../runtime/resource-limits';
+import { runLimits } from '../engine/resource-limits';
 import type { ProgramData, ProgramSegment } from '../runtime/segments';
 import { TensorParallelProgram, TensorParallelRank } from '../runtime/tensor-parallel/program';
 import { loadModel, type ModelSource } from './load-model';

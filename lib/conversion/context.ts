@@ -8,7 +8,7 @@ import type { DType } from '../ir/dtype';
 import type { Node, Value } from '../ir/graph';
 import { cast as castKernel } from '../kernels/unary';
 import type { NetTensor, Network, TrtDType } from '../network';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import type { SelectionSettings } from './types';
 
 const TRT_TYPES = new Set<string>(['float32', 'float16', 'bfloat16', 'int8', 'uint8', 'int32', 'int64', 'bool']);

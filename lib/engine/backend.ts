@@ -10,9 +10,9 @@
  */
 import type { DType } from '../ir/dtype';
 import type { Network } from '../network';
-import type { EngineDevice } from '../runtime/device-selection';
-import type { RunLimits } from '../runtime/resource-limits';
-import type { Tensor } from '../tensor';
+import type { EngineDevice } from './device-selection';
+import type { RunLimits } from './resource-limits';
+import type { Tensor } from '../ir/tensor';
 import type { BuildConfig } from './build-config';
 import type { BuildContext } from './build-context';
 import type { DeviceValue, RunValue } from './residency';

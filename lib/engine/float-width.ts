@@ -5,7 +5,7 @@
  * dtypes, a fallback graph to its inputs' dtypes, a program output to its declared dtype.
  */
 import type { DType } from '../ir/dtype';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 
 /** `t` as `dtype` when they differ only in float width; any other `t` is returned as it is. */
 export function floatWidthAs(t: Tensor, dtype: DType): Tensor {

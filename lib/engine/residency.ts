@@ -3,7 +3,7 @@
  * anything that says which device holds it and can be read back (lib/gpu's DeviceTensor is
  * one). Only crossings between places copy; lib/runtime/execute.ts counts them.
  */
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 
 export type Residency = { kind: 'host' } | { kind: 'device'; ordinal: number };
 

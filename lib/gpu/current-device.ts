@@ -5,7 +5,7 @@
  * which CUDA makes current in a process that never chose one.
  */
 import { CudaError } from '../errors';
-import { DEFAULT_CURRENT_DEVICE } from '../runtime/device-selection';
+import { DEFAULT_CURRENT_DEVICE } from '../engine/device-selection';
 import { gpuBinding } from './binding';
 import { deviceOrdinal, type DeviceLike } from './device';
 

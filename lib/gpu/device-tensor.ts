@@ -5,10 +5,10 @@
  * finalizer when collected (and its bytes count towards V8's external memory meanwhile, so
  * the collector knows they are there).
  */
-import type { DeviceValue } from '../backends/residency';
+import type { DeviceValue } from '../engine/residency';
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isDType, type DType } from '../ir/dtype';
-import { shapeSize, Tensor, type Shape } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { gpuBinding, type NativeDeviceBuffer } from './binding';
 import { deviceOrdinal, type DeviceLike } from './device';
 
@@ -55,7 +55,7 @@ export class DeviceTensor implements DeviceValue {
     return new DeviceTensor(t.buffer, dtype, shape);
   }
 
-  /** Where the elements live (lib/backends/residency.ts): what lets programs take DeviceTensors. */
+  /** Where the elements live (lib/engine/residency.ts): what lets programs take DeviceTensors. */
   get residency(): { kind: 'device'; ordinal: number } {
     return { kind: 'device', ordinal: this.device };
   }

@@ -5,7 +5,7 @@ import { BadInputError, ShapeOutOfRangeError } from '../errors';
 import type { DType } from '../ir/dtype';
 import type { Graph, TensorType } from '../ir/graph';
 import { evaluateDim, formatDim, formatShape, type SymbolRange } from '../ir/symbolic';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 
 export interface BoundInputs {
   tensors: Tensor[];

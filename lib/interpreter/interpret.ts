@@ -4,7 +4,7 @@
 import { BadInputError, BadModelError, InternalError, TensorRTNodeError, UnsupportedOpError } from '../errors';
 import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import { evaluateDim } from '../ir/symbolic';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import { bindInputs } from './bind-inputs';
 import { getImpl, type RuntimeArg, type RuntimeValue } from './registry';
 

@@ -4,7 +4,7 @@
  */
 import { InternalError } from '../errors';
 import type { Node } from '../ir/graph';
-import type { Tensor } from '../tensor';
+import type { Tensor } from '../ir/tensor';
 
 /** An argument after resolution: values replaced by their runtime tensors or integers. */
 export type RuntimeArg = Tensor | number | boolean | string | null | readonly RuntimeArg[];

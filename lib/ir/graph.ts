@@ -4,7 +4,7 @@
  * buffers, a call for an op) and may be used by many. Call nodes name their arguments by the
  * op's schema (lib/ir/schema.ts), so `node.args.dim` reads the same whichever frontend built it.
  */
-import type { Tensor } from '../tensor';
+import type { Tensor } from './tensor';
 import type { DType } from './dtype';
 import { formatShape, type Dim, type SymbolRange } from './symbolic';
 

@@ -46,7 +46,7 @@
  * an earlier node.
  *
  * A constant's data is `byteLength` bytes at `offset` in `weights`: the tensor's storage
- * (lib/tensor.ts: float16 as raw bits, bool as 0/1 bytes, int64 as 64-bit integers, complex
+ * (lib/ir/tensor.ts: float16 as raw bits, bool as 0/1 bytes, int64 as 64-bit integers, complex
  * interleaved) in the host byte order, little-endian on every platform tensorrt-node
  * supports. Offsets are multiples of 8, so when `weights` itself starts 8-byte aligned the
  * deserialized constants view it without copying. Constant nodes that share one Tensor object
@@ -84,7 +84,7 @@ import {
   type EncodedBound,
   type SpecialNumber,
 } from '../io/json-blobs';
-import { Tensor } from '../tensor';
+import { Tensor } from './tensor';
 import { dtypeInfo, isDType, type DType } from './dtype';
 import { Graph, symIntType, tensorType, Value, type Arg, type ConstantOrigin, type Node, type NodeKind, type ValueType } from './graph';
 import { getOp } from './ops';

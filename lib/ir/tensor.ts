@@ -8,9 +8,9 @@
  */
 import { inspect } from 'node:util';
 
-import { InvalidArgumentError, ResourceLimitError } from './errors';
-import { dtypeInfo, isDType, type DType, type TypedArray } from './ir/dtype';
-import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from './ir/half';
+import { InvalidArgumentError, ResourceLimitError } from '../errors';
+import { dtypeInfo, isDType, type DType, type TypedArray } from './dtype';
+import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from './half';
 
 export type Shape = readonly number[];
 

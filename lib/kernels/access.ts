@@ -11,7 +11,7 @@
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, type DType } from '../ir/dtype';
 import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from '../ir/half';
-import { shapeSize, Tensor, type Shape } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 
 /**
  * The elements as float64 (complex: interleaved, twice the length). Returns the tensor's own

@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isFloating, promoteTypes, type DType } from '../ir/dtype';
-import { shapeSize, Tensor, type Shape } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { broadcastPair, fromNumbers, readNumbers } from './access';
 
 /** The two complex dtypes. */

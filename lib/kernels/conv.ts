@@ -8,7 +8,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { isComplex, promoteTypes, type DType } from '../ir/dtype';
-import type { Shape, Tensor } from '../tensor';
+import type { Shape, Tensor } from '../ir/tensor';
 import { fromNumbers, readNumbers } from './access';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;

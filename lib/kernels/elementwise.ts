@@ -14,7 +14,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
-import { shapeSize, Tensor, type Shape } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
 import { complexAdd, complexDiv, complexMul, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
 import { floorDivInt64, int64AsFloat, int64Of, int64Values, powInt32, powInt64, remainderInt64 } from './int64';

@@ -10,7 +10,7 @@
  */
 import { BadInputError, InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isInteger } from '../ir/dtype';
-import { shapeSize, Tensor, type Shape } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
 import { allocateData, copyRange, takeElements } from './shape';
 import { filterTaps, lerpTaps, nearestIndex, resizedAxes, sourceCoordinate, type CoordinateTransform, type FilterOptions, type NearestMode } from './resize-coords';

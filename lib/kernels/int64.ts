@@ -5,7 +5,7 @@
  * Float kernels never come here.
  */
 import type { DType } from '../ir/dtype';
-import type { Tensor } from '../tensor';
+import type { Tensor } from '../ir/tensor';
 import { fromNumbers, readNumbers } from './access';
 
 /**

@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, promoteTypes, type DType } from '../ir/dtype';
-import { shapeSize, Tensor, type Shape } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
 import { add, mul } from './elementwise';
 import { int64Values } from './int64';

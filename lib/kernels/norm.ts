@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { isFloating, type DType } from '../ir/dtype';
-import { shapeSize, type Shape, type Tensor } from '../tensor';
+import { shapeSize, type Shape, type Tensor } from '../ir/tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, normalizeAxis, readNumbers } from './access';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;

@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { isComplex } from '../ir/dtype';
-import { Tensor, type Shape } from '../tensor';
+import { Tensor, type Shape } from '../ir/tensor';
 import { fromNumbers, readNumbers } from './access';
 import { perDim, samePads, type AutoPad } from './conv';
 import { pooledSize } from '../ir/ops/nn-geometry';

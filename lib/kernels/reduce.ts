@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
-import { Tensor, type Shape } from '../tensor';
+import { Tensor, type Shape } from '../ir/tensor';
 import { boxOffsets, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
 import { toComplex, type ComplexDType } from './complex';
 import { valuesAs } from './elementwise';

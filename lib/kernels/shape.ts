@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, type DType, type TypedArray } from '../ir/dtype';
-import { shapeSize, Tensor, type Shape } from '../tensor';
+import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { broadcastShapes, fromNumbers, normalizeAxis, stepIndex, stridesOf } from './access';
 
 /** Element slots of any typed array, read and written without conversion. */

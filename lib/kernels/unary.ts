@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
-import { shapeSize, Tensor } from '../tensor';
+import { shapeSize, Tensor } from '../ir/tensor';
 import { fromNumbers, readNumbers } from './access';
 import { complexAbs, toComplex, type ComplexDType } from './complex';
 import { broadcastFor, indexMap, operandInt64, operandValues, resultTypeOf, truthValues, type Operand } from './elementwise';

@@ -25,7 +25,7 @@ import { InferContext } from '../ir/ops/infer-context';
 import { dimEquals, formatDim, isStatic, symbolsOf, type Dim } from '../ir/symbolic';
 import { verifyGraph } from '../ir/verify';
 import { segmentBoundaries, type DynamicOpReport, type Partition, type PartitionReport, type PartitionSettings, type Segment } from '../partitioning/partition';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import { DYNAMIC_RULES, SYMINT_OPS, dimOfArg, symIntArgs, type DynBuilder, type DynamicRule } from './variants';
 
 export interface DynamicSettings extends PartitionSettings {

@@ -6,7 +6,7 @@ import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import { TensorRTNodeError } from '../errors';
 import { getImpl, type ImplFn } from '../interpreter/registry';
 import '../interpreter/ops';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 
 /** Results bigger than this stay computed at run time (folding would bloat the weights). */
 const MAX_FOLDED_ELEMENTS = 1 << 16;

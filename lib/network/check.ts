@@ -5,7 +5,7 @@
  * tensor has one producer, and every layer's recorded outputs are what inferLayer gives for
  * its inputs (so the dtypes and shapes the runner asserts at run time are TensorRT's).
  */
-import { MAX_RANK, TRT_DTYPES, inferLayer, type Network, type TensorInfo, type TrtDType } from '../../network';
+import { MAX_RANK, TRT_DTYPES, inferLayer, type Network, type TensorInfo, type TrtDType } from './';
 
 /** Raises the caller's error type with `message` (and the underlying error, if any). */
 export type Complain = (message: string, cause?: unknown) => never;

@@ -6,7 +6,7 @@
  * literally unless `zeroIsPlaceholder`, there are no bool or uint8 constants, and a shape
  * layer yields int64. Converters (lib/conversion) bridge the difference.
  */
-import type { Tensor } from '../tensor';
+import type { Tensor } from '../ir/tensor';
 
 /** TensorRT's DataType values this project uses. */
 export type TrtDType = 'float32' | 'float16' | 'bfloat16' | 'int8' | 'uint8' | 'int32' | 'int64' | 'bool';

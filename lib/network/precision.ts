@@ -38,12 +38,12 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from '../ir/half';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import type { Layer, LayerParams, TrtDType } from './layers';
 import { liveLayers } from './live-layers';
 import { Network, type NetTensor } from './network';
 
-/** The precisions a build may allow (lib/backends/build-config.ts PRECISIONS). */
+/** The precisions a build may allow (lib/engine/build-config.ts PRECISIONS). */
 export type AllowedPrecision = 'fp32' | 'tf32' | 'fp16' | 'bf16';
 const ALLOWED: readonly AllowedPrecision[] = ['fp32', 'tf32', 'fp16', 'bf16'];
 

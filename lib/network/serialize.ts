@@ -19,7 +19,7 @@
 import { BadModelError } from '../errors';
 import { dtypeInfo } from '../ir/dtype';
 import { BlobTable, blobRange, CodecError, decodeNumber, defineEntry, encodeNumber, isNumberTag, MagicError, packContainer, unpackContainer } from '../io/json-blobs';
-import { shapeSize, Tensor } from '../tensor';
+import { shapeSize, Tensor } from '../ir/tensor';
 import { VERSION } from '../version';
 import type {
   ActivationType,
@@ -67,7 +67,7 @@ export interface SerializedNetwork {
 
 /** Raises the caller's error for `message`. */
 export type Fail = (message: string, cause?: unknown) => never;
-/** Checks a deserialized Network's consistency (lib/backends/reference/check-network.ts). */
+/** Checks a deserialized Network's consistency (lib/network/check.ts). */
 export type NetworkCheck = (net: Network, fail: Fail) => unknown;
 
 const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -175,4 +175,3 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
   };
 }
 
-export { formatPartitionReport } from './report-format';

@@ -10,18 +10,10 @@
  * - complex128 ↔ float64 carrier (a complex128 output computed without truncateDouble): zero copy.
  */
 import { InternalError } from '../errors';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import type { ProgramIO } from './segments';
 
-/**
- * How a complex program input or output is carried inside the program (ProgramIO.complex).
- * The complex lowering states the same contract in its own type (CarrierAdapter in
- * lib/lowering/complex/): the two meet structurally, so neither stage imports the other.
- */
-export interface ComplexIOAdapter {
-  /** The carrier's dtype; its shape is the complex shape with a trailing 2. */
-  carrier: 'float32' | 'float64';
-}
+export type { ComplexIOAdapter } from './segments';
 
 /** Typed-array kinds compared by tag, not instanceof: data may come from another realm (worker messages, vm contexts). */
 const isF32 = (a: unknown): a is Float32Array => Object.prototype.toString.call(a) === '[object Float32Array]';

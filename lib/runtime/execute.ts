@@ -8,12 +8,12 @@
  * copy, made once per run and place, and counted (./residency-plan.ts plans the same count
  * at compile time). Float widths (truncateDouble) are each consumer's business: an engine
  * converts its inputs to what its backend computes in, a fallback graph gets its inputs'
- * dtypes, a program output its declared dtype (lib/backends/float-width.ts).
+ * dtypes, a program output its declared dtype (lib/engine/float-width.ts).
  */
 import { getBackend } from '../backends';
-import { floatWidthAs } from '../backends/float-width';
-import { residencyOf, type DeviceValue, type RunValue } from '../backends/residency';
-import type { Engine, PreparedRun, PreparedValue } from '../backends/types';
+import { floatWidthAs } from '../engine/float-width';
+import { residencyOf, type DeviceValue, type RunValue } from '../engine/residency';
+import type { Engine, PreparedRun, PreparedValue } from '../engine/backend';
 import { InternalError, InvalidArgumentError } from '../errors';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { dtypeInfo, type DType } from '../ir/dtype';
@@ -21,14 +21,14 @@ import type { Graph } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
 import { interpret } from '../interpreter';
 import { bindShapes } from '../interpreter/bind-inputs';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import { fromCarrier, toCarrier } from './complex-io';
 import { devicePlace, HOST_PLACE, type CrossingPlan, type Place } from './residency-plan';
-import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTensors, type RunLimits } from './resource-limits';
-import type { EngineDevice } from './device-selection';
+import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTensors, type RunLimits } from '../engine/resource-limits';
+import type { EngineDevice } from '../engine/device-selection';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
 
-export { floatWidthAs } from '../backends/float-width';
+export { floatWidthAs } from '../engine/float-width';
 
 /**
  * A segment ready to run: a loaded engine, or a fallback graph with the dtypes its inputs

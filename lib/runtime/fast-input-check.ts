@@ -9,8 +9,8 @@
  */
 import type { ShapedInputs } from '../interpreter/bind-inputs';
 import { dtypeInfo, type DType } from '../ir/dtype';
-import { isIntactTensor, Tensor } from '../tensor';
-import type { RunLimits } from './resource-limits';
+import { isIntactTensor, Tensor } from '../ir/tensor';
+import type { RunLimits } from '../engine/resource-limits';
 
 /** A dim of the table: ≥ 0 a static dim, < 0 the symbol of slot -1 - d. */
 type PlannedDim = number;

@@ -10,14 +10,14 @@
  * weights uploaded), and, on the first run of each new set of input shapes, the cuda backend's
  * plan instantiation (milliseconds of JS per shape; later runs of that shape reuse the plan).
  */
-import type { DeviceValue } from '../backends/residency';
+import type { DeviceValue } from '../engine/residency';
 import { InvalidArgumentError } from '../errors';
 import type { ShapedInputs } from '../interpreter/bind-inputs';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import { ProgramExecutor } from './execute';
 import { checkRunInputs, type RunInput } from './program-io';
 import { segmentDevice } from './residency-plan';
-import { asResourceLimitError, type RunLimits } from './resource-limits';
+import { asResourceLimitError, type RunLimits } from '../engine/resource-limits';
 import type { ProgramData } from './segments';
 
 /** Whether `data` runs on the calling thread: it has engines, and every segment is an engine that keeps values on a device. */

@@ -28,10 +28,10 @@ import { performance } from 'node:perf_hooks';
 
 import { createError, InvalidArgumentError, TensorRTNodeError } from '../errors';
 import { resolveLogger } from '../logger';
-import type { PreparedRun, RunSettled, StagedRun } from '../backends/types';
-import { Tensor } from '../tensor';
+import type { PreparedRun, RunSettled, StagedRun } from '../engine/backend';
+import { Tensor } from '../ir/tensor';
 import { elementsOf, ProgramExecutor, type PreloadReport } from './execute';
-import { asResourceLimitError, type RunLimits } from './resource-limits';
+import { asResourceLimitError, type RunLimits } from '../engine/resource-limits';
 import type { ProgramData } from './segments';
 
 /** Backends whose engines may run on the caller's thread: their run() blocks for its own duration only. */

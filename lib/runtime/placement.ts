@@ -6,7 +6,7 @@
 import { devices as listDevices, type CudaDevice } from '../devices';
 import { InvalidArgumentError, TensorRTNodeError } from '../errors';
 import { currentDeviceAmong } from '../gpu/current-device';
-import { deviceTargetOf, selectDevice } from './device-selection';
+import { deviceTargetOf, selectDevice } from '../engine/device-selection';
 import type { ProgramData } from './segments';
 
 /** A device option: a CUDA ordinal or `"cuda:N"` (undefined stays undefined). */

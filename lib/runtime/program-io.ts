@@ -10,8 +10,8 @@ import { bindShapes, orderInputs, type ShapedInputs } from '../interpreter/bind-
 import { tensorType } from '../ir/graph';
 import { formatDim, formatShape, type Dim, type SymbolRange } from '../ir/symbolic';
 import { DeviceTensor } from '../gpu/device-tensor';
-import { Tensor } from '../tensor';
-import { checkTensorBytes, type RunLimits } from './resource-limits';
+import { Tensor } from '../ir/tensor';
+import { checkTensorBytes, type RunLimits } from '../engine/resource-limits';
 import type { ProgramIO } from './segments';
 import { isShared } from './worker/worker-protocol';
 

@@ -13,7 +13,7 @@ import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import { createError, InvalidArgumentError } from '../errors';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
-import { Tensor } from '../tensor';
+import { Tensor } from '../ir/tensor';
 import { elementsOf } from './execute';
 import { FastInputCheck } from './fast-input-check';
 import { InProcessRunner, outputDeviceOf, runsInProcess } from './in-process';
@@ -23,7 +23,7 @@ import { formatIO, printableIO, shapedInputs, type RunInput } from './program-io
 import { probeShapes } from './probe-shapes';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
-import { DEFAULT_RUN_LIMITS, type RunLimits } from './resource-limits';
+import { DEFAULT_RUN_LIMITS, type RunLimits } from '../engine/resource-limits';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker/worker-client';
 import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-protocol';

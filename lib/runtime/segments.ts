@@ -5,8 +5,7 @@
  */
 import type { DType } from '../ir/dtype';
 import type { Dim } from '../ir/symbolic';
-import type { ComplexIOAdapter } from './complex-io';
-import type { EngineDevice } from './device-selection';
+import type { EngineDevice } from '../engine/device-selection';
 
 export interface EngineSegment {
   kind: 'tensorrt';
@@ -15,7 +14,7 @@ export interface EngineSegment {
   engine: Uint8Array;
   inputs: string[];
   outputs: string[];
-  /** The device the engine was built for (lib/runtime/device-selection.ts); compile() always sets it. */
+  /** The device the engine was built for (lib/engine/device-selection.ts); compile() always sets it. */
   device?: EngineDevice;
   /** Set by loadProgram(): the device selected to run the engine (absent for CPU engines). */
   placement?: { ordinal: number; name: string; reason: string };
@@ -30,6 +29,16 @@ export interface FallbackSegment {
 }
 
 export type ProgramSegment = EngineSegment | FallbackSegment;
+
+/**
+ * How a complex program input or output is carried inside the program (ProgramIO.complex).
+ * The complex lowering states the same contract in its own type (CarrierAdapter in
+ * lib/lowering/complex/): the two meet structurally, so neither stage imports the other.
+ */
+export interface ComplexIOAdapter {
+  /** The carrier's dtype; its shape is the complex shape with a trailing 2. */
+  carrier: 'float32' | 'float64';
+}
 
 export interface ProgramIO {
   /** The model's name for it. */

@@ -1,41 +1,51 @@
 /**
- * The run-time module graph of the built package: which `dist/` modules each module
- * `require()`s at load time. Read from the CommonJS output rather than lib/ because the
- * compiler erases imports used only as types (with `import type` or without), so only edges
- * that execute at run time remain.
+ * Import graphs of the package's modules, and their cycles. The run-time graph is read from
+ * the CommonJS output in dist/ rather than lib/ because the compiler erases imports used only
+ * as types (with `import type` or without), so only edges that execute at run time remain;
+ * ./source-graph.ts reads lib/ itself, types included.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** Every `.js` file under `dir`, as paths relative to it with forward slashes. */
-function jsFiles(dir: string, base = dir): string[] {
+/** Every file under `dir` whose name ends with `extension`, as paths relative to it with forward slashes. */
+function filesEndingWith(dir: string, extension: string, base = dir): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
-    if (e.isDirectory()) return jsFiles(full, base);
-    return e.name.endsWith('.js') ? [path.relative(base, full).split(path.sep).join('/')] : [];
+    if (e.isDirectory()) return filesEndingWith(full, extension, base);
+    return e.name.endsWith(extension) && !e.name.endsWith('.d.ts') ? [path.relative(base, full).split(path.sep).join('/')] : [];
   });
 }
 
-/** The module a relative specifier names, as require() resolves it among `modules`. */
-function resolveSpecifier(from: string, specifier: string, modules: ReadonlySet<string>): string | undefined {
-  const target = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
-  return [target, `${target}.js`, `${target}/index.js`].find((m) => modules.has(m));
+/** How {@link importGraph} reads one kind of module: its file extension and its relative specifiers. */
+export interface ModuleSyntax {
+  extension: string;
+  /** Matches one import; group 1 is a relative specifier. Global. */
+  specifier: RegExp;
 }
 
-/** Module → the package modules it requires, for every module under `distDir`. */
-export function runtimeModuleGraph(distDir: string): Map<string, string[]> {
-  const modules = new Set(jsFiles(distDir));
+/** The run-time requires of CommonJS output. */
+export const COMMONJS: ModuleSyntax = { extension: '.js', specifier: /\brequire\(\s*["'](\.{1,2}\/[^"']*|\.{1,2})["']\s*\)/g };
+
+/** Module → the modules under `dir` it imports, as `syntax` spells imports; a folder specifier resolves to its index. */
+export function importGraph(dir: string, syntax: ModuleSyntax): Map<string, string[]> {
+  const modules = new Set(filesEndingWith(dir, syntax.extension));
   const graph = new Map<string, string[]>();
   for (const m of [...modules].sort()) {
-    const source = fs.readFileSync(path.join(distDir, m), 'utf8');
+    const source = fs.readFileSync(path.join(dir, m), 'utf8');
     const deps = new Set<string>();
-    for (const match of source.matchAll(/\brequire\(\s*["'](\.{1,2}\/[^"']*|\.{1,2})["']\s*\)/g)) {
-      const dep = resolveSpecifier(m, match[1]!, modules);
+    for (const match of source.matchAll(syntax.specifier)) {
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(m), match[1]!));
+      const dep = [target, `${target}${syntax.extension}`, `${target}/index${syntax.extension}`].find((c) => modules.has(c));
       if (dep !== undefined) deps.add(dep);
     }
     graph.set(m, [...deps].sort());
   }
   return graph;
+}
+
+/** Module → the package modules it requires, for every module under `distDir`. */
+export function runtimeModuleGraph(distDir: string): Map<string, string[]> {
+  return importGraph(distDir, COMMONJS);
 }
 
 /**

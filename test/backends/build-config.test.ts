@@ -1,12 +1,12 @@
 /**
- * The build knobs (lib/backends/build-config.ts): compile settings → a validated BuildConfig
+ * The build knobs (lib/engine/build-config.ts): compile settings → a validated BuildConfig
  * with defaults; the reference backend accepts any and records it (it ignores precision).
  */
 import { DEFAULT_BUILD_CONFIG, resolveBuildConfig } from '../../lib/backends';
 import { lastReferenceBuildConfig, referenceBackend } from '../../lib/backends/reference';
 import { resolveSettings } from '../../lib/compile/settings';
 import { Network } from '../../lib/network';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 test('defaults: fp32 only, no workspace limit or timing cache, no hardware compatibility, level 3', () => {
   expect(resolveBuildConfig({})).toEqual(DEFAULT_BUILD_CONFIG);

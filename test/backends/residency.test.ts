@@ -7,7 +7,7 @@ import type { DeviceValue, Engine, RunValue } from '../../lib/backends';
 import { ProgramRun, type LoadedSegment } from '../../lib/runtime/execute';
 import { HOST_PLACE, planCrossings, totalCrossings } from '../../lib/runtime/residency-plan';
 import type { ProgramData, ProgramSegment } from '../../lib/runtime/segments';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 /** A device value: a host tensor behind a wall; reading it back counts. */
 class FakeDeviceValue implements DeviceValue {

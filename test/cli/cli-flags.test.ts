@@ -12,7 +12,7 @@ import { compile } from '../../lib/compile';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { readNpy, writeNpy } from '../../lib/kernels/npy';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { DIST_CLI, runCli } from '../helpers/built-package';
 import { expectClose, FP32 } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 
 import { buildCudaEngine } from '../../lib/backends/cuda/build';
 import { cudaEngineMemory } from '../../lib/backends/cuda/engine-format';
-import { DEFAULT_BUILD_CONFIG } from '../../lib/backends/build-config';
+import { DEFAULT_BUILD_CONFIG } from '../../lib/engine/build-config';
 import { formatInspectReport, inspectProgramBytes } from '../../lib/cli/inspect-command';
 import { compile } from '../../lib/compile';
 import { packProgramFile, readProgramFile } from '../../lib/runtime/program-file';

@@ -3,7 +3,7 @@
  * `--progress` when stderr is not a terminal, throttled per LINE_PHASE_MS; none without the
  * flag; the throttle itself (phase starts always pass). The clock is the test's.
  */
-import type { BuildPhaseEvent } from '../../lib/backends/build-context';
+import type { BuildPhaseEvent } from '../../lib/engine/build-context';
 import { createProgress, LINE_PHASE_MS, phaseThrottle } from '../../lib/cli/progress';
 import { describePhase, type CompileProgressEvent } from '../../lib/compile/progress';
 

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { compile } from '../../lib/compile';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { rejection } from '../helpers/errors';
 import { externalDataModel } from '../helpers/external-data-model';
 

@@ -1,12 +1,12 @@
 /**
- * What compile's pipeline hands every backend's build (lib/backends/build-context.ts): the
+ * What compile's pipeline hands every backend's build (lib/engine/build-context.ts): the
  * compile's logger, a progress sink whose events become onProgress `phase` events of the
  * engine being built, and the compile's signal. The backend here is the reference one with
  * its build wrapped to report two phase events, as TensorRT's monitor would.
  */
 import { BACKENDS } from '../../lib/backends/registry';
-import type { BuildContext } from '../../lib/backends/build-context';
-import type { Backend } from '../../lib/backends/types';
+import type { BuildContext } from '../../lib/engine/build-context';
+import type { Backend } from '../../lib/engine/backend';
 import { compileGraph } from '../../lib/compile/pipeline';
 import { progressReporter, type CompileProgressEvent } from '../../lib/compile/progress';
 import { resolveSettings } from '../../lib/compile/settings';

@@ -12,7 +12,7 @@ import { call } from '../../lib/ir/builder';
 import { Graph, tensorType, type Value } from '../../lib/ir/graph';
 import { fromCarrier, toCarrier } from '../../lib/runtime/complex-io';
 import type { ProgramIO } from '../../lib/runtime/segments';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { rejection } from '../helpers/errors';
 import { loadFixture } from '../helpers/fixtures';

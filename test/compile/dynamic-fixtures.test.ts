@@ -29,7 +29,7 @@ import { ShapeOutOfRangeError } from '../../lib/errors';
 import { interpret } from '../../lib/interpreter';
 import type { Program } from '../../lib/runtime/program';
 import { loadProgramBuffer } from '../../lib/runtime/program-file';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';
 import { closeOrt, runOrtModel } from '../helpers/ort-single-op';

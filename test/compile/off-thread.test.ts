@@ -11,7 +11,7 @@ import { registerConverter, unregisterConverter } from '../../lib/conversion/reg
 import { BadModelError, InvalidArgumentError, TensorRTMissingError } from '../../lib/errors';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { FIXTURES } from '../helpers/fixtures';
 
 const MOBILENET = path.join(FIXTURES, 'mobilenet_v3_small', 'model.onnx');

@@ -9,7 +9,7 @@ import { compile } from '../../lib/compile';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose } from '../helpers/compare';
 import { rejection } from '../helpers/errors';
 import { FIXTURES } from '../helpers/fixtures';

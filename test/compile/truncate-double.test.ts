@@ -11,7 +11,7 @@ import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { interpret } from '../../lib/interpreter';
 import { loadProgramBuffer } from '../../lib/runtime/program-file';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { Random } from '../helpers/random';
 

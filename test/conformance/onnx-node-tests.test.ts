@@ -14,7 +14,7 @@ import { onnx } from 'onnx-proto';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { tensorFromProto } from '../../lib/frontends/onnx/tensor-proto';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 interface CaseResult {
   name: string;

@@ -7,7 +7,7 @@
  */
 import '../../lib/conversion/converters';
 import { loadOnnx } from '../../lib/frontends/onnx';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { buildSingleOpModel, closeOrt, floatAttr, runOrtGraph, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

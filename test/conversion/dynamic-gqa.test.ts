@@ -6,7 +6,7 @@
  * (key/value heads repeated by Unsqueeze/Expand/Reshape, MatMul, Softmax, MatMul).
  */
 import '../../lib/conversion/converters';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { closeOrt, runOrtGraph, type OrtGraphNode } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -11,7 +11,7 @@ import { TensorRTNodeError } from '../../lib/errors';
 import { interpret } from '../../lib/interpreter';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType, type Arg, type Value } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 const i64 = (shape: number[], values: number[]): Tensor => Tensor.from('int64', shape, values);
 /** data[i] = 10·i + 1: any element read names the position it came from. */

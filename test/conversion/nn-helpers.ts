@@ -8,7 +8,7 @@ import '../../lib/conversion/converters';
 import { call } from '../../lib/ir/builder';
 import { isFloating, type DType } from '../../lib/ir/dtype';
 import { Graph, tensorType, type Arg, type Node, type Value } from '../../lib/ir/graph';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { FP32, type Tolerance } from '../helpers/compare';
 import { convertWhole, expectConvertedMatches } from '../helpers/convert-compare';
 import { Random } from '../helpers/random';

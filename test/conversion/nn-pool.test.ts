@@ -5,7 +5,7 @@
  * pooling (global, divisible, uneven windows) and the refusals of huge composed windows.
  */
 import type { Arg, Value } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { check, f16, f32, layerKinds, refused, typed, type In } from './nn-helpers';
 
 interface Pool {

@@ -3,7 +3,7 @@
  * logsumexp, linalg_vector_norm, softmax/log_softmax, cumulative sums and top-k, converted
  * and run on the reference backend against the interpreter.
  */
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { check, f16, f32, layerKinds, refused, typed } from './nn-helpers';
 
 describe('sum / mean / prod', () => {

@@ -9,7 +9,7 @@ import '../../lib/conversion/converters';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { sym } from '../../lib/ir/symbolic';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { referenceBackend } from '../../lib/backends/reference';
 import { interpret } from '../../lib/interpreter';
 import { cast } from '../../lib/kernels/unary';

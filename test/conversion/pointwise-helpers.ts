@@ -10,7 +10,7 @@ import { isFloating } from '../../lib/ir/dtype';
 import type { Arg, Graph, Value } from '../../lib/ir/graph';
 import { fromNumbers } from '../../lib/kernels/access';
 import type { Network } from '../../lib/network';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { FP32, type Tolerance } from '../helpers/compare';
 import { expectConvertedMatches, opGraph } from '../helpers/convert-compare';
 import { Random } from '../helpers/random';

@@ -7,7 +7,7 @@ import { selectConverter } from '../../lib/conversion/registry';
 import { call } from '../../lib/ir/builder';
 import type { DType } from '../../lib/ir/dtype';
 import { Graph, tensorType, type Arg } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectConvertedMatches } from '../helpers/convert-compare';
 import { compileAndRun, DynGraph } from '../legalization/helpers';
 import { check, verdict } from './shape-helpers';

@@ -7,7 +7,7 @@ import '../../lib/conversion/converters';
 import { call } from '../../lib/ir/builder';
 import type { DType } from '../../lib/ir/dtype';
 import { Graph, tensorType, type Arg, type Value } from '../../lib/ir/graph';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { expectConvertedMatches, opGraph, type OpInput } from '../helpers/convert-compare';
 import { Random } from '../helpers/random';
 

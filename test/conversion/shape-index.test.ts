@@ -9,7 +9,7 @@ import type { DType } from '../../lib/ir/dtype';
 import { Graph, tensorType, type Arg, type Value } from '../../lib/ir/graph';
 import { readNumbers } from '../../lib/kernels/access';
 import type { Layer } from '../../lib/network';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { convertWhole } from '../helpers/convert-compare';
 import { check, checkWith, rand, randInt, verdict } from './shape-helpers';
 

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { childEnv, REPO_ROOT, requireBuild } from '../helpers/built-package';
 import { expectClose } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';

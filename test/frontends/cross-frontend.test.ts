@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { loadPt2 } from '../../lib/frontends/pt2';
 import { interpret } from '../../lib/interpreter';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { loadFixture, ONNX_FIXTURES } from '../helpers/fixtures';
 import { runOrtModel } from '../helpers/ort-single-op';

@@ -4,7 +4,7 @@
  */
 import type { DType } from '../../lib/ir/dtype';
 import { readNumbers } from '../../lib/kernels/access';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 
 /** Relative and absolute tolerance: |actual - expected| <= atol + rtol * |expected|. */
 export interface Tolerance {

@@ -12,7 +12,7 @@ import { Graph, tensorType, type Arg, type Value } from '../../lib/ir/graph';
 import type { DType } from '../../lib/ir/dtype';
 import { interpret } from '../../lib/interpreter';
 import { printNetwork, type Network } from '../../lib/network';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32, type Tolerance } from './compare';
 
 /** Converts every call node of `graph` into one network (all must be convertible). */

@@ -4,7 +4,7 @@
  * H200 for device-selection tests, and the record the reference backend's engines carry.
  */
 import type { CudaDevice } from '../../lib/devices';
-import type { EngineDevice } from '../../lib/runtime/device-selection';
+import type { EngineDevice } from '../../lib/engine/device-selection';
 
 /** Device 0 of the fake CUDA driver (fake_cuda.c), as devices() reports it. */
 export const FAKE_H200: CudaDevice = {

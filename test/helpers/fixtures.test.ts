@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from './compare';
 import { DISCRIMINATION, loadFixture, loadFixtureFrom, ONNX_FIXTURES, PT2_FIXTURES } from './fixtures';
 

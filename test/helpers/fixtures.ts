@@ -7,7 +7,7 @@ import * as path from 'node:path';
 
 import { dtypeInfo, type DType } from '../../lib/ir/dtype';
 import { readNumbers } from '../../lib/kernels/access';
-import { shapeSize, Tensor } from '../../lib/tensor';
+import { shapeSize, Tensor } from '../../lib/ir/tensor';
 import { FP32, type Tolerance } from './compare';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');

@@ -3,7 +3,7 @@
  */
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32, type Tolerance } from './compare';
 import { buildSingleOpModel, runOrtOp, type OrtOpSpec } from './ort-single-op';
 

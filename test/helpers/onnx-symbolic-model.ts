@@ -6,7 +6,7 @@
  */
 import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/onnx-graph';
 import type { DType } from '../../lib/ir/dtype';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { onnx } = require('onnx-proto');

@@ -5,7 +5,7 @@
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType, type Value } from '../../lib/ir/graph';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 /** A float32 tensor of `shape` holding `values`. */
 export const f32 = (shape: number[], values: number[]): Tensor => Tensor.from('float32', shape, values);

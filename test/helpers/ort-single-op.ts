@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 
 import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/onnx-graph';
 import { dtypeInfo, type DType } from '../../lib/ir/dtype';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { onnx } = require('onnx-proto');

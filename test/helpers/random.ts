@@ -3,7 +3,7 @@
  */
 import type { DType } from '../../lib/ir/dtype';
 import { fromNumbers } from '../../lib/kernels/access';
-import { shapeSize, Tensor, type Shape } from '../../lib/tensor';
+import { shapeSize, Tensor, type Shape } from '../../lib/ir/tensor';
 
 /** A deterministic source of uniform floats, integers and random tensors. */
 export class Random {

@@ -24,7 +24,7 @@ import {
   type SerializedGraph,
 } from '../../lib/ir/serialize';
 import { sym } from '../../lib/ir/symbolic';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { FIXTURES, loadFixture, ONNX_FIXTURES, PT2_FIXTURES } from '../helpers/fixtures';
 
 const INT64_MAX = Number('9223372036854775807'); // the slice "to the end" sentinel, 2^63 as a double

@@ -14,7 +14,7 @@ import {
   viewAsComplex,
   viewAsReal,
 } from '../../lib/kernels/complex';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectTensor } from '../helpers/compare';
 
 // z = [1+2i, 3-4i, -0.5+0i]

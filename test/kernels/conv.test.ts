@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../lib/errors';
 import { conv, convTranspose, type ConvOptions } from '../../lib/kernels/conv';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose } from '../helpers/compare';
 import { runOrtOp, type OrtAttribute } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

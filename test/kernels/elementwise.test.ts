@@ -24,7 +24,7 @@ import {
   where,
   type Operand,
 } from '../../lib/kernels/elementwise';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact, expectTensor } from '../helpers/compare';
 import { runOrtOp1 } from '../helpers/ort-single-op';
 

@@ -15,7 +15,7 @@ import {
   type CoordinateTransform,
   type NearestMode,
 } from '../../lib/kernels/indexing';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact } from '../helpers/compare';
 import { floatsAttr, runOrtOp } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../lib/errors';
 import { addmm, gemm, linear, matmul } from '../../lib/kernels/linalg';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact } from '../helpers/compare';
 import { floatAttr, runOrtOp } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../lib/errors';
 import { batchNormInference, groupNorm, instanceNorm, layerNorm, layerNormWithStats, machineEpsilon, rmsNorm } from '../../lib/kernels/norm';
 import { full } from '../../lib/kernels/shape';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose } from '../helpers/compare';
 import { floatAttr, runOrtOp } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../lib/errors';
 import type { DType } from '../../lib/ir/dtype';
 import { readNpy, writeNpy } from '../../lib/kernels/npy';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 /**
  * An .npy file assembled by hand from the format spec: magic "\x93NUMPY", version bytes, a

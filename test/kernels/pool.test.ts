@@ -12,7 +12,7 @@ import {
   type MaxPoolOptions,
 } from '../../lib/kernels/pool';
 import { pooledSize } from '../../lib/ir/ops/nn-geometry';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact } from '../helpers/compare';
 import { runOrtOp, type OrtAttribute } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../lib/errors';
 import { amax, amin, argmax, argmin, cumsum, logSoftmax, mean, prod, softmax, sum } from '../../lib/kernels/reduce';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact, expectTensor } from '../helpers/compare';
 import { runOrtOp1, type OrtAttributes } from '../helpers/ort-single-op';
 

@@ -23,7 +23,7 @@ import {
   triu,
   unsqueeze,
 } from '../../lib/kernels/shape';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact } from '../helpers/compare';
 import { floatAttr, runOrtOp } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -36,7 +36,7 @@ import {
   tanh,
   trunc,
 } from '../../lib/kernels/unary';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact, expectTensor } from '../helpers/compare';
 import { floatAttr, runOrtGraph, runOrtOp1 } from '../helpers/ort-single-op';
 

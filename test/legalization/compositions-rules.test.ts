@@ -10,7 +10,7 @@ import '../../lib/conversion/converters';
 import type { Node, Value } from '../../lib/ir/graph';
 import { interpret } from '../../lib/interpreter';
 import { classify, partitionDynamic } from '../../lib/legalization';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { DynGraph } from './helpers';
 import { iota, needs, nodeOf, refuse, runBoth, type Build } from './in-process';

@@ -9,7 +9,7 @@
 import '../../lib/conversion/converters';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import type { Value } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { buildSingleOpModel, closeOrt, runOrtModel, type OrtOpSpec } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -8,7 +8,7 @@ import '../../lib/conversion/converters';
 import { listConverters } from '../../lib/conversion/registry';
 import { interpret } from '../../lib/interpreter';
 import type { Graph, Value } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { Random } from '../helpers/random';
 import { DynGraph, compileAndRun } from './helpers';

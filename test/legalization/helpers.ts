@@ -9,7 +9,7 @@ import type { DType } from '../../lib/ir/dtype';
 import { sym, type Dim, type SymbolRange } from '../../lib/ir/symbolic';
 import { ProgramExecutor } from '../../lib/runtime/execute';
 import type { Program } from '../../lib/runtime/program';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 
 /** A graph builder with named symbols. */
 export class DynGraph {

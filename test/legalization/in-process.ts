@@ -7,7 +7,7 @@ import type { Graph, Node, Value } from '../../lib/ir/graph';
 import { interpret } from '../../lib/interpreter';
 import { partitionDynamic } from '../../lib/legalization';
 import { DYNAMIC_RULES } from '../../lib/legalization/variants';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { DynGraph } from './helpers';
 

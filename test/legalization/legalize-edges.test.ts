@@ -12,7 +12,7 @@ import type { Graph } from '../../lib/ir/graph';
 import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../lib/ir/serialize';
 import { interpret } from '../../lib/interpreter';
 import { checkDynamicSupport, classify, dynamicSelector, partitionDynamic } from '../../lib/legalization';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { thrownError } from '../helpers/errors';
 import { DynGraph } from './helpers';

@@ -13,7 +13,7 @@ import { shapeTensorDims } from '../../lib/ir/ops/dynamic';
 import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../lib/ir/serialize';
 import { sym, symMul } from '../../lib/ir/symbolic';
 import { checkDynamicSupport, partitionDynamic } from '../../lib/legalization';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { Random } from '../helpers/random';
 import { DynGraph, compileAndRun, valuesOf } from './helpers';

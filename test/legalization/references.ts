@@ -2,7 +2,7 @@
  * Reference loops for the composition tests (row-major, written from PyTorch's definitions of
  * F.pad, Tensor.repeat, torch.roll and narrow), shared by the compiled and the in-process tests.
  */
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 export const stridesOf = (shape: readonly number[]): number[] => shape.map((_, i) => shape.slice(i + 1).reduce((a, d) => a * d, 1));
 

@@ -8,7 +8,8 @@
 import '../../lib/conversion/converters';
 import type { Node, Value } from '../../lib/ir/graph';
 import { sym } from '../../lib/ir/symbolic';
-import { applySymbolRanges, classify, segmentProfiles } from '../../lib/legalization';
+import { applySymbolRanges, segmentProfiles } from '../../lib/compile/input-shapes';
+import { classify } from '../../lib/legalization';
 import { dimOfArg, dimsOfArg } from '../../lib/legalization/variants';
 import type { InputShapePlan } from '../../lib/compile/input-shapes';
 import type { Segment } from '../../lib/partitioning/partition';

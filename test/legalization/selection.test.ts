@@ -11,7 +11,7 @@ import type { Graph, Node } from '../../lib/ir/graph';
 import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../lib/ir/serialize';
 import { partitionDynamic } from '../../lib/legalization';
 import type { DynamicSettings } from '../../lib/legalization';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { DynGraph, compileAndRun } from './helpers';
 

@@ -7,7 +7,7 @@
  */
 import '../../lib/conversion/converters';
 import type { Value } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { DynGraph, compileAndRun } from './helpers';
 

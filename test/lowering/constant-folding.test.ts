@@ -6,7 +6,7 @@ import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import '../../lib/ir/ops';
 import { foldConstants } from '../../lib/lowering/constant-folding';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 test('a chain of constant ops folds into constants; the rest stays', () => {
   const g = new Graph('fold');

@@ -6,7 +6,7 @@ import { CudaMissingError, InvalidArgumentError } from '../../lib/errors';
 import { deviceOrdinal, setPoolReleaseThreshold, allocatePinnedBuffer } from '../../lib/gpu/device';
 import { DeviceTensor, toDevice } from '../../lib/gpu/device-tensor';
 import { formatLibraryVersion } from '../../lib/gpu/libraries';
-import { residencyOf, type DeviceValue } from '../../lib/backends/residency';
+import { residencyOf, type DeviceValue } from '../../lib/engine/residency';
 import type { NativeDeviceBuffer } from '../../lib/gpu/binding';
 import { requireBuild, runNode, DIST_INDEX } from '../helpers/built-package';
 

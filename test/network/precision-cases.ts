@@ -4,7 +4,7 @@
  * every layer kind of the catalogue that carries float data, with deterministic inputs.
  */
 import type { LayerParams } from '../../lib/network';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import type { LayerInput } from '../backends/reference/helpers';
 
 /** Deterministic values in [lo, hi). */

@@ -8,7 +8,7 @@ import { InvalidArgumentError } from '../../lib/errors';
 import { fromFloat16Bits } from '../../lib/ir/half';
 import { Network, type NetTensor } from '../../lib/network';
 import { convertWeights, describePrecision, reducedDType, reducePrecision } from '../../lib/network/precision';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, type Tolerance } from '../helpers/compare';
 import { layerNetwork, runNetwork } from '../backends/reference/helpers';
 import { f32, idx, KIND_CASES, values } from './precision-cases';

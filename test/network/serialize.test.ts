@@ -4,7 +4,7 @@
  * hold (NaN, ±Infinity, -0, in the codec's one encoding), and bad descriptions are E_BAD_MODEL
  * errors prefixed with the caller's label.
  */
-import { checkNetwork } from '../../lib/backends/reference/check-network';
+import { checkNetwork } from '../../lib/network/check';
 import { BadModelError } from '../../lib/errors';
 import { Network, printNetwork } from '../../lib/network';
 import {
@@ -15,7 +15,7 @@ import {
   serializeNetwork,
   serializeNetworkToBuffer,
 } from '../../lib/network/serialize';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 /** x [2, 3] → clip(-∞, 1) → fill-like elementwise with -0 / NaN constants → y. */
 function network(): Network {

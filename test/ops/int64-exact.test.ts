@@ -12,7 +12,7 @@ import { interpret } from '../../lib/interpreter';
 import { implementedOps } from '../../lib/interpreter/registry';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType, type Arg, type Value } from '../../lib/ir/graph';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 const i64 = (shape: number[], values: bigint[]): Tensor => Tensor.from('int64', shape, values);
 const i32 = (shape: number[], values: number[]): Tensor => Tensor.from('int32', shape, values);

@@ -11,7 +11,7 @@
 import { compile } from '../../lib/compile';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { buildGraphModel, runOrtGraph, type OrtGraphNode, type OrtGraphSpec } from '../helpers/ort-single-op';
 
 const B = 2n ** 53n + 1n;

@@ -9,7 +9,7 @@ import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { convolutionArgs } from '../helpers/conv-args';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
 import { buildSingleOpModel, type OrtAttributes } from '../helpers/ort-single-op';

@@ -8,7 +8,7 @@ import { call } from '../../lib/ir/builder';
 import { Graph, tensorType, type Value } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
 import { buildSingleOpModel, floatAttr } from '../helpers/ort-single-op';
 import { expectValues, f32, run } from '../helpers/ops-setup';

@@ -6,7 +6,7 @@ import { loadOnnx } from '../../lib/frontends/onnx';
 import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import { formatShape, sym } from '../../lib/ir/symbolic';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
 import { buildSingleOpModel } from '../helpers/ort-single-op';
 import { f32, i64, run } from '../helpers/ops-setup';

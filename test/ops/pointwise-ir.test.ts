@@ -9,7 +9,7 @@ import { formatType, Graph, tensorType, type Arg, type Value } from '../../lib/i
 import '../../lib/ir/ops';
 import { formatShape, sym, type Dim } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 /** Builds `target(args)` on fresh inputs (keys of `inputs` name graph inputs), runs it, returns output 0. */
 function runOp(target: string, inputs: Record<string, Tensor>, args: Record<string, Arg> = {}): Tensor {

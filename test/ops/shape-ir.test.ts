@@ -8,7 +8,7 @@ import type { DType } from '../../lib/ir/dtype';
 import { Graph, tensorType, type Arg, type Value } from '../../lib/ir/graph';
 import { formatShape, sym, type Dim } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
-import { Tensor, type Shape } from '../../lib/tensor';
+import { Tensor, type Shape } from '../../lib/ir/tensor';
 
 const INT64_MAX = 9223372036854775807; // arrives as a JS number (2^63)
 const s0 = sym('s0');

@@ -5,7 +5,7 @@
  */
 import { loadOnnx } from '../../lib/frontends/onnx';
 import type { DType } from '../../lib/ir/dtype';
-import { Tensor, type Shape } from '../../lib/tensor';
+import { Tensor, type Shape } from '../../lib/ir/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
 import { buildSingleOpModel, type OrtOpSpec } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

@@ -7,7 +7,7 @@ import { loadOnnx } from '../../lib/frontends/onnx';
 import type { DType } from '../../lib/ir/dtype';
 import { formatShape } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose } from '../helpers/compare';
 import { runOrtModel } from '../helpers/ort-single-op';
 import { Random } from '../helpers/random';

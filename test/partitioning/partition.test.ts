@@ -8,7 +8,8 @@ import { call } from '../../lib/ir/builder';
 import { Graph, tensorType, type Value } from '../../lib/ir/graph';
 import '../../lib/ir/ops';
 import { registerConverter } from '../../lib/conversion/registry';
-import { formatPartitionReport, partition } from '../../lib/partitioning/partition';
+import { partition } from '../../lib/partitioning/partition';
+import { formatPartitionReport } from '../../lib/partitioning/report-format';
 import { UnsupportedOpError } from '../../lib/errors';
 
 registerConverter('aten.relu.default', () => []);

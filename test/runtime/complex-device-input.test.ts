@@ -7,12 +7,12 @@
  * simulated: device memory is host bytes behind the binding.
  */
 import { cudaBackend } from '../../lib/backends/cuda';
-import type { RunValue } from '../../lib/backends/residency';
-import type { Engine } from '../../lib/backends/types';
+import type { RunValue } from '../../lib/engine/residency';
+import type { Engine } from '../../lib/engine/backend';
 import { DeviceTensor, toDevice } from '../../lib/gpu/device-tensor';
 import { ProgramExecutor } from '../../lib/runtime/execute';
 import type { ProgramData } from '../../lib/runtime/segments';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { resetSimulatedGpu, simulatedGpu } from '../helpers/simulated-gpu';
 
 jest.mock('../../lib/gpu/binding', () => require('../helpers/simulated-gpu').bindingModule);

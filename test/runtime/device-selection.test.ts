@@ -6,7 +6,7 @@ import { engineDeviceRecord, resolveDeviceSetting } from '../../lib/compile/devi
 import { resolveSettings } from '../../lib/compile/settings';
 import type { CudaDevice } from '../../lib/devices';
 import { InvalidArgumentError, NoCompatibleDeviceError } from '../../lib/errors';
-import { deviceTargetOf, isCompatibleDevice, selectDevice, type DeviceTarget, type SelectableDevice } from '../../lib/runtime/device-selection';
+import { deviceTargetOf, isCompatibleDevice, selectDevice, type DeviceTarget, type SelectableDevice } from '../../lib/engine/device-selection';
 import { referenceEngineDevice, TEST_H200 } from '../helpers/devices';
 import { thrown } from '../helpers/errors';
 

@@ -4,7 +4,7 @@
  * arrive, a size mismatch or a freed tensor is a typed error, an empty tensor copies nothing.
  */
 import { DeviceTensor, toDevice } from '../../lib/gpu/device-tensor';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { resetSimulatedGpu, simulatedGpu } from '../helpers/simulated-gpu';
 
 jest.mock('../../lib/gpu/binding', () => require('../helpers/simulated-gpu').bindingModule);

@@ -8,8 +8,8 @@ import { sym, symMul, type SymbolRange } from '../../lib/ir/symbolic';
 import { tensorType } from '../../lib/ir/graph';
 import { FastInputCheck } from '../../lib/runtime/fast-input-check';
 import { checkRunInputs } from '../../lib/runtime/program-io';
-import { DEFAULT_RUN_LIMITS } from '../../lib/runtime/resource-limits';
-import { isIntactTensor, Tensor, trustedTensor } from '../../lib/tensor';
+import { DEFAULT_RUN_LIMITS } from '../../lib/engine/resource-limits';
+import { isIntactTensor, Tensor, trustedTensor } from '../../lib/ir/tensor';
 import type { ShapedInputs } from '../../lib/interpreter/bind-inputs';
 
 const batch = sym('batch');

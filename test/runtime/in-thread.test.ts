@@ -19,7 +19,7 @@ import {
 } from '../../lib/runtime/in-thread';
 import { probeShapes } from '../../lib/runtime/probe-shapes';
 import { sym } from '../../lib/ir/symbolic';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { REPO_ROOT, requireBuild, runNode } from '../helpers/built-package';
 import { expectClose, FP32 } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';

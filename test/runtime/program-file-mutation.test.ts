@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { compile } from '../../lib/compile';
 import { BadProgramError, TensorRTNodeError } from '../../lib/errors';
 import { loadProgramBuffer, packProgramFile, readProgramFile } from '../../lib/runtime/program-file';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32 } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';
 import { Random } from '../helpers/random';

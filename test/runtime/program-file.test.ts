@@ -27,7 +27,7 @@ import {
   type ProgramManifest,
 } from '../../lib/runtime/program-file';
 import type { ProgramData } from '../../lib/runtime/segments';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact, FP32 } from '../helpers/compare';
 import { referenceEngineDevice, TEST_H200 } from '../helpers/devices';
 import { rejection } from '../helpers/errors';

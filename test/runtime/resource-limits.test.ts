@@ -15,8 +15,8 @@ import { Graph, tensorType } from '../../lib/ir/graph';
 import { sym } from '../../lib/ir/symbolic';
 import { loadProgramBuffer } from '../../lib/runtime/program-file';
 import type { Program } from '../../lib/runtime/program';
-import { asResourceLimitError, checkTensorBytes, runLimits } from '../../lib/runtime/resource-limits';
-import { Tensor } from '../../lib/tensor';
+import { asResourceLimitError, checkTensorBytes, runLimits } from '../../lib/engine/resource-limits';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { rejection, thrown } from '../helpers/errors';
 

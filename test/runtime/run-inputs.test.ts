@@ -13,7 +13,7 @@ import { call } from '../../lib/ir/builder';
 import { Graph, tensorType } from '../../lib/ir/graph';
 import type { Program } from '../../lib/runtime/program';
 import type { WorkerRequest } from '../../lib/runtime/worker/worker-protocol';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { rejection } from '../helpers/errors';
 

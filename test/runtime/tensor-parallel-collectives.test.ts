@@ -5,7 +5,7 @@
  */
 import { chooseCollectivePath, placeOfValue, type RankPlace } from '../../lib/runtime/tensor-parallel/collectives';
 import { collectivesPolicyProblem } from '../../lib/runtime/tensor-parallel/collectives-policy';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 
 const gpu = (ordinal: number, dtype = 'float32'): RankPlace => ({ kind: 'device', ordinal, dtype });
 const host: RankPlace = { kind: 'host' };

@@ -21,7 +21,7 @@ import { loadTensorParallelProgram, loadTensorParallelProgramBuffer, selectRankD
 import type { TensorParallelManifest } from '../../lib/runtime/tensor-parallel/file-manifest';
 import { readTensorParallelFile } from '../../lib/runtime/tensor-parallel/file-read';
 import { TensorParallelProgram } from '../../lib/runtime/tensor-parallel/program';
-import type { Tensor } from '../../lib/tensor';
+import type { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact, FP32 } from '../helpers/compare';
 import { TEST_H200 } from '../helpers/devices';
 import { rejection } from '../helpers/errors';

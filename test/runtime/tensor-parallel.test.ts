@@ -10,7 +10,7 @@ import { compile } from '../../lib/compile';
 import { deserializeGraphFromBuffer } from '../../lib/ir/serialize';
 import { allReduce } from '../../lib/runtime/tensor-parallel/execute';
 import { TensorParallelProgram } from '../../lib/runtime/tensor-parallel/program';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectClose, expectExact, expectTensor, FP32 } from '../helpers/compare';
 import { rejection } from '../helpers/errors';
 import { loadFixture } from '../helpers/fixtures';

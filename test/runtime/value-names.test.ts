@@ -8,7 +8,7 @@
 import { compile } from '../../lib/compile';
 import { loadProgramBuffer } from '../../lib/runtime/program-file';
 import type { Program } from '../../lib/runtime/program';
-import { Tensor } from '../../lib/tensor';
+import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
 import { rejection } from '../helpers/errors';
 import { buildGraphModel } from '../helpers/ort-single-op';

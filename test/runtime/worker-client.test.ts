@@ -51,6 +51,18 @@ describe('resolveWorkerScript', () => {
     expect(resolveWorkerScript('worker.js', 'program worker', { ...places, override: asarDir }, only(unpacked))).toBe(unpacked);
   });
 
+  test('a script of another folder (the compile worker) is looked up in its own folder, and relative to the override', () => {
+    const folder = path.join('compile', 'worker');
+    const built = path.join(REPO_ROOT, 'dist', 'compile', 'worker', 'compile-worker.js');
+    const places = { here: path.join(REPO_ROOT, 'lib', 'compile', 'worker'), packageRoot: REPO_ROOT, folder };
+    expect(resolveWorkerScript('compile-worker.js', 'compile worker', places, only(built))).toBe(built);
+    // The override names a copy's dist/runtime/worker; the compile worker is two folders up, in compile/worker.
+    const copy = path.join(path.sep, 'srv', 'copy', 'dist');
+    const copied = path.join(copy, 'compile', 'worker', 'compile-worker.js');
+    const overridden = { ...places, override: path.join(copy, 'runtime', 'worker') };
+    expect(resolveWorkerScript('compile-worker.js', 'compile worker', overridden, only(copied, built))).toBe(copied);
+  });
+
   test(`an ${WORKER_DIR_ENV} without the script is an E_INVALID_ARGUMENT naming the variable and the paths`, () => {
     const places = { here: path.join(REPO_ROOT, 'dist', 'runtime', 'worker'), packageRoot: REPO_ROOT, override: '/srv/empty' };
     const call = (): string => resolveWorkerScript('tensor-parallel-worker.js', 'tensor-parallel worker', places, only(path.join(places.here, 'tensor-parallel-worker.js')));

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { DEFAULT_RUN_LIMITS } from '../../lib/runtime/resource-limits';
+import { DEFAULT_RUN_LIMITS } from '../../lib/engine/resource-limits';
 import { WORKER_DIR_ENV, WorkerClient } from '../../lib/runtime/worker/worker-client';
 import { REPO_ROOT } from '../helpers/built-package';
 

@@ -11,7 +11,7 @@ import { gpuBinding } from '../../gpu/binding';
 import { compileWithCache } from '../../gpu/kernel-cache';
 import type { Network } from '../../network';
 import { describePrecision, reducePrecision, REDUCED_MAX } from '../../network/precision';
-import type { BuildConfig } from '../build-config';
+import type { BuildConfig } from '../../engine/build-config';
 import { kernelSources, type PlanModule } from './assemble';
 import { channelsLast } from './channels-last';
 import { fuseConvEpilogues } from './conv-epilogue';

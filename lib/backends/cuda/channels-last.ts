@@ -15,7 +15,7 @@
 import type { Layer, LayerParams, NetTensor, Network } from '../../network';
 import { NetworkRewrite } from '../../network/rewrite';
 import { concat, permute } from '../../kernels/shape';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { TrtDType } from '../../network';
 
 /** [N, C, H, W] → [N, H, W, C], and back. */

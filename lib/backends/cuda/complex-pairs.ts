@@ -18,7 +18,7 @@
 import type { Layer, Network, NetTensor } from '../../network';
 import { tensorReaders } from '../../network/live-layers';
 import { NetworkRewrite } from '../../network/rewrite';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 
 interface ComplexProduct {
   concat: Layer;

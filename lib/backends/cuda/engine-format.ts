@@ -13,8 +13,8 @@ import { BadModelError } from '../../errors';
 import { blobRange, CodecError, MagicError, unpackContainer, packContainer, type BlobTable } from '../../io/json-blobs';
 import type { Network } from '../../network';
 import { deserializeNetwork, serializeNetwork } from '../../network/serialize';
-import { HARDWARE_COMPATIBILITY, PRECISIONS, type BuildConfig } from '../build-config';
-import { checkNetwork } from '../reference/check-network';
+import { HARDWARE_COMPATIBILITY, PRECISIONS, type BuildConfig } from '../../engine/build-config';
+import { checkNetwork } from '../../network/check';
 
 export const CUDA_ENGINE_MAGIC = 'TRTNCUDA';
 export const CUDA_ENGINE_VERSION = 1;

@@ -10,7 +10,7 @@
  * float64 and rounded once to float32, where the unfolded network rounds after the convolution
  * and after each layer (the difference is within float32's rounding of those products).
  */
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { Network } from '../../network';
 import { NetworkRewrite } from '../../network/rewrite';
 import type { Layer, LayerParams } from '../../network/layers';

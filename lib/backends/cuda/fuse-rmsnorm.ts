@@ -25,7 +25,7 @@ import type { Layer, Network, NetTensor, TrtDType } from '../../network';
 import { NetworkRewrite } from '../../network/rewrite';
 import { passGraph, type PassGraph as Graph } from './pass-graph';
 import { readNumbers } from '../../kernels/access';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 
 export interface FuseRmsNormResult {
   network: Network;

@@ -11,8 +11,8 @@
  */
 import { InternalError, UnsupportedOpError } from '../../errors';
 import { inferLayer, liveLayers, type Layer, type Network, type TensorInfo, type TrtDType } from '../../network';
-import { Tensor } from '../../tensor';
-import { executeLayer } from '../reference/layers';
+import { Tensor } from '../../ir/tensor';
+import { executeLayer } from '../../network/evaluate';
 
 /** Runs one layer on host tensors (the reference executor by default). */
 export type HostEvaluator = (layer: Layer, inputs: ReadonlyArray<Tensor | null>) => Tensor[];

@@ -15,7 +15,7 @@ import { InternalError } from '../../errors';
 import { dtypeInfo } from '../../ir/dtype';
 import type { BufferSlice } from '../../gpu/plan';
 import type { Layer, Network } from '../../network';
-import type { Tensor } from '../../tensor';
+import type { Tensor } from '../../ir/tensor';
 import type { Instance } from './instantiate';
 import { fuseMaps, fusionChainEnds, planPointwiseFusion, planStoredPrologues, planViews, readThrough, type TensorFacts } from './fuse-pointwise';
 import { lowerLayer, type BoundTensor, type KernelLaunch, type LoweredStep, type LoweringContext } from './lowering';

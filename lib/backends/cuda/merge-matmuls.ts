@@ -32,7 +32,7 @@
 import type { AttentionParams, Layer, Network, NetTensor } from '../../network';
 import { NetworkRewrite } from '../../network/rewrite';
 import { concat } from '../../kernels/shape';
-import type { Tensor } from '../../tensor';
+import type { Tensor } from '../../ir/tensor';
 import { readsAsMap, throughDenseFrom } from './fuse-pointwise';
 import { denseStrides } from './lowering/kernel';
 import { passGraph, type PassGraph as Graph } from './pass-graph';

@@ -22,7 +22,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InvalidArgumentError } from '../../errors';
 import type { NativeTunedGemm } from '../../gpu/binding';
-import { ENGINE_CACHE_ENV } from '../tensorrt/engine-cache';
+import { engineCacheDir } from '../../engine/cache-dir';
 
 export const TIMING_CACHE_ENV = 'TENSORRT_NODE_TIMING_CACHE';
 export const TIMING_CACHE_FORMAT = 'tensorrt-node cuda timing cache';
@@ -65,8 +65,8 @@ export function timingCacheFile(option: string | null | undefined, env: NodeJS.P
   }
   const given = env[TIMING_CACHE_ENV];
   if (given !== undefined && given !== '') return given;
-  const dir = env[ENGINE_CACHE_ENV];
-  return dir === undefined || dir === '' ? null : path.join(dir, 'cuda-timing.json');
+  const dir = engineCacheDir(env);
+  return dir === null ? null : path.join(dir, 'cuda-timing.json');
 }
 
 export const TUNING_BUDGET_ENV = 'TENSORRT_NODE_TUNING_BUDGET_MS';

@@ -7,7 +7,7 @@
 import { InternalError } from '../../errors';
 import type { BufferSlice } from '../../gpu/plan';
 import { liveLayers, type Layer, type Network } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { WEIGHTS_BUFFER, type WeightLocator } from './lower-instance';
 import { alignUp } from './memory-plan';
 

@@ -11,11 +11,11 @@ import { BadInputError, BadModelError, InvalidArgumentError, ShapeOutOfRangeErro
 import type { DType } from '../../ir/dtype';
 import { cast as castKernel } from '../../kernels/unary';
 import { resolveLogger } from '../../logger';
-import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runtime/resource-limits';
-import { Tensor } from '../../tensor';
-import { floatWidthAs } from '../float-width';
-import type { RunValue } from '../residency';
-import type { Engine, PreparedRun, PreparedValue } from '../types';
+import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../engine/resource-limits';
+import { Tensor } from '../../ir/tensor';
+import { floatWidthAs } from '../../engine/float-width';
+import type { RunValue } from '../../engine/residency';
+import type { Engine, PreparedRun, PreparedValue } from '../../engine/backend';
 import type { OrtEngineDescription, OrtEngineInput } from './engine-format';
 import { boundaryDType } from './lower';
 import type { OrtModule } from './ort-module';

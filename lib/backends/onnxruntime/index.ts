@@ -13,10 +13,10 @@
  */
 import { InternalError, InvalidArgumentError, TensorRTMissingError } from '../../errors';
 import type { Network } from '../../network';
-import type { EngineDevice } from '../../runtime/device-selection';
-import type { BuildConfig } from '../build-config';
-import { checkNetwork } from '../reference/check-network';
-import type { Availability, Backend, Engine, EngineSignature } from '../types';
+import type { EngineDevice } from '../../engine/device-selection';
+import type { BuildConfig } from '../../engine/build-config';
+import { checkNetwork } from '../../network/check';
+import type { Availability, Backend, Engine, EngineSignature } from '../../engine/backend';
 import { packOrtEngine, unpackOrtEngine, type OrtSessionSettings } from './engine-format';
 import { OrtEngine } from './engine';
 import { networkToOnnx, ONNX_OPSET } from './lower';

@@ -5,8 +5,8 @@
  */
 import type { DType } from '../../ir/dtype';
 import { padSource } from '../../kernels/shape';
-import { Tensor } from '../../tensor';
-import { executeLayer } from '../reference/layers';
+import { Tensor } from '../../ir/tensor';
+import { executeLayer } from '../../network/evaluate';
 import type { LowerContext, Lowering } from './lower-context';
 
 /** "Before index 0" as a Slice end with a negative step (ONNX clamps it to -1). */

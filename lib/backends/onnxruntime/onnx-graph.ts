@@ -6,7 +6,7 @@
  */
 import { InternalError } from '../../errors';
 import type { DType } from '../../ir/dtype';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 
 /** TensorProto.DataType codes of the dtypes a Network holds (and float64, for exact arithmetic). */
 export const ONNX_DTYPES: Readonly<Partial<Record<DType, number>>> = {

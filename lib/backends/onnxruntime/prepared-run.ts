@@ -12,9 +12,9 @@
  */
 import type { TypedArray } from '../../ir/dtype';
 import { dtypeInfo, type DTypeInfo } from '../../ir/dtype';
-import { checkTensorBytes, type RunLimits } from '../../runtime/resource-limits';
-import { Tensor, trustedTensor, typedArrayName } from '../../tensor';
-import type { PreparedRun, PreparedValue, RunSettled, StagedRun } from '../types';
+import { checkTensorBytes, type RunLimits } from '../../engine/resource-limits';
+import { Tensor, trustedTensor, typedArrayName } from '../../ir/tensor';
+import type { PreparedRun, PreparedValue, RunSettled, StagedRun } from '../../engine/backend';
 import type { OrtEngineDescription, OrtEngineInput, OrtEngineIO } from './engine-format';
 import { boundaryDType } from './lower';
 import type { OrtModule } from './ort-module';

@@ -11,7 +11,7 @@ import { BadModelError } from '../../errors';
 import type { Network } from '../../network';
 import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../network/serialize';
 import { CONTAINER_HEADER_BYTES } from '../../io/json-blobs';
-import { checkNetwork } from './check-network';
+import { checkNetwork } from '../../network/check';
 
 export const ENGINE_MAGIC = 'TRTNREF1';
 export const ENGINE_FORMAT_VERSION = 2;

@@ -14,17 +14,17 @@
  */
 import { InternalError, UnsupportedOpError } from '../../errors';
 import { TRT_DTYPES, type Network } from '../../network';
-import type { EngineDevice } from '../../runtime/device-selection';
-import type { RunLimits } from '../../runtime/resource-limits';
-import { Tensor } from '../../tensor';
+import type { EngineDevice } from '../../engine/device-selection';
+import type { RunLimits } from '../../engine/resource-limits';
+import { Tensor } from '../../ir/tensor';
 import { VERSION } from '../../version';
-import { DEFAULT_BUILD_CONFIG, type BuildConfig } from '../build-config';
-import { floatWidthAs } from '../float-width';
-import type { RunValue } from '../residency';
-import type { Availability, Backend, Engine } from '../types';
-import { checkNetwork } from './check-network';
+import { DEFAULT_BUILD_CONFIG, type BuildConfig } from '../../engine/build-config';
+import { floatWidthAs } from '../../engine/float-width';
+import type { RunValue } from '../../engine/residency';
+import type { Availability, Backend, Engine } from '../../engine/backend';
+import { checkNetwork } from '../../network/check';
 import { deserializeEngine, serializeEngine } from './engine-format';
-import { unsupportedReason } from './layers';
+import { unsupportedReason } from '../../network/evaluate';
 import { ReferenceRunner } from './runner';
 
 export { ENGINE_FORMAT_VERSION, ENGINE_MAGIC, deserializeEngine, serializeEngine } from './engine-format';

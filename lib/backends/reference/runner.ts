@@ -8,9 +8,9 @@
 import { BadInputError, InternalError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError } from '../../errors';
 import type { TypedArray } from '../../ir/dtype';
 import { inferLayer, liveLayers, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
-import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../runtime/resource-limits';
-import { Tensor } from '../../tensor';
-import { executeLayer } from './layers';
+import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../engine/resource-limits';
+import { Tensor } from '../../ir/tensor';
+import { executeLayer } from '../../network/evaluate';
 
 const fmt = (dtype: string, shape: readonly number[]): string => `${dtype}[${shape.map((d) => (d < 0 ? '?' : d)).join(', ')}]`;
 const describe = (t: Tensor | null): string => (t === null ? '∅' : fmt(t.dtype, t.shape));

@@ -4,7 +4,7 @@
  * BuildPhaseEvents; the handler's answer to a step is stepComplete's (false stops the build).
  */
 import type { Logger, LogLevel } from '../../logger';
-import type { BuildContext, BuildPhaseEvent } from '../build-context';
+import type { BuildContext, BuildPhaseEvent } from '../../engine/build-context';
 
 /** ILogger::Severity (kINTERNAL_ERROR 0 … kVERBOSE 4) → log level; the library has no error level, and a failed build's error is its rejection. */
 const LEVEL: readonly LogLevel[] = ['warn', 'warn', 'warn', 'debug', 'debug'];

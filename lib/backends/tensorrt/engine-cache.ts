@@ -9,15 +9,9 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EngineDevice } from '../../runtime/device-selection';
+import type { EngineDevice } from '../../engine/device-selection';
 
-export const ENGINE_CACHE_ENV = 'TENSORRT_NODE_ENGINE_CACHE';
-
-/** The cache directory, or null when caching is off. */
-export const engineCacheDir = (): string | null => {
-  const dir = process.env[ENGINE_CACHE_ENV];
-  return dir === undefined || dir === '' ? null : dir;
-};
+export { ENGINE_CACHE_ENV, engineCacheDir } from '../../engine/cache-dir';
 
 /** The key of an engine: hex SHA-256 of program, TensorRT version and device identity. */
 export function engineCacheKey(program: Uint8Array, libraryVersion: number, device: EngineDevice): string {

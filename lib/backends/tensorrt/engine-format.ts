@@ -7,7 +7,7 @@
 import { BadModelError } from '../../errors';
 import { BlobTable, blobRange, CodecError, packContainer, unpackContainer } from '../../io/json-blobs';
 import { TRT_DTYPES, type TrtDType } from '../../network';
-import type { HardwareCompatibility } from '../build-config';
+import type { HardwareCompatibility } from '../../engine/build-config';
 
 export const TENSORRT_ENGINE_MAGIC = 'TRTNTRT1';
 export const TENSORRT_ENGINE_VERSION = 1;

@@ -14,8 +14,8 @@ import { InternalError } from '../../errors';
 import { dtypeInfo } from '../../ir/dtype';
 import { ByteWriter } from '../../io/byte-writer';
 import type { Layer, LayerKind, Network, TrtDType } from '../../network';
-import { Tensor } from '../../tensor';
-import type { BuildConfig } from '../build-config';
+import { Tensor } from '../../ir/tensor';
+import type { BuildConfig } from '../../engine/build-config';
 import * as E from './enums';
 
 export const PROGRAM_MAGIC = 'TRTNPLAY';

@@ -1,16 +1,16 @@
 /**
  * The messages between compile() and the compile worker thread
- * (lib/runtime/worker/compile-worker.ts): one request per compile, answered by any number of
+ * (lib/compile/worker/compile-worker.ts): one request per compile, answered by any number of
  * log and progress messages (compile() hands them to the caller's logger and onProgress,
  * which cannot cross threads) and then one result or one error (a WireError, rebuilt into
  * the same typed error on the main thread). An abort message follows a request whose
  * caller's AbortSignal fired (the signal itself cannot cross).
  */
-import type { CompiledProgram } from '../../compile/pipeline';
-import type { CompileProgressEvent, CompileStage, ProgressExtra } from '../../compile/progress';
-import type { ResolvedSettings } from '../../compile/settings';
+import type { CompiledProgram } from '../pipeline';
+import type { CompileProgressEvent, CompileStage, ProgressExtra } from '../progress';
+import type { ResolvedSettings } from '../settings';
 import type { LogLevel } from '../../logger';
-import type { WireError } from './worker-protocol';
+import type { WireError } from '../../runtime/worker/worker-protocol';
 
 /** The model as it crosses: a file path, file bytes, or a serialized Graph. */
 export type WireModel = { kind: 'path'; path: string } | { kind: 'bytes'; bytes: Uint8Array } | { kind: 'graph'; bytes: Uint8Array };

@@ -5,13 +5,13 @@
  */
 import { parentPort } from 'node:worker_threads';
 
-import { loadModel } from '../../compile/load-model';
-import { compileGraph } from '../../compile/pipeline';
-import type { ResolvedSettings } from '../../compile/settings';
+import { loadModel } from '../load-model';
+import { compileGraph } from '../pipeline';
+import type { ResolvedSettings } from '../settings';
 import { deserializeGraphFromBuffer } from '../../ir/serialize';
 import type { CompileAbort, CompileReply, CompileRequest } from './compile-protocol';
-import { asResourceLimitError } from '../resource-limits';
-import { toWireError } from './worker-protocol';
+import { asResourceLimitError } from '../../engine/resource-limits';
+import { toWireError } from '../../runtime/worker/worker-protocol';
 
 const port = parentPort;
 if (port === null) throw new Error('compile-worker runs on a worker thread only');

@@ -20,7 +20,7 @@ import { InternalError } from '../../errors';
 import { isFloating, type DType } from '../../ir/dtype';
 import { Value, type Node } from '../../ir/graph';
 import type { ElementWiseOp, NetTensor } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { alignRanks, cast } from '../impl/basic';
 import { concat, sliceAxis } from '../impl/shape';

@@ -25,7 +25,7 @@ import { isFloating, type DType } from '../../ir/dtype';
 import { Value, type Arg, type Node } from '../../ir/graph';
 import { dimEquals, formatDim, isStatic, type Dim } from '../../ir/symbolic';
 import type { NetTensor } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { defineConverter, staticIntArgs } from '../define';
 import type { ConverterImpl } from '../registry';

@@ -9,7 +9,7 @@ import type { Arg, Node, Value } from '../../ir/graph';
 import { isStatic } from '../../ir/symbolic';
 import { arange, full } from '../../kernels/shape';
 import type { NetTensor } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { defineConverter, type ConverterSpec } from '../define';
 import type { ConverterImpl } from '../registry';

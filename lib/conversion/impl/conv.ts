@@ -8,7 +8,7 @@ import { InternalError } from '../../errors';
 import type { ConvGeometry } from '../../ir/ops/nn-geometry';
 import { cast as castKernel } from '../../kernels/unary';
 import type { NetTensor } from '../../network';
-import type { Tensor } from '../../tensor';
+import type { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { elementwise } from './basic';
 import { axesOf, reshapeFromDims } from './dynamic';

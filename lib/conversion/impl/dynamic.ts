@@ -9,7 +9,7 @@
  */
 import { InternalError } from '../../errors';
 import type { NetTensor, SampleMode } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 
 /** True when `t` has a dim only known at run time. */

@@ -7,7 +7,7 @@
 import type { Value } from '../../ir/graph';
 import { fromNumbers, readNumbers } from '../../kernels/access';
 import type { NetTensor } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { cast } from './basic';
 import { dimOf } from './dynamic';

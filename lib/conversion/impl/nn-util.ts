@@ -8,7 +8,7 @@ import { isFloating, type DType } from '../../ir/dtype';
 import type { GeometryArgs } from '../../ir/ops/nn-geometry';
 import { Value, type Arg, type Node } from '../../ir/graph';
 import type { NetTensor, ReduceOp, TrtDType, UnaryOp } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { reshape } from './basic';
 import { dimsVector, staticDims, type DimRef } from './dynamic';

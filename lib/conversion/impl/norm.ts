@@ -8,7 +8,7 @@
 import { cast as castKernel } from '../../kernels/unary';
 import { readNumbers } from '../../kernels/access';
 import type { NetTensor, TrtDType } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { cast, elementwise, reshape } from './basic';
 import { alongAxis, constantOf, filledOf, reduce, scalarOf, unary } from './nn-util';

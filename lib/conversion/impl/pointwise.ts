@@ -16,7 +16,7 @@ import type { Arg, Node } from '../../ir/graph';
 import { Value } from '../../ir/graph';
 import { isFloating, isInteger, resultTypeOfOperands, scalarDType, type DType, type PromotionOperand } from '../../ir/dtype';
 import type { ActivationType, ElementWiseOp, NetTensor, UnaryOp } from '../../network';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import type { SelectionSettings } from '../types';
 import { cast, toRank } from './basic';

@@ -10,7 +10,7 @@ import type { DType } from '../../ir/dtype';
 import { Value, type Arg, type Graph, type Node, type TensorType } from '../../ir/graph';
 import type { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, type Dim } from '../../ir/symbolic';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { toNumber, type LongLike } from './long';
 import { tensorFromProto, type TensorProtoOptions } from './tensor-proto';
 

@@ -11,7 +11,7 @@ import { call } from '../../ir/builder';
 import { Graph, tensorType, Value } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { decodeAttribute, OnnxContext, shapeOfKnown, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';

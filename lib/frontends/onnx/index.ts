@@ -6,7 +6,7 @@ import * as path from 'node:path';
 
 import { BadModelError, InvalidArgumentError } from '../../errors';
 import type { Graph } from '../../ir/graph';
-import type { Tensor } from '../../tensor';
+import type { Tensor } from '../../ir/tensor';
 import '../../ir/ops';
 import { verifyGraph } from '../../ir/verify';
 import { foldConstants } from '../../lowering/constant-folding';

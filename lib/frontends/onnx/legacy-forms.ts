@@ -5,7 +5,7 @@
  * meaning changed in place (Softmax's 2-D coercion before 13) are handled by their mapper.
  */
 import type { DType } from '../../ir/dtype';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { AttrValue, OnnxNodeView } from './context';
 
 /** The opset-13 form the mapper sees: the node and the opset it is written in. */

@@ -7,7 +7,7 @@ import type { onnx } from 'onnx-proto';
 
 import { BadModelError, UnsupportedOpError } from '../../errors';
 import { dtypeInfo, type DType } from '../../ir/dtype';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { checkedTensorSize } from '../tensor-size';
 import { readExternalData, type ExternalDataOptions } from './external-data';
 import { toBigInt, toNumber, type LongLike } from './long';

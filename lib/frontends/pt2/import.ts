@@ -23,7 +23,7 @@ import { formatType, Graph, tensorType, Value, type Arg, type Node, type TensorT
 import { getOp, opNames } from '../../ir/ops/registry';
 import type { OpSchema } from '../../ir/schema';
 import { evaluateDim, formatShape, symbolsOf, SymbolicLimitError, type Dim } from '../../ir/symbolic';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { Pt2Archive } from './archive';
 import {
   deviceName,

@@ -7,7 +7,7 @@
 import { BadModelError, UnsupportedOpError } from '../../errors';
 import { dtypeInfo } from '../../ir/dtype';
 import { boxOffsets } from '../../kernels/access';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { checkedTensorSize } from '../tensor-size';
 import type { Pt2Archive } from './archive';
 import { dtypeFromScalarType, isObject, type PayloadMetaJson, type SymIntJson, type TensorMetaJson } from './serde';

@@ -6,7 +6,7 @@ import type { DType } from '../../ir/dtype';
 import { broadcastPair, fromNumbers, readNumbers } from '../../kernels/access';
 import { complexMul, viewAsComplex, viewAsReal } from '../../kernels/complex';
 import { resultType } from '../../kernels/elementwise';
-import { shapeSize, type Tensor } from '../../tensor';
+import { shapeSize, type Tensor } from '../../ir/tensor';
 import { defineImpl, type RuntimeArg } from '../registry';
 
 const T = (a: RuntimeArg): Tensor => a as Tensor;

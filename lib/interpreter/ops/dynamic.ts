@@ -10,7 +10,7 @@ import { symArithmeticDynOp } from '../../ir/ops/dynamic';
 import { evaluateDim, symApply } from '../../ir/symbolic';
 import { fromNumbers, readNumbers } from '../../kernels/access';
 import { expand, full, reshape, slice, squeeze } from '../../kernels/shape';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { defineImpl, type ImplContext, type RuntimeArg } from '../registry';
 
 const T = (a: RuntimeArg | undefined): Tensor => a as Tensor;

@@ -1,7 +1,7 @@
 /** Interpreter implementations of the neural-network ops (lib/ir/ops/nn.ts), on lib/kernels. */
 import { InvalidArgumentError } from '../../errors';
 import { isFloating, type DType } from '../../ir/dtype';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { conv, convTranspose } from '../../kernels/conv';
 import { add, mul, ne, pow, sub, where } from '../../kernels/elementwise';
 import { indexSelect, resize, topk, type CoordinateTransform, type NearestMode } from '../../kernels/indexing';

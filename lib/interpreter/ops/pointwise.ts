@@ -61,7 +61,7 @@ import {
   tanh,
   trunc,
 } from '../../kernels/unary';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { defineImpl, type RuntimeArg } from '../registry';
 
 type Args = Readonly<Record<string, RuntimeArg>>;

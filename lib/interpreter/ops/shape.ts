@@ -42,7 +42,7 @@ import {
   type PadMode,
 } from '../../kernels/shape';
 import { cast } from '../../kernels/unary';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { defineImpl, type ImplContext, type RuntimeArg } from '../registry';
 
 const T = (a: RuntimeArg | undefined): Tensor => a as Tensor;

@@ -2,7 +2,7 @@
 import { symOpOf } from '../../ir/ops/sym';
 import { evaluateDim, symApply } from '../../ir/symbolic';
 import { InvalidArgumentError } from '../../errors';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { defineImpl } from '../registry';
 
 defineImpl('aten.sym_size.int', (args) => {

@@ -20,7 +20,7 @@ import { call } from '../../ir/builder';
 import { dtypeInfo, type DType } from '../../ir/dtype';
 import { tensorType, Value, type Arg, type Graph, type Node } from '../../ir/graph';
 import { formatShape } from '../../ir/symbolic';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { ComplexSubgraphDetector, findComplexIndices, isComplexValue, type ComplexIndices, type ComplexSubgraph } from './detect';
 import { COMPLEX_RULES, RuleContext, ruleRefusal, type RewriteEnvironment } from './rules';
 

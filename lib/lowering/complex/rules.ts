@@ -23,7 +23,7 @@ import { InternalError } from '../../errors';
 import { call } from '../../ir/builder';
 import { isComplex, type DType } from '../../ir/dtype';
 import { Value, type Arg, type Graph, type Node } from '../../ir/graph';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { isComplexValue } from './detect';
 
 /** What a rule needs from the pass that runs it. */

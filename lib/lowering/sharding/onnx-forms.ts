@@ -23,7 +23,7 @@ import { ShardingError } from '../../errors';
 import { call } from '../../ir/builder';
 import { Graph, Value, type Arg, type Node } from '../../ir/graph';
 import { readNumbers } from '../../kernels/access';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { stripCasts } from './match';
 
 const MATMUL = 'aten.matmul.default';

@@ -19,7 +19,7 @@ import '../../ir/ops';
 import { ALL_REDUCE } from '../../ir/ops/collective';
 import { Graph, Value, type Arg, type Node, type TensorType } from '../../ir/graph';
 import { verifyGraph } from '../../ir/verify';
-import type { Tensor } from '../../tensor';
+import type { Tensor } from '../../ir/tensor';
 import { canonicalizeOnnxForms } from './onnx-forms';
 import { findBlocks, weightOf, type ColumnRole, type MatchedBlock } from './match';
 import { RULES, ruleError, type GroupSlice, type RankBlock, type RuleContext, type Shard } from './rules';

@@ -9,7 +9,7 @@
  */
 import { InternalError } from '../../errors';
 import { dtypeInfo } from '../../ir/dtype';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 
 /** How a sharded weight relates to the original. */
 export type WeightLayout = 'view' | 'copy';

@@ -3,9 +3,9 @@
  * attention pass): softmax(Q·Kᵀ·scale + mask)·V in float64, every operand read at its strides,
  * the output rounded once into the query's dtype. The oracle the cuda kernel is tested against.
  */
-import { fromNumbers, readNumbers } from '../../../kernels/access';
-import type { AttentionParams } from '../../../network';
-import type { Tensor } from '../../../tensor';
+import { fromNumbers, readNumbers } from '../../kernels/access';
+import type { AttentionParams } from '..';
+import type { Tensor } from '../../ir/tensor';
 import { fail, required, type LayerContext } from './common';
 
 /** The offsets of every entry of the batch box along `strides` (its first batch.length entries). */

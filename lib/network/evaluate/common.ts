@@ -1,10 +1,10 @@
 /** What the reference backend's layer executors share: their type, errors and small helpers. */
-import { BadInputError, InternalError, type ErrorDetails } from '../../../errors';
-import { readNumbers } from '../../../kernels/access';
-import { cast as castKernel } from '../../../kernels/unary';
-import type { DType } from '../../../ir/dtype';
-import type { LayerKind, LayerParams } from '../../../network';
-import type { Tensor } from '../../../tensor';
+import { BadInputError, InternalError, type ErrorDetails } from '../../errors';
+import { readNumbers } from '../../kernels/access';
+import { cast as castKernel } from '../../kernels/unary';
+import type { DType } from '../../ir/dtype';
+import type { LayerKind, LayerParams } from '..';
+import type { Tensor } from '../../ir/tensor';
 
 /** The layer an executor runs, for error messages. */
 export interface LayerContext {

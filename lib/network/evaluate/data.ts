@@ -3,10 +3,10 @@
  * ISliceLayer, IConcatenationLayer, IShapeLayer and IFillLayer (linspace). Elements move
  * exactly, in any dtype.
  */
-import { fromNumbers, readNumbers, stridesOf } from '../../../kernels/access';
-import { concat as concatKernel, full, padSource, permute, reshape, takeElements, type PadMode } from '../../../kernels/shape';
-import { int64Values } from '../../../kernels/int64';
-import { shapeSize, Tensor } from '../../../tensor';
+import { fromNumbers, readNumbers, stridesOf } from '../../kernels/access';
+import { concat as concatKernel, full, padSource, permute, reshape, takeElements, type PadMode } from '../../kernels/shape';
+import { int64Values } from '../../kernels/int64';
+import { shapeSize, Tensor } from '../../ir/tensor';
 import { badData, fail, fmtShape, intValues, required, type Executor } from './common';
 
 export const constant: Executor<'constant'> = (p) => [p.weights];

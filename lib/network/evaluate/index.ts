@@ -1,6 +1,6 @@
 /** The reference backend's executor for every layer kind, and what it cannot run. */
-import type { Layer, LayerKind, LayerParams } from '../../../network';
-import type { Tensor } from '../../../tensor';
+import type { Layer, LayerKind, LayerParams } from '..';
+import type { Tensor } from '../../ir/tensor';
 import type { Executor } from './common';
 import { concat, constant, fill, identity, shape, shuffle, slice } from './data';
 import { gather, resize, scatter, topk } from './indexing';

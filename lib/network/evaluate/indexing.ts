@@ -1,10 +1,10 @@
 /** IGatherLayer, IScatterLayer, ITopKLayer and IResizeLayer. */
-import { readNumbers } from '../../../kernels/access';
-import { gather as gatherKernel, gatherElements, gatherND, resize as resizeKernel, scatterElements, scatterND, topk as topkKernel } from '../../../kernels/indexing';
-import type { CoordinateTransform, NearestMode } from '../../../kernels/indexing';
-import { cast as castKernel } from '../../../kernels/unary';
-import type { ResizeRoundMode } from '../../../network';
-import type { Tensor } from '../../../tensor';
+import { readNumbers } from '../../kernels/access';
+import { gather as gatherKernel, gatherElements, gatherND, resize as resizeKernel, scatterElements, scatterND, topk as topkKernel } from '../../kernels/indexing';
+import type { CoordinateTransform, NearestMode } from '../../kernels/indexing';
+import { cast as castKernel } from '../../kernels/unary';
+import type { ResizeRoundMode } from '..';
+import type { Tensor } from '../../ir/tensor';
 import { badData, fail, fmtShape, intValues, required, type Executor, type LayerContext } from './common';
 
 /**

@@ -2,19 +2,19 @@
  * Compute layers: IMatrixMultiplyLayer, IConvolutionLayer, IDeconvolutionLayer,
  * IPoolingLayer, INormalizationLayer, IReduceLayer, ISoftMaxLayer and ICumulativeLayer.
  */
-import { isFloating } from '../../../ir/dtype';
+import { isFloating } from '../../ir/dtype';
 import { attention } from './attention';
-import { fromNumbers, readNumbers } from '../../../kernels/access';
-import { conv, convTranspose } from '../../../kernels/conv';
-import { add, div, mul } from '../../../kernels/elementwise';
-import { matmul as matmulKernel } from '../../../kernels/linalg';
-import { layerNorm } from '../../../kernels/norm';
-import { avgPool, maxPool } from '../../../kernels/pool';
-import { amax, amin, cumsum, mean, prod, softmax as softmaxKernel, sum } from '../../../kernels/reduce';
-import { permute } from '../../../kernels/shape';
-import { cast as castKernel, relu } from '../../../kernels/unary';
-import type { MatrixOp } from '../../../network';
-import { shapeSize, Tensor } from '../../../tensor';
+import { fromNumbers, readNumbers } from '../../kernels/access';
+import { conv, convTranspose } from '../../kernels/conv';
+import { add, div, mul } from '../../kernels/elementwise';
+import { matmul as matmulKernel } from '../../kernels/linalg';
+import { layerNorm } from '../../kernels/norm';
+import { avgPool, maxPool } from '../../kernels/pool';
+import { amax, amin, cumsum, mean, prod, softmax as softmaxKernel, sum } from '../../kernels/reduce';
+import { permute } from '../../kernels/shape';
+import { cast as castKernel, relu } from '../../kernels/unary';
+import type { MatrixOp } from '..';
+import { shapeSize, Tensor } from '../../ir/tensor';
 import { asDType, fail, fmtShape, required, type Executor, type LayerContext, type ParamsOf } from './common';
 
 /**

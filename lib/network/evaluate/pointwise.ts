@@ -3,8 +3,8 @@
  * ISelectLayer. Inputs of an elementwise or select layer have equal ranks (inferLayer
  * checks), so the kernels' NumPy broadcasting is TensorRT's "a 1 broadcasts".
  */
-import { isInteger } from '../../../ir/dtype';
-import { fromNumbers, readNumbers } from '../../../kernels/access';
+import { isInteger } from '../../ir/dtype';
+import { fromNumbers, readNumbers } from '../../kernels/access';
 import {
   add,
   div,
@@ -20,7 +20,7 @@ import {
   pow,
   sub,
   where,
-} from '../../../kernels/elementwise';
+} from '../../kernels/elementwise';
 import {
   abs,
   cast as castKernel,
@@ -47,9 +47,9 @@ import {
   sqrt,
   tan,
   tanh,
-} from '../../../kernels/unary';
-import type { ElementWiseOp, UnaryOp } from '../../../network';
-import type { Tensor } from '../../../tensor';
+} from '../../kernels/unary';
+import type { ElementWiseOp, UnaryOp } from '..';
+import type { Tensor } from '../../ir/tensor';
 import { required, type Executor } from './common';
 
 /** Maps every element through `f` in float64 and rounds once into the input's dtype. */

@@ -24,5 +24,5 @@ export type { SavableProgram } from './write';
 export { checkFormatVersion, readProgramFile } from './read';
 export { loadProgram, loadProgramBuffer, selectProgramDevices } from './load';
 export type { LoadProgramOptions } from './load';
-export { selectDevice } from '../device-selection';
-export type { DeviceSelection, DeviceTarget, EngineDevice, HardwareCompatibilityLevel } from '../device-selection';
+export { selectDevice } from '../../engine/device-selection';
+export type { DeviceSelection, DeviceTarget, EngineDevice, HardwareCompatibilityLevel } from '../../engine/device-selection';

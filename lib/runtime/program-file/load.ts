@@ -14,10 +14,10 @@ import { formatShape, type SymbolRange } from '../../ir/symbolic';
 import { resolveLogger, type Logger } from '../../logger';
 import type { PartitionReport } from '../../partitioning/partition';
 import { currentDeviceAmong } from '../../gpu/current-device';
-import { deviceTargetOf, selectDevice, type DeviceSelection } from '../device-selection';
+import { deviceTargetOf, selectDevice, type DeviceSelection } from '../../engine/device-selection';
 import { availableDevices, parseDeviceOption } from '../placement';
 import { Program, warmStarted } from '../program';
-import { runLimits, type RunLimits } from '../resource-limits';
+import { runLimits, type RunLimits } from '../../engine/resource-limits';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from '../segments';
 import {
   KNOWN_DATA_KEYS,

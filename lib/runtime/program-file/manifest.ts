@@ -5,7 +5,7 @@
  */
 import type { DType } from '../../ir/dtype';
 import type { SerializedDim } from '../../ir/serialize';
-import type { EngineDevice } from '../device-selection';
+import type { EngineDevice } from '../../engine/device-selection';
 
 /** The `format` field of every manifest. */
 export const PROGRAM_FORMAT = 'tensorrt-node program';

@@ -12,7 +12,7 @@ import {
   HARDWARE_COMPATIBILITY_LEVELS,
   type EngineDevice,
   type HardwareCompatibilityLevel,
-} from '../device-selection';
+} from '../../engine/device-selection';
 import { BLOB_NAME, MANIFEST_ENTRY, PROGRAM_FORMAT, PROGRAM_FORMAT_VERSION, SHA256, TENSOR_PARALLEL_FORMAT, type ProgramFileContents, type ProgramManifest } from './manifest';
 import { describe, Reader } from './reader';
 import { checkEncoded } from './values';

@@ -5,7 +5,7 @@
 import { InternalError } from '../../errors';
 import { dtypeInfo, type DType } from '../../ir/dtype';
 import { decodeNumber, defineEntry, encodeNumber, isNumberTag } from '../../io/json-blobs';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import { MAX_DEPTH, type EncodedValue } from './manifest';
 import { describe, type Reader } from './reader';
 

@@ -18,7 +18,7 @@ import { serializeDim, type SerializedDim } from '../../ir/serialize';
 import type { Dim, SymbolRange } from '../../ir/symbolic';
 import type { PartitionReport } from '../../partitioning/partition';
 import { VERSION } from '../../version';
-import type { EngineDevice } from '../device-selection';
+import type { EngineDevice } from '../../engine/device-selection';
 import type { EngineSegment, ProgramData, ProgramIO } from '../segments';
 import {
   FIXED_MTIME,

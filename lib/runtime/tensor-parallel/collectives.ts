@@ -13,10 +13,10 @@
  */
 import { allReduceGroup, NcclCommunicator, ncclStatus } from '../../collectives';
 import type { ReduceOp } from '../../collectives/reduction';
-import type { RunValue } from '../../backends/residency';
+import type { RunValue } from '../../engine/residency';
 import { NcclError } from '../../errors';
 import { DeviceTensor } from '../../gpu/device-tensor';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { CollectivesPolicy } from './collectives-policy';
 
 /** Where one rank's tensor is at a collective: the host, a DeviceTensor's device with its dtype, or another device value (a backend's own handle). */

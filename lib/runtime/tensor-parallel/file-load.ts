@@ -1,6 +1,6 @@
 /**
  * Loading tensor-parallel program files: each rank's engines placed on a device of its own by
- * the selection rules of lib/runtime/device-selection.ts (rank r may be given a device;
+ * the selection rules of lib/engine/device-selection.ts (rank r may be given a device;
  * otherwise it gets the preferred compatible device no earlier rank took), then every rank
  * built as a single program is (lib/runtime/program-file/load.ts) and checked against the
  * others, and the ranks returned as one TensorParallelProgram.
@@ -13,11 +13,11 @@ import { InvalidArgumentError, NoCompatibleDeviceError } from '../../errors';
 import { deserializeGraphFromBuffer } from '../../ir/serialize';
 import { resolveLogger, type Logger } from '../../logger';
 import { hasCollectives } from '../../lowering/sharding/split';
-import type { DeviceSelection } from '../device-selection';
+import type { DeviceSelection } from '../../engine/device-selection';
 import { availableDevices, parseDeviceOption } from '../placement';
 import { buildProgramParts, logSelections, readProgramFileBytes, selectProgramDevices, typedLoadErrors, type ProgramParts } from '../program-file/load';
 import { Reader } from '../program-file/reader';
-import { runLimits } from '../resource-limits';
+import { runLimits } from '../../engine/resource-limits';
 import { collectiveOf } from './execute';
 import { collectivesPolicyProblem, type CollectivesPolicy } from './collectives-policy';
 import type { TensorParallelFileContents } from './file-manifest';

@@ -19,20 +19,26 @@ import { Worker } from 'node:worker_threads';
 import { BadInputError, createError, InternalError, InvalidArgumentError, ResourceLimitError, TensorRTNodeError } from '../../errors';
 import { PACKAGE_ROOT, unpackedFromAsar } from '../../native';
 import type { ShapedInputs } from '../../interpreter/bind-inputs';
-import type { Tensor } from '../../tensor';
+import type { Tensor } from '../../ir/tensor';
 import type { PreloadReport } from '../execute';
 import { checkRunInputs } from '../program-io';
-import { asResourceLimitError, type RunLimits } from '../resource-limits';
+import { asResourceLimitError, type RunLimits } from '../../engine/resource-limits';
 import { toWire, type WorkerReply, type WorkerRequest } from './worker-protocol';
 
 /** Names a directory holding the compiled worker scripts (bundlers, unusual layouts). */
 export const WORKER_DIR_ENV = 'TENSORRT_NODE_WORKER_DIR';
 
+/** The program workers' folder under dist/ (this module's own). */
+const PROGRAM_WORKER_FOLDER = path.join('runtime', 'worker');
+
 /**
  * Where the compiled worker script `file` (e.g. `worker.js`) is, given the directories that
- * may hold it. `override` (the {@link WORKER_DIR_ENV} value) replaces the default places:
- * `here` (dist/runtime/worker when running the build) and `packageRoot`/dist/runtime/worker (when the
- * sources run directly, as in tests). A place inside Electron's app.asar is looked up first in
+ * may hold it. `folder` is the script's folder under dist/ (`runtime/worker` for the program
+ * workers, `compile/worker` for the compile worker). `override` (the {@link WORKER_DIR_ENV}
+ * value, the dist/runtime/worker directory of a copy of the package) replaces the default
+ * places: `here` (the folder beside this module's build) and `packageRoot`/dist/`folder` (when
+ * the sources run directly, as in tests); a script of another folder is looked up at the same
+ * place relative to it. A place inside Electron's app.asar is looked up first in
  * app.asar.unpacked, where a worker thread can start from.
  *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: the override holds no `file`.
@@ -41,10 +47,13 @@ export const WORKER_DIR_ENV = 'TENSORRT_NODE_WORKER_DIR';
 export function resolveWorkerScript(
   file: string,
   what: string,
-  places: { here: string; packageRoot: string; override?: string | undefined },
+  places: { here: string; packageRoot: string; override?: string | undefined; folder?: string },
   exists: (file: string) => boolean = fs.existsSync,
 ): string {
-  const dirs = places.override ? [path.resolve(places.override)] : [places.here, path.join(places.packageRoot, 'dist', 'runtime', 'worker')];
+  const folder = places.folder ?? PROGRAM_WORKER_FOLDER;
+  const dirs = places.override
+    ? [path.resolve(places.override, path.relative(PROGRAM_WORKER_FOLDER, folder))]
+    : [places.here, path.join(places.packageRoot, 'dist', folder)];
   const candidates = [...new Set(dirs)].flatMap((dir) => {
     const script = path.join(dir, file);
     const unpacked = unpackedFromAsar(script);
@@ -62,9 +71,13 @@ export function resolveWorkerScript(
   throw new InternalError(`the ${what} script is missing (looked for ${candidates.join(', ')}); run \`npm run build\``);
 }
 
-/** {@link resolveWorkerScript} for this module's location and environment. */
-export function workerScript(file: string, what: string): string {
-  return resolveWorkerScript(file, what, { here: __dirname, packageRoot: PACKAGE_ROOT, override: process.env[WORKER_DIR_ENV] });
+/**
+ * {@link resolveWorkerScript} for this module's location and environment; `folder` is the
+ * script's folder under dist/ (this module's own by default).
+ */
+export function workerScript(file: string, what: string, folder: string = PROGRAM_WORKER_FOLDER): string {
+  const here = path.resolve(__dirname, path.relative(PROGRAM_WORKER_FOLDER, folder));
+  return resolveWorkerScript(file, what, { here, packageRoot: PACKAGE_ROOT, override: process.env[WORKER_DIR_ENV], folder });
 }
 
 /** How a WorkerClient starts its worker and reads its answers. */

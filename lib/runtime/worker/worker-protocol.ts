@@ -13,10 +13,10 @@ import { parentPort } from 'node:worker_threads';
 
 import { TensorRTNodeError } from '../../errors';
 import type { DType } from '../../ir/dtype';
-import { Tensor } from '../../tensor';
+import { Tensor } from '../../ir/tensor';
 import type { PreloadReport } from '../execute';
 import type { CollectivesPolicy } from '../tensor-parallel/collectives-policy';
-import { asResourceLimitError, type RunLimits } from '../resource-limits';
+import { asResourceLimitError, type RunLimits } from '../../engine/resource-limits';
 
 /** A tensor as it crosses the thread boundary. */
 export interface WireTensor {

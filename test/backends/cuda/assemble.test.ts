@@ -12,7 +12,7 @@ import { layoutWeights, packWeights, weightLocator } from '../../../lib/backends
 import { InternalError } from '../../../lib/errors';
 import { encodePlan } from '../../../lib/gpu/plan';
 import { Network } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { fakeLowering, shapeTensorNetwork, staticNetwork, weightedNetwork, type LoweringCall } from './helpers';
 
 const lowerWith = (network: Network, shapes: Record<string, number[]>, calls: LoweringCall[] = [], scratch?: (name: string) => number) =>

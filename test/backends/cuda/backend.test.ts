@@ -9,7 +9,7 @@ import { checkInputs } from '../../../lib/backends/cuda/bind-inputs';
 import { cudaAvailability, cudaBackend, engineTarget, type CudaProbes } from '../../../lib/backends/cuda';
 import { buildCudaEngine } from '../../../lib/backends/cuda/build';
 import { PlanCache, shapeKey } from '../../../lib/backends/cuda/plan-cache';
-import { DEFAULT_BUILD_CONFIG } from '../../../lib/backends/build-config';
+import { DEFAULT_BUILD_CONFIG } from '../../../lib/engine/build-config';
 import type { CudaLibraryStatus } from '../../../lib/gpu/libraries';
 import { BadInputError, BadModelError, InternalError, ShapeOutOfRangeError, UnsupportedOpError } from '../../../lib/errors';
 import { Network } from '../../../lib/network';

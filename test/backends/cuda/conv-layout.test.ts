@@ -18,7 +18,7 @@ import { Network, type NetTensor } from '../../../lib/network';
 import type { LayerParams } from '../../../lib/network/layers';
 import { reducePrecision } from '../../../lib/network/precision';
 import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../../lib/network/serialize';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32, type Tolerance } from '../../helpers/compare';
 import { FIXTURES, loadFixture } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';

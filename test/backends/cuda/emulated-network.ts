@@ -12,7 +12,7 @@ import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { layoutWeights, packWeights, weightLocator } from '../../../lib/backends/cuda/weights';
 import { dtypeInfo } from '../../../lib/ir/dtype';
 import type { Network } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, type Tolerance } from '../../helpers/compare';
 import { runSteps } from '../../helpers/cuda-emulator';
 

@@ -6,8 +6,8 @@
 import { buildCudaEngine, networkPlans } from '../../../lib/backends/cuda/build';
 import { CUDA_ENGINE_MAGIC, cudaEngineMemory, cudaEnginePrecision, describeEngineMemory, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
 import { Network } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
-import { DEFAULT_BUILD_CONFIG, type Precision } from '../../../lib/backends/build-config';
+import { Tensor } from '../../../lib/ir/tensor';
+import { DEFAULT_BUILD_CONFIG, type Precision } from '../../../lib/engine/build-config';
 import type { Logger } from '../../../lib/logger';
 import { serializeEngine } from '../../../lib/backends/reference/engine-format';
 import { BadModelError } from '../../../lib/errors';

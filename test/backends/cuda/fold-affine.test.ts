@@ -12,7 +12,7 @@ import { foldConvolutionAffine } from '../../../lib/backends/cuda/fold-affine';
 import { compile } from '../../../lib/compile';
 import { Network, type NetTensor } from '../../../lib/network';
 import type { LayerParams } from '../../../lib/network/layers';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { FIXTURES, loadFixture } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';

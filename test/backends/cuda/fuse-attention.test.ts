@@ -6,12 +6,12 @@
  * attention executor against the same; and the forms the pass leaves alone.
  */
 import { fuseAttention } from '../../../lib/backends/cuda/fuse-attention';
-import { checkNetwork } from '../../../lib/backends/reference/check-network';
+import { checkNetwork } from '../../../lib/network/check';
 import { BadModelError } from '../../../lib/errors';
 import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../../lib/network/serialize';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { Network, type AttentionParams, type NetTensor, type TrtDType } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { attentionLaunch, type AttentionTiling } from '../../../lib/backends/cuda/lowering/attention';

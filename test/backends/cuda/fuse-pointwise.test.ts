@@ -6,7 +6,7 @@
  */
 import { fusionChainEnds, planPointwiseFusion, planStoredPrologues } from '../../../lib/backends/cuda/fuse-pointwise';
 import { Network, type NetTensor } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { FP32 } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { expectEmulatedMatches as expectFusedMatches } from './emulated-network';

@@ -9,7 +9,7 @@ import { fuseRmsNorm } from '../../../lib/backends/cuda/fuse-rmsnorm';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { Network, type NetTensor, type TrtDType } from '../../../lib/network';
 import { liveLayers } from '../../../lib/network/live-layers';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { emulate } from './emulated-network';

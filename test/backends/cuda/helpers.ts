@@ -6,7 +6,7 @@
 import type { KernelArg } from '../../../lib/gpu/plan';
 import type { LoweredStep, LoweringContext } from '../../../lib/backends/cuda/lowering';
 import { Network, type NetTensor } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import type { PlanModule } from '../../../lib/backends/cuda/assemble';
 
 /** x: float32[2, 3] → exp → "y". */

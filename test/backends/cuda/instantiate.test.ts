@@ -4,10 +4,10 @@
  * reach the device, and which host values it needs.
  */
 import { instantiate, profileShapeSets } from '../../../lib/backends/cuda/instantiate';
-import { executeLayer } from '../../../lib/backends/reference/layers';
+import { executeLayer } from '../../../lib/network/evaluate';
 import { UnsupportedOpError } from '../../../lib/errors';
 import { Network, type Layer } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { dynamicBatchNetwork, shapeTensorNetwork, staticNetwork } from './helpers';
 
 describe('instantiate', () => {

@@ -18,7 +18,7 @@ import { cast } from '../../../lib/kernels/unary';
 import type { Network } from '../../../lib/network';
 import { cudaNetworkPasses } from '../../../lib/backends/cuda/build';
 import { describePrecision } from '../../../lib/network/precision';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { readNumbers } from '../../../lib/kernels/access';
 import { loadFixture } from '../../helpers/fixtures';
 import { runOnEmulator } from './emulated-network';

@@ -9,12 +9,12 @@ import { zipSync, unzipSync } from 'fflate';
 
 import { cudaBackend } from '../../../lib/backends/cuda';
 import { buildCudaEngine } from '../../../lib/backends/cuda/build';
-import { DEFAULT_BUILD_CONFIG } from '../../../lib/backends/build-config';
+import { DEFAULT_BUILD_CONFIG } from '../../../lib/engine/build-config';
 import type { CudaDevice } from '../../../lib/devices';
 import { NoCompatibleDeviceError } from '../../../lib/errors';
 import type { LogLevel } from '../../../lib/logger';
 import type { PartitionReport } from '../../../lib/partitioning/partition';
-import type { EngineDevice } from '../../../lib/runtime/device-selection';
+import type { EngineDevice } from '../../../lib/engine/device-selection';
 import { loadSegment } from '../../../lib/runtime/execute';
 import { loadProgramBuffer, saveProgramBuffer } from '../../../lib/runtime/program-file';
 import { Program } from '../../../lib/runtime/program';

@@ -5,12 +5,12 @@
  * until finalizers run. The engine is a stand-in on a pretend device 0.
  */
 import { cudaBackend } from '../../../lib/backends/cuda';
-import type { DeviceValue, RunValue } from '../../../lib/backends/residency';
-import type { Engine } from '../../../lib/backends/types';
+import type { DeviceValue, RunValue } from '../../../lib/engine/residency';
+import type { Engine } from '../../../lib/engine/backend';
 import { ProgramExecutor } from '../../../lib/runtime/execute';
 import { outputDeviceOf, runsInProcess } from '../../../lib/runtime/in-process';
 import type { EngineSegment as EngineSegmentData, ProgramData } from '../../../lib/runtime/segments';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 
 /** A device value holding a host tensor, counting disposals. */
 function onDevice(t: Tensor, freed: DeviceValue[]): DeviceValue & { dispose(): void } {

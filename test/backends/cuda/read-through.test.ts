@@ -12,7 +12,7 @@ import { compile } from '../../../lib/compile';
 import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/lowering';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { Network, type NetTensor } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32, type Tolerance } from '../../helpers/compare';
 import { FIXTURES, loadFixture } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';

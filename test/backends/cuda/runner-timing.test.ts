@@ -67,9 +67,9 @@ function newProcess(): Process {
     // Everything of the network's in this registry: weights are found by tensor identity.
     const { buildCudaEngine } = require('../../../lib/backends/cuda/build') as typeof import('../../../lib/backends/cuda/build');
     const { deserializeCudaEngine } = require('../../../lib/backends/cuda/engine-format') as typeof import('../../../lib/backends/cuda/engine-format');
-    const { DEFAULT_BUILD_CONFIG } = require('../../../lib/backends/build-config') as typeof import('../../../lib/backends/build-config');
+    const { DEFAULT_BUILD_CONFIG } = require('../../../lib/engine/build-config') as typeof import('../../../lib/engine/build-config');
     const helpers = require('./helpers') as typeof import('./helpers');
-    const { Tensor } = require('../../../lib/tensor') as typeof import('../../../lib/tensor');
+    const { Tensor } = require('../../../lib/ir/tensor') as typeof import('../../../lib/ir/tensor');
     const runOnce = async (options: CudaRunnerOptions, tune = 8): Promise<CudaRunnerType> => {
       const lower = loweringWithGemm(tune, helpers.fakeLowering);
       const target = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 import { BadInputError, createError } from '../../../lib/errors';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 
 const DIST = path.join(__dirname, '..', '..', '..', 'dist');
 

@@ -8,7 +8,7 @@
  */
 import { onnxruntimeBackend, LOWERINGS } from '../../../lib/backends/onnxruntime';
 import { LAYER_KINDS, type LayerKind, type LayerParams } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { floatAttr, runOrtOp } from '../../helpers/ort-single-op';

@@ -8,7 +8,7 @@
 import { onnxruntimeBackend } from '../../../lib/backends/onnxruntime';
 import { lowerNetwork } from '../../../lib/backends/onnxruntime/lower';
 import { Network } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { runNetwork } from '../reference/helpers';

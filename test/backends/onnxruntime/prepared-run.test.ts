@@ -8,10 +8,10 @@
 import type { OrtEngineDescription } from '../../../lib/backends/onnxruntime/engine-format';
 import { prepareOrtRun, type PreparedRunHost } from '../../../lib/backends/onnxruntime/prepared-run';
 import type { SessionRun } from '../../../lib/backends/onnxruntime/session-handler';
-import type { RunSettled } from '../../../lib/backends/types';
+import type { RunSettled } from '../../../lib/engine/backend';
 import { BadInputError, InvalidArgumentError } from '../../../lib/errors';
-import { DEFAULT_RUN_LIMITS } from '../../../lib/runtime/resource-limits';
-import { Tensor } from '../../../lib/tensor';
+import { DEFAULT_RUN_LIMITS } from '../../../lib/engine/resource-limits';
+import { Tensor } from '../../../lib/ir/tensor';
 
 const description = {
   network: 'net',

@@ -5,7 +5,7 @@
  */
 import { BadInputError, InternalError } from '../../../lib/errors';
 import { Network, type LayerParams, type SampleMode } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectExact, expectTensor } from '../../helpers/compare';
 import { runOrtGraph, runOrtOp1 } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';

@@ -4,10 +4,10 @@
  * detection (build-time checks, run-time output assertions).
  */
 import { ENGINE_FORMAT_VERSION, deserializeEngine, referenceBackend } from '../../../lib/backends/reference';
-import { executors } from '../../../lib/backends/reference/layers';
+import { executors } from '../../../lib/network/evaluate';
 import { BadInputError, BadModelError, InternalError, InvalidArgumentError, ShapeOutOfRangeError, UnsupportedOpError } from '../../../lib/errors';
 import { Network, printNetwork } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectExact, expectTensor } from '../../helpers/compare';
 import { thrown } from '../../helpers/errors';
 import { Random } from '../../helpers/random';

@@ -4,7 +4,7 @@
  */
 import { referenceBackend } from '../../../lib/backends/reference';
 import { Network, type LayerParams, type NetTensor, type TrtDType } from '../../../lib/network';
-import type { Tensor } from '../../../lib/tensor';
+import type { Tensor } from '../../../lib/ir/tensor';
 
 /** Builds `network` and runs it once on `inputs`. */
 export async function runNetwork(network: Network, inputs: Readonly<Record<string, Tensor>>): Promise<Record<string, Tensor>> {

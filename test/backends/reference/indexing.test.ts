@@ -1,7 +1,7 @@
 /** Reference backend: gather, scatter, topk and resize layers against onnxruntime. */
 import { BadInputError } from '../../../lib/errors';
 import { Network, type LayerParams, type ResizeCoordinateTransformation, type ResizeRoundMode } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, expectExact, expectTensor } from '../../helpers/compare';
 import { runOrtOp, runOrtOp1 } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';

@@ -2,7 +2,7 @@
  * Every network layer kind (lib/network/layers.ts) has an executor on the reference backend,
  * so any network the converters can emit runs on the CPU.
  */
-import { executors } from '../../../lib/backends/reference/layers';
+import { executors } from '../../../lib/network/evaluate';
 import { LAYER_KINDS } from '../../../lib/network';
 
 describe('network layer kinds and the reference backend', () => {

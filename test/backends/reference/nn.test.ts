@@ -3,7 +3,7 @@
  * softmax and cumulative layers against onnxruntime.
  */
 import { Network, type LayerParams, type ReduceOp } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, expectTensor } from '../../helpers/compare';
 import { floatAttr, runOrtGraph, runOrtOp1 } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';

@@ -5,7 +5,7 @@
 import { InternalError } from '../../../lib/errors';
 import type { ActivationType, ElementWiseOp, LayerParams, UnaryOp } from '../../../lib/network';
 import { Network } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, expectExact, expectTensor } from '../../helpers/compare';
 import { floatAttr, runOrtGraph, runOrtOp1, type OrtAttributes } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';

@@ -4,7 +4,7 @@
  * its steps and end, the answer to a step (false once the signal is aborted or the callback
  * threw). The addon end to end: test/native/trt/backend.test.ts.
  */
-import type { BuildPhaseEvent } from '../../../lib/backends/build-context';
+import type { BuildPhaseEvent } from '../../../lib/engine/build-context';
 import { buildEventHandler, logLevelOf, MAX_SEVERITY, tensorrtLogLine } from '../../../lib/backends/tensorrt/build-events';
 import type { LogLevel } from '../../../lib/logger';
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { engineCacheKey, readCachedEngine, writeCachedEngine } from '../../../lib/backends/tensorrt/engine-cache';
-import type { EngineDevice } from '../../../lib/runtime/device-selection';
+import type { EngineDevice } from '../../../lib/engine/device-selection';
 
 const H200: EngineDevice = {
   type: 'gpu', gpuId: 0, dlaCore: null, allowGpuFallback: false, computeCapability: { major: 9, minor: 0 }, deviceName: 'NVIDIA H200',

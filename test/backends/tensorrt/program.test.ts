@@ -7,7 +7,7 @@
 import { axesMask, encodeProgram, LAYER_OPCODE, OP, PROGRAM_MAGIC, PROGRAM_VERSION } from '../../../lib/backends/tensorrt/program';
 import { InternalError } from '../../../lib/errors';
 import { LAYER_KINDS, Network } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 
 const OPTIONS = { precisions: ['fp32'] as const, workspaceBytes: undefined, hardwareCompatibility: 'none' as const, optimizationLevel: 3 };
 

@@ -4,7 +4,7 @@
  * (no fallback) against the interpreter.
  */
 import { loadOnnx } from '../../../lib/frontends/onnx';
-import { Tensor, type Shape } from '../../../lib/tensor';
+import { Tensor, type Shape } from '../../../lib/ir/tensor';
 import { interpret } from '../../../lib/interpreter';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { expectConvertedMatches } from '../../helpers/convert-compare';

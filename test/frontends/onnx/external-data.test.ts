@@ -11,7 +11,7 @@ import * as path from 'node:path';
 
 import { loadOnnx } from '../../../lib/frontends/onnx';
 import { interpret } from '../../../lib/interpreter';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { thrownError } from '../../helpers/errors';
 import { externalDataModel as model } from '../../helpers/external-data-model';
 

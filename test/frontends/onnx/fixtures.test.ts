@@ -11,7 +11,7 @@ import { loadOnnx } from '../../../lib/frontends/onnx';
 import { interpret } from '../../../lib/interpreter';
 import type { Graph } from '../../../lib/ir/graph';
 import { printGraph } from '../../../lib/ir/printer';
-import type { Tensor } from '../../../lib/tensor';
+import type { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { loadFixture, ONNX_FIXTURES } from '../../helpers/fixtures';
 import { runOrtModel } from '../../helpers/ort-single-op';

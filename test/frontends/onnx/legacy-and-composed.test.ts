@@ -5,7 +5,7 @@
  */
 import { loadOnnx } from '../../../lib/frontends/onnx';
 import { interpret } from '../../../lib/interpreter';
-import { Tensor, type Shape } from '../../../lib/tensor';
+import { Tensor, type Shape } from '../../../lib/ir/tensor';
 import { expectClose } from '../../helpers/compare';
 import { expectOnnxMatchesOrt } from '../../helpers/onnx-compare';
 import { buildSingleOpModel, closeOrt, floatAttr, runOrtOp, type OrtOpSpec } from '../../helpers/ort-single-op';

@@ -5,7 +5,7 @@
  */
 import { loadOnnx } from '../../../lib/frontends/onnx';
 import { interpret } from '../../../lib/interpreter';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { thrownError } from '../../helpers/errors';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

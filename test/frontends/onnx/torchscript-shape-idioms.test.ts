@@ -12,7 +12,7 @@
 import { compile } from '../../../lib/compile';
 import { loadOnnx } from '../../../lib/frontends/onnx';
 import { interpret } from '../../../lib/interpreter';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { buildSymbolicModel, constantNode, i64, i64Scalar, type SymModelSpec, type SymNode } from '../../helpers/onnx-symbolic-model';
 import { closeOrt, runOrtModel } from '../../helpers/ort-single-op';

@@ -14,7 +14,7 @@ import { printGraph } from '../../../lib/ir/printer';
 import { formatDim, sym, type Dim } from '../../../lib/ir/symbolic';
 import { findProblems } from '../../../lib/ir/verify';
 import { decompose, DECOMPOSITIONS } from '../../../lib/lowering/decompositions';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose } from '../../helpers/compare';
 import { FIXTURES, PT2_FIXTURES } from '../../helpers/fixtures';
 

@@ -8,7 +8,7 @@ import { interpret } from '../../../lib/interpreter';
 import { printGraph } from '../../../lib/ir/printer';
 import { findProblems } from '../../../lib/ir/verify';
 import { readNumbers } from '../../../lib/kernels/access';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { loadFixture, PT2_FIXTURES } from '../../helpers/fixtures';
 import { pt2Graph } from '../../helpers/pt2-graphs';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { TensorRTNodeError } from '../../../lib/errors';
 import { loadPt2 } from '../../../lib/frontends/pt2';
 import { interpret } from '../../../lib/interpreter';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { FIXTURES } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';
 

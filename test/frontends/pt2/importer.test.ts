@@ -12,7 +12,7 @@ import { TensorRTNodeError } from '../../../lib/errors';
 import { interpret } from '../../../lib/interpreter';
 import { printGraph } from '../../../lib/ir/printer';
 import { findProblems } from '../../../lib/ir/verify';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 
 // ---------------------------------------------------------------------------------------
 // A tiny ExportedProgram writer.

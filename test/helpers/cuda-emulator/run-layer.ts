@@ -3,11 +3,11 @@
  * returns the outputs next to the reference backend's, for the lowering tests.
  */
 import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/lowering';
-import { executeLayer } from '../../../lib/backends/reference/layers';
+import { executeLayer } from '../../../lib/network/evaluate';
 import { dtypeInfo } from '../../../lib/ir/dtype';
 import { readNumbers } from '../../../lib/kernels/access';
 import type { Layer, LayerParams, TrtDType } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { runSteps } from './index';
 
 /** Bytes never written by a correct lowering: outputs and scratch start as this pattern. */

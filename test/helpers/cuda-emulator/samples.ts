@@ -5,7 +5,7 @@
  */
 import type { LoweredStep } from '../../../lib/backends/cuda/lowering';
 import type { LayerKind, LayerParams } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, expectExact } from '../compare';
 import { runLayer } from './run-layer';
 

@@ -13,7 +13,7 @@ import { Graph, tensorType } from '../../../lib/ir/graph';
 import { sym } from '../../../lib/ir/symbolic';
 import { interpret } from '../../../lib/interpreter';
 import { broadcastIndex, broadcastShapes } from '../../../lib/kernels/access';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { runConverted } from '../../helpers/convert-compare';
 import { Random } from '../../helpers/random';

@@ -8,7 +8,7 @@ import type { DType } from '../../../lib/ir/dtype';
 import { Graph, tensorType, type Arg, type Value } from '../../../lib/ir/graph';
 import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../../../lib/ir/serialize';
 import type { Dim } from '../../../lib/ir/symbolic';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 
 /** A deep copy of a graph (constants, names, symbols included). */
 export function copyGraph(graph: Graph): Graph {

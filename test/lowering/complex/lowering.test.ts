@@ -8,7 +8,7 @@ import '../../../lib/ir/ops';
 import { Graph, tensorType } from '../../../lib/ir/graph';
 import { printGraph } from '../../../lib/ir/printer';
 import { lowerComplex, type BoundaryIO } from '../../../lib/lowering/complex';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { builder } from './helpers';
 
 /** The program's inputs or outputs as pipeline.ts lists them: the (carrier) graph values' types. */

@@ -8,7 +8,7 @@ import { compile } from '../../../lib/compile';
 import { interpret } from '../../../lib/interpreter';
 import { Graph, tensorType } from '../../../lib/ir/graph';
 import { lowerComplex } from '../../../lib/lowering/complex';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, expectTensor, FP32 } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { builder, carrierOf, complexOf } from './helpers';

@@ -10,7 +10,7 @@ import { Graph, tensorType } from '../../../lib/ir/graph';
 import { printGraph } from '../../../lib/ir/printer';
 import { interpret } from '../../../lib/interpreter';
 import { lowerComplex } from '../../../lib/lowering/complex';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { thrownError } from '../../helpers/errors';
 import { bodyLines, builder, carrierOf } from './helpers';

@@ -21,7 +21,7 @@ import { verifyGraph } from '../../../lib/ir/verify';
 import { interpret } from '../../../lib/interpreter';
 import { isComplexValue, lowerComplex } from '../../../lib/lowering/complex';
 import { partition } from '../../../lib/partitioning/partition';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { thrownError } from '../../helpers/errors';
 import { loadFixture } from '../../helpers/fixtures';

@@ -11,7 +11,7 @@ import { Graph, tensorType } from '../../../lib/ir/graph';
 import type { DType } from '../../../lib/ir/dtype';
 import { interpret } from '../../../lib/interpreter';
 import { lowerComplex } from '../../../lib/lowering/complex';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { Random } from '../../helpers/random';
 import { builder, carrierOf, copyGraph } from './helpers';

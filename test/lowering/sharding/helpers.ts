@@ -8,7 +8,7 @@ import { call } from '../../../lib/ir/builder';
 import { Graph, tensorType, type Value } from '../../../lib/ir/graph';
 import { splitAtCollectives } from '../../../lib/lowering/sharding';
 import { readNumbers, fromNumbers } from '../../../lib/kernels/access';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 
 /** Sum of the ranks' tensors, accumulated in float64 in rank order. */
 function sumAcrossRanks(tensors: Tensor[]): Tensor {

@@ -15,7 +15,7 @@ import { findProblems } from '../../../lib/ir/verify';
 import { shardGraph } from '../../../lib/lowering/sharding';
 import { canonicalizeOnnxForms } from '../../../lib/lowering/sharding/onnx-forms';
 import { loadTensorParallelProgramBuffer } from '../../../lib/runtime/tensor-parallel/file-load';
-import type { Tensor } from '../../../lib/tensor';
+import type { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, expectExact, FP32 } from '../../helpers/compare';
 import { rejection, thrownError } from '../../helpers/errors';
 import { runOrtModel } from '../../helpers/ort-single-op';

@@ -6,7 +6,7 @@
  * Unsqueeze/Expand/Reshape, attention as MatMul/Div/Add(mask)/Softmax/MatMul, SiLU as
  * x * Sigmoid(x). Built with the repo's ONNX writer (test/helpers/onnx-symbolic-model.ts).
  */
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { buildSymbolicModel, i64, type SymNode } from '../../helpers/onnx-symbolic-model';
 
 export interface OnnxLlamaOptions {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { encodeProgram, type ReplayBuildOptions } from '../../../lib/backends/tensorrt/program';
 import { LAYER_KINDS, Network, type LayerKind, type NetTensor } from '../../../lib/network';
-import { Tensor } from '../../../lib/tensor';
+import { Tensor } from '../../../lib/ir/tensor';
 import { describeWithTensorRT, runDriver, tempFile, type Call, type DriverResult } from './harness';
 
 

@@ -9,22 +9,9 @@ import type { BufferSlice, KernelArg } from '../../../gpu/plan';
 import type { TrtDType } from '../../../network';
 import { dims8, i32, i64, kernelSource, launch, ptr, volume } from './kernel';
 import { BYTES, DTYPES } from './prelude';
-import type { KernelLaunch, KernelSource } from './types';
+import type { KernelLaunch, KernelSource, MapLaunchInfo, MapOperand, MapSpec } from './types';
 
-export interface MapSpec {
-  /** Stable key (dtypes and op included). */
-  key: string;
-  inputs: readonly TrtDType[];
-  output: TrtDType;
-  /**
-   * The body of `op(x0, x1, ..., extra...)` returning the output's compute type; inputs come
-   * in their compute types. With `raw`, inputs and result are the storage types, unconverted.
-   */
-  body: string;
-  /** Extra by-value parameters of op and the kernel (e.g. `float alpha`). */
-  extra?: readonly string[];
-  raw?: boolean;
-}
+export type { MapLaunchInfo, MapOperand, MapSpec } from './types';
 
 /** The per-element device function `name(x0, ..., extra...)` of `spec`: compute types in and out, or storage types when `raw`. */
 export function mapOpFunction(spec: MapSpec, name: string): string {
@@ -239,12 +226,6 @@ export function vectorWidth(spec: MapSpec, dims: readonly number[], out: MapOper
   return 1;
 }
 
-export interface MapOperand {
-  at: BufferSlice;
-  /** Element strides over the output box (same length as `dims`). */
-  strides: readonly number[];
-}
-
 /**
  * The same walk over fewer dims: size-1 dims dropped, and a dim merged into the next one
  * wherever every operand steps through both as through one (a dense elementwise op becomes
@@ -265,16 +246,6 @@ export function coalesce(dims: readonly number[], strides: ReadonlyArray<readonl
     }
   }
   return { dims: outDims, strides: outStrides };
-}
-
-/** What a map launch computes, kept beside it so that a later pass can fuse two (lib/backends/cuda/fuse-pointwise.ts). */
-export interface MapLaunchInfo {
-  readonly spec: MapSpec;
-  /** The output box, before coalescing. */
-  readonly dims: readonly number[];
-  readonly out: MapOperand;
-  readonly inputs: readonly MapOperand[];
-  readonly extra: readonly KernelArg[];
 }
 
 const launchInfo = new WeakMap<KernelLaunch, MapLaunchInfo>();

@@ -14,8 +14,7 @@
  */
 import type { ConvStep, CopyStep, Dim3, GemmStep, KernelArg, MemsetStep, BufferSlice } from '../../../gpu/plan';
 import type { Layer, TrtDType } from '../../../network';
-import type { Tensor } from '../../../tensor';
-import type { MapLaunchInfo } from './map';
+import type { Tensor } from '../../../ir/tensor';
 
 /** A tensor as a lowering sees it: concrete dims and where its bytes are. */
 export interface BoundTensor {
@@ -71,3 +70,36 @@ export interface LoweringContext {
 
 /** Lowers one layer; throws UnsupportedOpError (naming the layer) for a form it cannot run. */
 export type LayerLowering = (ctx: LoweringContext) => LoweredStep[];
+
+/** A strided map's per-element work (./map.ts). */
+export interface MapSpec {
+  /** Stable key (dtypes and op included). */
+  key: string;
+  inputs: readonly TrtDType[];
+  output: TrtDType;
+  /**
+   * The body of `op(x0, x1, ..., extra...)` returning the output's compute type; inputs come
+   * in their compute types. With `raw`, inputs and result are the storage types, unconverted.
+   */
+  body: string;
+  /** Extra by-value parameters of op and the kernel (e.g. `float alpha`). */
+  extra?: readonly string[];
+  raw?: boolean;
+}
+
+/** One tensor of a strided map: where it is and its strides over the output box. */
+export interface MapOperand {
+  at: BufferSlice;
+  /** Element strides over the output box (same length as `dims`). */
+  strides: readonly number[];
+}
+
+/** What a map launch computes, kept beside it so that a later pass can fuse two (lib/backends/cuda/fuse-pointwise.ts). */
+export interface MapLaunchInfo {
+  readonly spec: MapSpec;
+  /** The output box, before coalescing. */
+  readonly dims: readonly number[];
+  readonly out: MapOperand;
+  readonly inputs: readonly MapOperand[];
+  readonly extra: readonly KernelArg[];
+}

@@ -10,7 +10,7 @@ import { isFloating } from '../../../ir/dtype';
 import type { Value } from '../../../ir/graph';
 import { exactScaledDim } from '../../../ir/ops/nn';
 import { dimEquals, isStatic, type Dim } from '../../../ir/symbolic';
-import { Tensor } from '../../../tensor';
+import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext, OnnxResult } from '../context';
 import { defineOnnxOp } from '../registry';
 

@@ -6,7 +6,7 @@
  */
 import { isFloating, isInteger } from '../../../ir/dtype';
 import type { Value } from '../../../ir/graph';
-import { Tensor } from '../../../tensor';
+import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
 import { dtypeFromOnnx } from '../tensor-proto';

@@ -5,7 +5,7 @@
  */
 import type { DType } from '../../../ir/dtype';
 import type { Value } from '../../../ir/graph';
-import { Tensor } from '../../../tensor';
+import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
 

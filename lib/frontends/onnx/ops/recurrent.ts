@@ -7,7 +7,7 @@
 import { isFloating } from '../../../ir/dtype';
 import type { Value } from '../../../ir/graph';
 import { isStatic } from '../../../ir/symbolic';
-import { Tensor } from '../../../tensor';
+import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext, OnnxResult } from '../context';
 import { defineOnnxOp } from '../registry';
 

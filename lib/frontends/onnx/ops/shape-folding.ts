@@ -20,7 +20,7 @@ import {
   symSub,
   type Dim,
 } from '../../../ir/symbolic';
-import { Tensor } from '../../../tensor';
+import { Tensor } from '../../../ir/tensor';
 import { known, knownOfShape, shapeOfKnown, type Known, type OnnxContext, type OnnxResult } from '../context';
 import { defineOnnxFolder } from '../registry';
 

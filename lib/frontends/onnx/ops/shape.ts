@@ -9,7 +9,7 @@
 import { isInteger, type DType } from '../../../ir/dtype';
 import type { Value } from '../../../ir/graph';
 import { dimEquals, isStatic, symAdd, symFloorDiv, symMax, symMul, symSub, type Dim } from '../../../ir/symbolic';
-import { Tensor } from '../../../tensor';
+import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
 

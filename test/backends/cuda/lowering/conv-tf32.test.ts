@@ -1,7 +1,7 @@
 /** The `tf32` precision reaches cuDNN convolutions as it reaches cuBLASLt GEMMs (lowering/linalg.ts). */
 import { lowerLayer, type LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import type { TrtDType } from '../../../../lib/network';
-import { Tensor } from '../../../../lib/tensor';
+import { Tensor } from '../../../../lib/ir/tensor';
 
 const convOf = (kind: 'convolution' | 'deconvolution', dtype: TrtDType, tf32: boolean | undefined): LoweredStep | undefined => {
   const kernel = Tensor.from('float32', [2, 2, 3, 3], new Array(36).fill(0.5));

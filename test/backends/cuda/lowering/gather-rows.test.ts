@@ -8,7 +8,7 @@
 import type { KernelLaunch, LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import type { LayerParams } from '../../../../lib/network';
 import { readNumbers } from '../../../../lib/kernels/access';
-import { Tensor } from '../../../../lib/tensor';
+import { Tensor } from '../../../../lib/ir/tensor';
 import { runSteps } from '../../../helpers/cuda-emulator';
 import { layerOf, lowerAt, runLayer } from '../../../helpers/cuda-emulator/run-layer';
 import { Random } from '../../../helpers/random';

@@ -5,13 +5,13 @@
  * so a broken check is found before the GPU machine runs it.
  */
 import * as lowering from '../../../../lib/backends/cuda/lowering';
-import * as reference from '../../../../lib/backends/reference/layers';
+import * as reference from '../../../../lib/network/evaluate';
 import type { LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import type { PlanSpec } from '../../../../lib/gpu/plan';
 import { dtypeInfo, type DType } from '../../../../lib/ir/dtype';
 import { readNumbers } from '../../../../lib/kernels/access';
 import { LAYER_KINDS } from '../../../../lib/network';
-import { shapeSize, Tensor } from '../../../../lib/tensor';
+import { shapeSize, Tensor } from '../../../../lib/ir/tensor';
 import { runSteps } from '../../../helpers/cuda-emulator';
 
 class FakeDeviceTensor {

@@ -7,7 +7,7 @@
 import { mapLaunch, vectorWidth, type MapOperand, type MapSpec } from '../../../../lib/backends/cuda/lowering/map';
 import type { KernelLaunch } from '../../../../lib/backends/cuda/lowering';
 import type { TrtDType } from '../../../../lib/network';
-import { Tensor } from '../../../../lib/tensor';
+import { Tensor } from '../../../../lib/ir/tensor';
 import { expectClose, expectExact } from '../../../helpers/compare';
 import { runLayer } from '../../../helpers/cuda-emulator/run-layer';
 import { Random } from '../../../helpers/random';

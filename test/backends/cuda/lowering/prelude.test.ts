@@ -4,7 +4,7 @@
  * pattern to float32 and back, and float32 values exactly halfway between neighbours (ties
  * round to even), overflowing, subnormal and NaN.
  */
-import { Tensor } from '../../../../lib/tensor';
+import { Tensor } from '../../../../lib/ir/tensor';
 import { expectExact } from '../../../helpers/compare';
 import { runLayer } from '../../../helpers/cuda-emulator/run-layer';
 

@@ -10,7 +10,7 @@ import { ReferenceRunner } from '../../../../lib/backends/reference/runner';
 import { Network, type NetTensor } from '../../../../lib/network';
 import type { TrtDType } from '../../../../lib/network';
 import { reducePrecision } from '../../../../lib/network/precision';
-import type { Tensor } from '../../../../lib/tensor';
+import type { Tensor } from '../../../../lib/ir/tensor';
 import { expectClose, type Tolerance } from '../../../helpers/compare';
 
 const FP16: Tolerance = { rtol: 2e-2, atol: 2e-2 };

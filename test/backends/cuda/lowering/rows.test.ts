@@ -9,7 +9,7 @@
 import { cooperativeThreads, warpElements, warpForm, splitRows } from '../../../../lib/backends/cuda/lowering/rows';
 import type { KernelLaunch, LoweredStep } from '../../../../lib/backends/cuda/lowering';
 import type { LayerParams, TrtDType } from '../../../../lib/network';
-import { Tensor } from '../../../../lib/tensor';
+import { Tensor } from '../../../../lib/ir/tensor';
 import { layerOf, lowerAt, runLayer } from '../../../helpers/cuda-emulator/run-layer';
 import { checkSamples, expectSampleMatches as expectMatches, type Sample } from '../../../helpers/cuda-emulator/samples';
 import { expectClose } from '../../../helpers/compare';

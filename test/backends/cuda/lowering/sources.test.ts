@@ -4,10 +4,10 @@
  * is self-contained (no #include), and a missing or unsupported form is a typed error.
  */
 import { LOWERINGS, lowerLayer, type KernelLaunch, type LoweredStep } from '../../../../lib/backends/cuda/lowering';
-import { executeLayer } from '../../../../lib/backends/reference/layers';
+import { executeLayer } from '../../../../lib/network/evaluate';
 import { UnsupportedOpError } from '../../../../lib/errors';
 import { LAYER_KINDS, type LayerKind, type LayerParams, type TrtDType } from '../../../../lib/network';
-import { Tensor } from '../../../../lib/tensor';
+import { Tensor } from '../../../../lib/ir/tensor';
 import { checkTogether } from '../../../helpers/cuda-emulator';
 import { layerOf, lowerAt } from '../../../helpers/cuda-emulator/run-layer';
 
