@@ -12,7 +12,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const lib = require(path.join(__dirname, '..', '..', 'dist', 'index.js'));
-const { CudaRunner } = require(path.join(__dirname, '..', '..', 'dist', 'backends', 'cuda', 'runner.js'));
+const { CudaRunner } = require(path.join(__dirname, '..', '..', 'dist', 'backends', 'cuda', 'run', 'runner.js'));
 const { deserializeCudaEngine } = require(path.join(__dirname, '..', '..', 'dist', 'backends', 'cuda', 'engine-format.js'));
 const exportIO = require('./export-io');
 
@@ -57,7 +57,7 @@ async function one(dir) {
   line.compileS = (Date.now() - t0) / 1e3;
   line.precision = PRECISION;
   line.precisionSummary = logs.filter((m) => m.includes('computes in')).map((m) => m.replace(/^cuda backend: /, ''));
-  line.segments = program.data.segments.map((s) => (s.kind === 'tensorrt' ? s.backend : 'fallback')).join(',');
+  line.segments = program.data.segments.map((s) => (s.kind === 'engine' ? s.backend : 'fallback')).join(',');
   line.runsOn = program.runsOn;
   try {
     const inputs = meta.inputs.map((m) => readTensor(dir, m));
@@ -89,7 +89,7 @@ async function one(dir) {
  * and copy) on top: the device I/O column.
  */
 async function graphMs(program, inputs) {
-  const segments = program.data.segments.filter((s) => s.kind === 'tensorrt');
+  const segments = program.data.segments.filter((s) => s.kind === 'engine');
   if (segments.length !== 1) return undefined;
   const runner = await CudaRunner.load(deserializeCudaEngine(segments[0].engine), 0);
   try {

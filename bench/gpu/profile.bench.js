@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const dist = path.join(__dirname, '..', '..', 'dist');
 const lib = require(path.join(dist, 'index.js'));
-const { CudaRunner } = require(path.join(dist, 'backends', 'cuda', 'runner.js'));
+const { CudaRunner } = require(path.join(dist, 'backends', 'cuda', 'run', 'runner.js'));
 const { deserializeCudaEngine } = require(path.join(dist, 'backends', 'cuda', 'engine-format.js'));
 
 const { DeviceTensor } = require(path.join(dist, 'gpu', 'device-tensor.js'));
@@ -30,7 +30,7 @@ async function profileOne(dir) {
   const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
   const program = await lib.compile(path.join(dir, 'model.pt2'), { backend: 'cuda', ...PRECISIONS });
   try {
-    const segment = program.data.segments.find((s) => s.kind === 'tensorrt');
+    const segment = program.data.segments.find((s) => s.kind === 'engine');
     const runner = await CudaRunner.load(deserializeCudaEngine(segment.engine), 0);
     const feeds = {};
     meta.inputs.forEach((m, i) => {

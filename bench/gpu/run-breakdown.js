@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const dist = path.join(__dirname, '..', '..', 'dist');
 const lib = require(path.join(dist, 'index.js'));
-const { CudaRunner } = require(path.join(dist, 'backends', 'cuda', 'runner.js'));
+const { CudaRunner } = require(path.join(dist, 'backends', 'cuda', 'run', 'runner.js'));
 const { deserializeCudaEngine } = require(path.join(dist, 'backends', 'cuda', 'engine-format.js'));
 
 const PRECISION = process.env.PRECISION || 'fp32';
@@ -21,7 +21,7 @@ async function breakdown(dir) {
   const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
   const program = await lib.compile(path.join(dir, 'model.pt2'), { backend: 'cuda', ...(PRECISION === 'fp32' ? {} : { precisions: [PRECISION] }) });
   const logs = [];
-  const segment = program.data.segments.find((s) => s.kind === 'tensorrt');
+  const segment = program.data.segments.find((s) => s.kind === 'engine');
   const runner = await CudaRunner.load(deserializeCudaEngine(segment.engine), 0, { logger: (level, message) => logs.push(`${level}: ${message}`) });
   try {
     const inputs = meta.inputs.map((m) => readTensor(lib, dir, m));

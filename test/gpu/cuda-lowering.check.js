@@ -11,7 +11,7 @@
 // printed only.
 //
 // The sample catalogue (`buildCases`) is exported: the unit tests
-// (test/backends/cuda/lowering) run the same samples through the CPU kernel emulator.
+// (test/backends/cuda/layers) run the same samples through the CPU kernel emulator.
 const path = require('node:path');
 
 /** mulberry32: the same "random" inputs on every run. */
@@ -422,7 +422,7 @@ function buildCases(Tensor) {
   add('gather', 'negative-axis', { mode: 'default', axis: -1 }, [t('float32', [2, 4]), t('int64', [3], 0, 3)]);
   add('topk', 'negative-axis', { op: 'max', k: 2, axis: -1, indicesType: 'int64' }, [t('float32', [3, 4])]);
 
-  // Long rows (lib/backends/cuda/lowering/rows.ts): rows of at least 64 elements run one block
+  // Long rows (lib/backends/cuda/layers/rows.ts): rows of at least 64 elements run one block
   // per row; the names say the row length (`rows.<what>.<length>`) around the threshold.
   const norm = (axes, eps = 1e-5) => ({ axes, epsilon: eps, nbGroups: 1 });
   for (const n of [1, 63, 64, 65, 768, 2048, 4099]) {
@@ -714,8 +714,8 @@ if (require.main === module) {
   const { gpuCheck } = require('./check-util');
   const dist = path.join(__dirname, '..', '..', 'dist');
   const internals = {
-    ...require(path.join(dist, 'backends', 'cuda', 'lowering', 'index.js')),
-    ...require(path.join(dist, 'backends', 'reference', 'layers', 'index.js')),
+    ...require(path.join(dist, 'backends', 'cuda', 'layers', 'index.js')),
+    ...require(path.join(dist, 'network', 'evaluate', 'index.js')),
     ...require(path.join(dist, 'network', 'layers.js')),
     ...require(path.join(dist, 'kernels', 'access.js')),
   };

@@ -10,8 +10,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const dist = path.join(__dirname, '../../../dist');
-const { mapLaunchInfo, mapSpecLaunch } = require(`${dist}/backends/cuda/lowering/map.js`);
-const nn = require(`${dist}/backends/cuda/lowering/nn.js`);
+const { mapLaunchInfo, mapSpecLaunch } = require(`${dist}/backends/cuda/layers/map.js`);
+const nn = require(`${dist}/backends/cuda/layers/nn.js`);
 const { packKernelArgs } = require(`${dist}/gpu/plan.js`);
 
 const dense = (shape) => shape.map((_, i) => shape.slice(i + 1).reduce((a, d) => a * d, 1));
@@ -97,7 +97,7 @@ const offer = (launches) => ({ producer: mapLaunchInfo(launches[0]), input: 0, t
   add('bert bias+residual+layernorm [8,128,768] fp16', [volume(s) * 2, volume(s) * 2, 768 * 2, 768 * 2, volume(s) * 2, 768 * 2, volume(s) * 2], nn.normalization(c));
 }
 // Attention as one kernel (lowering/attention.ts), as the two transformers run it, in each tiling.
-const { attentionLaunch } = require(`${dist}/backends/cuda/lowering/attention.js`);
+const { attentionLaunch } = require(`${dist}/backends/cuda/layers/attention.js`);
 // Llama: 16 query heads over 4 kv heads (batch box [1, 4, 4]), 512 tokens, head dim 128, causal; q, k, v read [1, 512, h, 128].
 {
   const p = { batch: [1, 4, 4], seqQ: 512, seqKV: 512, headDim: 128, scale: 0.08838834764831845, causal: true, query: [0, 512, 128, 2048], key: [0, 128, 0, 512], value: [0, 128, 0, 512], output: [0, 512, 128, 2048], outputShape: [1, 512, 2048] };

@@ -10,20 +10,14 @@ import { resolveLogger, type Logger } from '../../logger';
 import { gpuBinding } from '../../gpu/binding';
 import { compileWithCache } from '../../gpu/kernel-cache';
 import type { Network } from '../../network';
-import { describePrecision, reducePrecision, REDUCED_MAX } from '../../network/precision';
+import { describePrecision, REDUCED_MAX } from '../../network/precision';
 import type { BuildConfig } from '../../engine/build-config';
-import { kernelSources, type PlanModule } from './assemble';
-import { channelsLast } from './channels-last';
-import { fuseConvEpilogues } from './conv-epilogue';
-import { interleaveComplexProducts } from './complex-pairs';
-import { fuseAttention } from './fuse-attention';
-import { fuseRmsNorm } from './fuse-rmsnorm';
-import { mergeMatmuls } from './merge-matmuls';
-import { recomputeCasts } from './recompute-casts';
+import { kernelSources, type PlanModule } from './plan/assemble';
+import { CUDA_PASSES, runPasses } from './passes';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
-import { instantiate, profileShapeSets, type HostEvaluator } from './instantiate';
-import { lowerInstance, type LayerLowerer } from './lower-instance';
-import { layoutWeights, weightLocator } from './weights';
+import { instantiate, profileShapeSets, type HostEvaluator } from './plan/instantiate';
+import { lowerInstance, type LayerLowerer } from './plan/lower-instance';
+import { layoutWeights, weightLocator } from './plan/weights';
 
 /** Compiles one kernel source for one architecture to a cubin. */
 export type KernelCompiler = (module: PlanModule, arch: number) => Promise<Uint8Array>;
@@ -76,41 +70,19 @@ export interface BuildOptions {
 }
 
 /**
- * The network passes of the cuda backend, in build order: precision (lib/network/precision.ts),
- * then layout, then epilogues (a channels-last convolution fuses like any other), then complex
- * products over whole pairs, then attentions and RMSNorms as one layer each, then sibling projections as one wide GEMM
- * (after the attention pass, which reads its operands through their producers' transposes), then casts computed once per
- * reader (which fusion while lowering then takes into each). Pure.
- */
-export function cudaNetworkPasses(source: Network, precisions: BuildConfig['precisions']) {
-  const reduced = reducePrecision(source, precisions);
-  const layout = channelsLast(reduced.network);
-  const epilogues = fuseConvEpilogues(layout.network);
-  const complex = interleaveComplexProducts(epilogues.network);
-  const attention = fuseAttention(complex.network);
-  const rmsnorm = fuseRmsNorm(attention.network);
-  const merged = mergeMatmuls(rmsnorm.network);
-  const recomputed = recomputeCasts(merged.network);
-  return { network: recomputed.network, report: reduced.report, layout, epilogues, complex, attention, rmsnorm, merged, recomputed };
-}
-
-/**
- * Engine bytes for `network` (checked by the caller) built for `target`. The precision pass
- * (lib/network/precision.ts) runs first, once: the engine stores the rewritten network, so a
- * loaded engine runs exactly what was built.
+ * Engine bytes for `network` (checked by the caller) built for `target`. The pass list
+ * (./passes/index.ts) runs once: the engine stores the rewritten network, so a loaded engine
+ * runs exactly what was built.
  */
 export async function buildCudaEngine(source: Network, config: BuildConfig, target: EngineTarget, options: BuildOptions = {}): Promise<Uint8Array> {
   const log = resolveLogger(options.logger);
-  const { network, report, layout, epilogues, complex, attention, rmsnorm, merged, recomputed } = cudaNetworkPasses(source, config.precisions);
+  const passes = runPasses(source, { precisions: config.precisions });
+  const { network, precision: report } = passes;
   const precision = describePrecision(report);
-  if (layout.convolutions > 0 || epilogues.fused > 0) {
-    log('debug', `cuda backend: network "${source.name}": ${layout.convolutions} convolutions channels-last (${layout.transposes} transposes), ${epilogues.fused} with a fused ReLU (${epilogues.residuals} with the residual)`);
-  }
-  if (complex.products > 0) log('debug', `cuda backend: network "${source.name}": ${complex.products} complex products computed over whole pairs`);
-  if (attention.attentions > 0) log('debug', `cuda backend: network "${source.name}": ${attention.attentions} attentions as one kernel each (${attention.causal} causal)`);
-  if (rmsnorm.norms > 0) log('debug', `cuda backend: network "${source.name}": ${rmsnorm.norms} RMSNorms as one normalization each`);
-  if (merged.groups > 0) log('debug', `cuda backend: network "${source.name}": ${merged.merged} projections computed as ${merged.groups} wide GEMMs`);
-  if (recomputed.casts > 0) log('debug', `cuda backend: network "${source.name}": ${recomputed.casts} casts computed once per reader`);
+  CUDA_PASSES.forEach((pass, i) => {
+    const line = pass.describe(passes.outcomes[i]!.counts);
+    if (line !== null) log('debug', `cuda backend: network "${source.name}": ${pass.name}: ${line}`);
+  });
   log('info', `cuda backend: network "${source.name}" computes in ${precision}`);
   if (config.timingCache !== undefined) {
     // The setting is TensorRT's builder cache; this backend times its GEMMs when a plan is made,

@@ -2,13 +2,14 @@
  * The `cuda` backend (docs/cuda-backend.md): the Network every backend receives, run on a
  * GPU with generated kernels (NVRTC), cuBLASLt and cuDNN through the GPU runtime (lib/gpu).
  *
- * build() checks the network (a converter bug is an InternalError), folds per-channel affine
- * layers into the convolutions before them (fold-affine.ts), lowers it at its profile
- * shapes (a layer the lowerings cannot run is an UnsupportedOpError) and compiles every
- * kernel for the target device (build.ts); the engine bytes (engine-format.ts) hold the
- * network, the build configuration, the device and the cubins. load() checks the device's
- * compute capability and uploads the weights; the Engine (runner.ts) instantiates a plan per
- * input shape set.
+ * The rooms: this entry (availability, build, load); build.ts (the pass list of ./passes/,
+ * then plans at the profile shapes and every kernel compiled for the target device);
+ * engine-format.ts (the engine bytes: the rewritten network, the build configuration, the
+ * device and the cubins); layers/ (per layer kind: generated kernels and library calls);
+ * plan/ (a network instantiated at concrete shapes, lowered and laid out in memory); run/
+ * (the Engine: a plan per input shape set, the GEMM timing cache). build() checks the network
+ * (a converter bug is an InternalError); a layer the lowerings cannot run is an
+ * UnsupportedOpError.
  */
 import { probeDevices, type DeviceProbe } from '../../devices';
 import { InternalError } from '../../errors';
@@ -23,10 +24,9 @@ import type { BuildContext } from '../../engine/build-context';
 import type { Availability, Backend, Engine } from '../../engine/backend';
 import { buildCudaEngine } from './build';
 import { deserializeCudaEngine, type EngineTarget } from './engine-format';
-import { foldConvolutionAffine } from './fold-affine';
-import { CudaRunner } from './runner';
+import { CudaRunner } from './run/runner';
 
-export { CudaRunner } from './runner';
+export { CudaRunner } from './run/runner';
 export { deserializeCudaEngine, serializeCudaEngine, CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION } from './engine-format';
 
 /** What available() asks (injectable: tests answer with fakes). */
@@ -104,9 +104,7 @@ export const cudaBackend = {
   available: () => cudaAvailability(),
   async build(network: Network, config: BuildConfig = DEFAULT_BUILD_CONFIG, device: EngineDevice, context?: BuildContext): Promise<Uint8Array> {
     checkForBuild(network);
-    // The engine carries the folded (and, in build(), precision-reduced) network, so a loaded
-    // program runs exactly what was built. Folding first: it needs the float32 weights.
-    return buildCudaEngine(foldConvolutionAffine(network).network, config, engineTarget(device), context?.log === undefined ? {} : { logger: context.log });
+    return buildCudaEngine(network, config, engineTarget(device), context?.log === undefined ? {} : { logger: context.log });
   },
   async load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine> {
     const contents = deserializeCudaEngine(engine);

@@ -5,10 +5,10 @@
  */
 import * as path from 'node:path';
 
-import { checkInputs } from '../../../lib/backends/cuda/bind-inputs';
+import { checkInputs } from '../../../lib/backends/cuda/plan/bind-inputs';
 import { cudaAvailability, cudaBackend, engineTarget, type CudaProbes } from '../../../lib/backends/cuda';
 import { buildCudaEngine } from '../../../lib/backends/cuda/build';
-import { PlanCache, shapeKey } from '../../../lib/backends/cuda/plan-cache';
+import { PlanCache, shapeKey } from '../../../lib/backends/cuda/run/plan-cache';
 import { DEFAULT_BUILD_CONFIG } from '../../../lib/engine/build-config';
 import type { CudaLibraryStatus } from '../../../lib/gpu/libraries';
 import { BadInputError, BadModelError, InternalError, ShapeOutOfRangeError, UnsupportedOpError } from '../../../lib/errors';

@@ -5,11 +5,11 @@
  * What a GPU run would do, minus the GPU; for tests of whole models, and of the plan-level
  * optimizations (pointwise fusion, views) against the reference backend.
  */
-import { instantiate } from '../../../lib/backends/cuda/instantiate';
-import { ARENA_BUFFER, byteSize, lowerInstance, VALUES_BUFFER, WEIGHTS_BUFFER, type LayerLowerer, type LoweredInstance } from '../../../lib/backends/cuda/lower-instance';
-import type { LoweredStep } from '../../../lib/backends/cuda/lowering';
+import { instantiate } from '../../../lib/backends/cuda/plan/instantiate';
+import { ARENA_BUFFER, byteSize, lowerInstance, VALUES_BUFFER, WEIGHTS_BUFFER, type LayerLowerer, type LoweredInstance } from '../../../lib/backends/cuda/plan/lower-instance';
+import type { LoweredStep } from '../../../lib/backends/cuda/layers';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
-import { layoutWeights, packWeights, weightLocator } from '../../../lib/backends/cuda/weights';
+import { layoutWeights, packWeights, weightLocator } from '../../../lib/backends/cuda/plan/weights';
 import { dtypeInfo } from '../../../lib/ir/dtype';
 import type { Network } from '../../../lib/network';
 import { Tensor } from '../../../lib/ir/tensor';

@@ -1,11 +1,11 @@
 /**
- * Fusion across shapes (lib/backends/cuda/fuse-pointwise.ts): a producer read broadcast,
+ * Fusion across shapes (lib/backends/cuda/plan/fuse-pointwise.ts): a producer read broadcast,
  * permuted or reshaped by its consumer, several producers in one consumer, a producer computed
  * in a copy's place (a transpose, a concat's block), and views read through reshapes and other
  * copies. Each network runs on the CPU kernel emulator with and without fusion — the same bits —
  * and against the reference backend.
  */
-import { refinedStrides, splitForDense, throughDense, throughDenseFrom } from '../../../lib/backends/cuda/fuse-pointwise';
+import { refinedStrides, splitForDense, throughDense, throughDenseFrom } from '../../../lib/backends/cuda/plan/fuse-pointwise';
 import { Network, type NetTensor } from '../../../lib/network';
 import { FP32, type Tolerance } from '../../helpers/compare';
 import { Random } from '../../helpers/random';

@@ -4,10 +4,10 @@
  * contract demands) and a fake compiler (the "cubin" names what it was compiled from).
  */
 import type { KernelArg } from '../../../lib/gpu/plan';
-import type { LoweredStep, LoweringContext } from '../../../lib/backends/cuda/lowering';
+import type { LoweredStep, LoweringContext } from '../../../lib/backends/cuda/layers';
 import { Network, type NetTensor } from '../../../lib/network';
 import { Tensor } from '../../../lib/ir/tensor';
-import type { PlanModule } from '../../../lib/backends/cuda/assemble';
+import type { PlanModule } from '../../../lib/backends/cuda/plan/assemble';
 
 /** x: float32[2, 3] → exp → "y". */
 export function staticNetwork(): Network {

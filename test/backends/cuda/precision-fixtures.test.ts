@@ -16,7 +16,7 @@ import { deserializeEngine } from '../../../lib/backends/reference/engine-format
 import { compile } from '../../../lib/compile';
 import { cast } from '../../../lib/kernels/unary';
 import type { Network } from '../../../lib/network';
-import { cudaNetworkPasses } from '../../../lib/backends/cuda/build';
+import { runPasses } from '../../../lib/backends/cuda/passes';
 import { describePrecision } from '../../../lib/network/precision';
 import { Tensor } from '../../../lib/ir/tensor';
 import { readNumbers } from '../../../lib/kernels/access';
@@ -70,8 +70,8 @@ function errors(got: Tensor, want: Tensor): { maxAbs: number; worst: number; sca
 describe.each(['mlp', 'encoder', 'squeezenet1_1', 'llama_rotary_complex_input'])('%s with precisions [fp16] on the emulated cuda backend', (name) => {
   test('matches PyTorch fp32 within fp16 tolerance; inputs and outputs keep their dtypes', async () => {
     const { network, feeds, expected } = await fixtureNetwork(name);
-    // Every pass the build runs (cudaNetworkPasses), so the emulator runs what an engine would.
-    const { network: reduced, report } = cudaNetworkPasses(network, ['fp32', 'fp16']);
+    // Every pass the build runs (runPasses), so the emulator runs what an engine would.
+    const { network: reduced, precision: report } = runPasses(network, { precisions: ['fp32', 'fp16'] });
     expect(report.dtype).toBe('float16');
     expect(report.reducedLayers).toBeGreaterThan(0);
     expect(reduced.tensors.some((t) => t.dtype === 'float16')).toBe(true);

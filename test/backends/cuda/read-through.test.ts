@@ -6,10 +6,10 @@
  * reference backend; a reader that cannot read through gets the copy, run just before it.
  */
 import * as path from 'node:path';
-import { planViews } from '../../../lib/backends/cuda/fuse-pointwise';
+import { planViews } from '../../../lib/backends/cuda/plan/fuse-pointwise';
 import { deserializeEngine } from '../../../lib/backends/reference/engine-format';
 import { compile } from '../../../lib/compile';
-import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/lowering';
+import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/layers';
 import { ReferenceRunner } from '../../../lib/backends/reference/runner';
 import { Network, type NetTensor } from '../../../lib/network';
 import { Tensor } from '../../../lib/ir/tensor';

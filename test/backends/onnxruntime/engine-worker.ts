@@ -16,7 +16,7 @@ const DIST = path.join(__dirname, '..', '..', '..', 'dist');
 const source = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { onnxruntimeBackend } = require(workerData.dist + '/backends/onnxruntime');
-const { Tensor } = require(workerData.dist + '/tensor');
+const { Tensor } = require(workerData.dist + '/ir/tensor');
 parentPort.on('message', async ({ id, engine, feeds }) => {
   let loaded;
   try {
