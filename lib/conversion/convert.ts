@@ -5,7 +5,7 @@
  */
 import { InternalError, TensorRTNodeError } from '../errors';
 import type { Node, Value } from '../ir/graph';
-import { formatShape, isStaticShape } from '../ir/symbolic';
+import { formatShape } from '../ir/symbolic';
 import { Network, type NetTensor, type ProfileShapes } from '../network';
 import { ConversionContext, trtType } from './context';
 import { selectConverter, type SelectionSettings } from './registry';
@@ -73,9 +73,4 @@ export function convertSegment(spec: SegmentSpec, settings: SelectionSettings = 
     network.markOutput(t, v.name);
   }
   return network;
-}
-
-/** True when every dim of every segment input is static. */
-export function isStaticSegment(spec: SegmentSpec): boolean {
-  return spec.inputs.every((v) => v.type.kind === 'tensor' && isStaticShape(v.type.shape));
 }

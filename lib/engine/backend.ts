@@ -142,4 +142,4 @@ export interface Backend<N extends BackendName = BackendName> {
 }
 
 /** Backward-compatible name of {@link Engine}. */
-export type Runner = Engine;
+

@@ -1,7 +1,7 @@
 /**
  * The directory where backends keep what makes a second build cheap: TensorRT's engine and
  * timing caches (lib/backends/tensorrt/engine-cache.ts) and the cuda backend's GEMM timings
- * (lib/backends/cuda/timing-cache.ts). One variable names it for every backend.
+ * (lib/backends/cuda/run/timing-cache.ts). One variable names it for every backend.
  */
 export const ENGINE_CACHE_ENV = 'TENSORRT_NODE_ENGINE_CACHE';
 

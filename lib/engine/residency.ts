@@ -23,5 +23,3 @@ export const HOST: Residency = { kind: 'host' };
 
 /** Where `v` is. */
 export const residencyOf = (v: RunValue): Residency => (v instanceof Tensor ? HOST : v.residency);
-
-export const isHost = (v: RunValue): v is Tensor => v instanceof Tensor;

@@ -156,25 +156,6 @@ export function parseSchema(signature: string): OpSchema {
   return { name: name!, args, returns, signature };
 }
 
-const registry = new Map<string, OpSchema>();
-
-/** Registers an op schema; the name must be new. Returns the parsed schema. */
-export function registerSchema(signature: string): OpSchema {
-  const schema = parseSchema(signature);
-  if (registry.has(schema.name)) throw new InternalError(`op schema ${schema.name} is declared twice`);
-  registry.set(schema.name, schema);
-  return schema;
-}
-
-export function getSchema(target: string): OpSchema | undefined {
-  return registry.get(target);
-}
-
-/** Every registered op name, sorted. */
-export function schemaNames(): string[] {
-  return [...registry.keys()].sort();
-}
-
 /** True when the returns are a variable-length list (`Tensor[]`): output count comes from inference. */
 export function hasVariadicReturn(schema: OpSchema): boolean {
   return schema.returns.length === 1 && schema.returns[0]!.list;

@@ -10,13 +10,10 @@
 import { BadModelError } from '../../errors';
 import type { Network } from '../../network';
 import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../network/serialize';
-import { CONTAINER_HEADER_BYTES } from '../../io/json-blobs';
 import { checkNetwork } from '../../network/check';
 
 export const ENGINE_MAGIC = 'TRTNREF1';
 export const ENGINE_FORMAT_VERSION = 2;
-/** Magic, version, JSON length, blob length. */
-export const ENGINE_HEADER_BYTES = CONTAINER_HEADER_BYTES;
 
 const LABEL = 'reference engine';
 

@@ -18,7 +18,7 @@ import type { EngineDevice } from '../../engine/device-selection';
 import type { RunLimits } from '../../engine/resource-limits';
 import { Tensor } from '../../ir/tensor';
 import { VERSION } from '../../version';
-import { DEFAULT_BUILD_CONFIG, type BuildConfig } from '../../engine/build-config';
+import type { BuildConfig } from '../../engine/build-config';
 import { floatWidthAs } from '../../engine/float-width';
 import type { RunValue } from '../../engine/residency';
 import type { Availability, Backend, Engine } from '../../engine/backend';
@@ -59,9 +59,6 @@ export function checkNetworkForReference(network: Network): void {
   }
 }
 
-/** The BuildConfig of the last build() (the reference backend accepts the knobs and ignores them; tests read this). */
-export let lastReferenceBuildConfig: BuildConfig | undefined;
-
 /** A ReferenceRunner behind the async Engine contract; inputs are converted to the network's float widths. */
 function referenceEngine(runner: ReferenceRunner, inputDTypes: ReadonlyMap<string, Tensor['dtype']>): Engine {
   return {
@@ -96,7 +93,6 @@ export const referenceBackend = {
     return { ok: true };
   },
   async build(network: Network, config: Partial<BuildConfig> = {}, _device?: EngineDevice): Promise<Uint8Array> {
-    lastReferenceBuildConfig = { ...DEFAULT_BUILD_CONFIG, ...config };
     checkNetworkForReference(network);
     return serializeEngine(network);
   },

@@ -139,12 +139,6 @@ export function prependOnes(ctx: ConversionContext, t: NetTensor, count: number,
   );
 }
 
-/** NumPy rank alignment that also handles run-time dims: leading 1s up to the largest rank. */
-export function alignRanksDynamic(ctx: ConversionContext, ts: readonly NetTensor[]): NetTensor[] {
-  const rank = Math.max(...ts.map((t) => t.shape.length));
-  return ts.map((t, i) => prependOnes(ctx, t, rank - t.shape.length, `broadcast${i}`));
-}
-
 /** An elementwise op on 0-D/1-D int64 shape tensors. */
 export function shapeArith(ctx: ConversionContext, a: NetTensor, b: NetTensor, op: 'sum' | 'sub' | 'prod' | 'floor_div' | 'max' | 'min', role?: string): NetTensor {
   return ctx.add({ kind: 'elementwise', op }, [a, b], role ?? op);

@@ -54,11 +54,6 @@ export function dtypeFromOnnx(code: number, what: string): DType {
   return dtype;
 }
 
-export function onnxTypeOf(dtype: DType): number {
-  for (const [code, d] of Object.entries(ONNX_DTYPES)) if (d === dtype) return Number(code);
-  throw new TypeError(`no ONNX type for ${dtype}`);
-}
-
 export interface TensorProtoOptions extends ExternalDataOptions {
   /**
    * The model bytes belong to the loader (read from a file), so raw data may be moved within
@@ -153,10 +148,4 @@ export function tensorFromProto(proto: onnx.ITensorProto, what: string, options:
     for (let i = 0; i < slots; i++) data[i] = values[i] as number;
   }
   return new Tensor(dtype, shape, data);
-}
-
-/** A TensorProto (raw data) from a Tensor: for tests and for writing models. */
-export function tensorToProto(t: Tensor, name: string): onnx.ITensorProto {
-  const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
-  return { name, dims: [...t.shape], dataType: onnxTypeOf(t.dtype), rawData: Uint8Array.from(bytes) };
 }

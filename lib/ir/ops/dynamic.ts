@@ -51,20 +51,6 @@ export function symArithmeticDynOp(target: string): SymOp | undefined {
   return ARITHMETIC_OF.get(target);
 }
 
-/** Every `_dyn` op target declared here. */
-export const DYN_OPS: readonly string[] = [
-  'trt.size_dyn',
-  'trt.shape_dyn',
-  ...Object.values(SYM_ARITHMETIC_DYN),
-  'trt.sym_list_dyn',
-  'trt.reshape_dyn',
-  'trt.expand_dyn',
-  'trt.slice_dyn',
-  'trt.select_dyn',
-  'trt.full_dyn',
-  'trt.arange_dyn',
-];
-
 /** `a op b` with the same canonical forms shape inference uses (min/max decided by the symbol ranges when possible). */
 export function applyDimOp(ctx: InferContext | null, op: SymOp, a: Dim, b: Dim): Dim {
   switch (op) {
