@@ -24,7 +24,7 @@ function timePipeline(layers) {
   const t2 = process.hrtime.bigint();
   let layersBuilt = 0;
   for (const s of segments) {
-    if (s.kind !== 'tensorrt') throw new Error(`segment ${s.index} fell back: the bench graph should convert fully`);
+    if (s.kind !== 'engine') throw new Error(`segment ${s.index} fell back: the bench graph should convert fully`);
     layersBuilt += convertSegment({ name: `seg${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs }).layers.length;
   }
   const t3 = process.hrtime.bigint();

@@ -133,7 +133,7 @@ async function eventLoopDelay(program, tensors) {
     const f = fixture(name);
     const original = await directSession(f, path.join(f.dir, f.meta.files.onnx));
     const p = await compiledProgram(path.join(f.dir, f.meta.files.onnx), f);
-    const segment = p.program.data.segments.find((s) => s.kind === 'tensorrt');
+    const segment = p.program.data.segments.find((s) => s.kind === 'engine');
     const generated = await directSession(f, unpackOrtEngine(segment.engine).model.slice());
     const before = p.counter.workerRuns;
     const ms = await timeInterleaved({ ort: original.run, ours: p.run, session: generated.run });

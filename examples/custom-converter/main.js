@@ -78,7 +78,7 @@ function close(actual, expected) {
 
 function summary(report) {
   const converted = report.ops.filter((op) => op.converted).length;
-  return `${converted}/${report.ops.length} ops in TensorRT segments`;
+  return `${converted}/${report.ops.length} ops converted`;
 }
 
 async function main() {

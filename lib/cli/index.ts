@@ -29,12 +29,12 @@ const SHAPE_HELP = 'input shape name=DxD (e.g. input0=1x3x224x224) or range name
 function modelOptions(cmd: Command): Command {
   return cmd
     .option('--shape <name=dims>', SHAPE_HELP, collect)
-    .addOption(new Option('--backend <name>', 'where TensorRT segments run').choices(['auto', ...BACKEND_NAMES]))
-    .option('--min-block-size <n>', 'smallest TensorRT segment worth building (default 5)')
-    .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of TensorRT')
-    .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot run in TensorRT')
+    .addOption(new Option('--backend <name>', 'the backend that builds and runs the engine segments').choices(['auto', ...BACKEND_NAMES]))
+    .option('--min-block-size <n>', 'smallest engine segment worth building (default 5)')
+    .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of engine segments (run them in fallback segments)')
+    .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot be converted')
     .option('-q, --quiet', 'no progress on stderr')
-    .option('--progress', "engine build phases (TensorRT's, with step/steps) on stderr also when it is not a terminal");
+    .option('--progress', "engine build phases (the backend's own, e.g. TensorRT's, with step/steps) on stderr also when it is not a terminal");
 }
 
 function runOptions(cmd: Command): Command {
@@ -45,7 +45,7 @@ function runOptions(cmd: Command): Command {
 
 export function buildProgram(): Command {
   const program = new Command('tensorrt-node')
-    .description('Compile ONNX and torch.export models into TensorRT engines and run them')
+    .description('Compile ONNX and torch.export models into engines (built by the tensorrt, cuda, onnxruntime or reference backend) and run them')
     .version(VERSION)
     .exitOverride()
     .showHelpAfterError('(add --help for usage)');
@@ -73,7 +73,7 @@ export function buildProgram(): Command {
   modelOptions(
     program
       .command('compile <model>')
-      .description('compile an .onnx or .pt2 model, report what runs in TensorRT and why not, and with -o write the program file')
+      .description('compile an .onnx or .pt2 model, report which ops are converted into engine segments and why not, and with -o write the program file')
       .option('-o, --output <program.trtp>', 'write the compiled program to this file')
       .option('--dry-run', 'only print the support report; build nothing')
       .option('--json', 'print the report (and program) as JSON'),

@@ -62,7 +62,7 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
   const engines: EngineRequirement[] = [];
   let list = available;
   for (const [i, s] of m.segments.entries()) {
-    if (s.kind !== 'tensorrt') continue;
+    if (s.kind !== 'engine') continue;
     const req: EngineRequirement = { segment: i, device: s.device, needs: needsText(s.device) };
     const target = deviceTargetOf(s.device);
     if (target !== null) {
@@ -85,14 +85,14 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     inputs: m.inputs.map(ioEntry),
     outputs: m.outputs.map(ioEntry),
     segments: m.segments.map((s, index) => {
-      const blob = s.kind === 'tensorrt' ? s.engine : s.graph;
-      const cuda = s.kind === 'tensorrt' && s.backend === 'cuda';
+      const blob = s.kind === 'engine' ? s.engine : s.graph;
+      const cuda = s.kind === 'engine' && s.backend === 'cuda';
       const precision = cuda ? cudaEnginePrecision(blobs.get(blob)!) : null;
       const memory = cuda ? cudaEngineMemory(blobs.get(blob)!) : null;
       return {
         index,
         kind: s.kind,
-        ...(s.kind === 'tensorrt' ? { backend: s.backend } : {}),
+        ...(s.kind === 'engine' ? { backend: s.backend } : {}),
         blob,
         bytes: blobs.get(blob)!.byteLength,
         inputs: s.inputs,
@@ -138,7 +138,7 @@ export function formatInspectReport(r: InspectReport): string {
   lines.push('segments:');
   const label = ioLabeler(r);
   for (const s of r.segments) {
-    const what = s.kind === 'tensorrt' ? `engine (${s.backend})` : 'fallback graph';
+    const what = s.kind === 'engine' ? `engine (${s.backend})` : 'fallback graph';
     lines.push(...wrapList(`  ${s.index}: ${what}, ${s.blob} (${formatBytes(s.bytes)}):`, [formatSegmentIO(s.inputs, s.outputs, label)], 6));
     if (s.precision !== undefined) lines.push(`      precision: ${s.precision}`);
     if (s.memory !== undefined) lines.push(`      device memory: ${describeEngineMemory(s.memory)}`);

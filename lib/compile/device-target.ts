@@ -8,7 +8,7 @@ import { InvalidArgumentError, NoDeviceError } from '../errors';
 import type { Logger } from '../logger';
 import { DEFAULT_CURRENT_DEVICE, DLA_COMPUTE_CAPABILITIES, formatComputeCapability, formatFoundDevices, type EngineDevice } from '../engine/device-selection';
 
-/** `settings.device`: where TensorRT engines should run (Torch-TensorRT's CompileSpec::Device). */
+/** `settings.device`: where the engines should run (Torch-TensorRT's CompileSpec::Device). */
 export interface DeviceSetting {
   /** `gpu` (default) or `dla`. */
   type?: 'gpu' | 'dla';

@@ -1,6 +1,6 @@
 /**
  * compile(): model → Graph → shape specialization and constant folding → partition →
- * TensorRT segments converted to Networks and built by a backend; fallback segments kept as
+ * engine segments converted to Networks and built by a backend; fallback segments kept as
  * graphs (./pipeline.ts, on the compile worker thread) → Program.
  */
 import { throwIfAborted } from '../engine/build-context';
@@ -45,7 +45,7 @@ function convertersChanged(): boolean {
  * script is missing from the package (the logger says so at `warn`).
  *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad settings, or a dynamic input without a shape.
- * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: with requireFullCompilation, every op TensorRT cannot run.
+ * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: with requireFullCompilation, every op that cannot be converted.
  * @throws {BadModelError} `E_BAD_MODEL`: the model cannot be read.
  * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: the named backend is not usable here (the reasons listed).
  * @throws {ShardingError} `E_SHARDING`: with tensorParallel, a model that cannot be split n ways.
@@ -79,8 +79,9 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
 }
 
 /**
- * The support report without building anything: per op, whether it would run in TensorRT
- * and why not, and the segments (what `tensorrt-node compile --dry-run` prints).
+ * The support report without building anything: per op, whether it would be converted (run
+ * in an engine segment) and why not, and the segments (what `tensorrt-node compile --dry-run`
+ * prints). No backend is chosen, so the report names none.
  */
 export async function dryRun(model: ModelSource, settings: CompileSettings = {}): Promise<PartitionReport> {
   const resolved = resolveSettings(settings);
@@ -96,7 +97,7 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   specializeShapes(graph, shapes.staticSymbols);
   applySymbolRanges(graph, shapes);
   progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
-  progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
+  progress('partitioning', 'start', 'partitioning into engine and fallback segments');
   const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, resolved) : partition(graph, resolved);
   describeModel(report, graph, modelOps);
   progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });

@@ -4,7 +4,7 @@
  * (torch.export `range_constraints`, ONNX `dim_param`), a plan: which symbols are fixed at
  * compile time (specialized), and for each remaining (dynamic) symbol its min/opt/max in every
  * optimization profile. Profiles of any tensor with symbolic dims (graph inputs, and values
- * crossing into a TensorRT segment from a fallback segment) are derived from the plan.
+ * crossing into an engine segment from a fallback segment) are derived from the plan.
  */
 import { InvalidArgumentError, BadInputError } from '../errors';
 import { orderInputs } from '../interpreter/bind-inputs';
@@ -297,7 +297,7 @@ export function applySymbolRanges(graph: Graph, plan: InputShapePlan): void {
   for (const [s, r] of plan.ranges) graph.symbols.set(s, { ...r });
 }
 
-/** The optimization profiles of a TensorRT segment's inputs with run-time dims, by value name. */
+/** The optimization profiles of an engine segment's inputs with run-time dims, by value name. */
 export function segmentProfiles(segment: Segment, plan: InputShapePlan): Map<string, ProfileShapes[]> {
   const out = new Map<string, ProfileShapes[]>();
   for (const v of segment.inputs) {

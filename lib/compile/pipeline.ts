@@ -79,12 +79,13 @@ export async function compileGraph(graph: Graph, resolved: ResolvedSettings, log
   const backend = resolution.backend;
   const backendName = backend.name;
   const device = await engineDeviceForBackend(resolved.device, backend, log);
-  progress('partitioning', 'start', 'partitioning into TensorRT and fallback segments');
+  progress('partitioning', 'start', `partitioning into engine segments (${backendName}) and fallback segments`);
   // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
   const dynamic = isDynamicPlan(shapes);
   const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
   describeModel(report, graph, modelOps);
-  const engines = segments.filter((s) => s.kind === 'tensorrt').length;
+  report.backend = backendName;
+  const engines = segments.filter((s) => s.kind === 'engine').length;
   progress('partitioning', 'end', `${segments.length} segment(s), ${engines} engine(s) to build`, { engines });
   log('info', formatPartitionReport(report));
 
@@ -93,7 +94,7 @@ export async function compileGraph(graph: Graph, resolved: ResolvedSettings, log
   for (const s of segments) {
     const inputs = s.inputs.map((v) => v.name);
     const outputs = s.outputs.map((v) => v.name);
-    if (s.kind === 'tensorrt') {
+    if (s.kind === 'engine') {
       log('debug', `building segment ${s.index} (${s.nodes.length} ops) with the ${backendName} backend`);
       const profiles = dynamic ? segmentProfiles(s, shapes) : undefined;
       const where = { index: built, total: engines };
@@ -106,7 +107,7 @@ export async function compileGraph(graph: Graph, resolved: ResolvedSettings, log
         progress: (phase) => progress('build', 'phase', describePhase(`engine ${built + 1}/${engines}`, phase), { ...where, phase }),
         ...(resolved.signal === undefined ? {} : { signal: resolved.signal }),
       };
-      programSegments.push({ kind: 'tensorrt', backend: backendName, engine: await backend.build(network, resolved.build, device, context), inputs, outputs, device: structuredClone(device) });
+      programSegments.push({ kind: 'engine', backend: backendName, engine: await backend.build(network, resolved.build, device, context), inputs, outputs, device: structuredClone(device) });
       progress('build', 'end', `built ${what}`, where);
       built++;
     } else {

@@ -7,7 +7,7 @@
 import type { BuildPhaseEvent } from '../engine/build-context';
 
 
-/** The stages of compile(), in order; `build` repeats once per TensorRT engine. */
+/** The stages of compile(), in order; `build` repeats once per engine segment. */
 export type CompileStage = 'import' | 'lowering' | 'partitioning' | 'build';
 
 export interface CompileProgressEvent {
@@ -43,9 +43,6 @@ export function describePhase(engine: string, p: BuildPhaseEvent): string {
   if (p.state === 'end') return `${engine}: ${p.phase}${where} done`;
   return `${engine}: ${p.phase}${where} ${p.step}/${p.steps}`;
 }
-
-/** The stage order, for a caller that shows steps out of a total. */
-export const COMPILE_STAGES: readonly CompileStage[] = ['import', 'lowering', 'partitioning', 'build'];
 
 /**
  * A reporter bound to one compile: `report(stage, state, message, where?)` stamps the

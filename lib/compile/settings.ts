@@ -44,20 +44,22 @@ export interface CompileSettings extends BuildSettings {
    * argument at fault; true runs them in fallback segments (the report says why).
    */
   dynamicFallback?: boolean;
-  /** Smallest TensorRT segment worth an engine (default 5 ops). */
+  /** Smallest engine segment worth building (default 5 ops). */
   minBlockSize?: number;
   /**
-   * Ops (targets such as `aten.mul.Tensor`) or node names to run outside TensorRT. A target
-   * the op table does not know, or a name that is neither a known target nor a node of the
-   * model, is an E_INVALID_ARGUMENT error listing close matches.
+   * Ops (targets such as `aten.mul.Tensor`) or node names to keep out of engine segments
+   * (they run in fallback segments). A target the op table does not know, or a name that is
+   * neither a known target nor a node of the model, is an E_INVALID_ARGUMENT error listing
+   * close matches.
    */
   torchExecutedOps?: string[];
-  /** Fail, listing every op that cannot run in TensorRT, instead of falling back. */
+  /** Fail, listing every op that cannot be converted, instead of falling back. */
   requireFullCompilation?: boolean;
   /**
-   * Compute float64 in float32 inside TensorRT segments (TensorRT has no float64). Default
-   * false. The program still takes and returns float64 tensors, and fallback segments get
-   * the float64 values their graphs expect (lib/runtime/execute.ts casts at the boundaries).
+   * Compute float64 in float32 inside engine segments (their Networks follow TensorRT's
+   * types, which have no float64). Default false. The program still takes and returns
+   * float64 tensors, and fallback segments get the float64 values their graphs expect
+   * (lib/runtime/execute.ts casts at the boundaries).
    */
   truncateDouble?: boolean;
   /**
@@ -76,7 +78,7 @@ export interface CompileSettings extends BuildSettings {
   onProgress?: ProgressCallback;
   /**
    * Stops the compile: compile() then rejects with AbortedError (`E_ABORTED`). Checked between
-   * stages and engines; a TensorRT engine build stops at its next step (TensorRT's
+   * stages and engines; a tensorrt backend build stops at its next step (TensorRT's
    * IProgressMonitor.stepComplete answers false).
    */
   signal?: AbortSignal;
@@ -86,7 +88,7 @@ export interface CompileSettings extends BuildSettings {
    * weights are external. Not allowed with a .pt2 archive or a Graph, which have none.
    */
   baseDir?: string;
-  /** Target device of the TensorRT engines (default: the current GPU); the reference backend records that it needs none. */
+  /** Target device of the engines (default: the current GPU); a CPU backend's engines record that they need none. */
   device?: DeviceSetting;
   /**
    * The largest tensor, in bytes, one run of the program may allocate (an input, an

@@ -1,9 +1,9 @@
 /**
- * Dynamic legalization (docs/dynamic-shapes.md): after partitioning, TensorRT segments get `_dyn`
+ * Dynamic legalization (docs/dynamic-shapes.md): after partitioning, engine segments get `_dyn`
  * shape-tensor variants wherever an int argument depends on a symbol; fallback segments keep
  * the original ops. SymInt values never cross a segment boundary afterwards:
  *
- * - in a TensorRT segment, `aten.sym_size.int` becomes `trt.size_dyn` (a shape layer and a
+ * - in an engine segment, `aten.sym_size.int` becomes `trt.size_dyn` (a shape layer and a
  *   gather: a 0-D int64 tensor) and `sym.*` arithmetic `trt.sym_*_dyn`; every SymInt
  *   argument is rebuilt from its exact expression (`s0*4`) out of dims of tensors the
  *   segment reads, so a SymInt computed in another segment is recomputed here;
@@ -113,7 +113,7 @@ function missingReason(node: Node, c: { args: string[]; reason: string }): strin
 }
 
 /**
- * Every node that partitioning would otherwise send to TensorRT but whose int arguments
+ * Every node that partitioning would otherwise put in an engine segment but whose int arguments
  * depend on a symbol with no `_dyn` variant for them.
  */
 export function findMissingVariants(graph: Graph, settings: SelectionSettings = {}): MissingVariant[] {
@@ -221,7 +221,7 @@ export function dynamicSelector(graph: Graph, settings: DynamicSettings): (node:
 }
 
 // ---------------------------------------------------------------------------------------
-// Building shape tensors (TensorRT segments) and SymInts (fallback segments)
+// Building shape tensors (engine segments) and SymInts (fallback segments)
 // ---------------------------------------------------------------------------------------
 
 /** Where a symbolic dim can be read at run time: the first tensor with an equal dim. */
@@ -233,7 +233,7 @@ function findSource(sources: readonly Value[], d: Dim): { value: Value; axis: nu
   return null;
 }
 
-/** Shape tensors for one TensorRT segment: each distinct dim built once, in order. */
+/** Shape tensors for one engine segment: each distinct dim built once, in order. */
 class ShapeTensorBuilder implements DynBuilder {
   private readonly cache = new Map<string, Value>();
   private readonly constants = new Map<string, Value>();
@@ -356,11 +356,11 @@ function readFromOutside(nodes: readonly Node[]): Value[] {
   return out;
 }
 
-/** Rewrites one TensorRT segment; returns its new node list and the `_dyn` rewrites made (with a value to test liveness by). */
-function legalizeTensorRT(graph: Graph, seg: Segment, settings: SelectionSettings): { nodes: Node[]; rewrites: Array<{ report: DynamicOpReport; value: Value }> } {
+/** Rewrites one engine segment; returns its new node list and the `_dyn` rewrites made (with a value to test liveness by). */
+function legalizeEngineSegment(graph: Graph, seg: Segment, settings: SelectionSettings): { nodes: Node[]; rewrites: Array<{ report: DynamicOpReport; value: Value }> } {
   const representable = (v: Value): boolean => v.type.kind === 'tensor' && trtType(v.type.dtype, settings.truncateDouble) !== null;
   const sources = [...readFromOutside(seg.nodes), ...graph.inputs].filter(representable);
-  const b = new ShapeTensorBuilder(graph, sources, `TensorRT segment ${seg.index}`);
+  const b = new ShapeTensorBuilder(graph, sources, `engine segment ${seg.index}`);
   const nodes: Node[] = [];
   const rewrites: Array<{ report: DynamicOpReport; value: Value }> = [];
   for (const node of seg.nodes) {
@@ -384,7 +384,7 @@ function legalizeTensorRT(graph: Graph, seg: Segment, settings: SelectionSetting
       rewrites.push({ report: { node: node.name, target: node.target, variant: c.rule.variant }, value: outs[0]! });
       continue;
     }
-    if (c.kind === 'missing') throw new InternalError(`node ${node.name} (${node.target}) reached a TensorRT segment without a _dyn variant`);
+    if (c.kind === 'missing') throw new InternalError(`node ${node.name} (${node.target}) reached an engine segment without a _dyn variant`);
     // A plain node: its SymInt-free arguments stay; SymInt arguments cannot be here (classify).
     nodes.push(node);
   }
@@ -408,7 +408,7 @@ function rematerializeFallback(graph: Graph, seg: Segment): Node[] {
 }
 
 /**
- * Legalizes a partitioned dynamic graph in place: TensorRT segments get `_dyn` variants and
+ * Legalizes a partitioned dynamic graph in place: engine segments get `_dyn` variants and
  * shape tensors, fallback segments recompute the SymInts they read; the graph is reordered
  * (segments in order), dead SymInt plumbing removed, and verified. Returns the segments and
  * the report updated (per segment, the ops that run as `_dyn` variants).
@@ -418,8 +418,8 @@ export function legalizeSegments(graph: Graph, part: Partition, settings: Select
   const lists: Node[][] = [];
   const rewrites: Array<Array<{ report: DynamicOpReport; value: Value }>> = [];
   for (const seg of part.segments) {
-    if (seg.kind === 'tensorrt') {
-      const r = legalizeTensorRT(graph, seg, settings);
+    if (seg.kind === 'engine') {
+      const r = legalizeEngineSegment(graph, seg, settings);
       lists.push(r.nodes);
       rewrites.push(r.rewrites);
     } else {
@@ -463,7 +463,7 @@ export function legalizeSegments(graph: Graph, part: Partition, settings: Select
       ops: part.report.ops.filter((o) => renumber.get(o.segment) === i).length,
       inputs: s.inputs.map((v) => v.name),
       outputs: s.outputs.map((v) => v.name),
-      ...(s.kind === 'tensorrt' ? { dynamicOps: dynamicOps[i]! } : {}),
+      ...(s.kind === 'engine' ? { dynamicOps: dynamicOps[i]! } : {}),
     })),
   };
   return { segments, report };

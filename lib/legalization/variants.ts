@@ -2,7 +2,7 @@
  * The translation map of dynamic legalization: for each op whose int / int[] arguments may
  * depend on a symbol, the `_dyn` variant (lib/ir/ops/dynamic.ts) that takes a shape tensor
  * there, when the rewrite applies, and how to build it. The legalization pass
- * (./legalize.ts) applies these rules to TensorRT segments; ops with SymInt arguments and no
+ * (./legalize.ts) applies these rules to engine segments; ops with SymInt arguments and no
  * rule here are what E_DYNAMIC_UNSUPPORTED lists.
  *
  * Builders get shape tensors from a {@link DynBuilder}: `scalar(d)` and `list(dims)` turn

@@ -1,16 +1,17 @@
 /**
- * Partitioning: which nodes run in TensorRT and which in fallback (interpreter) segments.
- * Each call node asks the converter registry; consecutive convertible nodes form a TensorRT
- * segment; a TensorRT segment with fewer than `minBlockSize` ops is not worth an engine
- * boundary and falls back; adjacent fallback segments merge. The report says, per op, what
- * happened and why.
+ * Partitioning: which nodes are converted into engine segments (a Network that the chosen
+ * backend builds into an engine) and which run in fallback (interpreter) segments. Each call
+ * node asks the converter registry; consecutive convertible nodes form an engine segment; an
+ * engine segment with fewer than `minBlockSize` ops is not worth an engine boundary and falls
+ * back; adjacent fallback segments merge. The report says, per op, what happened and why.
+ * Partitioning does not know the backend: compile() records it in the report (`backend`).
  */
 import { UnsupportedOpError } from '../errors';
 import { selectConverter, type Selection, type SelectionSettings } from '../conversion/registry';
 import type { Graph, Node, Value } from '../ir/graph';
 
 export interface PartitionSettings extends SelectionSettings {
-  /** Smallest TensorRT segment worth building (default 5 ops). */
+  /** Smallest engine segment worth building (default 5 ops). */
   minBlockSize?: number;
   /** Fail, listing every unsupported op, instead of falling back. */
   requireFullCompilation?: boolean;
@@ -18,7 +19,8 @@ export interface PartitionSettings extends SelectionSettings {
   select?: (node: Node, settings: SelectionSettings) => Selection;
 }
 
-export type SegmentKind = 'tensorrt' | 'fallback';
+/** `engine`: converted ops, built into an engine by the program's backend; `fallback`: ops the interpreter runs. */
+export type SegmentKind = 'engine' | 'fallback';
 
 export interface Segment {
   readonly index: number;
@@ -33,18 +35,18 @@ export interface Segment {
 export interface OpReport {
   node: string;
   target: string;
-  /** Runs in TensorRT. */
+  /** Converted: runs in an engine segment. */
   converted: boolean;
   /** The chosen converter, when converted. */
   converter?: string;
   /** Why not (or why it was moved to fallback). */
   reasons: string[];
   segment: number;
-  /** The shape-tensor (`_dyn`) op it runs as in its TensorRT segment, when legalization rewrote it. */
+  /** The shape-tensor (`_dyn`) op it runs as in its engine segment, when legalization rewrote it. */
   dynamicVariant?: string;
 }
 
-/** A node of a TensorRT segment that runs as a `_dyn` variant (dynamic shapes). */
+/** A node of an engine segment that runs as a `_dyn` variant (dynamic shapes). */
 export interface DynamicOpReport {
   node: string;
   target: string;
@@ -62,6 +64,8 @@ export interface PartitionReport {
   ops: OpReport[];
   /** Segment inputs and outputs are value names; `io` maps the model's inputs and outputs to theirs. */
   segments: Array<{ index: number; kind: SegmentKind; ops: number; inputs: string[]; outputs: string[]; dynamicOps?: DynamicOpReport[] }>;
+  /** The backend that built the engine segments (set by compile(); absent from dryRun(), which chooses none). */
+  backend?: string;
   /** Call nodes of the model as imported, before shape specialization folded any (set by compile() and dryRun()). */
   modelOps?: number;
   /** The model's inputs and outputs (set by compile() and dryRun()). */
@@ -127,7 +131,7 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
     if (refused.length > 0) {
       const lines = refused.map((n) => `  - node ${n.name} (${n.target}): ${verdicts.get(n)!.reasons.join('; ')}`);
       throw new UnsupportedOpError(
-        `requireFullCompilation is set, but ${refused.length} op(s) cannot run in TensorRT:\n${lines.join('\n')}`,
+        `requireFullCompilation is set, but ${refused.length} op(s) cannot be converted:\n${lines.join('\n')}`,
         { details: { ops: refused.map((n) => ({ node: n.name, target: n.target, reasons: verdicts.get(n)!.reasons })) } },
       );
     }
@@ -135,19 +139,19 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
   // Consecutive runs of one kind, in graph order.
   let groups: Array<{ kind: SegmentKind; nodes: Node[] }> = [];
   for (const node of calls) {
-    const kind: SegmentKind = verdicts.get(node)!.converted ? 'tensorrt' : 'fallback';
+    const kind: SegmentKind = verdicts.get(node)!.converted ? 'engine' : 'fallback';
     const last = groups[groups.length - 1];
     if (last && last.kind === kind) last.nodes.push(node);
     else groups.push({ kind, nodes: [node] });
   }
-  // Small TensorRT runs fall back; then neighbours of one kind merge.
+  // Small engine runs fall back; then neighbours of one kind merge.
   for (const g of groups) {
-    if (g.kind === 'tensorrt' && g.nodes.length < minBlockSize) {
+    if (g.kind === 'engine' && g.nodes.length < minBlockSize) {
       g.kind = 'fallback';
       for (const n of g.nodes) {
         const r = verdicts.get(n)!;
         r.converted = false;
-        r.reasons = [`convertible (${r.converter}), but its TensorRT block has ${g.nodes.length} op(s), fewer than minBlockSize ${minBlockSize}`];
+        r.reasons = [`convertible (${r.converter}), but its engine block has ${g.nodes.length} op(s), fewer than minBlockSize ${minBlockSize}`];
         r.converter = undefined;
       }
     }

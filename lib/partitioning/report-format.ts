@@ -52,23 +52,33 @@ export function formatSegmentIO(inputs: readonly string[], outputs: readonly str
   return `${inputs.map(label).join(', ') || '-'} -> ${outputs.map(label).join(', ') || '-'}`;
 }
 
+/** `n word` or `n words`. */
+function count(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 /**
- * The op counts, the same in every report: converted/total ops, then (second line) what they
- * count: call nodes after shape specialization and constant folding, compared with the model
- * as imported (static shapes fold shape arithmetic away, so a run at fixed shapes counts fewer
+ * The op counts, the same in every report: converted/total ops and the segments they make
+ * (`122/122 ops converted, in 1 engine segment (cuda)`; the backend is named when the
+ * report has one, which a dry run's has not), then (second line) what they count: call
+ * nodes after shape specialization and constant folding, compared with the model as
+ * imported (static shapes fold shape arithmetic away, so a run at fixed shapes counts fewer
  * ops than a dynamic dry run of the same model).
  */
 export function formatOpCounts(report: PartitionReport): [string, string] {
   const converted = report.ops.filter((o) => o.converted).length;
-  const trt = report.segments.filter((s) => s.kind === 'tensorrt').length;
-  const fallback = report.segments.length - trt;
+  const engines = report.segments.filter((s) => s.kind === 'engine').length;
+  const fallback = report.segments.length - engines;
   const total = report.ops.length;
   let basis = 'counting ops after shape specialization and constant folding';
   if (report.modelOps !== undefined) {
     const folded = report.modelOps - total;
     basis += folded > 0 ? `; the model has ${report.modelOps} at import, ${folded} folded away for these shapes` : `; the model has ${report.modelOps} at import`;
   }
-  return [`${converted}/${total} ops in TensorRT segments (${trt} TensorRT and ${fallback} fallback segment(s))`, `  (${basis})`];
+  const backend = report.backend === undefined ? '' : ` (${report.backend})`;
+  const where = engines > 0 ? `, in ${count(engines, 'engine segment')}${backend}` : ': no engine segment';
+  const rest = fallback === 0 ? '' : engines > 0 ? `, plus ${count(fallback, 'fallback segment')}` : `, ${count(fallback, 'fallback segment')}`;
+  return [`${converted}/${total} ops converted${where}${rest}`, `  (${basis})`];
 }
 
 /** {@link formatOpCounts} on one line (JSON `summary` fields). */

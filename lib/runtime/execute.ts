@@ -35,7 +35,7 @@ export { floatWidthAs } from '../engine/float-width';
  * must have and the tensors it computes (checked against the run limits before it runs).
  */
 export type LoadedSegment =
-  | { kind: 'tensorrt'; engine: Engine; inputs: string[]; outputs: string[] }
+  | { kind: 'engine'; engine: Engine; inputs: string[]; outputs: string[] }
   | { kind: 'fallback'; graph: Graph; inputs: string[]; outputs: string[]; inputDTypes: DType[]; planned: ReturnType<typeof plannedTensors> };
 
 /** The device record an engine is loaded with: its build record, on the device loadProgram() or program.to() placed it. */
@@ -44,7 +44,7 @@ const placedDevice = (s: EngineSegment): EngineDevice | null =>
 
 /** Loads one segment: its engine onto its device, or its fallback graph. */
 export async function loadSegment(s: ProgramSegment): Promise<LoadedSegment> {
-  if (s.kind === 'tensorrt') return { kind: 'tensorrt', engine: await getBackend(s.backend).load(s.engine, placedDevice(s)), inputs: s.inputs, outputs: s.outputs };
+  if (s.kind === 'engine') return { kind: 'engine', engine: await getBackend(s.backend).load(s.engine, placedDevice(s)), inputs: s.inputs, outputs: s.outputs };
   const graph = deserializeGraphFromBuffer(s.graph);
   return { kind: 'fallback', graph, inputs: s.inputs, outputs: s.outputs, inputDTypes: graph.inputs.map((v) => v.tensorType.dtype), planned: plannedTensors(graph) };
 }
@@ -77,7 +77,7 @@ function hostValueAs(t: Tensor, name: string, dtype: DType, limits: RunLimits, w
 /** The engine of a program of one host engine that reads every program input and computes every output (no constants, no complex boundary). */
 function directEngine(data: ProgramData, segments: readonly LoadedSegment[]): Engine | undefined {
   const [s] = segments;
-  if (segments.length !== 1 || s?.kind !== 'tensorrt' || s.engine.residency !== 'host') return undefined;
+  if (segments.length !== 1 || s?.kind !== 'engine' || s.engine.residency !== 'host') return undefined;
   if ([...data.inputs, ...data.outputs].some((io) => io.complex !== undefined)) return undefined;
   const inputValues = data.inputs.map((io) => io.value);
   if (new Set(inputValues).size !== inputValues.length || s.inputs.length !== inputValues.length || !s.inputs.every((v) => inputValues.includes(v))) return undefined;
@@ -219,7 +219,7 @@ export class ProgramRun {
 
   /** Runs one segment on the values it reads and records what it computes. */
   async runSegment(s: LoadedSegment): Promise<void> {
-    if (s.kind === 'tensorrt') {
+    if (s.kind === 'engine') {
       const { engine } = s;
       const place = engine.residency === 'host' ? HOST_PLACE : undefined;
       // Null prototype: a value named "__proto__" or "constructor" is an ordinary key.

@@ -1,6 +1,6 @@
 /**
  * The checks of checkRunInputs() (./program-io.ts) as one pass over tables built once per
- * program, for runs on the calling thread (issue 21): a model that computes in 20 µs
+ * program, for runs on the calling thread: a model that computes in 20 µs
  * cannot afford the general check's name lists, closures and a Tensor rebuilt per input.
  * It is conservative: it accepts only what checkRunInputs() accepts, with the same order,
  * and answers undefined for anything else (a wrong dtype, a tensor whose fields were

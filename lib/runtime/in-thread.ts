@@ -1,5 +1,5 @@
 /**
- * Runs of short programs on the caller's thread (issue 21). A program worker costs a thread
+ * Runs of short programs on the caller's thread. A program worker costs a thread
  * hop per run: two messages, two wake-ups and two structured clones, tens of microseconds on
  * an idle machine and milliseconds on an oversubscribed one, which is the whole cost of a
  * model that computes in 30 µs. onnxruntime-node computes synchronously inside a
@@ -40,8 +40,8 @@ export const IN_THREAD_BACKENDS: readonly string[] = ['onnxruntime'];
 /** The most a run on the caller's thread may be predicted to take, in milliseconds; 0 keeps every run on the worker. */
 export const IN_THREAD_BUDGET_ENV = 'TENSORRT_NODE_IN_THREAD_MS';
 /**
- * 3 ms: a run this long on the caller's thread keeps the event loop's p99 delay under the 5 ms
- * issue 21 asks for, with room for jitter, and takes in the small CNNs (mobilenet_v3_small:
+ * 3 ms: a run this long on the caller's thread keeps the event loop's p99 delay under 5 ms,
+ * with room for jitter, and takes in the small CNNs (mobilenet_v3_small:
  * about 2.1 ms on one core of the development machine), which at 2 ms went to the worker and
  * paid its hop on every run.
  */
@@ -89,7 +89,7 @@ export function inThreadBudget(env: NodeJS.ProcessEnv = process.env): number {
 
 /** Whether every segment of `data` is an engine whose backend may run on the caller's thread. */
 export const mayRunInThread = (data: ProgramData): boolean =>
-  data.segments.length > 0 && data.segments.every((s) => s.kind === 'tensorrt' && IN_THREAD_BACKENDS.includes(s.backend));
+  data.segments.length > 0 && data.segments.every((s) => s.kind === 'engine' && IN_THREAD_BACKENDS.includes(s.backend));
 
 /** Whether what the worker measured at load time lets the program load and run here within `budgetMs`. */
 export function fitsInThread(report: PreloadReport | undefined, budgetMs: number): boolean {
@@ -100,8 +100,8 @@ export function fitsInThread(report: PreloadReport | undefined, budgetMs: number
  * A run's predicted time from the recent cost per input element: the median of the last
  * `window` observations, so one run slowed by a busy machine moves nothing.
  *
- * Both calls a run makes are a few steps (issue 21: before V8 optimizes it, keeping a sorted
- * window cost about 1 µs a run, a twentieth of the mlp's run). observe() writes the window's
+ * Both calls a run makes are a few steps (before V8 optimizes it, keeping a sorted window
+ * costs about 1 µs a run, a twentieth of the mlp's run). observe() writes the window's
  * ring; fits() does not need the median itself, only whether it is within the budget, which
  * is whether more than half of the window is: a count that observe() keeps up to date for
  * the elements and budget fits() was last asked about (the same every run of a program of

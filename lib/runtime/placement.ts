@@ -1,7 +1,7 @@
 /**
  * Where a program's engines run: the device list as loading sees it, and moving a loaded
- * program's engines to another device (`program.to(device)`, seed 003), which the selection
- * rules of ./device-selection.ts must accept for every engine.
+ * program's engines to another device (`program.to(device)`), which the selection rules of
+ * ../engine/device-selection.ts must accept for every engine.
  */
 import { devices as listDevices, type CudaDevice } from '../devices';
 import { InvalidArgumentError, TensorRTNodeError } from '../errors';
@@ -39,8 +39,8 @@ export async function availableDevices(): Promise<CudaDevice[]> {
 export function placeOnDevice(data: ProgramData, device: number, available: readonly CudaDevice[]): ProgramData {
   const current = currentDeviceAmong(available);
   const segments = data.segments.map((s) => {
-    const target = s.kind === 'tensorrt' && s.device !== undefined ? deviceTargetOf(s.device) : null;
-    if (s.kind !== 'tensorrt' || target === null) return s;
+    const target = s.kind === 'engine' && s.device !== undefined ? deviceTargetOf(s.device) : null;
+    if (s.kind !== 'engine' || target === null) return s;
     const sel = selectDevice(target, available, current, { device });
     return { ...s, placement: { ordinal: sel.device.ordinal, name: sel.device.name, reason: sel.reason } };
   });

@@ -1,6 +1,6 @@
 /**
- * A compiled program: segments in order (TensorRT engines and fallback graphs), its inputs
- * and outputs, and the partition report. run() never blocks the event loop for long: it
+ * A compiled program: segments in order (engine segments, built by one backend, and fallback
+ * graphs), its inputs and outputs, and the partition report. run() never blocks the event loop for long: it
  * executes on a worker thread; or, for a program whose every segment is a GPU engine, on the
  * calling thread through the engines' asynchronous native calls (./in-process.ts says why); or,
  * for a program of onnxruntime engines whose runs take less than a budget, on this thread
@@ -63,7 +63,7 @@ export class Program {
   constructor(
     /** @internal */ readonly data: ProgramData,
     readonly report: PartitionReport,
-    /** The backend the TensorRT segments were built for. */
+    /** The backend that built the engine segments. */
     readonly backend: string,
     symbols: ReadonlyMap<string, SymbolRange> = new Map(),
     /** What one run may allocate (`maxTensorBytes` of the compile or load options). */
@@ -142,7 +142,7 @@ export class Program {
   async warmStart(): Promise<void> {
     // A loading error is the first run()'s to report, as for the other programs.
     if (this.inProcess !== null) return this.inProcess.start().catch(() => undefined);
-    if (!this.data.segments.some((s) => s.kind === 'tensorrt' && WARM_START_BACKENDS.includes(s.backend))) return;
+    if (!this.data.segments.some((s) => s.kind === 'engine' && WARM_START_BACKENDS.includes(s.backend))) return;
     const budgetMs = inThreadBudget();
     const shapes = probeShapes(this.data.inputs, this.symbols);
     const report = await this.client.start(shapes).catch(() => undefined);
@@ -176,7 +176,7 @@ export class Program {
   run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: RunOptions & { outputs?: 'host' }): Promise<Tensor[]>;
   run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions & { outputs: 'device' }): Promise<DeviceTensor[]>;
   run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: RunOptions): Promise<Tensor[] | DeviceTensor[]> {
-    // The fast path of a short program on this thread (issue 21): tables built at load, one
+    // The fast path of a short program on this thread: tables built at load, one
     // pass over the inputs, the engine's prepared run, no await. Whatever it does not accept
     // (bad inputs included: their errors come from the general checks) takes the general path.
     const here = this.inThread;
@@ -260,7 +260,7 @@ export class Program {
   }
 
   toString(): string {
-    const segs = this.data.segments.map((s) => (s.kind === 'tensorrt' ? `tensorrt(${s.backend})` : 'fallback')).join(' → ');
+    const segs = this.data.segments.map((s) => (s.kind === 'engine' ? `engine(${s.backend})` : 'fallback')).join(' → ');
     return `Program(${formatIO(this.data.inputs)}) -> (${formatIO(this.data.outputs)}) [${segs}]`;
   }
 }

@@ -1,6 +1,7 @@
 /**
  * What a compiled program is made of, as data that crosses threads and goes into files:
- * TensorRT segments carry a backend's engine bytes; fallback segments a serialized graph.
+ * engine segments carry the engine bytes of the backend that built them (tensorrt, cuda,
+ * onnxruntime or reference); fallback segments a serialized graph.
  * Values flow between segments by name.
  */
 import type { DType } from '../ir/dtype';
@@ -8,8 +9,8 @@ import type { Dim } from '../ir/symbolic';
 import type { EngineDevice } from '../engine/device-selection';
 
 export interface EngineSegment {
-  kind: 'tensorrt';
-  /** The backend that built the engine (`reference`, `tensorrt`). */
+  kind: 'engine';
+  /** The backend that built the engine, and so runs it (`tensorrt`, `cuda`, `onnxruntime`, `reference`). */
   backend: string;
   engine: Uint8Array;
   inputs: string[];

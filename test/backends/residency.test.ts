@@ -64,10 +64,10 @@ test('only crossings copy, each once per place, and the count is the plan', asyn
   const data: ProgramData = {
     inputs: [io('x')],
     outputs: [io('c'), io('b'), io('d')],
-    segments: specs.map(([r, inputs, output]) => ({ kind: 'tensorrt', backend: r === 'host' ? 'reference' : 'cuda', engine: new Uint8Array(), inputs, outputs: [output] })),
+    segments: specs.map(([r, inputs, output]) => ({ kind: 'engine', backend: r === 'host' ? 'reference' : 'cuda', engine: new Uint8Array(), inputs, outputs: [output] })),
     constants: {},
   };
-  const segments: LoadedSegment[] = specs.map(([r, inputs, output, k]) => ({ kind: 'tensorrt', engine: engine(r, inputs, output, k), inputs, outputs: [output] }));
+  const segments: LoadedSegment[] = specs.map(([r, inputs, output, k]) => ({ kind: 'engine', engine: engine(r, inputs, output, k), inputs, outputs: [output] }));
   const run = new ProgramRun(data, new Map(), [Tensor.from('float32', [2], [1, 2])], 'program');
   for (const s of segments) await run.runSegment(s);
   const [c, b, d] = await run.outputs();
@@ -77,7 +77,7 @@ test('only crossings copy, each once per place, and the count is the plan', asyn
   expect([...d!.data]).toEqual([1002, 1003]);
   // x up; a down (once, reused by segment 3); b up; c down for the output.
   expect(run.crossings).toEqual({ hostToDevice: 2, deviceToHost: 2, deviceToDevice: 0 });
-  const placeOf = (s: ProgramSegment): string => (s.kind === 'tensorrt' && s.backend === 'cuda' ? 'device:0' : HOST_PLACE);
+  const placeOf = (s: ProgramSegment): string => (s.kind === 'engine' && s.backend === 'cuda' ? 'device:0' : HOST_PLACE);
   expect(planCrossings(data, placeOf)).toEqual(run.crossings);
 });
 
@@ -86,14 +86,14 @@ test('a program whose engines all keep values on the host makes no crossing', as
     inputs: [io('x')],
     outputs: [io('b')],
     segments: [
-      { kind: 'tensorrt', backend: 'reference', engine: new Uint8Array(), inputs: ['x'], outputs: ['a'] },
-      { kind: 'tensorrt', backend: 'reference', engine: new Uint8Array(), inputs: ['a'], outputs: ['b'] },
+      { kind: 'engine', backend: 'reference', engine: new Uint8Array(), inputs: ['x'], outputs: ['a'] },
+      { kind: 'engine', backend: 'reference', engine: new Uint8Array(), inputs: ['a'], outputs: ['b'] },
     ],
     constants: {},
   };
   const run = new ProgramRun(data, new Map(), [Tensor.from('float32', [2], [1, 2])], 'program');
-  await run.runSegment({ kind: 'tensorrt', engine: engine('host', ['x'], 'a', 1), inputs: ['x'], outputs: ['a'] });
-  await run.runSegment({ kind: 'tensorrt', engine: engine('host', ['a'], 'b', 1), inputs: ['a'], outputs: ['b'] });
+  await run.runSegment({ kind: 'engine', engine: engine('host', ['x'], 'a', 1), inputs: ['x'], outputs: ['a'] });
+  await run.runSegment({ kind: 'engine', engine: engine('host', ['a'], 'b', 1), inputs: ['a'], outputs: ['b'] });
   expect([...(await run.outputs())[0]!.data]).toEqual([3, 4]);
   expect(totalCrossings(run.crossings)).toBe(0);
   // The real registry: reference engines live on the host.

@@ -283,7 +283,7 @@ describe('progress', () => {
     const loud = cli(['compile', MLP_PT2, '--shape', mlpShape(), '-o', file]);
     expect(loud.status).toBe(0);
     const stages = loud.stderr.trim().split('\n').map((l) => l.replace(/^tensorrt-node: \[\d+\.\ds\] /, ''));
-    expect(stages).toEqual(['importing the model', 'binding input shapes and lowering', 'partitioning into TensorRT and fallback segments', expect.stringMatching(/^building engine 1\/1 \(segment 0, \d+ ops\)$/)]);
+    expect(stages).toEqual(['importing the model', 'binding input shapes and lowering', expect.stringMatching(/^partitioning into engine segments \((tensorrt|cuda|onnxruntime|reference)\) and fallback segments$/), expect.stringMatching(/^building engine 1\/1 \(segment 0, \d+ ops\)$/)]);
     expect(loud.stdout).not.toContain('importing');
     const quiet = cli(['compile', MLP_PT2, '--shape', mlpShape(), '-o', file, '--quiet']);
     expect(quiet.stderr).toBe('');

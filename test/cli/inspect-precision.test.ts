@@ -23,7 +23,7 @@ test('a program with a cuda engine built for fp16 shows its precision summary', 
     await program.dispose();
     const { manifest, blobs } = readProgramFile(fs.readFileSync(file));
     const m = structuredClone(manifest);
-    const seg = m.segments.find((s) => s.kind === 'tensorrt') as unknown as { backend: string; engine: string; device: Record<string, unknown> };
+    const seg = m.segments.find((s) => s.kind === 'engine') as unknown as { backend: string; engine: string; device: Record<string, unknown> };
     seg.backend = 'cuda';
     Object.assign(seg.device, { type: 'gpu', gpuId: 0, computeCapability: { major: 9, minor: 0 }, deviceName: 'NVIDIA H200', backend: 'cuda', backendVersion: m.backends.reference });
     m.backends = { ...m.backends, cuda: m.backends.reference! };

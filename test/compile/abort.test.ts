@@ -38,7 +38,7 @@ test('aborting during the first engine build rejects; no program is returned', a
 
 test('a signal that is never aborted changes nothing', async () => {
   const program = await compile(chain(), { ...SETTINGS, signal: new AbortController().signal });
-  expect(program.report.segments.filter((s) => s.kind === 'tensorrt')).toHaveLength(2);
+  expect(program.report.segments.filter((s) => s.kind === 'engine')).toHaveLength(2);
   await program.dispose();
 });
 

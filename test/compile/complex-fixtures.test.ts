@@ -1,7 +1,7 @@
 /**
  * End to end with complex numbers: the three rotary fixtures (complex64 graph input, and a
  * complex64 buffer sliced by the sequence length) compile with zero fallback into exactly one
- * TensorRT segment each, and, run on the reference backend through a worker thread, match
+ * engine segment each, and, run on the reference backend through a worker thread, match
  * the outputs PyTorch stored for them. The program still presents complex64 inputs.
  */
 import * as path from 'node:path';
@@ -19,7 +19,7 @@ const cases: Array<[string, string[]]> = [
 describe.each(cases)('%s', (name, signature) => {
   const fixture = loadFixture(name);
 
-  test('compiles into one TensorRT segment with zero fallback and matches PyTorch', async () => {
+  test('compiles into one engine segment with zero fallback and matches PyTorch', async () => {
     const { inputs, outputs } = fixture.cases[0]!;
     const log: string[] = [];
     const program = await compile(path.join(fixture.dir, fixture.files.pt2!), {
@@ -30,7 +30,7 @@ describe.each(cases)('%s', (name, signature) => {
     try {
       const fallback = program.report.ops.filter((o) => !o.converted);
       expect(fallback.map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
-      expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
       expect(program.report.ops.some((o) => o.target === 'trt.complex_mul')).toBe(true);
       expect(program.inputs.map((io) => `${io.name}: ${io.dtype}[${io.shape.join(', ')}]`)).toEqual(signature);
       expect(log.join('\n')).toContain('complex lowering:');

@@ -35,13 +35,13 @@ describe('complex128 inputs (rotary_only with freqs_cis widened to complex128)',
     expect(e.message).toContain('input "freqs_cis" complex128[8, 8]');
   });
 
-  test('with truncateDouble: one TensorRT segment, float32 carriers, PyTorch outputs within float32 tolerance', async () => {
+  test('with truncateDouble: one engine segment, float32 carriers, PyTorch outputs within float32 tolerance', async () => {
     const program = await compile(graph(), { backend: 'reference', truncateDouble: true });
     try {
-      expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
       expect(program.inputs[0]).toMatchObject({ name: 'freqs_cis', dtype: 'complex128', shape: [8, 8], complex: { carrier: 'float32' } });
       const [q, k] = await program.run([wide, xq!, xk!]);
-      // view_as_real of complex128 is float64 in the graph; TensorRT computed it in float32 (and, as for
+      // view_as_real of complex128 is float64 in the graph; the engine segment computed it in float32 (and, as for
       // any float64 output under truncateDouble, the program returns the engine's float32).
       expectClose(asFloat32(q!), fixture.cases[0]!.outputs[0]!, FP32, 'xq rotated');
       expectClose(asFloat32(k!), fixture.cases[0]!.outputs[1]!, FP32, 'xk rotated');
@@ -67,7 +67,7 @@ describe('complex outputs', () => {
     const program = await compile(graph(), { backend: 'reference', minBlockSize: 1, truncateDouble: true });
     try {
       expect(program.report.ops.every((o) => o.converted)).toBe(true);
-      expect(String(program)).toBe('Program(z: complex64[3], w: complex64[2, 3]) -> (product: complex64[2, 3], sum: complex128[2, 3], same: complex64[3]) [tensorrt(reference)]');
+      expect(String(program)).toBe('Program(z: complex64[3], w: complex64[2, 3]) -> (product: complex64[2, 3], sum: complex128[2, 3], same: complex64[3]) [engine(reference)]');
       const z = rng.tensor([3], 'complex64');
       const w = rng.tensor([2, 3], 'complex64');
       const [product, sum, same] = await program.run({ z, w });
@@ -134,7 +134,7 @@ describe('ops without a rewrite rule', () => {
     expect(e.message).toContain('(aten.prod.dim_int): no rule rewrites aten.prod.dim_int on complex values');
     const program = await compile(graph(), { backend: 'reference', complexFallback: true, minBlockSize: 1 });
     try {
-      expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt']);
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
       const z = rng.tensor([2, 3], 'complex64');
       const [out] = await program.run([z]);
       // rows[i] = Π_j z[i,j]²; out[i,j] = rows[i]·z[i,j] (as [re, im] pairs).
@@ -159,9 +159,9 @@ describe('ops without a rewrite rule', () => {
   }, 60_000);
 });
 
-test('dryRun reports the rotary fixture as one TensorRT segment', async () => {
+test('dryRun reports the rotary fixture as one engine segment', async () => {
   const fixture = loadFixture('llama_rotary_complex_input');
   const report = await dryRun(path.join(fixture.dir, fixture.files.pt2!), { inputs: fixture.cases[0]!.inputs.map((t) => ({ shape: [...t.shape] })) });
-  expect(report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+  expect(report.segments.map((s) => s.kind)).toEqual(['engine']);
   expect(report.ops.every((o) => o.converted)).toBe(true);
 });

@@ -1,5 +1,5 @@
 /**
- * Dynamic shapes end to end (seed 002): each fixture is compiled ONCE with run-time dims
+ * Dynamic shapes end to end: each fixture is compiled ONCE with run-time dims
  * (optimization profiles from the model's range_constraints or from settings.inputs), then
  * run through the program's worker at every size PyTorch stored for it (compared with
  * PyTorch's outputs) and at the profile bounds (compared with the interpreter running the
@@ -15,8 +15,7 @@
  *   unbounded in the model, given as a range).
  * - mobilenet_v3_small: batch dynamic (.pt2: s77 ∈ [1, 64]; .onnx: dim_param `batch`, given
  *   as a range); PyTorch stored batch 2 and batch 5. Convolution, batch norm and pooling
- *   convert with their dynamic-batch converters: zero fallback (tested below; before
- *   issue 20 they fell back: .pt2 152 of 157 ops, .onnx 116 of 122).
+ *   convert with their dynamic-batch converters: zero fallback (tested below).
  * - llama_rotary_complex_input_dynamic (.pt2 only): sequence s25 ∈ [2, 64] shared by `x`
  *   and the complex `freqs_cis` (lowered to real carriers by lib/lowering/complex/).
  */
@@ -46,7 +45,7 @@ interface Case {
   settings: CompileSettings;
   /** Inputs at the profile bounds (and in between), compared with the interpreter. */
   bounds: () => Tensor[][];
-  /** TensorRT segments expected (fallback segments: none). */
+  /** engine segments expected (fallback segments: none). */
   segments: number;
 }
 
@@ -96,10 +95,10 @@ describe.each(CASES.map((c) => [`${c.fixture} (.${c.format})`, c] as const))('%s
   }, 120_000);
   afterAll(() => program?.dispose());
 
-  test('every op runs in TensorRT, with _dyn variants where shapes are computed', () => {
+  test('every op runs in an engine segment, with _dyn variants where shapes are computed', () => {
     const refused = program.report.ops.filter((o) => !o.converted);
     expect(refused.map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
-    expect(program.report.segments.map((s) => s.kind)).toEqual(new Array(c.segments).fill('tensorrt'));
+    expect(program.report.segments.map((s) => s.kind)).toEqual(new Array(c.segments).fill('engine'));
     expect(program.inputs.some((io) => io.shape.some((d) => typeof d !== 'number'))).toBe(true);
   });
 
@@ -130,10 +129,10 @@ describe.each(['pt2', 'onnx'] as const)('mobilenet_v3_small (.%s), compiled once
   }, 120_000);
   afterAll(() => program?.dispose());
 
-  test('the batch stays a run-time dim; every op runs in one TensorRT segment, convolutions by their dynamic converter', () => {
+  test('the batch stays a run-time dim; every op runs in one engine segment, convolutions by their dynamic converter', () => {
     expect(program.inputs[0]!.shape.map((d) => typeof d === 'number')).toEqual([false, true, true, true]);
     expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
-    expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+    expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
     const conv = program.report.ops.filter((o) => o.target === 'aten.convolution.default');
     expect(conv.length).toBe(52);
     for (const o of conv) expect(o.converter).toBe('aten.convolution.default (dynamic)');
@@ -177,7 +176,7 @@ describe('squeezenet1_1 (.onnx) with its batch dim renamed to a dim_param, compi
 
   test('zero fallback; matches PyTorch at the stored batch 1 and onnxruntime at batch 6', async () => {
     expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
-    expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+    expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
     const [{ inputs, outputs }] = fixture.cases;
     expectClose((await program.run(inputs))[0]!, outputs[0]!, FP32, 'squeezenet batch 1 vs PyTorch');
     const x = rng.tensor([6, 3, 64, 64]);
@@ -218,7 +217,7 @@ describe('reports and errors', () => {
     const fixture = loadFixture('llama_rotary_complex_input_dynamic');
     const program = await compile(path.join(fixture.dir, 'model.pt2'), { backend: 'reference', torchExecutedOps: ['trt.complex_mul'], minBlockSize: 1 });
     try {
-      expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt', 'fallback', 'tensorrt', 'fallback', 'tensorrt', 'fallback', 'tensorrt']);
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine', 'fallback', 'engine', 'fallback', 'engine', 'fallback', 'engine']);
       for (const { inputs, outputs } of fixture.cases) {
         const [y] = await program.run(inputs);
         expectClose(y!, outputs[0]!, FP32, `seq ${inputs[0]!.shape[1]}`);

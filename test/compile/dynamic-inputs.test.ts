@@ -1,5 +1,5 @@
 /**
- * compile()'s dynamic inputs (seed 002): `settings.inputs` as a static shape, a
+ * compile()'s dynamic inputs: `settings.inputs` as a static shape, a
  * {min, opt, max} range or several profiles; symbols' ranges from the model; inconsistent
  * ranges are E_INVALID_ARGUMENT naming the input and dim; a default opt is said through the
  * logger; profiles of symbolic (expression) dims.
@@ -123,7 +123,7 @@ describe('ranges become profiles', () => {
       { min: 9, opt: 12, max: 32 },
     ]);
     expect(plan.ranges.get('b')).toEqual({ min: 1, max: 32 });
-    // A value crossing into a TensorRT segment with dims b*2+1 and 3.
+    // A value crossing into an engine segment with dims b*2+1 and 3.
     expect(profilesForShape([symAdd(symMul(sym('b'), 2), 1), 3], plan)).toEqual([
       { min: [3, 3], opt: [17, 3], max: [17, 3] },
       { min: [19, 3], opt: [25, 3], max: [65, 3] },

@@ -25,7 +25,7 @@ describe.each(cases)('%s (.%s)', (name, format) => {
     try {
       const fallback = program.report.ops.filter((o) => !o.converted);
       expect(fallback.map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
-      expect(program.report.segments.every((s) => s.kind === 'tensorrt')).toBe(true);
+      expect(program.report.segments.every((s) => s.kind === 'engine')).toBe(true);
       const actual = await program.run(inputs);
       actual.forEach((t, i) => expectClose(t, outputs[i]!, FP32, `${name} output ${i}`));
     } finally {

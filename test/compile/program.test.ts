@@ -47,7 +47,7 @@ describe('a compiled mlp', () => {
   afterAll(() => program.dispose());
 
   test('describes itself', () => {
-    expect(String(program)).toMatch(/^Program\(input0: float32\[3, 32\]\) -> \(output0: float32\[3, 10\]\) \[tensorrt\(reference\)\]$/);
+    expect(String(program)).toMatch(/^Program\(input0: float32\[3, 32\]\) -> \(output0: float32\[3, 10\]\) \[engine\(reference\)\]$/);
   });
 
   test('wrong inputs are E_BAD_INPUT naming the input', async () => {
@@ -87,7 +87,7 @@ test('dispose is idempotent and later runs reject', async () => {
   expect((await rejection(program.run([rng.tensor([1, 32])]))).message).toContain('disposed');
 });
 
-test('a graph mixing TensorRT and fallback segments runs them in order', async () => {
+test('a graph mixing engine and fallback segments runs them in order', async () => {
   // relu and gelu convert; forcing gelu out of TensorRT makes a fallback segment in between.
   const g = new Graph('mixed');
   let v = g.addInput('x', tensorType('float32', [2, 8]));
@@ -97,7 +97,7 @@ test('a graph mixing TensorRT and fallback segments runs them in order', async (
   g.setOutputs([v], ['y']);
   const program = await compile(g, { backend: 'reference', minBlockSize: 1, torchExecutedOps: ['aten.gelu.default'] });
   try {
-    expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt']);
+    expect(program.report.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
     const x = rng.tensor([2, 8]);
     expectClose((await program.run([x]))[0]!, interpret(g, [x])[0]!);
     expect(g.calls()).toHaveLength(3); // compile() never changes the caller's graph

@@ -1,7 +1,7 @@
 /**
- * truncateDouble at the program boundary: TensorRT segments compute float64 values in
+ * truncateDouble at the program boundary: engine segments compute float64 values in
  * float32, but the program still takes and returns float64 tensors, and a fallback segment
- * between two TensorRT segments gets the float64 values its graph is typed with. The graph
+ * between two engine segments gets the float64 values its graph is typed with. The graph
  * (x, w float64 → mul → relu → [sigmoid in a fallback segment] → add x → mul w) is checked
  * against the same formulas evaluated here in float64, and against the interpreter, within
  * float32 tolerance. Needs dist/ (npm run build:ts).
@@ -37,16 +37,16 @@ function expected(x: Float64Array, w: Float64Array): [Tensor, Tensor] {
   return [new Tensor('float64', SHAPE, y), new Tensor('float64', SHAPE, r)];
 }
 
-describe('truncateDouble: a float64 program with a fallback segment between TensorRT segments', () => {
+describe('truncateDouble: a float64 program with a fallback segment between engine segments', () => {
   const rng = new Random(4242);
   const x = new Tensor('float64', SHAPE, Float64Array.from(rng.floats(15, -3, 3)));
   const w = new Tensor('float64', SHAPE, Float64Array.from(rng.floats(15, -2, 2)));
   const settings: CompileSettings = { backend: 'reference', truncateDouble: true, minBlockSize: 1, torchExecutedOps: ['aten.sigmoid.default'] };
 
-  test('the program is tensorrt → fallback → tensorrt and declares float64 I/O', async () => {
+  test('the program is engine → fallback → engine and declares float64 I/O', async () => {
     const program = await compile(float64Graph(), settings);
     try {
-      expect(program.data.segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt']);
+      expect(program.data.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
       expect([...program.inputs, ...program.outputs].map((io) => io.dtype)).toEqual(['float64', 'float64', 'float64', 'float64']);
     } finally {
       await program.dispose();
@@ -86,10 +86,10 @@ describe('truncateDouble: a float64 program with a fallback segment between Tens
     }
   });
 
-  test('one TensorRT segment end to end: float64 in, float64 out', async () => {
+  test('one engine segment end to end: float64 in, float64 out', async () => {
     const program = await compile(float64Graph(), { backend: 'reference', truncateDouble: true, minBlockSize: 1 });
     try {
-      expect(program.data.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+      expect(program.data.segments.map((s) => s.kind)).toEqual(['engine']);
       const outputs = await program.run([x, w]);
       const want = expected(x.data as Float64Array, w.data as Float64Array);
       outputs.forEach((t, i) => expectClose(t, want[i]!, FP32, `output ${i}`));

@@ -23,7 +23,7 @@ describe('examples/compile-run-save', () => {
     const r = runNode([SCRIPT]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('compiled: 122/122 ops in TensorRT segments');
+    expect(r.stdout).toContain('compiled: 122/122 ops converted, in engine segments built by the ');
     expect(r.stdout).toContain('run: output [2, 100]');
     expect(r.stdout).toMatch(/saved mobilenet_v3_small\.trtp \(\d+ bytes\)/);
     expect(r.stdout).toContain('reloaded: max |diff| vs the first run = 0');

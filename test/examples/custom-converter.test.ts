@@ -25,11 +25,11 @@ describe('examples/custom-converter', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout.split('\n').slice(0, 7)).toEqual([
-      'built-in converters only: 122/122 ops in TensorRT segments',
+      'built-in converters only: 122/122 ops converted',
       '  first convolution converted by: aten.convolution.default (dynamic)',
       'with a groups = 1 converter: 41/52 convolutions by it',
       '  _features_features.1_block_block.0_block.0.0_Conv (grouped): aten.convolution.default (dynamic)',
-      'with the custom converter, batch 1..8: 122/122 ops in TensorRT segments',
+      'with the custom converter, batch 1..8: 122/122 ops converted',
       '  first convolution converted by: example: 2-D convolution, run-time batch',
       'batch 2 and batch 1 match PyTorch (one compiled program)',
     ]);

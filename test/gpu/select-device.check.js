@@ -1,9 +1,9 @@
 'use strict';
 // GPU check (plain Node, no jest: it runs on the GPU machine from a bundle). With the real
 // devices() list: an engine record saying compute capability 9.0 selects the H200; one saying
-// 8.0 is refused with the seed-003 message. Then the same through loadProgramBuffer() with a
-// program file whose engine record says so (the device check runs before any engine is
-// deserialized, so the engine bytes are a placeholder). Prints both messages as JSON.
+// 8.0 is refused with the no-compatible-device message. Then the same through
+// loadProgramBuffer() with a program file whose engine record says so (the device check runs
+// before any engine is deserialized, so the engine bytes are a placeholder). Prints both messages as JSON.
 // Exit 0: passed; 1: failed; 3: no usable GPU here.
 const crypto = require('node:crypto');
 const path = require('node:path');
@@ -78,18 +78,18 @@ const errorOf = async (f) => {
     problems.push(`compute capability 9.0 was refused: ${error.message}`);
   }
 
-  // 8.0: refused with the seed's message.
+  // 8.0: refused with the no-compatible-device message.
   const refused = await errorOf(() => selectDevice(record(8, 0, 'NVIDIA A100-SXM4-80GB'), report.devices, 0));
-  const seed = /^Unable to deserialize program: engines were built for compute capability 8\.0, but no device with compute capability 8\.0 is available \(found: device \d+ ".*H200.*" \(compute capability 9\.0\).*\)$/;
+  const noCompatibleDevice = /^Unable to deserialize program: engines were built for compute capability 8\.0, but no device with compute capability 8\.0 is available \(found: device \d+ ".*H200.*" \(compute capability 9\.0\).*\)$/;
   if (refused === null) problems.push('compute capability 8.0 was accepted');
-  else if (refused.code !== 'E_NO_COMPATIBLE_DEVICE' || !seed.test(refused.message)) problems.push(`unexpected refusal: ${JSON.stringify(refused)}`);
+  else if (refused.code !== 'E_NO_COMPATIBLE_DEVICE' || !noCompatibleDevice.test(refused.message)) problems.push(`unexpected refusal: ${JSON.stringify(refused)}`);
 
   // The same through a program file: 9.0 passes the device check (and then needs the TensorRT
   // backend, which this build does not have yet); 8.0 fails it.
   const load90 = await errorOf(() => loadProgramBuffer(programFile(9, 0, 'NVIDIA H200')));
   if (load90 !== null && load90.code === 'E_NO_COMPATIBLE_DEVICE') problems.push(`a 9.0 program file was refused: ${load90.message}`);
   const load80 = await errorOf(() => loadProgramBuffer(programFile(8, 0, 'NVIDIA A100-SXM4-80GB')));
-  if (load80 === null || load80.code !== 'E_NO_COMPATIBLE_DEVICE' || !seed.test(load80.message)) problems.push(`an 8.0 program file: ${JSON.stringify(load80)}`);
+  if (load80 === null || load80.code !== 'E_NO_COMPATIBLE_DEVICE' || !noCompatibleDevice.test(load80.message)) problems.push(`an 8.0 program file: ${JSON.stringify(load80)}`);
 
   console.log(JSON.stringify({ skipped: false, found, selected, refused, load90, load80, problems }, null, 2));
   process.exit(problems.length === 0 ? 0 : 1);

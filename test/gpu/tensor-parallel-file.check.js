@@ -101,8 +101,8 @@ gpuCheck('tensor-parallel-file', async (lib, report) => {
     const bytes = tp.saveBuffer();
     const loaded = await lib.loadTensorParallelProgramBuffer(bytes);
     try {
-      const placements = loaded.ranks.map((rank) => [...new Set(rank.data.segments.filter((s) => s.kind === 'tensorrt').map((s) => (s.placement ? s.placement.ordinal : null)))]);
-      const engines = loaded.ranks.map((rank) => rank.data.segments.filter((s) => s.kind === 'tensorrt').length);
+      const placements = loaded.ranks.map((rank) => [...new Set(rank.data.segments.filter((s) => s.kind === 'engine').map((s) => (s.placement ? s.placement.ordinal : null)))]);
+      const engines = loaded.ranks.map((rank) => rank.data.segments.filter((s) => s.kind === 'engine').length);
       placements.forEach((p, r) => assert(engines[r] === 0 || (p.length === 1 && p[0] === r), `rank ${r}'s engines are placed on ${JSON.stringify(p)}, not [${r}]`));
       const fresh = await tp.runAllRanks(XS);
       const back = await loaded.runAllRanks(XS);

@@ -32,7 +32,7 @@ async function expectRewritten(b: DynGraph, outs: Value[], shape: (s: number) =>
   const runs = SIZES.map((s) => [rng.tensor(shape(s))]);
   const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
   expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
-  expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+  expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
   const dyn = program.report.segments[0]!.dynamicOps ?? [];
   for (const v of variants) expect(dyn.map((d) => `${d.target} -> ${d.variant}`)).toContain(v);
   SIZES.forEach((s, r) => {

@@ -1,6 +1,6 @@
 /**
  * Dynamic-capable converters (lib/conversion/converters/dynamic.ts): graphs whose tensors
- * have run-time dims but whose int arguments are static convert into TensorRT segments
+ * have run-time dims but whose int arguments are static convert into engine segments
  * (zero fallback) and, compiled once, match the interpreter at the profile bounds and
  * between them.
  */
@@ -15,7 +15,7 @@ import { DynGraph, compileAndRun } from './helpers';
 
 const rng = new Random(7002);
 
-/** Compiles once with minBlockSize 1 and expects every op in TensorRT and the interpreter's results. */
+/** Compiles once with minBlockSize 1 and expects every op in an engine segment and the interpreter's results. */
 async function expectAllConverted(graph: Graph, runs: ReadonlyArray<readonly Tensor[]>): Promise<void> {
   const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
   expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);

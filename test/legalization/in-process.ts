@@ -18,12 +18,12 @@ export const range = (a: number, b: number): number[] => Array.from({ length: Ma
 
 export type Build = (b: DynGraph) => Value[];
 
-/** The graph of `build` (symbol s in [2, 8]), legalized as one TensorRT segment. */
+/** The graph of `build` (symbol s in [2, 8]), legalized as one engine segment. */
 export function legalized(build: Build, symbols = { s: { min: 2, max: 8 } }): { graph: Graph; targets: string[] } {
   const b = new DynGraph('g', symbols);
   const graph = b.outputs(...build(b));
   const part = partitionDynamic(graph, { minBlockSize: 1 });
-  expect(part.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+  expect(part.segments.map((s) => s.kind)).toEqual(['engine']);
   return { graph, targets: part.segments[0]!.nodes.map((n) => n.target) };
 }
 

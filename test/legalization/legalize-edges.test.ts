@@ -2,7 +2,7 @@
  * lib/legalization/legalize.ts in-process, the edges its mutation run showed untested: which
  * symbols a rewrite reads (through list arguments, through the dims of its input), which
  * tensors shape tensors are read from (never a float64 one, the segment's own inputs first),
- * the converter the selection names, the shape tensors one TensorRT segment builds (each dim
+ * the converter the selection names, the shape tensors one engine segment builds (each dim
  * and each static run made once, with the node names the program shows), SymInts recomputed
  * in a fallback segment, and the report of a kept segment whose rewrite died. Every legalized
  * graph is run by the interpreter against the unlegalized graph.
@@ -125,7 +125,7 @@ describe('ops with no variant, listed with every argument', () => {
   });
 });
 
-describe('the shape tensors of one TensorRT segment', () => {
+describe('the shape tensors of one engine segment', () => {
   /** Views of x: f32[s, 12] by [s, 12], [1, 2, s, 6] and (of relu(x)) [s, 12]; z: f32[2, 3] repeated [s, 1]; arange(-2, s). */
   function build(): Graph {
     const b = new DynGraph('lists', S);
@@ -143,7 +143,7 @@ describe('the shape tensors of one TensorRT segment', () => {
     const graph = build();
     const legal = copy(graph);
     const part = partitionDynamic(legal, { minBlockSize: 1 });
-    expect(part.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+    expect(part.segments.map((s) => s.kind)).toEqual(['engine']);
     // Node names come from the variant's target (trt.size_dyn → size_dyn); one trt.size_dyn
     // for every read of s; an all-static list ([1, 2, 1, 3] for the repeat) is its constant.
     expect(calls(part.segments[0]!.nodes)).toEqual([
@@ -180,14 +180,14 @@ describe('the shape tensors of one TensorRT segment', () => {
 });
 
 describe('segments around a fallback one', () => {
-  test('a TensorRT segment never reads a dim from a float64 tensor (a float32 input with the same symbol instead)', () => {
+  test('an engine segment never reads a dim from a float64 tensor (a float32 input with the same symbol instead)', () => {
     const b = new DynGraph('wide', S);
     const x = b.input('x', 'float64', ['s', 4]);
     const y = b.input('y', 'float32', ['s']);
     const graph = b.outputs(b.call('aten.view.default', { self: y, size: [b.size(x, 0)] }).output);
     const legal = copy(graph);
     const { segments } = partitionDynamic(legal, { minBlockSize: 1 });
-    expect(segments.map((s) => [s.kind, calls(s.nodes)])).toEqual([['tensorrt', ['size_dyn=trt.size_dyn(y,0)', 'sym_list_dyn=trt.sym_list_dyn(size_dyn)', 'reshape_dyn=trt.reshape_dyn(y,sym_list_dyn)']]]);
+    expect(segments.map((s) => [s.kind, calls(s.nodes)])).toEqual([['engine', ['size_dyn=trt.size_dyn(y,0)', 'sym_list_dyn=trt.sym_list_dyn(size_dyn)', 'reshape_dyn=trt.reshape_dyn(y,sym_list_dyn)']]]);
     expectSame(graph, legal, [Tensor.from('float64', [3, 4], new Array(12).fill(0.5)), iota([3])], 's = 3');
   });
 
@@ -204,7 +204,7 @@ describe('segments around a fallback one', () => {
     const legal = copy(graph);
     const forced = new Set([flat.name, back.name, r.name]);
     const { segments } = partitionDynamic(legal, { minBlockSize: 1, torchExecutedOps: forced });
-    expect(segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback']);
+    expect(segments.map((s) => s.kind)).toEqual(['engine', 'fallback']);
     expect(calls(segments[1]!.nodes)).toEqual([
       'sym_size_1=aten.sym_size.int(exp,0)',
       'sym_mul=sym.mul(sym_size_1,4)',
@@ -215,7 +215,7 @@ describe('segments around a fallback one', () => {
     for (const s of [2, 7]) expectSame(graph, legal, [iota([s, 4])], `s = ${s}`);
   });
 
-  test("a TensorRT segment reads its dims from what it reads first (a fallback segment's output), and a kept segment's dead rewrite is not reported", () => {
+  test("an engine segment reads its dims from what it reads first (a fallback segment's output), and a kept segment's dead rewrite is not reported", () => {
     const b = new DynGraph('reads', S);
     const x = b.input('x', 'float32', ['s', 4]);
     const n = b.size(x, 0);
@@ -226,15 +226,15 @@ describe('segments around a fallback one', () => {
     const legal = copy(graph);
     const { segments, report } = partitionDynamic(legal, { minBlockSize: 1, torchExecutedOps: new Set([f.name]) });
     expect(segments.map((s) => [s.kind, s.nodes.map((x) => x.target)])).toEqual([
-      ['tensorrt', ['aten.exp.default']],
+      ['engine', ['aten.exp.default']],
       ['fallback', ['aten.relu.default']],
-      ['tensorrt', ['trt.size_dyn', 'trt.sym_list_dyn', 'trt.reshape_dyn']],
+      ['engine', ['trt.size_dyn', 'trt.sym_list_dyn', 'trt.reshape_dyn']],
     ]);
     expect(calls(segments[2]!.nodes)[0]).toBe('size_dyn_1=trt.size_dyn(relu,0)');
     expect(report.segments.map((s) => [s.index, s.kind, s.inputs, s.dynamicOps?.map((d) => d.node)])).toEqual([
-      [0, 'tensorrt', ['x'], []],
+      [0, 'engine', ['x'], []],
       [1, 'fallback', ['x'], undefined],
-      [2, 'tensorrt', ['relu'], ['view']],
+      [2, 'engine', ['relu'], ['view']],
     ]);
     const exp = report.ops.find((o) => o.node === 'exp')!;
     expect([exp.segment, exp.converted, exp.reasons, 'dynamicVariant' in exp]).toEqual([0, true, [], false]);

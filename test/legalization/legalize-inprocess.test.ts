@@ -39,11 +39,11 @@ describe('a SymInt used only by a fallback segment', () => {
     return { graph: b.outputs(b.call('aten.view.default', { self: relu, size: [n, 4] }).output), forced: flat.name };
   }
 
-  test('its TensorRT segment disappears: the report renumbers the segments and says where the value went', () => {
+  test('its engine segment disappears: the report renumbers the segments and says where the value went', () => {
     const { graph, forced } = build();
     const legal = copy(graph);
     const { segments, report } = partitionDynamic(legal, { minBlockSize: 1, torchExecutedOps: new Set([forced]) });
-    expect(segments.map((s) => s.kind)).toEqual(['fallback', 'tensorrt']);
+    expect(segments.map((s) => s.kind)).toEqual(['fallback', 'engine']);
     expect(segments.map((s) => s.index)).toEqual([0, 1]);
     // The fallback segment recomputes n*4 from the dims of x.
     expect(segments[0]!.nodes.map((n) => n.target)).toEqual(['aten.sym_size.int', 'sym.mul', 'aten.view.default']);
@@ -58,7 +58,7 @@ describe('a SymInt used only by a fallback segment', () => {
     ]);
     expect(report.segments.map((s) => [s.index, s.kind, s.ops, s.inputs, s.outputs])).toEqual([
       [0, 'fallback', 1, ['x'], [forced]],
-      [1, 'tensorrt', 2, [forced, 'x'], ['view_1']],
+      [1, 'engine', 2, [forced, 'x'], ['view_1']],
     ]);
     expect('dynamicOps' in report.segments[0]!).toBe(false);
     expect(report.segments[1]!.dynamicOps).toEqual([{ node: 'view_1', target: 'aten.view.default', variant: 'trt.reshape_dyn' }]);

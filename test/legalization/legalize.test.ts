@@ -1,6 +1,6 @@
 /**
- * Dynamic legalization (seed 002): ops whose int arguments depend on a symbol become `_dyn`
- * shape-tensor variants in TensorRT segments (fallback segments keep the original ops), no
+ * Dynamic legalization: ops whose int arguments depend on a symbol become `_dyn`
+ * shape-tensor variants in engine segments (fallback segments keep the original ops), no
  * SymInt crosses a segment boundary, ops with no variant are reported in one
  * E_DYNAMIC_UNSUPPORTED (or sent to fallback with dynamicFallback). Converted programs are
  * checked against the interpreter at the profile bounds and between them.
@@ -40,10 +40,10 @@ describe('a dynamic reshape', () => {
     return b.outputs(b.call('aten.relu.default', { self: v }).output);
   };
 
-  test('becomes trt.reshape_dyn fed by trt.size_dyn; no SymInt is left in the TensorRT segment', () => {
+  test('becomes trt.reshape_dyn fed by trt.size_dyn; no SymInt is left in the engine segment', () => {
     const g = build();
     const { segments, report } = partitionDynamic(g, { minBlockSize: 1 });
-    expect(segments.map((s) => s.kind)).toEqual(['tensorrt']);
+    expect(segments.map((s) => s.kind)).toEqual(['engine']);
     const nodes = segments[0]!.nodes;
     expect(targets(nodes)).toEqual(['trt.size_dyn', 'trt.sym_list_dyn', 'trt.reshape_dyn', 'aten.relu.default']);
     expect(valuesOf(nodes).filter((v) => v.type.kind === 'symint')).toEqual([]);
@@ -128,7 +128,7 @@ describe('_dyn variants and shape arithmetic', () => {
 });
 
 describe('segments', () => {
-  test('SymInts never cross a boundary: a fallback segment recomputes them with sym_size, a TensorRT segment with size_dyn', async () => {
+  test('SymInts never cross a boundary: a fallback segment recomputes them with sym_size, an engine segment with size_dyn', async () => {
     const b = new DynGraph('crossing', { s0: { min: 1, max: 8 } });
     const x = b.input('x', 'float32', ['s0', 4]);
     const n = b.size(x, 0);
@@ -140,7 +140,7 @@ describe('segments', () => {
     const settings = { minBlockSize: 1, torchExecutedOps: ['aten.neg.default', back.name] };
     const legal = copy(g);
     const { segments } = partitionDynamic(legal, { ...settings, torchExecutedOps: new Set(settings.torchExecutedOps) });
-    expect(segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt']);
+    expect(segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
     for (const s of segments) {
       expect([...s.inputs, ...s.outputs].filter((v) => v.type.kind !== 'tensor')).toEqual([]);
     }

@@ -316,7 +316,7 @@ describe('lib/legalization/index.ts', () => {
     const x = b.input('x', 'float32', ['s', 3]);
     const y = b.input('y', 'float32', [4, 3]);
     const n = b.size(x, 0);
-    const segment = { index: 0, kind: 'tensorrt', nodes: [], inputs: [x, y, n], outputs: [] } as unknown as Segment;
+    const segment = { index: 0, kind: 'engine', nodes: [], inputs: [x, y, n], outputs: [] } as unknown as Segment;
     const profiles = segmentProfiles(segment, plan({ s: { min: 2, max: 16 } }, [{ s: { min: 2, opt: 8, max: 16 } }]));
     expect([...profiles.keys()]).toEqual(['x']);
     expect(profiles.get('x')).toEqual([{ min: [2, 3], opt: [8, 3], max: [16, 3] }]);

@@ -1,9 +1,10 @@
 /**
- * Converter selection on the dynamic path (the seed-001/002 boundary): a node legalization
- * rewrites into a `_dyn` variant is judged by its rewrite, and every candidate's `checkArgs`
- * runs for it, as on the static path. A variant whose converter refuses the node sends it to
- * a fallback segment with the reason (it used to reach conversion and fail with E_INTERNAL);
- * the report names the converter that converts each node.
+ * Converter selection on the dynamic path (where dynamic legalization meets the converter
+ * registry): a node legalization rewrites into a `_dyn` variant is judged by its rewrite, and
+ * every candidate's `checkArgs` runs for it, as on the static path. A variant whose converter
+ * refuses the node sends it to a fallback segment with the reason (rather than reaching
+ * conversion and failing with E_INTERNAL); the report names the converter that converts each
+ * node.
  */
 import '../../lib/conversion/converters';
 import { registerConverter, registeredConverters, selectConverter, unregisterConverter, type ConverterCandidate } from '../../lib/conversion/registry';
@@ -56,13 +57,13 @@ function replacementOf(nodes: readonly Node[], name: string, variant: string | u
   return n;
 }
 
-/** For every converted op in a TensorRT segment: the converter the report names is the one conversion selects. */
+/** For every converted op in an engine segment: the converter the report names is the one conversion selects. */
 function expectReportNamesTheConverterUsed(graph: Graph, settings: DynamicSettings): Record<string, string> {
   const legal = copy(graph);
   const { segments, report } = partitionDynamic(legal, settings);
   const named: Record<string, string> = {};
   for (const op of report.ops) {
-    if (!op.converted || op.segment < 0 || segments[op.segment]!.kind !== 'tensorrt') continue;
+    if (!op.converted || op.segment < 0 || segments[op.segment]!.kind !== 'engine') continue;
     const used = selectConverter(replacementOf(segments[op.segment]!.nodes, op.node, op.dynamicVariant), settings);
     expect([op.node, used.ok && used.converter.name]).toEqual([op.node, op.converter]);
     named[op.node] = op.converter!;
@@ -75,7 +76,7 @@ describe('a _dyn variant whose converter refuses the node', () => {
     const { program, outputs } = await compileAndRun(fullFloat64(), { minBlockSize: 1, truncateDouble: true }, [[x23]]);
     const full = program.report.ops.find((o) => o.target === 'aten.full.default')!;
     expect(full).toMatchObject({ converted: false, reasons: ['its trt.full_dyn rewrite: trt.full_dyn: TensorRT cannot produce float64 here'] });
-    expect(program.report.segments.map((s) => s.kind)).toEqual(['fallback', 'tensorrt']);
+    expect(program.report.segments.map((s) => s.kind)).toEqual(['fallback', 'engine']);
     // By hand: a [2, 3] float64 fill of 1.5; x * 2.
     expectTensor(outputs[0]![0]!, 'float64', [2, 3], [1.5, 1.5, 1.5, 1.5, 1.5, 1.5]);
     expectTensor(outputs[0]![1]!, 'float32', [2, 3], [2, 4, 6, 8, 10, 12]);

@@ -1,5 +1,5 @@
 /**
- * Partitioning: runs of convertible ops become TensorRT segments, short runs fall back
+ * Partitioning: runs of convertible ops become engine segments, short runs fall back
  * (minBlockSize), forced ops fall back, requireFullCompilation names every refusal, and the
  * report says what happened to each op. Only relu is convertible here (registered by this
  * test), gelu is not.
@@ -29,7 +29,7 @@ const kinds = (p: ReturnType<typeof partition>): string[] => p.segments.map((s) 
 
 test('a run shorter than minBlockSize falls back and merges with its fallback neighbour', () => {
   const p = partition(chain());
-  expect(kinds(p)).toEqual(['fallback:r1,r2,g1', 'tensorrt:r3,r4,r5,r6,r7']);
+  expect(kinds(p)).toEqual(['fallback:r1,r2,g1', 'engine:r3,r4,r5,r6,r7']);
   expect(p.segments.map((s) => [s.inputs.map((v) => v.name), s.outputs.map((v) => v.name)])).toEqual([
     [['x'], ['g1']],
     [['g1'], ['r7']],
@@ -41,18 +41,18 @@ test('a run shorter than minBlockSize falls back and merges with its fallback ne
   expect(p.report.ops.find((o) => o.node === 'r5')).toMatchObject({ converted: true, converter: 'aten.relu.default', segment: 1 });
 });
 
-test('minBlockSize 2 keeps both relu runs in TensorRT', () => {
-  expect(kinds(partition(chain(), { minBlockSize: 2 }))).toEqual(['tensorrt:r1,r2', 'fallback:g1', 'tensorrt:r3,r4,r5,r6,r7']);
+test('minBlockSize 2 keeps both relu runs in engine segments', () => {
+  expect(kinds(partition(chain(), { minBlockSize: 2 }))).toEqual(['engine:r1,r2', 'fallback:g1', 'engine:r3,r4,r5,r6,r7']);
 });
 
 test('a forced op splits a run; the short pieces fall back and merge', () => {
   expect(kinds(partition(chain(), { torchExecutedOps: new Set(['r4']) }))).toEqual(['fallback:r1,r2,g1,r3,r4,r5,r6,r7']);
   const p = partition(chain(), { torchExecutedOps: new Set(['r4']), minBlockSize: 3 });
-  expect(kinds(p)).toEqual(['fallback:r1,r2,g1,r3,r4', 'tensorrt:r5,r6,r7']);
+  expect(kinds(p)).toEqual(['fallback:r1,r2,g1,r3,r4', 'engine:r5,r6,r7']);
   expect(p.report.ops.find((o) => o.node === 'r4')!.reasons).toEqual(['forced to a fallback segment by torchExecutedOps']);
 });
 
-test('requireFullCompilation fails naming every op that cannot run in TensorRT, with its reason', () => {
+test('requireFullCompilation fails naming every op that cannot be converted, with its reason', () => {
   expect(() => partition(chain(), { requireFullCompilation: true })).toThrow(UnsupportedOpError);
   let message = '';
   try {
@@ -60,7 +60,7 @@ test('requireFullCompilation fails naming every op that cannot run in TensorRT, 
   } catch (e) {
     message = (e as Error).message;
   }
-  expect(message).toContain('2 op(s) cannot run in TensorRT');
+  expect(message).toContain('requireFullCompilation is set, but 2 op(s) cannot be converted:\n');
   expect(message).toContain('node r2 (aten.relu.default): forced to a fallback segment by torchExecutedOps');
   expect(message).toContain('node g1 (aten.gelu.default): no converter is registered for aten.gelu.default');
 });
@@ -68,13 +68,18 @@ test('requireFullCompilation fails naming every op that cannot run in TensorRT, 
 test('the report prints as the dry run shows it', () => {
   const text = formatPartitionReport(partition(chain()).report);
   expect(text.split('\n')).toEqual([
-    '5/8 ops in TensorRT segments (1 TensorRT and 1 fallback segment(s))',
+    '5/8 ops converted, in 1 engine segment, plus 1 fallback segment',
     '  (counting ops after shape specialization and constant folding)',
     'segment 0 [fallback] 3 op(s): x -> g1',
-    'segment 1 [tensorrt] 5 op(s): g1 -> r7',
+    'segment 1 [engine] 5 op(s): g1 -> r7',
     'not converted:',
-    '  r1 (aten.relu.default): convertible (aten.relu.default), but its TensorRT block has 2 op(s), fewer than minBlockSize 5',
-    '  r2 (aten.relu.default): convertible (aten.relu.default), but its TensorRT block has 2 op(s), fewer than minBlockSize 5',
+    '  r1 (aten.relu.default): convertible (aten.relu.default), but its engine block has 2 op(s), fewer than minBlockSize 5',
+    '  r2 (aten.relu.default): convertible (aten.relu.default), but its engine block has 2 op(s), fewer than minBlockSize 5',
     '  g1 (aten.gelu.default): no converter is registered for aten.gelu.default',
   ]);
+});
+
+test('a report that names its backend (what compile() makes) says which backend built the engine segments', () => {
+  const report = { ...partition(chain()).report, backend: 'cuda' };
+  expect(formatPartitionReport(report).split('\n')[0]).toBe('5/8 ops converted, in 1 engine segment (cuda), plus 1 fallback segment');
 });

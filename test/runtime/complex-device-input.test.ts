@@ -44,7 +44,7 @@ function recordingEngine(): { engine: Engine; fed: RunValue[] } {
 const program = (dtype: 'complex64' | 'complex128', carrier: 'float32' | 'float64'): ProgramData => ({
   inputs: [{ name: 'f', value: 'f', dtype, shape: [2, 3], complex: { carrier } }],
   outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [2] }],
-  segments: [{ kind: 'tensorrt', backend: 'cuda', engine: new Uint8Array(0), inputs: ['f'], outputs: ['y'] }],
+  segments: [{ kind: 'engine', backend: 'cuda', engine: new Uint8Array(0), inputs: ['f'], outputs: ['y'] }],
   constants: {},
 });
 

@@ -1,6 +1,7 @@
 /**
- * selectDevice(): every rule and tie-break of the seed-003 hierarchy, with injected device
- * lists (the function is pure), and the compile-time device setting and record.
+ * selectDevice(): every rule and tie-break of the selection hierarchy
+ * (lib/engine/device-selection.ts), with injected device lists (the function is pure), and
+ * the compile-time device setting and record.
  */
 import { engineDeviceRecord, resolveDeviceSetting } from '../../lib/compile/device-target';
 import { resolveSettings } from '../../lib/compile/settings';
@@ -43,7 +44,7 @@ describe('selectDevice: GPU engines', () => {
     expect(s.warnings).toEqual([]);
   });
 
-  test('one GPU of another compute capability: the seed message, naming what was found', () => {
+  test('one GPU of another compute capability: the no-compatible-device message, naming what was found', () => {
     const e = noDevice(() => selectDevice(target(), [gpu(0, A100, '8.0')], 0));
     expect(e.message).toBe(
       'Unable to deserialize program: engines were built for compute capability 9.0, but no device with compute capability 9.0 is available ' +
@@ -124,7 +125,7 @@ describe('selectDevice: GPU engines', () => {
     expect(other.rule).toBe('current-device');
   });
 
-  test('the recorded gpuId is not a preference (the seed ranks current device, then lowest id)', () => {
+  test('the recorded gpuId is not a preference (the hierarchy ranks current device, then lowest id)', () => {
     const s = selectDevice(target({ gpuId: 1 }), [gpu(0, H200, '9.0'), gpu(1, H200, '9.0')], null);
     expect(s.device.ordinal).toBe(0);
   });
@@ -150,7 +151,7 @@ describe('selectDevice: GPU engines', () => {
     expect(e.details.requested).toBe(0);
     const missing = noDevice(() => selectDevice(target(), devices, 1, { device: 5 }));
     expect(missing.message).toContain('device 5 was asked for, but there is no device 5 (found: ');
-    // with no compatible device at all, the seed message comes first
+    // with no compatible device at all, the no-compatible-device message comes first
     expect(noDevice(() => selectDevice(target(), [gpu(0, A100, '8.0')], 0, { device: 0 })).message).toContain('no device with compute capability 9.0 is available');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Programs nobody disposes (issue 13, defects 5 and 7), in child processes of the built
+ * Programs nobody disposes, in child processes of the built
  * package: a forgotten Program or TensorParallelProgram releases its worker thread once it is
  * garbage-collected (bench/forgotten-programs.js counts /proc/self/task), and a refused run
  * (a detached input) leaves no worker referenced, so the process exits by itself.

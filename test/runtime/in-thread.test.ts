@@ -41,7 +41,7 @@ describe('the in-thread budget', () => {
 describe('which programs may run here, and which fit', () => {
   const io = { name: 'x', value: 'x', dtype: 'float32' as const, shape: [1] };
   const data = (segments: ProgramData['segments']): ProgramData => ({ inputs: [io], outputs: [io], segments, constants: {} });
-  const engine = (backend: string) => ({ kind: 'tensorrt' as const, backend, engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] });
+  const engine = (backend: string) => ({ kind: 'engine' as const, backend, engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] });
   const fallback = { kind: 'fallback' as const, graph: new Uint8Array(0), inputs: ['y'], outputs: ['z'] };
 
   test('only programs made of onnxruntime engines', () => {

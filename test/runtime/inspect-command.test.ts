@@ -43,7 +43,7 @@ test('a reference program: no device requirement, its I/O and segments', async (
   const report = await inspectProgramFile(file, []);
   expect(report).toMatchObject({
     format: 'tensorrt-node program',
-    formatVersion: '1.0',
+    formatVersion: '1.1',
     backend: 'reference',
     needsGpu: false,
     inputs: [{ name: 'input0', dtype: 'float32', shape: '[4, 32]' }],
@@ -51,18 +51,19 @@ test('a reference program: no device requirement, its I/O and segments', async (
     checksumsVerified: true,
   });
   expect(report.segments.map((s) => [s.index, s.kind, s.blob])).toEqual([
-    [0, 'tensorrt', 'engines/segment0.engine'],
+    [0, 'engine', 'engines/segment0.engine'],
     [1, 'fallback', 'graphs/segment1.graph'],
-    [2, 'tensorrt', 'engines/segment2.engine'],
+    [2, 'engine', 'engines/segment2.engine'],
   ]);
   expect(report.engines.map((e) => [e.segment, e.device.type, e.here])).toEqual([
     [0, 'cpu', undefined],
     [2, 'cpu', undefined],
   ]);
   const text = formatInspectReport(report);
-  expect(text).toContain(`${file}: tensorrt-node program, format version 1.0, written by tensorrt-node`);
+  expect(text).toContain(`${file}: tensorrt-node program, format version 1.1, written by tensorrt-node`);
   expect(text).toContain('device requirements: none (every engine runs on the CPU)');
   expect(text).toContain('  input0: float32[4, 32]');
+  expect(text).toContain('  0: engine (reference), engines/segment0.engine');
   expect(text).toContain('  1: fallback graph, graphs/segment1.graph');
   expect(text).toContain('blobs: 3, SHA-256 verified');
 });
@@ -102,9 +103,9 @@ describe('the CLI (dist/)', () => {
     expect(text.stdout).toContain('segments:');
     const json = run('inspect', file, '--json');
     expect(json.status).toBe(0);
-    const report = JSON.parse(json.stdout) as { manifest: { formatVersion: string }; segments: unknown[]; inputs: unknown[] };
-    expect(report.manifest.formatVersion).toBe('1.0');
-    expect(report.segments).toHaveLength(3);
+    const report = JSON.parse(json.stdout) as { manifest: { formatVersion: string }; segments: Array<{ kind: string; backend?: string }>; inputs: unknown[] };
+    expect(report.manifest.formatVersion).toBe('1.1');
+    expect(report.segments.map((s) => [s.kind, s.backend])).toEqual([['engine', 'reference'], ['fallback', undefined], ['engine', 'reference']]);
     expect(report.inputs).toEqual([{ name: 'input0', value: 'input0', dtype: 'float32', shape: '[4, 32]' }]);
   });
 

@@ -1,25 +1,115 @@
 /**
- * What program files written before the shared codec (lib/io/json-blobs.ts) do: the manifest
- * format is unchanged (1.0), but their reference engines are at engine format version 1,
- * which this library refuses with E_BAD_PROGRAM naming the segment, entry and version.
+ * What program files written by earlier versions of this library do:
+ * - format 1.0 (tensorrt-node 0.1.0) called every engine segment `"kind": "tensorrt"`, in the
+ *   manifest and in the stored partition report, whatever backend built it; format 1.1 says
+ *   `"engine"`. 1.0 files still load, as the same program (the old name is read as `engine`).
+ * - files written before the shared codec (lib/io/json-blobs.ts) hold reference engines at
+ *   engine format version 1, which this library refuses with E_BAD_PROGRAM naming the
+ *   segment, entry and version.
  */
 import * as path from 'node:path';
 
 import { ENGINE_FORMAT_VERSION } from '../../lib/backends/reference';
+import { inspectProgramBytes } from '../../lib/cli/inspect-command';
 import { compile } from '../../lib/compile';
 import { BadProgramError } from '../../lib/errors';
-import { loadProgramBuffer, packProgramFile, PROGRAM_FORMAT_VERSION, readProgramFile } from '../../lib/runtime/program-file';
+import { Tensor } from '../../lib/ir/tensor';
+import { formatPartitionReport } from '../../lib/partitioning/report-format';
+import { checkFormatVersion, loadProgramBuffer, packProgramFile, PROGRAM_FORMAT_VERSION, readProgramFile } from '../../lib/runtime/program-file';
 import { sha256 } from '../../lib/runtime/program-file/write';
 import { rejection } from '../helpers/errors';
+import { asFormat10ProgramFile, rawManifest } from '../helpers/legacy-program-file';
 
 const MLP = path.join(__dirname, '..', 'fixtures', 'mlp', 'model.onnx');
+
+describe('engine segments: "engine" since format 1.1, "tensorrt" in format 1.0 files', () => {
+  // Two engine segments around a fallback one, so that the kinds are not all one name.
+  const settings = { backend: 'reference' as const, inputs: { input0: { shape: [2, 32] } }, torchExecutedOps: ['aten.relu.default'], minBlockSize: 1 };
+
+  test('this library writes format 1.1: "engine" segments, and a report that names their backend', async () => {
+    expect(PROGRAM_FORMAT_VERSION).toEqual({ major: 1, minor: 1 });
+    const program = await compile(MLP, settings);
+    try {
+      const raw = rawManifest(program.saveBuffer());
+      expect(raw.formatVersion).toBe('1.1');
+      expect(raw.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
+      expect(raw.report.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
+      expect(raw.report.backend).toBe('reference');
+      expect(JSON.stringify(raw)).not.toContain('"tensorrt"');
+      // A 1.0 reader (tensorrt-node 0.1.0) refuses it by its version, not by a kind it does not know.
+      expect(() => checkFormatVersion(raw.formatVersion, 'program file "m.trtp"', '0.2.0', { major: 1, minor: 0 })).toThrow(
+        /format version 1\.1 is newer than this tensorrt-node \(.*\) reads \(up to 1\.0\)/,
+      );
+    } finally {
+      await program.dispose();
+    }
+  });
+
+  test('a format 1.0 file ("kind": "tensorrt", a report without backend) loads as the same program', async () => {
+    const program = await compile(MLP, settings);
+    try {
+      const old = asFormat10ProgramFile(program.saveBuffer());
+      const raw = rawManifest(old);
+      expect(raw.formatVersion).toBe('1.0');
+      expect(raw.segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt']);
+      expect(raw.report.segments.map((s) => s.kind)).toEqual(['tensorrt', 'fallback', 'tensorrt']);
+      expect(raw.report.backend).toBeUndefined();
+
+      // Read: the old name comes back as `engine`; the version stays what the file says.
+      const { manifest } = readProgramFile(old);
+      expect(manifest.formatVersion).toBe('1.0');
+      expect(manifest.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
+
+      const loaded = await loadProgramBuffer(old);
+      try {
+        expect(loaded.data.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
+        expect(loaded.backend).toBe('reference');
+        // The report as compile() made it: kinds renamed, the backend taken from the manifest.
+        expect(loaded.report).toEqual(program.report);
+        expect(formatPartitionReport(loaded.report)).toBe(formatPartitionReport(program.report));
+        expect(formatPartitionReport(loaded.report).split('\n')[0]).toBe('9/10 ops converted, in 2 engine segments (reference), plus 1 fallback segment');
+        expect(String(loaded)).toBe(String(program));
+        expect(String(loaded)).toContain('[engine(reference) → fallback → engine(reference)]');
+        const input = Tensor.from('float32', [2, 32], Array.from({ length: 64 }, (_, i) => Math.sin(i)));
+        const [a] = await program.run([input]);
+        const [b] = await loaded.run([input]);
+        expect(Buffer.from(b!.data.buffer, b!.data.byteOffset, b!.data.byteLength).equals(Buffer.from(a!.data.buffer, a!.data.byteOffset, a!.data.byteLength))).toBe(true);
+        // Saved again, it is a format 1.1 file, byte for byte what the compiled program saves.
+        expect(Buffer.from(loaded.saveBuffer()).equals(Buffer.from(program.saveBuffer()))).toBe(true);
+      } finally {
+        await loaded.dispose();
+      }
+
+      // inspect reads it too, and says which version the file is.
+      const report = await inspectProgramBytes(old, 'old.trtp', 'program file "old.trtp"', []);
+      expect(report.formatVersion).toBe('1.0');
+      expect(report.segments.map((s) => [s.kind, s.backend])).toEqual([['engine', 'reference'], ['fallback', undefined], ['engine', 'reference']]);
+    } finally {
+      await program.dispose();
+    }
+  });
+
+  test('any other kind is E_BAD_PROGRAM naming the two it may be', async () => {
+    const program = await compile(MLP, settings);
+    try {
+      const { manifest, blobs } = readProgramFile(program.saveBuffer());
+      const m = structuredClone(manifest) as unknown as { segments: Array<{ kind: string }> };
+      m.segments[0]!.kind = 'TensorRT';
+      const error = await rejection(loadProgramBuffer(packProgramFile(m, blobs), {}, 'program file "bad.trtp"'));
+      expect(error).toBeInstanceOf(BadProgramError);
+      expect(error.message).toBe('program file "bad.trtp": segments[0].kind is "TensorRT", not "engine" or "fallback"');
+    } finally {
+      await program.dispose();
+    }
+  });
+});
 
 test('a file holding a version-1 reference engine is E_BAD_PROGRAM naming the version', async () => {
   const program = await compile(MLP, { backend: 'reference', inputs: { input0: { shape: [2, 32] } } });
   try {
     const { manifest, blobs } = readProgramFile(program.saveBuffer());
     expect(manifest.formatVersion).toBe(`${PROGRAM_FORMAT_VERSION.major}.${PROGRAM_FORMAT_VERSION.minor}`);
-    const seg = manifest.segments.findIndex((s) => s.kind === 'tensorrt');
+    const seg = manifest.segments.findIndex((s) => s.kind === 'engine');
     const entry = (manifest.segments[seg] as { engine: string }).engine;
     const engine = blobs.get(entry)!.slice();
     const view = new DataView(engine.buffer);

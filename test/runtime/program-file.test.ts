@@ -81,7 +81,7 @@ describe.each(FIXTURE_CASES)('round trip: %s (.%s)', (name, format) => {
       expect(loaded.data.segments.map((s) => s.kind)).toEqual(program.data.segments.map((s) => s.kind));
       loaded.data.segments.forEach((s, i) => {
         const o = program.data.segments[i]!;
-        if (s.kind === 'tensorrt' && o.kind === 'tensorrt') {
+        if (s.kind === 'engine' && o.kind === 'engine') {
           expect(Buffer.from(s.engine).equals(Buffer.from(o.engine))).toBe(true);
           expect(s.device).toEqual(o.device);
           expect(s.placement).toBeUndefined(); // CPU engines are placed nowhere
@@ -122,13 +122,13 @@ describe('what a program file records', () => {
     expect(m.library).toEqual({ name: 'tensorrt-node', version: require('../../package.json').version });
     expect(m.backends).toEqual({ reference: m.library.version });
     expect(m.inputs).toEqual([{ name: 'input0', value: 'input0', dtype: 'float32', shape: [4, 32] }]);
-    expect(m.segments.map((s) => [s.kind, s.kind === 'tensorrt' ? s.engine : s.graph])).toEqual([
-      ['tensorrt', 'engines/segment0.engine'],
+    expect(m.segments.map((s) => [s.kind, s.kind === 'engine' ? s.engine : s.graph])).toEqual([
+      ['engine', 'engines/segment0.engine'],
       ['fallback', 'graphs/segment1.graph'],
-      ['tensorrt', 'engines/segment2.engine'],
+      ['engine', 'engines/segment2.engine'],
     ]);
     for (const s of m.segments) {
-      if (s.kind !== 'tensorrt') continue;
+      if (s.kind !== 'engine') continue;
       expect(s.device).toEqual(referenceEngineDevice(m.library.version));
     }
     expect(Object.keys(m.blobs).sort()).toEqual([...blobs.keys()].sort());
@@ -170,7 +170,7 @@ describe('what a program file records', () => {
       try {
         expect(loaded.backend).toBe('reference');
         // CPU engines are placed on no device, whatever the option says.
-        for (const s of loaded.data.segments) if (s.kind === 'tensorrt') expect(s.placement).toBeUndefined();
+        for (const s of loaded.data.segments) if (s.kind === 'engine') expect(s.placement).toBeUndefined();
         expectIdentical(await loaded.run(inputs), expected, `loaded with ${JSON.stringify(options)}`);
       } finally {
         await loaded.dispose();
@@ -393,7 +393,7 @@ describe('device compatibility at load', () => {
     expect(e.message).toContain('segments[0] is a TensorRT engine, but this tensorrt-node has no usable TensorRT backend');
   });
 
-  test('injected devices: an 8.0 record is refused with the seed message; an explicit incompatible device too', async () => {
+  test('injected devices: an 8.0 record is refused with the no-compatible-device message; an explicit incompatible device too', async () => {
     const e = await rejection(loadProgramBuffer(gpuBound({ major: 8, minor: 0 }), { availableDevices: [TEST_H200] }));
     expect(e.message).toBe(
       'Unable to deserialize program: engines were built for compute capability 8.0, but no device with compute capability 8.0 is available (found: device 0 "NVIDIA H200" (compute capability 9.0))',

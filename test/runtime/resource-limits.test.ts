@@ -1,5 +1,5 @@
 /**
- * Run-time memory (issue 13, defect 10, run-time part): `maxTensorBytes` (compile and load
+ * Run-time memory: `maxTensorBytes` (compile and load
  * option) refuses an input, an engine layer's output or a fallback node's output larger than
  * the limit, before allocating it, with E_RESOURCE_LIMIT naming it and the sizes; an
  * allocation that fails anyway is E_RESOURCE_LIMIT too, not E_INTERNAL; a worker that runs
@@ -44,7 +44,7 @@ const expected = (x: Tensor): number[] => {
 const LIMIT = 512;
 
 describe.each([
-  ['in a TensorRT segment', { minBlockSize: 1 }, 'reference backend: layer "widen_cat" (concat) output 0 would be'],
+  ['in an engine segment', { minBlockSize: 1 }, 'reference backend: layer "widen_cat" (concat) output 0 would be'],
   ['in a fallback segment', { minBlockSize: 1, torchExecutedOps: ['aten.cat.default'] }, 'node widen_cat (aten.cat.default) output %'],
 ])('maxTensorBytes, the widening %s', (_, settings: CompileSettings, where: string) => {
   let program: Program;

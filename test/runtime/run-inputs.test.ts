@@ -1,9 +1,9 @@
 /**
- * What program.run() accepts and sends to its worker (issue 13, defects 5 and 9, and the
- * untyped errors of the "Also" list): inputs are checked before anything changes, so a
- * refused run leaves the program as it was; a detached buffer or a forged tensor is
- * E_BAD_INPUT, not a DataCloneError that leaves the worker referenced; a view of part of a
- * large buffer sends only its own bytes and the caller's buffer is never transferred.
+ * What program.run() accepts and sends to its worker, and the typed errors it refuses with:
+ * inputs are checked before anything changes, so a refused run leaves the program as it was;
+ * a detached buffer or a forged tensor is E_BAD_INPUT, not a DataCloneError that leaves the
+ * worker referenced; a view of part of a large buffer sends only its own bytes and the
+ * caller's buffer is never transferred.
  * Needs dist/ (npm run build:ts): runs go through the worker thread.
  */
 import { Worker } from 'node:worker_threads';

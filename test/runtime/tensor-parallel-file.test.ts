@@ -26,6 +26,7 @@ import { expectClose, expectExact, FP32 } from '../helpers/compare';
 import { TEST_H200 } from '../helpers/devices';
 import { rejection } from '../helpers/errors';
 import { loadFixture } from '../helpers/fixtures';
+import { asFormat10ProgramFile, rawManifest } from '../helpers/legacy-program-file';
 import { DIST_CLI, runCli } from '../helpers/built-package';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'trtp-tp-'));
@@ -109,6 +110,31 @@ describe.each([2, 4])('tensorParallel %i: save → load → run', (n) => {
     expect(manifest).toMatchObject({ format: 'tensorrt-node tensor-parallel program', formatVersion: '1.0', worldSize: n, backend: 'reference' });
     expect(manifest.ranks.map((r) => r.program)).toEqual(Array.from({ length: n }, (_, r) => `ranks/rank${r}.trtp`));
   });
+
+  test('rank programs as tensorrt-node 0.1.0 wrote them (format 1.0, "kind": "tensorrt") load as the same program', async () => {
+    // The tensor-parallel manifest is unchanged (still 1.0); only its rank entries are single program files of format 1.1.
+    const { manifest, blobs } = unpack(fs.readFileSync(file));
+    expect(manifest.formatVersion).toBe('1.0');
+    for (const [entry, rankBytes] of blobs) {
+      expect(rawManifest(rankBytes).formatVersion).toBe('1.1');
+      blobs.set(entry, asFormat10ProgramFile(rankBytes));
+      expect(rawManifest(blobs.get(entry)!).segments.some((s) => s.kind === 'tensorrt')).toBe(true);
+    }
+    const old = await loadTensorParallelProgramBuffer(repack(manifest, blobs));
+    try {
+      old.ranks.forEach((rank, r) => {
+        expect(rank.data.segments.map((s) => s.kind)).toEqual(program.ranks[r]!.data.segments.map((s) => s.kind));
+        expect(rank.report).toEqual(program.ranks[r]!.report);
+      });
+      expect(String(old)).toBe(String(program));
+      const fresh = await program.runAllRanks(inputs);
+      (await old.runAllRanks(inputs)).forEach(([out], r) => expectExact(out!, fresh[r]![0]!, `rank ${r}: format 1.0 vs in-memory`));
+      // Saved again, it is what this library writes.
+      expect(Buffer.from(old.saveBuffer()).equals(fs.readFileSync(file))).toBe(true);
+    } finally {
+      await old.dispose();
+    }
+  }, 120_000);
 
   test('inspect shows the world size and every rank', async () => {
     const report = await inspectTensorParallelBytes(fs.readFileSync(file), file, `program file "${file}"`, inspectProgramBytes, []);
@@ -227,7 +253,7 @@ describe('damaged and mismatched files', () => {
       const inner = readProgramFile(rankBytes);
       const m = structuredClone(inner.manifest);
       for (const seg of m.segments) {
-        if (seg.kind !== 'tensorrt') continue;
+        if (seg.kind !== 'engine') continue;
         seg.backend = 'tensorrt';
         Object.assign(seg.device, { type: 'gpu', gpuId: 0, computeCapability: { major: 9, minor: 0 }, deviceName: 'NVIDIA H200', backend: 'tensorrt', backendVersion: '10.16.0' });
       }

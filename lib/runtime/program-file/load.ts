@@ -68,7 +68,7 @@ export async function selectProgramDevices(
   contents: ProgramFileContents,
   options: { device?: number; availableDevices?: readonly CudaDevice[] } = {},
 ): Promise<Array<DeviceSelection<CudaDevice> | null>> {
-  const targets = contents.manifest.segments.map((s) => (s.kind === 'tensorrt' ? deviceTargetOf(s.device) : null));
+  const targets = contents.manifest.segments.map((s) => (s.kind === 'engine' ? deviceTargetOf(s.device) : null));
   if (targets.every((t) => t === null)) return targets.map(() => null);
   const list = options.availableDevices ?? (await availableDevices());
   const current = currentDeviceAmong(list);
@@ -143,7 +143,7 @@ export function buildProgramParts(contents: ProgramFileContents, selections: Rea
     unique(s.inputs, `${what}: the input`);
     unique(s.outputs, `${what}: the output`);
     for (const v of s.outputs) if (known.has(v) && !s.inputs.includes(v)) r.fail(`${what} computes the value "${v}" again (an input, constant or earlier segment provides it)`);
-    if (s.kind === 'tensorrt') {
+    if (s.kind === 'engine') {
       const engine = copy(s.engine);
       const backend = loadBackend(r, s, what);
       let runner;
@@ -158,7 +158,7 @@ export function buildProgramParts(contents: ProgramFileContents, selections: Rea
       const missing = s.outputs.filter((o) => !runner.outputNames.includes(o) && !s.inputs.includes(o));
       if (missing.length > 0) r.fail(`${what}: engine "${s.engine}" does not compute ${missing.join(', ')}`);
       const sel = selections[i];
-      const seg: EngineSegment = { kind: 'tensorrt', backend: s.backend, engine, inputs: [...s.inputs], outputs: [...s.outputs], device: structuredClone(s.device) };
+      const seg: EngineSegment = { kind: 'engine', backend: s.backend, engine, inputs: [...s.inputs], outputs: [...s.outputs], device: structuredClone(s.device) };
       if (sel !== null && sel !== undefined) seg.placement = { ordinal: sel.device.ordinal, name: sel.device.name, reason: sel.reason };
       s.outputs.forEach((v) => known.add(v));
       return withExtra(seg, s.extra, KNOWN_ENGINE_KEYS, what);
@@ -194,6 +194,8 @@ export function buildProgramParts(contents: ProgramFileContents, selections: Rea
   const rep = r.object(report, 'report');
   r.array(rep.ops, 'report.ops');
   r.array(rep.segments, 'report.segments');
+  // Reports of format 1.0 files do not name the backend that built their engine segments: the program's.
+  if (rep.backend === undefined) report.backend = m.backend;
   return { data, report, backend: m.backend, symbols };
 }
 
@@ -218,7 +220,7 @@ function loadBackend(r: Reader, s: ManifestEngineSegment, what: string): ReturnT
  *
  * @throws {BadProgramError} `E_BAD_PROGRAM`: malformed, corrupt, or of an unreadable format version.
  * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE`: no device can run a GPU or DLA engine.
- * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: TensorRT engines, but no TensorRT backend here.
+ * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: engines of a backend this tensorrt-node cannot use (the tensorrt backend without TensorRT, most often).
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad options.
  */
 export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramOptions = {}, label = 'program buffer'): Promise<Program> {

@@ -9,9 +9,12 @@ import type { EngineDevice } from '../../engine/device-selection';
 
 /** The `format` field of every manifest. */
 export const PROGRAM_FORMAT = 'tensorrt-node program';
-/** The format version this library writes, and the newest it reads (docs/program-format.md). */
-export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 0 } as const;
-/** The `format` of a tensor-parallel program file (lib/runtime/tensor-parallel/file.ts): its ranks' program files in one archive. */
+/**
+ * The format version this library writes, and the newest it reads (docs/program-format.md).
+ * 1.1: engine segments say `"kind": "engine"`; 1.0 files say `"tensorrt"` (LEGACY_ENGINE_KIND).
+ */
+export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 1 } as const;
+/** The `format` of a tensor-parallel program file (lib/runtime/tensor-parallel/file-manifest.ts): its ranks' program files in one archive. */
 export const TENSOR_PARALLEL_FORMAT = 'tensorrt-node tensor-parallel program';
 /** The manifest's entry name. */
 export const MANIFEST_ENTRY = 'manifest.json';
@@ -39,9 +42,15 @@ export interface ManifestIO {
   extra?: Record<string, EncodedValue>;
 }
 
-/** An engine segment in the manifest. */
+/**
+ * What format 1.0 files (tensorrt-node 0.1.0) call an engine segment, whatever backend built
+ * it. The reader takes it as `engine` (readProgramFile returns manifests with `engine` only).
+ */
+export const LEGACY_ENGINE_KIND = 'tensorrt';
+
+/** An engine segment in the manifest: an engine built by `backend`. */
 export interface ManifestEngineSegment {
-  kind: 'tensorrt';
+  kind: 'engine';
   backend: string;
   /** The blob holding the engine bytes. */
   engine: string;

@@ -13,7 +13,7 @@ import {
   type EngineDevice,
   type HardwareCompatibilityLevel,
 } from '../../engine/device-selection';
-import { BLOB_NAME, MANIFEST_ENTRY, PROGRAM_FORMAT, PROGRAM_FORMAT_VERSION, SHA256, TENSOR_PARALLEL_FORMAT, type ProgramFileContents, type ProgramManifest } from './manifest';
+import { BLOB_NAME, LEGACY_ENGINE_KIND, MANIFEST_ENTRY, PROGRAM_FORMAT, PROGRAM_FORMAT_VERSION, SHA256, TENSOR_PARALLEL_FORMAT, type ProgramFileContents, type ProgramManifest } from './manifest';
 import { describe, Reader } from './reader';
 import { checkEncoded } from './values';
 import { sha256 } from './write';
@@ -173,6 +173,19 @@ export function readBlobs(a: OpenedArchive, listedJson: unknown, referenced: Rea
 }
 
 /**
+ * The partition report of a format 1.0 file calls its engine segments `"tensorrt"` too
+ * (`report.segments[i].kind`): renamed in place to `"engine"`, as the manifest's segments are.
+ * The report is generically encoded, but plain objects and strings encode as themselves.
+ */
+function renameLegacyReportKinds(report: unknown): void {
+  const segments = typeof report === 'object' && report !== null ? (report as Record<string, unknown>).segments : undefined;
+  if (!Array.isArray(segments)) return;
+  for (const s of segments) {
+    if (typeof s === 'object' && s !== null && (s as Record<string, unknown>).kind === LEGACY_ENGINE_KIND) (s as Record<string, unknown>).kind = 'engine';
+  }
+}
+
+/**
  * Reads and checks a program file without deserializing anything: the container, the
  * format and its version, the manifest's structure, and every blob's SHA-256. What
  * `tensorrt-node inspect` shows, and the first half of loading.
@@ -230,7 +243,9 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
   r.array(m.segments, 'segments').forEach((x, i) => {
     const what = `segments[${i}]`;
     const o = r.object(x, what);
-    if (o.kind === 'tensorrt') {
+    // Format 1.0 named engine segments "tensorrt" whatever backend built them: the same segment.
+    if (o.kind === LEGACY_ENGINE_KIND) o.kind = 'engine';
+    if (o.kind === 'engine') {
       r.object(x, what, { required: ['kind', 'backend', 'engine', 'inputs', 'outputs', 'device'], optional: ['extra'] });
       const backend = r.string(o.backend, `${what}.backend`);
       r.blobRef(o.engine, `${what}.engine`, referenced);
@@ -240,7 +255,7 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
     } else if (o.kind === 'fallback') {
       r.object(x, what, { required: ['kind', 'graph', 'inputs', 'outputs'], optional: ['extra'] });
       r.blobRef(o.graph, `${what}.graph`, referenced);
-    } else r.fail(`${what}.kind is ${describe(o.kind)}, not "tensorrt" or "fallback"`);
+    } else r.fail(`${what}.kind is ${describe(o.kind)}, not "engine" or "fallback"`);
     r.strings(o.inputs, `${what}.inputs`);
     r.strings(o.outputs, `${what}.outputs`);
     if (o.extra !== undefined) readExtra(o.extra, `${what}.extra`);
@@ -257,6 +272,7 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
     r.blobRef(o.blob, `${what}.blob`, referenced);
   });
   checkEncoded(r, m.report, 'report', referenced);
+  renameLegacyReportKinds(m.report);
   if (m.extra !== undefined) readExtra(m.extra, 'extra');
 
   const blobs = readBlobs(opened, m.blobs, referenced, (name) => BLOB_NAME.test(name));

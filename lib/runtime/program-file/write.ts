@@ -103,11 +103,11 @@ export function programManifest(program: SavableProgram): { manifest: ProgramMan
   };
   const backends: Record<string, string> = {};
   const segments = data.segments.map((s, i): ManifestSegment => {
-    if (s.kind === 'tensorrt') {
+    if (s.kind === 'engine') {
       const device = deviceOf(s, i);
       defineEntry(backends, device.backend, device.backendVersion);
       const seg: ManifestEngineSegment = {
-        kind: 'tensorrt',
+        kind: 'engine',
         backend: s.backend,
         engine: put(`engines/segment${i}.engine`, s.engine),
         inputs: [...s.inputs],

@@ -53,7 +53,7 @@ export async function selectRankDevices(
   contents: TensorParallelFileContents,
   options: { devices?: ReadonlyArray<number | undefined>; availableDevices?: readonly CudaDevice[] } = {},
 ): Promise<Selections[]> {
-  const needsDevice = contents.ranks.some((c) => c.manifest.segments.some((s) => s.kind === 'tensorrt' && s.device.type !== 'cpu'));
+  const needsDevice = contents.ranks.some((c) => c.manifest.segments.some((s) => s.kind === 'engine' && s.device.type !== 'cpu'));
   const list = needsDevice ? (options.availableDevices ?? (await availableDevices())) : [];
   const taken = new Map<number, number>();
   const out: Selections[] = [];
@@ -132,7 +132,7 @@ function checkRanks(contents: TensorParallelFileContents, parts: readonly Progra
  * @throws {BadProgramError} `E_BAD_PROGRAM`: malformed, corrupt, truncated, a missing rank, a
  *   single program file (use loadProgram), or an unreadable format version; naming the rank and entry.
  * @throws {NoCompatibleDeviceError} `E_NO_COMPATIBLE_DEVICE`: GPU engines and fewer compatible devices than ranks.
- * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: TensorRT engines, but no TensorRT backend here.
+ * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: engines of a backend this tensorrt-node cannot use (the tensorrt backend without TensorRT, most often).
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad options.
  */
 export async function loadTensorParallelProgramBuffer(bytes: Uint8Array, options: LoadTensorParallelOptions = {}, label = 'tensor-parallel program buffer'): Promise<TensorParallelProgram> {

@@ -42,7 +42,7 @@ export class TensorParallelRank {
     /** @internal The rank's segments; its collective segments are single `trt.all_reduce` graphs. */
     readonly data: ProgramData,
     readonly report: PartitionReport,
-    /** The backend its TensorRT segments were built for. */
+    /** The backend that built its engine segments. */
     readonly backend: string,
     /** Where the rank is meant to run (see the top of this file). */
     readonly targetDevice: RankDevice,
@@ -67,7 +67,7 @@ export class TensorParallelRank {
 
   /** The rank, its target GPU and its segments. */
   toString(): string {
-    const segs = this.data.segments.map((s, i) => (s.kind === 'tensorrt' ? `tensorrt(${s.backend})` : this.collectiveSegments.includes(i) ? 'all_reduce' : 'fallback')).join(' → ');
+    const segs = this.data.segments.map((s, i) => (s.kind === 'engine' ? `engine(${s.backend})` : this.collectiveSegments.includes(i) ? 'all_reduce' : 'fallback')).join(' → ');
     return `rank ${this.rank} (gpu ${this.targetDevice.gpuId}) [${segs}]`;
   }
 }
@@ -122,7 +122,7 @@ export class TensorParallelProgram {
     return this.ranks[0]!.report;
   }
 
-  /** The backend the ranks' TensorRT segments were built for. */
+  /** The backend that built the ranks' engine segments. */
   get backend(): string {
     return this.ranks[0]!.backend;
   }

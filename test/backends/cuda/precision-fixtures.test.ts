@@ -34,7 +34,7 @@ async function fixtureNetwork(name: string): Promise<{ network: Network; feeds: 
   const { inputs, outputs } = fixture.cases[0]!;
   const program = await compile(file, { backend: 'reference', inputs: inputs.map((t) => ({ shape: [...t.shape] })) });
   const data = program.data;
-  const engines = data.segments.filter((s) => s.kind === 'tensorrt');
+  const engines = data.segments.filter((s) => s.kind === 'engine');
   expect(data.segments).toHaveLength(1);
   const network = deserializeEngine((engines[0] as { engine: Uint8Array }).engine);
   const feeds: Record<string, Tensor> = {};

@@ -1,9 +1,9 @@
 /**
- * Programs with cuda engine segments (seed 003): the program file records each engine's
- * device (compute capability, name); a file saying 8.0 is refused with the seed's message on
- * an H200; the `device` load option and program.to() place the engines, and the placement
- * reaches the backend's load(); selection warnings reach the logger. Devices are injected:
- * nothing here needs a GPU.
+ * Programs with cuda engine segments: the program file records each engine's device (compute
+ * capability, name); a file saying 8.0 is refused on an H200 with the no-compatible-device
+ * message (naming the devices found); the `device` load option and program.to() place the
+ * engines, and the placement reaches the backend's load(); selection warnings reach the
+ * logger. Devices are injected: nothing here needs a GPU.
  */
 import { zipSync, unzipSync } from 'fflate';
 
@@ -45,7 +45,7 @@ beforeAll(async () => {
   const data: ProgramData = {
     inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [2, 3] }],
     outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [2, 3] }],
-    segments: [{ kind: 'tensorrt', backend: 'cuda', engine, inputs: ['x'], outputs: ['y'], device: H200_RECORD }],
+    segments: [{ kind: 'engine', backend: 'cuda', engine, inputs: ['x'], outputs: ['y'], device: H200_RECORD }],
     constants: {},
   };
   const report = { ops: [], segments: [] } as unknown as PartitionReport;
@@ -76,7 +76,7 @@ describe('cuda engines in program files', () => {
     expect((p.data.segments[0] as EngineSegment).placement).toEqual({ ordinal: 0, name: 'NVIDIA H200', reason: 'the only compatible device' });
   });
 
-  test('an engine that says compute capability 8.0 is refused on an H200 with the seed\'s message', async () => {
+  test('an engine that says compute capability 8.0 is refused on an H200 with the no-compatible-device message', async () => {
     const bytes = withManifest((m) => (m.segments[0].device.computeCapability = { major: 8, minor: 0 }));
     const e = await rejection(loadProgramBuffer(bytes, { availableDevices: [TEST_H200] }));
     expect(e).toBeInstanceOf(NoCompatibleDeviceError);

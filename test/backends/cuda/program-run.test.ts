@@ -55,7 +55,7 @@ test('a run uploads host inputs, reads outputs back, and frees every device valu
   const data: ProgramData = {
     inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [3] }],
     outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [3] }],
-    segments: [{ kind: 'tensorrt', backend: 'cuda', engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] }],
+    segments: [{ kind: 'engine', backend: 'cuda', engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] }],
     constants: {},
   };
   const executor = new ProgramExecutor(data);
@@ -78,7 +78,7 @@ describe('device values through a program run', () => {
   const data: ProgramData = {
     inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [3] }],
     outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [3] }],
-    segments: [{ kind: 'tensorrt', backend: 'cuda', engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] }],
+    segments: [{ kind: 'engine', backend: 'cuda', engine: new Uint8Array(0), inputs: ['x'], outputs: ['y'] }],
     constants: {},
   };
 

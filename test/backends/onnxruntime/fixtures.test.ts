@@ -17,11 +17,11 @@ const cases = [...PT2_FIXTURES.map((name) => [name, 'pt2'] as const), ...ONNX_FI
 
 /** Every engine segment of `program` is an onnxruntime engine. */
 function expectOrtSegments(program: Program): void {
-  const engines = program.data.segments.filter((s) => s.kind === 'tensorrt');
+  const engines = program.data.segments.filter((s) => s.kind === 'engine');
   expect(engines.length).toBeGreaterThan(0);
   for (const s of engines) {
-    expect(s.kind === 'tensorrt' && s.backend).toBe('onnxruntime');
-    if (s.kind === 'tensorrt') expect(unpackOrtEngine(s.engine).description.opset).toBe(18);
+    expect(s.kind === 'engine' && s.backend).toBe('onnxruntime');
+    if (s.kind === 'engine') expect(unpackOrtEngine(s.engine).description.opset).toBe(18);
   }
 }
 
@@ -75,8 +75,8 @@ test('a program file carries the onnxruntime engine and reloads it without the m
     const bytes = program.saveBuffer();
     loaded = await loadProgramBuffer(bytes);
     expect(loaded.backend).toBe('onnxruntime');
-    const engines = loaded.data.segments.filter((s) => s.kind === 'tensorrt');
-    expect(engines.map((s) => s.kind === 'tensorrt' && [...s.engine.subarray(0, 8)].map((b) => String.fromCharCode(b)).join(''))).toEqual(['TRTNORT1']);
+    const engines = loaded.data.segments.filter((s) => s.kind === 'engine');
+    expect(engines.map((s) => s.kind === 'engine' && [...s.engine.subarray(0, 8)].map((b) => String.fromCharCode(b)).join(''))).toEqual(['TRTNORT1']);
     const [before, after] = [await program.run(c.inputs), await loaded.run(c.inputs)];
     after.forEach((t, i) => {
       expectClose(t, c.outputs[i]!, FP32, `reloaded output ${i}`);
