@@ -1,5 +1,5 @@
 /**
- * Tensor construction from caller values (issue 13, "Also"): every value an integer dtype
+ * Tensor construction from caller values: every value an integer dtype
  * cannot hold is a typed E_INVALID_ARGUMENT naming its index, never a RangeError or a
  * silently wrapped value; shapes must be safe integers; a size no typed array can hold is
  * E_RESOURCE_LIMIT.

@@ -24,6 +24,8 @@ export class ConversionContext {
   private readonly tensors = new Map<Value, NetTensor>();
   /** The node being converted (for naming and errors). */
   node: Node | null = null;
+  /** Names layers when no node is being converted: the network layer being spelled out (expand-layers.ts). */
+  layerName: string | null = null;
 
   constructor(
     readonly network: Network,
@@ -39,7 +41,7 @@ export class ConversionContext {
 
   /** A layer name for the current node: `node` or `node/role`. */
   name(role?: string): string {
-    const base = this.node?.name ?? 'layer';
+    const base = this.node?.name ?? this.layerName ?? 'layer';
     return role ? `${base}/${role}` : base;
   }
 

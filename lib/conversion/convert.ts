@@ -1,7 +1,8 @@
 /**
- * Converts a TensorRT segment of the graph into a Network: its inputs become network inputs,
- * each node goes through its selected converter, its outputs are marked. Every converter's
- * outputs are checked against the IR types, so a converter bug is caught here, named.
+ * Converts an engine segment of the graph (whichever backend builds it) into a Network: its
+ * inputs become network inputs, each node goes through its selected converter, its outputs
+ * are marked. Every converter's outputs are checked against the IR types, so a converter bug
+ * is caught here, named.
  */
 import { InternalError, TensorRTNodeError } from '../errors';
 import type { Node, Value } from '../ir/graph';

@@ -5,8 +5,9 @@
  * self-contained: an Engine can be created from them in another process or on a worker
  * thread, without the Network they came from.
  *
- * Names are a closed union and the registry (./registry.ts) is a record over it, so asking
- * for a backend by name and getting another, or a name without a backend, cannot happen.
+ * Names are a closed union and the registry (../backends/registry.ts) is a record over it, so
+ * asking for a backend by name and getting another, or a name without a backend, cannot
+ * happen.
  */
 import type { DType } from '../ir/dtype';
 import type { Network } from '../network';
@@ -88,9 +89,9 @@ export interface PreparedRun {
 /**
  * What the caller of PreparedRun.start() does when the run ends, called from the run's own
  * continuation rather than from a `then` of the caller's: a run of a model that computes in
- * microseconds pays for every promise and closure, most of all before V8 optimizes the code
- * (issue 21). `done` takes the outputs and returns what start() resolves; `failed` takes the
- * error (already typed) and throws what start() rejects with. Exactly one of them is called.
+ * microseconds pays for every promise and closure, most of all before V8 optimizes the code.
+ * `done` takes the outputs and returns what start() resolves; `failed` takes the error
+ * (already typed) and throws what start() rejects with. Exactly one of them is called.
  */
 export interface RunSettled {
   done(outputs: Tensor[]): Tensor[];

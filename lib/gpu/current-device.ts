@@ -1,8 +1,9 @@
 /**
- * CUDA's "current device" for this thread, as seed 003's selection rules use it: the device
- * whose context is current on the JS thread — chosen with {@link setCurrentDevice} (what
- * `cudaSetDevice` does), or by another CUDA library in the same process — and otherwise device 0,
- * which CUDA makes current in a process that never chose one.
+ * CUDA's "current device" for this thread, as the device selection rules of
+ * ../engine/device-selection.ts use it: the device whose context is current on the JS
+ * thread — chosen with {@link setCurrentDevice} (what `cudaSetDevice` does), or by another
+ * CUDA library in the same process — and otherwise device 0, which CUDA makes current in a
+ * process that never chose one.
  */
 import { CudaError } from '../errors';
 import { DEFAULT_CURRENT_DEVICE } from '../engine/device-selection';

@@ -155,7 +155,7 @@ export function trustedTensor(dtype: DType, shape: Shape, data: TypedArray): Ten
  * @internal Whether `t` still has the dtype, shape and data its constructor checked: its
  * fields are plain properties a caller can reassign, so a check of the fields alone proves
  * nothing. Its buffer may still have been detached or resized since: compare `data.length`
- * with the shape too. Lets program.run() skip checking a tensor again (issue 21). Set by
+ * with the shape too. Lets program.run() skip checking a tensor again. Set by
  * Tensor's static block (only code in the class reads its private fields), as the function
  * itself rather than a wrapper: one call less on every run's path.
  */

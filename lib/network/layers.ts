@@ -111,12 +111,12 @@ export interface ConvolutionParams {
 }
 
 /**
- * A whole attention as one layer: softmax(Q·Kᵀ·scale + mask)·V, TensorRT's IAttention with
- * softmax normalization. Made by the cuda backend's attention pass (fuse-attention.ts) over static
- * shapes, never by a frontend; it rides on a matmul (inputs: query, key, value, [mask]) the way a
- * convolution's epilogue rides on the convolution. The pass reads each operand through the views
- * before it (transposes, a GQA repeat's stride-0 slice and reshapes) and writes through the
- * transpose after it, so every operand is given as element strides into its input's dense bytes.
+ * An attention layer as the cuda backend's attention pass leaves it
+ * (lib/backends/cuda/passes/fuse-attention.ts): its inputs are the sources of query, key and
+ * value (and the mask), read through the views that stood before them (transposes, a GQA
+ * repeat's stride-0 slice and reshapes), and its output is written through the transpose after
+ * it, so every operand is given as element strides into its input's dense bytes.
+ * {@link denseAttention} gives the plain layer's own.
  */
 export interface AttentionParams {
   /** The batch box, outer first (batch and heads, split where a GQA repeat walks its groups). */
@@ -136,8 +136,8 @@ export interface AttentionParams {
   output: number[];
   /**
    * Where query, key and value start, in elements, inside their inputs' dense bytes (0 when
-   * absent): an operand read from a column slice of a wider tensor, as merge-matmuls.ts leaves
-   * the projections of one wide Q/K/V GEMM.
+   * absent): an operand read from a column slice of a wider tensor, as
+   * lib/backends/cuda/passes/merge-matmuls.ts leaves the projections of one wide Q/K/V GEMM.
    */
   offsets?: number[];
   /** Strides over [...batch, query row, key column] of input 3: a bool mask (−∞ where false) or a float one (added). */
@@ -159,11 +159,20 @@ export type LayerParams =
   | { kind: 'elementwise'; op: ElementWiseOp }
   | { kind: 'unary'; op: UnaryOp }
   | { kind: 'activation'; type: ActivationType; alpha?: number; beta?: number }
+  /** Inputs: a, b. Batch dims (all but the last two) must have equal rank; 1 broadcasts. */
+  | { kind: 'matmul'; opA: MatrixOp; opB: MatrixOp }
   /**
-   * Inputs: a, b. Batch dims (all but the last two) must have equal rank; 1 broadcasts. With
-   * `attention` (the cuda backend's attention pass only) the layer is a whole attention instead.
+   * Scaled dot-product attention, whole (TensorRT's IAttention with softmax normalization):
+   * softmax(Q·Kᵀ·scale + mask)·V. Inputs: query [..., Hq, L, E], key [..., Hkv, S, E], value
+   * [..., Hkv, S, E], [mask]: equal ranks (at least 3), equal leading dims, Hq a multiple of
+   * Hkv (grouped-query attention: query head h reads key/value head ⌊h / (Hq/Hkv)⌋). The mask
+   * has the same rank, each dim 1 or that of the scores [..., Hq, L, S]: bool (false masks the
+   * score out) or the query's dtype (added). `causal`: query i attends to key j only where
+   * j ≤ i (top-left aligned, PyTorch's is_causal); never with a mask. Output [..., Hq, L, E].
+   * Converters emit it whole; a backend without a kernel for it spells it out through
+   * lib/conversion/expand-layers.ts. `strided`: see {@link AttentionParams}.
    */
-  | { kind: 'matmul'; opA: MatrixOp; opB: MatrixOp; attention?: AttentionParams }
+  | { kind: 'attention'; scale: number; causal: boolean; strided?: AttentionParams }
   /**
    * Inputs: data, [reshape dims as a 1-D int64 shape tensor]. Applies firstTranspose, then
    * reshape (static `reshape` or input 1; -1 infers one dim; 0 copies when zeroIsPlaceholder),
@@ -222,8 +231,9 @@ export type LayerParams =
       epsilon: number;
       nbGroups: number;
       /**
-       * Made by the cuda backend's RMSNorm pass (fuse-rmsnorm.ts), never by a frontend:
-       * x / sqrt(mean(x²) + eps)·scale + bias, no mean subtracted (TensorRT has no such mode).
+       * RMSNorm: x / sqrt(mean(x²) + eps)·scale + bias, no mean subtracted. The rms_norm
+       * converter emits it; TensorRT 10.16's INormalizationLayer has no such mode, so backends
+       * without it spell it out (lib/conversion/expand-layers.ts).
        */
       rms?: boolean;
     }
@@ -255,6 +265,7 @@ export const LAYER_KINDS = [
   'unary',
   'activation',
   'matmul',
+  'attention',
   'shuffle',
   'slice',
   'concat',

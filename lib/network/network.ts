@@ -1,7 +1,8 @@
 /**
  * A TensorRT network description as plain data: what a converter builds and a backend
- * consumes (the reference backend runs it on the CPU; the TensorRT backend, not written yet,
- * is to replay it into an INetworkDefinition).
+ * consumes (the reference backend runs it on the CPU; the TensorRT backend,
+ * lib/backends/tensorrt, replays it into an INetworkDefinition, so far tested only against a
+ * recording fake libnvinfer, never a real TensorRT).
  */
 import { InternalError } from '../errors';
 import type { Layer, LayerParams, TrtDType } from './layers';

@@ -168,7 +168,8 @@ const PARAM_SPECS: Record<LayerKind, ParamSpec> = {
   elementwise: { op: ELEMENTWISE_OPS },
   unary: { op: UNARY_OPS },
   activation: { type: ACTIVATIONS, alpha: opt('number'), beta: opt('number') },
-  matmul: { opA: MATRIX_OPS, opB: MATRIX_OPS, attention: opt('attention') },
+  matmul: { opA: MATRIX_OPS, opB: MATRIX_OPS },
+  attention: { scale: 'number', causal: 'bool', strided: opt('attention') },
   shuffle: { firstTranspose: opt('ints'), reshape: opt('ints'), secondTranspose: opt('ints'), zeroIsPlaceholder: 'bool' },
   slice: { start: 'ints', size: 'ints', stride: 'ints', mode: SAMPLE_MODES },
   concat: { axis: 'int' },
@@ -222,7 +223,7 @@ function fieldOk(value: unknown, spec: FieldSpec): boolean {
   return false;
 }
 
-/** A matmul's attention parameters (AttentionParams): every field, its type, strides that cover the batch box, and three offsets of at least 0 if any. */
+/** An attention layer's strided form (AttentionParams): every field, its type, strides that cover the batch box, and three offsets of at least 0 if any. */
 function attentionOk(value: unknown): boolean {
   if (!isObject(value)) return false;
   const fields: Record<string, FieldSpec | { optional: FieldSpec }> = {

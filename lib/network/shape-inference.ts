@@ -8,6 +8,7 @@
  * arithmetic on them, so static reshapes and slices stay static.
  */
 import { InternalError } from '../errors';
+import { attentionShapeError } from './attention';
 import type { LayerParams, TrtDType } from './layers';
 import { MAX_RANK } from './layers';
 
@@ -185,12 +186,19 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         if (!isFloat(a.dtype) && !(params.type === 'relu' && isInt(a.dtype))) fail(`${params.type} does not take ${a.dtype}`);
         return [{ dtype: a.dtype, shape: a.shape }];
       }
+      case 'attention': {
+        const [q, k, v] = [x(0), x(1), x(2)];
+        if (!isFloat(q.dtype)) fail(`attention does not take ${q.dtype}`);
+        if (k.dtype !== q.dtype || v.dtype !== q.dtype) fail(`query, key and value types differ: ${q.dtype}, ${k.dtype} and ${v.dtype}`);
+        const m = inputs[3] ?? null;
+        if (m !== null && m.dtype !== 'bool' && m.dtype !== q.dtype) fail(`the mask must be bool or ${q.dtype}, got ${m.dtype}`);
+        if (params.strided) return [{ dtype: q.dtype, shape: [...params.strided.outputShape] }];
+        if (params.causal && m !== null) fail('a causal attention takes no mask');
+        const why = attentionShapeError({ query: q.shape, key: k.shape, value: v.shape, mask: m?.shape ?? null });
+        if (why !== null) fail(why);
+        return [{ dtype: q.dtype, shape: [...q.shape] }];
+      }
       case 'matmul': {
-        if (params.attention) {
-          const q = x(0);
-          if (!isFloat(q.dtype)) fail(`attention does not take ${q.dtype}`);
-          return [{ dtype: q.dtype, shape: [...params.attention.outputShape] }];
-        }
         const a = x(0);
         const b = x(1);
         if (a.dtype !== b.dtype) fail(`input types differ: ${a.dtype} and ${b.dtype}`);

@@ -71,7 +71,7 @@ test.each([false, true])('GQA (8 query heads, 2 kv heads), run-time batch and se
   const sdpa = program.report.ops.find((o) => o.target === 'aten.scaled_dot_product_attention.default')!;
   expect(sdpa.reasons).toEqual([]);
   expect(sdpa.converter).toBe('aten.scaled_dot_product_attention.default (dynamic)');
-  expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+  expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
   for (const [r, [qv, kv, vv]] of runs.entries()) {
     const expected = await ortAttention(qv!, kv!, vv!, causal);
     expectClose(outputs[r]![0]!, expected, FP32, `gqa causal=${causal} run ${r}`);

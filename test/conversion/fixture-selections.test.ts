@@ -1,7 +1,6 @@
 /**
  * Locks which converter is selected for every op of every fixture (both frontends, static
- * and dynamic specs as the fixture tests compile them) and the full converter listing. The
- * snapshot was recorded before the converter registration was restructured (issue 15), so
+ * and dynamic specs as the fixture tests compile them) and the full converter listing, so
  * a refactoring of registration that changes any selection, refusal reason or listing
  * fails here.
  */

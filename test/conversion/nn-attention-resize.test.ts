@@ -55,9 +55,11 @@ describe('scaled_dot_product_attention', () => {
     await check('aten.scaled_dot_product_attention.default', [f16(1, 2, 4, 8), f16(1, 2, 4, 8), f16(1, 2, 4, 8)], sdpa({ causal: true }));
   });
 
-  test('softmax between two matrix multiplies', () => {
-    const kinds = layerKinds('aten.scaled_dot_product_attention.default', [f32(1, 2, 4, 8), f32(1, 2, 4, 8), f32(1, 2, 4, 8)], sdpa());
-    expect(kinds.filter((k) => k === 'matmul' || k === 'softmax')).toEqual(['matmul', 'softmax', 'matmul']);
+  test('one attention layer, whole; operands it does not take (batch dims that broadcast) spelled out as matmul, softmax, matmul', () => {
+    expect(layerKinds('aten.scaled_dot_product_attention.default', [f32(1, 2, 4, 8), f32(1, 2, 4, 8), f32(1, 2, 4, 8)], sdpa())).toEqual(['attention']);
+    expect(layerKinds('aten.scaled_dot_product_attention.default', [f32(1, 4, 4, 8), f32(1, 1, 4, 8), f32(1, 1, 4, 8)], sdpa({ gqa: true, causal: true }))).toEqual(['attention']);
+    const broadcast = layerKinds('aten.scaled_dot_product_attention.default', [f32(2, 3, 4, 8), f32(1, 3, 5, 8), f32(1, 3, 5, 8)], sdpa());
+    expect(broadcast.filter((k) => k === 'matmul' || k === 'softmax' || k === 'attention')).toEqual(['matmul', 'softmax', 'matmul']);
   });
 
   test('refused by the IR: dropout', () => {

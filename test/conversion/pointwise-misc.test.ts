@@ -1,6 +1,6 @@
 /**
  * POINTWISE converters, the rest: clamps (clip activation and max/min), casts and their
- * checkArgs refusals (seed 001), identity-like copies, scalar_tensor, and the registration
+ * checkArgs refusals, identity-like copies, scalar_tensor, and the registration
  * itself (static-only, no complex ops). Each converted graph runs on the reference backend
  * and must match the interpreter.
  */
@@ -87,7 +87,7 @@ describe('casts', () => {
     await check('aten.type_as.default', [t('float16', [3, 4]), t('float16', [])], (v) => ({ self: v[0]!, other: v[1]! }));
   });
 
-  test('seed 001: _to_copy to a dtype TensorRT cannot hold is refused, with the reason', () => {
+  test('_to_copy to a dtype TensorRT cannot hold is refused, with the reason', () => {
     const toF64 = reasons('aten._to_copy.default', [t('float32', [3])], (v) => ({ self: v[0]!, dtype: 'float64' }));
     expect(toF64?.join()).toMatch(/float64/);
     expect(reasons('aten._to_copy.default', [t('float32', [3])], (v) => ({ self: v[0]!, dtype: 'float64' }), { truncateDouble: true })).toBeNull();

@@ -1,5 +1,5 @@
 /**
- * The converter registry (seed 001): candidate order, static/dynamic filtering, checkArgs
+ * The converter registry: candidate order, static/dynamic filtering, checkArgs
  * fall-through with every reason collected, forced fallback. Converters are registered here
  * for test purposes only (jest gives this file its own module registry).
  */
@@ -62,7 +62,7 @@ describe('selection order', () => {
     expect(s).toEqual({ ok: false, reasons: ['the 1 converter(s) for aten.relu.default support only static shapes'] });
   });
 
-  test("checkArgs falls through to the next candidate (seed 001: _to_copy to int64 refused by one, accepted by another)", () => {
+  test("checkArgs falls through to the next candidate (_to_copy to int64 refused by one, accepted by another)", () => {
     reg('aten._to_copy.default', impl, {
       name: 'float-casts',
       priority: 1,

@@ -4,11 +4,11 @@
 // with: compile with `backend: 'cuda'` (a fixture PyTorch ran at two sizes is compiled ONCE
 // with run-time dims and run at both), run, and compare with PyTorch's stored outputs (fp32:
 // rtol 1e-4, atol 1e-5). Prints one JSON line per fixture, format and case: max abs/rel
-// error, segments (tensorrt/fallback) and host round trips per run. Then, on the first
+// error, segments (engine/fallback) and host round trips per run. Then, on the first
 // fixture that passed (mlp preferred): save → load → run is bit-identical; the program file
-// edited to say compute capability 8.0 is refused with the seed-003 message; 64 concurrent
-// runs equal the sequential outputs bit for bit; 1,000 runs leave device free memory and live
-// allocations where they were.
+// edited to say compute capability 8.0 is refused with the no-compatible-device message; 64
+// concurrent runs equal the sequential outputs bit for bit; 1,000 runs leave device free memory
+// and live allocations where they were.
 // Then reduced precision: squeezenet1_1, encoder and llama_rotary_complex_input compiled with
 // precisions [fp16], [bf16] and [tf32], one JSON line each with max abs/rel error against the
 // fp32 run and PyTorch's fp32 outputs and the build's precision summary (reducedPrecisionRuns).
@@ -68,7 +68,7 @@ function compare(actual, expected) {
 
 function segmentCounts(program) {
   const kinds = program.report.segments.map((s) => s.kind);
-  return { tensorrt: kinds.filter((k) => k === 'tensorrt').length, fallback: kinds.filter((k) => k === 'fallback').length, hostRoundTrips: program.hostRoundTrips.total };
+  return { engine: kinds.filter((k) => k === 'engine').length, fallback: kinds.filter((k) => k === 'fallback').length, hostRoundTrips: program.hostRoundTrips.total };
 }
 
 const bitsOf = (t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
@@ -119,7 +119,7 @@ async function fixtureRuns() {
   return results;
 }
 
-/** Save → load → bit-identical; the file edited to compute capability 8.0 is refused with the seed's message. */
+/** Save → load → bit-identical; the file edited to compute capability 8.0 is refused with the no-compatible-device message. */
 async function saveAndReload(chosen, dir) {
   const c = chosen.fixtureData.cases[0];
   const program = await lib.compile(chosen.file, settingsFor(chosen.fixtureData, chosen.format));
@@ -137,7 +137,7 @@ async function saveAndReload(chosen, dir) {
     assert(identical(before, after), 'outputs after save → load are bit-identical to those before');
     const files = unzipSync(fs.readFileSync(file));
     const manifest = JSON.parse(Buffer.from(files['manifest.json']).toString('utf8'));
-    const engines = manifest.segments.filter((s) => s.kind === 'tensorrt');
+    const engines = manifest.segments.filter((s) => s.kind === 'engine');
     assert(engines.length > 0 && engines.every((s) => s.backend === 'cuda' && s.device.type === 'gpu'), 'the program records cuda engines with GPU device records');
     const recorded = engines[0].device;
     for (const s of engines) s.device.computeCapability = { major: 8, minor: 0 };
@@ -146,7 +146,7 @@ async function saveAndReload(chosen, dir) {
     fs.writeFileSync(edited, zipSync(files));
     const e = await rejection(lib.loadProgram(edited), 'loading a program whose engines say compute capability 8.0');
     const expected = `Unable to deserialize program file "${edited}": engines were built for compute capability 8.0, but no device with compute capability 8.0 is available (found: `;
-    assert(e.code === 'E_NO_COMPATIBLE_DEVICE' && e.message.startsWith(expected), `the 8.0 program is refused with the seed's message (got ${e.code}: ${e.message})`);
+    assert(e.code === 'E_NO_COMPATIBLE_DEVICE' && e.message.startsWith(expected), `the 8.0 program is refused with the no-compatible-device message (got ${e.code}: ${e.message})`);
     return { recordedDevice: { name: recorded.deviceName, computeCapability: recorded.computeCapability }, refusal: e.message, bytes: fs.statSync(file).size };
   } finally {
     await program.dispose();
@@ -199,7 +199,7 @@ async function deviceIO(chosen) {
   const program = await lib.compile(chosen.file, settingsFor(chosen.fixtureData, chosen.format));
   const deviceInputs = [];
   try {
-    const zeroFallback = program.data.segments.every((s) => s.kind === 'tensorrt');
+    const zeroFallback = program.data.segments.every((s) => s.kind === 'engine');
     assert(!zeroFallback || program.runsOn === 'calling thread', `a program of cuda engines only runs on the calling thread (runsOn: ${program.runsOn})`);
     const host = await program.run(c.inputs);
     for (const t of c.inputs) deviceInputs.push(await lib.toDevice(t, 0));

@@ -164,19 +164,19 @@ function buildCases(Tensor) {
   add('matmul', 'gemv.v8.float16', { opA: 'none', opB: 'transpose' }, [t('float16', [1, 64]), t('float16', [40, 64])]);
   add('matmul', 'gemv.rows.bfloat16', { opA: 'none', opB: 'transpose' }, [t('bfloat16', [2, 2, 32]), t('bfloat16', [1, 24, 32])]);
   add('matmul', 'gemv.v1.float16', { opA: 'none', opB: 'transpose' }, [t('float16', [3, 37]), t('float16', [5, 37])]);
-  // Whole attentions (AttentionParams, the cuda backend's attention pass): q, k, v read at strides.
+  // Attention layers in the strided form the cuda backend's attention pass gives them (AttentionParams): q, k, v read at strides.
   // GQA, causal: q [1, 40, 4, 16] and k, v [1, 40, 2, 16] (tokens first) over the box [1, 2 kv heads, 2 groups].
   const gqa = { batch: [1, 2, 2], seqQ: 40, seqKV: 40, headDim: 16, scale: 0.25, causal: true, query: [2560, 32, 16, 64], key: [1280, 16, 0, 32], value: [1280, 16, 0, 32], output: [2560, 32, 16, 64], outputShape: [1, 40, 64] };
-  add('matmul', 'attention.gqa-causal.float16', { opA: 'none', opB: 'none', attention: gqa }, [t('float16', [1, 40, 4, 16]), t('float16', [1, 40, 2, 16]), t('float16', [1, 40, 2, 16])]);
+  add('attention', 'gqa-causal.float16', { scale: gqa.scale, causal: gqa.causal, strided: gqa }, [t('float16', [1, 40, 4, 16]), t('float16', [1, 40, 2, 16]), t('float16', [1, 40, 2, 16])]);
   // Q, K and V as columns of wide [1, 24, 96] products (merge-matmuls): 2 heads of 16 at offsets 0, 32 and 64.
   const columns = { batch: [1, 2], seqQ: 24, seqKV: 24, headDim: 16, scale: 0.25, causal: false, query: [2304, 16, 96], key: [2304, 16, 96], value: [2304, 16, 96], output: [768, 16, 32], offsets: [0, 32, 64], outputShape: [1, 24, 32] };
-  add('matmul', 'attention.offsets.float16', { opA: 'none', opB: 'none', attention: columns }, [t('float16', [1, 24, 96]), t('float16', [1, 24, 96]), t('float16', [1, 24, 96])]);
+  add('attention', 'offsets.float16', { scale: columns.scale, causal: columns.causal, strided: columns }, [t('float16', [1, 24, 96]), t('float16', [1, 24, 96]), t('float16', [1, 24, 96])]);
   // A bool mask [1, 1, 70, 70] over heads-first q, k, v [1, 2, 70, 32]: two key tiles, the second partial.
   const boolMask = { batch: [1, 2], seqQ: 70, seqKV: 70, headDim: 32, scale: 0.17, causal: false, query: [4480, 2240, 32], key: [4480, 2240, 32], value: [4480, 2240, 32], output: [4480, 2240, 32], mask: [4900, 0, 70, 1], outputShape: [1, 2, 70, 32] };
-  add('matmul', 'attention.bool-mask.bfloat16', { opA: 'none', opB: 'none', attention: boolMask }, [t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bool', [1, 1, 70, 70])]);
+  add('attention', 'bool-mask.bfloat16', { scale: boolMask.scale, causal: boolMask.causal, strided: boolMask }, [t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bfloat16', [1, 2, 70, 32]), t('bool', [1, 1, 70, 70])]);
   // An additive [1, 1, 1, 24] mask, head dim 64, 20 queries over 24 keys.
   const addMask = { batch: [1, 2], seqQ: 20, seqKV: 24, headDim: 64, scale: 0.125, causal: false, query: [2560, 64, 128], key: [3072, 64, 128], value: [3072, 64, 128], output: [2560, 64, 128], mask: [0, 0, 0, 1], outputShape: [1, 20, 128] };
-  add('matmul', 'attention.add-mask.float16', { opA: 'none', opB: 'none', attention: addMask }, [t('float16', [1, 20, 2, 64]), t('float16', [1, 24, 2, 64]), t('float16', [1, 24, 2, 64]), t('float16', [1, 1, 1, 24])]);
+  add('attention', 'add-mask.float16', { scale: addMask.scale, causal: addMask.causal, strided: addMask }, [t('float16', [1, 20, 2, 64]), t('float16', [1, 24, 2, 64]), t('float16', [1, 24, 2, 64]), t('float16', [1, 1, 1, 24])]);
 
   // shuffle
   for (const d of ['float32', 'int64', 'bool', 'float16']) {

@@ -1,5 +1,5 @@
 'use strict';
-// GPU check of the cuda backend's timing cache (lib/backends/cuda/timing-cache.ts). SqueezeNet
+// GPU check of the cuda backend's timing cache (lib/backends/cuda/run/timing-cache.ts). SqueezeNet
 // 1.1 at fp16 runs its 1×1 convolutions as cuBLASLt GEMMs whose candidates are timed when a plan
 // is made. Each phase is a fresh Node process (the choices are also remembered per process, so
 // only a new process shows what the file does), all with TENSORRT_NODE_TIMING_CACHE at one file:

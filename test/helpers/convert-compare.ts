@@ -1,5 +1,5 @@
 /**
- * Converter tests: a graph converted into one TensorRT segment and run on the reference
+ * Converter tests: a graph converted into one engine segment and run on the reference
  * backend must match the interpreter running the same graph (the interpreter's ops are in
  * turn checked against onnxruntime and PyTorch).
  */

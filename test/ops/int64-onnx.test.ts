@@ -1,5 +1,5 @@
 /**
- * int64 past 2^53 against onnxruntime (issue 13, defect 4): one ONNX graph of every int64
+ * int64 past 2^53 against onnxruntime: one ONNX graph of every int64
  * op that onnxruntime's CPU provider computes in integers, run by onnxruntime, by
  * loadOnnx + interpret, and by compile + run on the reference backend. Left out: Pow, Mod
  * with fmod=1, ReduceSum and ReduceProd, which onnxruntime (1.x CPU) computes through

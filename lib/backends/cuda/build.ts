@@ -3,7 +3,7 @@
  * opt and max shapes (a static network at its one shape); the distinct kernel sources this
  * gives are compiled with NVRTC for the target device's compute capability (through the
  * on-disk kernel cache, lib/gpu/kernel-cache.ts) and stored with the network in the engine
- * bytes. Kernel source never depends on dims (lowering/types.ts), so these cubins serve
+ * bytes. Kernel source never depends on dims (layers/types.ts), so these cubins serve
  * every shape of the profiles; a shape that needs another kernel compiles it at run time.
  */
 import { resolveLogger, type Logger } from '../../logger';

@@ -17,7 +17,11 @@ import { HARDWARE_COMPATIBILITY, PRECISIONS, type BuildConfig } from '../../engi
 import { checkNetwork } from '../../network/check';
 
 export const CUDA_ENGINE_MAGIC = 'TRTNCUDA';
-export const CUDA_ENGINE_VERSION = 1;
+/**
+ * 2: attentions are `attention` layers (their strided form in `strided`), no longer a field of
+ * a matmul; a version-1 engine is refused by version and rebuilt from the model.
+ */
+export const CUDA_ENGINE_VERSION = 2;
 export const CUDA_ENGINE_FORMAT = 'tensorrt-node cuda engine';
 
 const LABEL = 'cuda engine';

@@ -15,6 +15,7 @@ import { InternalError, InvalidArgumentError, TensorRTMissingError } from '../..
 import type { Network } from '../../network';
 import type { EngineDevice } from '../../engine/device-selection';
 import type { BuildConfig } from '../../engine/build-config';
+import { expandLayers } from '../../conversion/expand-layers';
 import { checkNetwork } from '../../network/check';
 import type { Availability, Backend, Engine, EngineSignature } from '../../engine/backend';
 import { packOrtEngine, unpackOrtEngine, type OrtSessionSettings } from './engine-format';
@@ -49,7 +50,9 @@ function requireOrt(what: string): OrtModule {
 }
 
 /** Engine bytes for `network`: its ONNX model and description (no onnxruntime needed to build). */
-export function buildOrtEngine(network: Network, session: OrtSessionSettings = ortSessionSettings()): Uint8Array {
+export function buildOrtEngine(source: Network, session: OrtSessionSettings = ortSessionSettings()): Uint8Array {
+  // ONNX opset 18 has no attention or RMS normalization op: those layers are spelled out.
+  const network = expandLayers(source).network;
   // The structural checks every backend makes (a converter bug is an InternalError naming
   // the layer); what the reference backend cannot compute (cubic resize) is no concern here.
   checkNetwork(network, (message, cause) => {

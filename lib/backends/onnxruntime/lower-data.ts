@@ -18,7 +18,7 @@ export const constant: Lowering<'constant'> = (p, c) => [c.g.initializer(p.weigh
  * A shuffle that only reshapes a constant to static dims (a weight shaped for broadcasting),
  * as an initializer of its own: onnxruntime would fold it when it loads the model, but its
  * fusions look at constants as the model gives them (a GELU's 0.5 and √2 must be scalars,
- * ../lower-pointwise.ts), and run before that folding reaches them.
+ * ./lower-pointwise.ts), and run before that folding reaches them.
  */
 function foldedReshape(p: Parameters<Lowering<'shuffle'>>[0], c: LowerContext): string | undefined {
   if (p.firstTranspose !== undefined || p.secondTranspose !== undefined || p.reshape === undefined || c.has(1)) return undefined;

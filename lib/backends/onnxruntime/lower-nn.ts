@@ -13,7 +13,6 @@ import { computeIn, type LowerContext, type Lowering } from './lower-context';
  * ranks with a 1 broadcasting is a case of MatMul's broadcasting.
  */
 export const matmul: Lowering<'matmul'> = (p, c) => {
-  if (p.attention !== undefined) c.unsupported("a fused attention is the cuda backend's own rewrite");
   const g = c.g;
   const prepare = (x: string, rank: number, op: MatrixOp, isA: boolean): string => {
     if (op === 'transpose') {
@@ -126,13 +125,16 @@ function standardize(c: LowerContext, x: string, axes: readonly number[], eps: n
  * kernel); otherwise it is spelled out. nbGroups G > 1 splits the channels into G groups
  * whose statistics also cover their channels; scale and bias are per group or per channel.
  */
+/** Attention layers are spelled out before lowering (lib/conversion/expand-layers.ts): ONNX opset 18 has no attention op. */
+export const attention: Lowering<'attention'> = (_p, c) => c.unsupported('an attention layer is spelled out before lowering (lib/conversion/expand-layers.ts)');
+
 export const normalization: Lowering<'normalization'> = (p, c) => {
   const g = c.g;
   const shape = c.inputShape(0);
   const rank = shape.length;
   const eps = Math.fround(p.epsilon);
   const axes = [...new Set(p.axes)].sort((a, b) => a - b);
-  if (p.rms === true) c.unsupported("an RMS normalization is the cuda backend's own rewrite");
+  if (p.rms === true) c.unsupported('an RMS normalization is spelled out before lowering (lib/conversion/expand-layers.ts)');
   if (axes.length === 0) c.unsupported('normalization over no axes');
   return [
     computeIn(c, [c.input(0)], c.inputDType(0), 'float', (ins, as) => {

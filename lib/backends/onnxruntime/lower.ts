@@ -14,7 +14,7 @@ import { VERSION } from '../../version';
 import { unsupportedError, type LowerContext, type Lowering } from './lower-context';
 import { concat, constant, fill, shape, shuffle, slice } from './lower-data';
 import { gather, resize, scatter, topk } from './lower-indexing';
-import { convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './lower-nn';
+import { attention, convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './lower-nn';
 import { activation, cast, elementwise, identity, select, unary } from './lower-pointwise';
 import { onnxDType, OnnxGraph } from './onnx-graph';
 
@@ -34,6 +34,7 @@ export const LOWERINGS: { [K in LayerKind]: Lowering<K> } = {
   unary,
   activation,
   matmul,
+  attention,
   shuffle,
   slice,
   concat,

@@ -1,6 +1,6 @@
 /**
  * OrtEngine.prepareRun(): runs of one engine on the calling thread with the per-run work cut
- * to array steps (issue 21: the mlp computes in ~15 µs, so every microsecond of JavaScript
+ * to array steps (the mlp computes in ~15 µs, so every microsecond of JavaScript
  * around it shows). Settled once: which description entry each input and output is, and
  * that no dtype crosses the session boundary converted (bfloat16 does: such engines keep
  * OrtEngine.run()). Per run: the checks of OrtEngine.run() as comparisons, falling back to

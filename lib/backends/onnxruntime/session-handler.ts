@@ -1,8 +1,8 @@
 /**
- * A prepared run's way into onnxruntime without onnxruntime-common's InferenceSession.run()
- * (issue 21). That method checks its arguments, builds the fetches object, awaits the
- * session handler and copies the handler's results into a new object: several microseconds
- * a run before V8 optimizes it (about 2,500 runs), a sixth of a 15 µs mlp run. A prepared
+ * A prepared run's way into onnxruntime without onnxruntime-common's InferenceSession.run().
+ * That method checks its arguments, builds the fetches object, awaits the session handler
+ * and copies the handler's results into a new object: several microseconds a run before
+ * V8 optimizes it (about 2,500 runs), a sixth of a 15 µs mlp run. A prepared
  * run's feeds are built once at load from the engine's own inputs and it reads only the
  * outputs it was prepared for, so every one of those steps is settled in advance: it calls
  * the handler that run() calls, with the arguments run() would pass it (every output

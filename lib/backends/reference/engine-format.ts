@@ -2,7 +2,7 @@
  * The reference backend's "engine": the serialized Network (lib/network/serialize.ts) in the
  * container of lib/io/json-blobs.ts under its own magic, so that a reference engine is told
  * apart from a TensorRT plan. Loading is zero-copy and checks everything, including the
- * layer-by-layer consistency of check-network.ts; whatever is wrong is a BadModelError.
+ * layer-by-layer consistency of lib/network/check.ts; whatever is wrong is a BadModelError.
  *
  * Version 2 is the backend-neutral description (`format: "tensorrt-node network"`, -0 kept);
  * version 1 engines are refused with a message asking to rebuild them.

@@ -1,6 +1,6 @@
 /**
  * The replay program: a Network as the flat sequence of TensorRT calls that rebuilds it, in
- * bytes the native side (native/trt/replay.cc) reads front to back. Every IR → TensorRT
+ * bytes the native side (native/trt/build.cc) reads front to back. Every IR → TensorRT
  * decision is made here (enum values, axes bitmasks, extra constant tensors for a fill's
  * alpha/beta and a cumulative's axis, identity layers for outputs that are inputs or already
  * outputs): the native side knows plans, not graphs, and TypeScript is where they are tested.
@@ -17,6 +17,7 @@ import type { Layer, LayerKind, Network, TrtDType } from '../../network';
 import { Tensor } from '../../ir/tensor';
 import type { BuildConfig } from '../../engine/build-config';
 import * as E from './enums';
+import { expandLayers } from '../../conversion/expand-layers';
 
 export const PROGRAM_MAGIC = 'TRTNPLAY';
 export const PROGRAM_VERSION = 1;
@@ -28,10 +29,10 @@ export const OP = { END: 0, INPUT: 1, LAYER: 2, OUTPUT: 3, PROFILE: 4, CONFIG: 5
 export const LAYER_OPCODE: Record<LayerKind, number> = {
   constant: 1, identity: 2, cast: 3, elementwise: 4, unary: 5, activation: 6, matmul: 7, shuffle: 8, slice: 9, concat: 10,
   gather: 11, scatter: 12, reduce: 13, softmax: 14, shape: 15, fill: 16, select: 17, convolution: 18, deconvolution: 19,
-  pooling: 20, normalization: 21, resize: 22, topk: 23, cumulative: 24,
+  pooling: 20, normalization: 21, resize: 22, topk: 23, cumulative: 24, attention: 25,
 };
 
-/** What the builder is told besides the network (native/trt/builder.cc applies it). */
+/** What the builder is told besides the network (native/trt/build.cc applies it). */
 export interface ReplayBuildOptions extends Pick<BuildConfig, 'precisions' | 'workspaceBytes' | 'hardwareCompatibility' | 'optimizationLevel'> {
   /** Serialized timing cache to start from (empty: a new one). */
   timingCache?: Uint8Array;
@@ -98,8 +99,14 @@ function writeConfig(w: Writer, o: ReplayBuildOptions): void {
   w.bytes(cache);
 }
 
-/** The replay program of `network` with build options `options`. */
-export function encodeProgram(network: Network, options: ReplayBuildOptions): Uint8Array {
+/**
+ * The replay program of `network` with build options `options`. Big layers TensorRT is not
+ * given whole are spelled out first (lib/conversion/expand-layers.ts): attention (the replay
+ * has no IAttention opcode yet) and RMS normalization (10.16's INormalizationLayer has no RMS
+ * mode).
+ */
+export function encodeProgram(source: Network, options: ReplayBuildOptions): Uint8Array {
+  const network = expandLayers(source).network;
   const w = new Writer();
   w.bytes(new TextEncoder().encode(PROGRAM_MAGIC));
   w.u32(PROGRAM_VERSION);
@@ -165,7 +172,6 @@ export function encodeProgram(network: Network, options: ReplayBuildOptions): Ui
         };
         break;
       case 'matmul':
-        if (p.attention !== undefined) throw new InternalError(`${where}: a fused attention (a cuda-backend rewrite) has no TensorRT layer here`);
         payload = (w) => {
           w.i32(E.MATRIX_OP[p.opA]);
           w.i32(E.MATRIX_OP[p.opB]);
@@ -262,8 +268,10 @@ export function encodeProgram(network: Network, options: ReplayBuildOptions): Ui
           w.bool(p.averageCountExcludesPadding);
         };
         break;
+      case 'attention':
+        throw new InternalError(`${where}: an attention layer reached the replay; encodeProgram spells them out (lib/conversion/expand-layers.ts)`);
       case 'normalization':
-        if (p.rms === true) throw new InternalError(`${where}: an RMS normalization (a cuda-backend rewrite) has no TensorRT layer here`);
+        if (p.rms === true) throw new InternalError(`${where}: an RMS normalization reached the replay; encodeProgram spells them out (lib/conversion/expand-layers.ts)`);
         payload = (w) => {
           w.u32(axesMask(p.axes, rank(0), where));
           w.f64(p.epsilon);

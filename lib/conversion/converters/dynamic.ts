@@ -36,7 +36,6 @@ import {
   dimOf,
   expandToShape,
   isDynamic,
-  prependOnes,
   reshapeFromDims,
   reshapeTo,
   shapeArith,
@@ -50,7 +49,7 @@ import {
 import { indexTensor, indexTensorAlong } from '../impl/indices';
 import { catParts, sliceBounds, VIEW_TARGETS } from '../impl/shape';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
-import { repeatHeads } from '../impl/attention';
+import { attention } from '../impl/attention';
 import { layerNorm, moments, rmsNorm } from '../impl/norm';
 import { reduceTo, reductionAxes, softmax, SOFTMAX_TARGETS } from '../impl/reduce';
 import { machineEpsilon } from '../../kernels/norm';
@@ -595,50 +594,19 @@ function sameHeads(node: Node): boolean {
 }
 
 /**
- * scaled_dot_product_attention with run-time sequence lengths: softmax(Q·Kᵀ·scale + mask)·V,
- * the causal mask built at run time as (j - i > 0 ? -inf : 0) from a linspace fill over
- * [L, S] (top-left aligned, as PyTorch).
+ * scaled_dot_product_attention with run-time sequence lengths: one attention layer (or, for
+ * operands it does not take, the spelled-out form, whose causal mask is built at run time;
+ * lib/conversion/impl/attention.ts).
  */
 dynamicOnly(
   'aten.scaled_dot_product_attention.default',
   (node, ctx) => {
     const query = value(node, 'query');
     const q = pinned(ctx, ctx.tensor(query), query, 'query_pin');
-    let k = pinned(ctx, ctx.tensor(value(node, 'key')), value(node, 'key'), 'key_pin');
-    let v = pinned(ctx, ctx.tensor(value(node, 'value')), value(node, 'value'), 'value_pin');
-    if (node.args.enable_gqa === true && !sameHeads(node)) {
-      // Grouped-query attention: each key/value head serves Hq/Hkv query heads (static head counts, checked).
-      const heads = irShape(query).at(-3) as number;
-      k = repeatHeads(ctx, k, heads / (irShape(value(node, 'key')).at(-3) as number), 'key');
-      v = repeatHeads(ctx, v, heads / (irShape(value(node, 'value')).at(-3) as number), 'value');
-    }
-    const E = irShape(query).at(-1) as number;
-    const scale = optNum(node, 'scale') ?? 1 / Math.sqrt(E);
-    let scores = scaled(ctx, torchMatmul(ctx, q, k, true, 'scores'), scale, 'scale');
-    const rank = scores.shape.length;
+    const k = pinned(ctx, ctx.tensor(value(node, 'key')), value(node, 'key'), 'key_pin');
+    const v = pinned(ctx, ctx.tensor(value(node, 'value')), value(node, 'value'), 'value_pin');
     const mask = optValue(node, 'attn_mask');
-    if (mask !== null) {
-      const m = ctx.tensor(mask);
-      if (m.dtype === 'bool') {
-        const [mm, s] = [prependOnes(ctx, m, rank - m.shape.length, 'mask_rank'), scores];
-        const negInf = ctx.constant(Tensor.from(scores.dtype, new Array<number>(rank).fill(1), [-Infinity]), ctx.name('neg_inf'));
-        scores = ctx.add({ kind: 'select' }, [mm, s, negInf], 'masked');
-      } else {
-        const mm = prependOnes(ctx, cast(ctx, m, scores.dtype, 'mask_cast'), rank - m.shape.length, 'mask_rank');
-        scores = ctx.add({ kind: 'elementwise', op: 'sum' }, [scores, mm], 'masked');
-      }
-    } else if (node.args.is_causal === true) {
-      const dims = shapeVector(ctx, [dimOf(ctx, scores, rank - 2, 'L'), dimOf(ctx, scores, rank - 1, 'S')], 'mask_dims');
-      const offset = ctx.add({ kind: 'fill', dims: [0, 0], alpha: 0, beta: [-1, 1], dtype: 'float32' }, [dims], 'col_minus_row');
-      const zero = ctx.constant(Tensor.from('float32', [1, 1], [0]), ctx.name('zero'));
-      const above = ctx.add({ kind: 'elementwise', op: 'greater' }, [offset, zero], 'above_diagonal');
-      const negInf = ctx.constant(Tensor.from(scores.dtype, [1, 1], [-Infinity]), ctx.name('neg_inf'));
-      const none = ctx.constant(Tensor.from(scores.dtype, [1, 1], [0]), ctx.name('no_mask'));
-      const bias = prependOnes(ctx, ctx.add({ kind: 'select' }, [above, negInf, none], 'causal_bias'), rank - 2, 'causal_rank');
-      scores = ctx.add({ kind: 'elementwise', op: 'sum' }, [scores, bias], 'masked');
-    }
-    const probs = ctx.add({ kind: 'softmax', axis: rank - 1 }, [scores], 'softmax');
-    return [torchMatmul(ctx, probs, v, false, 'output')];
+    return [attention(ctx, q, k, v, { mask: mask === null ? null : ctx.tensor(mask), causal: node.args.is_causal === true, scale: optNum(node, 'scale') })];
   },
   floats('query', 'key', 'value'),
   (node) => {

@@ -556,7 +556,6 @@ register(
       mask: optInput(ctx, node, 'attn_mask'),
       causal: boolArg(node, 'is_causal'),
       scale: optNumArg(node, 'scale'),
-      gqa: boolArg(node, 'enable_gqa'),
     }),
   ],
   (node) => (numArg(node, 'dropout_p') !== 0 ? 'dropout_p must be 0 in inference' : null),

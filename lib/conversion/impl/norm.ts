@@ -1,7 +1,8 @@
 /**
- * Normalizations: layer norm on TensorRT's normalization layer (scale and bias shaped
- * [1, ..., 1, *normalized_shape]); statistics, RMS norm and group norm as reduce
- * compositions computed in float32 for 16-bit inputs (as PyTorch accumulates); batch norm
+ * Normalizations: layer norm and RMS norm on TensorRT's normalization layer (scale and bias
+ * shaped [1, ..., 1, *normalized_shape]; RMS with `rms`, which backends without it spell out
+ * here); statistics and group norm as reduce compositions computed in float32 for 16-bit
+ * inputs (as PyTorch accumulates); batch norm
  * in inference folded into one scale and shift per channel when its parameters are
  * constants.
  */
@@ -41,15 +42,32 @@ export function layerNorm(ctx: ConversionContext, x: NetTensor, n: number, weigh
   return ctx.add({ kind: 'normalization', axes, epsilon: eps, nbGroups: 1 }, [x, scale, shift]);
 }
 
-/** rms_norm over the last `n` dims: x / sqrt(mean(x²) + eps) * weight, in float32 for 16-bit inputs. */
+/**
+ * rms_norm over the last `n` dims (weight [*normalized_shape] or null): one RMS normalization
+ * layer, x / sqrt(mean(x²) + eps)·weight. Backends without it spell it out with
+ * {@link spellOutRmsNorm} (lib/conversion/expand-layers.ts).
+ */
 export function rmsNorm(ctx: ConversionContext, x: NetTensor, n: number, weight: NetTensor | null, eps: number): NetTensor {
   const rank = x.shape.length;
+  const paramShape = [...new Array<number>(rank - n).fill(1), ...x.shape.slice(rank - n)];
+  const ones = new Array<number>(rank).fill(1);
+  const scale = weight ? reshape(ctx, cast(ctx, weight, x.dtype, 'weight_cast'), paramShape, 'weight') : filledOf(ctx, 1, x.dtype, ones, 'ones');
   const axes = Array.from({ length: n }, (_, i) => rank - n + i);
+  return ctx.add({ kind: 'normalization', axes, epsilon: eps, nbGroups: 1, rms: true }, [x, scale, filledOf(ctx, 0, x.dtype, ones, 'zeros')]);
+}
+
+/**
+ * RMS normalization as primitive layers, in float32 for 16-bit inputs (as PyTorch
+ * accumulates): x / sqrt(mean(x²) over `axes` + eps) · scale + bias (a bias that is a
+ * constant of zeros is left out).
+ */
+export function spellOutRmsNorm(ctx: ConversionContext, x: NetTensor, axes: readonly number[], scale: NetTensor, bias: NetTensor, eps: number, biasIsZero: boolean): NetTensor {
+  const rank = x.shape.length;
   const t = cast(ctx, x, statsType(x.dtype), 'upcast');
   const meanSquare = reduce(ctx, binary(ctx, t, t, 'prod', 'squared'), 'avg', axes, true, 'mean_square');
   const rms = unary(ctx, binary(ctx, meanSquare, scalarOf(ctx, eps, t.dtype, rank, 'eps'), 'sum', 'plus_eps'), 'sqrt', 'rms');
-  let y = binary(ctx, t, rms, 'div', 'normalized');
-  if (weight) y = elementwise(ctx, y, weight, 'prod', y.dtype, 'weight');
+  let y = elementwise(ctx, binary(ctx, t, rms, 'div', 'normalized'), scale, 'prod', t.dtype, 'weight');
+  if (!biasIsZero) y = elementwise(ctx, y, bias, 'sum', t.dtype, 'bias');
   return cast(ctx, y, x.dtype, 'downcast');
 }
 

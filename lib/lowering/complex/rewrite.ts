@@ -249,7 +249,7 @@ class ComplexRewriter implements RewriteEnvironment {
     if (refused.size > 0 && !this.options.fallback) {
       const list = [...refused].map(([n, why]) => `  - ${where(n)}: ${why}`);
       throw new UnsupportedOpError(
-        `${refused.size} op(s) on complex values have no rewrite into real arithmetic, so they cannot run in TensorRT:\n${list.join('\n')}\n` +
+        `${refused.size} op(s) on complex values have no rewrite into real arithmetic, so they cannot be converted into an engine segment:\n${list.join('\n')}\n` +
           'Set complexFallback: true to run them in fallback segments instead.',
         { details: { ops: [...refused].map(([n, reason]) => ({ node: n.name, target: n.target, reason })) } },
       );

@@ -1,12 +1,21 @@
 /**
- * A matmul that stands for a whole attention (AttentionParams, made by the cuda backend's
- * attention pass): softmax(Q·Kᵀ·scale + mask)·V in float64, every operand read at its strides,
- * the output rounded once into the query's dtype. The oracle the cuda kernel is tested against.
+ * IAttention: softmax(Q·Kᵀ·scale + mask)·V in float64, the output rounded once into the
+ * query's dtype. A plain layer reads its dense inputs through the strided form
+ * (denseAttention, lib/network/attention.ts); the cuda backend's strided layer is read at its
+ * own strides. The oracle the cuda kernel is tested against.
  */
 import { fromNumbers, readNumbers } from '../../kernels/access';
 import type { AttentionParams } from '..';
 import type { Tensor } from '../../ir/tensor';
-import { fail, required, type LayerContext } from './common';
+import { denseAttention } from '../attention';
+import { fail, required, type Executor, type LayerContext } from './common';
+
+export const attentionLayer: Executor<'attention'> = (p, inputs, layer) => {
+  if (p.strided) return stridedAttention(p.strided, inputs, layer);
+  const [q, k, v] = [0, 1, 2].map((i) => required(inputs, i, layer)) as [Tensor, Tensor, Tensor];
+  const mask = inputs[3] ?? null;
+  return stridedAttention(denseAttention({ query: q.shape, key: k.shape, value: v.shape, mask: mask?.shape ?? null }, p.scale, p.causal), inputs, layer);
+};
 
 /** The offsets of every entry of the batch box along `strides` (its first batch.length entries). */
 function batchOffsets(batch: readonly number[], strides: readonly number[]): number[] {
@@ -19,7 +28,7 @@ function batchOffsets(batch: readonly number[], strides: readonly number[]): num
   return offsets;
 }
 
-export function attention(p: AttentionParams, inputs: ReadonlyArray<Tensor | null>, layer: LayerContext): Tensor[] {
+function stridedAttention(p: AttentionParams, inputs: ReadonlyArray<Tensor | null>, layer: LayerContext): Tensor[] {
   const [q, k, v] = [0, 1, 2].map((i) => required(inputs, i, layer)) as [Tensor, Tensor, Tensor];
   const mask = inputs[3] ?? null;
   if ((mask === null) !== (p.mask === undefined)) fail(layer, 'the attention mask and its strides must come together');

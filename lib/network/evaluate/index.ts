@@ -1,6 +1,7 @@
 /** The reference backend's executor for every layer kind, and what it cannot run. */
 import type { Layer, LayerKind, LayerParams } from '..';
 import type { Tensor } from '../../ir/tensor';
+import { attentionLayer } from './attention';
 import type { Executor } from './common';
 import { concat, constant, fill, identity, shape, shuffle, slice } from './data';
 import { gather, resize, scatter, topk } from './indexing';
@@ -18,6 +19,7 @@ export const executors: { [K in LayerKind]: Executor<K> } = {
   unary,
   activation,
   matmul,
+  attention: attentionLayer,
   shuffle,
   slice,
   concat,

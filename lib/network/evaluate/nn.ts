@@ -3,7 +3,6 @@
  * IPoolingLayer, INormalizationLayer, IReduceLayer, ISoftMaxLayer and ICumulativeLayer.
  */
 import { isFloating } from '../../ir/dtype';
-import { attention } from './attention';
 import { fromNumbers, readNumbers } from '../../kernels/access';
 import { conv, convTranspose } from '../../kernels/conv';
 import { add, div, mul } from '../../kernels/elementwise';
@@ -23,7 +22,6 @@ import { asDType, fail, fmtShape, required, type Executor, type LayerContext, ty
  * (A as a row [1, K], B as a column [K, 1]), whose unit dim is dropped from the result.
  */
 export const matmul: Executor<'matmul'> = (p, inputs, layer) => {
-  if (p.attention) return attention(p.attention, inputs, layer);
   const prepare = (t: Tensor, op: MatrixOp, isA: boolean): Tensor => {
     if (op === 'transpose') {
       const perm = t.shape.map((_, i) => i);

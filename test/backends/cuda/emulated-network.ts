@@ -1,7 +1,8 @@
 /**
  * A whole Network through the cuda backend's own path, on the CPU: instantiate at the feeds'
- * shapes, lower every layer with the real lowerings (lower-instance.ts binds buffers exactly
- * as the runner does), and run the steps on the CPU emulator (test/helpers/cuda-emulator).
+ * shapes, lower every layer with the real lowerings (lib/backends/cuda/plan/lower-instance.ts
+ * binds buffers exactly as the runner does), and run the steps on the CPU emulator
+ * (test/helpers/cuda-emulator).
  * What a GPU run would do, minus the GPU; for tests of whole models, and of the plan-level
  * optimizations (pointwise fusion, views) against the reference backend.
  */

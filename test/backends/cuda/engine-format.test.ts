@@ -4,7 +4,7 @@
  * every malformed byte string is a BadModelError saying what is wrong.
  */
 import { buildCudaEngine, networkPlans } from '../../../lib/backends/cuda/build';
-import { CUDA_ENGINE_MAGIC, cudaEngineMemory, cudaEnginePrecision, describeEngineMemory, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
+import { CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION, cudaEngineMemory, cudaEnginePrecision, describeEngineMemory, deserializeCudaEngine, serializeCudaEngine, type CudaEngineContents } from '../../../lib/backends/cuda/engine-format';
 import { Network } from '../../../lib/network';
 import { Tensor } from '../../../lib/ir/tensor';
 import { DEFAULT_BUILD_CONFIG, type Precision } from '../../../lib/engine/build-config';
@@ -25,11 +25,11 @@ async function built(precisions: Precision[] = ['fp32', 'tf32'], logger?: Logger
 
 /** The engine with its JSON edited by `edit` (blob unchanged). */
 function edited(bytes: Uint8Array, edit: (json: Record<string, any>) => void): Uint8Array {
-  const { json, blob } = unpackContainer(bytes, CUDA_ENGINE_MAGIC, [1]);
+  const { json, blob } = unpackContainer(bytes, CUDA_ENGINE_MAGIC, [CUDA_ENGINE_VERSION]);
   edit(json as Record<string, any>);
   const table = new BlobTable();
   table.add('blob', blob);
-  return packContainer(CUDA_ENGINE_MAGIC, 1, json, table);
+  return packContainer(CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION, json, table);
 }
 
 describe('cuda engine bytes', () => {
@@ -116,6 +116,11 @@ describe('cuda engine bytes', () => {
       const bytes = good.slice();
       new DataView(bytes.buffer).setUint32(8, 7, true);
       refuse(bytes, 'format version 7 is not supported');
+    });
+    test('a version-1 engine (its attentions a field of a matmul layer) is refused by version', () => {
+      const bytes = good.slice();
+      new DataView(bytes.buffer).setUint32(8, 1, true);
+      refuse(bytes, 'format version 1 is not supported (this tensorrt-node reads version 2)');
     });
     test('another format', () => refuse(edited(good, (j) => (j.format = 'something')), 'the description is not a cuda engine (format "something")'));
     test('no build configuration', () => refuse(edited(good, (j) => delete j.config), 'the build configuration is missing'));

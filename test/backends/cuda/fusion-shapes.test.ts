@@ -145,7 +145,8 @@ describe('fused across shapes on the emulator', () => {
     const { fused, plain } = expectEmulatedMatches(net, { x: r.tensor([3, 4, 8, 2], 'float16'), f: r.tensor([3, 1, 8, 2], 'float16') }, FP16);
     // Unfused: 4 slices, 4 products, re, im and two blocks. Fused: each block computes its half,
     // reading q and the frequencies (broadcast over the heads) through the slices, and the two
-    // blocks are one launch storing a whole pair a thread (lowering/row-blocks.ts).
+    // blocks are one launch storing a whole pair a thread
+    // (lib/backends/cuda/layers/row-blocks.ts).
     expect([plain.launches, fused.launches]).toEqual([12, 1]);
     expect(fused.names).toEqual(['ar_br+ai_bi+re+ar_bi+ai_br+im+pair']);
   });

@@ -1,6 +1,6 @@
 /**
- * Views (fuse-pointwise.ts planViews/readThrough, lower-instance.ts): a slice inside its input
- * or a transpose, whose readers are all pointwise maps over its box, is never copied — each
+ * Views (lib/backends/cuda/plan/: fuse-pointwise.ts planViews/readThrough, lower-instance.ts):
+ * a slice inside its input or a transpose, whose readers are all pointwise maps over its box, is never copied — each
  * reader reads the view's source through the copy's strides. Whole networks run on the CPU
  * kernel emulator with and without it (bit for bit the same, fewer launches) and against the
  * reference backend; a reader that cannot read through gets the copy, run just before it.
@@ -17,6 +17,7 @@ import { expectClose, FP32, type Tolerance } from '../../helpers/compare';
 import { FIXTURES, loadFixture } from '../../helpers/fixtures';
 import { Random } from '../../helpers/random';
 import { emulateLowered, expectEmulatedMatches } from './emulated-network';
+import { expandLayers } from '../../../lib/conversion/expand-layers';
 
 /** x [1, s, h, 2·p] as interleaved pairs times freqs [1, s, 1, p] (re, im): RoPE as the complex rewrite lowers it, outputs re and im. */
 function ropeNetwork(dtype: 'float32' | 'float16', s = 6, h = 4, p = 4): Network {
@@ -177,7 +178,8 @@ describe('a producer behind a view', () => {
   test('a cast whose transpose (a view) is read by one copy computes in that copy\'s place: the same bits in one launch instead of five', () => {
     const { fused, plain } = expectEmulatedMatches(widenedInput(), { x: new Random(21).tensor([2, 3, 4, 5]) }, FP16);
     expect(plain.names).toEqual(['cast', 'nhwc', 'zeros', 'widened', 'widened']);
-    // The cast computes in its block's place; the blocks are one launch of 4-channel rows (lowering/row-blocks.ts).
+    // The cast computes in its block's place; the blocks are one launch of 4-channel rows
+    // (lib/backends/cuda/layers/row-blocks.ts).
     expect(fused.names).toEqual(['cast+widened']);
   });
 
@@ -213,8 +215,9 @@ describe('against PyTorch', () => {
     const program = await compile(path.join(FIXTURES, name, 'model.pt2'), { backend: 'reference' });
     const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
     await program.dispose();
-    expect(segments.map((s) => s.kind)).toEqual(['tensorrt']);
-    const network = deserializeEngine(segments[0]!.engine!);
+    expect(segments.map((s) => s.kind)).toEqual(['engine']);
+    // The Llama block's attention layer spelled out, as the cuda build does for an fp32 one (spell-out-attention).
+    const network = expandLayers(deserializeEngine(segments[0]!.engine!)).network;
     const c = fixture.cases[0]!;
     // The engine takes a complex64 input as its float32 carrier [..., 2].
     const feeds = Object.fromEntries(network.inputs.map((input, i) => {

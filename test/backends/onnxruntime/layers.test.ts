@@ -234,7 +234,21 @@ const CASES: Record<LayerKind, Case[]> = {
     { label: 'average counting padding, round down', params: pool('average', 'explicit_round_down', false), inputs: () => [f([1, 2, 7, 6])] },
     { label: 'average counting padding, round up (window past the padding)', params: pool('average', 'explicit_round_up', false), inputs: () => [f([1, 2, 8, 7])] },
   ],
+  // Attention: spelled out before lowering (lib/conversion/expand-layers.ts), ONNX opset 18 has no attention op.
+  attention: [
+    { label: 'plain, scale 0.3', params: { kind: 'attention', scale: 0.3, causal: false }, inputs: () => [f([2, 2, 5, 8]), f([2, 2, 7, 8]), f([2, 2, 7, 8])] },
+    { label: 'causal, 4 query heads over 2 key/value heads', params: { kind: 'attention', scale: 0.25, causal: true }, inputs: () => [f([1, 4, 6, 8]), f([1, 2, 6, 8]), f([1, 2, 6, 8])] },
+    {
+      label: 'bool mask broadcast over heads',
+      params: { kind: 'attention', scale: 0.5, causal: false },
+      inputs: () => [f([1, 2, 3, 4]), f([1, 2, 5, 4]), f([1, 2, 5, 4]), Tensor.from('bool', [1, 1, 3, 5], Array.from({ length: 15 }, (_, i) => (i % 5 === 0 || i % 3 === 1 ? 1 : 0)))],
+    },
+    { label: 'additive mask per key', params: { kind: 'attention', scale: 0.5, causal: false }, inputs: () => [f([2, 1, 3, 4]), f([2, 1, 6, 4]), f([2, 1, 6, 4]), f([2, 1, 1, 6], -3, 0)] },
+  ],
   normalization: [
+    // RMS normalization: ONNX opset 18 has none; spelled out before lowering (lib/conversion/expand-layers.ts).
+    { label: 'RMS norm over the last axis, with a bias', params: { kind: 'normalization', axes: [2], epsilon: 1e-6, nbGroups: 1, rms: true }, inputs: () => [f([2, 3, 8]), f([1, 1, 8]), f([1, 1, 8])] },
+    { label: 'RMS norm over the last two axes, zero bias', params: { kind: 'normalization', axes: [1, 2], epsilon: 1e-5, nbGroups: 1, rms: true }, inputs: () => [f([2, 3, 4]), f([1, 3, 4]), c(Tensor.from('float32', [1, 1, 1], [0]))] },
     { label: 'layer norm over the last two axes', params: { kind: 'normalization', axes: [1, 2], epsilon: 1e-5, nbGroups: 1 }, inputs: () => [f([2, 3, 4]), f([1, 3, 4]), f([1, 3, 4])] },
     { label: 'instance norm (axes 2, 3) per channel', params: { kind: 'normalization', axes: [2, 3], epsilon: 1e-5, nbGroups: 1 }, inputs: () => [f([2, 3, 4, 5]), f([1, 3, 1, 1]), f([1, 3, 1, 1])] },
     { label: 'group norm, per-channel scale', params: { kind: 'normalization', axes: [2, 3], epsilon: 1e-5, nbGroups: 2 }, inputs: () => [f([2, 4, 3, 3]), f([1, 4, 1, 1]), f([1, 4, 1, 1])] },

@@ -134,7 +134,7 @@ function expectMatchesOrt(c: Case): void {
     const program = await compile(model, { backend: 'reference', inputs: c.ranges, minBlockSize: 1 });
     try {
       expect(program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`)).toEqual([]);
-      expect(program.report.segments.map((s) => s.kind)).toEqual(['tensorrt']);
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
       for (const inputs of c.sizes) {
         const [expected] = await runOrtModel(model, inputs);
         const [actual] = await program.run(inputs);

@@ -388,10 +388,10 @@ describe('nodes', () => {
     expect(interpret(g, [tensor([4, 4], x)])[0]!.toArray()).toEqual(expected);
     expect(g.calls().map((n) => n.target)).toContain('aten.slice_scatter.default');
     expect(g.calls().map((n) => n.target)).toContain('aten.select_scatter.default');
-    // Compiled, the fills and scatters convert (fill is decomposed into masked_fill): one TensorRT segment.
+    // Compiled, the fills and scatters convert (fill is decomposed into masked_fill): one engine segment.
     const compiled = await compile(archive(prog, {}, { lifted_tensor_0: { file: 'tensor_0', bytes: f32([-7]), meta: meta(FLOAT, []) } }), { backend: 'reference' });
     try {
-      expect(compiled.report.segments.map((seg) => seg.kind)).toEqual(['tensorrt']);
+      expect(compiled.report.segments.map((seg) => seg.kind)).toEqual(['engine']);
       expect((await compiled.run([tensor([4, 4], x)]))[0]!.toArray()).toEqual(expected);
     } finally {
       compiled.dispose();

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { KernelSource } from '../../../lib/backends/cuda/lowering';
+import type { KernelSource } from '../../../lib/backends/cuda/layers';
 import { FIBERS, isCooperative } from './fibers';
 
 const EMULATION = String.raw`

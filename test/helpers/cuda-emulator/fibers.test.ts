@@ -3,8 +3,8 @@
  * whose answers are known by hand and are wrong without the synchronization, and the errors a
  * divergent barrier, a partial shuffle mask and an out-of-bounds store inside a fiber give.
  */
-import { kernelSource } from '../../../lib/backends/cuda/lowering/kernel';
-import type { KernelLaunch } from '../../../lib/backends/cuda/lowering/types';
+import { kernelSource } from '../../../lib/backends/cuda/layers/kernel';
+import type { KernelLaunch } from '../../../lib/backends/cuda/layers/types';
 import type { KernelArg } from '../../../lib/gpu/plan';
 import { runSteps } from './index';
 

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { LoweredStep } from '../../../lib/backends/cuda/lowering';
+import type { LoweredStep } from '../../../lib/backends/cuda/layers';
 import { packKernelArgs, type Dim3, type KernelArg } from '../../../lib/gpu/plan';
 import { compileKernel, emulatorDir } from './compile';
 import { view } from './buffers';

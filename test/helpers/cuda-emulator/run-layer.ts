@@ -2,7 +2,7 @@
  * Lowers one layer at the concrete shapes of its inputs, runs the steps on the emulator and
  * returns the outputs next to the reference backend's, for the lowering tests.
  */
-import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/lowering';
+import { lowerLayer, type LoweredStep } from '../../../lib/backends/cuda/layers';
 import { executeLayer } from '../../../lib/network/evaluate';
 import { dtypeInfo } from '../../../lib/ir/dtype';
 import { readNumbers } from '../../../lib/kernels/access';

@@ -3,7 +3,7 @@
  * the comparison both run: each sample lowered and run on the emulator against the reference
  * backend, exact for integers and bool, the check's per-dtype tolerances for floats.
  */
-import type { LoweredStep } from '../../../lib/backends/cuda/lowering';
+import type { LoweredStep } from '../../../lib/backends/cuda/layers';
 import type { LayerKind, LayerParams } from '../../../lib/network';
 import { Tensor } from '../../../lib/ir/tensor';
 import { expectClose, expectExact } from '../compare';

@@ -11,7 +11,7 @@ import { lowerComplex, type BoundaryIO } from '../../../lib/lowering/complex';
 import { Tensor } from '../../../lib/ir/tensor';
 import { builder } from './helpers';
 
-/** The program's inputs or outputs as pipeline.ts lists them: the (carrier) graph values' types. */
+/** The program's inputs or outputs as lib/compile/pipeline.ts lists them: the (carrier) graph values' types. */
 const io = (values: Graph['inputs']): BoundaryIO[] => values.map((v) => ({ dtype: v.tensorType.dtype, shape: [...v.tensorType.shape] }));
 
 describe('a graph with complex inputs, outputs, a buffer and an op without a rule', () => {

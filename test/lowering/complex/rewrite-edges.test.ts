@@ -79,7 +79,7 @@ test('E_UNSUPPORTED_OP names a node by its source location when it has one, and 
   const e = thrownError(() => lowerComplex(g));
   expect(e.code).toBe('E_UNSUPPORTED_OP');
   expect(e.message.split('\n')).toEqual([
-    '2 op(s) on complex values have no rewrite into real arithmetic, so they cannot run in TensorRT:',
+    '2 op(s) on complex values have no rewrite into real arithmetic, so they cannot be converted into an engine segment:',
     '  - model.py:12 (forward): no rule rewrites aten.sqrt.default on complex values into real arithmetic',
     '  - node pd (aten.constant_pad_nd.default): padding complex values with a nonzero value has no rule',
     'Set complexFallback: true to run them in fallback segments instead.',

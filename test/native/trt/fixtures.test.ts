@@ -12,6 +12,7 @@ import { compile } from '../../../lib/compile';
 import type { Network } from '../../../lib/network';
 import { FIXTURES, PT2_FIXTURES } from '../../helpers/fixtures';
 import { describeWithTensorRT, runDriver, tempFile } from './harness';
+import { expandLayers } from '../../../lib/conversion/expand-layers';
 
 
 /** The TensorRT methods a replay and build may call (V-call names: what TensorRT's inline methods forward to). */
@@ -42,7 +43,7 @@ async function fixtureNetworks(name: string): Promise<Network[]> {
   const program = await compile(model, dynamicBatch ? { backend: 'reference', inputs } : { backend: 'reference' });
   const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
   program.dispose?.();
-  return segments.filter((s) => s.kind === 'tensorrt').map((s) => deserializeEngine(s.engine!));
+  return segments.filter((s) => s.kind === 'engine').map((s) => deserializeEngine(s.engine!));
 }
 
 describeWithTensorRT('converter fixtures replay into TensorRT', (ctx) => {
@@ -51,8 +52,10 @@ describeWithTensorRT('converter fixtures replay into TensorRT', (ctx) => {
     expect(networks.length).toBeGreaterThan(0);
     // The dynamic-batch compiles must reach the replay with their optimization profiles.
     if (['mlp', 'encoder', 'mobilenet_v3_small'].includes(name)) expect(networks.some((n) => n.inputs.some((i) => i.profiles.length > 0))).toBe(true);
-    for (const net of networks) {
-      const program = tempFile(ctx.tmp, `${name}.program`, encodeProgram(net, { precisions: ['fp32'], workspaceBytes: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 }));
+    for (const source of networks) {
+      // What the replay holds: the network with its attention layers spelled out (encodeProgram does it too).
+      const net = expandLayers(source).network;
+      const program = tempFile(ctx.tmp, `${name}.program`, encodeProgram(source, { precisions: ['fp32'], workspaceBytes: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 }));
       const { result, calls } = runDriver(ctx.built, ['build', program, path.join(ctx.tmp, 'plan'), path.join(ctx.tmp, 'cache')]);
       expect(result).toMatchObject({ ok: true });
       const unexpected = [...new Set(calls.map((c) => c.m).filter((m) => !EXPECTED.has(m) && !ADDS.test(m)))];

@@ -1,21 +1,22 @@
 /**
  * A whole attention in one kernel: softmax(Q·Kᵀ·scale + mask)·V (a matmul the attention pass
- * made, fuse-attention.ts), in the way of FlashAttention-2. A block takes 16·rowGroups query rows
- * of one batch entry and walks the keys in tiles of 64; each row group is walked by `streams`
- * warps, each taking its share of every tile's keys, merged at the end (AttentionTiling: 4 × 2 by
- * default, eight warps over 64 rows, so an SM has two warps to switch between where a 64-row block
- * of a 16-head, 512-token attention gives it one). Each tile of K and V goes through shared memory
- * by asynchronous copies in two stages (the next tile loads behind this tile's math); the warp
- * multiplies with tensor cores (mma.sync m16n8k16, fp16 or bf16 in, fp32 accumulators; V's
- * fragments transposed by ldmatrix), keeps a running row maximum and sum (base-2 exponentials),
- * and rescales its output accumulators as the maximum moves. Under a causal mask a block stops
- * at its diagonal, and the blocks with the most key tiles start first. Scores and probabilities
- * never reach memory; Q, K, V, the mask and the output are read and written at any strides (the
- * transposes and GQA repeats around an attention are views), with the head dim contiguous. The
- * mask's values of a tile are read before its products, so their loads overlap the tensor-core
- * work (read behind each score's test they serialized: BERT's attention 15.2 → 10.0 µs).
+ * made, ../passes/fuse-attention.ts), in the way of FlashAttention-2. A block takes
+ * 16·rowGroups query rows of one batch entry and walks the keys in tiles of 64; each row group
+ * is walked by `streams` warps, each taking its share of every tile's keys, merged at the end
+ * (AttentionTiling: 4 × 2 by default, eight warps over 64 rows, so an SM has two warps to
+ * switch between where a 64-row block of a 16-head, 512-token attention gives it one). Each
+ * tile of K and V goes through shared memory by asynchronous copies in two stages (the next
+ * tile loads behind this tile's math); the warp multiplies with tensor cores (mma.sync
+ * m16n8k16, fp16 or bf16 in, fp32 accumulators; V's fragments transposed by ldmatrix), keeps a
+ * running row maximum and sum (base-2 exponentials), and rescales its output accumulators as
+ * the maximum moves. Under a causal mask a block stops at its diagonal, and the blocks with
+ * the most key tiles start first. Scores and probabilities never reach memory; Q, K, V, the
+ * mask and the output are read and written at any strides (the transposes and GQA repeats
+ * around an attention are views), with the head dim contiguous. The mask's values of a tile
+ * are read before its products, so their loads overlap the tensor-core work (read behind each
+ * score's test they serialized: BERT's attention 15.2 → 10.0 µs, H200, 2026-12-03).
  *
- * Nsight Compute on the H200 (session 11): the kernel issues an instruction about every 5 cycles
+ * Nsight Compute (H200, 2026-12-03): the kernel issues an instruction about every 5 cycles
  * a warp, with two warps a scheduler, so it is bound by its instruction count, not by memory or
  * the tensor cores; more key streams (more warps, more merging) made it slower there. K's
  * fragments by ldmatrix and skipping the rescale when no maximum moved gave Llama's nothing and
@@ -30,9 +31,9 @@
  * shuffles of those fragments and of the row addresses.
  */
 import type { AttentionParams, TrtDType } from '../../../network';
-import { advance, checkRank, dims8, f32, i32, i64, input, kernelSource, output, ptr, unsupported, volume } from './kernel';
+import { advance, checkRank, dims8, f32, i32, i64, input, kernelSource, output, paramsOf, ptr, unsupported, volume } from './kernel';
 import { DTYPES } from './prelude';
-import type { BoundTensor, KernelSource, LoweredStep, LoweringContext } from './types';
+import type { BoundTensor, KernelSource, LayerLowering, LoweredStep, LoweringContext } from './types';
 
 /** Keys a tile holds. */
 const BLOCK_N = 64;
@@ -41,8 +42,9 @@ const BLOCK_N = 64;
  * 16·rowGroups rows), each walked by `streams` warps, warp s taking keys [s·64/streams, (s+1)·64/streams)
  * of every tile; the streams merge their rows at the end. More streams shorten a block's walk over
  * a long key range (a causal attention's last rows) but add a longer merge and more work a key;
- * on the H200 neither 2 × 4 nor 2 × 2 beat 4 × 2 on Llama's attention (docs/cuda-backend.md,
- * session 11), so every attention runs 4 × 2 and the others are there to be measured (the kernel lab).
+ * on the H200 (2026-12-03) neither 2 × 4 nor 2 × 2 beat 4 × 2 on Llama's attention
+ * (docs/cuda-backend.md, "The attention's mask and Q/O accesses, norm row offsets, attention
+ * tilings"), so every attention runs 4 × 2 and the others are there to be measured (the kernel lab).
  * At most 256 threads: the kernel's registers (up to 168) would not fit 512.
  */
 export interface AttentionTiling {
@@ -414,7 +416,18 @@ function startingAt(ctx: LoweringContext, t: BoundTensor, p: AttentionParams, i:
   return offset === 0 ? t : { ...t, at: advance(t.at, t.dtype, offset) };
 }
 
-/** The attention a matmul stands for (`params.attention`), as one launch. */
+/**
+ * An attention layer as the attention pass leaves it (`strided`, ../passes/fuse-attention.ts),
+ * as one launch. A plain attention layer never reaches the lowerings: the pass fuses it or
+ * spells it out.
+ */
+export const attention: LayerLowering = (ctx) => {
+  const p = paramsOf(ctx, 'attention');
+  if (p.strided === undefined) unsupported(ctx, 'a plain attention layer reached the lowering: the attention pass fuses or spells out every one');
+  return attentionLaunch(ctx, p.strided);
+};
+
+/** The strided attention `p` over the layer's inputs, as one launch. */
 export function attentionLaunch(ctx: LoweringContext, p: AttentionParams, tiling: AttentionTiling = DEFAULT_ATTENTION_TILING): LoweredStep[] {
   const [q, k, v] = [0, 1, 2].map((i) => startingAt(ctx, input(ctx, i), p, i)) as [BoundTensor, BoundTensor, BoundTensor];
   const mask = ctx.inputs[3] ?? null;

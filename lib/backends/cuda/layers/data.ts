@@ -107,7 +107,7 @@ export const slice: LayerLowering = (ctx) => {
   const fill = ctx.inputs[4] ?? null;
   const n = volume(out.shape);
   // Every coordinate inside the input (every mode reads the same then): a strided copy, whose
-  // readers can read through it (lower-instance.ts) instead of waiting for the copy.
+  // readers can read through it (../plan/lower-instance.ts) instead of waiting for the copy.
   const inside = out.shape.every((size, d) => size === 0 || (start[d]! >= 0 && start[d]! < x.shape[d]! && start[d]! + (size - 1) * stride[d]! >= 0 && start[d]! + (size - 1) * stride[d]! < x.shape[d]!));
   if (inside && n > 0) {
     const xs = denseStrides(x.shape);

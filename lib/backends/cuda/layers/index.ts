@@ -4,6 +4,7 @@
  */
 import { UnsupportedOpError } from '../../../errors';
 import type { LayerKind } from '../../../network';
+import { attention } from './attention';
 import { concat, constant, fill, identity, shape, shuffle, slice } from './data';
 import { gather, resize, scatter, topk } from './indexing';
 import { convolution, deconvolution, matmul } from './linalg';
@@ -22,6 +23,7 @@ export const LOWERINGS: Readonly<Record<LayerKind, LayerLowering>> = {
   unary,
   activation,
   matmul,
+  attention,
   shuffle,
   slice,
   concat,

@@ -9,7 +9,6 @@ import { GEMM_MAX_TUNE, type BufferSlice, type ConvStep, type GemmStep, type Lib
 import type { LayerParams, TrtDType } from '../../../network';
 import { InvalidArgumentError } from '../../../errors';
 import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
-import { attentionLaunch } from './attention';
 import { GEMV_DTYPES, GEMV_MAX_ROWS, gemvLaunch } from './gemv';
 import { copySpec, mapLaunch } from './map';
 import { castBody } from './pointwise';
@@ -20,11 +19,12 @@ const LIBRARY_DTYPES = new Set<TrtDType>(['float32', 'float16', 'bfloat16']);
 
 /**
  * How many of cuBLASLt's heuristic candidates a 1×1 convolution's GEMM times when its plan is
- * prepared: for ResNet-50's 1×1 convolutions on the H200 its first choice was as good as the
- * best of eight on 5 of 13 shapes and up to 46% slower on the others; 584 µs against 520 for all
- * 33 layers, where cuDNN takes 560 (bench/gpu/pointwise_convs.cc).
- * A matmul layer's GEMM keeps the first choice untimed: timing them was not measured on the
- * transformer benchmarks (docs/cuda-backend.md, session 14).
+ * prepared: for ResNet-50's 1×1 convolutions (H200, 2026-12-03) its first choice was as good as
+ * the best of eight on 5 of 13 shapes and up to 46% slower on the others; 584 µs against 520 for
+ * all 33 layers, where cuDNN takes 560 (bench/gpu/pointwise_convs.cc).
+ * A matmul layer's GEMM keeps the first choice untimed: timing eight candidates gained nothing
+ * on the transformer benchmarks (H200, 2026-12-03: Llama 0.54 ms either way, BERT 0.79 against
+ * 0.80; docs/cuda-backend.md, "The timing cache and budget, cuDNN's algorithms measured").
  */
 export const CONV_GEMM_TUNE = 8;
 
@@ -64,7 +64,6 @@ function batchOperand(ctx: LoweringContext, t: BoundTensor, own: readonly number
 
 export const matmul: LayerLowering = (ctx) => {
   const p = paramsOf(ctx, 'matmul');
-  if (p.attention) return attentionLaunch(ctx, p.attention);
   const a = input(ctx, 0);
   const b = input(ctx, 1);
   const out = output(ctx);

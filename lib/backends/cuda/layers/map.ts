@@ -5,7 +5,7 @@
  * layers, casts, selects and every data-movement copy are this one kernel shape; the
  * per-element work is a separate device function (`<entry>_op`), so a later pass can fuse it.
  */
-import type { BufferSlice, KernelArg } from '../../../gpu/plan';
+import type { KernelArg } from '../../../gpu/plan';
 import type { TrtDType } from '../../../network';
 import { dims8, i32, i64, kernelSource, launch, ptr, volume } from './kernel';
 import { BYTES, DTYPES } from './prelude';

@@ -206,11 +206,11 @@ function rowOperand(split: RowSplit, tensor: number, form: WarpForm, bytes: numb
 const OPERAND_KEY: Record<RowOperand, string> = { row: '0', contiguous: '1', strided: '' };
 
 /**
- * C for one row operand (`scale` as `s`, `bias` as `b`) of the warp form: statements issued right
- * after the row's own loads, before its reductions, and the slot's value as a float. A
- * contiguous operand is read in the row's chunks there, so its loads overlap the reductions: in
- * the kernel lab on the H200 that took Llama's RMSNorm from 6.0 to 3.7 µs, where a scalar strided
- * load a slot in the store loop waited on each chunk's loads in turn.
+ * C for one row operand (`scale` as `s`, `bias` as `b`) of the warp form: statements issued
+ * right after the row's own loads, before its reductions, and the slot's value as a float. A
+ * contiguous operand is read in the row's chunks there, so its loads overlap the reductions:
+ * in the kernel lab (H200, 2026-12-03) that took Llama's RMSNorm from 6.0 to 3.7 µs, where a
+ * scalar strided load a slot in the store loop waited on each chunk's loads in turn.
  */
 function operandCode(mode: RowOperand, n: 's' | 'b', dtype: TrtDType, form: WarpForm, w: WarpCode): { early: string; value: string } {
   const t = DTYPES[dtype];
@@ -480,7 +480,7 @@ const UNROLLED_WINDOW = 16;
  * access, finds its pixel with three divisions by magic numbers in 32 bits, and reads every
  * window position inside the input, all loads independent of each other. The general kernel
  * walks the window in 64-bit loops with run-time bounds, one position after another: ResNet-50's
- * 3×3 max pool took 53 µs at batch 32 on the H200, 0.3 of the copy bandwidth.
+ * 3×3 max pool took 53 µs at batch 32 (H200, 2026-12-03), 0.3 of the copy bandwidth.
  */
 function pooling2dLastKernel(type: 'max' | 'average', dtype: TrtDType, vec: number, window: readonly number[]) {
   const { c, acc, init, step, result } = poolingArithmetic(type, dtype);
@@ -540,8 +540,8 @@ export const pooling: LayerLowering = (ctx) => {
   const last = p.channelsLast === true;
   // Channels per thread (channels-last only): 8 when the channel count allows it, read and
   // written as one aligned access each where both tensors start on that alignment. ResNet-50's
-  // max pool, batch 32 on the H200: 58 µs with 8 accesses of 2 bytes, 53 with one access, 26
-  // with the window unrolled as well (session 12).
+  // max pool, batch 32 (H200, 2026-12-03): 58 µs with 8 accesses of 2 bytes, 53 with one
+  // access, 26 with the window unrolled as well.
   const vec = last && x.shape[x.shape.length - 1]! % 8 === 0 ? 8 : 1;
   const align = vec * BYTES[x.dtype];
   const wide = vec > 1 && (x.at.offset ?? 0) % align === 0 && (out.at.offset ?? 0) % align === 0;

@@ -1,13 +1,13 @@
 /**
  * Row prologues: a pointwise producer of a row kernel's input computed as the row is loaded,
  * instead of in a map kernel of its own (a residual sum before BERT's LayerNorm, attention's
- * scale and mask before its softmax). The backend's fusion plan (fuse-pointwise.ts) offers the
- * producer's map launch in `ctx.prologue`; a lowering that can take it ({@link rowPrologue})
- * reads the producer's operands where it would have read its input, and applies the producer's
- * per-element function, rounding to the intermediate's storage dtype as a store would — the
- * same bits as the two kernels. The block and thread forms take any such producer; the warp
- * form takes one whose operands it can read in its chunks, and otherwise declines, and the
- * producer then runs as its own launch.
+ * scale and mask before its softmax). The backend's fusion plan (../plan/fuse-pointwise.ts)
+ * offers the producer's map launch in `ctx.prologue`; a lowering that can take it
+ * ({@link rowPrologue}) reads the producer's operands where it would have read its input, and
+ * applies the producer's per-element function, rounding to the intermediate's storage dtype as
+ * a store would — the same bits as the two kernels. The block and thread forms take any such
+ * producer; the warp form takes one whose operands it can read in its chunks, and otherwise
+ * declines, and the producer then runs as its own launch.
  *
  * A stored prologue is one whose output later layers read too (Llama's residual sum, read by the
  * RMSNorm after it and by the next residual sum): the row kernel also writes the rounded values

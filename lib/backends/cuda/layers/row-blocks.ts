@@ -4,7 +4,7 @@
  * it) for that block's elements of the row, and stores the row as one aligned access. Each
  * block was a map launch of its own, writing a few elements of every row at a stride: ResNet's
  * image widened to 4 channels (its cast and transpose, then a zero channel) took two launches
- * and about 22 µs at batch 32 on the H200, for 32 MB of traffic.
+ * and about 22 µs at batch 32 (H200, 2026-12-03), for 32 MB of traffic.
  */
 import type { TrtDType } from '../../../network';
 import { denseStrides, dims8, i64, kernelSource, launch, ptr, u32, volume } from './kernel';

@@ -11,9 +11,9 @@
  *   picked for a row of one contiguous axis of at most 1024 elements. Each lane holds E
  *   elements, in chunks of V contiguous ones where V divides the row ({@link warpForm}; else
  *   one at a time, 32 apart), loaded once and coalesced; shuffle butterflies combine the
- *   lanes, with no shared memory and no barrier. On the H200 this ran 2.3-2.9x faster than
- *   the cooperative form (bench/gpu/kernel-lab, session 5 run 5: BERT's LayerNorm 16.9 → 7.2
- *   µs, softmax 22.1 → 7.7): the cooperative kernel reads the row two or three times and
+ *   lanes, with no shared memory and no barrier. On the H200 (2026-12-02) this ran 2.3-2.9x
+ *   faster than the cooperative form (bench/gpu/kernel-lab: BERT's LayerNorm 16.9 → 7.2 µs,
+ *   softmax 22.1 → 7.7): the cooperative kernel reads the row two or three times and
  *   waits at block barriers.
  * All are deterministic: the order of every combination is fixed by the row length and the
  * block size, the block size by the row length alone, and in the warp form by E (the row
@@ -55,7 +55,7 @@ export const rowParams = (names: readonly string[]): string =>
 
 /**
  * The arguments matching {@link rowParams}. The outer and the inner dims are each coalesced
- * over every tensor's strides (lowering/map.ts): the same order in fewer dims, so each row's
+ * over every tensor's strides (./map.ts): the same order in fewer dims, so each row's
  * offsets take fewer divisions (a softmax over dense rows walks one outer dim), and a row over
  * several axes that step through memory as one (a global pool's height and width in
  * channels-last) is walked as one axis, one multiply an element.
@@ -231,8 +231,8 @@ export interface WarpForm {
   readonly vector: number;
   /**
    * Every slot of every lane inside the row (32·E = row: Llama's 2048 and 512, BERT's 768 and
-   * 128): the kernel tests no chunk (`.full` in its key). In the kernel lab on the H200 dropping
-   * the per-chunk test took Llama's RMSNorm from 6.0 to 5.3 µs.
+   * 128): the kernel tests no chunk (`.full` in its key). In the kernel lab (H200, 2026-12-03)
+   * dropping the per-chunk test took Llama's RMSNorm from 6.0 to 5.3 µs.
    */
   readonly full: boolean;
 }
@@ -263,7 +263,7 @@ export function warpForm(split: RowSplit, bytes: number, offsets: readonly numbe
 }
 
 /**
- * What a row kernel computes its input from (a row prologue, lowering/prologue.ts): a map spec,
+ * What a row kernel computes its input from (a row prologue, ./prologue.ts): a map spec,
  * and per spec input whether it walks the row (inner stride 1) or holds one value per row (0).
  */
 export interface RowPrologue {

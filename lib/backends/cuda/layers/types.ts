@@ -61,7 +61,7 @@ export interface LoweringContext {
   weight(tensor: Tensor): BufferSlice;
   /**
    * A pointwise producer of input `input` the lowering may compute while loading it (a row
-   * prologue, lowering/prologue.ts); a lowering that does sets `taken`, and the producer's own
+   * prologue, ./prologue.ts); a lowering that does sets `taken`, and the producer's own
    * launch never runs. With `store`, later layers read the producer's output too: a lowering
    * takes it only if its kernel also writes that output where the producer would have.
    */

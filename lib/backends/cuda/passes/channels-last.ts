@@ -1,8 +1,8 @@
 /**
- * The channels-last layout pass of the cuda backend (issue 19, item 3): 2-D fp16/bf16
- * convolutions run on [N, H, W, C] tensors, which cuDNN's tensor-core kernels read without
- * transposing (ResNet-50's 53 convolutions, fp16, batch 32: 2.85 ms as NCHW, 0.93 ms as NHWC
- * with the bias and ReLU fused; bench/gpu/conv_layouts.cc).
+ * The channels-last layout pass of the cuda backend: 2-D fp16/bf16 convolutions run on
+ * [N, H, W, C] tensors, which cuDNN's tensor-core kernels read without transposing
+ * (ResNet-50's 53 convolutions, fp16, batch 32, H200, 2026-12-02: 2.85 ms as NCHW, 0.93 ms as
+ * NHWC with the bias and ReLU fused; bench/gpu/conv_layouts.cc).
  *
  * Every rewritten tensor keeps its meaning: a channels-last convolution reads the
  * channels-last version of its input and makes the channels-last version of its output, and a
@@ -148,8 +148,8 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
 
 /**
  * Channels-last inputs with fewer channels than this (an RGB image) are widened to it with
- * zero channels, and their kernels with zero weights: the same sums. Measured on the H200
- * (bench/gpu/conv_layouts.cc, STEM_C): ResNet-50's stem, fp16 NHWC with bias and ReLU, takes
+ * zero channels, and their kernels with zero weights: the same sums. Measured on the H200,
+ * 2026-12-03 (bench/gpu/conv_layouts.cc, STEM_C): ResNet-50's stem, fp16 NHWC with bias and ReLU, takes
  * 85 µs at batch 32 over 3 channels and 64 µs over 4 (15.4 and 10.8 µs at batch 1); over 8 it
  * takes 203 µs, so 4 it is.
  */
@@ -158,9 +158,10 @@ export const PADDED_CHANNELS = 4;
 /**
  * [N, H, W, c] → [N, H, W, PADDED_CHANNELS]: `t` then zero channels, a concat of a broadcast
  * zero. The input's cast computes in the concat block's place, reading through the transpose
- * (fuse-pointwise.ts, a producer behind a view), so the widened input costs one launch more than
- * the plain one: the zero channels' copy. Without that fusion (12e69cc) the cast, the
- * transpose read and the padding took 41 µs at batch 32 instead of 21, and the stem's gain was lost.
+ * (../plan/fuse-pointwise.ts, a producer behind a view), so the widened input costs one launch
+ * more than the plain one: the zero channels' copy. Without that fusion (H200, 2026-12-03) the
+ * cast, the transpose read and the padding took 41 µs at batch 32 instead of 21, and the
+ * stem's gain was lost.
  */
 function paddedChannels(rw: NetworkRewrite, t: NetTensor, name: string): NetTensor {
   const [n, h, w, c] = t.shape as [number, number, number, number];

@@ -1,6 +1,6 @@
 /**
  * Complex products as one pointwise expression over the pairs, a pass of the cuda backend
- * (issue 19, item 2: RoPE fused with its neighbours). The complex rewrite gives a product of
+ * (so that RoPE fuses with its neighbours). The complex rewrite gives a product of
  * two carriers [..., 2] as slices of each part, four products, a difference, a sum and a concat
  * of the two halves (lib/conversion/converters/complex.ts): after fusion that is still one
  * launch per half, each writing every other element. Over the whole pair it is

@@ -1,5 +1,5 @@
 /**
- * The convolution epilogue pass of the cuda backend (issue 19, item 2): a convolution followed
+ * The convolution epilogue pass of the cuda backend: a convolution followed
  * by a ReLU, or by a residual sum and then a ReLU (a ResNet block's end), becomes one
  * convolution layer with `activation: 'relu'` and the residual as its input 3, which cuDNN runs
  * as one call (cudnnConvolutionBiasActivationForward: y = relu(conv(x) + bias + z)). That drops

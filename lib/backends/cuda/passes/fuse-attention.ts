@@ -1,36 +1,36 @@
 /**
- * Attention as one layer, a pass of the cuda backend (issue 19: fused attention). The frontends
- * give scaled_dot_product_attention as PyTorch's math form (lib/conversion/impl/attention.ts):
- *
- *   scores = Q·Kᵀ → × scale → [select(mask, ·, −∞) | + mask | + causal constant] → softmax → ·V
- *
- * with transposes (and a GQA repeat's reshape, stride-0 slice and reshape) before Q, K and V and
- * a transpose after. That is up to seven launches and a scores tensor of batch·Sq·Skv elements written
- * and read three times; as one kernel (lowering/attention.ts) the scores stay in registers. The
- * pass finds the form and makes its second matmul the whole attention (AttentionParams):
+ * Attention as one kernel, the cuda backend's `attention` pass. An attention reaches it whole,
+ * as the `attention` layer the converters emit; the pass gives each one its kernel can run the
+ * strided form (AttentionParams) that ../layers/attention.ts launches, so that the scores stay in
+ * registers instead of a batch·Sq·Skv tensor written and read three times:
  * - each of Q, K and V is read through the views before it (transposes, reshapes, slices that
  *   start at 0), as strides into the view's source, while its head dim stays contiguous; the
- *   batch box splits where a walk needs it (a GQA repeat's heads become kv heads × group);
- * - the transpose after the output, when it is the output's only reader, is written through;
- * - a float mask that is PyTorch's causal constant (0 on and below the diagonal, −∞ above)
- *   becomes `causal`, so the kernel skips the key tiles above the diagonal.
+ *   batch box splits where a walk needs it (grouped heads walk kv heads × group);
+ * - the transpose after the output, when it is the output's only reader, is written through.
+ * Float16 and bfloat16 only, static shapes only, head dims of multiples of 16 up to 128; the
+ * attentions it leaves are spelled out by the next pass (lib/conversion/expand-layers.ts).
  *
- * Float16 and bfloat16 only (fp32 keeps its exact unfused form), static shapes only, head dims
- * of multiples of 16 up to 128. Every tensor it absorbs must be read only inside the form.
- * Pure: Network → Network.
+ * Models whose exporter wrote attention out by hand (ONNX has no attention op before opset
+ * 23) arrive as Q·Kᵀ → × scale → [select(mask, ·, −∞) | + mask] → softmax → ·V; the pass
+ * takes that form too (a float mask that is PyTorch's causal constant, 0 on and below the
+ * diagonal and −∞ above, becomes `causal`). Every tensor it absorbs must be read only inside
+ * the form. Pure: Network → Network.
  */
 import type { AttentionParams, Layer, Network, NetTensor } from '../../../network';
 import { NetworkRewrite } from '../../../network/rewrite';
 import { passGraph, type PassGraph as Graph } from './pass-graph';
 import { readNumbers } from '../../../kernels/access';
 import { refinedStrides, splitForDense, throughDense } from '../plan/fuse-pointwise';
+import { denseAttention } from '../../../network/attention';
 import { ATTENTION_DTYPES, attentionHeadDimOk } from '../layers/attention';
 import { broadcastStrides, denseStrides, volume } from '../layers/kernel';
 
 export interface FuseAttentionResult {
   network: Network;
-  /** Attentions now one layer. */
+  /** Attentions now one kernel each. */
   attentions: number;
+  /** Of those, the ones written out by the model's exporter (found as their primitive layers). */
+  written: number;
   /** Of those, the ones whose mask became `causal`. */
   causal: number;
 }
@@ -42,6 +42,8 @@ interface Found {
   output: number;
   params: AttentionParams;
   absorbed: Layer[];
+  /** Found as the primitive layers of a hand-written attention (not an attention layer). */
+  written: boolean;
 }
 
 /** An operand read at `strides` over [...batch, rows, cols] of tensor `source`'s dense bytes. */
@@ -107,7 +109,7 @@ function isCausalConstant(values: Float64Array, shape: readonly number[], sq: nu
 function findAttention(g: Graph, m2: Layer): Found | null {
   const { network, producer, only } = g;
   const p2 = m2.params;
-  if (p2.kind !== 'matmul' || p2.attention || p2.opA !== 'none' || p2.opB !== 'none' || m2.inputs.length !== 2) return null;
+  if (p2.kind !== 'matmul' || p2.opA !== 'none' || p2.opB !== 'none' || m2.inputs.length !== 2) return null;
   const probs = m2.inputs[0]!;
   const softmax = producer(probs);
   if (softmax === undefined || softmax.params.kind !== 'softmax' || !only(probs, m2)) return null;
@@ -155,7 +157,7 @@ function findAttention(g: Graph, m2: Layer): Found | null {
   }
   if (!Number.isFinite(scale)) return null;
   const m1 = layer;
-  if (m1 === undefined || m1.params.kind !== 'matmul' || m1.params.attention || m1.params.opA !== 'none' || m1.params.opB === 'vector' || m1.inputs.length !== 2) return null;
+  if (m1 === undefined || m1.params.kind !== 'matmul' || m1.params.opA !== 'none' || m1.params.opB === 'vector' || m1.inputs.length !== 2) return null;
   absorbed.push(m1);
   const transB = m1.params.opB === 'transpose';
   const [qId, kId] = m1.inputs as [number, number];
@@ -181,37 +183,122 @@ function findAttention(g: Graph, m2: Layer): Found | null {
     if (values !== null && isCausalConstant(values, m.shape, sq, skv)) causal = true;
     else maskStrides = broadcastStrides(m.shape, s.shape);
   }
-  // The output, written through the transpose after it when that is its only reader.
-  let output = m2.outputs[0]!;
-  let outputShape = [...o.shape];
-  let outputStrides = denseStrides(o.shape);
-  const after = g.readers(output);
-  const t = after.length === 1 ? after[0]! : undefined;
-  if (t !== undefined && t.params.kind === 'shuffle' && only(output, t) && t.inputs.length === 1 && identity(t.params.secondTranspose) && isPerm(t.params.firstTranspose, rank)) {
-    const y = network.tensor(t.outputs[0]!);
-    const perm = t.params.firstTranspose!;
-    const dense = denseStrides(perm.map((from) => o.shape[from]!));
-    const strides = o.shape.map((_, j) => dense[perm.indexOf(j)]!);
-    if (isStatic(y) && strides.at(-1) === 1) {
-      outputStrides = strides;
-      output = t.outputs[0]!;
-      outputShape = [...y.shape];
-      absorbed.push(t);
-    }
-  }
-
   // Operand strides over [...box, rows, head dim] of their own tensors (broadcast batch dims read stride 0).
   const over = (t: NetTensor, swap: boolean): number[] => {
     const own = swap ? [...t.shape.slice(0, rank - 2), t.shape[rank - 1]!, t.shape[rank - 2]!] : t.shape;
     const strides = broadcastStrides(t.shape, own.map((n, i) => (i < rank - 2 ? batch[i]! : t.shape[i]!)));
     return swap ? [...strides.slice(0, rank - 2), strides[rank - 1]!, strides[rank - 2]!] : strides;
   };
-  let box = [...batch];
-  const operands: Operand[] = [
-    { source: qId, strides: over(q, false) },
-    { source: kId, strides: over(k, !transB) },
-    { source: vId, strides: over(v, false) },
-  ];
+  return throughViews(g, {
+    box: [...batch],
+    operands: [
+      { source: qId, strides: over(q, false) },
+      { source: kId, strides: over(k, !transB) },
+      { source: vId, strides: over(v, false) },
+    ],
+    readers: [m1, m1, m2],
+    mask: maskStrides === null ? null : mask,
+    maskStrides,
+    output: m2.outputs[0]!,
+    sq,
+    skv,
+    d,
+    scale,
+    causal,
+    absorbed,
+    written: true,
+  });
+}
+
+/** A plain attention layer its kernel can run, in the strided form; null when the kernel cannot. */
+function fromLayer(g: Graph, layer: Layer): Found | null {
+  const p = layer.params;
+  if (p.kind !== 'attention' || p.strided !== undefined) return null;
+  const { network } = g;
+  const [q, k, v] = layer.inputs.slice(0, 3).map((id) => network.tensor(id!)) as [NetTensor, NetTensor, NetTensor];
+  const maskId = layer.inputs[3] ?? null;
+  const m = maskId === null ? null : network.tensor(maskId);
+  const o = network.tensor(layer.outputs[0]!);
+  const dtype = q.dtype;
+  if (!ATTENTION_DTYPES.has(dtype) || [k, v, o].some((t) => t.dtype !== dtype)) return null;
+  if (![q, k, v, o, ...(m === null ? [] : [m])].every(isStatic)) return null;
+  if (m !== null && m.dtype !== 'bool' && m.dtype !== dtype && m.dtype !== 'float32') return null;
+  const rank = q.shape.length;
+  const d = q.shape[rank - 1]!;
+  const [sq, skv] = [q.shape[rank - 2]!, k.shape[rank - 2]!];
+  if (!attentionHeadDimOk(d) || volume(q.shape.slice(0, rank - 2)) * sq * skv === 0) return null;
+  const dense = denseAttention({ query: q.shape, key: k.shape, value: v.shape, mask: m?.shape ?? null }, p.scale, p.causal);
+  return throughViews(g, {
+    box: dense.batch,
+    operands: [
+      { source: layer.inputs[0]!, strides: dense.query.concat(1) },
+      { source: layer.inputs[1]!, strides: dense.key.concat(1) },
+      { source: layer.inputs[2]!, strides: dense.value.concat(1) },
+    ],
+    readers: [layer, layer, layer],
+    mask: maskId,
+    maskStrides: dense.mask ?? null,
+    output: layer.outputs[0]!,
+    sq,
+    skv,
+    d,
+    scale: p.scale,
+    causal: p.causal,
+    absorbed: [layer],
+    written: false,
+  });
+}
+
+/** An attention's operands over its batch box, before the views around it are read through. */
+interface Walk {
+  box: number[];
+  /** Strides over [...box, rows, head dim] of each operand's tensor. */
+  operands: Operand[];
+  /** The layer that reads each operand (whose only reader a view must be). */
+  readers: [Layer, Layer, Layer];
+  mask: number | null;
+  /** Strides over [...box, query row, key column] of the mask. */
+  maskStrides: number[] | null;
+  /** The tensor the attention's output stands for (dense, [...leading dims, rows, head dim]). */
+  output: number;
+  sq: number;
+  skv: number;
+  d: number;
+  scale: number;
+  causal: boolean;
+  absorbed: Layer[];
+  written: boolean;
+}
+
+/** The attention of `w` reading its operands through the views before them and writing through the transpose after it. */
+function throughViews(g: Graph, w: Walk): Found | null {
+  const { network, producer, only } = g;
+  const { sq, skv, d, absorbed } = w;
+  let maskStrides = w.maskStrides;
+
+  // The output, written through the transpose after it when that is its only reader: strides
+  // over its own dims first, then over the box (which splits its heads when they are grouped).
+  let output = w.output;
+  const o = network.tensor(output);
+  let outputShape = [...o.shape];
+  let own = denseStrides(o.shape);
+  const after = g.readers(output);
+  const t = after.length === 1 ? after[0]! : undefined;
+  if (t !== undefined && t.params.kind === 'shuffle' && only(output, t) && t.inputs.length === 1 && identity(t.params.secondTranspose) && isPerm(t.params.firstTranspose, o.shape.length)) {
+    const y = network.tensor(t.outputs[0]!);
+    const perm = t.params.firstTranspose!;
+    const dense = denseStrides(perm.map((from) => o.shape[from]!));
+    const strides = o.shape.map((_, j) => dense[perm.indexOf(j)]!);
+    if (isStatic(y) && strides.at(-1) === 1) {
+      own = strides;
+      output = t.outputs[0]!;
+      outputShape = [...y.shape];
+      absorbed.push(t);
+    }
+  }
+  let outputStrides = refine(own, boxParts(o.shape.slice(0, o.shape.length - 2), w.box));
+  let box = [...w.box];
+  const operands = w.operands.map((op) => ({ ...op, strides: [...op.strides] }));
   /** The box splits as `parts` (extents per box dim, outer first): every list of strides over it follows. */
   const split = (parts: readonly (readonly number[])[]): void => {
     box = parts.flat();
@@ -220,9 +307,8 @@ function findAttention(g: Graph, m2: Layer): Found | null {
     outputStrides = refine(outputStrides, parts);
   };
   // Each operand read through the views before it, while its head dim stays contiguous.
-  const readers = [m1, m1, m2];
   operands.forEach((op, n) => {
-    let reader = readers[n]!;
+    let reader = w.readers[n]!;
     for (;;) {
       const view = producer(op.source);
       if (view === undefined || !only(op.source, reader)) return;
@@ -258,8 +344,8 @@ function findAttention(g: Graph, m2: Layer): Found | null {
     seqQ: sq,
     seqKV: skv,
     headDim: d,
-    scale,
-    causal,
+    scale: w.scale,
+    causal: w.causal,
     query: rows(operands[0]!.strides),
     key: rows(operands[1]!.strides),
     value: rows(operands[2]!.strides),
@@ -267,30 +353,48 @@ function findAttention(g: Graph, m2: Layer): Found | null {
     outputShape,
   };
   if (maskStrides !== null) params.mask = maskStrides;
-  const inputs: Found['inputs'] = [operands[0]!.source, operands[1]!.source, operands[2]!.source, maskStrides === null ? null : mask];
-  return { inputs, output, params, absorbed };
+  const inputs: Found['inputs'] = [operands[0]!.source, operands[1]!.source, operands[2]!.source, maskStrides === null ? null : w.mask];
+  return { inputs, output, params, absorbed, written: w.written };
 }
 
-/** Every attention of `source` in the form above as one layer (see the module comment). */
+/** How the dims of `own` (outer first) split into the dims of `box`, whose products they are: extents per dim of `own`. */
+function boxParts(own: readonly number[], box: readonly number[]): number[][] {
+  const parts: number[][] = [];
+  let j = 0;
+  for (const n of own) {
+    const part: number[] = [];
+    let size = 1;
+    do {
+      part.push(box[j]!);
+      size *= box[j++]!;
+    } while (size < n && j < box.length);
+    parts.push(part);
+  }
+  return parts;
+}
+
+/** Every attention of `source` that the kernel can run as one strided attention layer (see the module comment). */
 export function fuseAttention(source: Network): FuseAttentionResult {
   const g = passGraph(source);
   const found = new Map<number, Found>();
   const absorbed = new Set<number>();
   for (const layer of source.layers) {
-    const f = findAttention(g, layer);
+    const f = fromLayer(g, layer) ?? findAttention(g, layer);
     if (f === null || f.absorbed.some((l) => absorbed.has(l.index))) continue;
     found.set(layer.index, f);
     for (const l of f.absorbed) absorbed.add(l.index);
   }
-  if (found.size === 0) return { network: source, attentions: 0, causal: 0 };
+  if (found.size === 0) return { network: source, attentions: 0, written: 0, causal: 0 };
   const rw = new NetworkRewrite(source, 'fuse-attention');
   for (const layer of source.layers) {
     const f = found.get(layer.index);
     if (f !== undefined) {
       const [q, k, v, m] = f.inputs.map((id) => rw.get(id));
-      const out = rw.add({ kind: 'matmul', opA: 'none', opB: 'none', attention: f.params }, m === null ? [q!, k!, v!] : [q!, k!, v!, m], `${layer.name}/attention`)[0]!;
+      const params = { kind: 'attention', scale: f.params.scale, causal: f.params.causal, strided: f.params } as const;
+      const out = rw.add(params, m === null ? [q!, k!, v!] : [q!, k!, v!, m], f.written ? `${layer.name}/attention` : layer.name)[0]!;
       rw.set(f.output, out);
     } else if (!absorbed.has(layer.index)) rw.copy(layer);
   }
-  return { network: rw.finish(), attentions: found.size, causal: [...found.values()].filter((f) => f.params.causal).length };
+  const all = [...found.values()];
+  return { network: rw.finish(), attentions: found.size, written: all.filter((f) => f.written).length, causal: all.filter((f) => f.params.causal).length };
 }

@@ -1,17 +1,17 @@
 /**
- * RMSNorm as one normalization layer, a pass of the cuda backend (issue 19: single-pass
- * normalization). PyTorch and ONNX spell Llama's RMSNorm out:
+ * RMSNorm as one normalization layer (single-pass normalization), a pass of the cuda
+ * backend. PyTorch and ONNX spell Llama's RMSNorm out:
  *
  *   xf = x [→ float32]; r = mean(xf·xf, last axis, keepdim); inv = 1/sqrt(r + eps)
  *   y = xf·inv [→ cast to x's dtype] [· weight]
  *
  * which the backend ran as a row reduction (the square as its prologue) and a map that reads
- * the row again: two launches and the row read twice, 12.5 µs of the Llama-style model's 0.7 ms
- * per norm on the H200 (bench/gpu/results/2026-12-02-session7). As a normalization layer with
- * `rms` (lowering/nn.ts) the row is read once into registers, squared, summed, scaled and
- * written. The layer computes in fp32 and rounds once on store, where the unfused form rounds
- * xf·inv to x's dtype before the weight multiplies it: the fused result is as close to the
- * exact one or closer.
+ * the row again: two launches and the row read twice, 12.5 µs of the Llama-style model's
+ * 0.7 ms per norm (H200, 2026-12-02; bench/gpu/results/2026-12-02-fused-attention). As a
+ * normalization layer with `rms` (../layers/nn.ts) the row is read once into registers,
+ * squared, summed, scaled and written. The layer computes in fp32 and rounds once on store,
+ * where the unfused form rounds xf·inv to x's dtype before the weight multiplies it: the fused
+ * result is as close to the exact one or closer.
  *
  * Matched: the square as a product of one tensor with itself, the mean over the last axis with
  * kept dims, a scalar eps added, the inverse square root as sqrt then recip or 1/sqrt, the

@@ -11,8 +11,9 @@
  *    convolutions cuDNN runs channels-last;
  * 3. conv-epilogues after the layout: a channels-last convolution takes its bias, residual
  *    and ReLU like any other;
- * 4. complex-pairs, then attention and rms-norm (each makes one layer of a form that later
- *    passes must not split);
+ * 4. complex-pairs, then attention (the converters' attention layers and hand-written ones
+ *    as one kernel), spell-out-attention (the rest, in the precision the build chose), and
+ *    rms-norm (each makes one layer of a form that later passes must not split);
  * 5. merge-matmuls after attention: the attention reads its operands through the
  *    projections' transposes, and sibling projections become one wide GEMM only after;
  * 6. recompute-casts last: casts computed once per reader, which fusion while planning then
@@ -21,6 +22,7 @@
 import type { Network } from '../../../network';
 import { reducePrecision, type PrecisionReport } from '../../../network/precision';
 import type { BuildConfig } from '../../../engine/build-config';
+import { expandLayers } from '../../../conversion/expand-layers';
 import { channelsLast } from './channels-last';
 import { interleaveComplexProducts } from './complex-pairs';
 import { fuseConvEpilogues } from './conv-epilogue';
@@ -98,8 +100,11 @@ export const CUDA_PASSES: readonly NetworkPass[] = [
   counted('complex-pairs', 'complex products over whole (re, im) pairs instead of split halves', interleaveComplexProducts, (c) =>
     c.products! > 0 ? `${c.products} complex products computed over whole pairs` : null,
   ),
-  counted('attention', 'attention layers as one tensor-core kernel, reading Q, K and V through the views before them', fuseAttention, (c) =>
-    c.attentions! > 0 ? `${c.attentions} attentions as one kernel each (${c.causal} causal)` : null,
+  counted('attention', 'attention layers (and attentions a model wrote out) as one tensor-core kernel, reading Q, K and V through the views before them', fuseAttention, (c) =>
+    c.attentions! > 0 ? `${c.attentions} attentions as one kernel each (${c.causal} causal, ${c.written} found written out)` : null,
+  ),
+  counted('spell-out-attention', "the attention layers the kernel does not take (fp32, run-time shapes, head sizes) as primitive layers (lib/conversion/expand-layers.ts)", (n) => expandLayers(n, (l) => l.params.kind === 'attention'), (c) =>
+    c.attentions! > 0 ? `${c.attentions} attentions spelled out` : null,
   ),
   counted('rms-norm', 'RMSNorm written out as reduce/rsqrt/multiply as one normalization layer', fuseRmsNorm, (c) =>
     c.norms! > 0 ? `${c.norms} RMSNorms as one normalization each` : null,

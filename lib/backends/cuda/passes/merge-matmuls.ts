@@ -1,5 +1,5 @@
 /**
- * Sibling projections as one GEMM, a pass of the cuda backend (issue 19). A transformer
+ * Sibling projections as one GEMM, a pass of the cuda backend. A transformer
  * projects one activation several times with constant weights: BERT's query, key and value,
  * Llama's query and key, and its SwiGLU gate and up. Each is a GEMM of the same M and K; alone,
  * a 768-wide one leaves most of the H200 idle (BERT-base's ran at 0.24 of its fp16 peak). Here
@@ -8,16 +8,16 @@
  *
  *   x·W₁, x·W₂, x·W₃  →  y = x·[W₁ W₂ W₃];  y[..., 0:n₁], y[..., n₁:n₁+n₂], y[..., n₁+n₂:]
  *
- * Each slice is a view (fuse-pointwise.ts, planViews) that its pointwise readers read through
- * (the bias add before the heads' transpose, RoPE's products, SiLU and its product), so no copy
- * runs. A fused attention (fuse-attention.ts) reading a projection as its query, key or value
- * reads the wide product's columns instead: its strides are rewritten over the wide rows and
- * it starts at the projection's column (AttentionParams `offsets`), so Llama's value joins its
- * query and key. A projection is taken only where every reader of its output, through
- * reshapes, is such a map or such an attention; one read by a matmul stays its own GEMM, since
- * its slice would be copied first. Every element of the wide product is the same dot product
- * over K as in its own GEMM; only the library's choice of kernel, and with it the order of the
- * fp32 accumulation, may differ.
+ * Each slice is a view (../plan/fuse-pointwise.ts, planViews) that its pointwise readers read
+ * through (the bias add before the heads' transpose, RoPE's products, SiLU and its product),
+ * so no copy runs. A fused attention (fuse-attention.ts) reading a projection as its query,
+ * key or value reads the wide product's columns instead: its strides are rewritten over the
+ * wide rows and it starts at the projection's column (AttentionParams `offsets`), so Llama's
+ * value joins its query and key. A projection is taken only where every reader of its output,
+ * through reshapes, is such a map or such an attention; one read by a matmul stays its own
+ * GEMM, since its slice would be copied first. Every element of the wide product is the same
+ * dot product over K as in its own GEMM; only the library's choice of kernel, and with it the
+ * order of the fp32 accumulation, may differ.
  *
  * A linear layer's bias (a sum with a constant along N, the product's one reader) joins the
  * merge where attentions alone read the sum: BERT's query, key and value then take one sum
@@ -67,7 +67,7 @@ interface Bias {
 }
 
 
-const isAttention = (layer: Layer): boolean => layer.params.kind === 'matmul' && layer.params.attention !== undefined;
+const isAttention = (layer: Layer): boolean => layer.params.kind === 'attention' && layer.params.strided !== undefined;
 
 /** A shuffle that keeps the element order (no transposes): a reshape. */
 function isReshape(layer: Layer): boolean {
@@ -120,9 +120,9 @@ function readInPlace(g: Graph, id: number, outputs: ReadonlySet<number>, direct 
   const inner = g.network.tensor(id).shape;
   return readers.every((r) => {
     const p = r.params;
-    if (p.kind === 'matmul' && p.attention !== undefined) {
+    if (p.kind === 'attention' && p.strided !== undefined) {
       const slots = r.inputs.flatMap((t, j) => (t === id ? [j] : []));
-      return direct && slots.every((j) => j < 3 && attentionColumns(p.attention!, j, inner, inner, 0) !== null);
+      return direct && slots.every((j) => j < 3 && attentionColumns(p.strided!, j, inner, inner, 0) !== null);
     }
     return readsAsMap(p.kind) && r.outputs.length === 1 && (!isReshape(r) || readInPlace(g, r.outputs[0]!, outputs, false));
   });
@@ -150,7 +150,7 @@ function biasOf(g: Graph, layer: Layer, outputs: ReadonlySet<number>): { bias: B
 /** `layer` as a projection of its A by a constant B, or null. */
 function projection(g: Graph, layer: Layer, outputs: ReadonlySet<number>): Projection | null {
   const p = layer.params;
-  if (p.kind !== 'matmul' || p.attention !== undefined || p.opA !== 'none' || (p.opB !== 'none' && p.opB !== 'transpose')) return null;
+  if (p.kind !== 'matmul' || p.opA !== 'none' || (p.opB !== 'none' && p.opB !== 'transpose')) return null;
   if (layer.inputs.length !== 2 || layer.outputs.length !== 1) return null;
   const a = g.network.tensor(layer.inputs[0]!);
   const b = g.network.tensor(layer.inputs[1]!);
@@ -182,18 +182,18 @@ function projection(g: Graph, layer: Layer, outputs: ReadonlySet<number>): Proje
 
 /** `layer`, an attention, reading each merged projection among its query, key and value from the wide product's columns. */
 function readingColumns(rw: NetworkRewrite, layer: Layer, columns: ReadonlyMap<number, Columns>): void {
-  const p = layer.params as Extract<Layer['params'], { kind: 'matmul' }>;
-  const att = { ...p.attention!, offsets: [...(p.attention!.offsets ?? [0, 0, 0])] };
+  const p = layer.params as Extract<Layer['params'], { kind: 'attention' }>;
+  const att = { ...p.strided!, offsets: [...(p.strided!.offsets ?? [0, 0, 0])] };
   const inputs = layer.inputs.map((t, j) => {
     const c = t === null ? undefined : columns.get(t);
     if (c === undefined) return rw.get(t);
-    const through = attentionColumns(p.attention!, j, c.shape, c.wide.shape, c.column)!;
+    const through = attentionColumns(p.strided!, j, c.shape, c.wide.shape, c.column)!;
     const key = (['query', 'key', 'value'] as const)[j]!;
     att[key] = through.strides;
     att.offsets[j] = through.offset;
     return c.wide;
   });
-  const [out] = rw.add({ ...p, attention: att }, inputs, layer.name);
+  const [out] = rw.add({ ...p, strided: att }, inputs, layer.name);
   rw.set(layer.outputs[0]!, out!);
 }
 

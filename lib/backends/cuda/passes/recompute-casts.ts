@@ -1,5 +1,5 @@
 /**
- * Casts recomputed per reader, a pass of the cuda backend (issue 19, item 2): a cast whose
+ * Casts recomputed per reader, a pass of the cuda backend: a cast whose
  * output several layers read, each of them a kind that fuses a pointwise producer (maps, concat blocks
  * and row kernels, lib/backends/cuda/plan/fuse-pointwise.ts), becomes one cast per reader. Fusion
  * takes a producer into its only reader, so each reader then converts the values as it loads

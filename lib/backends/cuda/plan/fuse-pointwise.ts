@@ -7,7 +7,7 @@
  * - {@link planPointwiseFusion} (before the memory plan) picks the producer → consumer pairs
  *   from the layers alone; the producer's inputs must then stay live until the consumer runs,
  *   since its work moves there.
- * - {@link fuseMaps} (while lowering) joins the two map launches (lowering/map.ts) into one
+ * - {@link fuseMaps} (while lowering) joins the two map launches (../layers/map.ts) into one
  *   kernel whose per-element function calls the producer's, rounds its result to the
  *   intermediate's storage dtype exactly as the store and load between two kernels would, and
  *   passes it to the consumer's: the fused kernel computes bit for bit what the two did. The
@@ -33,10 +33,10 @@ import { denseStrides, sameList, sameSlice, volume } from '../layers/kernel';
 import { coalesce, isCopy, mapOpParams, mapSpecLaunch, renamedParam, type MapLaunchInfo, type MapOperand, type MapSpec } from '../layers/map';
 import { BYTES, DTYPES } from '../layers/prelude';
 
-/** Layer kinds whose lowering is one map launch (lowering/pointwise.ts). */
+/** Layer kinds whose lowering is one map launch (../layers/pointwise.ts). */
 const POINTWISE = new Set(['elementwise', 'unary', 'activation', 'cast', 'select']);
 /**
- * Layer kinds that lower to strided copies (lowering/data.ts): a transpose, a slice inside its
+ * Layer kinds that lower to strided copies (../layers/data.ts): a transpose, a slice inside its
  * input, one copy per concatenated input. A pointwise producer computes in the copy's place,
  * writing where the copy would (a bias add writes its heads transposed, a RoPE half its slot of
  * the pair); a view is read through by a copy as by any map.
@@ -45,7 +45,7 @@ const COPIES = new Set(['shuffle', 'slice', 'concat']);
 /** Whether a layer of `kind` reads its inputs as a map does (pointwise, or a copy): a view of its input can be read through by it. */
 export const readsAsMap = (kind: string): boolean => POINTWISE.has(kind) || COPIES.has(kind);
 
-/** Row layers whose kernels take a pointwise producer of their data input as a prologue (lowering/prologue.ts). */
+/** Row layers whose kernels take a pointwise producer of their data input as a prologue (../layers/prologue.ts). */
 const ROWS = new Set(['softmax', 'normalization', 'reduce']);
 
 export interface TensorFacts {
@@ -103,14 +103,14 @@ export function planPointwiseFusion(layers: readonly Layer[], tensor: (id: numbe
     const consumer = layers[reader.j]!;
     if (consumer.outputs.length !== 1) return;
     const kind = consumer.params.kind;
-    // A row kernel computes it while loading its data input (lowering/prologue.ts), read there only.
+    // A row kernel computes it while loading its data input (../layers/prologue.ts), read there only.
     const prologue = ROWS.has(kind) && consumer.inputs.every((t, k) => (t === reader.read) === (k === 0));
     if (POINTWISE.has(kind) || COPIES.has(kind) || (prologue && behind === undefined)) into.set(i, reader.j);
   });
   return into;
 }
 
-/** Row layers whose kernels also store a prologue's output (lowering/prologue.ts): later layers read it. */
+/** Row layers whose kernels also store a prologue's output (../layers/prologue.ts): later layers read it. */
 const STORING_ROWS = new Set(['normalization']);
 
 /**
@@ -148,7 +148,7 @@ export function fusionChainEnds(into: ReadonlyMap<number, number>, count: number
   return end;
 }
 
-/** Layer kinds that may lower to one strided copy (lowering/data.ts): a slice inside its input, a transpose. */
+/** Layer kinds that may lower to one strided copy (../layers/data.ts): a slice inside its input, a transpose. */
 const VIEWS = new Set(['slice', 'shuffle']);
 
 /**

@@ -1,9 +1,9 @@
 /**
  * An instantiated network (instantiate.ts) with its memory plan (memory-plan.ts) turned into
  * lowered steps: every device layer's tensors are bound to buffer slices and handed to the
- * layer lowerings (lowering/index.ts), one layer at a time.
+ * layer lowerings (../layers/index.ts), one layer at a time.
  *
- * The plan's buffers, by index (what runner.ts binds them to):
+ * The plan's buffers, by index (what ../run/runner.ts binds them to):
  *   0 the arena (intermediates, then one scratch region every layer reuses in turn: layers run
  *     one after the other on one stream, so scratch never needs two owners at once),
  *   1 the weights (uploaded once per engine),

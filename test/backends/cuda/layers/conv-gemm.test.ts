@@ -1,8 +1,9 @@
 /**
  * A channels-last 1×1 stride-1 convolution lowers to one cuBLASLt GEMM over its pixels, with
- * the bias, the residual (as C, beta 1) and the ReLU in the epilogue (lowering/linalg.ts). The
- * plan runs on the CPU emulator against the reference backend on the network before any cuda
- * pass; what stays a cuDNN convolution is listed; TENSORRT_NODE_GEMM_TUNE is checked.
+ * the bias, the residual (as C, beta 1) and the ReLU in the epilogue
+ * (lib/backends/cuda/layers/linalg.ts). The plan runs on the CPU emulator against the
+ * reference backend on the network before any cuda pass; what stays a cuDNN convolution is
+ * listed; TENSORRT_NODE_GEMM_TUNE is checked.
  */
 import { channelsLast } from '../../../../lib/backends/cuda/passes/channels-last';
 import { fuseConvEpilogues } from '../../../../lib/backends/cuda/passes/conv-epilogue';

@@ -1,4 +1,7 @@
-/** The `tf32` precision reaches cuDNN convolutions as it reaches cuBLASLt GEMMs (lowering/linalg.ts). */
+/**
+ * The `tf32` precision reaches cuDNN convolutions as it reaches cuBLASLt GEMMs
+ * (lib/backends/cuda/layers/linalg.ts).
+ */
 import { lowerLayer, type LoweredStep } from '../../../../lib/backends/cuda/layers';
 import type { TrtDType } from '../../../../lib/network';
 import { Tensor } from '../../../../lib/ir/tensor';

@@ -1,8 +1,9 @@
 /**
  * A concatenation into rows of 2–16 bytes along its innermost axis runs as one launch
- * (lowering/row-blocks.ts): each thread stores a whole row, each block's map (with its fused
- * producer) computing its columns. Run on the CPU emulator against the reference backend, bit
- * for bit (copies and casts are exact); what stays one launch per block is listed.
+ * (lib/backends/cuda/layers/row-blocks.ts): each thread stores a whole row, each block's map
+ * (with its fused producer) computing its columns. Run on the CPU emulator against the
+ * reference backend, bit for bit (copies and casts are exact); what stays one launch per block
+ * is listed.
  */
 import { channelsLast } from '../../../../lib/backends/cuda/passes/channels-last';
 import type { LoweredStep } from '../../../../lib/backends/cuda/layers';

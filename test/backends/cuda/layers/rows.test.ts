@@ -1,10 +1,11 @@
 /**
- * Row layers (reduce, softmax, normalization) in the three kernel forms of lowering/rows.ts,
- * run on the CPU kernel emulator against the reference backend: the check's `rows.*` samples
- * (rows of 1 to 4099 elements, strided and multi-axis rows, every reduce op and dtype, IEEE
- * specials, broadcast scale and bias), which form each takes, the loop over rows beyond the
- * grid, determinism, dims-independent source, and kernels broken on purpose (a missing
- * barrier, a missing butterfly level) failing the same comparison.
+ * Row layers (reduce, softmax, normalization) in the three kernel forms of
+ * lib/backends/cuda/layers/rows.ts, run on the CPU kernel emulator against the reference
+ * backend: the check's `rows.*` samples (rows of 1 to 4099 elements, strided and multi-axis
+ * rows, every reduce op and dtype, IEEE specials, broadcast scale and bias), which form each
+ * takes, the loop over rows beyond the grid, determinism, dims-independent source, and kernels
+ * broken on purpose (a missing barrier, a missing butterfly level) failing the same
+ * comparison.
  */
 import { cooperativeThreads, warpElements, warpForm, splitRows } from '../../../../lib/backends/cuda/layers/rows';
 import type { KernelLaunch, LoweredStep } from '../../../../lib/backends/cuda/layers';

@@ -50,6 +50,7 @@ const PAIRS: Record<LayerKind, { params: LayerParams; at: Array<Array<Tensor | n
   activation: { params: { kind: 'activation', type: 'elu', alpha: 1 }, at: [[f32([3])], [f32([5])]] },
   // Batch dims that broadcast on both sides expand into scratch through a copy kernel.
   matmul: { params: { kind: 'matmul', opA: 'none', opB: 'none' }, at: [[f32([2, 1, 3, 4]), f32([1, 3, 4, 5])], [f32([1, 2, 2, 2]), f32([4, 1, 2, 6])]] },
+  attention: null, // the strided form only (its own tests: test/backends/cuda/layers/attention*.test.ts); a plain one never reaches the lowerings
   shuffle: {
     params: { kind: 'shuffle', firstTranspose: [1, 0, 2], reshape: [0, -1], secondTranspose: [1, 0], zeroIsPlaceholder: true },
     at: [[f32([2, 3, 4])], [f32([3, 2, 4])]],
@@ -89,7 +90,7 @@ describe('kernel sources', () => {
     const pair = PAIRS[kind];
     if (pair === null) {
       // Kinds without shaped kernel launches: their steps never embed source text that could vary.
-      expect(['constant', 'identity', 'convolution', 'deconvolution']).toContain(kind);
+      expect(['constant', 'identity', 'convolution', 'deconvolution', 'attention']).toContain(kind);
       return;
     }
     const [a, b] = pair.at.map((inputs) => lower(pair.params, inputs));

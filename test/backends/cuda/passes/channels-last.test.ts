@@ -265,7 +265,7 @@ describe('against PyTorch', () => {
     const program = await compile(path.join(FIXTURES, 'squeezenet1_1', 'model.pt2'), { backend: 'reference' });
     const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
     await program.dispose();
-    const engines = segments.filter((s) => s.kind === 'tensorrt').map((s) => deserializeEngine(s.engine!));
+    const engines = segments.filter((s) => s.kind === 'engine').map((s) => deserializeEngine(s.engine!));
     expect(engines).toHaveLength(1);
     const layout = channelsLast(foldConvolutionAffine(engines[0]!).network, { dtypes: ['float32'] });
     const epilogues = fuseConvEpilogues(layout.network);

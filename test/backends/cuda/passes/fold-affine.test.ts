@@ -154,7 +154,7 @@ describe('foldConvolutionAffine', () => {
     });
     const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
     program.dispose();
-    const networks = segments.filter((s) => s.kind === 'tensorrt').map((s) => deserializeEngine(s.engine!));
+    const networks = segments.filter((s) => s.kind === 'engine').map((s) => deserializeEngine(s.engine!));
     expect(networks).toHaveLength(1);
     const net = networks[0]!;
     const { network, foldedLayers } = foldConvolutionAffine(net);

@@ -1,11 +1,13 @@
 /**
- * Attention as one layer (lib/backends/cuda/passes/fuse-attention.ts) and its kernel
- * (lowering/attention.ts, tensor-core fragments emulated lane for lane on the CPU): networks in
- * the form the frontends give scaled_dot_product_attention (lib/conversion/impl/attention.ts),
- * fused, against the reference backend running the unfused form; the reference backend's own
- * attention executor against the same; and the forms the pass leaves alone.
+ * Attention as one kernel (lib/backends/cuda/passes/fuse-attention.ts, layers/attention.ts,
+ * tensor-core fragments emulated lane for lane on the CPU): attention layers as the converters
+ * emit them, and attentions written out as primitive layers (what exporters without an
+ * attention op give), fused, against the reference backend running the written-out form; the
+ * reference backend's own attention executor against the same; and the forms the pass leaves
+ * alone.
  */
 import { fuseAttention } from '../../../../lib/backends/cuda/passes/fuse-attention';
+import { expandLayers } from '../../../../lib/conversion/expand-layers';
 import { checkNetwork } from '../../../../lib/network/check';
 import { BadModelError } from '../../../../lib/errors';
 import { deserializeNetworkFromBuffer, serializeNetworkToBuffer } from '../../../../lib/network/serialize';
@@ -96,7 +98,7 @@ function feedsFor(f: Form, seed: number): Record<string, Tensor> {
   return feeds;
 }
 
-const attentionOf = (net: Network): AttentionParams[] => net.layers.flatMap((l) => (l.params.kind === 'matmul' && l.params.attention ? [l.params.attention] : []));
+const attentionOf = (net: Network): AttentionParams[] => net.layers.flatMap((l) => (l.params.kind === 'attention' && l.params.strided ? [l.params.strided] : []));
 
 describe('fuseAttention', () => {
   const forms: Array<[string, Form]> = [
@@ -112,7 +114,7 @@ describe('fuseAttention', () => {
     expect(causal).toBe(f.mask === 'causal' ? 1 : 0);
     const [p] = attentionOf(network);
     // The transposes and the repeat are read through; the output's transpose is written through.
-    expect(network.layers.map((l) => l.params.kind).filter((k) => k !== 'constant')).toEqual(['matmul']);
+    expect(network.layers.map((l) => l.params.kind).filter((k) => k !== 'constant')).toEqual(['attention']);
     if (f.kvHeads !== undefined) expect(p!.batch).toEqual([f.batch, f.kvHeads, f.heads / f.kvHeads]);
     const feeds = feedsFor(f, 7);
     const want = new ReferenceRunner(source).run(feeds).y!;
@@ -140,7 +142,7 @@ describe('fuseAttention', () => {
     const source = attentionForm(f);
     const { network } = fuseAttention(source);
     const lower = (ctx: LoweringContext): ReturnType<typeof lowerLayer> =>
-      ctx.layer.params.kind === 'matmul' && ctx.layer.params.attention ? attentionLaunch(ctx, ctx.layer.params.attention, tiling) : lowerLayer(ctx);
+      ctx.layer.params.kind === 'attention' && ctx.layer.params.strided ? attentionLaunch(ctx, ctx.layer.params.strided, tiling) : lowerLayer(ctx);
     const feeds = feedsFor(f, 11);
     const { outputs, lowered } = emulateLowered(network, feeds, { fuse: true, lower });
     const launch = lowered.steps.find((s) => s.kind === 'launch');
@@ -152,7 +154,7 @@ describe('fuseAttention', () => {
     const f = forms[1]![1];
     const { network } = fuseAttention(attentionForm(f));
     const lower = (ctx: LoweringContext): ReturnType<typeof lowerLayer> =>
-      ctx.layer.params.kind === 'matmul' && ctx.layer.params.attention ? attentionLaunch(ctx, ctx.layer.params.attention, { rowGroups: 4, streams: 4 }) : lowerLayer(ctx);
+      ctx.layer.params.kind === 'attention' && ctx.layer.params.strided ? attentionLaunch(ctx, ctx.layer.params.strided, { rowGroups: 4, streams: 4 }) : lowerLayer(ctx);
     expect(() => emulateLowered(network, feedsFor(f, 1), { fuse: true, lower })).toThrow(/attention tiling r4s4 runs 512 threads a block/);
   });
 
@@ -164,7 +166,7 @@ describe('fuseAttention', () => {
     };
     const r = new Random(5);
     const inputs = [r.tensor([1, 20, 2, 32], 'float16'), r.tensor([1, 24, 2, 32], 'float16'), r.tensor([1, 24, 2, 32], 'float16')];
-    const params = { kind: 'matmul' as const, opA: 'none' as const, opB: 'none' as const, attention: p };
+    const params = { kind: 'attention' as const, scale: p.scale, causal: p.causal, strided: p };
     const vecOf = (steps: ReturnType<typeof runLayer>['steps']): number => {
       const l = steps[0]!;
       const arg = l.kind === 'launch' ? l.args[l.args.length - 1] : undefined;
@@ -203,7 +205,7 @@ describe('fuseAttention', () => {
     const bad = fuseAttention(attentionForm({ dtype: 'float16', batch: 1, heads: 2, sq: 8, skv: 8, d: 16 })).network;
     attentionOf(bad)[0]!.query.pop();
     expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(BadModelError);
-    expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(/parameter attention must be attention parameters whose strides cover their batch box/);
+    expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(/parameter strided must be attention parameters whose strides cover their batch box/);
   });
 
   test('left alone: float32, scores read elsewhere, a head dim the kernel does not take, a softmax over another axis', () => {
@@ -217,5 +219,67 @@ describe('fuseAttention', () => {
     const sm = axis.layers.find((l) => l.params.kind === 'softmax')!;
     (sm.params as { axis: number }).axis = 2;
     expect(fuseAttention(axis).attentions).toBe(0);
+  });
+});
+
+/** The same attention as the converters emit it: q, k and v transposed heads-first, one attention layer, the output transposed back. */
+function layerForm(f: Form): Network {
+  const net = new Network(`attention_layer_${f.dtype}_${f.mask ?? 'nomask'}`);
+  const kvh = f.kvHeads ?? f.heads;
+  const heads = (name: string, s: number, h: number): NetTensor =>
+    net.add1({ kind: 'shuffle', firstTranspose: [0, 2, 1, 3], zeroIsPlaceholder: false }, [net.addInput(name, f.dtype, [f.batch, s, h, f.d])], `${name}_t`);
+  const [q, k, v] = [heads('q', f.sq, f.heads), heads('k', f.skv, kvh), heads('v', f.skv, kvh)];
+  let mask: NetTensor | null = null;
+  if (f.mask === 'bool') mask = net.addInput('mask', 'bool', [f.batch, 1, f.sq, f.skv]);
+  if (f.mask === 'add') mask = net.addInput('mask', f.dtype, [f.batch, 1, 1, f.skv]);
+  const params = { kind: 'attention' as const, scale: 1 / Math.sqrt(f.d), causal: f.mask === 'causal' };
+  let out = net.add1(params, mask === null ? [q, k, v] : [q, k, v, mask], 'sdpa');
+  if (f.transposeOut) out = net.add1({ kind: 'shuffle', firstTranspose: [0, 2, 1, 3], reshape: [f.batch, f.sq, f.heads * f.d], zeroIsPlaceholder: false }, [out], 'out_t');
+  net.markOutput(out, 'y');
+  return net;
+}
+
+describe('fuseAttention on attention layers', () => {
+  const forms: Array<[string, Form]> = [
+    ['fp16, bool mask, output transposed back', { dtype: 'float16', batch: 2, heads: 2, sq: 70, skv: 75, d: 32, mask: 'bool', transposeOut: true }],
+    ['fp16, additive mask', { dtype: 'float16', batch: 1, heads: 2, sq: 20, skv: 24, d: 64, mask: 'add' }],
+    ['fp16, causal, grouped heads (4 query heads over 2)', { dtype: 'float16', batch: 1, heads: 4, kvHeads: 2, sq: 67, skv: 67, d: 16, mask: 'causal', transposeOut: true }],
+    ['bf16, no mask, one key/value head for three', { dtype: 'bfloat16', batch: 2, heads: 3, kvHeads: 1, sq: 9, skv: 130, d: 16 }],
+  ];
+  test.each(forms)('%s: one launch reading through the transposes, against the written-out form on the reference backend', (_, f) => {
+    const source = layerForm(f);
+    const { network, attentions, written, causal } = fuseAttention(source);
+    expect([attentions, written, causal]).toEqual([1, 0, f.mask === 'causal' ? 1 : 0]);
+    // The transposes before q, k, v and after the output are read and written through.
+    expect(network.layers.map((l) => l.params.kind)).toEqual(['attention']);
+    const [p] = attentionOf(network);
+    if (f.kvHeads !== undefined) expect(p!.batch).toEqual([f.batch, f.kvHeads, f.heads / f.kvHeads]);
+    const feeds = feedsFor(f, 13);
+    const want = new ReferenceRunner(attentionForm(f)).run(feeds).y!;
+    const tol = TOL[f.dtype as 'float16' | 'bfloat16'];
+    expectClose(new ReferenceRunner(source).run(feeds).y!, want, tol, 'reference executor, plain layer');
+    expectClose(new ReferenceRunner(network).run(feeds).y!, want, tol, 'reference executor, strided layer');
+    const run = emulate(network, feeds, true);
+    expect(run.launches).toBe(1);
+    expectClose(run.outputs.y!, want, tol, 'fused kernel');
+  });
+
+  test('spelled out (lib/conversion/expand-layers.ts), the layer computes what the written-out form does', () => {
+    for (const [, f] of forms) {
+      const spelled = expandLayers(layerForm(f));
+      expect(spelled.attentions).toBe(1);
+      expect(spelled.network.layers.some((l) => l.params.kind === 'attention')).toBe(false);
+      const feeds = feedsFor(f, 17);
+      expectClose(new ReferenceRunner(spelled.network).run(feeds).y!, new ReferenceRunner(attentionForm(f)).run(feeds).y!, TOL[f.dtype as 'float16' | 'bfloat16'], f.dtype);
+    }
+  });
+
+  test('left for spelling out: float32, a head dim the kernel does not take', () => {
+    const base: Form = { dtype: 'float16', batch: 1, heads: 2, sq: 8, skv: 8, d: 16 };
+    for (const f of [{ ...base, dtype: 'float32' as const }, { ...base, d: 24 }]) {
+      const { network, attentions } = fuseAttention(layerForm(f));
+      expect(attentions).toBe(0);
+      expect(network.layers.filter((l) => l.params.kind === 'attention' && l.params.strided === undefined)).toHaveLength(1);
+    }
   });
 });

@@ -170,7 +170,7 @@ describe('mergeMatmuls', () => {
     expect(fused.attentions).toBe(1);
     const result = mergeMatmuls(fused.network);
     expect([result.groups, result.merged]).toEqual([1, 3]);
-    const [att] = result.network.layers.flatMap((l) => (l.params.kind === 'matmul' && l.params.attention ? [l.params.attention] : []));
+    const [att] = result.network.layers.flatMap((l) => (l.params.kind === 'attention' && l.params.strided ? [l.params.strided] : []));
     expect(att!.offsets).toEqual(offsets);
     // Q, K and V read one wide tensor: rows of its full width.
     const width = (o.h + 2 * o.kvh) * o.d;
@@ -201,15 +201,15 @@ describe('mergeMatmuls', () => {
     const x = net.addInput('x', 'float16', [b, s, h * d]);
     const heads = ['query', 'key', 'value'].map((role, i) => net.add1({ kind: 'shuffle', reshape: [b, s, h, d], zeroIsPlaceholder: false }, [linear(net, x, h * d, 30 + i, role)], `${role}/heads`));
     const strides = [s * h * d, d, h * d];
-    const attention = { batch: [b, h], seqQ: s, seqKV: s, headDim: d, scale: 0.25, causal: false, query: strides, key: strides, value: strides, output: strides, outputShape: [b, s, h * d] };
-    net.markOutput(net.add1({ kind: 'matmul', opA: 'none', opB: 'none', attention }, heads, 'attention'), 'y');
+    const strided = { batch: [b, h], seqQ: s, seqKV: s, headDim: d, scale: 0.25, causal: false, query: strides, key: strides, value: strides, output: strides, outputShape: [b, s, h * d] };
+    net.markOutput(net.add1({ kind: 'attention', scale: 0.25, causal: false, strided }, heads, 'attention'), 'y');
     expect(mergeMatmuls(net)).toEqual({ network: net, groups: 0, merged: 0 });
   });
 
   test('an engine stores the offsets and refuses bad ones by name; a lowering refuses offsets that read past the tensor', () => {
     const o = { b: 1, s: 8, h: 2, kvh: 2, d: 16, bias: true };
     const merged = () => mergeMatmuls(fuseAttention(selfAttention('float16', o)).network).network;
-    const attentionOf = (net: Network) => net.layers.flatMap((l) => (l.params.kind === 'matmul' && l.params.attention ? [l.params.attention] : []));
+    const attentionOf = (net: Network) => net.layers.flatMap((l) => (l.params.kind === 'attention' && l.params.strided ? [l.params.strided] : []));
     const check = (net: Network, fail: (m: string, cause?: unknown) => never): unknown => checkNetwork(net, fail);
     const good = merged();
     expect(attentionOf(deserializeNetworkFromBuffer(serializeNetworkToBuffer(good), 'engine', check))[0]!.offsets).toEqual([0, 32, 64]);
@@ -217,7 +217,7 @@ describe('mergeMatmuls', () => {
       const bad = merged();
       attentionOf(bad)[0]!.offsets = offsets;
       expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(BadModelError);
-      expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(/parameter attention must be attention parameters .*three offsets/);
+      expect(() => deserializeNetworkFromBuffer(serializeNetworkToBuffer(bad), 'engine', check)).toThrow(/parameter strided must be attention parameters .*three offsets/);
     }
     // The value one column further reads one element past the wide product's last row.
     const past = merged();
@@ -241,10 +241,10 @@ describe('mergeMatmuls', () => {
     const { network } = passes;
     const merged = countsOf(passes, 'merge-matmuls');
     expect([merged.groups, merged.merged]).toEqual([4, 10]);
-    const names = network.layers.filter((l) => l.params.kind === 'matmul' && !('attention' in l.params && l.params.attention)).map((l) => l.name);
+    const names = network.layers.filter((l) => l.params.kind === 'matmul').map((l) => l.name);
     expect(names).toEqual(['linear+linear_1+linear_2', 'linear_3', 'linear_4+linear_5', 'linear_6', 'linear_7+linear_8+linear_9', 'linear_10', 'linear_11+linear_12', 'linear_13']);
     // Each attention reads its value from the wide product's last columns.
-    const attentions = network.layers.filter((l) => l.params.kind === 'matmul' && l.params.attention !== undefined);
-    expect(attentions.map((l) => (l.params as { attention: { offsets?: number[] } }).attention.offsets)).toEqual([[0, 0, 96], [0, 0, 96]]);
+    const attentions = network.layers.filter((l) => l.params.kind === 'attention' && l.params.strided !== undefined);
+    expect(attentions.map((l) => (l.params as { strided: { offsets?: number[] } }).strided.offsets)).toEqual([[0, 0, 96], [0, 0, 96]]);
   }, 120_000);
 });

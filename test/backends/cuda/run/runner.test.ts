@@ -1,7 +1,7 @@
 /**
  * The cuda Engine (lib/backends/cuda/run/runner.ts) over a simulated device: the addon's GPU
  * binding is replaced by host memory, and GpuPlan.create by an interpreter of the plan's
- * steps whose kernels (those of the fake lowering in ./helpers.ts) are written in JS. What
+ * steps whose kernels (those of the fake lowering in ../helpers.ts) are written in JS. What
  * this checks is the runner's plumbing: plans per shape and their cache, input copies from
  * the host and from devices, outputs owned by the caller, the run queue, run-time compiles,
  * the compute-capability check, and that dispose() frees every allocation. Results are
