@@ -137,7 +137,7 @@ let trusted = false;
 
 /**
  * @internal A Tensor over `data` without the constructor's checks, for a caller that made
- * them itself (a prepared run's outputs, lib/backends/onnxruntime/prepared-run.ts: a model
+ * them itself (a prepared run's outputs, lib/backends/onnxruntime/run/prepared-run.ts: a model
  * that computes in microseconds pays for every one). Unchecked arguments make a wrong
  * tensor, not an error. `shape` is not copied: the tensor freezes it and keeps it, so it
  * must be an array the caller hands over (onnxruntime's dims of an output it drops).

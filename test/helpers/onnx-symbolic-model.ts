@@ -4,7 +4,7 @@
  * exact node idioms an exporter emits. Attributes: integers → INT, other numbers → FLOAT,
  * number[] → INTS, strings → STRING, Tensors → TENSOR.
  */
-import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/onnx-graph';
+import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/layers/onnx-graph';
 import type { DType } from '../../lib/ir/dtype';
 import { Tensor } from '../../lib/ir/tensor';
 

@@ -6,7 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 
-import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/onnx-graph';
+import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/layers/onnx-graph';
 import { dtypeInfo, type DType } from '../../lib/ir/dtype';
 import { Tensor } from '../../lib/ir/tensor';
 

@@ -74,7 +74,7 @@ const scenarios = {
     const counter = countInThread(program);
     const outputs = await program.run(inputs);
     const byName = await program.run({ [program.inputs[0].name]: inputs[0] });
-    // Whether the prepared run calls the session's handler (lib/backends/onnxruntime/session-handler.ts) rather than session.run().
+    // Whether the prepared run calls the session's handler (lib/backends/onnxruntime/run/session-handler.ts) rather than session.run().
     const session = program.inThread.executor.segments[0].engine.session;
     const viaHandler = program.inThread.prepared.host.session !== session;
     await program.dispose();

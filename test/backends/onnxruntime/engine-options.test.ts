@@ -1,10 +1,10 @@
 /**
- * The session options an onnxruntime engine is created with (lib/backends/onnxruntime/engine.ts),
+ * The session options an onnxruntime engine is created with (lib/backends/onnxruntime/run/engine.ts),
  * seen through a stand-in for onnxruntime-node's module: the graph optimizers the backend
  * turns off reach onnxruntime as its `optimization.disable_specified_optimizers` entry, next
  * to the settings the engine was built with.
  */
-import { DISABLED_OPTIMIZERS, OrtEngine } from '../../../lib/backends/onnxruntime/engine';
+import { DISABLED_OPTIMIZERS, OrtEngine } from '../../../lib/backends/onnxruntime/run/engine';
 import type { OrtEngineDescription } from '../../../lib/backends/onnxruntime/engine-format';
 import type { OrtModule } from '../../../lib/backends/onnxruntime/ort-module';
 

@@ -1,11 +1,11 @@
 /**
- * directSessionRun() (lib/backends/onnxruntime/session-handler.ts): a prepared run calls the
+ * directSessionRun() (lib/backends/onnxruntime/run/session-handler.ts): a prepared run calls the
  * session's handler with the arguments session.run(feeds) would pass it, and only where the
  * handler looks like the one every supported onnxruntime-common release has. (Runs through
  * it are checked against PyTorch in test/runtime/in-thread.test.ts: onnxruntime-node
  * rejects jest's typed arrays.)
  */
-import { directSessionRun } from '../../../lib/backends/onnxruntime/session-handler';
+import { directSessionRun } from '../../../../lib/backends/onnxruntime/run/session-handler';
 
 const session = (handler: unknown, outputNames = ['y', 'z']) => ({ outputNames, handler });
 

@@ -5,9 +5,9 @@
  * int8 and uint8 in int32) and the result is cast back. Both widenings are exact for the
  * inputs and the cast back rounds once, as TensorRT's own fp16 kernels do.
  */
-import { UnsupportedOpError } from '../../errors';
-import type { DType } from '../../ir/dtype';
-import type { Layer, LayerKind, LayerParams, TrtDType } from '../../network';
+import { UnsupportedOpError } from '../../../errors';
+import type { DType } from '../../../ir/dtype';
+import type { Layer, LayerKind, LayerParams, TrtDType } from '../../../network';
 import type { OnnxGraph } from './onnx-graph';
 
 /** Which element types an op's onnxruntime CPU kernel takes. */

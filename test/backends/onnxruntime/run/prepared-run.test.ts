@@ -1,17 +1,17 @@
 /**
- * How a prepared run ends (lib/backends/onnxruntime/prepared-run.ts), on a stand-in session:
+ * How a prepared run ends (lib/backends/onnxruntime/run/prepared-run.ts), on a stand-in session:
  * the caller's RunSettled is called exactly once from the run's own continuation, whichever
  * way the run ends, and runs started while one is in flight end as well. (Runs on a real
  * onnxruntime session are checked in test/runtime/in-thread.test.ts: onnxruntime-node
  * rejects jest's typed arrays.)
  */
-import type { OrtEngineDescription } from '../../../lib/backends/onnxruntime/engine-format';
-import { prepareOrtRun, type PreparedRunHost } from '../../../lib/backends/onnxruntime/prepared-run';
-import type { SessionRun } from '../../../lib/backends/onnxruntime/session-handler';
-import type { RunSettled } from '../../../lib/engine/backend';
-import { BadInputError, InvalidArgumentError } from '../../../lib/errors';
-import { DEFAULT_RUN_LIMITS } from '../../../lib/engine/resource-limits';
-import { Tensor } from '../../../lib/ir/tensor';
+import type { OrtEngineDescription } from '../../../../lib/backends/onnxruntime/engine-format';
+import { prepareOrtRun, type PreparedRunHost } from '../../../../lib/backends/onnxruntime/run/prepared-run';
+import type { SessionRun } from '../../../../lib/backends/onnxruntime/run/session-handler';
+import type { RunSettled } from '../../../../lib/engine/backend';
+import { BadInputError, InvalidArgumentError } from '../../../../lib/errors';
+import { DEFAULT_RUN_LIMITS } from '../../../../lib/engine/resource-limits';
+import { Tensor } from '../../../../lib/ir/tensor';
 
 const description = {
   network: 'net',

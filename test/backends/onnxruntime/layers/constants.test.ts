@@ -1,18 +1,18 @@
 /**
- * Constants as the lowering gives them to onnxruntime (lib/backends/onnxruntime/lower-data.ts,
- * lower-pointwise.ts): a constant reshaped for broadcasting is folded into an initializer,
+ * Constants as the lowering gives them to onnxruntime (lib/backends/onnxruntime/layers/data.ts,
+ * layers/pointwise.ts): a constant reshaped for broadcasting is folded into an initializer,
  * an elementwise operand loses its leading 1s (onnxruntime's GELU, bias and layer-norm
  * fusions take only scalars and 1-D biases), and the initializers left unread are dropped.
  * The numbers are checked against the reference backend; the structure on the ONNX graph.
  */
-import { onnxruntimeBackend } from '../../../lib/backends/onnxruntime';
-import { lowerNetwork } from '../../../lib/backends/onnxruntime/lower';
-import { Network } from '../../../lib/network';
-import { Tensor } from '../../../lib/ir/tensor';
-import { expectClose } from '../../helpers/compare';
-import { Random } from '../../helpers/random';
-import { runNetwork } from '../reference/helpers';
-import { runOrtEngine } from './engine-worker';
+import { onnxruntimeBackend } from '../../../../lib/backends/onnxruntime';
+import { lowerNetwork } from '../../../../lib/backends/onnxruntime/layers/index';
+import { Network } from '../../../../lib/network';
+import { Tensor } from '../../../../lib/ir/tensor';
+import { expectClose } from '../../../helpers/compare';
+import { Random } from '../../../helpers/random';
+import { runNetwork } from '../../reference/helpers';
+import { runOrtEngine } from '../engine-worker';
 
 const rng = new Random(20261202);
 

@@ -3,8 +3,8 @@
  * ICastLayer, ISelectLayer, IIdentityLayer. Equal ranks with a 1 broadcasting is a special
  * case of ONNX's multidirectional broadcasting, so inputs go in as they are.
  */
-import type { ActivationType, ElementWiseOp, UnaryOp } from '../../network';
-import { computeIn, type KernelTypes, type LowerContext, type Lowering } from './lower-context';
+import type { ActivationType, ElementWiseOp, UnaryOp } from '../../../network';
+import { computeIn, type KernelTypes, type LowerContext, type Lowering } from './context';
 import { onnxDType } from './onnx-graph';
 
 export const identity: Lowering<'identity'> = (_p, c) => [c.g.op('Identity', [c.input(0)])];

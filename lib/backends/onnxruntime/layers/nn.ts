@@ -3,9 +3,9 @@
  * IDeconvolutionLayer, IPoolingLayer, INormalizationLayer, IReduceLayer, ISoftMaxLayer and
  * ICumulativeLayer.
  */
-import type { DType } from '../../ir/dtype';
-import type { MatrixOp, ReduceOp } from '../../network';
-import { computeIn, type LowerContext, type Lowering } from './lower-context';
+import type { DType } from '../../../ir/dtype';
+import type { MatrixOp, ReduceOp } from '../../../network';
+import { computeIn, type LowerContext, type Lowering } from './context';
 
 /**
  * op(A) × op(B): transpose swaps the last two dims; vector makes A's last dim a row

@@ -10,14 +10,14 @@
  * setImmediate later); the outputs wrapped as Tensors over onnxruntime's own buffers,
  * without a copy (the copy OrtEngine.run() makes is for posting them to another thread).
  */
-import type { TypedArray } from '../../ir/dtype';
-import { dtypeInfo, type DTypeInfo } from '../../ir/dtype';
-import { checkTensorBytes, type RunLimits } from '../../engine/resource-limits';
-import { Tensor, trustedTensor, typedArrayName } from '../../ir/tensor';
-import type { PreparedRun, PreparedValue, RunSettled, StagedRun } from '../../engine/backend';
-import type { OrtEngineDescription, OrtEngineInput, OrtEngineIO } from './engine-format';
-import { boundaryDType } from './lower';
-import type { OrtModule } from './ort-module';
+import type { TypedArray } from '../../../ir/dtype';
+import { dtypeInfo, type DTypeInfo } from '../../../ir/dtype';
+import { checkTensorBytes, type RunLimits } from '../../../engine/resource-limits';
+import { Tensor, trustedTensor, typedArrayName } from '../../../ir/tensor';
+import type { PreparedRun, PreparedValue, RunSettled, StagedRun } from '../../../engine/backend';
+import type { OrtEngineDescription, OrtEngineInput, OrtEngineIO } from '../engine-format';
+import { boundaryDType } from '../layers/index';
+import type { OrtModule } from '../ort-module';
 import type { SessionRun } from './session-handler';
 
 type OrtTensor = InstanceType<OrtModule['Tensor']>;

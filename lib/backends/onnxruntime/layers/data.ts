@@ -3,11 +3,11 @@
  * IShuffleLayer, ISliceLayer, IConcatenationLayer, IShapeLayer and IFillLayer. Shape tensors
  * given as layer inputs (the `_dyn` layers) become ONNX shape arithmetic on int64 values.
  */
-import type { DType } from '../../ir/dtype';
-import { padSource } from '../../kernels/shape';
-import { Tensor } from '../../ir/tensor';
-import { executeLayer } from '../../network/evaluate';
-import type { LowerContext, Lowering } from './lower-context';
+import type { DType } from '../../../ir/dtype';
+import { padSource } from '../../../kernels/shape';
+import { Tensor } from '../../../ir/tensor';
+import { executeLayer } from '../../../network/evaluate';
+import type { LowerContext, Lowering } from './context';
 
 /** "Before index 0" as a Slice end with a negative step (ONNX clamps it to -1). */
 const BEFORE_START = -(2n ** 62n);
@@ -18,7 +18,7 @@ export const constant: Lowering<'constant'> = (p, c) => [c.g.initializer(p.weigh
  * A shuffle that only reshapes a constant to static dims (a weight shaped for broadcasting),
  * as an initializer of its own: onnxruntime would fold it when it loads the model, but its
  * fusions look at constants as the model gives them (a GELU's 0.5 and √2 must be scalars,
- * ./lower-pointwise.ts), and run before that folding reaches them.
+ * ./pointwise.ts), and run before that folding reaches them.
  */
 function foldedReshape(p: Parameters<Lowering<'shuffle'>>[0], c: LowerContext): string | undefined {
   if (p.firstTranspose !== undefined || p.secondTranspose !== undefined || p.reshape === undefined || c.has(1)) return undefined;

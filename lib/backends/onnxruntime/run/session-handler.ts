@@ -14,7 +14,7 @@
  * session has none that looks like it (another release, a wrapped session), undefined: the
  * prepared run then calls session.run() as before.
  */
-import type { OrtModule } from './ort-module';
+import type { OrtModule } from '../ort-module';
 
 type OrtTensor = InstanceType<OrtModule['Tensor']>;
 

@@ -4,9 +4,9 @@
  * layer), initializers from Tensors, and int64 constants for shape arithmetic. It knows
  * nothing of TensorRT's semantics; ./lower-*.ts do.
  */
-import { InternalError } from '../../errors';
-import type { DType } from '../../ir/dtype';
-import { Tensor } from '../../ir/tensor';
+import { InternalError } from '../../../errors';
+import type { DType } from '../../../ir/dtype';
+import { Tensor } from '../../../ir/tensor';
 
 /** TensorProto.DataType codes of the dtypes a Network holds (and float64, for exact arithmetic). */
 export const ONNX_DTYPES: Readonly<Partial<Record<DType, number>>> = {
@@ -58,7 +58,7 @@ export class OnnxGraph {
   private owner = 'graph';
   private perOwner = 0;
   private readonly int64Cache = new Map<string, string>();
-  /** The value of every initializer, by name (lowerings fold what is constant: ./lower-data.ts, ./lower-pointwise.ts). */
+  /** The value of every initializer, by name (lowerings fold what is constant: ./data.ts, ./pointwise.ts). */
   private readonly constants = new Map<string, Tensor>();
 
   /** Names the nodes that follow after `layer` (the first `layer`, then `layer#1`, ...). */

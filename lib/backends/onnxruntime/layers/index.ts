@@ -7,15 +7,15 @@
  * node names the layer. Only the layers that reach an output are lowered (TensorRT prunes
  * the rest too).
  */
-import { InternalError, TensorRTNodeError } from '../../errors';
-import type { DType } from '../../ir/dtype';
-import { liveLayers, type LayerKind, type Network } from '../../network';
-import { VERSION } from '../../version';
-import { unsupportedError, type LowerContext, type Lowering } from './lower-context';
-import { concat, constant, fill, shape, shuffle, slice } from './lower-data';
-import { gather, resize, scatter, topk } from './lower-indexing';
-import { attention, convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './lower-nn';
-import { activation, cast, elementwise, identity, select, unary } from './lower-pointwise';
+import { InternalError, TensorRTNodeError } from '../../../errors';
+import type { DType } from '../../../ir/dtype';
+import { liveLayers, type LayerKind, type Network } from '../../../network';
+import { VERSION } from '../../../version';
+import { unsupportedError, type LowerContext, type Lowering } from './context';
+import { concat, constant, fill, shape, shuffle, slice } from './data';
+import { gather, resize, scatter, topk } from './indexing';
+import { attention, convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './nn';
+import { activation, cast, elementwise, identity, select, unary } from './pointwise';
 import { onnxDType, OnnxGraph } from './onnx-graph';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -7,18 +7,18 @@
  * float32; outputs are copied once out of onnxruntime's buffers (see fromOrt). Runs execute
  * in the thread that loaded the engine: a program's worker thread.
  */
-import { BadInputError, BadModelError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
-import type { DType } from '../../ir/dtype';
-import { cast as castKernel } from '../../kernels/unary';
-import { resolveLogger } from '../../logger';
-import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../engine/resource-limits';
-import { Tensor } from '../../ir/tensor';
-import { floatWidthAs } from '../../engine/float-width';
-import type { RunValue } from '../../engine/residency';
-import type { Engine, PreparedRun, PreparedValue } from '../../engine/backend';
-import type { OrtEngineDescription, OrtEngineInput } from './engine-format';
-import { boundaryDType } from './lower';
-import type { OrtModule } from './ort-module';
+import { BadInputError, BadModelError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError, UnsupportedOpError } from '../../../errors';
+import type { DType } from '../../../ir/dtype';
+import { cast as castKernel } from '../../../kernels/unary';
+import { resolveLogger } from '../../../logger';
+import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../../engine/resource-limits';
+import { Tensor } from '../../../ir/tensor';
+import { floatWidthAs } from '../../../engine/float-width';
+import type { RunValue } from '../../../engine/residency';
+import type { Engine, PreparedRun, PreparedValue } from '../../../engine/backend';
+import type { OrtEngineDescription, OrtEngineInput } from '../engine-format';
+import { boundaryDType } from '../layers/index';
+import type { OrtModule } from '../ort-module';
 import { prepareOrtRun, type PreparedRunHost } from './prepared-run';
 import { directSessionRun } from './session-handler';
 

@@ -1,7 +1,7 @@
 /** IGatherLayer, IScatterLayer, ITopKLayer and IResizeLayer as ONNX ops. */
-import type { ResizeRoundMode } from '../../network';
-import { computeIn, type Lowering } from './lower-context';
-import { int64Input } from './lower-data';
+import type { ResizeRoundMode } from '../../../network';
+import { computeIn, type Lowering } from './context';
+import { int64Input } from './data';
 
 /**
  * default: ONNX Gather; element: GatherElements; nd: GatherND with nbElementWiseDims batch
