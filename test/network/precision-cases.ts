@@ -87,6 +87,9 @@ export const KIND_CASES: Array<[string, LayerParams, LayerInput[], boolean]> = [
     [f32([1, 2, 5, 5], 58)],
     true,
   ],
+  ['normalization rms', { kind: 'normalization', axes: [2], epsilon: 1e-6, nbGroups: 1, rms: true }, [f32([2, 3, 16], 62), { constant: f32([1, 1, 16], 63) }, { constant: f32([1, 1, 16], 64) }], true],
+  ['attention, grouped heads, causal', { kind: 'attention', scale: 0.25, causal: true }, [f32([1, 4, 6, 16], 65), f32([1, 2, 6, 16], 66), f32([1, 2, 6, 16], 67)], true],
+  ['attention, additive mask', { kind: 'attention', scale: 0.25, causal: false }, [f32([2, 2, 5, 16], 68), f32([2, 2, 7, 16], 69), f32([2, 2, 7, 16], 70), f32([2, 1, 1, 7], 71, -2, 0)], true],
   ['normalization', { kind: 'normalization', axes: [2], epsilon: 1e-5, nbGroups: 1 }, [f32([2, 3, 8], 59), { constant: f32([1, 1, 8], 60) }, { constant: f32([1, 1, 8], 61) }], true],
   [
     'resize linear',
