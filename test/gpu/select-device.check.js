@@ -1,7 +1,8 @@
 'use strict';
 // GPU check (plain Node, no jest: it runs on the GPU machine from a bundle). With the real
-// devices() list: an engine record saying compute capability 9.0 selects the H200; one saying
-// 8.0 is refused with the no-compatible-device message. Then the same through
+// devices() list (an H100 or an H200: both compute capability 9.0): an engine record built on an
+// H200 with compute capability 9.0 selects a 9.0 device, with a warning when it is another
+// model; one saying 8.0 is refused with the no-compatible-device message naming the devices. Then the same through
 // loadProgramBuffer() with a program file whose engine record says so (the device check runs
 // before any engine is deserialized, so the engine bytes are a placeholder). Prints both messages as JSON.
 // Exit 0: passed; 1: failed; 3: no usable GPU here.
@@ -65,13 +66,16 @@ const errorOf = async (f) => {
   const problems = [];
   const found = report.devices.map((d) => ({ ordinal: d.ordinal, name: d.name, computeCapability: `${d.computeCapability.major}.${d.computeCapability.minor}` }));
 
-  // 9.0: the H200 is selected.
+  // 9.0: a 9.0 device is selected; another model than the record's is named in a warning.
   let selected = null;
   try {
     const s = selectDevice(record(9, 0, 'NVIDIA H200'), report.devices, 0);
     selected = { ordinal: s.device.ordinal, name: s.device.name, rule: s.rule, reason: s.reason, warnings: s.warnings };
-    if (!/H200/.test(s.device.name) || s.device.computeCapability.major !== 9 || s.device.computeCapability.minor !== 0) {
-      problems.push(`compute capability 9.0 selected ${s.device.name}, not an H200`);
+    if (s.device.computeCapability.major !== 9 || s.device.computeCapability.minor !== 0) {
+      problems.push(`compute capability 9.0 selected ${s.device.name} of compute capability ${s.device.computeCapability.major}.${s.device.computeCapability.minor}`);
+    }
+    if (s.device.name !== 'NVIDIA H200' && !s.warnings.some((w) => w.includes('another model'))) {
+      problems.push(`an engine built on an NVIDIA H200 selected ${s.device.name} without a warning: ${JSON.stringify(s.warnings)}`);
     }
   } catch (error) {
     selected = { code: error.code, message: error.message };
@@ -80,7 +84,7 @@ const errorOf = async (f) => {
 
   // 8.0: refused with the no-compatible-device message.
   const refused = await errorOf(() => selectDevice(record(8, 0, 'NVIDIA A100-SXM4-80GB'), report.devices, 0));
-  const noCompatibleDevice = /^Unable to deserialize program: engines were built for compute capability 8\.0, but no device with compute capability 8\.0 is available \(found: device \d+ ".*H200.*" \(compute capability 9\.0\).*\)$/;
+  const noCompatibleDevice = /^Unable to deserialize program: engines were built for compute capability 8\.0, but no device with compute capability 8\.0 is available \(found: device \d+ ".*" \(compute capability 9\.0\).*\)$/;
   if (refused === null) problems.push('compute capability 8.0 was accepted');
   else if (refused.code !== 'E_NO_COMPATIBLE_DEVICE' || !noCompatibleDevice.test(refused.message)) problems.push(`unexpected refusal: ${JSON.stringify(refused)}`);
 
