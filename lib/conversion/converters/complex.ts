@@ -23,7 +23,7 @@ import type { ElementWiseOp, NetTensor } from '../../network';
 import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { alignRanks, cast } from '../impl/basic';
-import { concat, sliceAxis } from '../impl/shape';
+import { concat, sliceAxisOrSelf } from '../impl/shape';
 import { defineConverter, staticIntArgs } from '../define';
 import { value } from '../impl/args';
 import { prependOnes, sliceAlong } from '../impl/dynamic';
@@ -66,7 +66,7 @@ function complexMul(part: (ctx: ConversionContext, t: NetTensor, index: 0 | 1, r
   };
 }
 
-const slicePart = (ctx: ConversionContext, t: NetTensor, index: 0 | 1, role: string): NetTensor => sliceAxis(ctx, t, t.shape.length - 1, index, 1, 1, role);
+const slicePart = (ctx: ConversionContext, t: NetTensor, index: 0 | 1, role: string): NetTensor => sliceAxisOrSelf(ctx, t, t.shape.length - 1, index, 1, 1, role);
 
 const gatherPart = (ctx: ConversionContext, t: NetTensor, index: 0 | 1, role: string): NetTensor =>
   ctx.add({ kind: 'gather', mode: 'default', axis: t.shape.length - 1 }, [t, ctx.constant(Tensor.from('int32', [1], [index]), ctx.name(`${role}_index`))], role);

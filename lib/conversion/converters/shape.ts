@@ -27,8 +27,8 @@ import {
   outDType,
   outShape,
   scalarConstant,
-  slice,
-  sliceAxis,
+  sliceOrSelf,
+  sliceAxisOrSelf,
   sliceBounds,
   squeezeAxis,
   staticShape,
@@ -122,7 +122,7 @@ function splitByOutputs(node: Node, ctx: ConversionContext, axis: number): NetTe
   let start = 0;
   return node.outputs.map((_, i) => {
     const size = outShape(ctx, i)[axis]!;
-    const piece = sliceAxis(ctx, x, axis, start, size, 1, `split${i}`);
+    const piece = sliceAxisOrSelf(ctx, x, axis, start, size, 1, `split${i}`);
     start += size;
     return piece;
   });
@@ -136,7 +136,7 @@ reg('aten.unbind.int', (node, ctx) => {
   const self = value(node, 'self');
   const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
   const x = ctx.tensor(self);
-  return node.outputs.map((_, i) => squeezeAxis(ctx, sliceAxis(ctx, x, axis, i, 1, 1, `slice${i}`), axis, `squeeze${i}`));
+  return node.outputs.map((_, i) => squeezeAxis(ctx, sliceAxisOrSelf(ctx, x, axis, i, 1, 1, `slice${i}`), axis, `squeeze${i}`));
 });
 
 // ---------------------------------------------------------------------------------------
@@ -151,7 +151,7 @@ function sliceAlongDim(bounds: (node: Node, n: number, step: number) => { start:
     const n = staticShape(self)[axis]!;
     const step = num(node, 'step');
     const { start, count } = bounds(node, n, step);
-    return [sliceAxis(ctx, ctx.tensor(self), axis, start, count, step)];
+    return [sliceAxisOrSelf(ctx, ctx.tensor(self), axis, start, count, step)];
   };
 }
 
@@ -174,7 +174,7 @@ reg('aten.select.int', (node, ctx) => {
   const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
   const n = staticShape(self)[axis]!;
   const index = num(node, 'index');
-  const picked = sliceAxis(ctx, ctx.tensor(self), axis, index < 0 ? index + n : index, 1);
+  const picked = sliceAxisOrSelf(ctx, ctx.tensor(self), axis, index < 0 ? index + n : index, 1);
   return [squeezeAxis(ctx, picked, axis)];
 });
 
@@ -183,7 +183,7 @@ reg('aten.narrow.default', (node, ctx) => {
   const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
   const n = staticShape(self)[axis]!;
   const start = num(node, 'start');
-  return [sliceAxis(ctx, ctx.tensor(self), axis, start < 0 ? start + n : start, num(node, 'length'))];
+  return [sliceAxisOrSelf(ctx, ctx.tensor(self), axis, start < 0 ? start + n : start, num(node, 'length'))];
 });
 
 // ---------------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ reg('aten.repeat.default', (node, ctx) => {
   const out = outShape(ctx);
   const x = toRank(ctx, ctx.tensor(value(node, 'self')), out.length, 'rank');
   return [
-    slice(
+    sliceOrSelf(
       ctx,
       x,
       out.map(() => 0),
@@ -255,7 +255,7 @@ reg('aten.gather.default', (node, ctx) => {
   // PyTorch allows an index smaller than self off the gather axis; those positions read the
   // same coordinates, so self is cut to the index's extent there.
   const cut = dataShape.map((d, i) => (i === axis ? d : Math.min(d, idxShape[i]!)));
-  const data = slice(
+  const data = sliceOrSelf(
     ctx,
     ctx.tensor(self),
     cut.map(() => 0),
@@ -377,7 +377,7 @@ reg(
     scatterElements(node, ctx, (shape) => {
       // torch.scatter reads only the leading index-shaped block of a larger src.
       const src = ctx.tensor(value(node, 'src'));
-      return slice(
+      return sliceOrSelf(
         ctx,
         src,
         shape.map(() => 0),
@@ -496,7 +496,7 @@ reg(
     const axis = axisOf(ctx, num(node, 'axis'), rankOf(indices) + 1);
     const mask = oneHotMask(ctx, indices, num(node, 'depth'), axis);
     const rank = mask.shape.length;
-    const pick = (i: number, role: string): NetTensor => reshape(ctx, sliceAxis(ctx, vals, 0, i, 1, 1, role), new Array<number>(rank).fill(1), `${role}_rank`);
+    const pick = (i: number, role: string): NetTensor => reshape(ctx, sliceAxisOrSelf(ctx, vals, 0, i, 1, 1, role), new Array<number>(rank).fill(1), `${role}_rank`);
     return [ctx.add({ kind: 'select' }, [mask, pick(1, 'on'), pick(0, 'off')])];
   },
   (node) => (rankOf(value(node, 'values')) !== 1 ? 'values must be a 1-D [off, on] tensor' : true),
@@ -518,9 +518,9 @@ function padSlice(node: Node, ctx: ConversionContext, mode: 'constant' | 'reflec
   if (start.every((s, i) => s === 0 && size[i] === x.shape[i])) return x;
   if (mode === 'constant') {
     const fill = scalarConstant(ctx, fillValue, self.tensorType.dtype, 0, 'pad_value');
-    return slice(ctx, x, start, size, stride, 'pad', 'fill', fill);
+    return sliceOrSelf(ctx, x, start, size, stride, 'pad', 'fill', fill);
   }
-  return slice(ctx, x, start, size, stride, 'pad', mode === 'reflect' ? 'reflect' : mode === 'replicate' ? 'clamp' : 'wrap');
+  return sliceOrSelf(ctx, x, start, size, stride, 'pad', mode === 'reflect' ? 'reflect' : mode === 'replicate' ? 'clamp' : 'wrap');
 }
 
 reg('aten.constant_pad_nd.default', (node, ctx) => [padSlice(node, ctx, 'constant', num(node, 'value'))]);
@@ -612,7 +612,7 @@ reg('aten.flip.default', (node, ctx) => {
   // A negative stride walks an axis backwards from its last element.
   const start = shape.map((d, i) => (axes.has(i) && d > 0 ? d - 1 : 0));
   const stride = shape.map((_, i) => (axes.has(i) ? -1 : 1));
-  return [slice(ctx, ctx.tensor(self), start, shape, stride, 'flip')];
+  return [sliceOrSelf(ctx, ctx.tensor(self), start, shape, stride, 'flip')];
 });
 
 /** Rolls one axis by `shift` (towards higher indices) as two slices joined. */
@@ -621,7 +621,7 @@ function rollAxis(ctx: ConversionContext, t: NetTensor, axis: number, shift: num
   if (n === 0) return t;
   const s = ((shift % n) + n) % n;
   if (s === 0) return t;
-  return concat(ctx, [sliceAxis(ctx, t, axis, n - s, s, 1, `${role}_tail`), sliceAxis(ctx, t, axis, 0, n - s, 1, `${role}_head`)], axis, role);
+  return concat(ctx, [sliceAxisOrSelf(ctx, t, axis, n - s, s, 1, `${role}_tail`), sliceAxisOrSelf(ctx, t, axis, 0, n - s, 1, `${role}_head`)], axis, role);
 }
 
 reg('aten.roll.default', (node, ctx) => {
@@ -652,9 +652,9 @@ function writeSlice(ctx: ConversionContext, self: Value, src: NetTensor, axis: n
   if (step === 1 || count === 1) {
     const end = start + count;
     const parts = [
-      ...(start > 0 ? [sliceAxis(ctx, x, axis, 0, start, 1, 'before')] : []),
+      ...(start > 0 ? [sliceAxisOrSelf(ctx, x, axis, 0, start, 1, 'before')] : []),
       src,
-      ...(end < n ? [sliceAxis(ctx, x, axis, end, n - end, 1, 'after')] : []),
+      ...(end < n ? [sliceAxisOrSelf(ctx, x, axis, end, n - end, 1, 'after')] : []),
     ];
     return concat(ctx, parts, axis, 'join');
   }

@@ -175,7 +175,8 @@ export function squeeze(ctx: ConversionContext, t: NetTensor, axes: readonly num
 }
 
 /**
- * A static slice (size, not end); `fill` (a number, or a scalar tensor of t's dtype) pads
+ * One static slice layer (size, not end), even when it reads `t` whole (shape.ts's
+ * `sliceOrSelf` returns `t` then); `fill` (a number, or a scalar tensor of t's dtype) pads
  * reads outside the input with that value.
  */
 export function slice(

@@ -58,10 +58,11 @@ export function outDType(ctx: ConversionContext, i = 0): DType {
 }
 
 /**
- * A slice layer with static start/size/stride (no layer when it reads `t` whole). Mode
- * `fill` takes the fill value as a 0-D tensor of `t`'s dtype.
+ * A slice layer with static start/size/stride, or `t` itself when the slice reads it whole
+ * (nn-util.ts's `slice` always adds a layer and takes run-time sizes through `sliceSized`).
+ * Mode `fill` takes the fill value as a 0-D tensor of `t`'s dtype.
  */
-export function slice(
+export function sliceOrSelf(
   ctx: ConversionContext,
   t: NetTensor,
   start: readonly number[],
@@ -78,11 +79,11 @@ export function slice(
 }
 
 /** Elements start, start+step, ... (`size` of them) along one axis; other axes whole. */
-export function sliceAxis(ctx: ConversionContext, t: NetTensor, axis: number, start: number, size: number, step = 1, role = 'slice'): NetTensor {
+export function sliceAxisOrSelf(ctx: ConversionContext, t: NetTensor, axis: number, start: number, size: number, step = 1, role = 'slice'): NetTensor {
   const starts = t.shape.map((_, i) => (i === axis ? (size === 0 ? 0 : start) : 0));
   const sizes = t.shape.map((d, i) => (i === axis ? size : d));
   const strides = t.shape.map((_, i) => (i === axis ? step : 1));
-  return slice(ctx, t, starts, sizes, strides, role);
+  return sliceOrSelf(ctx, t, starts, sizes, strides, role);
 }
 
 /**
@@ -118,7 +119,7 @@ export function expandTo(ctx: ConversionContext, t: NetTensor, shape: readonly n
     if (d !== shape[i] && d !== 1) throw new InternalError(`${ctx.name()}: cannot expand [${x.shape}] to [${shape}]`);
   });
   const stride = x.shape.map((d, i) => (d === 1 && shape[i] !== 1 ? 0 : 1));
-  return slice(
+  return sliceOrSelf(
     ctx,
     x,
     shape.map(() => 0),
