@@ -14,6 +14,7 @@ import type { SymbolRange } from '../ir/symbolic';
 import { verifyGraph } from '../ir/verify';
 import type { Logger } from '../logger';
 import { lowerComplex } from '../lowering/complex';
+import { recognizeAttention } from '../lowering/exported-forms';
 import { specializeShapes } from '../lowering/specialize';
 import { partition, type PartitionReport } from '../partitioning/partition';
 import { formatPartitionReport } from '../partitioning/report-format';
@@ -59,13 +60,33 @@ export async function chooseBackend(settings: ResolvedSettings, log: Logger): Pr
   return resolution;
 }
 
+/** The ops an attention written out by an exporter is made of (lib/lowering/exported-forms.ts). */
+const WRITTEN_ATTENTION_OPS = ['aten.matmul.default', 'aten._softmax.default', 'aten.softmax.int', 'aten.add.Tensor', 'aten.mul.Tensor', 'aten.div.Tensor', 'aten.mul.Scalar', 'aten.div.Scalar'];
+
+/**
+ * `graph` with every attention its exporter wrote out as one scaled_dot_product_attention node
+ * (lib/lowering/exported-forms.ts), so that it converts into one attention layer, as a model
+ * that called SDPA does. Not when the caller keeps one of those ops out of engine segments
+ * (`torchExecutedOps`, by target or node name): the rewrite would hide it. A copy when
+ * something changes.
+ */
+export function recognizeExportedForms(graph: Graph, resolved: Pick<ResolvedSettings, 'torchExecutedOps'>, log: Logger): Graph {
+  const forced = resolved.torchExecutedOps;
+  if (WRITTEN_ATTENTION_OPS.some((op) => forced.has(op))) return graph;
+  if (forced.size > 0 && graph.calls().some((n) => forced.has(n.name) && WRITTEN_ATTENTION_OPS.includes(n.target))) return graph;
+  const { graph: out, attentions } = recognizeAttention(graph);
+  if (attentions > 0) log('debug', `${attentions} attention(s) written out by the exporter taken as scaled_dot_product_attention`);
+  return out;
+}
+
 /** Runs the pipeline on an imported graph (a copy: the pipeline changes it), from the end of the import stage. */
-export async function compileGraph(graph: Graph, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
+export async function compileGraph(imported: Graph, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
   await checkAborted(resolved.signal);
-  const modelOps = graph.calls().length;
-  checkTorchExecutedOps(resolved.torchExecutedOps, graph);
+  const modelOps = imported.calls().length;
+  checkTorchExecutedOps(resolved.torchExecutedOps, imported);
   progress('import', 'end', `imported ${modelOps} ops`);
   progress('lowering', 'start', 'binding input shapes and lowering');
+  const graph = recognizeExportedForms(imported, resolved, log);
   // Input shapes: static specs fix symbols; ranges and profiles keep them dynamic (./input-shapes.ts).
   const shapes = planInputShapes(graph, resolved.inputs, log);
   // Complex values become real carriers [..., 2] before shapes are bound (lib/lowering/complex/).

@@ -7,7 +7,7 @@
  */
 export { findBlocks, isProjection } from './match';
 export type { ColumnRole, MatchedBlock } from './match';
-export { canonicalizeOnnxForms } from './onnx-forms';
+export { canonicalizeOnnxForms } from '../exported-forms';
 export { shardGraph } from './shard';
 export type { BlockSharding, ShardedGraph, ShardedWeight } from './shard';
 export { allReduceGraph, hasCollectives, splitAtCollectives } from './split';

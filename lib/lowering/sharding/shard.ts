@@ -20,7 +20,7 @@ import { ALL_REDUCE } from '../../ir/ops/collective';
 import { Graph, Value, type Arg, type Node, type TensorType } from '../../ir/graph';
 import { verifyGraph } from '../../ir/verify';
 import type { Tensor } from '../../ir/tensor';
-import { canonicalizeOnnxForms } from './onnx-forms';
+import { canonicalizeOnnxForms } from '../exported-forms';
 import { findBlocks, weightOf, type ColumnRole, type MatchedBlock } from './match';
 import { RULES, ruleError, type GroupSlice, type RankBlock, type RuleContext, type Shard } from './rules';
 import { columnSliceCopy, leadingSliceView, type WeightLayout } from './weights';

@@ -7,21 +7,22 @@
  * backend) must match it (fp32 rtol 1e-4 / atol 1e-5), match the unsharded graph, and agree
  * across ranks exactly. Forms the pass cannot split are E_SHARDING naming the softmax node.
  */
-import { compile } from '../../../lib/compile';
-import { loadOnnx } from '../../../lib/frontends/onnx';
-import { interpret } from '../../../lib/interpreter';
-import type { Value } from '../../../lib/ir/graph';
-import { findProblems } from '../../../lib/ir/verify';
-import { shardGraph } from '../../../lib/lowering/sharding';
-import { canonicalizeOnnxForms } from '../../../lib/lowering/sharding/onnx-forms';
-import { loadTensorParallelProgramBuffer } from '../../../lib/runtime/tensor-parallel/file-load';
-import type { Tensor } from '../../../lib/ir/tensor';
-import { expectClose, expectExact, FP32 } from '../../helpers/compare';
-import { rejection, thrownError } from '../../helpers/errors';
-import { runOrtModel } from '../../helpers/ort-single-op';
-import { pt2Graph } from '../../helpers/pt2-graphs';
-import { interpretRanks } from './helpers';
-import { onnxLlama, pseudoRandom } from './onnx-llama';
+import { deserializeEngine } from '../../lib/backends/reference/engine-format';
+import { compile } from '../../lib/compile';
+import { loadOnnx } from '../../lib/frontends/onnx';
+import { interpret } from '../../lib/interpreter';
+import type { Value } from '../../lib/ir/graph';
+import { findProblems } from '../../lib/ir/verify';
+import { shardGraph } from '../../lib/lowering/sharding';
+import { canonicalizeOnnxForms, recognizeAttention } from '../../lib/lowering/exported-forms';
+import { loadTensorParallelProgramBuffer } from '../../lib/runtime/tensor-parallel/file-load';
+import type { Tensor } from '../../lib/ir/tensor';
+import { expectClose, expectExact, FP32 } from '../helpers/compare';
+import { rejection, thrownError } from '../helpers/errors';
+import { runOrtModel } from '../helpers/ort-single-op';
+import { pt2Graph } from '../helpers/pt2-graphs';
+import { interpretRanks } from './sharding/helpers';
+import { onnxLlama, pseudoRandom } from './sharding/onnx-llama';
 
 describe.each([false, true])('ONNX-exported Llama (q/k/v biases: %s)', (qkvBias) => {
   const { model, dim, seq } = onnxLlama({ qkvBias });
@@ -142,5 +143,40 @@ describe('forms the pass cannot split are refused by name', () => {
     const e = await rejection(compile(model, { backend: 'reference', tensorParallel: 2 }));
     expect(e.code).toBe('E_SHARDING');
     expect(e.message).toContain('attention at softmax node');
+  });
+});
+
+describe('recognizeAttention: attention written out by an exporter, for every compile', () => {
+  const { model, dim, seq } = onnxLlama({ qkvBias: true });
+  const graph = loadOnnx(model);
+  const x = pseudoRandom([1, seq, dim], 11, 2);
+
+  test('each MatMul/Softmax/MatMul becomes one SDPA node and nothing else changes; onnxruntime agrees', async () => {
+    const { graph: out, attentions } = recognizeAttention(graph);
+    expect(attentions).toBe(2);
+    const targets = out.calls().map((n) => n.target);
+    expect(targets.filter((t) => t === 'aten.scaled_dot_product_attention.default')).toHaveLength(2);
+    expect(targets).not.toContain('aten._softmax.default');
+    // Projections stay MatMuls here (the linear rewrite is the sharding matcher's), and the graph is valid.
+    expect(targets.filter((t) => t === 'aten.linear.default')).toHaveLength(0);
+    expect(findProblems(out)).toEqual([]);
+    const [ort] = (await runOrtModel(model, [x])) as [Tensor];
+    expectClose(interpret(out, [x])[0]!, ort, FP32, 'recognized vs onnxruntime');
+  });
+
+  test('compile() converts them into attention layers, and the program matches onnxruntime', async () => {
+    const program = await compile(model, { backend: 'reference' });
+    const segments = (program as unknown as { data: { segments: Array<{ kind: string; engine?: Uint8Array }> } }).data.segments;
+    const layers = segments.flatMap((s) => (s.kind === 'engine' ? deserializeEngine(s.engine!).layers : []));
+    expect(layers.filter((l) => l.params.kind === 'attention')).toHaveLength(2);
+    expect(layers.filter((l) => l.params.kind === 'softmax')).toHaveLength(0);
+    const [ort] = (await runOrtModel(model, [x])) as [Tensor];
+    expectClose(((await program.run([x])) as Tensor[])[0]!, ort, FP32, 'compiled vs onnxruntime');
+    await program.dispose();
+  });
+
+  test('a graph without written-out attention is returned as it is', () => {
+    const plain = pt2Graph('mlp');
+    expect(recognizeAttention(plain)).toEqual({ graph: plain, attentions: 0 });
   });
 });

@@ -1,7 +1,9 @@
 /**
- * The forms ONNX exporters write for Llama blocks, rewritten into the ones the sharding
- * matcher (match.ts) recognizes, before it runs. ONNX has no attention or linear op, so an
- * exported block is:
+ * The forms exporters write for what PyTorch calls one op, rewritten into that op: attention
+ * for every compile (`recognizeAttention`: converters then emit one attention layer, as for a
+ * model that called SDPA), and, for tensor parallelism, the forms of Llama blocks the sharding
+ * matcher (sharding/match.ts) recognizes, before it runs (`canonicalizeOnnxForms`). ONNX before
+ * opset 23 has no attention op and no linear op, so an exported block is:
  *
  * - **projections**: `MatMul(x, W)` with `W` an initializer of shape `[in, out]` (the
  *   transposed `nn.Linear` weight), or `MatMul(x, Transpose(W))` with `W` `[out, in]`,
@@ -15,16 +17,18 @@
  * - **SiLU**: `Mul(g, Sigmoid(g))` (the TorchScript exporter's silu) becomes `aten.silu(g)`.
  *
  * The graph is copied with these rewrites (the model is not changed); with none to make, it is
- * returned as it is. A softmax that reads attention scores (a matmul of two computed values)
- * but is not in the form above is refused by name, with what stopped the rewrite: splitting
- * the projections around an attention the pass does not understand would be wrong.
+ * returned as it is. For tensor parallelism, a softmax that reads attention scores (a matmul of
+ * two computed values) but is not in the form above is refused by name, with what stopped the
+ * rewrite: splitting the projections around an attention the pass does not understand would
+ * be wrong. `recognizeAttention` leaves such a softmax as it is.
  */
-import { ShardingError } from '../../errors';
-import { call } from '../../ir/builder';
-import { Graph, Value, type Arg, type Node } from '../../ir/graph';
-import { readNumbers } from '../../kernels/access';
-import { Tensor } from '../../ir/tensor';
-import { stripCasts } from './match';
+import { ShardingError, TensorRTNodeError } from '../errors';
+import { call } from '../ir/builder';
+import { Graph, Value, type Arg, type Node } from '../ir/graph';
+import { formatShape } from '../ir/symbolic';
+import { readNumbers } from '../kernels/access';
+import { Tensor } from '../ir/tensor';
+import { stripCasts } from './sharding/match';
 
 const MATMUL = 'aten.matmul.default';
 const SOFTMAX = new Set(['aten._softmax.default', 'aten.softmax.int']);
@@ -222,7 +226,33 @@ export function canonicalizeOnnxForms(graph: Graph): Graph {
     );
   }
   if (a.linears.size === 0 && a.attention.size === 0 && a.silu.size === 0) return graph;
+  return rewriteForms(graph, a, { linears: true, silu: true, strict: true }).graph;
+}
 
+/**
+ * `graph` with every attention written out in the form above (MatMul, [× or ÷ a constant],
+ * [+ a mask], softmax over the keys, MatMul) as one `aten.scaled_dot_product_attention` node,
+ * so that converters emit one attention layer for it, as for a model that called SDPA. An
+ * attention the SDPA op does not take as written (its type rules refuse the operands) is left
+ * as it is; so is every other softmax. Returns `graph` itself when there is none.
+ */
+export function recognizeAttention(graph: Graph): { graph: Graph; attentions: number } {
+  const a = new Analysis(graph);
+  if (a.attention.size === 0) return { graph, attentions: 0 };
+  const { graph: out, attentions } = rewriteForms(graph, a, { linears: false, silu: false, strict: false });
+  return attentions === 0 ? { graph, attentions: 0 } : { graph: out, attentions };
+}
+
+/** Which of the analysed forms {@link rewriteForms} rewrites; `strict`: an SDPA the op's rules refuse is an error (else the matmul is kept). */
+interface RewriteKinds {
+  linears: boolean;
+  silu: boolean;
+  strict: boolean;
+}
+
+/** A copy of `graph` with the forms `a` found rewritten (those `kinds` name), and how many attentions became SDPA. */
+function rewriteForms(graph: Graph, a: Analysis, kinds: RewriteKinds): { graph: Graph; attentions: number } {
+  const linears = kinds.linears ? a.linears : new Map<Node, LinearPlan>();
   const out = new Graph(graph.name);
   for (const [s, range] of graph.symbols) out.symbols.set(s, { ...range });
   const map = new Map<Value, Value>();
@@ -232,9 +262,9 @@ export function canonicalizeOnnxForms(graph: Graph): Graph {
   const transposedOnly = new Set<Value>();
   const readers = new Map<Value, Node[]>();
   for (const node of graph.nodes) for (const v of node.inputValues()) readers.set(v, [...(readers.get(v) ?? []), node]);
-  for (const [, plan] of a.linears) {
+  for (const [, plan] of linears) {
     const w = plan.weight;
-    if (plan.transposed && !graph.outputs.includes(w) && (readers.get(w) ?? []).every((u) => a.linears.get(u)?.weight === w && a.linears.get(u)!.transposed)) transposedOnly.add(w);
+    if (plan.transposed && !graph.outputs.includes(w) && (readers.get(w) ?? []).every((u) => linears.get(u)?.weight === w && linears.get(u)!.transposed)) transposedOnly.add(w);
   }
   const transposed = new Map<Value, Value>();
   const weightFor = (plan: LinearPlan): Value => {
@@ -249,42 +279,61 @@ export function canonicalizeOnnxForms(graph: Graph): Graph {
   };
   const folded = new Map<Node, Value>();
   const emit = (node: Node, target: string, args: Record<string, Arg>, name = node.name): Node => call(out, target, args, { name, meta: { ...node.meta } });
+  const copy = (node: Node): void => {
+    const args: Record<string, Arg> = {};
+    for (const [k, x] of Object.entries(node.args)) args[k] = remap(x);
+    const c = emit(node, node.target, args);
+    node.outputs.forEach((v, i) => map.set(v, c.outputs[i]!));
+  };
+  let attentions = 0;
 
   for (const node of graph.nodes) {
     if (node.kind === 'placeholder') map.set(node.output, out.addInput(node.output.name, node.output.type));
     else if (node.kind === 'constant') {
       if (!transposedOnly.has(node.output)) map.set(node.output, out.addConstant(node.name, node.tensor!, node.origin));
     } else if (folded.has(node)) map.set(node.output, folded.get(node)!);
-    else if (a.linears.has(node)) {
-      const plan = a.linears.get(node)!;
+    else if (linears.has(node)) {
+      const plan = linears.get(node)!;
       const linear = emit(node, 'aten.linear.default', { input: get(node.args.self as Value), weight: weightFor(plan), bias: plan.bias === null ? null : get(plan.bias) });
       map.set(node.output, linear.output);
       if (plan.biasAdd !== undefined) folded.set(plan.biasAdd, linear.output);
     } else if (a.attention.has(node)) {
       const p = a.attention.get(node)!;
-      const key = emit(node, 'aten.transpose.int', { self: get(p.kT), dim0: -2, dim1: -1 }, `${node.name}_key`).output;
-      const sdpa = emit(node, 'aten.scaled_dot_product_attention.default', {
-        query: get(p.q),
-        key,
-        value: get(p.v),
-        attn_mask: p.mask === null ? null : get(p.mask),
-        dropout_p: 0,
-        is_causal: false,
-        scale: p.scale,
-      });
-      map.set(node.output, sdpa.output);
-    } else if (a.silu.has(node)) map.set(node.output, emit(node, 'aten.silu.default', { self: get(a.silu.get(node)!) }).output);
-    else {
-      const args: Record<string, Arg> = {};
-      for (const [k, x] of Object.entries(node.args)) args[k] = remap(x);
-      const copy = emit(node, node.target, args);
-      node.outputs.forEach((v, i) => map.set(v, copy.outputs[i]!));
-    }
+      const sdpa = (): Value => {
+        const key = emit(node, 'aten.transpose.int', { self: get(p.kT), dim0: -2, dim1: -1 }, `${node.name}_key`).output;
+        return emit(node, 'aten.scaled_dot_product_attention.default', {
+          query: get(p.q),
+          key,
+          value: get(p.v),
+          attn_mask: p.mask === null ? null : get(p.mask),
+          dropout_p: 0,
+          is_causal: false,
+          scale: p.scale,
+        }).output;
+      };
+      if (kinds.strict) {
+        map.set(node.output, sdpa());
+        attentions++;
+        continue;
+      }
+      // The SDPA op checks its operands when it is built (dtypes, the mask's shape): a refusal leaves the form written out.
+      let value: Value | null = null;
+      try {
+        value = sdpa();
+      } catch (error) {
+        if (!(error instanceof TensorRTNodeError)) throw error;
+      }
+      if (value !== null && value.tensorType.dtype === node.output.tensorType.dtype && formatShape(value.tensorType.shape) === formatShape(node.output.tensorType.shape)) {
+        map.set(node.output, value);
+        attentions++;
+      } else copy(node);
+    } else if (kinds.silu && a.silu.has(node)) map.set(node.output, emit(node, 'aten.silu.default', { self: get(a.silu.get(node)!) }).output);
+    else copy(node);
   }
   out.setOutputs(
     graph.outputs.map((v) => get(v)),
     graph.outputNames,
   );
   out.eliminateDeadCode();
-  return out;
+  return { graph: out, attentions };
 }
