@@ -123,6 +123,10 @@ class Replayer {
       const int32_t id = r_.I32();
       outputs_.emplace_back(id, r_.Str());
     }
+    if (op == LayerOp::kAttention) {
+      AddAttention();
+      return;
+    }
     nv::ILayer* layer = Add(op);
     if (layer == nullptr) throw TrtFailure{"adding layer \"" + name_ + "\""};
     layer->setName(name_.c_str());
@@ -132,6 +136,22 @@ class Replayer {
       t->setName(outputs_[i].second.c_str());
       Define(outputs_[i].first, t);
     }
+  }
+
+  // IAttention is no ILayer: it is named and read through its own methods. Softmax
+  // normalization; decomposable, so that shapes without a fused kernel still build.
+  void AddAttention() {
+    const bool causal = r_.Bool();
+    nv::IAttention* a = net_.addAttention(In(0), In(1), In(2), nv::AttentionNormalizationOp::kSOFTMAX, causal);
+    if (a == nullptr) throw TrtFailure{"adding attention \"" + name_ + "\""};
+    if (Has(3) && !a->setMask(In(3))) throw TrtFailure{"IAttention::setMask for \"" + name_ + "\""};
+    if (!a->setDecomposable(true)) throw TrtFailure{"IAttention::setDecomposable for \"" + name_ + "\""};
+    a->setName(name_.c_str());
+    if (outputs_.size() != 1) r_.Fail("attention \"" + name_ + "\" has " + std::to_string(outputs_.size()) + " outputs, not 1");
+    nv::ITensor* t = a->getOutput(0);
+    if (t == nullptr) throw TrtFailure{"attention \"" + name_ + "\" output 0"};
+    t->setName(outputs_[0].second.c_str());
+    Define(outputs_[0].first, t);
   }
 
  private:
@@ -330,6 +350,8 @@ class Replayer {
         const auto indices = static_cast<nv::DataType>(r_.I32());
         return net_.addTopK(In(0), op, k, mask, indices);
       }
+      case LayerOp::kAttention:
+        break;  // not an ILayer: AddAttention()
       case LayerOp::kCumulative: {
         const auto op = static_cast<nv::CumulativeOperation>(r_.I32());
         const bool exclusive = r_.Bool();

@@ -113,6 +113,11 @@ const B = {
   'VLayer::getName': 'return self->name.c_str();',
   'VLayer::getNbOutputs': 'return self->nbOutputs;',
   'VLayer::getOutput': 'return fake::LayerOutput(self, a0);',
+  // IAttention is no ILayer but is named and read the same way.
+  'VAttention::setName': 'self->name = a0 == nullptr ? "" : a0; return true;',
+  'VAttention::getName': 'return self->name.c_str();',
+  'VAttention::getNbOutputs': 'return self->nbOutputs;',
+  'VAttention::getOutput': 'return fake::LayerOutput(self, a0);',
   'VNetworkDefinition::addInput': 'return fake::NewInput(self, a0, a1, a2);',
   'VNetworkDefinition::markOutput': 'self->netOutputs.push_back(fake::Lookup(&a0));',
   'VNetworkDefinition::getNbInputs': 'return static_cast<int32_t>(self->netInputs.size());',

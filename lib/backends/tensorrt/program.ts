@@ -18,6 +18,7 @@ import { Tensor } from '../../ir/tensor';
 import type { BuildConfig } from '../../engine/build-config';
 import * as E from './enums';
 import { expandLayers } from '../../conversion/expand-layers';
+import { NetworkRewrite } from '../../network/rewrite';
 
 export const PROGRAM_MAGIC = 'TRTNPLAY';
 export const PROGRAM_VERSION = 1;
@@ -100,13 +101,42 @@ function writeConfig(w: Writer, o: ReplayBuildOptions): void {
 }
 
 /**
- * The replay program of `network` with build options `options`. Big layers TensorRT is not
- * given whole are spelled out first (lib/conversion/expand-layers.ts): attention (the replay
- * has no IAttention opcode yet) and RMS normalization (10.16's INormalizationLayer has no RMS
- * mode).
+ * The network the replay gives TensorRT: RMS normalizations spelled out (10.16's
+ * INormalizationLayer has no RMS mode; lib/conversion/expand-layers.ts), attentions IAttention
+ * takes kept whole with their queries scaled first (IAttention has no scale), and the others
+ * spelled out. IAttention takes rank-4 query, key and value ([batch, heads, seq, head dim],
+ * fewer key/value heads for grouped queries) and a causal flag for square scores only: a
+ * causal attention over L ≠ S is spelled out, whose mask is PyTorch's top-left one. Pure.
  */
+export function replayedNetwork(source: Network): Network {
+  const takes = (l: Layer): boolean => {
+    const p = l.params;
+    if (p.kind !== 'attention' || p.strided !== undefined) return false;
+    const q = source.tensor(l.inputs[0]!).shape;
+    const k = source.tensor(l.inputs[1]!).shape;
+    return q.length === 4 && (!p.causal || (q[2]! >= 0 && q[2] === k[2]));
+  };
+  const spelled = expandLayers(source, (l) => !takes(l)).network;
+  if (!spelled.layers.some((l) => l.params.kind === 'attention' && l.params.scale !== 1)) return spelled;
+  const rw = new NetworkRewrite(spelled, 'tensorrt attention scale');
+  for (const layer of spelled.layers) {
+    const p = layer.params;
+    if (p.kind !== 'attention' || p.scale === 1) {
+      rw.copy(layer);
+      continue;
+    }
+    const [q, ...rest] = layer.inputs.map((id) => rw.get(id));
+    const factor = rw.add({ kind: 'constant', weights: Tensor.from(q!.dtype, [1, 1, 1, 1], [p.scale]) }, [], `${layer.name}/scale`)[0]!;
+    const scaled = rw.add({ kind: 'elementwise', op: 'prod' }, [q!, factor], `${layer.name}/scaled_query`)[0]!;
+    const [out] = rw.add({ ...p, scale: 1 }, [scaled, ...rest], layer.name);
+    rw.set(layer.outputs[0]!, out!);
+  }
+  return rw.finish();
+}
+
+/** The replay program of `network` (as {@link replayedNetwork} gives it to TensorRT) with build options `options`. */
 export function encodeProgram(source: Network, options: ReplayBuildOptions): Uint8Array {
-  const network = expandLayers(source).network;
+  const network = replayedNetwork(source);
   const w = new Writer();
   w.bytes(new TextEncoder().encode(PROGRAM_MAGIC));
   w.u32(PROGRAM_VERSION);
@@ -269,7 +299,10 @@ export function encodeProgram(source: Network, options: ReplayBuildOptions): Uin
         };
         break;
       case 'attention':
-        throw new InternalError(`${where}: an attention layer reached the replay; encodeProgram spells them out (lib/conversion/expand-layers.ts)`);
+        // IAttention (native/trt/build.cc): softmax normalization, decomposable where TensorRT has no fused kernel.
+        if (p.strided !== undefined || p.scale !== 1) throw new InternalError(`${where}: replayedNetwork gives IAttention plain attentions with their queries scaled`);
+        payload = (w) => w.bool(p.causal);
+        break;
       case 'normalization':
         if (p.rms === true) throw new InternalError(`${where}: an RMS normalization reached the replay; encodeProgram spells them out (lib/conversion/expand-layers.ts)`);
         payload = (w) => {

@@ -7,12 +7,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deserializeEngine } from '../../../lib/backends/reference';
-import { encodeProgram } from '../../../lib/backends/tensorrt/program';
+import { encodeProgram, replayedNetwork } from '../../../lib/backends/tensorrt/program';
 import { compile } from '../../../lib/compile';
 import type { Network } from '../../../lib/network';
 import { FIXTURES, PT2_FIXTURES } from '../../helpers/fixtures';
 import { describeWithTensorRT, runDriver, tempFile } from './harness';
-import { expandLayers } from '../../../lib/conversion/expand-layers';
 
 
 /** The TensorRT methods a replay and build may call (V-call names: what TensorRT's inline methods forward to). */
@@ -24,6 +23,7 @@ const EXPECTED = new Set([
   'VBuilderConfig::setProgressMonitor', 'VBuilderConfig::addOptimizationProfile', 'VOptimizationProfile::setDimensions',
   'VTimingCache::serialize', 'VHostMemory::data', 'VHostMemory::size',
   'VNetworkDefinition::addInput', 'VNetworkDefinition::markOutput', 'VLayer::setName', 'VLayer::getOutput', 'VLayer::setInput', 'VTensor::setName',
+  'VAttention::setName', 'VAttention::getOutput', 'VAttention::setMask', 'VAttention::setDecomposable',
   '~',
 ]);
 const ADDS = /^VNetworkDefinition::add\w+$|^V\w+Layer::set\w+$/;
@@ -53,14 +53,14 @@ describeWithTensorRT('converter fixtures replay into TensorRT', (ctx) => {
     // The dynamic-batch compiles must reach the replay with their optimization profiles.
     if (['mlp', 'encoder', 'mobilenet_v3_small'].includes(name)) expect(networks.some((n) => n.inputs.some((i) => i.profiles.length > 0))).toBe(true);
     for (const source of networks) {
-      // What the replay holds: the network with its attention layers spelled out (encodeProgram does it too).
-      const net = expandLayers(source).network;
+      // What the replay holds (encodeProgram replays it): attentions IAttention takes whole, the rest spelled out.
+      const net = replayedNetwork(source);
       const program = tempFile(ctx.tmp, `${name}.program`, encodeProgram(source, { precisions: ['fp32'], workspaceBytes: undefined, hardwareCompatibility: 'none', optimizationLevel: 3 }));
       const { result, calls } = runDriver(ctx.built, ['build', program, path.join(ctx.tmp, 'plan'), path.join(ctx.tmp, 'cache')]);
       expect(result).toMatchObject({ ok: true });
       const unexpected = [...new Set(calls.map((c) => c.m).filter((m) => !EXPECTED.has(m) && !ADDS.test(m)))];
       expect(unexpected).toEqual([]);
-      const named = new Set(calls.filter((c) => c.m === 'VLayer::setName').map((c) => c.args[0]));
+      const named = new Set(calls.filter((c) => c.m === 'VLayer::setName' || c.m === 'VAttention::setName').map((c) => c.args[0]));
       expect(net.layers.filter((l) => !named.has(l.name)).map((l) => l.name)).toEqual([]);
       expect(calls.filter((c) => c.m === 'VNetworkDefinition::markOutput').map((c) => c.args[0])).toEqual(net.outputs.map((o) => `%${o.name}`));
       expect(calls.filter((c) => c.m === 'VNetworkDefinition::addInput').map((c) => c.args[0])).toEqual(net.inputs.map((i) => i.name));

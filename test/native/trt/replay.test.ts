@@ -35,12 +35,12 @@ interface Sample {
 const x4 = (net: Network, name = 'x', shape = [1, 3, 8, 8]): NetTensor => net.addInput(name, 'float32', shape);
 
 /**
- * Layer kinds encodeProgram spells out before replay (lib/conversion/expand-layers.ts): the
- * replay has no opcode for IAttention yet.
+ * Layer kinds with tests of their own below instead of a sample: IAttention is no ILayer (it
+ * is named and read through its own methods), and some attentions are spelled out first.
  */
-const SPELLED_OUT = ['attention'] as const;
-type ReplayedKind = Exclude<LayerKind, (typeof SPELLED_OUT)[number]>;
-const REPLAYED = LAYER_KINDS.filter((k): k is ReplayedKind => !(SPELLED_OUT as readonly string[]).includes(k));
+const OWN_TESTS = ['attention'] as const;
+type ReplayedKind = Exclude<LayerKind, (typeof OWN_TESTS)[number]>;
+const REPLAYED = LAYER_KINDS.filter((k): k is ReplayedKind => !(OWN_TESTS as readonly string[]).includes(k));
 
 /** One sample network per replayed layer kind; the Record type makes a missing kind a compile error. */
 const SAMPLES: Record<ReplayedKind, Sample> = {
@@ -261,17 +261,54 @@ describeWithTensorRT('TensorRT network replay against the recording double', (ct
     expect(ctx.built.generated).toEqual({ classes: 84, methods: 744, shells: 83 });
   });
 
-  it('covers every layer kind of the catalogue (the replayed ones here, the spelled-out ones below)', () => {
-    expect([...Object.keys(SAMPLES), ...SPELLED_OUT].sort()).toEqual([...LAYER_KINDS].sort());
+  it('covers every layer kind of the catalogue (the samples here, the others in their own tests below)', () => {
+    expect([...Object.keys(SAMPLES), ...OWN_TESTS].sort()).toEqual([...LAYER_KINDS].sort());
   });
 
-  it('spells an attention layer out before replay: two matrix multiplies and a softmax reach TensorRT', () => {
+  /** q [1, 4, L, 8], k and v [1, kvHeads, S, 8] → attention "L" → "out"; a mask input when given. */
+  const attentionNet = (o: { L: number; S: number; kvHeads: number; causal: boolean; scale: number; mask?: 'bool'; rank?: 3 }): Network => {
     const net = new Network('replay_attention');
-    const [q, k, v] = ['q', 'k', 'v'].map((name) => net.addInput(name, 'float32', [1, 2, 4, 8]));
-    net.markOutput(net.add1({ kind: 'attention', scale: 0.5, causal: true }, [q!, k!, v!], 'L'), 'out');
-    // encodeProgram spells it out: what reaches TensorRT is the primitive layers.
-    const { result, calls } = build(net);
+    const shape = (h: number, s: number): number[] => (o.rank === 3 ? [h, s, 8] : [1, h, s, 8]);
+    const q = net.addInput('q', 'float16', shape(4, o.L));
+    const k = net.addInput('k', 'float16', shape(o.kvHeads, o.S));
+    const v = net.addInput('v', 'float16', shape(o.kvHeads, o.S));
+    const inputs = o.mask === undefined ? [q, k, v] : [q, k, v, net.addInput('m', 'bool', [1, 1, o.L, o.S])];
+    net.markOutput(net.add1({ kind: 'attention', scale: o.scale, causal: o.causal }, inputs, 'L'), 'out');
+    return net;
+  };
+
+  it('an attention replays as one IAttention: softmax, the causal flag, grouped heads, decomposable, the queries scaled first', () => {
+    const { result, calls } = build(attentionNet({ L: 6, S: 6, kvHeads: 2, causal: true, scale: 0.5 }));
     expect(result).toMatchObject({ ok: true });
+    const adds = calls.filter((c) => c.m === 'VNetworkDefinition::addAttention');
+    expect(adds).toHaveLength(1);
+    // query (scaled by a product with a constant 0.5), key, value, AttentionNormalizationOp::kSOFTMAX, causal.
+    expect(adds[0]!.args).toEqual(['%L/scaled_query:out', '%k', '%v', 1, true]);
+    const on = (m: string): Call[] => calls.filter((c) => c.obj === adds[0]!.ret && c.m === m);
+    expect(on('VAttention::setDecomposable').map((c) => c.args)).toEqual([[true]]);
+    expect(on('VAttention::setMask')).toHaveLength(0);
+    expect(on('VAttention::setName').map((c) => c.args)).toEqual([['L']]);
+    expect(calls.filter((c) => c.m === 'VNetworkDefinition::addElementWise')).toHaveLength(1);
+    expect(calls.filter((c) => c.m === 'VNetworkDefinition::addMatrixMultiply')).toHaveLength(0);
+    expect(calls.filter((c) => c.m === 'VNetworkDefinition::markOutput').map((c) => c.args[0])).toEqual(['%out']);
+  });
+
+  it('a mask goes to IAttention::setMask; a scale of 1 adds no product', () => {
+    const { result, calls } = build(attentionNet({ L: 3, S: 5, kvHeads: 4, causal: false, scale: 1, mask: 'bool' }));
+    expect(result).toMatchObject({ ok: true });
+    const add = calls.find((c) => c.m === 'VNetworkDefinition::addAttention')!;
+    expect(add.args).toEqual(['%q', '%k', '%v', 1, false]);
+    expect(calls.filter((c) => c.obj === add.ret && c.m === 'VAttention::setMask').map((c) => c.args)).toEqual([['%m']]);
+    expect(calls.filter((c) => c.m === 'VNetworkDefinition::addElementWise')).toHaveLength(0);
+  });
+
+  it.each([
+    ['rank 3 (IAttention takes rank 4)', { L: 4, S: 4, kvHeads: 4, causal: false, scale: 0.5, rank: 3 as const }],
+    ["causal over L ≠ S (IAttention's causal flag is for square scores)", { L: 3, S: 7, kvHeads: 4, causal: true, scale: 0.5 }],
+  ])('spelled out for TensorRT: %s', (_, o) => {
+    const { result, calls } = build(attentionNet(o));
+    expect(result).toMatchObject({ ok: true });
+    expect(calls.filter((c) => c.m === 'VNetworkDefinition::addAttention')).toHaveLength(0);
     expect(calls.filter((c) => c.m === 'VNetworkDefinition::addMatrixMultiply')).toHaveLength(2);
     expect(calls.filter((c) => c.m === 'VNetworkDefinition::addSoftMax')).toHaveLength(1);
   });
