@@ -105,8 +105,9 @@ function writeConfig(w: Writer, o: ReplayBuildOptions): void {
  * INormalizationLayer has no RMS mode; lib/conversion/expand-layers.ts), attentions IAttention
  * takes kept whole with their queries scaled first (IAttention has no scale), and the others
  * spelled out. IAttention takes rank-4 query, key and value ([batch, heads, seq, head dim],
- * fewer key/value heads for grouped queries) and a causal flag for square scores only: a
- * causal attention over L ≠ S is spelled out, whose mask is PyTorch's top-left one. Pure.
+ * fewer key/value heads for grouped queries), a mask that broadcasts over batch and heads only,
+ * and a causal flag for square scores only: an attention over a mask with a broadcast L or S
+ * (BERT's [B, 1, 1, S]), or causal over L ≠ S (PyTorch's mask is top-left), is spelled out. Pure.
  */
 export function replayedNetwork(source: Network): Network {
   const takes = (l: Layer): boolean => {
@@ -114,7 +115,10 @@ export function replayedNetwork(source: Network): Network {
     if (p.kind !== 'attention' || p.strided !== undefined) return false;
     const q = source.tensor(l.inputs[0]!).shape;
     const k = source.tensor(l.inputs[1]!).shape;
-    return q.length === 4 && (!p.causal || (q[2]! >= 0 && q[2] === k[2]));
+    const mask = l.inputs[3] === undefined || l.inputs[3] === null ? null : source.tensor(l.inputs[3]).shape;
+    // IAttention's mask broadcasts over batch and heads only: its L and S are the scores' own.
+    const maskFits = mask === null || (q[2]! >= 0 && mask[2] === q[2] && k[2]! >= 0 && mask[3] === k[2]);
+    return q.length === 4 && maskFits && (!p.causal || (q[2]! >= 0 && q[2] === k[2]));
   };
   const spelled = expandLayers(source, (l) => !takes(l)).network;
   if (!spelled.layers.some((l) => l.params.kind === 'attention' && l.params.scale !== 1)) return spelled;

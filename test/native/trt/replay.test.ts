@@ -266,13 +266,13 @@ describeWithTensorRT('TensorRT network replay against the recording double', (ct
   });
 
   /** q [1, 4, L, 8], k and v [1, kvHeads, S, 8] → attention "L" → "out"; a mask input when given. */
-  const attentionNet = (o: { L: number; S: number; kvHeads: number; causal: boolean; scale: number; mask?: 'bool'; rank?: 3 }): Network => {
+  const attentionNet = (o: { L: number; S: number; kvHeads: number; causal: boolean; scale: number; mask?: 'bool'; maskL?: number; rank?: 3 }): Network => {
     const net = new Network('replay_attention');
     const shape = (h: number, s: number): number[] => (o.rank === 3 ? [h, s, 8] : [1, h, s, 8]);
     const q = net.addInput('q', 'float16', shape(4, o.L));
     const k = net.addInput('k', 'float16', shape(o.kvHeads, o.S));
     const v = net.addInput('v', 'float16', shape(o.kvHeads, o.S));
-    const inputs = o.mask === undefined ? [q, k, v] : [q, k, v, net.addInput('m', 'bool', [1, 1, o.L, o.S])];
+    const inputs = o.mask === undefined ? [q, k, v] : [q, k, v, net.addInput('m', 'bool', [1, 1, o.maskL ?? o.L, o.S])];
     net.markOutput(net.add1({ kind: 'attention', scale: o.scale, causal: o.causal }, inputs, 'L'), 'out');
     return net;
   };
@@ -305,6 +305,7 @@ describeWithTensorRT('TensorRT network replay against the recording double', (ct
   it.each([
     ['rank 3 (IAttention takes rank 4)', { L: 4, S: 4, kvHeads: 4, causal: false, scale: 0.5, rank: 3 as const }],
     ["causal over L ≠ S (IAttention's causal flag is for square scores)", { L: 3, S: 7, kvHeads: 4, causal: true, scale: 0.5 }],
+    ['a mask broadcast along the queries (IAttention broadcasts batch and heads only)', { L: 3, S: 5, kvHeads: 4, causal: false, scale: 0.5, mask: 'bool' as const, maskL: 1 }],
   ])('spelled out for TensorRT: %s', (_, o) => {
     const { result, calls } = build(attentionNet(o));
     expect(result).toMatchObject({ ok: true });
