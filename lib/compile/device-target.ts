@@ -6,6 +6,7 @@ import { probeDevices, type CudaDevice } from '../devices';
 import { currentDevice } from '../gpu/current-device';
 import { InvalidArgumentError, NoDeviceError } from '../errors';
 import type { Logger } from '../logger';
+import type { Backend } from '../engine/backend';
 import { DEFAULT_CURRENT_DEVICE, DLA_COMPUTE_CAPABILITIES, formatComputeCapability, formatFoundDevices, type EngineDevice } from '../engine/device-selection';
 
 /** `settings.device`: where the engines should run (Torch-TensorRT's CompileSpec::Device). */
@@ -68,13 +69,13 @@ export function resolveDeviceSetting(value: unknown): ResolvedDeviceSetting {
   };
 }
 
-/** Backends whose engines run on the CPU: their engines record that they need no GPU. */
-const CPU_BACKENDS: readonly string[] = ['reference', 'onnxruntime'];
+/** What the device record needs of a backend: its name and version, and where its engines keep values (`host`: on the CPU). */
+type RecordedBackend = Pick<Backend, 'name' | 'version' | 'residency'>;
 
 /**
- * The device record of the engines a backend builds. The reference backend runs on the CPU:
- * its engines record `type: 'cpu'` whatever the setting says. Other backends build for the
- * device the setting names (default: `current`, CUDA's current device), found in `available`, whose compute
+ * The device record of the engines a backend builds. A backend whose engines keep values on
+ * the host (`residency: 'host'`: reference, onnxruntime) runs on the CPU: its engines record
+ * `type: 'cpu'` whatever the setting says. Other backends build for the device the setting names (default: `current`, CUDA's current device), found in `available`, whose compute
  * capability and name are recorded.
  *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: the named GPU does not exist, or a DLA
@@ -82,11 +83,11 @@ const CPU_BACKENDS: readonly string[] = ['reference', 'onnxruntime'];
  */
 export function engineDeviceRecord(
   setting: ResolvedDeviceSetting,
-  backend: { name: string; version: string },
+  backend: RecordedBackend,
   available: readonly CudaDevice[],
   current: number = DEFAULT_CURRENT_DEVICE,
 ): EngineDevice {
-  if (CPU_BACKENDS.includes(backend.name)) {
+  if (backend.residency === 'host') {
     return {
       type: 'cpu',
       gpuId: null,
@@ -129,10 +130,10 @@ export function engineDeviceRecord(
  */
 export async function engineDeviceForBackend(
   setting: ResolvedDeviceSetting,
-  backend: { name: string; version: string },
+  backend: RecordedBackend,
   log: Logger,
 ): Promise<EngineDevice> {
-  if (CPU_BACKENDS.includes(backend.name)) {
+  if (backend.residency === 'host') {
     if (setting.gpuId !== undefined || setting.type !== 'gpu') {
       log('info', `the ${backend.name} backend runs on the CPU: settings.device does not apply, and the engines record that they need no GPU`);
     }

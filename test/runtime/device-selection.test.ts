@@ -237,14 +237,14 @@ describe('engine device records', () => {
 
   test('the reference backend records that it needs no GPU, whatever the setting', () => {
     for (const setting of [undefined, { gpuId: 3 }, { type: 'dla' as const, dlaCore: 1 }]) {
-      const record = engineDeviceRecord(resolveDeviceSetting(setting), { name: 'reference', version: '0.1.0' }, [h200]);
+      const record = engineDeviceRecord(resolveDeviceSetting(setting), { name: 'reference' as const, version: '0.1.0', residency: 'host' as const }, [h200]);
       expect(record).toEqual(referenceEngineDevice('0.1.0'));
       expect(deviceTargetOf(record)).toBeNull();
     }
   });
 
   test('a GPU backend records the current device by default, or the one asked for', () => {
-    const trt = { name: 'tensorrt', version: '10.16.0' };
+    const trt = { name: 'tensorrt' as const, version: '10.16.0', residency: 'device' as const };
     const record = engineDeviceRecord(resolveDeviceSetting(undefined), trt, [h200, orin]);
     expect(record).toEqual({
       type: 'gpu',
@@ -266,7 +266,7 @@ describe('engine device records', () => {
   });
 
   test('a GPU backend refuses a missing GPU id and DLA on a device without DLA cores', () => {
-    const trt = { name: 'tensorrt', version: '10.16.0' };
+    const trt = { name: 'tensorrt' as const, version: '10.16.0', residency: 'device' as const };
     expect(() => engineDeviceRecord(resolveDeviceSetting({ gpuId: 2 }), trt, [h200])).toThrow(/device\.gpuId 2: there is no such CUDA device.*found: device 0 "NVIDIA H200"/);
     expect(() => engineDeviceRecord(resolveDeviceSetting({ type: 'dla' }), trt, [h200])).toThrow(/has no DLA cores/);
   });
