@@ -29,7 +29,7 @@ export const isBigLayer = (layer: Layer): boolean =>
 /** Whether the tensor `id` of `network` is made by a constant layer holding only zeros. */
 function isZeroConstant(network: Network, id: number | null): boolean {
   if (id === null) return false;
-  const layer = network.layers.find((l) => l.outputs.includes(id));
+  const layer = network.layers[network.tensor(id).producer];
   return layer !== undefined && layer.params.kind === 'constant' && readNumbers(layer.params.weights).every((v) => v === 0);
 }
 

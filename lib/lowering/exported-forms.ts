@@ -83,13 +83,20 @@ class Analysis {
   private readonly users = new Map<Value, Node[]>();
   private readonly accepted = new Set<Node>();
 
-  constructor(private readonly graph: Graph) {
+  /** `attentionOnly`: find the attentions alone (no linears, no SiLU, no refusals), as every compile does. */
+  constructor(
+    private readonly graph: Graph,
+    attentionOnly = false,
+  ) {
     for (const node of graph.nodes) for (const v of node.inputValues()) this.users.set(v, [...(this.users.get(v) ?? []), node]);
     for (const node of graph.nodes) {
       if (node.kind !== 'call') continue;
-      if (node.target === MATMUL) this.matmul(node);
-      else if (node.target === 'aten.mul.Tensor') this.mulSigmoid(node);
+      if (node.target === MATMUL) {
+        if (attentionOnly) this.attentionAt(node);
+        else this.matmul(node);
+      } else if (node.target === 'aten.mul.Tensor' && !attentionOnly) this.mulSigmoid(node);
     }
+    if (attentionOnly) return;
     for (const node of graph.nodes) if (node.kind === 'call' && SOFTMAX.has(node.target)) this.checkSoftmax(node);
   }
 
@@ -237,7 +244,7 @@ export function canonicalizeOnnxForms(graph: Graph): Graph {
  * as it is; so is every other softmax. Returns `graph` itself when there is none.
  */
 export function recognizeAttention(graph: Graph): { graph: Graph; attentions: number } {
-  const a = new Analysis(graph);
+  const a = new Analysis(graph, true);
   if (a.attention.size === 0) return { graph, attentions: 0 };
   const { graph: out, attentions } = rewriteForms(graph, a, { linears: false, silu: false, strict: false });
   return attentions === 0 ? { graph, attentions: 0 } : { graph: out, attentions };

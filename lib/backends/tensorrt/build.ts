@@ -16,7 +16,7 @@ import { tensorrtBinding } from './binding';
 import { buildEventHandler, MAX_SEVERITY } from './build-events';
 import { engineCacheDir, engineCacheKey, readCachedEngine, timingCachePath, writeCachedEngine } from './engine-cache';
 import { deserializeTensorRTEngine, serializeTensorRTEngine, type EngineTensor } from './engine-format';
-import { encodeProgram, type ReplayBuildOptions } from './program';
+import { encodeProgram, replayedNetwork, type ReplayBuildOptions } from './program';
 
 function replayOptions(config: BuildConfig, device: EngineDevice, timingCache: Uint8Array | undefined): ReplayBuildOptions {
   return {
@@ -71,9 +71,11 @@ export async function buildTensorRTEngine(network: Network, config: BuildConfig,
   if (network.layers.length === 0) throw new UnsupportedOpError(`network "${network.name}" has no layers; TensorRT builds no empty engine`);
   const timing = timingCacheOf(config);
   const options = replayOptions(config, device, timing.bytes);
-  const program = encodeProgram(network, options);
+  // The network as TensorRT gets it, made once for the program and the cache key (encodeProgram finds nothing left to rewrite).
+  const replayed = replayedNetwork(network);
+  const program = encodeProgram(replayed, options);
   const cacheDir = engineCacheDir();
-  const key = cacheDir === null ? null : engineCacheKey(encodeProgram(network, { ...options, timingCache: undefined }), libraryVersion, device);
+  const key = cacheDir === null ? null : engineCacheKey(encodeProgram(replayed, { ...options, timingCache: undefined }), libraryVersion, device);
   if (cacheDir !== null && key !== null) {
     const cached = readCachedEngine(cacheDir, key);
     if (cached !== null && isReadable(cached)) {

@@ -60,18 +60,18 @@ function layerMask(ctx: ConversionContext, mask: NetTensor, q: NetTensor): NetTe
  */
 export function attention(ctx: ConversionContext, q: NetTensor, k: NetTensor, v: NetTensor, spec: AttentionSpec): NetTensor {
   const scale = spec.scale ?? defaultScale(q);
-  const causal = spec.causal && spec.mask === null;
   const r = q.shape.length;
-  const sameTypes = k.dtype === q.dtype && v.dtype === q.dtype;
-  const maskFits = spec.mask === null || spec.mask.shape.length <= r;
-  const shapesFit = attentionShapeError({ query: q.shape, key: k.shape, value: v.shape, mask: null }) === null;
-  if (sameTypes && maskFits && shapesFit) {
-    const mask = spec.mask === null ? null : layerMask(ctx, spec.mask, q);
-    if (mask === null || attentionShapeError({ query: q.shape, key: k.shape, value: v.shape, mask: mask.shape }) === null) {
-      return ctx.add({ kind: 'attention', scale, causal }, mask === null ? [q, k, v] : [q, k, v, mask], 'attention');
-    }
-  }
-  return spellOutAttention(ctx, q, k, v, { ...spec, scale });
+  // The mask's shape once ranked as the layer takes it: decided before any layer is added.
+  const m = spec.mask;
+  const maskShape = m === null || m.shape.length > r ? null : [...new Array<number>(r - m.shape.length).fill(1), ...m.shape];
+  const fits =
+    k.dtype === q.dtype &&
+    v.dtype === q.dtype &&
+    (m === null || maskShape !== null) &&
+    attentionShapeError({ query: q.shape, key: k.shape, value: v.shape, mask: maskShape }) === null;
+  if (!fits) return spellOutAttention(ctx, q, k, v, { ...spec, scale });
+  const causal = spec.causal && m === null;
+  return ctx.add({ kind: 'attention', scale, causal }, m === null ? [q, k, v] : [q, k, v, layerMask(ctx, m, q)], 'attention');
 }
 
 /** The causal mask added to scores [..., L, S]: 0 where j ≤ i, -inf above (a constant for static L and S, else a fill). */
