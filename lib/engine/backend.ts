@@ -56,8 +56,14 @@ export interface Engine extends EngineSignature {
    * name, a wrong dtype or rank) reject with BadInputError, a dim outside every optimization
    * profile with ShapeOutOfRangeError, a tensor larger than `limits.maxTensorBytes` with
    * ResourceLimitError naming the layer. The results belong to the caller.
+   *
+   * `into` (a device engine may take it; others ignore it): the caller's own device values for
+   * some outputs, by name; the engine writes those outputs there and resolves them as the same
+   * objects. Whoever ignores it returns fresh values; the program copies them over
+   * (lib/runtime/execute.ts), so the caller sees the same either way. A target that does not fit
+   * its output rejects with InvalidArgumentError (lib/engine/output-targets.ts).
    */
-  run(inputs: Readonly<Record<string, RunValue>>, limits?: RunLimits): Promise<Record<string, RunValue>>;
+  run(inputs: Readonly<Record<string, RunValue>>, limits?: RunLimits, into?: Readonly<Record<string, DeviceValue>>): Promise<Record<string, RunValue>>;
   /**
    * Optional, for host engines run on the calling thread: a run from host tensors of the
    * values `inputs` (in that order: every input of the engine) to host tensors of the values

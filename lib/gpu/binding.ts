@@ -32,6 +32,17 @@ export interface NativePlan {
   replay(times?: number): Promise<void>;
   /** Enqueues on the calling thread; the device's completion thread settles the Promise (or this thread, when the work is done within `pollMicros`). */
   submit(times: number, replay: boolean, pollMicros?: number): Promise<void>;
+  /**
+   * One replay of the captured graph with its copies, enqueued on the calling thread: each
+   * input pair's source copied into the plan's buffer, the replay, then each output pair's plan
+   * buffer copied into the destination (null: a fresh allocation, in stream order). Resolves
+   * with the destinations once the device is done.
+   */
+  execute(
+    inputs: ReadonlyArray<readonly [NativeDeviceBuffer, NativeDeviceBuffer]>,
+    outputs: ReadonlyArray<readonly [NativeDeviceBuffer, NativeDeviceBuffer | null]>,
+    pollMicros?: number,
+  ): Promise<NativeDeviceBuffer[]>;
   dispose(): void;
 }
 

@@ -44,6 +44,16 @@ export class DeviceTensor implements DeviceValue {
   }
 
   /**
+   * @internal A DeviceTensor over a native allocation this process just made for it (a plan's
+   * fresh output): it owns the memory from now on.
+   */
+  static adopt(buffer: NativeDeviceBuffer, dtype: DType, shape: Shape): DeviceTensor {
+    const bytes = shapeSize(shape) * dtypeInfo(dtype).itemBytes;
+    if (bytes !== buffer.byteLength) throw new InvalidArgumentError(`cannot adopt ${buffer.byteLength} device bytes as ${dtype} [${shape.join(', ')}] (${bytes} bytes)`);
+    return new DeviceTensor(buffer, dtype, shape);
+  }
+
+  /**
    * @internal The same device memory seen as `dtype` and `shape` (the same byte length): how a
    * program hands a complex64 input to its engines as the float32 carrier [..., 2] without a
    * copy. The view does not own the memory: only the original may be disposed.

@@ -19,7 +19,7 @@
 import { InvalidArgumentError } from '../errors';
 import { gpuBinding, type NativePlan } from './binding';
 import { deviceOrdinal, type DeviceLike } from './device';
-import type { DeviceTensor } from './device-tensor';
+import { DeviceTensor } from './device-tensor';
 import type { GpuModule } from './module';
 import { encodePlan, type PlanSpec } from './plan';
 
@@ -148,6 +148,27 @@ export class GpuPlan {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * One run of the captured graph with its copies, as one native call and one wait: each
+   * `[planBuffer, source]` of `inputs` copied into the plan's buffer, the replay, then each
+   * `[planBuffer, destination]` of `outputs` copied out, into the destination or (null) into a
+   * new DeviceTensor of the plan buffer's dtype and shape, allocated in stream order. Resolves
+   * with the destinations in order. Calls may follow one another without awaiting: the plan's
+   * stream orders each call's input copies after the last call's output copies.
+   */
+  async execute(
+    inputs: ReadonlyArray<readonly [DeviceTensor, DeviceTensor]>,
+    outputs: ReadonlyArray<readonly [DeviceTensor, DeviceTensor | null]>,
+    options: PlanRunOptions = {},
+  ): Promise<DeviceTensor[]> {
+    const buffers = await this.native.execute(
+      inputs.map(([ours, source]) => [ours.buffer, source.buffer] as const),
+      outputs.map(([ours, destination]) => [ours.buffer, destination?.buffer ?? null] as const),
+      inlinePollMicros({ ...options, completion: 'auto' }),
+    );
+    return outputs.map(([ours, destination], i) => destination ?? DeviceTensor.adopt(buffers[i]!, ours.dtype, ours.shape));
   }
 
   dispose(): void {

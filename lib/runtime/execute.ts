@@ -26,6 +26,7 @@ import { fromCarrier, toCarrier } from './complex-io';
 import { devicePlace, HOST_PLACE, type CrossingPlan, type Place } from './residency-plan';
 import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTensors, type RunLimits } from '../engine/resource-limits';
 import type { EngineDevice } from '../engine/device-selection';
+import { outputTargetError } from '../engine/output-targets';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
 
 export { floatWidthAs } from '../engine/float-width';
@@ -74,10 +75,10 @@ function hostValueAs(t: Tensor, name: string, dtype: DType, limits: RunLimits, w
   return floatWidthAs(t, dtype);
 }
 
-/** The engine of a program of one host engine that reads every program input and computes every output (no constants, no complex boundary). */
-function directEngine(data: ProgramData, segments: readonly LoadedSegment[]): Engine | undefined {
+/** The engine of a program of one engine (where `residency` says) that reads every program input and computes every output (no constants, no complex boundary). */
+function directEngine(data: ProgramData, segments: readonly LoadedSegment[], residency: Engine['residency'] = 'host'): Engine | undefined {
   const [s] = segments;
-  if (segments.length !== 1 || s?.kind !== 'engine' || s.engine.residency !== 'host') return undefined;
+  if (segments.length !== 1 || s?.kind !== 'engine' || s.engine.residency !== residency) return undefined;
   if ([...data.inputs, ...data.outputs].some((io) => io.complex !== undefined)) return undefined;
   const inputValues = data.inputs.map((io) => io.value);
   if (new Set(inputValues).size !== inputValues.length || s.inputs.length !== inputValues.length || !s.inputs.every((v) => inputValues.includes(v))) return undefined;
@@ -120,6 +121,75 @@ export function directRun(data: ProgramData, segments: readonly LoadedSegment[],
       return hostValueAs(t, io.value, io.dtype, limits, 'program');
     });
   };
+}
+
+/** A run to device outputs: inputs in program input order, optional targets in output order (see ProgramRun.deviceOutputs). */
+export type DeviceRun = (inputs: readonly RunValue[], targets?: readonly DeviceTensor[]) => Promise<DeviceValue[]>;
+
+/**
+ * A run to device outputs without ProgramRun's bookkeeping, for a program of one device engine
+ * that reads every program input and computes every output (no constants, no complex
+ * boundary), given inputs already on that engine's device: the feeds and `into` targets by
+ * name, one engine call, the outputs in program order. What deviceOutputs() does with an output
+ * the engine left at another dtype, or fresh where a target was given, it does here too.
+ * Undefined for any other program.
+ */
+export function directDeviceRun(data: ProgramData, segments: readonly LoadedSegment[], limits: RunLimits): DeviceRun | undefined {
+  const engine = directEngine(data, segments, 'device');
+  if (engine === undefined) return undefined;
+  const ordinal = engine.deviceOrdinal ?? 0;
+  const inputValues = data.inputs.map((io) => io.value);
+  return async (inputs, targets) => {
+    const feeds: Record<string, RunValue> = Object.create(null);
+    for (let i = 0; i < inputValues.length; i++) feeds[inputValues[i]!] = inputs[i]!;
+    let into: Record<string, DeviceValue> | undefined;
+    if (targets !== undefined) {
+      into = Object.create(null) as Record<string, DeviceValue>;
+      data.outputs.forEach((io, i) => (into![io.value] = targets[i]!));
+    }
+    const out = await engine.run(feeds, limits, into);
+    const results: DeviceValue[] = [];
+    try {
+      for (const [i, io] of data.outputs.entries()) {
+        const v = Object.hasOwn(out, io.value) ? out[io.value] : undefined;
+        if (v === undefined || v instanceof Tensor) throw new InternalError(`program: the device engine left output value ${io.value} ${v === undefined ? 'unset' : 'on the host'}`);
+        results.push(await handOver(v, io, ordinal, limits, targets?.[i]));
+      }
+    } catch (error) {
+      for (const v of new Set([...Object.values(out), ...results])) if (!targets?.includes(v as DeviceTensor)) (v as { dispose?: () => void }).dispose?.();
+      throw error;
+    }
+    return results;
+  };
+}
+
+/**
+ * Output `io` as the caller receives it on device `ordinal`: `v` itself where it already is
+ * what was asked for, else a copy at the declared dtype (into `target` where one was given; `v`
+ * is then disposed). The copy of a value at another dtype goes through the host.
+ */
+async function handOver(v: DeviceValue, io: ProgramIO, ordinal: number, limits: RunLimits, target: DeviceTensor | undefined): Promise<DeviceValue> {
+  if (target !== undefined && v === target) return v;
+  if (target === undefined && v.residency.ordinal === ordinal && v.dtype === io.dtype) return v;
+  if (target !== undefined) {
+    const error = outputTargetError(io.name, target, { dtype: io.dtype, shape: v.shape, device: ordinal });
+    if (error !== undefined) throw error;
+  }
+  let copy: DeviceValue;
+  if (target !== undefined && v instanceof DeviceTensor && v.dtype === io.dtype) {
+    await target.copyFrom(v);
+    copy = target;
+  } else {
+    const host = hostValueAs(await v.toHost(), io.value, io.dtype, limits, 'program');
+    if (target !== undefined) {
+      await target.write(host);
+      copy = target;
+    } else {
+      copy = await toDevice(host, ordinal);
+    }
+  }
+  (v as { dispose?: () => void }).dispose?.();
+  return copy;
 }
 
 const placeOf = (v: RunValue): Place => {
@@ -267,16 +337,25 @@ export class ProgramRun {
   /**
    * The program outputs in declared order, at their declared dtypes, on device `ordinal`: a
    * value an engine left there is handed over as it is (release() then leaves it alone); any
-   * other is copied there. Complex outputs are refused: their complex form exists on the host only.
+   * other is copied there. With `targets` (one per output), each output is written into its
+   * target instead. Complex outputs are refused: their complex form exists on the host only.
    */
-  async deviceOutputs(ordinal: number): Promise<DeviceValue[]> {
+  async deviceOutputs(ordinal: number, targets?: readonly DeviceTensor[]): Promise<DeviceValue[]> {
     const out: DeviceValue[] = [];
-    for (const io of this.data.outputs) {
+    for (const [i, io] of this.data.outputs.entries()) {
       if (io.complex !== undefined) {
         throw new InvalidArgumentError(`program output "${io.name}" is ${io.dtype}: complex outputs are returned on the host only; run without outputs: 'device'`, { details: { output: io.name } });
       }
       const v = this.value(io.value);
-      if (!(v instanceof Tensor) && v.residency.ordinal === ordinal && v.dtype === io.dtype && !this.kept.has(v)) {
+      const target = targets?.[i];
+      if (target !== undefined) {
+        const want = { dtype: io.dtype, shape: v.shape, device: ordinal };
+        const error = outputTargetError(io.name, target, want);
+        if (error !== undefined) throw error;
+        if (v instanceof DeviceTensor && v.device === ordinal && v.dtype === io.dtype) await target.copyFrom(v);
+        else await target.write(await this.takeAs(io.value, io.dtype));
+        out.push(target);
+      } else if (!(v instanceof Tensor) && v.residency.ordinal === ordinal && v.dtype === io.dtype && !this.kept.has(v)) {
         this.kept.add(v);
         out.push(v);
       } else {
@@ -340,6 +419,8 @@ export class ProgramExecutor {
   private loading: Promise<LoadedSegment[]> | undefined;
   /** directRun() of the loaded segments, where it applies. */
   private direct: ((inputs: readonly Tensor[]) => Promise<Tensor[]>) | undefined;
+  /** directDeviceRun() of the loaded segments, where it applies. */
+  private directDevice: DeviceRun | undefined;
   /** prepared()'s answer once asked (null: not yet). */
   private preparedRun: PreparedRun | undefined | null = null;
   private readonly constants: Map<string, Tensor>;
@@ -369,6 +450,7 @@ export class ProgramExecutor {
     })();
     const segments = await this.loading;
     this.direct = directRun(this.data, segments, this.limits);
+    this.directDevice = directDeviceRun(this.data, segments, this.limits);
     this.segments = segments;
     return segments;
   }
@@ -423,9 +505,20 @@ export class ProgramExecutor {
     return this.runWith(inputs, (run) => run.outputs());
   }
 
-  /** Like run(), with the outputs on device `ordinal` (see ProgramRun.deviceOutputs()). */
-  async runToDevice(inputs: readonly RunValue[], ordinal: number): Promise<DeviceValue[]> {
-    return this.runWith(inputs, (run) => run.deviceOutputs(ordinal));
+  /**
+   * Like run(), with the outputs on device `ordinal`, or written into `targets` (see
+   * ProgramRun.deviceOutputs()). A program of one device engine given its inputs on that device
+   * runs directly (directDeviceRun()).
+   */
+  async runToDevice(inputs: readonly RunValue[], ordinal: number, targets?: readonly DeviceTensor[]): Promise<DeviceValue[]> {
+    if (this.segments === undefined) await this.loaded();
+    const direct = this.directDevice;
+    if (direct !== undefined && inputs.every((v) => v instanceof DeviceTensor && v.device === ordinal)) {
+      const outputs = await direct(inputs, targets);
+      this.lastCrossings = { hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 };
+      return outputs;
+    }
+    return this.runWith(inputs, (run) => run.deviceOutputs(ordinal, targets));
   }
 
   private async runWith<T>(inputs: readonly RunValue[], collect: (run: ProgramRun) => Promise<T>): Promise<T> {

@@ -12,6 +12,7 @@
  */
 import type { DeviceValue } from '../engine/residency';
 import { InvalidArgumentError } from '../errors';
+import type { DeviceTensor } from '../gpu/device-tensor';
 import type { ShapedInputs } from '../interpreter/bind-inputs';
 import { Tensor } from '../ir/tensor';
 import { ProgramExecutor } from './execute';
@@ -47,15 +48,18 @@ export class InProcessRunner {
     this.executor = new ProgramExecutor(data, limits);
   }
 
-  /** Checks the inputs (host or device tensors) and runs; outputs on the host, or on the program's device. */
-  async run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, outputs: 'host' | 'device'): Promise<Tensor[] | DeviceValue[]> {
+  /**
+   * Checks the inputs (host or device tensors) and runs; outputs on the host, or on the
+   * program's device, or written into `targets` (one DeviceTensor per output, on that device).
+   */
+  async run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, outputs: 'host' | 'device', targets?: readonly DeviceTensor[]): Promise<Tensor[] | DeviceValue[]> {
     if (this.disposed) throw new InvalidArgumentError(this.disposedMessage);
     // Host inputs are read now, as the worker path does: the caller may reuse their buffers as
     // soon as run() returns, while the engines read them only after awaits.
     const ordered = checkRunInputs(this.shaped, inputs, this.limits, true).map((v) => (v instanceof Tensor ? new Tensor(v.dtype, v.shape, v.data.slice()) : v));
     try {
       if (outputs === 'host') return await this.executor.run(ordered);
-      return await this.executor.runToDevice(ordered, outputDeviceOf(this.data) ?? 0);
+      return await this.executor.runToDevice(ordered, outputDeviceOf(this.data) ?? 0, targets);
     } catch (error) {
       throw asResourceLimitError(error);
     }

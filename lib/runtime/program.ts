@@ -24,6 +24,7 @@ import { probeShapes } from './probe-shapes';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../engine/resource-limits';
+import { outputTargetError } from '../engine/output-targets';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker/worker-client';
 import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-protocol';
@@ -41,9 +42,13 @@ export interface RunOptions {
   /**
    * Where the outputs are returned: `'host'` (default) as Tensors, or `'device'` as
    * DeviceTensors on the device of the program's last GPU engine (they belong to the caller:
-   * dispose() them). Programs without a GPU engine refuse `'device'`.
+   * dispose() them), or written into the caller's own DeviceTensors: an array with one per
+   * output, in output order, each on that device with the output's dtype and shape; run()
+   * resolves with the same array's tensors, and allocates nothing for the outputs. A tensor
+   * that does not fit rejects with E_INVALID_ARGUMENT naming the output. Programs without a GPU
+   * engine refuse `'device'` and arrays.
    */
-  outputs?: 'host' | 'device';
+  outputs?: 'host' | 'device' | readonly DeviceTensor[];
 }
 
 export class Program {
@@ -174,7 +179,7 @@ export class Program {
    * with E_RESOURCE_LIMIT naming the input, node or layer, and the program stays usable.
    */
   run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: RunOptions & { outputs?: 'host' }): Promise<Tensor[]>;
-  run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions & { outputs: 'device' }): Promise<DeviceTensor[]>;
+  run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions & { outputs: 'device' | readonly DeviceTensor[] }): Promise<DeviceTensor[]>;
   run(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: RunOptions): Promise<Tensor[] | DeviceTensor[]> {
     // The fast path of a short program on this thread: tables built at load, one
     // pass over the inputs, the engine's prepared run, no await. Whatever it does not accept
@@ -192,19 +197,40 @@ export class Program {
   }
 
   private async runGeneral(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: RunOptions): Promise<Tensor[] | DeviceTensor[]> {
-    const outputs = options.outputs ?? 'host';
-    if (outputs !== 'host' && outputs !== 'device') throw new InvalidArgumentError(`run(): outputs must be 'host' or 'device', got ${String(outputs)}`);
-    if (this.inProcess !== null) return (await this.inProcess.run(inputs, outputs)) as Tensor[] | DeviceTensor[];
+    const option = options.outputs ?? 'host';
+    const targets = Array.isArray(option) ? this.checkTargets(option) : undefined;
+    const outputs = targets !== undefined ? 'device' : option;
+    if (outputs !== 'host' && outputs !== 'device') throw new InvalidArgumentError(`run(): outputs must be 'host', 'device' or an array of DeviceTensors, got ${String(outputs)}`);
+    if (this.inProcess !== null) return (await this.inProcess.run(inputs, outputs, targets)) as Tensor[] | DeviceTensor[];
     const device = outputDeviceOf(this.data);
     if (outputs === 'device' && device === null) {
-      throw new InvalidArgumentError("run(): outputs: 'device' needs a program with a GPU engine; this one runs on the CPU", { details: { backend: this.backend } });
+      throw new InvalidArgumentError(`run(): outputs: ${targets !== undefined ? 'DeviceTensors' : "'device'"} needs a program with a GPU engine; this one runs on the CPU`, { details: { backend: this.backend } });
     }
     // The worker cannot take DeviceTensors (they belong to this thread): they go through the
     // host. Without any, the inputs are checked and read before run() returns, so a caller may
     // reuse their buffers at once.
     const out = await (hasLiveDeviceTensor(inputs) ? onHost(inputs).then((host) => this.runOnHost(host)) : this.runOnHost(inputs as Readonly<Record<string, Tensor>>));
     if (outputs === 'host') return out;
-    return Promise.all(out.map((t) => toDevice(t, device!)));
+    if (targets === undefined) return Promise.all(out.map((t) => toDevice(t, device!)));
+    for (const [i, t] of out.entries()) {
+      const error = outputTargetError(this.data.outputs[i]!.name, targets[i], { dtype: t.dtype, shape: t.shape, device: device! });
+      if (error !== undefined) throw error;
+    }
+    await Promise.all(out.map((t, i) => targets[i]!.write(t)));
+    return targets;
+  }
+
+  /** The `outputs` array of run(): one DeviceTensor per program output, each given once. */
+  private checkTargets(targets: readonly unknown[]): DeviceTensor[] {
+    if (targets.length !== this.data.outputs.length) {
+      throw new InvalidArgumentError(`run(): outputs has ${targets.length} DeviceTensors; the program has ${this.data.outputs.length} outputs (${this.data.outputs.map((o) => `"${o.name}"`).join(', ')})`);
+    }
+    targets.forEach((t, i) => {
+      const output = this.data.outputs[i]!.name;
+      if (!(t instanceof DeviceTensor)) throw new InvalidArgumentError(`run(): outputs[${i}] (output "${output}") must be a DeviceTensor`, { details: { output } });
+      if (targets.indexOf(t) !== i) throw new InvalidArgumentError(`run(): outputs[${i}] (output "${output}") is the same DeviceTensor as outputs[${targets.indexOf(t)}]`, { details: { output } });
+    });
+    return targets as DeviceTensor[];
   }
 
   /** A run of host tensors on this thread (./in-thread.ts) when it fits its budget, else on the worker. */

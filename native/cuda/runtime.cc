@@ -228,6 +228,30 @@ bool Allocate(Device& device, size_t bytes, CUdeviceptr* out, NativeError* error
   return true;
 }
 
+bool AllocateOnStream(Device& device, size_t bytes, CUstream stream, CUdeviceptr* out, NativeError* error) {
+  *out = 0;
+  if (bytes == 0) return true;
+  if (!MakeCurrent(device, error)) return false;
+  const RuntimeApi& api = *device.api;
+  CUresult result = api.cuMemAllocAsync(out, bytes, stream);
+  if (result == kErrorOutOfMemory) {
+    // As in Allocate: memory the pool keeps for reuse goes back to the device first (frees are
+    // enqueued on the device stream, so that stream is waited for), then once more.
+    api.cuStreamSynchronize(device.stream);
+    api.cuMemPoolTrimTo(device.pool, 0);
+    result = api.cuMemAllocAsync(out, bytes, stream);
+  }
+  if (result != kSuccess) {
+    size_t freeBytes = 0, totalBytes = 0;
+    api.cuMemGetInfo_v2(&freeBytes, &totalBytes);
+    if (result == kErrorOutOfMemory || bytes > freeBytes) {
+      *error = OutOfMemory(device, bytes);
+      return false;
+    }
+  }
+  return Check(device, result, "cuMemAllocAsync", error, "(" + std::to_string(bytes) + " bytes)");
+}
+
 void Free(Device& device, CUdeviceptr ptr) {
   if (ptr == 0) return;
   NativeError ignored;

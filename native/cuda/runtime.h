@@ -62,6 +62,10 @@ bool TrimPool(Device& device, size_t keepBytes, NativeError* error);
 bool Allocate(Device& device, size_t bytes, CUdeviceptr* out, NativeError* error);
 // Enqueues the free on the device stream; never waits.
 void Free(Device& device, CUdeviceptr ptr);
+// Allocates from the pool in `stream`'s order, without waiting (the caller's thread enqueues and
+// goes on): the memory is usable by work enqueued on `stream` after this call, and by any stream
+// once that work is known done. Out of memory is E_OUT_OF_DEVICE_MEMORY, as for Allocate.
+bool AllocateOnStream(Device& device, size_t bytes, CUstream stream, CUdeviceptr* out, NativeError* error);
 
 bool AllocatePinned(Device& device, size_t bytes, void** out, NativeError* error);
 void FreePinned(Device& device, void* ptr);

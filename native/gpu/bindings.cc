@@ -547,6 +547,7 @@ class PlanObject : public Napi::ObjectWrap<PlanObject> {
                        {InstanceMethod("run", &PlanObject::RunMethod), InstanceMethod("capture", &PlanObject::CaptureMethod),
                         InstanceMethod("replay", &PlanObject::ReplayMethod),
                         InstanceMethod("submit", &PlanObject::SubmitMethod, napi_default, classes),
+                        InstanceMethod("execute", &PlanObject::ExecuteMethod, napi_default, classes),
                         InstanceMethod("dispose", &PlanObject::DisposeMethod),
                         InstanceAccessor("steps", &PlanObject::Steps, nullptr),
                         InstanceAccessor("workspaceBytes", &PlanObject::WorkspaceBytes, nullptr),
@@ -586,8 +587,11 @@ class PlanObject : public Napi::ObjectWrap<PlanObject> {
   Napi::Value CaptureMethod(const Napi::CallbackInfo& info) { return Start(info, kCapture); }
   Napi::Value ReplayMethod(const Napi::CallbackInfo& info) { return Start(info, kReplay); }
   Napi::Value SubmitMethod(const Napi::CallbackInfo& info);
+  Napi::Value ExecuteMethod(const Napi::CallbackInfo& info);
   // The checks every run, capture or replay passes first; returns the repetition count.
   int CheckStart(const Napi::CallbackInfo& info, Op op);
+  // The state checks of CheckStart: not disposed, not capturing, captured for a replay, modules loaded.
+  void CheckState(Napi::Env env, Op op);
   Napi::Value DisposeMethod(const Napi::CallbackInfo& info) {
     if (inFlight > 0) ThrowInvalid(info.Env(), "This GPU plan is running: await it before dispose()");
     Dispose(info.Env());
@@ -643,17 +647,21 @@ class PlanWorker : public PromiseWorker {
   Napi::ObjectReference ref_;
 };
 
-int PlanObject::CheckStart(const Napi::CallbackInfo& info, Op op) {
-  Napi::Env env = info.Env();
+void PlanObject::CheckState(Napi::Env env, Op op) {
   if (disposed) ThrowInvalid(env, "This GPU plan was disposed");
   if (capturing) ThrowInvalid(env, "This GPU plan is being captured into a CUDA graph: await capture() first");
   if (op == kCapture && inFlight > 0) ThrowInvalid(env, "This GPU plan is running: await it before capture()");
   if (op == kReplay && !plan->captured()) ThrowInvalid(env, "This GPU plan has no CUDA graph: call capture() first");
-  int times = 1;
-  if (op != kCapture && info.Length() > 0 && !info[0].IsUndefined()) times = int(Integer(info, 0, "times", 1));
   for (Module* module : modules) {
     if (!module->loaded()) ThrowInvalid(env, "A Module this GPU plan launches was disposed");
   }
+}
+
+int PlanObject::CheckStart(const Napi::CallbackInfo& info, Op op) {
+  Napi::Env env = info.Env();
+  int times = 1;
+  if (op != kCapture && info.Length() > 0 && !info[0].IsUndefined()) times = int(Integer(info, 0, "times", 1));
+  CheckState(env, op);
   return times;
 }
 
@@ -721,6 +729,135 @@ Napi::Value PlanObject::SubmitMethod(const Napi::CallbackInfo& info) {
   bool submitted = plan->Submit(times, replay, &error);
   return SettleWhenDone(env, classes->completions, *plan->device(), plan->stream(), std::move(job),
                         submitted ? nullptr : &error, pollMicros);
+}
+
+// One execute(): the plan's buffers and the caller's inputs held busy, and the outputs: fresh
+// allocations (handed to JS as new DeviceBuffers once the work is done, freed if it failed) or
+// the caller's own buffers.
+class ExecuteCompletion : public PlanCompletion {
+ public:
+  ExecuteCompletion(PlanObject* owner, Classes* classes, cuda::Device* device)
+      : PlanCompletion(owner), classes_(classes), device_(device) {}
+  // Any thread, once the work enqueued with the job is done (or nothing was enqueued): fresh
+  // outputs that never reached JS go back to the pool.
+  ~ExecuteCompletion() override {
+    for (Output& out : outputs) {
+      if (out.fresh != 0) cuda::Free(*device_, out.fresh);
+    }
+  }
+  struct Output {
+    cuda::CUdeviceptr fresh = 0;  // allocated for this run; 0 once handed to JS
+    size_t bytes = 0;
+    Napi::ObjectReference given;  // the caller's DeviceBuffer, when it gave one
+  };
+  std::vector<Output> outputs;
+
+  void Abandon() override {
+    PlanCompletion::Abandon();
+    for (Output& out : outputs) out.given.SuppressDestruct();
+  }
+  napi_value Result(Napi::Env env) override {
+    Napi::Array array = Napi::Array::New(env, outputs.size());
+    for (uint32_t i = 0; i < outputs.size(); ++i) {
+      Output& out = outputs[i];
+      if (out.given.IsEmpty()) {
+        array[i] = classes_->deviceBuffer.New({Napi::External<cuda::Device>::New(env, device_),
+                                               Napi::BigInt::New(env, uint64_t(out.fresh)), Napi::Number::New(env, double(out.bytes))});
+        out.fresh = 0;  // the DeviceBuffer owns it now
+      } else {
+        array[i] = out.given.Value();
+      }
+    }
+    return array;
+  }
+
+ private:
+  Classes* classes_;
+  cuda::Device* device_;
+};
+
+// execute(inputs, outputs, pollMicros): one run of the captured graph with its copies, enqueued
+// on this (JS) thread on the plan's stream, and one Promise for all of it.
+//   inputs: [[planBuffer, source], ...]: each source copied into the plan's buffer first (same
+//     byte length, same device);
+//   outputs: [[planBuffer, destination | null], ...]: after the replay each plan buffer is copied
+//     into the destination, or into a fresh allocation from the pool (in stream order: no wait);
+// resolves with the destinations in order. Stream order makes back-to-back calls safe without
+// waiting in between: the next call's input copies queue behind this call's replay and output
+// copies. Every buffer is held busy until the Promise settles.
+Napi::Value PlanObject::ExecuteMethod(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* classes = static_cast<Classes*>(info.Data());
+  CheckState(env, kReplay);
+  if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsArray()) {
+    ThrowInvalid(env, "execute(inputs, outputs): inputs and outputs must be arrays of [planBuffer, buffer] pairs");
+  }
+  int pollMicros = info.Length() > 2 && !info[2].IsUndefined() ? int(Integer(info, 2, "pollMicros", 0)) : 0;
+  if (pollMicros > 1000) ThrowInvalid(env, "pollMicros must be at most 1000");
+  cuda::Device* device = plan->device();
+  auto pairOf = [&](Napi::Array list, uint32_t i, const char* what, bool nullable) -> std::pair<DeviceBuffer*, DeviceBuffer*> {
+    Napi::Value entry = list.Get(i);
+    if (!entry.IsArray() || entry.As<Napi::Array>().Length() != 2) ThrowInvalid(env, std::string(what) + " must be [planBuffer, buffer] pairs");
+    Napi::Array pair = entry.As<Napi::Array>();
+    DeviceBuffer* ours = UnwrapBuffer(env, classes, pair.Get(uint32_t(0)), "a plan buffer");
+    Napi::Value other = pair.Get(uint32_t(1));
+    DeviceBuffer* theirs = nullable && other.IsNull() ? nullptr : UnwrapBuffer(env, classes, other, what);
+    if (ours->device() != device || (theirs != nullptr && theirs->device() != device)) {
+      ThrowInvalid(env, std::string(what) + ": every buffer must be on the plan's device " + std::to_string(device->ordinal));
+    }
+    if (theirs != nullptr && theirs->bytes() != ours->bytes()) {
+      ThrowInvalid(env, std::string(what) + " " + std::to_string(i) + ": " + std::to_string(theirs->bytes()) +
+                            " bytes where the plan's buffer has " + std::to_string(ours->bytes()));
+    }
+    return {ours, theirs};
+  };
+  Napi::Array inputList = info[0].As<Napi::Array>();
+  Napi::Array outputList = info[1].As<Napi::Array>();
+  auto job = std::make_unique<ExecuteCompletion>(this, classes, device);
+  std::vector<std::pair<DeviceBuffer*, DeviceBuffer*>> inputs, outputs;
+  try {
+    for (uint32_t i = 0; i < inputList.Length(); ++i) inputs.push_back(pairOf(inputList, i, "an input", false));
+    for (uint32_t i = 0; i < outputList.Length(); ++i) outputs.push_back(pairOf(outputList, i, "an output", true));
+    for (DeviceBuffer* buffer : buffers) job->lease.Add(env, buffer, "plan's");
+    for (auto& [ours, source] : inputs) {
+      job->lease.Add(env, ours, "plan's");
+      job->lease.Add(env, source, "input");
+    }
+    for (auto& [ours, destination] : outputs) {
+      job->lease.Add(env, ours, "plan's");
+      ExecuteCompletion::Output out;
+      out.bytes = ours->bytes();
+      if (destination != nullptr) {
+        job->lease.Add(env, destination, "output");
+        out.given = Napi::Persistent(destination->Value());
+      }
+      job->outputs.push_back(std::move(out));
+    }
+    if (!classes->completions) classes->completions = CreateEnvLink(env);
+  } catch (...) {
+    job->Finally(env);
+    throw;
+  }
+  // The outputs are allocated before anything is enqueued: out of memory then fails the call
+  // with nothing queued.
+  NativeError error;
+  bool ok = cuda::MakeCurrent(*device, &error);
+  for (size_t i = 0; ok && i < outputs.size(); ++i) {
+    ExecuteCompletion::Output& out = job->outputs[i];
+    if (out.given.IsEmpty()) ok = cuda::AllocateOnStream(*device, out.bytes, plan->stream(), &out.fresh, &error);
+  }
+  const cuda::RuntimeApi& api = *device->api;
+  auto copy = [&](cuda::CUdeviceptr to, cuda::CUdeviceptr from, size_t bytes, const char* what) {
+    if (ok && bytes > 0) ok = cuda::Check(*device, api.cuMemcpyDtoDAsync_v2(to, from, bytes, plan->stream()), "cuMemcpyDtoDAsync_v2", &error, what);
+  };
+  for (auto& [ours, source] : inputs) copy(ours->ptr(), source->ptr(), ours->bytes(), "(copying a plan input in)");
+  if (ok) ok = plan->Submit(1, true, &error);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const ExecuteCompletion::Output& out = job->outputs[i];
+    cuda::CUdeviceptr to = out.given.IsEmpty() ? out.fresh : outputs[i].second->ptr();
+    copy(to, outputs[i].first->ptr(), out.bytes, "(copying a plan output out)");
+  }
+  return SettleWhenDone(env, classes->completions, *device, plan->stream(), std::move(job), ok ? nullptr : &error, pollMicros);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -147,12 +147,26 @@ DeviceQueue* QueueFor(cuda::Device& device) {
 
 }  // namespace
 
+namespace {
+
+// Finally, then the Promise settled with the job's Result or its error.
+napi_status SettleJob(Napi::Env env, Completion& job) {
+  job.Finally(env);
+  if (!job.error.ok()) return napi_reject_deferred(env, job.deferred, MakeJsError(env, job.error));
+  napi_value value = nullptr;
+  try {
+    value = job.Result(env);
+  } catch (const Napi::Error& thrown) {
+    return napi_reject_deferred(env, job.deferred, thrown.Value());
+  }
+  return napi_resolve_deferred(env, job.deferred, value);
+}
+
+}  // namespace
+
 void Completion::Settle(Napi::Env env) {
-  Finally(env);
   if (--link->outstanding == 0) napi_unref_threadsafe_function(env, link->tsfn);
-  napi_value value = error.ok() ? env.Undefined() : MakeJsError(env, error);
-  napi_status status = error.ok() ? napi_resolve_deferred(env, deferred, value) : napi_reject_deferred(env, deferred, value);
-  NAPI_THROW_IF_FAILED_VOID(env, status);
+  NAPI_THROW_IF_FAILED_VOID(env, SettleJob(env, *this));
 }
 
 std::shared_ptr<EnvLink> CreateEnvLink(Napi::Env env) {
@@ -213,8 +227,8 @@ Napi::Value SettleWhenDone(Napi::Env env, const std::shared_ptr<EnvLink>& link, 
       std::lock_guard<std::mutex> lock(queue->mutex);
       queue->freeEvents.push_back(event);
     }
-    job->Finally(env);
-    napi_reject_deferred(env, job->deferred, MakeJsError(env, failed != nullptr ? *failed : error));
+    job->error = failed != nullptr ? *failed : error;
+    SettleJob(env, *job);
     return Napi::Value(env, promise);
   }
   if (pollMicros > 0 && failed == nullptr && link->outstanding == 0) {
@@ -228,10 +242,8 @@ Napi::Value SettleWhenDone(Napi::Env env, const std::shared_ptr<EnvLink>& link, 
         std::lock_guard<std::mutex> lock(queue->mutex);
         queue->freeEvents.push_back(event);
       }
-      job->Finally(env);
-      napi_status status = ok ? napi_resolve_deferred(env, job->deferred, env.Undefined())
-                              : napi_reject_deferred(env, job->deferred, MakeJsError(env, waitError));
-      NAPI_THROW_IF_FAILED(env, status, Napi::Value());
+      if (!ok) job->error = waitError;
+      NAPI_THROW_IF_FAILED(env, SettleJob(env, *job), Napi::Value());
       return Napi::Value(env, promise);
     }
   }

@@ -29,6 +29,9 @@ class Completion {
   // The environment is gone (its JS thread will not run again): drop JS references without
   // touching it. Buffers are then freed by their finalizers at the environment's teardown.
   virtual void Abandon() = 0;
+  // JS thread, after Finally, when the work succeeded: the value the Promise resolves with
+  // (default undefined). A JS exception thrown here rejects the Promise instead.
+  virtual napi_value Result(Napi::Env env) { return env.Undefined(); }
 
   // Set by SettleWhenDone and the completion thread; JS thread: Settle runs Finally and settles.
   void Settle(Napi::Env env);
@@ -42,7 +45,7 @@ class Completion {
 std::shared_ptr<EnvLink> CreateEnvLink(Napi::Env env);
 
 // JS thread: records an event on `stream` after the work enqueued so far and returns a Promise
-// that settles once that work is done: resolved with undefined, or rejected with `failed` (an
+// that settles once that work is done: resolved with the job's Result(), or rejected with `failed` (an
 // enqueue that failed part way: the Promise waits for what was queued before it) or with the
 // CUDA error the wait returned. The device's context must be current on the calling thread.
 //

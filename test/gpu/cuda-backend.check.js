@@ -8,7 +8,8 @@
 // fixture that passed (mlp preferred): save → load → run is bit-identical; the program file
 // edited to say compute capability 8.0 is refused with the no-compatible-device message; 64
 // concurrent runs equal the sequential outputs bit for bit; 1,000 runs leave device free memory
-// and live allocations where they were.
+// and live allocations where they were; the device run path (deviceRunPath) keeps runs in flight
+// apart and writes into the caller's own output tensors.
 // Then reduced precision: squeezenet1_1, encoder and llama_rotary_complex_input compiled with
 // precisions [fp16], [bf16] and [tf32], one JSON line each with max abs/rel error against the
 // fp32 run and PyTorch's fp32 outputs and the build's precision summary (reducedPrecisionRuns).
@@ -230,6 +231,93 @@ async function deviceIO(chosen) {
   }
 }
 
+/** `t` with every float element times `factor` (other dtypes as they are): distinct inputs for distinct runs. */
+function scaledInput(t, factor) {
+  if (t.dtype !== 'float32' && t.dtype !== 'float64') return t;
+  return new lib.Tensor(t.dtype, t.shape, t.data.map((v) => v * factor));
+}
+
+/**
+ * The device run path (GpuPlan.execute: input copies, replay and output copies as one call on
+ * the plan's stream): 32 runs on distinct inputs issued at once equal the same runs awaited one
+ * by one, bit for bit (stream order, not a queue, keeps them apart); an input disposed right
+ * after run() is called still gives its answer; outputs written into the caller's DeviceTensors
+ * are those tensors, allocate nothing across 100 runs, and hold the same bits; a target that
+ * does not fit is E_INVALID_ARGUMENT. Times: awaited runs one by one, and 32 in flight at once.
+ */
+async function deviceRunPath(chosen) {
+  const c = chosen.fixtureData.cases[0];
+  const program = await lib.compile(chosen.file, settingsFor(chosen.fixtureData, chosen.format));
+  const inputs = [];
+  try {
+    for (let i = 0; i < 32; i++) inputs.push(await Promise.all(c.inputs.map((t) => lib.toDevice(scaledInput(t, 1 + i / 32), 0))));
+    const sequential = [];
+    for (const set of inputs) {
+      const out = await program.run(set, { outputs: 'device' });
+      sequential.push(await Promise.all(out.map((t) => t.toHost())));
+      out.forEach((t) => t.dispose());
+    }
+    const overlapped = await Promise.all(inputs.map((set) => program.run(set, { outputs: 'device' })));
+    const mismatched = [];
+    for (const [i, out] of overlapped.entries()) {
+      if (!identical(await Promise.all(out.map((t) => t.toHost())), sequential[i])) mismatched.push(i);
+      out.forEach((t) => t.dispose());
+    }
+    assert(mismatched.length === 0, `32 runs in flight at once equal the same runs awaited one by one (runs ${mismatched.join(', ')} differ)`);
+    assert(!identical(sequential[0], sequential[31]), 'the 32 inputs give different outputs (the comparison can fail)');
+
+    const early = await Promise.all(c.inputs.map((t) => lib.toDevice(scaledInput(t, 1 + 5 / 32), 0)));
+    const pending = program.run(early, { outputs: 'device' });
+    early.forEach((t) => t.dispose());
+    const fromEarly = await pending;
+    assert(identical(await Promise.all(fromEarly.map((t) => t.toHost())), sequential[5]), 'an input disposed right after run() was called still gives its answer');
+    fromEarly.forEach((t) => t.dispose());
+
+    const first = await program.run(inputs[3], { outputs: 'device' });
+    const targets = await Promise.all(first.map((t) => lib.DeviceTensor.allocate(t.dtype, t.shape, 0)));
+    first.forEach((t) => t.dispose());
+    const statsBefore = lib.gpuAllocationStats();
+    for (let i = 0; i < 100; i++) {
+      const out = await program.run(inputs[i % 32], { outputs: targets });
+      assert(out.every((t, k) => t === targets[k]), 'outputs: [DeviceTensor...] resolves with the same tensors');
+    }
+    const statsAfter = lib.gpuAllocationStats();
+    assert(statsAfter.liveBuffers === statsBefore.liveBuffers, `100 runs into the caller's tensors allocate nothing (live ${statsBefore.liveBuffers} → ${statsAfter.liveBuffers})`);
+    await program.run(inputs[7], { outputs: targets });
+    assert(identical(await Promise.all(targets.map((t) => t.toHost())), sequential[7]), "outputs written into the caller's tensors hold the same bits");
+    const wrong = await lib.DeviceTensor.allocate(targets[0].dtype === 'float32' ? 'int32' : 'float32', targets[0].shape, 0);
+    const refused = await rejection(program.run(inputs[0], { outputs: [wrong, ...targets.slice(1)] }));
+    assert(refused.code === 'E_INVALID_ARGUMENT' && /the DeviceTensor given for it is/.test(refused.message), `a target of another dtype is E_INVALID_ARGUMENT (${refused.code}: ${refused.message})`);
+    wrong.dispose();
+
+    const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+    const awaited = [];
+    for (let i = 0; i < 200; i++) {
+      const t0 = process.hrtime.bigint();
+      (await program.run(inputs[i % 32], { outputs: 'device' })).forEach((t) => t.dispose());
+      awaited.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    }
+    const batches = [];
+    for (let b = 0; b < 10; b++) {
+      const t0 = process.hrtime.bigint();
+      const outs = await Promise.all(inputs.map((set) => program.run(set, { outputs: 'device' })));
+      batches.push(Number(process.hrtime.bigint() - t0) / 1e3 / inputs.length);
+      outs.forEach((out) => out.forEach((t) => t.dispose()));
+    }
+    const intoUs = [];
+    for (let i = 0; i < 200; i++) {
+      const t0 = process.hrtime.bigint();
+      await program.run(inputs[i % 32], { outputs: targets });
+      intoUs.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    }
+    targets.forEach((t) => t.dispose());
+    return { awaitedRunUs: median(awaited), overlappedRunUs: median(batches), intoTargetsRunUs: median(intoUs) };
+  } finally {
+    for (const set of inputs) set.forEach((t) => t.dispose());
+    await program.dispose();
+  }
+}
+
 /**
  * Reduced precision (lib/network/precision.ts, cuDNN/cuBLASLt TF32): a CNN and two
  * transformers compiled with precisions [fp16], [bf16] and [tf32], each run against the fp32
@@ -310,6 +398,7 @@ gpuCheck('cuda-backend', async () => {
     summary.saveReload = await saveAndReload(chosen, dir);
     summary.concurrency = await concurrencyAndMemory(chosen);
     summary.deviceIO = await deviceIO(chosen);
+    summary.deviceRunPath = await deviceRunPath(chosen);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -15,12 +15,20 @@
  * CUDA graph, and every run replays it with one launch instead of one per step (a ResNet-50
  * plan has hundreds). A plan that cannot be captured runs step by step, logged once.
  *
- * Concurrency: runs of one engine are queued and run one at a time. A plan owns its arena
- * and I/O buffers, so two runs of one plan at once would overwrite each other's values; a
- * per-run arena would need a plan per run (library descriptors, algorithm choice and
- * workspace are made at plan creation) and multiply device memory by the number of runs in
- * flight. The device executes one plan's steps at a time on this engine's behalf anyway;
- * what a queue costs is the host-side overlap of one run's copies with another's kernels.
+ * The run path: once a plan is captured, a run whose inputs are DeviceTensors on this device
+ * is one native call (GpuPlan.execute): the input copies, the replay and the output copies
+ * (into fresh tensors allocated in stream order, or into the caller's own `into` tensors) are
+ * enqueued on the plan's stream from the calling thread, and one Promise settles when the
+ * device is done — no thread-pool hop per copy or allocation.
+ *
+ * Concurrency: a plan owns its arena and I/O buffers, so two runs of one plan must not execute
+ * at once; the plan's stream orders them. Runs on the fast path are enqueued as they are called,
+ * several in flight: each one's input copies queue behind the previous one's replay and output
+ * copies, so the host's work for the next run overlaps the device's work for this one, and N
+ * concurrent run() calls reach the graph's replay throughput. Any other run (the first of a
+ * shape, host inputs, a plan that runs step by step) goes through a queue: it starts once every
+ * earlier run has settled, and while it waits, later runs queue behind it too (a run that made
+ * a plan or wrote its input buffers from another stream must not be overtaken).
  */
 import { devices } from '../../../devices';
 import { BadModelError, InternalError, InvalidArgumentError, NoCompatibleDeviceError } from '../../../errors';
@@ -36,6 +44,7 @@ import { Tensor } from '../../../ir/tensor';
 import { floatWidthAs } from '../../../engine/float-width';
 import type { DeviceValue, RunValue } from '../../../engine/residency';
 import type { Engine } from '../../../engine/backend';
+import { outputTargetError } from '../../../engine/output-targets';
 import { assemble, type PlanModule } from '../plan/assemble';
 import { checkInputs } from '../plan/bind-inputs';
 import { archOf, nvrtcCompiler, type KernelCompiler } from '../build';
@@ -158,7 +167,10 @@ export class CudaRunner implements Engine {
   private readonly modules = new Map<string, Promise<GpuModule>>();
   private readonly kernels: ReadonlyMap<string, EngineKernel>;
   private readonly warnedDevices = new Set<number>();
+  /** Settles after every run so far has settled (runs settle in the order they were started). */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Runs on the queued path not yet settled: while any is, later runs queue too. */
+  private queuedRuns = 0;
   private timing: Promise<TimingCacheUse | null> | undefined;
   private disposed = false;
 
@@ -213,11 +225,54 @@ export class CudaRunner implements Engine {
     return toDevice(tensor, this.deviceOrdinal);
   }
 
-  run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Promise<Record<string, RunValue>> {
+  run(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits = DEFAULT_RUN_LIMITS, into?: Readonly<Record<string, DeviceValue>>): Promise<Record<string, RunValue>> {
     if (this.disposed) return Promise.reject(new InvalidArgumentError('this cuda engine was disposed'));
-    const result = this.queue.then(() => this.runNow(inputs, limits));
-    this.queue = result.catch(() => undefined);
+    const fast = this.queuedRuns === 0 ? this.enqueueRun(inputs, into) : undefined;
+    if (fast !== undefined) {
+      this.queue = fast.catch(() => undefined);
+      return fast;
+    }
+    this.queuedRuns++;
+    const result = this.queue.then(() => this.runNow(inputs, limits, into));
+    this.queue = result.then(
+      () => void this.queuedRuns--,
+      () => void this.queuedRuns--,
+    );
     return result;
+  }
+
+  /**
+   * The run as one GpuPlan.execute() call, enqueued now, where it can be: the plan for these
+   * shapes exists and replays a CUDA graph, every input is a live DeviceTensor on this device
+   * with the plan's dtype and shape, and every `into` tensor fits its output. Undefined
+   * otherwise (the queued path then checks, reports or handles it).
+   */
+  private enqueueRun(inputs: Readonly<Record<string, RunValue>>, into: Readonly<Record<string, DeviceValue>> | undefined): Promise<Record<string, RunValue>> | undefined {
+    if (inputs === null || typeof inputs !== 'object') return undefined;
+    const shapes: Record<string, readonly number[]> = Object.create(null);
+    let count = 0;
+    for (const name in inputs) {
+      const v = inputs[name];
+      if (!(v instanceof DeviceTensor) || v.device !== this.deviceOrdinal || v.disposed) return undefined;
+      shapes[name] = v.shape;
+      count++;
+    }
+    if (count !== this.inputNames.length || !this.inputNames.every((n) => Object.hasOwn(shapes, n))) return undefined;
+    const instance = this.plans.get(shapeKey(this.inputNames, shapes));
+    if (instance === undefined || instance.graph !== true) return undefined;
+    const copies: Array<[DeviceTensor, DeviceTensor]> = [];
+    for (const [name, buffer] of instance.inputs) {
+      const v = inputs[name] as DeviceTensor;
+      if (v.dtype !== buffer.dtype) return undefined;
+      copies.push([buffer, v]);
+    }
+    const targets = outputTargets(instance.outputs, into, this.deviceOrdinal);
+    if (targets === undefined) return undefined;
+    return instance.plan.execute(copies, targets).then((tensors) => {
+      const out: Record<string, RunValue> = Object.create(null);
+      instance.outputs.forEach(([name], i) => (out[name] = tensors[i]!));
+      return out;
+    });
   }
 
   /** Frees the plans, weights and modules once the runs already queued are done; later runs reject. */
@@ -305,13 +360,44 @@ export class CudaRunner implements Engine {
     if (this.disposed) throw new InvalidArgumentError('this cuda engine was disposed');
   }
 
-  private async runNow(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits): Promise<Record<string, RunValue>> {
+  private async runNow(inputs: Readonly<Record<string, RunValue>>, limits: RunLimits, into: Readonly<Record<string, DeviceValue>> | undefined): Promise<Record<string, RunValue>> {
     const shapes = checkInputs(this.network, inputs, (name) => inputs[name] instanceof Tensor);
     const key = shapeKey(this.inputNames, shapes);
     let instance = this.plans.get(key);
     if (instance === undefined) {
       instance = await this.instantiate(shapes, limits);
       this.plans.set(key, instance);
+    }
+    checkOutputTargets(instance.outputs, into, this.deviceOrdinal);
+    if (instance.graph === null) {
+      // The capture runs the plan once: on the real inputs, so that no kernel reads an index
+      // from uninitialised memory.
+      await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
+      await this.capture(instance);
+    }
+    if (instance.graph) {
+      // Inputs the plan cannot copy itself (host tensors, another device's) are written into its
+      // buffers first; the rest travel with the one execute() call.
+      const copies: Array<[DeviceTensor, DeviceTensor]> = [];
+      await Promise.all(
+        [...instance.inputs].map(async ([name, buffer]) => {
+          const v = inputs[name]!;
+          if (v instanceof DeviceTensor && v.device === this.deviceOrdinal && v.dtype === buffer.dtype) copies.push([buffer, v]);
+          else await this.copyIn(name, v, buffer);
+        }),
+      );
+      const tensors = await instance.plan.execute(copies, outputTargets(instance.outputs, into, this.deviceOrdinal)!);
+      const out: Record<string, RunValue> = Object.create(null);
+      instance.outputs.forEach(([name], i) => (out[name] = tensors[i]!));
+      return out;
+    }
+    if (into !== undefined) {
+      await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
+      await instance.plan.run();
+      await Promise.all(instance.outputs.map(([name, buffer]) => (into[name] as DeviceTensor).copyFrom(buffer)));
+      const out: Record<string, RunValue> = Object.create(null);
+      for (const [name] of instance.outputs) out[name] = into[name]!;
+      return out;
     }
     // The caller's output tensors are allocated while the inputs are copied in and the plan
     // runs (each allocation is a round trip to a pool thread: cloning the outputs, allocation
@@ -323,7 +409,7 @@ export class CudaRunner implements Engine {
     };
     try {
       await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
-      await this.execute(instance);
+      await instance.plan.run();
     } catch (error) {
       await freeAll();
       throw error;
@@ -346,19 +432,25 @@ export class CudaRunner implements Engine {
     return out;
   }
 
-  /** Runs the plan: its CUDA graph when it has one (captured on the first run), else step by step. */
-  private async execute(instance: Instantiated): Promise<void> {
-    if (instance.graph === null) {
-      instance.graph = false;
-      if (this.options.cudaGraphs ?? process.env.TENSORRT_NODE_CUDA_GRAPHS !== '0') {
-        try {
-          await instance.plan.capture();
-          instance.graph = true;
-        } catch (error) {
-          this.log('info', `cuda engine: "${this.network.name}" runs step by step: its plan could not be captured into a CUDA graph (${(error as Error).message})`);
-        }
-      }
+  /**
+   * Captures the plan into a CUDA graph on its first run (unless graphs are turned off); a plan
+   * that cannot be captured runs step by step from then on, logged once. The capture runs the
+   * plan once first: it is run before the inputs are written.
+   */
+  private async capture(instance: Instantiated): Promise<void> {
+    instance.graph = false;
+    if (!(this.options.cudaGraphs ?? process.env.TENSORRT_NODE_CUDA_GRAPHS !== '0')) return;
+    try {
+      await instance.plan.capture();
+      instance.graph = true;
+    } catch (error) {
+      this.log('info', `cuda engine: "${this.network.name}" runs step by step: its plan could not be captured into a CUDA graph (${(error as Error).message})`);
     }
+  }
+
+  /** Runs the plan and waits: its CUDA graph when it has one (captured on the first run), else step by step (run-breakdown.js times it). */
+  private async execute(instance: Instantiated): Promise<void> {
+    if (instance.graph === null) await this.capture(instance);
     await (instance.graph ? instance.plan.replay() : instance.plan.run());
   }
 
@@ -504,6 +596,51 @@ export class CudaRunner implements Engine {
       if (mod.kernels.length !== 1) throw new InternalError(`cuda engine: module of "${m.key}" resolved ${mod.kernels.length} kernels`);
       return mod;
     });
+  }
+}
+
+/**
+ * Where each output of a run goes: `[planBuffer, target]`, the target the caller's `into`
+ * tensor for that output, or null for a fresh tensor. Undefined when some `into` entry is not a
+ * DeviceTensor fitting its output, or names no output (checkOutputTargets says which).
+ */
+function outputTargets(
+  outputs: ReadonlyArray<readonly [string, DeviceTensor]>,
+  into: Readonly<Record<string, DeviceValue>> | undefined,
+  ordinal: number,
+): Array<[DeviceTensor, DeviceTensor | null]> | undefined {
+  if (into === undefined) return outputs.map(([, buffer]) => [buffer, null]);
+  let used = 0;
+  const targets: Array<[DeviceTensor, DeviceTensor | null]> = [];
+  for (const [name, buffer] of outputs) {
+    const target = Object.hasOwn(into, name) ? into[name] : undefined;
+    if (target === undefined) {
+      targets.push([buffer, null]);
+      continue;
+    }
+    used++;
+    if (!(target instanceof DeviceTensor) || outputTargetError(name, target, { dtype: buffer.dtype, shape: buffer.shape, device: ordinal }) !== undefined) return undefined;
+    targets.push([buffer, target]);
+  }
+  return used === Object.keys(into).length ? targets : undefined;
+}
+
+/**
+ * @throws {InvalidArgumentError} an `into` entry names no output of the engine, or is not a
+ * live DeviceTensor on this device with its output's dtype and shape (naming the output).
+ */
+function checkOutputTargets(outputs: ReadonlyArray<readonly [string, DeviceTensor]>, into: Readonly<Record<string, DeviceValue>> | undefined, ordinal: number): void {
+  if (into === undefined) return;
+  const names = outputs.map(([name]) => name);
+  for (const name of Object.keys(into)) {
+    if (!names.includes(name)) throw new InvalidArgumentError(`run(): "${name}" is not an output of this engine; its outputs are ${names.map((n) => `"${n}"`).join(', ')}`, { details: { output: name } });
+  }
+  for (const [name, buffer] of outputs) {
+    if (!Object.hasOwn(into, name)) continue;
+    const target = into[name];
+    const error = outputTargetError(name, target, { dtype: buffer.dtype, shape: buffer.shape, device: ordinal });
+    if (error !== undefined) throw error;
+    if (!(target instanceof DeviceTensor)) throw new InvalidArgumentError(`run(): the value given for output "${name}" is not a DeviceTensor`, { details: { output: name } });
   }
 }
 

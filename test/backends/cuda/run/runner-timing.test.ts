@@ -62,7 +62,9 @@ function newProcess(): Process {
           sim.simulatedGpu.tuning.timed++;
         }
       }
-      return { run: async () => undefined, capture: async () => undefined, replay: async () => undefined, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlanType;
+      // Timing is what this file checks: execute() hands back the plan's own output buffers.
+      const execute = async (_inputs: unknown, outputs: Array<[unknown, unknown]>) => outputs.map(([ours, given]) => given ?? ours);
+      return { run: async () => undefined, capture: async () => undefined, replay: async () => undefined, execute, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlanType;
     });
     // Everything of the network's in this registry: weights are found by tensor identity.
     const { buildCudaEngine } = require('../../../../lib/backends/cuda/build') as typeof import('../../../../lib/backends/cuda/build');

@@ -47,7 +47,8 @@ let planCount = 0;
 /** The step count of every plan created, in order. */
 const planSteps: number[] = [];
 /** Plans captured into a (simulated) CUDA graph, and runs made by replaying one. */
-const graphs = { captures: 0, replays: 0 };
+const graphs = { captures: 0, replays: 0, executes: 0, inFlight: 0, maxInFlight: 0 };
+const resetGraphs = (): void => void Object.assign(graphs, { captures: 0, replays: 0, executes: 0, inFlight: 0, maxInFlight: 0 });
 const SPACING = { yieldBetweenSteps: false };
 
 /** GpuPlan.create on the simulated device: the spec must encode, then run() interprets it. */
@@ -88,7 +89,46 @@ async function fakePlan(spec: PlanSpec, buffers: readonly DeviceTensor[], module
     graphs.replays++;
     await run();
   };
-  return { run, capture, replay, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlan;
+  // As GpuPlan.execute on the device: enqueued at the call on the plan's stream (here a chain of
+  // Promises), so calls made back to back run in order; input copies, replay, output copies.
+  let stream: Promise<unknown> = Promise.resolve();
+  const bytesOf = (t: DeviceTensor): Uint8Array => (t.buffer as unknown as FakeBuffer).data;
+  const execute = (inputs: Array<[DeviceTensor, DeviceTensor]>, outputs: Array<[DeviceTensor, DeviceTensor | null]>): Promise<DeviceTensor[]> => {
+    graphs.inFlight++;
+    graphs.maxInFlight = Math.max(graphs.maxInFlight, graphs.inFlight);
+    graphs.executes++;
+    const work = stream
+      .then(async () => {
+        if (!captured) throw new Error('execute() before capture()');
+        const fresh: DeviceTensor[] = [];
+        try {
+          const targets: DeviceTensor[] = [];
+          for (const [ours, given] of outputs) {
+            const t = given ?? (await DeviceTensor.allocate(ours.dtype, ours.shape, ours.device));
+            if (given === null) fresh.push(t);
+            targets.push(t);
+          }
+          for (const [ours, source] of inputs) {
+            if (device.failCopies) throw new Error('copy failed (simulated)');
+            bytesOf(ours).set(bytesOf(source));
+          }
+          graphs.replays++;
+          await run();
+          outputs.forEach(([ours], i) => {
+            if (device.failCopies) throw new Error('copy failed (simulated)');
+            bytesOf(targets[i]!).set(bytesOf(ours));
+          });
+          return targets;
+        } catch (error) {
+          for (const t of fresh) t.dispose();
+          throw error;
+        }
+      })
+      .finally(() => graphs.inFlight--);
+    stream = work.catch(() => undefined);
+    return work;
+  };
+  return { run, capture, replay, execute, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlan;
 }
 
 const H200 = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };
@@ -113,8 +153,7 @@ const rng = new Random(2017);
 beforeEach(() => {
   resetSimulatedGpu();
   planCount = 0;
-  graphs.captures = 0;
-  graphs.replays = 0;
+  resetGraphs();
   SPACING.yieldBetweenSteps = false;
   jest.spyOn(GpuPlan, 'create').mockImplementation(fakePlan as typeof GpuPlan.create);
 });
@@ -139,12 +178,12 @@ describe('CudaRunner on a simulated device', () => {
       const x = rng.tensor([2, 3]);
       expectClose(await host((await runner.run({ x })).y!), (await reference(network, { x })).y!, FP32, `run ${i}`);
     }
-    expect(graphs).toEqual({ captures: 1, replays: 3 });
+    expect(graphs).toMatchObject({ captures: 1, replays: 3 });
     runner.dispose();
     const stepwise = await CudaRunner.load(await engineFor(network), 0, { compile: fakeCompiler(), lower: fakeLowering(), cudaGraphs: false });
     const x = rng.tensor([2, 3]);
     expectClose(await host((await stepwise.run({ x })).y!), (await reference(network, { x })).y!, FP32, 'without graphs');
-    expect(graphs).toEqual({ captures: 1, replays: 3 });
+    expect(graphs).toMatchObject({ captures: 1, replays: 3 });
     stepwise.dispose();
   });
 
@@ -216,6 +255,75 @@ describe('CudaRunner on a simulated device', () => {
     SPACING.yieldBetweenSteps = true;
     const concurrent = await Promise.all(inputs.map(async (x) => host((await runner.run({ x })).y!)));
     concurrent.forEach((t, i) => expect(t.toArray()).toEqual(sequential[i]!.toArray()));
+    runner.dispose();
+  });
+
+  test('device inputs on a captured plan: each run is one execute() enqueued at the call, so 16 concurrent runs are all in flight at once, each with its own right answer', async () => {
+    const network = dynamicBatchNetwork();
+    const runner = await fakeRunner(network);
+    const xs = Array.from({ length: 16 }, () => rng.tensor([3, 4]));
+    const onDevice = await Promise.all(xs.map((x) => toDevice(x, 0)));
+    await runner.run({ x: onDevice[0]! });
+    resetGraphs();
+    SPACING.yieldBetweenSteps = true;
+    const outs = await Promise.all(onDevice.map((x) => runner.run({ x })));
+    expect(graphs).toMatchObject({ executes: 16, maxInFlight: 16, captures: 0 });
+    for (const [i, out] of outs.entries()) expectClose(await host(out.y!), (await reference(network, { x: xs[i]! })).y!, FP32, `run ${i}`);
+    runner.dispose();
+  });
+
+  test('a host input between device runs waits for them, and later device runs wait for it: every answer stays right', async () => {
+    const network = dynamicBatchNetwork();
+    const runner = await fakeRunner(network);
+    const xs = Array.from({ length: 6 }, () => rng.tensor([2, 4]));
+    const given: RunValue[] = await Promise.all(xs.map((x, i) => (i === 2 ? x : toDevice(x, 0))));
+    await runner.run({ x: given[0]! });
+    SPACING.yieldBetweenSteps = true;
+    const outs = await Promise.all(given.map((x) => runner.run({ x })));
+    for (const [i, out] of outs.entries()) expectClose(await host(out.y!), (await reference(network, { x: xs[i]! })).y!, FP32, `run ${i}`);
+    runner.dispose();
+  });
+
+  test("into: outputs are written into the caller's DeviceTensors (the same objects, no allocation), on the first run and on the fast path", async () => {
+    const network = weightedNetwork();
+    const runner = await fakeRunner(network);
+    const x = rng.tensor([2, 3]);
+    const want = (await reference(network, { x })).y!;
+    const target = await DeviceTensor.allocate(want.dtype, want.shape, 0);
+    const first = await runner.run({ x }, undefined, { y: target });
+    expect(first.y).toBe(target);
+    expectClose(await target.toHost(), want, FP32, 'first run');
+    const onDevice = await toDevice(x, 0);
+    const live = device.live.size;
+    const executes = graphs.executes;
+    const again = await runner.run({ x: onDevice }, undefined, { y: target });
+    expect(graphs.executes).toBe(executes + 1);
+    expect(again.y).toBe(target);
+    expect(device.live.size).toBe(live);
+    expectClose(await target.toHost(), want, FP32, 'fast path');
+    runner.dispose();
+  });
+
+  test('into: a target of the wrong shape, dtype or device, a disposed one, or one for no output rejects with E_INVALID_ARGUMENT naming the output, on either path', async () => {
+    const network = weightedNetwork();
+    const runner = await fakeRunner(network);
+    const x = rng.tensor([2, 3]);
+    const want = (await reference(network, { x })).y!;
+    const wrongShape = await DeviceTensor.allocate('float32', [2, 3], 0);
+    const message = `run(): output "y" is float32 [${want.shape.join(', ')}] on device 0; the DeviceTensor given for it is float32 [2, 3] on device 0`;
+    await expect(runner.run({ x }, undefined, { y: wrongShape })).rejects.toThrow(message);
+    const onDevice = await toDevice(x, 0);
+    await runner.run({ x: onDevice });
+    await expect(runner.run({ x: onDevice }, undefined, { y: wrongShape })).rejects.toMatchObject({ code: 'E_INVALID_ARGUMENT', message });
+    const wrongDType = await DeviceTensor.allocate('int32', want.shape, 0);
+    await expect(runner.run({ x: onDevice }, undefined, { y: wrongDType })).rejects.toThrow(`given for it is int32 [${want.shape.join(', ')}] on device 0`);
+    const elsewhere = await DeviceTensor.allocate('float32', want.shape, 1);
+    await expect(runner.run({ x: onDevice }, undefined, { y: elsewhere })).rejects.toThrow('on device 1');
+    const gone = await DeviceTensor.allocate('float32', want.shape, 0);
+    gone.dispose();
+    await expect(runner.run({ x: onDevice }, undefined, { y: gone })).rejects.toThrow('given for it is a disposed DeviceTensor');
+    await expect(runner.run({ x: onDevice }, undefined, { z: wrongShape })).rejects.toThrow('"z" is not an output of this engine; its outputs are "y"');
+    expectClose(await host((await runner.run({ x: onDevice })).y!), want, FP32, 'after the refusals');
     runner.dispose();
   });
 
