@@ -373,6 +373,27 @@ def timed(fn, warm=WARM, reps=REPS):
     return {"latencyMs": median(latency), "throughputMs": throughput, "eventMs": median(events)}
 
 
+def kernel_profile(fn, calls=5, top=30):
+    """The device kernels of `calls` calls of fn (torch.profiler, CUDA activity: kernels inside CUDA graphs
+    are traced too), by name: the TOP largest by device time, in ms per call, with launches per call.
+    TORCH_PROFILE=1 turns it on; what a per-layer comparison with tensorrt-node's profile reads."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        us = getattr(e, "device_time_total", None)
+        if us is None:
+            us = getattr(e, "cuda_time_total", 0)
+        if us > 0:
+            rows.append({"kernel": e.key[:160], "ms": round(us / calls / 1e3, 4), "count": e.count / calls})
+    rows.sort(key=lambda r: -r["ms"])
+    return {"totalMs": round(sum(r["ms"] for r in rows), 4), "top": rows[:top]}
+
+
 def compiled_times(module, inputs, mode):
     """torch.compile(module, mode=mode): compile seconds (the first three calls: compilation, then the
     CUDA-graph warm-up and recording, synchronized), then its times. A CUDA-graph replay overwrites the
@@ -386,6 +407,8 @@ def compiled_times(module, inputs, mode):
     compile_s = round(time.time() - t0, 1)
     times = timed(lambda: compiled(*inputs))
     times["compileS"] = compile_s
+    if os.environ.get("TORCH_PROFILE"):
+        times["kernels"] = kernel_profile(lambda: compiled(*inputs))
     del compiled
     torch._dynamo.reset()
     return times

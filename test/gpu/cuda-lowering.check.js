@@ -321,6 +321,16 @@ function buildCases(Tensor) {
   add('convolution', '2d.nhwc.1x1.gemm.float16', { ...conv({ k: 24, ks: [1, 1], kernel: t('float16', [24, 1, 1, 16], -0.5, 0.5), bias: t('float16', [24]) }), channelsLast: true, activation: 'relu' }, [t('float16', [2, 5, 3, 16])]);
   add('convolution', '2d.nhwc.1x1.gemm.residual.bfloat16', { ...conv({ k: 16, ks: [1, 1], kernel: t('bfloat16', [16, 1, 1, 8], -0.5, 0.5), bias: t('bfloat16', [16]) }), channelsLast: true, activation: 'relu' }, [t('bfloat16', [1, 4, 4, 8]), null, null, t('bfloat16', [1, 4, 4, 16])]);
   add('convolution', '2d.nhwc.3x3.float16', { ...conv({ k: 8, ks: [3, 3], pre: [1, 1], kernel: t('float16', [8, 3, 3, 8], -0.5, 0.5), bias: t('float16', [8]) }), channelsLast: true }, [t('float16', [1, 5, 6, 8])]);
+  // Depthwise, channels-last (groups = C = K; the weight stored [K, kh, kw, 1]): the generated kernel, every vector width.
+  const depthwise = (o, x, dtype = x.dtype) => {
+    const c = x.shape[3];
+    return { ...conv({ k: c, ks: o.ks, groups: c, stride: o.stride, pre: o.pre, post: o.post, dil: o.dil, kernel: t(dtype, [c, ...o.ks, 1], -0.5, 0.5), bias: o.bias ? t(dtype, [c]) : null }), channelsLast: true, ...(o.relu ? { activation: 'relu' } : {}) };
+  };
+  add('convolution', '2d.nhwc.depthwise.3x3.relu.float16', depthwise({ ks: [3, 3], pre: [1, 1], bias: true, relu: true }, t('float16', [2, 7, 9, 16])), [t('float16', [2, 7, 9, 16])]);
+  add('convolution', '2d.nhwc.depthwise.7x7.float32', depthwise({ ks: [7, 7], pre: [3, 3], bias: true }, t('float32', [1, 10, 11, 8])), [t('float32', [1, 10, 11, 8])]);
+  add('convolution', '2d.nhwc.depthwise.5x5.stride2.bfloat16', depthwise({ ks: [5, 5], stride: [2, 2], pre: [2, 2], bias: true }, t('bfloat16', [2, 9, 8, 12])), [t('bfloat16', [2, 9, 8, 12])]);
+  add('convolution', '2d.nhwc.depthwise.dilated.asym-pad.3-channels.float32', depthwise({ ks: [3, 2], dil: [2, 3], pre: [2, 1], post: [1, 2] }, t('float32', [1, 6, 7, 3])), [t('float32', [1, 6, 7, 3])]);
+  add('convolution', '2d.nhwc.depthwise.residual.relu.float16', depthwise({ ks: [3, 3], pre: [1, 1], bias: true, relu: true }, t('float16', [1, 5, 3, 6])), [t('float16', [1, 5, 3, 6]), null, null, t('float16', [1, 5, 3, 6])]);
   convCase('deconvolution', '2d.stride2', t('float32', [1, 2, 3, 3]), { k: 3, ks: [3, 3], stride: [2, 2], pre: [1, 1], hasBias: true }, [2, 3, 3, 3]);
   convCase('deconvolution', '2d.groups', t('float32', [2, 4, 3, 2]), { k: 2, ks: [2, 2], groups: 2 }, [4, 1, 2, 2]);
   convCase('deconvolution', '1d', t('float32', [1, 2, 5]), { k: 3, ks: [3], stride: [3], dil: [1] }, [2, 3, 3]);

@@ -10,6 +10,7 @@ import type { LayerParams, TrtDType } from '../../../network';
 import { InvalidArgumentError } from '../../../errors';
 import { broadcastStrides, checkRank, denseStrides, input, output, paramsOf, unsupported, volume } from './kernel';
 import { GEMV_DTYPES, GEMV_MAX_ROWS, gemvLaunch } from './gemv';
+import { depthwiseLaunch, isDepthwise } from './depthwise';
 import { copySpec, mapLaunch } from './map';
 import { castBody } from './pointwise';
 import { BYTES } from './prelude';
@@ -155,6 +156,25 @@ function convolutionLike(ctx: LoweringContext, transposed: boolean): LoweredStep
   const residual = ctx.inputs[3];
   if (residual && (residual.dtype !== out.dtype || residual.shape.join() !== out.shape.join())) {
     unsupported(ctx, `the residual ${residual.dtype} [${residual.shape.join(', ')}] is not the output's ${out.dtype} [${out.shape.join(', ')}]`);
+  }
+  if (isDepthwise(p, channels, dtype, last, transposed) && out.dtype === dtype) {
+    const [n, oh, ow, k] = out.shape as [number, number, number, number];
+    const kernel = depthwiseLaunch({
+      dtype,
+      input: x.shape,
+      output: [n, k, oh, ow],
+      kernel: p.kernelSize,
+      stride: p.stride,
+      pre: p.prePadding,
+      dilation: p.dilation,
+      x: x.at,
+      w,
+      bias,
+      residual: residual?.at ?? null,
+      relu: p.activation === 'relu',
+      y: out.at,
+    });
+    if (kernel !== null) return [...steps, ...kernel];
   }
   if (!transposed && last && isPointwise(p) && volume(out.shape) < 2 ** 31) {
     // Channels-last and 1×1 with stride 1: Y[N·H·W, K] = X[N·H·W, C] · W[K, C]ᵀ, exactly.

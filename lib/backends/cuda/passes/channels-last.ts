@@ -1,6 +1,7 @@
 /**
- * The channels-last layout pass of the cuda backend: 2-D fp16/bf16 convolutions run on
- * [N, H, W, C] tensors, which cuDNN's tensor-core kernels read without transposing
+ * The channels-last layout pass of the cuda backend: 2-D fp16/bf16 convolutions (one group, or
+ * depthwise) run on [N, H, W, C] tensors, which cuDNN's tensor-core kernels and the depthwise
+ * kernel read without transposing
  * (ResNet-50's 53 convolutions, fp16, batch 32, H200, 2026-12-02: 2.85 ms as NCHW, 0.93 ms as
  * NHWC with the bias and ReLU fused; bench/gpu/conv_layouts.cc).
  *
@@ -39,10 +40,11 @@ export interface ChannelsLastResult {
 
 const POINTWISE = new Set<LayerParams['kind']>(['elementwise', 'activation', 'unary', 'cast']);
 
-/** Whether `layer` is a convolution this pass makes channels-last. */
+/** Whether `layer` is a convolution this pass makes channels-last: one group, or depthwise (groups = C = K: the generated kernel, layers/depthwise.ts). */
 function isCandidate(network: Network, layer: Layer, dtypes: readonly TrtDType[]): boolean {
   const p = layer.params;
-  if (p.kind !== 'convolution' || p.channelsLast === true || p.kernelSize.length !== 2 || p.groups !== 1) return false;
+  if (p.kind !== 'convolution' || p.channelsLast === true || p.kernelSize.length !== 2) return false;
+  if (p.groups !== 1 && !(p.groups === network.tensor(layer.inputs[0]!).shape[1] && p.groups === p.nbOutputMaps)) return false;
   // Kernel and bias as static weights only (a tensor kernel would need a transpose per run).
   if (layer.inputs.length > 1 && layer.inputs.slice(1).some((id) => id !== null)) return false;
   // Asymmetric padding copies the input plane by plane (native/cudnn), which is NCHW only.
@@ -108,9 +110,9 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
     if (isCandidate(source, layer, dtypes) && p.kind === 'convolution') {
       const x = source.tensor(layer.inputs[0]!);
       const channels = x.shape[1]!;
-      let kernel = permute(p.kernel.reshape([p.nbOutputMaps, channels, ...p.kernelSize]), TO_LAST);
+      let kernel = permute(p.kernel.reshape([p.nbOutputMaps, channels / p.groups, ...p.kernelSize]), TO_LAST);
       let input = convert(layer.inputs[0]!, 'last');
-      if (channels < PADDED_CHANNELS && x.shape.every((d) => d > 0)) {
+      if (p.groups === 1 && channels < PADDED_CHANNELS && x.shape.every((d) => d > 0)) {
         input = paddedChannels(rw, input, layer.name);
         kernel = padLastAxis(kernel, PADDED_CHANNELS);
         padded++;
@@ -118,6 +120,19 @@ export function channelsLast(source: Network, options: ChannelsLastOptions = {})
       const params: LayerParams = { ...p, kernel, channelsLast: true };
       last.set(layer.outputs[0]!, rw.add(params, [input], layer.name)[0]!);
       convolutions++;
+      continue;
+    }
+    // The network's own layout changes (ConvNeXt permutes to [N, H, W, C] around its LayerNorm
+    // and MLP, and back): a transpose to channels-last of a tensor that has a channels-last
+    // version is that version; a transpose back to channels-first has its input as its
+    // channels-last version (the channels-first one is made only where a reader needs it).
+    const transpose = p.kind === 'shuffle' && p.reshape === undefined && p.secondTranspose === undefined && layer.inputs.length === 1 && rank4(layer.inputs[0]!) ? p.firstTranspose?.join() : undefined;
+    if (transpose === TO_LAST.join() && last.has(layer.inputs[0]!)) {
+      rw.set(layer.outputs[0]!, last.get(layer.inputs[0]!)!);
+      continue;
+    }
+    if (transpose === TO_FIRST.join()) {
+      last.set(layer.outputs[0]!, mapped(layer.inputs[0]!)!);
       continue;
     }
     // Layers that follow a channels-last input: pointwise (every input of rank 4), pooling over

@@ -100,7 +100,7 @@ describe('channels-last pass', () => {
     expect(net.layers.some((l) => l.params.kind === 'convolution' && l.params.channelsLast === true)).toBe(false);
   });
 
-  test('fp32 convolutions stay as they are by default (cuDNN is measured faster channels-last in fp16/bf16 only); grouped and asymmetric ones always', () => {
+  test('fp32 convolutions stay as they are by default (cuDNN is measured faster channels-last in fp16/bf16 only); grouped (not depthwise) and asymmetric ones always', () => {
     const fp32 = tinyResnet();
     expect(channelsLast(fp32).network).toBe(fp32);
     const net = new Network('other');
@@ -141,6 +141,75 @@ describe('channels-last pass', () => {
     const [want, got] = [new ReferenceRunner(net).run({ x: xv }), new ReferenceRunner(network).run({ x: xv })];
     expectClose(got.features!, want.features!, FP32, 'features');
     expectClose(got.rowmax!, want.rowmax!, FP32, 'rowmax');
+  });
+});
+
+/** MobileNetV3's inverted residual in miniature: 1×1 expand, depthwise 3×3, squeeze-excitation (mean, two 1×1, sigmoid, scale), 1×1 project, residual. */
+function invertedResidual(): Network {
+  const net = new Network('inverted-residual');
+  const x = net.addInput('x', 'float32', [2, 8, 10, 10]);
+  const expand = relu(net, conv(net, x, 8, 16, 1, { name: 'expand' }), 'expand.relu');
+  const dw = relu(net, conv(net, expand, 16, 16, 3, { groups: 16, name: 'depthwise' }), 'depthwise.relu');
+  const squeezed = net.add1({ kind: 'reduce', op: 'avg', axes: [2, 3], keepDims: true }, [dw], 'se.mean');
+  const reduced = relu(net, conv(net, squeezed, 16, 4, 1, { name: 'se.fc1' }), 'se.relu');
+  const gate = net.add1({ kind: 'activation', type: 'sigmoid' }, [conv(net, reduced, 4, 16, 1, { name: 'se.fc2' })], 'se.gate');
+  const scaled = net.add1({ kind: 'elementwise', op: 'prod' }, [dw, gate], 'se.scale');
+  const project = conv(net, scaled, 16, 8, 1, { name: 'project' });
+  net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [project, x], 'residual'), 'y');
+  return net;
+}
+
+/** ConvNeXt's block in miniature: depthwise 7×7, the model's own permute to [N, H, W, C], a per-channel scale and activation there, the permute back, the residual, then a 1×1 convolution. */
+function convnextBlock(): Network {
+  const net = new Network('convnext-block');
+  const x = net.addInput('x', 'float32', [2, 8, 9, 9]);
+  const dw = conv(net, x, 8, 8, 7, { groups: 8, name: 'dwconv' });
+  const nhwc = net.add1({ kind: 'shuffle', firstTranspose: [0, 2, 3, 1], zeroIsPlaceholder: false }, [dw], 'permute');
+  const gamma = net.add1({ kind: 'constant', weights: random.tensor([1, 1, 1, 8], 'float32') }, [], 'gamma');
+  const mlp = relu(net, net.add1({ kind: 'elementwise', op: 'prod' }, [nhwc, gamma], 'scale'), 'act');
+  const back = net.add1({ kind: 'shuffle', firstTranspose: [0, 3, 1, 2], zeroIsPlaceholder: false }, [mlp], 'permute_back');
+  const sum = net.add1({ kind: 'elementwise', op: 'sum' }, [back, x], 'residual');
+  net.markOutput(conv(net, sum, 8, 4, 1, { name: 'next' }), 'y');
+  return net;
+}
+
+describe('depthwise convolutions and the network\'s own permutes', () => {
+  test('an inverted residual with squeeze-excitation stays channels-last from its input to its output (the depthwise convolution too), on the reference and as the emulated plan', () => {
+    const net = invertedResidual();
+    const { network, convolutions, transposes } = channelsLast(net, { dtypes: ['float32'] });
+    expect([convolutions, transposes]).toEqual([5, 2]);
+    expect(network.layers.find((l) => l.name === 'depthwise')!.params).toMatchObject({ channelsLast: true, groups: 16 });
+    const xv = random.tensor([2, 8, 10, 10], 'float32');
+    const want = new ReferenceRunner(net).run({ x: xv }).y!;
+    expectClose(new ReferenceRunner(network).run({ x: xv }).y!, want, FP32, 'reference');
+    const { outputs, lowered } = emulateLowered(network, { x: xv });
+    expectClose(outputs.y!, want, FP32, 'emulated plan');
+    expect(lowered.steps.some((s) => s.kind === 'launch' && s.kernel.key.startsWith('dwconv2d.float32'))).toBe(true);
+    expect(lowered.steps.filter((s) => s.kind === 'conv')).toHaveLength(0);
+  });
+
+  test("ConvNeXt's permutes to channels-last and back cost nothing: the only transposes are the network's input and output", () => {
+    const net = convnextBlock();
+    const { network, transposes } = channelsLast(net, { dtypes: ['float32'] });
+    expect(transposes).toBe(2);
+    expect(network.layers.filter((l) => l.params.kind === 'shuffle')).toHaveLength(2);
+    const xv = random.tensor([2, 8, 9, 9], 'float32');
+    const want = new ReferenceRunner(net).run({ x: xv }).y!;
+    expectClose(new ReferenceRunner(network).run({ x: xv }).y!, want, FP32, 'reference');
+    expectClose(emulateLowered(network, { x: xv }).outputs.y!, want, FP32, 'emulated plan');
+  });
+
+  test('an NHWC network input permuted to NCHW for the first convolution is read as it is: no transpose at all before it', () => {
+    const net = new Network('nhwc-input');
+    const x = net.addInput('x', 'float32', [1, 6, 6, 4]);
+    const nchw = net.add1({ kind: 'shuffle', firstTranspose: [0, 3, 1, 2], zeroIsPlaceholder: false }, [x], 'to_nchw');
+    const y = conv(net, nchw, 4, 4, 3, { groups: 4, name: 'dw' });
+    net.markOutput(net.add1({ kind: 'shuffle', firstTranspose: [0, 2, 3, 1], zeroIsPlaceholder: false }, [y], 'to_nhwc'), 'y');
+    const { network, transposes } = channelsLast(net, { dtypes: ['float32'] });
+    expect(transposes).toBe(0);
+    expect(network.layers.map((l) => l.params.kind)).toEqual(['convolution']);
+    const xv = random.tensor([1, 6, 6, 4], 'float32');
+    expectClose(new ReferenceRunner(network).run({ x: xv }).y!, new ReferenceRunner(net).run({ x: xv }).y!, FP32, 'nhwc input');
   });
 });
 
