@@ -19,11 +19,43 @@ export interface FoldOptions {
   sources?: boolean;
 }
 
+/**
+ * Ops that read only the dtype and shape of their `self`, never its elements
+ * (`x.new_zeros(size)`, `torch.zeros_like(x)`): with static shapes their result is a
+ * constant whatever `self` holds. Swin's shifted-window mask starts as `x.new_zeros(...)` and is
+ * then filled slice by slice: folded, that is no work per run instead of a few hundred copies.
+ */
+const READS_SELF_SHAPE_ONLY = new Set([
+  'aten.new_zeros.default',
+  'aten.new_ones.default',
+  'aten.new_full.default',
+  'aten.new_empty.default',
+  'aten.zeros_like.default',
+  'aten.ones_like.default',
+  'aten.full_like.default',
+  'aten.empty_like.default',
+]);
+
+/** Whether `v` is the `self` of a shape-only op (READS_SELF_SHAPE_ONLY) whose shape is static. */
+function shapeOnlySelf(node: Node, v: Value, options: FoldOptions): boolean {
+  return options.sources === true && READS_SELF_SHAPE_ONLY.has(node.target) && node.args.self === v && v.type.kind === 'tensor' && v.tensorType.shape.every((d) => typeof d === 'number');
+}
+
 function foldable(node: Node, options: FoldOptions): boolean {
   if (node.kind !== 'call' || node.outputs.some((v) => v.type.kind !== 'tensor')) return false;
   const inputs = node.inputValues();
   if (inputs.length === 0 && !options.sources) return false;
-  return inputs.every((v) => v.producer.kind === 'constant') && getImpl(node.target) !== undefined;
+  return inputs.every((v) => v.producer.kind === 'constant' || shapeOnlySelf(node, v, options)) && getImpl(node.target) !== undefined;
+}
+
+/**
+ * What a folded node's implementation reads for input `v`: a constant's tensor; for a
+ * shape-only `self`, zeros of its dtype and shape (a `*_like` result has that shape, so it is no
+ * bigger than the result), or of its dtype alone for `new_*` (their size is an argument).
+ */
+function foldedInput(node: Node, v: Value): Tensor {
+  if (v.producer.kind === 'constant') return v.producer.tensor!;
+  return new Tensor(v.tensorType.dtype, node.target.startsWith('aten.new_') ? [0] : (v.tensorType.shape as number[]));
 }
 
 /** Folds every foldable node; returns how many were folded. */
@@ -36,10 +68,11 @@ export function foldConstants(graph: Graph, options: FoldOptions = {}): number {
   for (const node of [...graph.nodes]) {
     if (replaced.size > 0) for (const key of Object.keys(node.args)) node.args[key] = remap(node.args[key]!);
     if (!foldable(node, options)) continue;
-    const size = node.outputs.reduce((n, v) => n + v.tensorType.shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Infinity), 1), 0);
+    const elements = (v: Value): number => v.tensorType.shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : Infinity), 1);
+    const size = node.outputs.reduce((n, v) => n + elements(v), 0);
     if (size > MAX_FOLDED_ELEMENTS) continue;
     const args: Record<string, unknown> = {};
-    const resolve = (a: unknown): unknown => (a instanceof Value ? a.producer.tensor : Array.isArray(a) ? a.map(resolve) : a);
+    const resolve = (a: unknown): unknown => (a instanceof Value ? foldedInput(node, a) : Array.isArray(a) ? a.map(resolve) : a);
     for (const [k, a] of Object.entries(node.args)) args[k] = resolve(a);
     let results: ReturnType<ImplFn>;
     try {

@@ -1,14 +1,21 @@
 /**
  * Shape specialization: binds symbols to concrete sizes everywhere (types, SymInt
  * arguments), so that the graph is static. SymInt-producing nodes become dead and are
- * removed; shape-derived tensors (`trt.sym_tensor`) fold into constants. Mutates `graph`.
+ * removed; shape-derived tensors (`trt.sym_tensor`) and whatever else is computed from
+ * constants and static shapes alone fold into constants. Mutates `graph`.
  */
 import { Value, tensorType, symIntType, type Arg, type Graph } from '../ir/graph';
 import { symApply, type Dim } from '../ir/symbolic';
 import { foldConstants } from './constant-folding';
 
 export function specializeShapes(graph: Graph, values: ReadonlyMap<string, number>): void {
-  if (values.size === 0) return;
+  if (values.size > 0) bindSymbols(graph, values);
+  // Also with nothing to bind (an export with static shapes): what is computed from constants
+  // and shapes alone (full, arange, x.new_zeros(...) filled slice by slice) is a constant.
+  foldConstants(graph, { sources: true });
+}
+
+function bindSymbols(graph: Graph, values: ReadonlyMap<string, number>): void {
   // Symbols without a value stay symbolic; expressions mixing both (batch*seq with only seq
   // bound) are rebuilt with the bound ones substituted (batch*16).
   const dim = (d: Dim): Dim => substituteDim(d, values);
@@ -26,7 +33,6 @@ export function specializeShapes(graph: Graph, values: ReadonlyMap<string, numbe
   }
   for (const name of values.keys()) graph.symbols.delete(name);
   graph.eliminateDeadCode();
-  foldConstants(graph, { sources: true });
 }
 
 /** `d` with the symbols in `values` replaced by their values, folded through the canonical builders. */
