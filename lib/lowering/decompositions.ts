@@ -10,7 +10,8 @@
  * old node was, and dead code is removed. Runs to a fixpoint (a rewrite may produce another
  * decomposable node: reshape → view → identity).
  */
-import { InternalError } from '../errors';
+import { BadModelError, InternalError, UnsupportedOpError } from '../errors';
+import { composeEinsum, type EinsumBuilder } from '../ir/einsum';
 import { call } from '../ir/builder';
 import type { DType } from '../ir/dtype';
 import { Value, type Arg, type Graph, type Node } from '../ir/graph';
@@ -248,6 +249,9 @@ export const DECOMPOSITIONS: Readonly<Record<string, Decomposition>> = {
     dims[b] = a;
     return permuteOf(ctx, self, dims);
   },
+  // swapaxes / swapdims: NumPy's names for transpose.
+  'aten.swapaxes.default': (ctx) => [ctx.call('aten.transpose.int', { self: ctx.value('self'), dim0: ctx.arg('axis0'), dim1: ctx.arg('axis1') })],
+  'aten.swapdims.default': (ctx) => [ctx.call('aten.transpose.int', { self: ctx.value('self'), dim0: ctx.arg('dim0'), dim1: ctx.arg('dim1') })],
   'aten.t.default': (ctx) => {
     const self = ctx.value('self');
     return self.tensorType.shape.length < 2 ? [self] : permuteOf(ctx, self, [1, 0]);
@@ -356,6 +360,53 @@ export const DECOMPOSITIONS: Readonly<Record<string, Decomposition>> = {
   'aten.ones.default': (ctx) => fill(ctx, 'aten.full.default', 1),
   'aten.zeros_like.default': (ctx) => fill(ctx, 'aten.full_like.default', 0),
   'aten.ones_like.default': (ctx) => fill(ctx, 'aten.full_like.default', 1),
+
+  // diff(self, n, dim, prepend, append) = n times (x[1:] - x[:-1]) along dim of cat(prepend, self,
+  // append); xor for bool.
+  'aten.diff.default': (ctx) => {
+    const self = ctx.value('self');
+    const dim = norm(ctx.arg('dim') as number, self.tensorType.shape.length);
+    const parts = [ctx.arg('prepend'), self, ctx.arg('append')].filter((v): v is Value => v instanceof Value);
+    let x = parts.length === 1 ? self : ctx.call('aten.cat.default', { tensors: parts, dim }, '_joined');
+    for (let k = 0; k < (ctx.arg('n') as number); k++) {
+      const next = ctx.call('aten.slice.Tensor', { self: x, dim, start: 1, end: null, step: 1 }, `_next${k}`);
+      const prev = ctx.call('aten.slice.Tensor', { self: x, dim, start: 0, end: -1, step: 1 }, `_prev${k}`);
+      x = self.tensorType.dtype === 'bool' ? ctx.call('aten.logical_xor.default', { self: next, other: prev }, `_${k}`) : ctx.call('aten.sub.Tensor', { self: next, other: prev, alpha: 1 }, `_${k}`);
+    }
+    return [x];
+  },
+
+  // einsum → permutes, unsqueezes, a product and a sum (lib/ir/einsum.ts).
+  'aten.einsum.default': (ctx) => {
+    const fail = (message: string): never => {
+      throw new BadModelError(`${ctx.where}: ${message}`, { details: { op: 'aten.einsum.default' } });
+    };
+    const builder: EinsumBuilder<Value> = {
+      emit: (target, args) => ctx.call(target, args as Record<string, Arg>),
+      constant: (t, hint) => ctx.graph.addConstant(ctx.graph.uniqueName(`${ctx.node.name}_${hint}`), t),
+      shape: (v) => v.tensorType.shape,
+      dtype: (v) => v.tensorType.dtype,
+      cast: (v, dtype) => ctx.cast(v, dtype),
+      bad: fail,
+      unsupported: (message) => {
+        throw new UnsupportedOpError(`${ctx.where}: ${message}`, { details: { op: 'aten.einsum.default' } });
+      },
+    };
+    return [composeEinsum(builder, ctx.arg('equation') as string, (ctx.arg('tensors') as Value[]) ?? [])];
+  },
+
+  // zero (what an in-place zero_ becomes) = full_like(self, 0).
+  'aten.zero.default': (ctx) => fill(ctx, 'aten.full_like.default', 0),
+
+  // & | ^ of bool tensors = logical and/or/xor (the declarations take bool only).
+  ...Object.fromEntries(
+    (['and', 'or', 'xor'] as const).flatMap((op) =>
+      [`aten.__${op}__.Tensor`, `aten.bitwise_${op}.Tensor`].map((target): [string, Decomposition] => [
+        target,
+        (ctx) => [ctx.call(`aten.logical_${op}.default`, { self: ctx.value('self'), other: ctx.value('other') })],
+      ]),
+    ),
+  ),
 
   // narrow(dim, start, length) = slice(dim, start, start + length).
   'aten.narrow.default': (ctx) => {

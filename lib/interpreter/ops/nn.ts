@@ -18,7 +18,9 @@ import {
 import { amax, amin, argmax, argmin, cumsum, logSoftmax, mean, prod, softmax, sum } from '../../kernels/reduce';
 import { reshape, transpose } from '../../kernels/shape';
 import { abs, cast, exp, isinf, log, rsqrt, sqrt } from '../../kernels/unary';
-import { defineImpl, type RuntimeArg } from '../registry';
+import { composeEinsum } from '../../ir/einsum';
+import { InternalError } from '../../errors';
+import { defineImpl, getImpl, type RuntimeArg } from '../registry';
 
 type Args = Readonly<Record<string, RuntimeArg>>;
 
@@ -329,4 +331,32 @@ defineImpl('aten.scaled_dot_product_attention.default', (a) => {
     scores = where(causal, scores, -Infinity);
   }
   return [matmul(softmax(scores, -1), v)];
+});
+
+// einsum: lib/ir/einsum.ts's composition computed on tensors, each step by its op's implementation.
+defineImpl('aten.einsum.default', (a, ctx) => {
+  const step = (target: string, args: Record<string, unknown>): Tensor => {
+    const impl = getImpl(target);
+    if (impl === undefined) throw new InternalError(`einsum: no implementation of ${target}`);
+    return impl(args as never, ctx)[0] as Tensor;
+  };
+  const fail = (message: string): never => {
+    throw new InvalidArgumentError(`einsum ${JSON.stringify(a.equation)}: ${message}`);
+  };
+  const operands = (a.tensors as RuntimeArg[]).map(T);
+  return [
+    composeEinsum<Tensor>(
+      {
+        emit: step,
+        constant: (t) => t,
+        shape: (t) => t.shape,
+        dtype: (t) => t.dtype,
+        cast: (t, dtype) => (t.dtype === dtype ? t : cast(t, dtype)),
+        bad: fail,
+        unsupported: fail,
+      },
+      a.equation as string,
+      operands,
+    ),
+  ];
 });

@@ -101,6 +101,10 @@ defineImpl('aten.logical_and.default', (a) => [logicalAnd(T(a.self), T(a.other))
 defineImpl('aten.logical_or.default', (a) => [logicalOr(T(a.self), T(a.other))]);
 defineImpl('aten.logical_xor.default', (a) => [logicalXor(T(a.self), T(a.other))]);
 defineImpl('aten.logical_not.default', (a) => [logicalNot(T(a.self))]);
+// & | ^ of bool tensors (the op declarations refuse other dtypes).
+for (const [op, f] of [['and', logicalAnd], ['or', logicalOr], ['xor', logicalXor]] as const) {
+  for (const target of [`aten.__${op}__.Tensor`, `aten.bitwise_${op}.Tensor`]) defineImpl(target, (a) => [f(T(a.self), T(a.other))]);
+}
 // ~x is logical not for bool and −1 − x (two's complement) for integers.
 defineImpl('aten.bitwise_not.default', (a) => [T(a.self).dtype === 'bool' ? logicalNot(T(a.self)) : sub(-1, T(a.self))]);
 

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { broadcastShapes } from '../../kernels/access';
-import { add } from '../../kernels/elementwise';
+import { add, logicalXor, sub } from '../../kernels/elementwise';
 import {
   embedding,
   gatherElements,
@@ -80,6 +80,8 @@ defineImpl('aten._unsafe_view.default', (args) => [reshape(T(args.self), ints(ar
 defineImpl('aten.reshape.default', (args) => [reshape(T(args.self), ints(args.shape))]);
 defineImpl('aten.permute.default', (args) => [permute(T(args.self), ints(args.dims))]);
 defineImpl('aten.transpose.int', (args) => [transpose(T(args.self), N(args.dim0), N(args.dim1))]);
+defineImpl('aten.swapaxes.default', (args) => [transpose(T(args.self), N(args.axis0), N(args.axis1))]);
+defineImpl('aten.swapdims.default', (args) => [transpose(T(args.self), N(args.dim0), N(args.dim1))]);
 defineImpl('aten.t.default', (args) => {
   const t = T(args.self);
   return [t.rank < 2 ? reshape(t, t.shape) : transpose(t, 0, 1)];
@@ -305,6 +307,19 @@ defineImpl('aten.full_like.default', (args, ctx) => [full(T(args.self).shape, sc
 defineImpl('aten.zeros_like.default', (args, ctx) => [full(T(args.self).shape, 0, outDType(ctx))]);
 defineImpl('aten.ones_like.default', (args, ctx) => [full(T(args.self).shape, 1, outDType(ctx))]);
 defineImpl('aten.new_zeros.default', (args, ctx) => [full(ints(args.size), 0, outDType(ctx))]);
+defineImpl('aten.zero.default', (args) => [full(T(args.self).shape, 0, T(args.self).dtype)]);
+defineImpl('aten.diff.default', (args) => {
+  const self = T(args.self);
+  const dim = N(args.dim) < 0 ? N(args.dim) + self.rank : N(args.dim);
+  const parts = [args.prepend, self, args.append].filter((t): t is Tensor => t instanceof Tensor);
+  let x = parts.length === 1 ? self : concat(parts, dim);
+  for (let k = 0; k < N(args.n); k++) {
+    const size = x.shape[dim]!;
+    const [next, prev] = [slice(x, dim, 1, size), slice(x, dim, 0, size - 1)];
+    x = x.dtype === 'bool' ? logicalXor(next, prev) : sub(next, prev);
+  }
+  return [x];
+});
 defineImpl('aten.new_ones.default', (args, ctx) => [full(ints(args.size), 1, outDType(ctx))]);
 defineImpl('aten.new_full.default', (args, ctx) => [full(ints(args.size), scalar(args.fill_value), outDType(ctx))]);
 

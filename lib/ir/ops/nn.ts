@@ -8,6 +8,7 @@
  * symbolic shapes: output sizes of convolutions and pools are expressions of the input dims.
  */
 import { isComplex, isFloating, type DType } from '../dtype';
+import { einsumShape } from '../einsum';
 import { tensorType, type TensorType, type ValueType } from '../graph';
 import { isStatic, symAdd, symFloorDiv, symMin, symMul, symSub, type Dim } from '../symbolic';
 import type { InferContext } from './infer-context';
@@ -270,6 +271,17 @@ defineOp('aten.mm.default(Tensor self, Tensor mat2) -> Tensor', (ctx) => {
   if (self.shape.length !== 2 || mat2.shape.length !== 2) ctx.fail(`mm needs 2-D operands, got ${fmtShape(self.shape)} and ${fmtShape(mat2.shape)}`);
   const dtype = sameDtype(ctx, ['self', self], ['mat2', mat2]);
   return [tensorType(dtype, matmulShape(ctx, self.shape, mat2.shape))];
+});
+
+// torch.einsum (MaxViT's relative attention, models that write attention as einsum); the
+// lowering composes it from other ops (lib/ir/einsum.ts). `path` (opt_einsum's contraction
+// order) does not change the result.
+defineOp('aten.einsum.default(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', (ctx) => {
+  const operands = ctx.tensors('tensors');
+  if (operands.length === 0) ctx.fail('einsum needs at least one operand');
+  const dtype = operands[0]!.dtype;
+  if (operands.some((t) => t.dtype !== dtype)) ctx.fail(`the operands must have one element type, got ${operands.map((t) => t.dtype).join(', ')}`);
+  return [tensorType(dtype, einsumShape(ctx.str('equation'), operands.map((t) => t.shape), (message) => ctx.fail(message)))];
 });
 
 defineOp('aten.bmm.default(Tensor self, Tensor mat2) -> Tensor', (ctx) => {

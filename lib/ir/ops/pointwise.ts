@@ -229,6 +229,23 @@ for (const op of ['logical_and', 'logical_or', 'logical_xor']) {
 
 defineOp('aten.logical_not.default(Tensor self) -> Tensor', (ctx) => out('bool', ctx.tensor('self').shape));
 
+// `a & b`, `a | b`, `a ^ b` (torch.export leaves `aten.__and__.Tensor` from Python's operators,
+// `aten.bitwise_and.Tensor` from torch.bitwise_and): on bool tensors, what transformers' mask code
+// combines masks with; they decompose to logical_and/or/xor. Integer bitwise arithmetic has no
+// layer here, so integer operands are refused by name.
+for (const [op, python] of [['and', '&'], ['or', '|'], ['xor', '^']] as const) {
+  for (const target of [`aten.__${op}__.Tensor`, `aten.bitwise_${op}.Tensor`]) {
+    defineOp(`${target}(Tensor self, Tensor other) -> Tensor`, (ctx) => {
+      const r = binary(ctx, 'T', 'T');
+      for (const name of ['self', 'other']) {
+        const t = ctx.tensor(name);
+        if (t.dtype !== 'bool') ctx.fail(`${python} of ${t.dtype} tensors (bitwise integer arithmetic) is not supported; ${python} of bool tensors is`);
+      }
+      return out('bool', r.shape);
+    });
+  }
+}
+
 defineOp('aten.bitwise_not.default(Tensor self) -> Tensor', (ctx) => {
   const t = ctx.tensor('self');
   if (!isIntegral(t.dtype)) ctx.fail(`bitwise_not needs a bool or integer tensor, got ${t.dtype}`);

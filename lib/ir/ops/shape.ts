@@ -292,6 +292,19 @@ defineOp('aten.transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', 
   return [tensorType(self.dtype, shape)];
 });
 
+// NumPy's names for transpose (MaxViT's `x.swapaxes(1, 2)`).
+for (const [target, a, b] of [['aten.swapaxes.default', 'axis0', 'axis1'], ['aten.swapdims.default', 'dim0', 'dim1']] as const) {
+  defineOp(`${target}(Tensor(a) self, int ${a}, int ${b}) -> Tensor(a)`, (ctx) => {
+    const self = ctx.tensor('self');
+    const rank = self.shape.length;
+    const i = normAxis(ctx, ctx.int(a), rank);
+    const j = normAxis(ctx, ctx.int(b), rank);
+    const shape = [...self.shape];
+    if (rank > 0) [shape[i], shape[j]] = [shape[j]!, shape[i]!];
+    return [tensorType(self.dtype, shape)];
+  });
+}
+
 defineOp('aten.t.default(Tensor(a) self) -> Tensor(a)', (ctx) => {
   const self = ctx.tensor('self');
   if (self.shape.length > 2) ctx.fail(`t() expects a tensor of at most 2 dims, got ${self.shape.length}`);
@@ -903,6 +916,35 @@ defineOps(
     return [tensorType(ctx.dtype('dtype') ?? self.dtype, self.shape)];
   },
 );
+
+// diff: n-th forward differences along dim, after prepend/append are joined on (transformers'
+// mask code takes torch.diff of position ids to find packed sequences). Bool tensors differ by xor.
+defineOp('aten.diff.default(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor', (ctx) => {
+  const self = ctx.tensor('self');
+  const rank = self.shape.length;
+  if (rank === 0) ctx.fail('diff needs a tensor of rank 1 or more');
+  const n = ctx.int('n');
+  if (n < 0) ctx.fail(`order must be non-negative, got ${n}`);
+  const dim = normAxis(ctx, ctx.int('dim'), rank);
+  let size: Dim = self.shape[dim]!;
+  for (const name of ['prepend', 'append']) {
+    const t = ctx.optTensor(name);
+    if (t === null) continue;
+    if (t.dtype !== self.dtype) ctx.fail(`${name} is ${t.dtype}, self is ${self.dtype}`);
+    if (t.shape.length !== rank) ctx.fail(`${name} has rank ${t.shape.length}, self ${rank}`);
+    size = symAdd(size, t.shape[dim]!);
+  }
+  if (typeof size === 'number' && size < n) ctx.fail(`${n}-th differences of ${size} elements along dim ${dim}`);
+  const shape = [...self.shape];
+  shape[dim] = addConst(size, -n);
+  return [tensorType(self.dtype, shape)];
+});
+
+// zero: what torch.export's in-place `zero_` (Swin V2: `qkv_bias[n:2 * n].zero_()`) becomes in the importer.
+defineOp('aten.zero.default(Tensor self) -> Tensor', (ctx) => {
+  const self = ctx.tensor('self');
+  return [tensorType(self.dtype, self.shape)];
+});
 
 defineOps(
   [`aten.new_zeros.default(Tensor self, SymInt[] size, *, ${FACTORY_KW}) -> Tensor`, `aten.new_ones.default(Tensor self, SymInt[] size, *, ${FACTORY_KW}) -> Tensor`],
