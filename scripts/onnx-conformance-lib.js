@@ -29,7 +29,14 @@ const TRAINING_OPS = new Set(['Adagrad', 'Adam', 'Momentum', 'Gradient']);
  * a mismatch is reported as 'disputed' (with the first differing element), never as a pass.
  */
 const WRAPS = 'the expected int8 outputs wrap around on overflow (ONNX reference: astype, 276 -> 20); the spec and onnxruntime saturate';
+const POOL_OVERHANG =
+  "the expected output predates ONNX's corrected pooling reference (ONNX 1.17): count_include_pad with ceil_mode divided by the whole window also where it passes the pads; the corrected reference, this set's 1.23 version and onnxruntime count only what lies inside the padded input";
+const FLOAT32_NOISE =
+  "ONNX 1.23's expected values, computed in float32, hold 1.9e-7 where the exact inverse DFT is 0 (the 1.16.2 data: 1.4e-15), beyond ONNX's atol of 1e-7 on outputs of magnitude 5; ours is exact to 6e-15";
 const DISPUTED = {
+  test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True: POOL_OVERHANG,
+  test_dft_inverse: FLOAT32_NOISE,
+  test_dft_inverse_opset19: FLOAT32_NOISE,
   test_qlinearmatmul_2D_int8_float16: WRAPS,
   test_qlinearmatmul_2D_int8_float32: WRAPS,
   test_qlinearmatmul_3D_int8_float16: WRAPS,

@@ -102,18 +102,74 @@ export function decodeAttribute(attr: onnx.IAttributeProto, where: string, optio
   }
 }
 
+/**
+ * A node's attributes that remember which ones were asked for (get, has; iterating asks for
+ * all): an attribute no mapper asked for is one whose meaning the import would ignore.
+ */
+class ReadTrackingAttributes implements ReadonlyMap<string, AttrValue> {
+  readonly read = new Set<string>();
+  constructor(private readonly inner: ReadonlyMap<string, AttrValue>) {}
+  get size(): number {
+    return this.inner.size;
+  }
+  get(name: string): AttrValue | undefined {
+    this.read.add(name);
+    return this.inner.get(name);
+  }
+  has(name: string): boolean {
+    this.read.add(name);
+    return this.inner.has(name);
+  }
+  private all(): void {
+    for (const name of this.inner.keys()) this.read.add(name);
+  }
+  forEach(f: (value: AttrValue, key: string, map: ReadonlyMap<string, AttrValue>) => void): void {
+    this.all();
+    this.inner.forEach((v, k) => f(v, k, this));
+  }
+  entries(): MapIterator<[string, AttrValue]> {
+    this.all();
+    return this.inner.entries();
+  }
+  keys(): MapIterator<string> {
+    this.all();
+    return this.inner.keys();
+  }
+  values(): MapIterator<AttrValue> {
+    this.all();
+    return this.inner.values();
+  }
+  [Symbol.iterator](): MapIterator<[string, AttrValue]> {
+    return this.entries();
+  }
+  /** The attributes nothing asked for (listing them does not mark them read). */
+  unread(): string[] {
+    return [...this.inner.keys()].filter((name) => !this.read.has(name));
+  }
+}
+
 export class OnnxContext {
   /** `ONNX node "name" (OpType)`: how messages name this node. */
   readonly where: string;
+  /** The node as the mapper sees it; its attributes remember which were read (unreadAttributes()). */
+  readonly node: OnnxNodeView;
+  private readonly attributes: ReadTrackingAttributes;
 
   constructor(
     readonly graph: Graph,
-    readonly node: OnnxNodeView,
+    node: OnnxNodeView,
     /** Version of the default ONNX domain the model imports. */
     readonly opset: number,
     private readonly resolver: ValueResolver,
   ) {
+    this.attributes = new ReadTrackingAttributes(node.attributes);
+    this.node = { ...node, attributes: this.attributes };
     this.where = `ONNX node "${node.name}" (${node.opType})`;
+  }
+
+  /** The node's attributes nothing has read so far (after mapping: attributes the import ignored). */
+  unreadAttributes(): string[] {
+    return this.attributes.unread();
   }
 
   /** E_UNSUPPORTED_OP naming the node. */
@@ -128,7 +184,16 @@ export class OnnxContext {
 
   /** True when input `i` is given (ONNX marks omitted optional inputs with an empty name). */
   hasInput(i: number): boolean {
+    this.inputsAsked.add(i);
     return i < this.node.inputs.length && this.node.inputs[i] !== '';
+  }
+
+  /** Inputs hasInput() or raw() was asked about: a given input never asked about is one the import would ignore. */
+  private readonly inputsAsked = new Set<number>();
+
+  /** The node's given inputs nothing has asked about so far, by index (after mapping: inputs the import ignored). */
+  unreadInputs(): number[] {
+    return this.node.inputs.map((name, i) => (name !== '' && !this.inputsAsked.has(i) ? i : -1)).filter((i) => i >= 0);
   }
 
   /** Input `i` as a result (value or known list). */

@@ -20,7 +20,7 @@ import { dtypeFromOnnx, tensorFromProto, type TensorProtoOptions } from './tenso
 
 /** Opsets of the default domain this importer maps (their input-form differences included). */
 export const MIN_OPSET = 7;
-export const MAX_OPSET = 21;
+export const MAX_OPSET = 28;
 
 export interface ImportOptions extends TensorProtoOptions {
   /** How to name the model in errors (its path, or "buffer"). */
@@ -201,6 +201,17 @@ class Importer implements ValueResolver {
       // A symbolic size over the limits is only known to be this node's fault here.
       if (error instanceof TensorRTNodeError && !(error instanceof SymbolicLimitError)) throw error;
       throw new BadModelError(`${ctx.where}: ${(error as Error).message}`, { cause: error, details: { node: view.name, op: view.opType } });
+    }
+    // An attribute no mapper read is one whose meaning the import would drop (a newer opset's
+    // addition, an exporter's extension): refused by name rather than answered without it.
+    const unreadInputs = ctx.unreadInputs();
+    if (unreadInputs.length > 0) {
+      const named = unreadInputs.map((i) => `${i} ("${view.inputs[i]}")`).join(', ');
+      ctx.unsupported(`input${unreadInputs.length > 1 ? 's' : ''} ${named} of ${view.opType} (opset ${opset}) ${unreadInputs.length > 1 ? 'are' : 'is'} not supported: importing the node without ${unreadInputs.length > 1 ? 'them' : 'it'} would change what it computes`);
+    }
+    const ignored = ctx.unreadAttributes();
+    if (ignored.length > 0) {
+      ctx.unsupported(`attribute${ignored.length > 1 ? 's' : ''} ${ignored.map((a) => `"${a}"`).join(', ')} of ${view.opType} (opset ${opset}) ${ignored.length > 1 ? 'are' : 'is'} not supported: importing the node without ${ignored.length > 1 ? 'them' : 'it'} would change what it computes`);
     }
     view.outputs.forEach((name, i) => {
       if (name === '') return; // an output the model does not use

@@ -11,6 +11,7 @@ import { expectConvertedMatches } from '../../helpers/convert-compare';
 import { expectOnnxMatchesOrt } from '../../helpers/onnx-compare';
 import { buildGraphModel, buildSingleOpModel, closeOrt, floatAttr, runOrtGraph, runOrtOp, type OrtInput, type OrtOpSpec } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';
+import { cast } from '../../../lib/kernels/unary';
 
 const rng = new Random(20260420);
 const f32 = (shape: Shape, lo = -3, hi = 3): Tensor => rng.tensor(shape, 'float32', lo, hi);
@@ -313,11 +314,13 @@ describe('RNN, GRU and LSTM unrolled', () => {
 });
 
 describe('dilated AveragePool and LpPool', () => {
-  // count_include_pad with ceil_mode past the pads follows ONNX's test data (conformance), not this.
+  // With count_include_pad and ceil_mode, a last window past the pads counts only what lies in the
+  // padded input, as onnxruntime and ONNX's corrected reference do.
   const forms = [
     [0, 0],
     [0, 1],
     [1, 0],
+    [1, 1],
   ] as const;
   it.each(forms)('AveragePool 2-D and 3-D, count_include_pad=%d, ceil_mode=%d', async (count_include_pad, ceil_mode) => {
     const attributes = { kernel_shape: [2, 3], dilations: [2, 2], strides: [1, 2], pads: [1, 0, 1, 2], count_include_pad, ceil_mode };
@@ -327,5 +330,17 @@ describe('dilated AveragePool and LpPool', () => {
   });
   it('LpPool with dilations', async () => {
     await expectComposedMatches({ opType: 'LpPool', inputs: [f32([1, 2, 6, 6])], attributes: { kernel_shape: [2, 2], dilations: [2, 3], p: 3 }, opset: 18 });
+  });
+});
+
+describe('16-bit float inputs of composed activations', () => {
+  it("Celu on float16 is computed in float32 and rounded once: onnxruntime's float32 Celu of the same values, rounded to float16", async () => {
+    const x16 = cast(f32([256], -4, 4), 'float16');
+    const exact = await runOrtOp({ opType: 'Celu', inputs: [cast(x16, 'float32')], attributes: { alpha: floatAttr(2) }, opset: 12 });
+    const want = cast(exact[0]!, 'float16');
+    const model = buildSingleOpModel({ opType: 'Celu', inputs: [x16], attributes: { alpha: floatAttr(2) }, opset: 12 });
+    const got = interpret(loadOnnx(model), [x16])[0]!;
+    expect(got.dtype).toBe('float16');
+    expect(Array.from(got.data as Uint16Array)).toEqual(Array.from(want.data as Uint16Array));
   });
 });

@@ -69,18 +69,33 @@ describe('opsets and ops', () => {
     const e = caught(() => loadOnnx(add(opset)));
     expect(e.code).toBe('E_UNSUPPORTED_OP');
     expect(e.message).toContain(`opset ${opset}`);
-    expect(e.message).toContain('7 to 21');
+    expect(e.message).toContain('7 to 28');
   });
 
   test('opset 6 imports a model of ops whose meaning has not changed since', () => {
     expect(interpret(loadOnnx(relu(6)), [Tensor.from('float32', [2], [1, -1])])[0]!.toArray()).toEqual([1, 0]);
   });
 
-  test.each([22])('opset %i is refused, naming the opset and the supported range', (opset) => {
+  test.each([29])('opset %i is refused, naming the opset and the supported range', (opset) => {
     const e = caught(() => loadOnnx(relu(opset)));
     expect(e.code).toBe('E_UNSUPPORTED_OP');
     expect(e.message).toContain(`opset ${opset}`);
-    expect(e.message).toContain('7 to 21');
+    expect(e.message).toContain('7 to 28');
+  });
+
+  test.each([22, 28])('opset %i imports', (opset) => {
+    expect(interpret(loadOnnx(relu(opset)), [Tensor.from('float32', [2], [1, -1])])[0]!.toArray()).toEqual([1, 0]);
+  });
+
+  test('an attribute or input no mapper reads is refused by name (its meaning would be dropped); Cast\'s float8-only saturate is read', () => {
+    const e = caught(() => loadOnnx(buildSingleOpModel({ opType: 'Relu', inputs: [Tensor.from('float32', [2], [1, -1])], attributes: { round_mode: 'up' } })));
+    expect(e.code).toBe('E_UNSUPPORTED_OP');
+    expect(e.message).toMatch(/ONNX node ".*" \(Relu\): attribute "round_mode" of Relu \(opset \d+\) is not supported: importing the node without it would change what it computes/);
+    const extra = caught(() => loadOnnx(buildSingleOpModel({ opType: 'Relu', inputs: [Tensor.from('float32', [2], [1, -1]), Tensor.from('float32', [1], [0])] })));
+    expect(extra.code).toBe('E_UNSUPPORTED_OP');
+    expect(extra.message).toMatch(/\(Relu\): input 1 \(".*"\) of Relu \(opset \d+\) is not supported: importing the node without it would change what it computes/);
+    const cast = buildSingleOpModel({ opType: 'Cast', inputs: [Tensor.from('float32', [2], [1.5, -1])], attributes: { to: 7, saturate: 1 }, opset: 21 });
+    expect(interpret(loadOnnx(cast), [Tensor.from('float32', [2], [1.5, -1])])[0]!.toArray().map(Number)).toEqual([1, -1]);
   });
 
   test('an unknown op names the node and the op', () => {

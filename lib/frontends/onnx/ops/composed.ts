@@ -24,7 +24,15 @@ function floatInput(ctx: OnnxContext): Value {
 }
 
 function composed(opType: string, f: (ctx: OnnxContext, x: Value) => Value): void {
-  defineOnnxOp(opType, (ctx) => [f(ctx, floatInput(ctx))]);
+  defineOnnxOp(opType, (ctx) => {
+    const x = floatInput(ctx);
+    const dtype = x.tensorType.dtype;
+    // A 16-bit float input is computed in float32 and rounded once at the end, as the ONNX
+    // reference and onnxruntime compute it: each composed step rounding to bfloat16 left Celu one
+    // unit in the last place off.
+    if (dtype !== 'float16' && dtype !== 'bfloat16') return [f(ctx, x)];
+    return [ctx.cast(f(ctx, ctx.cast(x, 'float32')), dtype)];
+  });
 }
 
 /** sqrt(1 - x²) */

@@ -122,7 +122,11 @@ function defineReduce(
   defineOnnxOp(opType, (ctx) => {
     const x = ctx.input(0);
     const axes = reduceAxes(ctx, inputSince);
-    if (axes === null) return [noop(ctx, x)];
+    if (axes === null) {
+      // No axes with noop_with_empty_axes: nothing is reduced, so keepdims has nothing to keep.
+      keepdims(ctx);
+      return [noop(ctx, x)];
+    }
     return [emptyReduction(ctx, x, axes) ?? emit(ctx, x, axes, keepdims(ctx))];
   });
 }
@@ -575,9 +579,11 @@ function averagePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad
 
 /**
  * Dilated average pooling: window sums by a depthwise convolution of ones over the zero-padded
- * input, divided by each window's count of input elements (the same convolution over a
- * constant mask), or by the window size with count_include_pad. ceil_mode's last window may
- * reach past the pads (it must start inside the input or the begin pad).
+ * input, divided by each window's count of elements (the same convolution over a constant
+ * mask): of the input, or with count_include_pad of the padded input. ceil_mode's last window
+ * may reach past the pads (it must start inside the input or the begin pad); what it covers
+ * there is counted by neither, as ONNX's corrected reference (opset 19+ test data from ONNX
+ * 1.17 on) and onnxruntime count it, and as PyTorch's avg_pool does without dilation.
  */
 function dilatedAveragePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
   const shape = self.tensorType.shape;
@@ -608,11 +614,12 @@ function dilatedAveragePool(ctx: OnnxContext, s: PoolSpec, self: Value, countInc
       groups,
     });
   const sums = conv(ctx.emit('aten.constant_pad_nd.default', { self, pad, value: 0 }), channels);
-  // count_include_pad divides by the whole window, even where ceil_mode's last one passes the
-  // pads (as ONNX's reference and test data do).
-  if (countIncludePad) return ctx.emit('aten.div.Scalar', { self: sums, other: s.kernel.reduce((a, k) => a * k, 1) });
-  // The mask over the padded extent: 1 on the input.
+  // Every window inside the padded input: count_include_pad divides by the window size.
+  if (countIncludePad && extra.every((e) => e === 0)) return ctx.emit('aten.div.Scalar', { self: sums, other: s.kernel.reduce((a, k) => a * k, 1) });
+  // The mask over the padded extent: 1 on what is counted (the input, or with count_include_pad
+  // the padded input), 0 on the pads that are not and on ceil_mode's overhang.
   const padded = spatial.map((d, i) => d + s.pads.begin[i]! + s.pads.end[i]! + extra[i]!);
+  const [from, to] = countIncludePad ? [spatial.map(() => 0), spatial.map((d, i) => d + s.pads.begin[i]! + s.pads.end[i]!)] : [s.pads.begin, spatial.map((d, i) => d + s.pads.begin[i]!)];
   const total = padded.reduce((a, d) => a * d, 1);
   const mask = Array.from({ length: total }, (_, flat) => {
     let rest = flat;
@@ -620,7 +627,7 @@ function dilatedAveragePool(ctx: OnnxContext, s: PoolSpec, self: Value, countInc
     for (let i = s.n - 1; i >= 0; i--) {
       const c = rest % padded[i]!;
       rest = Math.floor(rest / padded[i]!);
-      inside &&= c >= s.pads.begin[i]! && c < spatial[i]! + s.pads.begin[i]!;
+      inside &&= c >= from[i]! && c < to[i]!;
     }
     return inside ? 1 : 0;
   });
@@ -750,6 +757,8 @@ defineOnnxOp('Resize', (ctx) => {
   const spatial = outShape.slice(2);
   const size = spatial.map((d) => ctx.dimArg(d));
   const scaleFactors = scaled ? fullScales.slice(2) : null;
+  // roi (input 1) means something to tf_crop_and_resize only; other modes ignore it, as the spec says.
+  ctx.hasInput(1);
   const roi = coord === 'tf_crop_and_resize' ? resizeRoi(ctx, rank, axes) : null;
   const general = mode === 'cubic' || antialias || roi !== null || coord === 'half_pixel_symmetric';
   // ATen sizes from scale_factors are floor(in * scale) in double precision: usable when they

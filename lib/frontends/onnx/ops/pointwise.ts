@@ -193,8 +193,19 @@ defineOnnxOp('Clip', (ctx) => {
 });
 
 // Casts.
+/**
+ * Cast's and CastLike's `saturate` (opset 19) and `round_mode` (opset 24) say how values are
+ * rounded into the float8 and float8e8m0 types only, which `to` can never name here (dtypeFromOnnx
+ * refuses them): read, and without effect on the types there are.
+ */
+const float8Only = (ctx: OnnxContext): void => {
+  ctx.has('saturate');
+  ctx.has('round_mode');
+};
+
 defineOnnxOp('Cast', (ctx) => {
   const self = ctx.input(0);
+  float8Only(ctx);
   const dtype = dtypeFromOnnx(ctx.attrInt('to'), `${ctx.where}: attribute to`);
   if (self.tensorType.dtype === dtype) return [self];
   // A small integer constant cast to a float stays a constant (exact), so that what is computed
@@ -208,12 +219,16 @@ defineOnnxOp('Cast', (ctx) => {
 
 defineOnnxOp('CastLike', (ctx) => {
   const self = ctx.input(0);
+  float8Only(ctx);
   const dtype = ctx.inputType(1).dtype;
   return [self.tensorType.dtype === dtype ? self : ctx.emit('aten._to_copy.default', { self, dtype })];
 });
 
 defineOnnxOp('Dropout', (ctx) => {
   const self = ctx.input(0);
+  // The random seed and the ratio matter in training mode only, which is refused below.
+  ctx.has('seed');
+  ctx.hasInput(1);
   if (ctx.hasInput(2)) {
     const mode = ctx.constant(2);
     if (mode === null) return ctx.unsupported('training_mode (input 2) must be a constant');

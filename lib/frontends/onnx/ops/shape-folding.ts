@@ -86,7 +86,9 @@ defineOnnxFolder('Gather', (ctx) => {
 
 defineOnnxFolder('Concat', (ctx) => {
   const ins = allKnown(ctx);
-  if (ins === null || ins.some((k) => k.scalar)) return null;
+  // Known lists are 1-D: only axis 0 (or -1) joins them; anything else is the mapper's to refuse.
+  const axis = ctx.attrInt('axis');
+  if (ins === null || ins.some((k) => k.scalar) || (axis !== 0 && axis !== -1)) return null;
   return [known(ins.flatMap((k) => k.dims), false, ins[0]?.dtype ?? 'int64')];
 });
 
@@ -101,6 +103,9 @@ defineOnnxFolder('Unsqueeze', (ctx) => {
 defineOnnxFolder('Squeeze', (ctx) => {
   const k = ctx.known(0);
   if (k === null || k.scalar || k.dims.length !== 1) return null;
+  // A one-element list squeezes to a scalar only along its one axis (absent axes mean the same).
+  const axes = staticList(ctx, 1, [0]);
+  if (axes === null || axes.length !== 1 || !(axes[0] === 0 || axes[0] === -1)) return null;
   return [known(k.dims, true, k.dtype)];
 });
 
