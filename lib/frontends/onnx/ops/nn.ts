@@ -1,6 +1,6 @@
 /**
  * ONNX mappers of the neural-network ops: reductions, softmax, CumSum, MatMul/Gemm,
- * normalization, convolution, pooling, Resize and TopK (opsets 7–21).
+ * normalization, convolution, pooling, Resize and TopK (opsets 7–28).
  *
  * They map onto the ATen ops of lib/ir/ops/nn.ts where the semantics agree exactly and onto
  * the `trt.` ops declared there where ONNX goes further (begin/end pads that differ, Resize

@@ -1,5 +1,5 @@
 /**
- * ONNX pointwise ops (opsets 7–21) mapped onto the ATen-named pointwise ops. ONNX binary
+ * ONNX pointwise ops (opsets 7–28) mapped onto the ATen-named pointwise ops. ONNX binary
  * ops require equal input types (Pow excepted), so the ATen ops are emitted on them directly
  * and PyTorch's promotion never changes the type. Folders for shape arithmetic (Add, Mul,
  * Equal, Where, Cast...) run first; these mappers handle the tensor case.

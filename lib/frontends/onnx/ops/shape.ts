@@ -1,5 +1,5 @@
 /**
- * ONNX data-movement ops (opsets 7–21) mapped onto the SHAPE family (lib/ir/ops/shape.ts).
+ * ONNX data-movement ops (opsets 7–28) mapped onto the SHAPE family (lib/ir/ops/shape.ts).
  * Shape-like inputs (Reshape's shape, Expand's shape, Slice's starts/ends, Pad's pads...) are
  * read with ctx.known: constants, or dims folded from Shape arithmetic (symbolic allowed),
  * which become SymInt arguments. A shape that depends on tensor data is unsupported.
