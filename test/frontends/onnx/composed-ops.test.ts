@@ -344,3 +344,24 @@ describe('16-bit float inputs of composed activations', () => {
     expect(Array.from(got.data as Uint16Array)).toEqual(Array.from(want.data as Uint16Array));
   });
 });
+
+describe('newer opsets: RMSNormalization (23), Swish (24), LpNormalization (22)', () => {
+  it.each([
+    [-1, [2, 3, 8], [8]],
+    [1, [2, 3, 4], [3, 4]],
+    [0, [3, 5], [3, 5]],
+  ] as const)('RMSNormalization axis %d over %j, scale %j, against onnxruntime', async (axis, shape, scaleShape) => {
+    await expectComposedMatches({ opType: 'RMSNormalization', inputs: [f32([...shape]), f32([...scaleShape])], attributes: { axis, epsilon: floatAttr(1e-3) }, opset: 23 });
+  });
+  it('RMSNormalization with a scale that broadcasts over the normalized shape, against onnxruntime', async () => {
+    await expectComposedMatches({ opType: 'RMSNormalization', inputs: [f32([2, 3, 4]), f32([1, 4])], attributes: { axis: 1 }, opset: 23 });
+  });
+  it.each([1, 0.5])('Swish alpha %s, against onnxruntime', async (alpha) => {
+    await expectComposedMatches({ opType: 'Swish', inputs: [f32([3, 7])], attributes: { alpha: floatAttr(alpha) }, opset: 24 });
+  });
+  it.each([1, 2])('LpNormalization p=%d with a zero row (it stays zero), against onnxruntime', async (p) => {
+    const x = f32([3, 4]);
+    (x.data as Float32Array).fill(0, 4, 8);
+    await expectComposedMatches({ opType: 'LpNormalization', inputs: [x], attributes: { axis: 1, p }, opset: 22 });
+  });
+});

@@ -80,6 +80,12 @@ composed('Selu', (ctx, x) => {
   return mulS(ctx, bin(ctx, 'add', un(ctx, 'relu', x), neg), gamma);
 });
 
+// Swish (opset 24): x · sigmoid(alpha · x); alpha 1 is SiLU.
+composed('Swish', (ctx, x) => {
+  const alpha = ctx.attrFloat('alpha', 1);
+  return alpha === 1 ? un(ctx, 'silu', x) : bin(ctx, 'mul', x, un(ctx, 'sigmoid', mulS(ctx, x, alpha)));
+});
+
 composed('Mish', (ctx, x) => bin(ctx, 'mul', x, un(ctx, 'tanh', ctx.emit('aten.softplus.default', { self: x }))));
 
 composed('MeanVarianceNormalization', (ctx, x) => {

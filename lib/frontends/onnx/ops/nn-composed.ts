@@ -1,7 +1,7 @@
 /**
  * ONNX NN ops without an IR op of their own, composed of existing IR ops: LRN (a channel
- * window sum of squares), MaxUnpool (a scatter into zeros) and ReverseSequence (a gather of
- * per-batch reversed time indices).
+ * window sum of squares), MaxUnpool (a scatter into zeros), ReverseSequence (a gather of
+ * per-batch reversed time indices), LpNormalization and RMSNormalization (opset 23).
  */
 import { isFloating } from '../../../ir/dtype';
 import type { Value } from '../../../ir/graph';
@@ -81,4 +81,52 @@ defineOnnxOp('ReverseSequence', (ctx) => {
   for (let i = 2; i < shape.length; i++) index = ctx.emit('aten.unsqueeze.default', { self: index, dim: -1 });
   index = ctx.emit('aten.expand.default', { self: index, size: shape });
   return [ctx.emit('aten.gather.default', { self: x, dim: timeAxis, index })];
+});
+
+// x / ‖x‖_p along `axis` (p 1 or 2); a zero norm divides by 1 (a zero vector stays zero), as
+// ONNX's reference does.
+defineOnnxOp('LpNormalization', (ctx) => {
+  const x = ctx.input(0);
+  const rank = x.tensorType.shape.length;
+  if (!isFloating(x.tensorType.dtype)) ctx.bad(`the input must be floating point, got ${x.tensorType.dtype}`);
+  const given = ctx.attrInt('axis', -1);
+  const axis = given < 0 ? given + rank : given;
+  if (axis < 0 || axis >= rank) ctx.bad(`axis ${given} is out of range for rank ${rank}`);
+  const p = ctx.attrInt('p', 2);
+  if (p !== 1 && p !== 2) ctx.bad(`p must be 1 or 2, got ${p}`);
+  const terms = p === 1 ? ctx.emit('aten.abs.default', { self: x }) : ctx.emit('aten.mul.Tensor', { self: x, other: x });
+  const sum = ctx.emit('aten.sum.dim_IntList', { self: terms, dim: [axis], keepdim: true });
+  const norm = p === 1 ? sum : ctx.emit('aten.sqrt.default', { self: sum });
+  const zero = ctx.cast(ctx.emit('aten.eq.Scalar', { self: norm, other: 0 }), x.tensorType.dtype);
+  return [ctx.emit('aten.div.Tensor', { self: x, other: ctx.emit('aten.add.Tensor', { self: norm, other: zero }) })];
+});
+
+/**
+ * RMSNormalization (opset 23): x / sqrt(mean(x², axes axis..) + epsilon), in the stash type
+ * (float32 by default) and cast back, times `scale` (broadcast to the normalized shape), as
+ * ONNX's function body computes it. A float32 input with a scale of the normalized shape is
+ * aten.rms_norm, the whole layer the GPU backends take.
+ */
+defineOnnxOp('RMSNormalization', (ctx) => {
+  const x = ctx.input(0);
+  const scale = ctx.input(1);
+  const shape = x.tensorType.shape;
+  const rank = shape.length;
+  const dtype = x.tensorType.dtype;
+  if (!isFloating(dtype)) ctx.bad(`the input must be floating point, got ${dtype}`);
+  const given = ctx.attrInt('axis', -1);
+  const axis = given < 0 ? given + rank : given;
+  if (axis < 0 || axis >= rank) ctx.bad(`axis ${given} is out of range for rank ${rank}`);
+  const eps = ctx.attrFloat('epsilon', 1e-5);
+  const stash = ctx.attrInt('stash_type', 1);
+  if (stash !== 1) ctx.unsupported(`stash_type ${stash}: only 1 (float32) is supported`);
+  const normalized = shape.slice(axis);
+  const scaleShape = scale.tensorType.shape;
+  const whole = dtype === 'float32' && scale.tensorType.dtype === 'float32' && scaleShape.length === normalized.length && scaleShape.every((d, i) => d === normalized[i]);
+  if (whole) return [ctx.emit('aten.rms_norm.default', { input: x, normalized_shape: normalized.map((d) => ctx.dimArg(d)), weight: scale, eps })];
+  const x32 = ctx.cast(x, 'float32');
+  const meanSquare = ctx.emit('aten.mean.dim', { self: ctx.emit('aten.mul.Tensor', { self: x32, other: x32 }), dim: normalized.map((_, i) => axis + i), keepdim: true });
+  const rstd = ctx.emit('aten.rsqrt.default', { self: ctx.emit('aten.add.Scalar', { self: meanSquare, other: eps }) });
+  const y = ctx.cast(ctx.emit('aten.mul.Tensor', { self: x32, other: rstd }), dtype);
+  return [ctx.emit('aten.mul.Tensor', { self: y, other: ctx.cast(scale, dtype) })];
 });
