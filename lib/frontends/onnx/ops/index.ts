@@ -12,3 +12,4 @@ import './einsum';
 import './spectral';
 import './nn-composed';
 import './recurrent';
+import './attention';

@@ -1,0 +1,127 @@
+/**
+ * ONNX Attention (opsets 23 and 24) composed of IR ops, following ONNX's reference: Q, K, V
+ * as [B, H, S, D] (3-D inputs [B, S, H·D] split by q_num_heads / kv_num_heads); the KV cache
+ * (past_key / past_value joined before the new keys and values: present_key / present_value);
+ * both Q and K scaled by √scale (scale defaults to 1/√D); grouped kv heads repeated in place
+ * (h0, h0, h1, h1...); softcap·tanh(scores/softcap) when softcap > 0; then the bias: a bool
+ * mask (false → −inf) or a float one, padded with −inf up to the keys' length, and with
+ * is_causal key j > query i + past length masked; the softmax, in softmax_precision when
+ * given (a row masked entirely gets probabilities 0, not NaN); times V. qk_matmul_output
+ * (output 3) is the scores after softcap (mode 0 and 1), with the bias (2), or the softmax (3).
+ * nonpad_kv_seqlen (opset 24's external cache) is refused.
+ */
+import { dtypeFromOnnx } from '../tensor-proto';
+import { isFloating, type DType } from '../../../ir/dtype';
+import type { Value } from '../../../ir/graph';
+import { Tensor } from '../../../ir/tensor';
+import type { OnnxContext } from '../context';
+import { defineOnnxOp } from '../registry';
+
+const wants = (ctx: OnnxContext, i: number): boolean => i < ctx.node.outputs.length && ctx.node.outputs[i] !== '';
+
+/** A static dim of `v`, or the node refused (the composition builds constants of these sizes). */
+function staticDim(ctx: OnnxContext, v: Value, axis: number, what: string): number {
+  const d = v.tensorType.shape[axis];
+  if (typeof d !== 'number') return ctx.unsupported(`${what} must be static`);
+  return d;
+}
+
+/** [B, S, H·D] → [B, H, S, D]. */
+function splitHeads(ctx: OnnxContext, x: Value, heads: number, what: string): Value {
+  const [b, s, hidden] = x.tensorType.shape;
+  const width = staticDim(ctx, x, 2, `${what}'s hidden size`);
+  if (width % heads !== 0) ctx.bad(`${what}'s hidden size ${width} does not split into ${heads} heads`);
+  const split = ctx.emit('aten.reshape.default', { self: x, shape: [ctx.dimArg(b!), ctx.dimArg(s!), heads, width / heads] });
+  void hidden;
+  return ctx.emit('aten.permute.default', { self: split, dims: [0, 2, 1, 3] });
+}
+
+/** [B, Hkv, S, D] with each head repeated `times` in place → [B, Hkv·times, S, D]. */
+function repeatHeads(ctx: OnnxContext, x: Value, times: number): Value {
+  if (times === 1) return x;
+  const [b, h, s, d] = x.tensorType.shape;
+  const expanded = ctx.emit('aten.expand.default', { self: ctx.emit('aten.unsqueeze.default', { self: x, dim: 2 }), size: [ctx.dimArg(b!), ctx.dimArg(h!), times, ctx.dimArg(s!), ctx.dimArg(d!)] });
+  return ctx.emit('aten.reshape.default', { self: expanded, shape: [ctx.dimArg(b!), (h as number) * times, ctx.dimArg(s!), ctx.dimArg(d!)] });
+}
+
+/** The additive bias of a mask: itself (float, in `dtype`), or 0 where a bool mask is true and −inf where false. */
+function maskBias(ctx: OnnxContext, mask: Value, dtype: DType): Value {
+  if (mask.tensorType.dtype !== 'bool') return ctx.cast(mask, dtype);
+  const zeros = ctx.emit('aten.full_like.default', { self: mask, fill_value: 0, dtype });
+  return ctx.emit('aten.masked_fill.Scalar', { self: zeros, mask: ctx.emit('aten.logical_not.default', { self: mask }), value: -Infinity });
+}
+
+defineOnnxOp('Attention', (ctx) => {
+  let q = ctx.input(0);
+  let k = ctx.input(1);
+  let v = ctx.input(2);
+  const dtype = q.tensorType.dtype;
+  if (!isFloating(dtype)) ctx.bad(`Q must be floating point, got ${dtype}`);
+  if (k.tensorType.dtype !== dtype || v.tensorType.dtype !== dtype) ctx.bad(`Q, K and V must have one element type, got ${dtype}, ${k.tensorType.dtype}, ${v.tensorType.dtype}`);
+  const rank = q.tensorType.shape.length;
+  if (rank !== 3 && rank !== 4) ctx.bad(`Q must be 3-D or 4-D, got rank ${rank}`);
+  if (k.tensorType.shape.length !== rank || v.tensorType.shape.length !== rank) ctx.bad('Q, K and V must have the same rank');
+  if (ctx.hasInput(6)) ctx.unsupported('nonpad_kv_seqlen (input 6: an external KV cache with per-batch lengths) is not supported');
+  const qHeadsAttr = ctx.has('q_num_heads') ? ctx.attrInt('q_num_heads') : null;
+  const kvHeadsAttr = ctx.has('kv_num_heads') ? ctx.attrInt('kv_num_heads') : null;
+  if (rank === 3) {
+    if (qHeadsAttr === null || kvHeadsAttr === null) ctx.bad('3-D inputs need the q_num_heads and kv_num_heads attributes');
+    q = splitHeads(ctx, q, qHeadsAttr!, 'Q');
+    k = splitHeads(ctx, k, kvHeadsAttr!, 'K');
+    v = splitHeads(ctx, v, kvHeadsAttr!, 'V');
+  }
+  // The cache: past keys and values before the new ones.
+  const pastKey = ctx.optInput(4);
+  const pastValue = ctx.optInput(5);
+  if ((pastKey === null) !== (pastValue === null)) ctx.bad('past_key and past_value come together');
+  const presentKey = pastKey === null ? k : ctx.emit('aten.cat.default', { tensors: [pastKey, k], dim: 2 });
+  const presentValue = pastValue === null ? v : ctx.emit('aten.cat.default', { tensors: [pastValue, v], dim: 2 });
+  const qHeads = staticDim(ctx, q, 1, 'the query heads');
+  const kvHeads = staticDim(ctx, presentKey, 1, 'the key heads');
+  if (qHeads % kvHeads !== 0) ctx.bad(`${qHeads} query heads do not group over ${kvHeads} key heads`);
+  const headSize = staticDim(ctx, q, 3, 'the query head size');
+  const scale = ctx.has('scale') ? ctx.attrFloat('scale') : 1 / Math.sqrt(headSize);
+  const root = Math.sqrt(scale);
+  const keys = repeatHeads(ctx, presentKey, qHeads / kvHeads);
+  const values = repeatHeads(ctx, presentValue, qHeads / kvHeads);
+  let scores = ctx.emit('aten.matmul.default', {
+    self: ctx.emit('aten.mul.Scalar', { self: q, other: root }),
+    other: ctx.emit('aten.transpose.int', { self: ctx.emit('aten.mul.Scalar', { self: keys, other: root }), dim0: 2, dim1: 3 }),
+  });
+  const softcap = ctx.attrFloat('softcap', 0);
+  if (softcap > 0) scores = ctx.emit('aten.mul.Scalar', { self: ctx.emit('aten.tanh.default', { self: ctx.emit('aten.div.Scalar', { self: scores, other: softcap }) }), other: softcap });
+  // The bias: the mask (padded with −inf up to the keys' length), and the causal triangle.
+  const qLen = staticDim(ctx, q, 2, 'the query length');
+  const kvLen = staticDim(ctx, presentKey, 2, 'the key length');
+  let bias: Value | null = null;
+  const mask = ctx.optInput(3);
+  if (mask !== null) {
+    bias = maskBias(ctx, mask, dtype);
+    const maskLen = staticDim(ctx, mask, mask.tensorType.shape.length - 1, "the mask's last dim");
+    if (maskLen > kvLen) ctx.bad(`the mask covers ${maskLen} keys, there are ${kvLen}`);
+    if (maskLen < kvLen) bias = ctx.emit('aten.constant_pad_nd.default', { self: bias, pad: [0, kvLen - maskLen], value: -Infinity });
+  }
+  if (ctx.attrInt('is_causal', 0) === 1) {
+    const past = pastKey === null ? 0 : staticDim(ctx, pastKey, 2, 'the past length');
+    const triangle = Array.from({ length: qLen * kvLen }, (_, n) => (n % kvLen > Math.floor(n / kvLen) + past ? -Infinity : 0));
+    const causal = ctx.constantValue(Tensor.from(dtype, [qLen, kvLen], triangle), 'causal');
+    bias = bias === null ? causal : ctx.emit('aten.add.Tensor', { self: bias, other: causal });
+  }
+  const biased = bias === null ? scores : ctx.emit('aten.add.Tensor', { self: scores, other: bias });
+  const precision = ctx.has('softmax_precision') ? dtypeFromOnnx(ctx.attrInt('softmax_precision'), `${ctx.where}: attribute softmax_precision`) : dtype;
+  if (!isFloating(precision)) ctx.bad(`softmax_precision must name a floating-point type, got ${precision}`);
+  const softmax = ctx.emit('aten._softmax.default', { self: ctx.cast(biased, precision), dim: -1, half_to_float: false });
+  // A query row the bias masks entirely attends to nothing: its probabilities are 0 (the
+  // softmax of all −inf would be NaN), as ONNX's test data expects.
+  const unmasked = bias === null ? softmax : ctx.emit('aten.masked_fill.Scalar', { self: softmax, mask: ctx.emit('aten.eq.Scalar', { self: ctx.emit('aten.amax.default', { self: biased, dim: [-1], keepdim: true }), other: -Infinity }), value: 0 });
+  const probabilities = ctx.cast(unmasked, dtype);
+  let y = ctx.emit('aten.matmul.default', { self: probabilities, other: values });
+  if (rank === 3) {
+    const [b, , s] = y.tensorType.shape;
+    y = ctx.emit('aten.reshape.default', { self: ctx.emit('aten.permute.default', { self: y, dims: [0, 2, 1, 3] }), shape: [ctx.dimArg(b!), ctx.dimArg(s!), -1] });
+  }
+  const mode = ctx.attrInt('qk_matmul_output_mode', 0);
+  if (mode < 0 || mode > 3) ctx.bad(`qk_matmul_output_mode must be 0 to 3, got ${mode}`);
+  const qk = wants(ctx, 3) ? ctx.cast([scores, scores, biased, probabilities][mode]!, dtype) : null;
+  return [y, presentKey, presentValue, ...(qk === null ? [] : [qk])];
+});

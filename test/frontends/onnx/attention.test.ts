@@ -1,0 +1,51 @@
+/**
+ * ONNX Attention (opset 23) against onnxruntime running the same node: 4-D and 3-D forms,
+ * grouped kv heads, a KV cache (past in, present out), bool and float masks, causal masking
+ * offset by the past, softcap, an explicit scale, qk_matmul_output, and through compile() on
+ * the reference backend. ONNX's own node tests cover more forms
+ * (docs/onnx-conformance-1.23.0.md); this runs where that set is absent.
+ */
+import { loadOnnx } from '../../../lib/frontends/onnx';
+import { interpret } from '../../../lib/interpreter';
+import { Tensor } from '../../../lib/ir/tensor';
+import { expectClose, type Tolerance } from '../../helpers/compare';
+import { expectConvertedMatches } from '../../helpers/convert-compare';
+import { buildSingleOpModel, closeOrt, floatAttr, runOrtOp, type OrtInput } from '../../helpers/ort-single-op';
+import { Random } from '../../helpers/random';
+
+const rng = new Random(61);
+const TOL: Tolerance = { rtol: 1e-4, atol: 1e-5 };
+const f32 = (shape: number[]): Tensor => rng.tensor(shape, 'float32', -1, 1);
+const bools = (shape: number[], p = 0.7): Tensor => Tensor.from('bool', shape, Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => (rng.next() < p ? 1 : 0)));
+
+afterAll(() => closeOrt());
+
+async function expectMatchesOrt(inputs: OrtInput[], attributes: Record<string, unknown>, outputCount: number): Promise<void> {
+  const spec = { opType: 'Attention', inputs, attributes: attributes as never, outputCount, opset: 23 };
+  const want = await runOrtOp(spec);
+  const feeds = inputs.filter((x): x is Tensor => x instanceof Tensor);
+  const graph = loadOnnx(buildSingleOpModel(spec));
+  const got = interpret(graph, feeds);
+  want.forEach((w, i) => expectClose(got[i]!, w, TOL, `output ${i}`));
+  await expectConvertedMatches(loadOnnx(buildSingleOpModel(spec)), feeds);
+}
+
+describe('ONNX Attention against onnxruntime', () => {
+  test('4-D, a bool mask with causal, present key and value out', async () => {
+    await expectMatchesOrt([f32([2, 3, 4, 8]), f32([2, 3, 6, 8]), f32([2, 3, 6, 8]), bools([4, 6])], { is_causal: 1 }, 3);
+  });
+
+  test('3-D grouped heads (6 query, 2 kv) with a KV cache, softcap and a float mask', async () => {
+    await expectMatchesOrt(
+      [f32([2, 3, 24]), f32([2, 3, 8]), f32([2, 3, 8]), f32([2, 1, 3, 5]), f32([2, 2, 2, 4]), f32([2, 2, 2, 4])],
+      { q_num_heads: 6, kv_num_heads: 2, softcap: floatAttr(2) },
+      3,
+    );
+  });
+
+  // Mode 3 (the softmax): onnxruntime writes masked scores as -FLT_MAX where ONNX's reference has
+  // -inf (modes 1 and 2), which the node tests check.
+  test('4-D causal with a past, an explicit scale, and qk_matmul_output (the softmax)', async () => {
+    await expectMatchesOrt([f32([1, 2, 3, 4]), f32([1, 2, 3, 4]), f32([1, 2, 3, 4]), null, f32([1, 2, 2, 4]), f32([1, 2, 2, 4])], { is_causal: 1, scale: floatAttr(0.3), qk_matmul_output_mode: 3 }, 4);
+  });
+});
