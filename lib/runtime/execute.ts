@@ -129,14 +129,15 @@ export type DeviceRun = (inputs: readonly RunValue[], targets?: readonly DeviceT
 /**
  * A run to device outputs without ProgramRun's bookkeeping, for a program of one device engine
  * that reads every program input and computes every output (no constants, no complex
- * boundary), given inputs already on that engine's device: the feeds and `into` targets by
+ * boundary, each output its own value), given inputs already on that engine's device: the feeds and `into` targets by
  * name, one engine call, the outputs in program order. What deviceOutputs() does with an output
  * the engine left at another dtype, or fresh where a target was given, it does here too.
  * Undefined for any other program.
  */
 export function directDeviceRun(data: ProgramData, segments: readonly LoadedSegment[], limits: RunLimits): DeviceRun | undefined {
   const engine = directEngine(data, segments, 'device');
-  if (engine === undefined) return undefined;
+  // Two outputs of one value would hand the caller one tensor twice: ProgramRun copies the second.
+  if (engine === undefined || new Set(data.outputs.map((io) => io.value)).size !== data.outputs.length) return undefined;
   const ordinal = engine.deviceOrdinal ?? 0;
   const inputValues = data.inputs.map((io) => io.value);
   return async (inputs, targets) => {

@@ -153,3 +153,21 @@ test('a program that runs on the CPU refuses output targets', async () => {
     target.dispose();
   }
 });
+
+test('a program whose two outputs are one value hands out two tensors (the direct path does not take it)', async () => {
+  const { engine } = doublingEngine(false);
+  jest.spyOn(cudaBackend, 'load').mockResolvedValue(engine);
+  const twice: ProgramData = { ...data(), outputs: [data().outputs[0]!, { ...data().outputs[0]!, name: 'y2' }] };
+  const program = new Program(twice, report, 'cuda');
+  const x = await toDevice(Tensor.from('float32', [2, 3], X), 0);
+  try {
+    const [a, b] = await program.run([x], { outputs: 'device' });
+    expect(a).not.toBe(b);
+    a!.dispose();
+    expect((await b!.toHost()).toArray()).toEqual(X.map((v) => 2 * v));
+    b!.dispose();
+  } finally {
+    await program.dispose();
+    x.dispose();
+  }
+});

@@ -435,7 +435,7 @@ export class CudaRunner implements Engine {
   /**
    * Captures the plan into a CUDA graph on its first run (unless graphs are turned off); a plan
    * that cannot be captured runs step by step from then on, logged once. The capture runs the
-   * plan once first: it is run before the inputs are written.
+   * plan once first, on whatever its input buffers hold: runNow writes the inputs before.
    */
   private async capture(instance: Instantiated): Promise<void> {
     instance.graph = false;
