@@ -1,5 +1,5 @@
 /**
- * ONNX Attention (opset 23) against onnxruntime running the same node: 4-D and 3-D forms,
+ * ONNX Attention and RotaryEmbedding (opset 23) against onnxruntime running the same node: 4-D and 3-D forms,
  * grouped kv heads, a KV cache (past in, present out), bool and float masks, causal masking
  * offset by the past, softcap, an explicit scale, qk_matmul_output, and through compile() on
  * the reference backend. ONNX's own node tests cover more forms
@@ -47,5 +47,24 @@ describe('ONNX Attention against onnxruntime', () => {
   // -inf (modes 1 and 2), which the node tests check.
   test('4-D causal with a past, an explicit scale, and qk_matmul_output (the softmax)', async () => {
     await expectMatchesOrt([f32([1, 2, 3, 4]), f32([1, 2, 3, 4]), f32([1, 2, 3, 4]), null, f32([1, 2, 2, 4]), f32([1, 2, 2, 4])], { is_causal: 1, scale: floatAttr(0.3), qk_matmul_output_mode: 3 }, 4);
+  });
+});
+
+describe('ONNX RotaryEmbedding against onnxruntime', () => {
+  const i64 = (shape: number[], values: number[]): Tensor => Tensor.from('int64', shape, values);
+  async function expectRotaryMatches(inputs: OrtInput[], attributes: Record<string, unknown>): Promise<void> {
+    const spec = { opType: 'RotaryEmbedding', inputs, attributes: attributes as never, opset: 23 };
+    const [want] = await runOrtOp(spec);
+    const feeds = inputs.filter((x): x is Tensor => x instanceof Tensor);
+    expectClose(interpret(loadOnnx(buildSingleOpModel(spec)), feeds)[0]!, want!, TOL, 'RotaryEmbedding');
+    await expectConvertedMatches(loadOnnx(buildSingleOpModel(spec)), feeds);
+  }
+
+  test('4-D, position ids, interleaved pairs over part of each head', async () => {
+    await expectRotaryMatches([f32([2, 3, 5, 8]), f32([10, 3]), f32([10, 3]), i64([2, 5], [0, 1, 2, 3, 4, 9, 8, 7, 6, 5])], { interleaved: 1, rotary_embedding_dim: 6 });
+  });
+
+  test('3-D with num_heads, caches already per position, halves', async () => {
+    await expectRotaryMatches([f32([2, 4, 12]), f32([2, 4, 3]), f32([2, 4, 3])], { num_heads: 2 });
   });
 });

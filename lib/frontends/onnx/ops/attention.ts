@@ -125,3 +125,58 @@ defineOnnxOp('Attention', (ctx) => {
   const qk = wants(ctx, 3) ? ctx.cast([scores, scores, biased, probabilities][mode]!, dtype) : null;
   return [y, presentKey, presentValue, ...(qk === null ? [] : [qk])];
 });
+
+/**
+ * RotaryEmbedding (opset 23): the first `rotary_embedding_dim` channels of each head (all of
+ * them by default) rotated pairwise by the cos/sin caches (indexed by position_ids when given,
+ * else already [B, S, dim/2]); pairs are the two halves, or neighbours with `interleaved`.
+ * X is [B, H, S, D], or [B, S, H·D] with num_heads; the output has X's shape.
+ */
+defineOnnxOp('RotaryEmbedding', (ctx) => {
+  const x = ctx.input(0);
+  const dtype = x.tensorType.dtype;
+  if (!isFloating(dtype)) ctx.bad(`X must be floating point, got ${dtype}`);
+  const rank = x.tensorType.shape.length;
+  if (rank !== 3 && rank !== 4) ctx.bad(`X must be 3-D or 4-D, got rank ${rank}`);
+  const heads = ctx.attrInt('num_heads', 0);
+  // [B, S, H, D] either way.
+  let bshd: Value;
+  if (rank === 4) {
+    bshd = ctx.emit('aten.permute.default', { self: x, dims: [0, 2, 1, 3] });
+  } else {
+    if (heads <= 0) ctx.bad('3-D X needs the num_heads attribute');
+    const [b, s] = x.tensorType.shape;
+    const width = staticDim(ctx, x, 2, "X's hidden size");
+    if (width % heads !== 0) ctx.bad(`X's hidden size ${width} does not split into ${heads} heads`);
+    bshd = ctx.emit('aten.reshape.default', { self: x, shape: [ctx.dimArg(b!), ctx.dimArg(s!), heads, width / heads] });
+  }
+  const head = staticDim(ctx, bshd, 3, 'the head size');
+  const given = ctx.attrInt('rotary_embedding_dim', 0);
+  const dim = given === 0 ? head : given;
+  if (dim % 2 !== 0 || dim > head) ctx.bad(`rotary_embedding_dim ${dim} must be even and at most the head size ${head}`);
+  const slice = (v: Value, start: number, end: number, step = 1): Value => ctx.emit('aten.slice.Tensor', { self: v, dim: -1, start, end, step });
+  const positions = ctx.optInput(3);
+  const cache = (i: number): Value => {
+    const c = ctx.cast(ctx.input(i), dtype);
+    const picked = positions === null ? c : ctx.emit('aten.embedding.default', { weight: c, indices: positions });
+    return ctx.emit('aten.unsqueeze.default', { self: picked, dim: 2 });
+  };
+  const cos = cache(1);
+  const sin = cache(2);
+  const interleaved = ctx.attrInt('interleaved', 0) === 1;
+  const rotated = slice(bshd, 0, dim);
+  const [x1, x2] = interleaved ? [slice(rotated, 0, dim, 2), slice(rotated, 1, dim, 2)] : [slice(rotated, 0, dim / 2), slice(rotated, dim / 2, dim)];
+  const mul = (a: Value, b: Value): Value => ctx.emit('aten.mul.Tensor', { self: a, other: b });
+  const real = ctx.emit('aten.sub.Tensor', { self: mul(cos, x1), other: mul(sin, x2), alpha: 1 });
+  const imag = ctx.emit('aten.add.Tensor', { self: mul(sin, x1), other: mul(cos, x2), alpha: 1 });
+  let turned: Value;
+  if (interleaved) {
+    const pairs = ctx.emit('aten.cat.default', { tensors: [ctx.emit('aten.unsqueeze.default', { self: real, dim: -1 }), ctx.emit('aten.unsqueeze.default', { self: imag, dim: -1 })], dim: -1 });
+    turned = ctx.emit('aten.flatten.using_ints', { self: pairs, start_dim: 3, end_dim: 4 });
+  } else {
+    turned = ctx.emit('aten.cat.default', { tensors: [real, imag], dim: -1 });
+  }
+  const whole = dim === head ? turned : ctx.emit('aten.cat.default', { tensors: [turned, slice(bshd, dim, head)], dim: -1 });
+  if (rank === 4) return [ctx.emit('aten.permute.default', { self: whole, dims: [0, 2, 1, 3] })];
+  return [ctx.emit('aten.reshape.default', { self: whole, shape: x.tensorType.shape.map((d) => ctx.dimArg(d)) })];
+});
