@@ -20,8 +20,8 @@ const bools = (shape: number[], p = 0.7): Tensor => Tensor.from('bool', shape, A
 
 afterAll(() => closeOrt());
 
-async function expectMatchesOrt(inputs: OrtInput[], attributes: Record<string, unknown>, outputCount: number): Promise<void> {
-  const spec = { opType: 'Attention', inputs, attributes: attributes as never, outputCount, opset: 23 };
+async function expectMatchesOrt(inputs: OrtInput[], attributes: Record<string, unknown>, outputCount: number, opset = 23): Promise<void> {
+  const spec = { opType: 'Attention', inputs, attributes: attributes as never, outputCount, opset };
   const want = await runOrtOp(spec);
   const feeds = inputs.filter((x): x is Tensor => x instanceof Tensor);
   const graph = loadOnnx(buildSingleOpModel(spec));
@@ -47,6 +47,13 @@ describe('ONNX Attention against onnxruntime', () => {
   // -inf (modes 1 and 2), which the node tests check.
   test('4-D causal with a past, an explicit scale, and qk_matmul_output (the softmax)', async () => {
     await expectMatchesOrt([f32([1, 2, 3, 4]), f32([1, 2, 3, 4]), f32([1, 2, 3, 4]), null, f32([1, 2, 2, 4]), f32([1, 2, 2, 4])], { is_causal: 1, scale: floatAttr(0.3), qk_matmul_output_mode: 3 }, 4);
+  });
+});
+
+describe('ONNX Attention-24 with nonpad_kv_seqlen (an external cache of per-batch valid lengths), against onnxruntime', () => {
+  test('causal: each batch\'s frontier at its own length, keys past it masked', async () => {
+    const lengths = Tensor.from('int64', [2], [6, 4]);
+    await expectMatchesOrt([f32([2, 2, 3, 8]), f32([2, 2, 6, 8]), f32([2, 2, 6, 8]), null, null, null, lengths], { is_causal: 1 }, 1, 24);
   });
 });
 

@@ -1,5 +1,7 @@
 /**
- * ONNX Attention (opsets 23 and 24) composed of IR ops, following ONNX's reference: Q, K, V
+ * ONNX's attention ops composed of IR ops: Attention (opsets 23 and 24) and RotaryEmbedding (23).
+ *
+ * Attention follows ONNX's reference: Q, K, V
  * as [B, H, S, D] (3-D inputs [B, S, H·D] split by q_num_heads / kv_num_heads); the KV cache
  * (past_key / past_value joined before the new keys and values: present_key / present_value);
  * both Q and K scaled by √scale (scale defaults to 1/√D); grouped kv heads repeated in place
@@ -8,7 +10,9 @@
  * is_causal key j > query i + past length masked; the softmax, in softmax_precision when
  * given (a row masked entirely gets probabilities 0, not NaN); times V. qk_matmul_output
  * (output 3) is the scores after softcap (mode 0 and 1), with the bias (2), or the softmax (3).
- * nonpad_kv_seqlen (opset 24's external cache) is refused.
+ * nonpad_kv_seqlen (opset 24: an external cache of B valid lengths) masks each batch's keys
+ * from its length on, and without past_key shifts the causal frontier to key j <= query i +
+ * length - the query length.
  */
 import { dtypeFromOnnx } from '../tensor-proto';
 import { isFloating, type DType } from '../../../ir/dtype';
@@ -61,7 +65,6 @@ defineOnnxOp('Attention', (ctx) => {
   const rank = q.tensorType.shape.length;
   if (rank !== 3 && rank !== 4) ctx.bad(`Q must be 3-D or 4-D, got rank ${rank}`);
   if (k.tensorType.shape.length !== rank || v.tensorType.shape.length !== rank) ctx.bad('Q, K and V must have the same rank');
-  if (ctx.hasInput(6)) ctx.unsupported('nonpad_kv_seqlen (input 6: an external KV cache with per-batch lengths) is not supported');
   const qHeadsAttr = ctx.has('q_num_heads') ? ctx.attrInt('q_num_heads') : null;
   const kvHeadsAttr = ctx.has('kv_num_heads') ? ctx.attrInt('kv_num_heads') : null;
   if (rank === 3) {
@@ -101,11 +104,30 @@ defineOnnxOp('Attention', (ctx) => {
     if (maskLen > kvLen) ctx.bad(`the mask covers ${maskLen} keys, there are ${kvLen}`);
     if (maskLen < kvLen) bias = ctx.emit('aten.constant_pad_nd.default', { self: bias, pad: [0, kvLen - maskLen], value: -Infinity });
   }
+  const lengths = ctx.hasInput(6) ? ctx.input(6) : null;
+  const add = (a: Value | null, b: Value): Value => (a === null ? b : ctx.emit('aten.add.Tensor', { self: a, other: b }));
+  /** 0 where `allowed` (bool), −inf elsewhere. */
+  const allow = (allowed: Value): Value => maskBias(ctx, allowed, dtype);
+  const keyIndex = ctx.constantValue(Tensor.from('int64', [kvLen], Array.from({ length: kvLen }, (_, j) => j)), 'key_index');
   if (ctx.attrInt('is_causal', 0) === 1) {
-    const past = pastKey === null ? 0 : staticDim(ctx, pastKey, 2, 'the past length');
-    const triangle = Array.from({ length: qLen * kvLen }, (_, n) => (n % kvLen > Math.floor(n / kvLen) + past ? -Infinity : 0));
-    const causal = ctx.constantValue(Tensor.from(dtype, [qLen, kvLen], triangle), 'causal');
-    bias = bias === null ? causal : ctx.emit('aten.add.Tensor', { self: bias, other: causal });
+    if (lengths !== null && pastKey === null) {
+      // Per batch: key j is allowed for query i when j <= i + lengths[b] - qLen.
+      const frontier = ctx.emit('aten.add.Tensor', {
+        self: ctx.emit('aten.reshape.default', { self: ctx.cast(lengths, 'int64'), shape: [-1, 1, 1, 1] }),
+        other: ctx.constantValue(Tensor.from('int64', [qLen, 1], Array.from({ length: qLen }, (_, i) => i - qLen)), 'query_offset'),
+        alpha: 1,
+      });
+      bias = add(bias, allow(ctx.emit('aten.le.Tensor', { self: keyIndex, other: frontier })));
+    } else {
+      const past = pastKey === null ? 0 : staticDim(ctx, pastKey, 2, 'the past length');
+      const triangle = Array.from({ length: qLen * kvLen }, (_, n) => (n % kvLen > Math.floor(n / kvLen) + past ? -Infinity : 0));
+      bias = add(bias, ctx.constantValue(Tensor.from(dtype, [qLen, kvLen], triangle), 'causal'));
+    }
+  }
+  if (lengths !== null) {
+    // Keys from each batch's length on are padding.
+    const valid = ctx.emit('aten.lt.Tensor', { self: keyIndex, other: ctx.emit('aten.reshape.default', { self: ctx.cast(lengths, 'int64'), shape: [-1, 1, 1, 1] }) });
+    bias = add(bias, allow(valid));
   }
   const biased = bias === null ? scores : ctx.emit('aten.add.Tensor', { self: scores, other: bias });
   const precision = ctx.has('softmax_precision') ? dtypeFromOnnx(ctx.attrInt('softmax_precision'), `${ctx.where}: attribute softmax_precision`) : dtype;
