@@ -1,8 +1,9 @@
 /**
  * Einsum as other ops, for every place that meets it (ONNX's Einsum, torch.einsum in a .pt2,
- * the interpreter): each operand's repeated labels are reduced to their diagonal, operands are
- * laid out over every label (size-1 dims where a label is absent), multiplied, and the labels
- * missing from the output are summed away. Ellipses broadcast from the right; without "->" the
+ * the interpreter): each operand's repeated labels are reduced to their diagonal; two float
+ * operands of static sizes are one batched matrix product (contraction()); otherwise operands
+ * are laid out over every label (size-1 dims where a label is absent), multiplied, and the
+ * labels missing from the output are summed away. Ellipses broadcast from the right; without "->" the
  * output is the ellipsis dims then the labels that occur once, in alphabetical order (numpy's
  * implicit mode). The ops are built through an {@link EinsumBuilder}, so the same composition
  * makes graph nodes or computes tensors.
@@ -127,6 +128,53 @@ function diagonals<V>(b: EinsumBuilder<V>, x: V, labels: string[]): { x: V; labe
   }
 }
 
+const product = (dims: readonly number[]): number => dims.reduce((a, d) => a * d, 1);
+
+/**
+ * Two operands as one batched matrix product, where every label's size is static and the
+ * same in both operands (no size-1 broadcast): labels in one operand only and not in the
+ * output are summed first; then A is laid out [batch, free A, contracted] and B [batch,
+ * contracted, free B], both flattened to 3-D, multiplied, and the product unflattened and put
+ * in the output's order. Null where it does not apply (the general composition then runs).
+ * A product of [B, I, J] reads no more than the operands, where the general form materializes
+ * every label at once (attention-sized einsums: B·H·I·J·D elements).
+ */
+function contraction<V>(b: EinsumBuilder<V>, x: { x: V; labels: string[] }, y: { x: V; labels: string[] }, output: readonly string[]): V | null {
+  const sizes = new Map<string, number>();
+  for (const { x: v, labels } of [x, y]) {
+    const shape = b.shape(v);
+    for (const [k, l] of labels.entries()) {
+      const d = shape[k]!;
+      if (typeof d !== 'number' || (sizes.has(l) && sizes.get(l) !== d)) return null;
+      sizes.set(l, d);
+    }
+  }
+  // Labels in one operand only and not in the output are summed away there first.
+  const alone = (self: { x: V; labels: string[] }, other: { labels: string[] }): { x: V; labels: string[] } => {
+    const gone = self.labels.map((l, k) => (!other.labels.includes(l) && !output.includes(l) ? k : -1)).filter((k) => k >= 0);
+    if (gone.length === 0) return self;
+    return { x: b.emit('aten.sum.dim_IntList', { self: self.x, dim: gone, keepdim: false }), labels: self.labels.filter((_, k) => !gone.includes(k)) };
+  };
+  const a = alone(x, y);
+  const c = alone(y, x);
+  const batch = output.filter((l) => a.labels.includes(l) && c.labels.includes(l));
+  const contracted = a.labels.filter((l) => c.labels.includes(l) && !output.includes(l));
+  const freeA = output.filter((l) => a.labels.includes(l) && !c.labels.includes(l));
+  const freeB = output.filter((l) => c.labels.includes(l) && !a.labels.includes(l));
+  const size = (ls: readonly string[]): number[] => ls.map((l) => sizes.get(l)!);
+  const laid = (v: { x: V; labels: string[] }, order: readonly string[], shape3: number[]): V => {
+    const permuted = order.some((l, k) => l !== v.labels[k]) ? b.emit('aten.permute.default', { self: v.x, dims: order.map((l) => v.labels.indexOf(l)) }) : v.x;
+    return b.emit('aten.reshape.default', { self: permuted, shape: shape3 });
+  };
+  const [nb, ni, nk, nj] = [product(size(batch)), product(size(freeA)), product(size(contracted)), product(size(freeB))];
+  const left = laid(a, [...batch, ...freeA, ...contracted], [nb, ni, nk]);
+  const right = laid(c, [...batch, ...contracted, ...freeB], [nb, nk, nj]);
+  const result = [...batch, ...freeA, ...freeB];
+  const product3 = b.emit('aten.matmul.default', { self: left, other: right });
+  const unflat = b.emit('aten.reshape.default', { self: product3, shape: size(result) });
+  return output.some((l, k) => l !== result[k]) ? b.emit('aten.permute.default', { self: unflat, dims: output.map((l) => result.indexOf(l)) }) : unflat;
+}
+
 /** einsum(equation, operands) built from other ops; the result has the operands' dtype. */
 export function composeEinsum<V>(b: EinsumBuilder<V>, equation: string, operands: readonly V[]): V {
   if (operands.length === 0) b.bad('einsum needs at least one operand');
@@ -138,6 +186,10 @@ export function composeEinsum<V>(b: EinsumBuilder<V>, equation: string, operands
     (m) => b.bad(m),
   );
   const inputs = operands.map((x, i) => diagonals(b, x, labelled[i]!));
+  if (inputs.length === 2 && (dtype === 'float32' || dtype === 'float16' || dtype === 'bfloat16' || dtype === 'float64')) {
+    const viaProduct = contraction(b, inputs[0]!, inputs[1]!, output);
+    if (viaProduct !== null) return viaProduct;
+  }
   // Every label in a fixed order: the output's first, then the summed ones.
   const order = [...new Set([...output, ...inputs.flatMap((x) => x.labels)])];
   const laid = inputs.map(({ x, labels }) => {

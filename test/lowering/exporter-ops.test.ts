@@ -55,6 +55,11 @@ describe('torch.einsum (aten.einsum), against onnxruntime\'s Einsum', () => {
     ['...ij,...jk->...ik', [[2, 3, 4], [2, 4, 5]]],
     ['ij,jk', [[3, 4], [4, 2]]],
     ['i,j->ij', [[3], [4]]],
+    // As one batched product: a label summed in one operand alone first; two contracted labels.
+    ['bij,bjk->bk', [[2, 3, 4], [2, 4, 5]]],
+    ['abc,bcd->da', [[2, 3, 4], [3, 4, 5]]],
+    // A size-1 batch dim broadcast against 2: the general composition.
+    ['...ij,...jk->...ik ', [[1, 3, 4], [2, 4, 5]]],
   ];
   test.each(cases)('%s', async (equation, shapes) => {
     const inputs = shapes.map((s) => random.tensor(s, 'float32'));
