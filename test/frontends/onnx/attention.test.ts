@@ -1,5 +1,6 @@
 /**
- * ONNX Attention and RotaryEmbedding (opset 23) against onnxruntime running the same node: 4-D and 3-D forms,
+ * ONNX Attention, RotaryEmbedding, TensorScatter and SwiGLU against onnxruntime (the same node;
+ * for SwiGLU, of opset 28, onnxruntime's Mul and Sigmoid): Attention in 4-D and 3-D forms,
  * grouped kv heads, a KV cache (past in, present out), bool and float masks, causal masking
  * offset by the past, softcap, an explicit scale, qk_matmul_output, and through compile() on
  * the reference backend. ONNX's own node tests cover more forms
@@ -73,5 +74,30 @@ describe('ONNX RotaryEmbedding against onnxruntime', () => {
 
   test('3-D with num_heads, caches already per position, halves', async () => {
     await expectRotaryMatches([f32([2, 4, 12]), f32([2, 4, 3]), f32([2, 4, 3])], { num_heads: 2 });
+  });
+});
+
+describe('ONNX TensorScatter (24) and SwiGLU (28)', () => {
+  async function ours(spec: { opType: string; inputs: OrtInput[]; attributes?: Record<string, unknown>; opset: number }): Promise<Tensor> {
+    const feeds = spec.inputs.filter((x): x is Tensor => x instanceof Tensor);
+    const model = buildSingleOpModel({ ...spec, attributes: spec.attributes as never });
+    await expectConvertedMatches(loadOnnx(model), feeds);
+    return interpret(loadOnnx(model), feeds)[0]!;
+  }
+
+  test.each(['linear', 'circular'])('TensorScatter, %s: a KV cache updated at per-batch positions, against onnxruntime', async (mode) => {
+    const spec = { opType: 'TensorScatter', inputs: [f32([2, 3, 6, 4]), f32([2, 3, 2, 4]), Tensor.from('int64', [2], [1, mode === 'circular' ? 5 : 4])], attributes: { mode }, opset: 24 };
+    const [want] = await runOrtOp({ ...spec, attributes: spec.attributes as never });
+    expectClose(await ours(spec), want!, TOL, 'TensorScatter');
+  });
+
+  test('SwiGLU(a, b, alpha) against onnxruntime computing a · sigmoid(alpha · a) · b from its own primitives', async () => {
+    const [a, b] = [f32([3, 8]), f32([3, 8])];
+    const got = await ours({ opType: 'SwiGLU', inputs: [a, b], attributes: { alpha: floatAttr(1.5) }, opset: 28 });
+    const [scaled] = await runOrtOp({ opType: 'Mul', inputs: [a, Tensor.from('float32', [], [1.5])] });
+    const [gate] = await runOrtOp({ opType: 'Sigmoid', inputs: [scaled!] });
+    const [swish] = await runOrtOp({ opType: 'Mul', inputs: [a, gate!] });
+    const [want] = await runOrtOp({ opType: 'Mul', inputs: [swish!, b] });
+    expectClose(got, want!, TOL, 'SwiGLU');
   });
 });

@@ -1,5 +1,6 @@
 /**
- * ONNX's attention ops composed of IR ops: Attention (opsets 23 and 24) and RotaryEmbedding (23).
+ * ONNX's attention-block ops composed of IR ops: Attention (opsets 23 and 24), RotaryEmbedding
+ * (23), TensorScatter (24: the KV cache update) and SwiGLU (28).
  *
  * Attention follows ONNX's reference: Q, K, V
  * as [B, H, S, D] (3-D inputs [B, S, H·D] split by q_num_heads / kv_num_heads); the KV cache
@@ -201,4 +202,42 @@ defineOnnxOp('RotaryEmbedding', (ctx) => {
   const whole = dim === head ? turned : ctx.emit('aten.cat.default', { tensors: [turned, slice(bshd, dim, head)], dim: -1 });
   if (rank === 4) return [ctx.emit('aten.permute.default', { self: whole, dims: [0, 2, 1, 3] })];
   return [ctx.emit('aten.reshape.default', { self: whole, shape: x.tensorType.shape.map((d) => ctx.dimArg(d)) })];
+});
+
+/**
+ * TensorScatter (opset 24): a KV cache updated in place of a copy: along `axis` (default −2),
+ * batch b's positions write_indices[b] + s (s over the update's length; modulo the cache length
+ * in `circular` mode) take the update's values. As one scatter of the update into the cache.
+ */
+defineOnnxOp('TensorScatter', (ctx) => {
+  const cache = ctx.input(0);
+  const update = ctx.input(1);
+  const rank = cache.tensorType.shape.length;
+  if (update.tensorType.shape.length !== rank || update.tensorType.dtype !== cache.tensorType.dtype) ctx.bad('the update must have the cache\'s rank and element type');
+  const given = ctx.attrInt('axis', -2);
+  const axis = given < 0 ? given + rank : given;
+  if (axis < 1 || axis >= rank) ctx.bad(`axis ${given} must name a dim after the batch dim of a rank-${rank} cache`);
+  const mode = ctx.attrString('mode', 'linear');
+  if (mode !== 'linear' && mode !== 'circular') ctx.bad(`mode must be "linear" or "circular", got ${JSON.stringify(mode)}`);
+  const length = staticDim(ctx, cache, axis, "the cache's length");
+  const steps = staticDim(ctx, update, axis, "the update's length");
+  if (steps > length) ctx.bad(`an update of ${steps} positions does not fit a cache of ${length}`);
+  const ones = (at: number, size: number): number[] => Array.from({ length: rank }, (_, i) => (i === at ? size : 1));
+  const offsets = ctx.constantValue(Tensor.from('int64', ones(axis, steps), Array.from({ length: steps }, (_, s) => s)), 'offsets');
+  // write_indices [B] as [B, 1, ...]: one start per batch, broadcast over the other dims.
+  const starts = ctx.hasInput(2) ? ctx.emit('aten.reshape.default', { self: ctx.cast(ctx.input(2), 'int64'), shape: [-1, ...new Array<number>(rank - 1).fill(1)] }) : null;
+  let positions = starts === null ? offsets : ctx.emit('aten.add.Tensor', { self: starts, other: offsets, alpha: 1 });
+  if (mode === 'circular') positions = ctx.emit('aten.remainder.Scalar', { self: positions, other: length });
+  const index = ctx.emit('aten.expand.default', { self: positions, size: update.tensorType.shape.map((d) => ctx.dimArg(d)) });
+  return [ctx.emit('aten.scatter.src', { self: cache, dim: axis, index, src: update })];
+});
+
+// SwiGLU (opset 28): swish(a, alpha) · b.
+defineOnnxOp('SwiGLU', (ctx) => {
+  const a = ctx.input(0);
+  const b = ctx.input(1);
+  if (!isFloating(a.tensorType.dtype)) ctx.bad(`the inputs must be floating point, got ${a.tensorType.dtype}`);
+  const alpha = ctx.attrFloat('alpha', 1);
+  const swish = alpha === 1 ? ctx.emit('aten.silu.default', { self: a }) : ctx.emit('aten.mul.Tensor', { self: a, other: ctx.emit('aten.sigmoid.default', { self: ctx.emit('aten.mul.Scalar', { self: a, other: alpha }) }) });
+  return [ctx.emit('aten.mul.Tensor', { self: swish, other: b })];
 });
