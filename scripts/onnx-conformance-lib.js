@@ -267,4 +267,4 @@ function summarize(results) {
   return { total: results.length, typed, pass: byStatus.pass ?? 0, wrong: byStatus.wrong ?? 0, byStatus, byCategory };
 }
 
-module.exports = { ATOL, BOUND_PASS, RTOL, SUITE_DIR, TRAINING_OPS, compareTensor, findSuite, listCases, runCase, summarize, unpackSuite };
+module.exports = { ATOL, BOUND_PASS, RTOL, SUITE_DIR, TRAINING_OPS, compareTensor, findSuite, listCases, readTensors, runCase, summarize, unpackSuite };
