@@ -1,31 +1,44 @@
 /** IGatherLayer, IScatterLayer, ITopKLayer and IResizeLayer as ONNX ops. */
 import type { ResizeRoundMode } from '../../../network';
-import { computeIn, type Lowering } from './context';
+import { computeIn, type LowerContext, type Lowering } from './context';
 import { int64Input } from './data';
+
+/**
+ * A layer's indices (input 1) as int64 in which a negative index is out of range: the
+ * conversion has already added d to the model's negative indices once (lib/conversion/impl/
+ * indices.ts), so a negative one here was below -d in the model, which every backend must
+ * refuse; onnxruntime would read it from the end again. It becomes 2^62, which onnxruntime
+ * refuses at run time as out of bounds (E_BAD_INPUT, as the reference backend's check).
+ */
+function strictIndices(c: LowerContext): string {
+  const g = c.g;
+  const indices = g.cast(c.input(1), c.inputDType(1), 'int64');
+  return g.op('Where', [g.op('Less', [indices, g.int64([0], [])]), g.int64([2n ** 62n], []), indices]);
+}
 
 /**
  * default: ONNX Gather; element: GatherElements; nd: GatherND with nbElementWiseDims batch
  * dims. Indices are in [0, d) (the conversion has already wrapped negative ones once);
- * onnxruntime refuses one outside [-d, d) at run time.
+ * onnxruntime refuses one outside [0, d) at run time (strictIndices()).
  */
 export const gather: Lowering<'gather'> = (p, c) => {
-  const [data, indices] = [c.input(0), c.input(1)];
+  const data = c.input(0);
   switch (p.mode) {
     case 'default':
       if ((p.nbElementWiseDims ?? 0) !== 0) c.unsupported('default-mode gather with nbElementWiseDims has no ONNX form');
-      return [c.g.op('Gather', [data, indices], { axis: p.axis })];
+      return [c.g.op('Gather', [data, strictIndices(c)], { axis: p.axis })];
     case 'element':
-      return [c.g.op('GatherElements', [data, indices], { axis: p.axis })];
+      return [c.g.op('GatherElements', [data, strictIndices(c)], { axis: p.axis })];
     case 'nd':
-      return [c.g.op('GatherND', [data, c.g.cast(indices, c.inputDType(1), 'int64')], { batch_dims: p.nbElementWiseDims ?? 0 })];
+      return [c.g.op('GatherND', [data, strictIndices(c)], { batch_dims: p.nbElementWiseDims ?? 0 })];
   }
 };
 
-/** element: ONNX ScatterElements; nd: ScatterND. Later updates of one element win (onnxruntime applies them in order). */
+/** element: ONNX ScatterElements; nd: ScatterND. Later updates of one element win (onnxruntime applies them in order). Indices as gather's. */
 export const scatter: Lowering<'scatter'> = (p, c) => {
-  const [data, indices, updates] = [c.input(0), c.input(1), c.input(2)];
-  if (p.mode === 'element') return [c.g.op('ScatterElements', [data, indices, updates], { axis: p.axis })];
-  return [c.g.op('ScatterND', [data, c.g.cast(indices, c.inputDType(1), 'int64'), updates])];
+  const [data, updates] = [c.input(0), c.input(2)];
+  if (p.mode === 'element') return [c.g.op('ScatterElements', [data, strictIndices(c), updates], { axis: p.axis })];
+  return [c.g.op('ScatterND', [data, strictIndices(c), updates])];
 };
 
 /** ITopKLayer: sorted, ties to the lower index (onnxruntime's TopK keeps them in index order). */
