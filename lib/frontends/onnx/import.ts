@@ -130,8 +130,12 @@ class Importer implements ValueResolver {
         details: { input: unknown[0] },
       });
     }
+    const seen = new Set<string>();
     for (const input of this.model.graph!.input ?? []) {
       const name = input.name ?? '';
+      // Two inputs of one name: the second would be fed nothing (ONNX values are single-assignment).
+      if (seen.has(name)) throw new BadModelError(`${this.options.source}: input "${name}" is declared twice`, { details: { input: name } });
+      seen.add(name);
       if (initializerNames.has(name)) continue; // IR < 4: initializers listed as inputs
       const tt = input.type?.tensorType;
       if (!tt) throw new UnsupportedOpError(`${this.options.source}: input "${name}" is not a tensor (sequences and maps are not supported)`);

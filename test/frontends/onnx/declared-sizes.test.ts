@@ -135,4 +135,18 @@ describe('names defined once', () => {
     expect(e.code).toBe('E_BAD_MODEL');
     expect(e.message).toContain('initializer "w" is defined twice');
   });
+
+  test('a graph input declared twice (the second would be fed nothing: Sub(x, x) gave 0)', () => {
+    const x = { name: 'x', type: { tensorType: { elemType: 1, shape: { dim: [{ dimValue: 1 }] } } } };
+    const graph = onnx.GraphProto.create({
+      name: 'g',
+      node: [onnx.NodeProto.create({ opType: 'Sub', input: ['x', 'x'], output: ['y'], name: 'sub' })],
+      input: [x, x],
+      output: [{ name: 'y' }],
+    });
+    const bytes = onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 17 }], graph })).finish();
+    const e = thrownError(() => loadOnnx(bytes));
+    expect(e.code).toBe('E_BAD_MODEL');
+    expect(e.message).toContain('input "x" is declared twice');
+  });
 });
