@@ -47,7 +47,11 @@ export async function compileCommand(model: string, options: CompileOptions, pri
   }
   const program = await programOf(source, options, shapes, progress);
   try {
-    if (options.output !== undefined) await program.save(options.output);
+    if (options.output !== undefined) {
+      // checkOutputFile allowed directories that do not exist yet under a writable one: make them.
+      fs.mkdirSync(path.dirname(path.resolve(options.output)), { recursive: true });
+      await program.save(options.output);
+    }
     const bytes = options.output === undefined ? undefined : fs.statSync(options.output).size;
     if (options.json) {
       print(JSON.stringify({ ...(options.output === undefined ? {} : { file: options.output, bytes }), ...describeProgram(program) }, null, 2));

@@ -200,6 +200,14 @@ describe('usage errors exit 2 and name the flag', () => {
     expect(node.stderr).toContain('no op target or node of the model is named "linaer"; did you mean linear');
   });
 
+  test('-o into directories that do not exist yet makes them (they were allowed before compiling, then the write failed with ENOENT)', () => {
+    const file = path.join(tmp, 'not', 'yet', 'mlp.trtp');
+    const c = cli(['compile', MLP_PT2, '--shape', mlpShape(), '-o', file, '-q']);
+    expect(c.stderr).toBe('');
+    expect(c.status).toBe(0);
+    expect(fs.statSync(file).size).toBeGreaterThan(0);
+  });
+
   test('unwritable -o and --output-dir are found before compiling, naming the path', () => {
     const aFile = path.join(tmp, 'plain-file');
     fs.writeFileSync(aFile, 'x');
