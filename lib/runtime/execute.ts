@@ -165,6 +165,22 @@ export function directDeviceRun(data: ProgramData, segments: readonly LoadedSegm
 }
 
 /**
+ * Writes program output `name` into the caller's `target` (run(inputs, { outputs: [...] })):
+ * checked against the output's dtype `dtype` and the value's shape on device `ordinal`; a
+ * device value already there at that dtype by a device-to-device copy, anything else from the
+ * host at that dtype (`onHost`). The one place every run path writes a target.
+ *
+ * @throws {InvalidArgumentError} the target does not fit the output (lib/engine/output-targets.ts).
+ */
+export async function writeTarget(target: DeviceTensor, name: string, dtype: DType, value: RunValue, ordinal: number, onHost: () => Promise<Tensor>): Promise<DeviceTensor> {
+  const error = outputTargetError(name, target, { dtype, shape: value.shape, device: ordinal });
+  if (error !== undefined) throw error;
+  if (value instanceof DeviceTensor && value.device === ordinal && value.dtype === dtype) await target.copyFrom(value);
+  else await target.write(await onHost());
+  return target;
+}
+
+/**
  * Output `io` as the caller receives it on device `ordinal`: `v` itself where it already is
  * what was asked for, else a copy at the declared dtype (into `target` where one was given; `v`
  * is then disposed). The copy of a value at another dtype goes through the host.
@@ -172,23 +188,8 @@ export function directDeviceRun(data: ProgramData, segments: readonly LoadedSegm
 async function handOver(v: DeviceValue, io: ProgramIO, ordinal: number, limits: RunLimits, target: DeviceTensor | undefined): Promise<DeviceValue> {
   if (target !== undefined && v === target) return v;
   if (target === undefined && v.residency.ordinal === ordinal && v.dtype === io.dtype) return v;
-  if (target !== undefined) {
-    const error = outputTargetError(io.name, target, { dtype: io.dtype, shape: v.shape, device: ordinal });
-    if (error !== undefined) throw error;
-  }
-  let copy: DeviceValue;
-  if (target !== undefined && v instanceof DeviceTensor && v.dtype === io.dtype) {
-    await target.copyFrom(v);
-    copy = target;
-  } else {
-    const host = hostValueAs(await v.toHost(), io.value, io.dtype, limits, 'program');
-    if (target !== undefined) {
-      await target.write(host);
-      copy = target;
-    } else {
-      copy = await toDevice(host, ordinal);
-    }
-  }
+  const onHost = async (): Promise<Tensor> => hostValueAs(await v.toHost(), io.value, io.dtype, limits, 'program');
+  const copy = target !== undefined ? await writeTarget(target, io.name, io.dtype, v, ordinal, onHost) : await toDevice(await onHost(), ordinal);
   (v as { dispose?: () => void }).dispose?.();
   return copy;
 }
@@ -350,12 +351,7 @@ export class ProgramRun {
       const v = this.value(io.value);
       const target = targets?.[i];
       if (target !== undefined) {
-        const want = { dtype: io.dtype, shape: v.shape, device: ordinal };
-        const error = outputTargetError(io.name, target, want);
-        if (error !== undefined) throw error;
-        if (v instanceof DeviceTensor && v.device === ordinal && v.dtype === io.dtype) await target.copyFrom(v);
-        else await target.write(await this.takeAs(io.value, io.dtype));
-        out.push(target);
+        out.push(await writeTarget(target, io.name, io.dtype, v, ordinal, () => this.takeAs(io.value, io.dtype)));
       } else if (!(v instanceof Tensor) && v.residency.ordinal === ordinal && v.dtype === io.dtype && !this.kept.has(v)) {
         this.kept.add(v);
         out.push(v);

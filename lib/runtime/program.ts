@@ -14,7 +14,7 @@ import type { PartitionReport } from '../partitioning/partition';
 import { createError, InvalidArgumentError } from '../errors';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { Tensor } from '../ir/tensor';
-import { elementsOf } from './execute';
+import { elementsOf, writeTarget } from './execute';
 import { FastInputCheck } from './fast-input-check';
 import { InProcessRunner, outputDeviceOf, runsInProcess } from './in-process';
 import { inThreadBudget, InThreadRunner } from './in-thread';
@@ -24,7 +24,6 @@ import { probeShapes } from './probe-shapes';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../engine/resource-limits';
-import { outputTargetError } from '../engine/output-targets';
 import type { ProgramData, ProgramIO } from './segments';
 import { WorkerClient } from './worker/worker-client';
 import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-protocol';
@@ -212,12 +211,7 @@ export class Program {
     const out = await (hasLiveDeviceTensor(inputs) ? onHost(inputs).then((host) => this.runOnHost(host)) : this.runOnHost(inputs as Readonly<Record<string, Tensor>>));
     if (outputs === 'host') return out;
     if (targets === undefined) return Promise.all(out.map((t) => toDevice(t, device!)));
-    for (const [i, t] of out.entries()) {
-      const error = outputTargetError(this.data.outputs[i]!.name, targets[i], { dtype: t.dtype, shape: t.shape, device: device! });
-      if (error !== undefined) throw error;
-    }
-    await Promise.all(out.map((t, i) => targets[i]!.write(t)));
-    return targets;
+    return Promise.all(out.map((t, i) => writeTarget(targets[i]!, this.data.outputs[i]!.name, t.dtype, t, device!, async () => t)));
   }
 
   /** The `outputs` array of run(): one DeviceTensor per program output, each given once. */

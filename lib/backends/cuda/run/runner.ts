@@ -266,13 +266,9 @@ export class CudaRunner implements Engine {
       if (v.dtype !== buffer.dtype) return undefined;
       copies.push([buffer, v]);
     }
-    const targets = outputTargets(instance.outputs, into, this.deviceOrdinal);
-    if (targets === undefined) return undefined;
-    return instance.plan.execute(copies, targets).then((tensors) => {
-      const out: Record<string, RunValue> = Object.create(null);
-      instance.outputs.forEach(([name], i) => (out[name] = tensors[i]!));
-      return out;
-    });
+    const resolved = resolveOutputTargets(instance.outputs, into, this.deviceOrdinal);
+    if ('error' in resolved) return undefined;
+    return instance.plan.execute(copies, resolved.targets).then((tensors) => byOutputName(instance.outputs, tensors));
   }
 
   /** Frees the plans, weights and modules once the runs already queued are done; later runs reject. */
@@ -368,7 +364,8 @@ export class CudaRunner implements Engine {
       instance = await this.instantiate(shapes, limits);
       this.plans.set(key, instance);
     }
-    checkOutputTargets(instance.outputs, into, this.deviceOrdinal);
+    const resolved = resolveOutputTargets(instance.outputs, into, this.deviceOrdinal);
+    if ('error' in resolved) throw resolved.error;
     if (instance.graph === null) {
       // The capture runs the plan once: on the real inputs, so that no kernel reads an index
       // from uninitialised memory.
@@ -386,18 +383,17 @@ export class CudaRunner implements Engine {
           else await this.copyIn(name, v, buffer);
         }),
       );
-      const tensors = await instance.plan.execute(copies, outputTargets(instance.outputs, into, this.deviceOrdinal)!);
-      const out: Record<string, RunValue> = Object.create(null);
-      instance.outputs.forEach(([name], i) => (out[name] = tensors[i]!));
-      return out;
+      return byOutputName(instance.outputs, await instance.plan.execute(copies, resolved.targets));
     }
     if (into !== undefined) {
       await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
       await instance.plan.run();
-      await Promise.all(instance.outputs.map(([name, buffer]) => (into[name] as DeviceTensor).copyFrom(buffer)));
-      const out: Record<string, RunValue> = Object.create(null);
-      for (const [name] of instance.outputs) out[name] = into[name]!;
-      return out;
+      const written = await Promise.all(resolved.targets.map(async ([buffer, target]) => {
+        if (target === null) return buffer.clone();
+        await target.copyFrom(buffer);
+        return target;
+      }));
+      return byOutputName(instance.outputs, written);
     }
     // The caller's output tensors are allocated while the inputs are copied in and the plan
     // runs (each allocation is a round trip to a pool thread: cloning the outputs, allocation
@@ -427,9 +423,7 @@ export class CudaRunner implements Engine {
       await freeAll();
       throw error;
     }
-    const out: Record<string, RunValue> = Object.create(null);
-    instance.outputs.forEach(([name], i) => (out[name] = outputs[i]!));
-    return out;
+    return byOutputName(instance.outputs, outputs);
   }
 
   /**
@@ -601,16 +595,22 @@ export class CudaRunner implements Engine {
 
 /**
  * Where each output of a run goes: `[planBuffer, target]`, the target the caller's `into`
- * tensor for that output, or null for a fresh tensor. Undefined when some `into` entry is not a
- * DeviceTensor fitting its output, or names no output (checkOutputTargets says which).
+ * tensor for that output, or null for a fresh tensor; or the InvalidArgumentError for an `into`
+ * entry that names no output of the engine, or is not a live DeviceTensor on this device with
+ * its output's dtype and shape (naming the output). The fast path falls back to the queue on an
+ * error; the queued path throws it.
  */
-function outputTargets(
+function resolveOutputTargets(
   outputs: ReadonlyArray<readonly [string, DeviceTensor]>,
   into: Readonly<Record<string, DeviceValue>> | undefined,
   ordinal: number,
-): Array<[DeviceTensor, DeviceTensor | null]> | undefined {
-  if (into === undefined) return outputs.map(([, buffer]) => [buffer, null]);
-  let used = 0;
+): { targets: Array<[DeviceTensor, DeviceTensor | null]> } | { error: InvalidArgumentError } {
+  if (into === undefined) return { targets: outputs.map(([, buffer]) => [buffer, null]) };
+  const names = outputs.map(([name]) => name);
+  const unknown = Object.keys(into).find((name) => !names.includes(name));
+  if (unknown !== undefined) {
+    return { error: new InvalidArgumentError(`run(): "${unknown}" is not an output of this engine; its outputs are ${names.map((n) => `"${n}"`).join(', ')}`, { details: { output: unknown } }) };
+  }
   const targets: Array<[DeviceTensor, DeviceTensor | null]> = [];
   for (const [name, buffer] of outputs) {
     const target = Object.hasOwn(into, name) ? into[name] : undefined;
@@ -618,30 +618,19 @@ function outputTargets(
       targets.push([buffer, null]);
       continue;
     }
-    used++;
-    if (!(target instanceof DeviceTensor) || outputTargetError(name, target, { dtype: buffer.dtype, shape: buffer.shape, device: ordinal }) !== undefined) return undefined;
+    const error = outputTargetError(name, target, { dtype: buffer.dtype, shape: buffer.shape, device: ordinal });
+    if (error !== undefined) return { error };
+    if (!(target instanceof DeviceTensor)) return { error: new InvalidArgumentError(`run(): the value given for output "${name}" is not a DeviceTensor`, { details: { output: name } }) };
     targets.push([buffer, target]);
   }
-  return used === Object.keys(into).length ? targets : undefined;
+  return { targets };
 }
 
-/**
- * @throws {InvalidArgumentError} an `into` entry names no output of the engine, or is not a
- * live DeviceTensor on this device with its output's dtype and shape (naming the output).
- */
-function checkOutputTargets(outputs: ReadonlyArray<readonly [string, DeviceTensor]>, into: Readonly<Record<string, DeviceValue>> | undefined, ordinal: number): void {
-  if (into === undefined) return;
-  const names = outputs.map(([name]) => name);
-  for (const name of Object.keys(into)) {
-    if (!names.includes(name)) throw new InvalidArgumentError(`run(): "${name}" is not an output of this engine; its outputs are ${names.map((n) => `"${n}"`).join(', ')}`, { details: { output: name } });
-  }
-  for (const [name, buffer] of outputs) {
-    if (!Object.hasOwn(into, name)) continue;
-    const target = into[name];
-    const error = outputTargetError(name, target, { dtype: buffer.dtype, shape: buffer.shape, device: ordinal });
-    if (error !== undefined) throw error;
-    if (!(target instanceof DeviceTensor)) throw new InvalidArgumentError(`run(): the value given for output "${name}" is not a DeviceTensor`, { details: { output: name } });
-  }
+/** The engine's outputs by name, from the values in the plan's output order. */
+function byOutputName(outputs: ReadonlyArray<readonly [string, DeviceTensor]>, values: readonly RunValue[]): Record<string, RunValue> {
+  const out: Record<string, RunValue> = Object.create(null);
+  outputs.forEach(([name], i) => (out[name] = values[i]!));
+  return out;
 }
 
 /**
