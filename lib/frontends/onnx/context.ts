@@ -172,6 +172,19 @@ export class OnnxContext {
     return this.attributes.unread();
   }
 
+  /**
+   * Says that these attributes, where given, cannot change what this node computes (the
+   * caller's comment says why), so the import may leave them unread without refusing the node.
+   */
+  ignoreAttributes(...names: string[]): void {
+    for (const name of names) this.attributes.has(name);
+  }
+
+  /** ignoreAttributes() for inputs, by index. */
+  ignoreInputs(...indices: number[]): void {
+    for (const i of indices) this.inputsAsked.add(i);
+  }
+
   /** E_UNSUPPORTED_OP naming the node. */
   unsupported(reason: string): never {
     throw new UnsupportedOpError(`${this.where}: ${reason}`, { details: { node: this.node.name, op: this.node.opType, opset: this.opset } });

@@ -282,27 +282,22 @@ defineOp('aten.permute.default(Tensor(a) self, int[] dims) -> Tensor(a)', (ctx) 
   return [tensorType(self.dtype, perm.map((a) => self.shape[a]!))];
 });
 
-defineOp('aten.transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', (ctx) => {
+/** `self` with the dims named by arguments `first` and `second` swapped. */
+function swapped(ctx: InferContext, first: string, second: string): TensorType[] {
   const self = ctx.tensor('self');
   const rank = self.shape.length;
-  const a = normAxis(ctx, ctx.int('dim0'), rank);
-  const b = normAxis(ctx, ctx.int('dim1'), rank);
+  const a = normAxis(ctx, ctx.int(first), rank);
+  const b = normAxis(ctx, ctx.int(second), rank);
   const shape = [...self.shape];
   if (rank > 0) [shape[a], shape[b]] = [shape[b]!, shape[a]!];
   return [tensorType(self.dtype, shape)];
-});
+}
+
+defineOp('aten.transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', (ctx) => swapped(ctx, 'dim0', 'dim1'));
 
 // NumPy's names for transpose (MaxViT's `x.swapaxes(1, 2)`).
 for (const [target, a, b] of [['aten.swapaxes.default', 'axis0', 'axis1'], ['aten.swapdims.default', 'dim0', 'dim1']] as const) {
-  defineOp(`${target}(Tensor(a) self, int ${a}, int ${b}) -> Tensor(a)`, (ctx) => {
-    const self = ctx.tensor('self');
-    const rank = self.shape.length;
-    const i = normAxis(ctx, ctx.int(a), rank);
-    const j = normAxis(ctx, ctx.int(b), rank);
-    const shape = [...self.shape];
-    if (rank > 0) [shape[i], shape[j]] = [shape[j]!, shape[i]!];
-    return [tensorType(self.dtype, shape)];
-  });
+  defineOp(`${target}(Tensor(a) self, int ${a}, int ${b}) -> Tensor(a)`, (ctx) => swapped(ctx, a, b));
 }
 
 defineOp('aten.t.default(Tensor(a) self) -> Tensor(a)', (ctx) => {

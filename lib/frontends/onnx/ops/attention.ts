@@ -21,8 +21,7 @@ import type { Value } from '../../../ir/graph';
 import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
-
-const wants = (ctx: OnnxContext, i: number): boolean => i < ctx.node.outputs.length && ctx.node.outputs[i] !== '';
+import { wantsOutput } from './nn';
 
 /** A static dim of `v`, or the node refused (the composition builds constants of these sizes). */
 function staticDim(ctx: OnnxContext, v: Value, axis: number, what: string): number {
@@ -33,11 +32,10 @@ function staticDim(ctx: OnnxContext, v: Value, axis: number, what: string): numb
 
 /** [B, S, H·D] → [B, H, S, D]. */
 function splitHeads(ctx: OnnxContext, x: Value, heads: number, what: string): Value {
-  const [b, s, hidden] = x.tensorType.shape;
+  const [b, s] = x.tensorType.shape;
   const width = staticDim(ctx, x, 2, `${what}'s hidden size`);
   if (width % heads !== 0) ctx.bad(`${what}'s hidden size ${width} does not split into ${heads} heads`);
   const split = ctx.emit('aten.reshape.default', { self: x, shape: [ctx.dimArg(b!), ctx.dimArg(s!), heads, width / heads] });
-  void hidden;
   return ctx.emit('aten.permute.default', { self: split, dims: [0, 2, 1, 3] });
 }
 
@@ -109,7 +107,9 @@ defineOnnxOp('Attention', (ctx) => {
   const add = (a: Value | null, b: Value): Value => (a === null ? b : ctx.emit('aten.add.Tensor', { self: a, other: b }));
   /** 0 where `allowed` (bool), −inf elsewhere. */
   const allow = (allowed: Value): Value => maskBias(ctx, allowed, dtype);
-  const keyIndex = ctx.constantValue(Tensor.from('int64', [kvLen], Array.from({ length: kvLen }, (_, j) => j)), 'key_index');
+  // 0, 1, ... over the keys: made only where the lengths are compared with it.
+  let indexOfKeys: Value | undefined;
+  const keyIndex = (): Value => (indexOfKeys ??= ctx.constantValue(Tensor.from('int64', [kvLen], Array.from({ length: kvLen }, (_, j) => j)), 'key_index'));
   if (ctx.attrInt('is_causal', 0) === 1) {
     if (lengths !== null && pastKey === null) {
       // Per batch: key j is allowed for query i when j <= i + lengths[b] - qLen.
@@ -118,7 +118,7 @@ defineOnnxOp('Attention', (ctx) => {
         other: ctx.constantValue(Tensor.from('int64', [qLen, 1], Array.from({ length: qLen }, (_, i) => i - qLen)), 'query_offset'),
         alpha: 1,
       });
-      bias = add(bias, allow(ctx.emit('aten.le.Tensor', { self: keyIndex, other: frontier })));
+      bias = add(bias, allow(ctx.emit('aten.le.Tensor', { self: keyIndex(), other: frontier })));
     } else {
       const past = pastKey === null ? 0 : staticDim(ctx, pastKey, 2, 'the past length');
       const triangle = Array.from({ length: qLen * kvLen }, (_, n) => (n % kvLen > Math.floor(n / kvLen) + past ? -Infinity : 0));
@@ -127,7 +127,7 @@ defineOnnxOp('Attention', (ctx) => {
   }
   if (lengths !== null) {
     // Keys from each batch's length on are padding.
-    const valid = ctx.emit('aten.lt.Tensor', { self: keyIndex, other: ctx.emit('aten.reshape.default', { self: ctx.cast(lengths, 'int64'), shape: [-1, 1, 1, 1] }) });
+    const valid = ctx.emit('aten.lt.Tensor', { self: keyIndex(), other: ctx.emit('aten.reshape.default', { self: ctx.cast(lengths, 'int64'), shape: [-1, 1, 1, 1] }) });
     bias = add(bias, allow(valid));
   }
   const biased = bias === null ? scores : ctx.emit('aten.add.Tensor', { self: scores, other: bias });
@@ -145,7 +145,7 @@ defineOnnxOp('Attention', (ctx) => {
   }
   const mode = ctx.attrInt('qk_matmul_output_mode', 0);
   if (mode < 0 || mode > 3) ctx.bad(`qk_matmul_output_mode must be 0 to 3, got ${mode}`);
-  const qk = wants(ctx, 3) ? ctx.cast([scores, scores, biased, probabilities][mode]!, dtype) : null;
+  const qk = wantsOutput(ctx, 3) ? ctx.cast([scores, scores, biased, probabilities][mode]!, dtype) : null;
   return [y, presentKey, presentValue, ...(qk === null ? [] : [qk])];
 });
 

@@ -20,7 +20,7 @@ import { defineOnnxOp } from '../registry';
 const fmtDims = (dims: readonly Dim[]): string => `[${dims.map((d) => (typeof d === 'number' ? d : JSON.stringify(d))).join(', ')}]`;
 
 /** True when output `i` of the node is requested (present with a non-empty name). */
-function wantsOutput(ctx: OnnxContext, i: number): boolean {
+export function wantsOutput(ctx: OnnxContext, i: number): boolean {
   return i < ctx.node.outputs.length && ctx.node.outputs[i] !== '';
 }
 
@@ -124,7 +124,7 @@ function defineReduce(
     const axes = reduceAxes(ctx, inputSince);
     if (axes === null) {
       // No axes with noop_with_empty_axes: nothing is reduced, so keepdims has nothing to keep.
-      keepdims(ctx);
+      ctx.ignoreAttributes('keepdims');
       return [noop(ctx, x)];
     }
     return [emptyReduction(ctx, x, axes) ?? emit(ctx, x, axes, keepdims(ctx))];
@@ -758,7 +758,7 @@ defineOnnxOp('Resize', (ctx) => {
   const size = spatial.map((d) => ctx.dimArg(d));
   const scaleFactors = scaled ? fullScales.slice(2) : null;
   // roi (input 1) means something to tf_crop_and_resize only; other modes ignore it, as the spec says.
-  ctx.hasInput(1);
+  if (coord !== 'tf_crop_and_resize') ctx.ignoreInputs(1);
   const roi = coord === 'tf_crop_and_resize' ? resizeRoi(ctx, rank, axes) : null;
   const general = mode === 'cubic' || antialias || roi !== null || coord === 'half_pixel_symmetric';
   // ATen sizes from scale_factors are floor(in * scale) in double precision: usable when they

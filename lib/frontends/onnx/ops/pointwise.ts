@@ -198,10 +198,7 @@ defineOnnxOp('Clip', (ctx) => {
  * rounded into the float8 and float8e8m0 types only, which `to` can never name here (dtypeFromOnnx
  * refuses them): read, and without effect on the types there are.
  */
-const float8Only = (ctx: OnnxContext): void => {
-  ctx.has('saturate');
-  ctx.has('round_mode');
-};
+const float8Only = (ctx: OnnxContext): void => ctx.ignoreAttributes('saturate', 'round_mode');
 
 defineOnnxOp('Cast', (ctx) => {
   const self = ctx.input(0);
@@ -227,8 +224,8 @@ defineOnnxOp('CastLike', (ctx) => {
 defineOnnxOp('Dropout', (ctx) => {
   const self = ctx.input(0);
   // The random seed and the ratio matter in training mode only, which is refused below.
-  ctx.has('seed');
-  ctx.hasInput(1);
+  ctx.ignoreAttributes('seed');
+  ctx.ignoreInputs(1);
   if (ctx.hasInput(2)) {
     const mode = ctx.constant(2);
     if (mode === null) return ctx.unsupported('training_mode (input 2) must be a constant');

@@ -308,7 +308,7 @@ defineOnnxOp('Pad', (ctx) => {
   }
   const pads = knownDims(ctx, 1, 'pads');
   // constant_value (input 2) fills in constant mode only; reflect, edge and wrap ignore it, as the spec says.
-  ctx.hasInput(2);
+  if (mode !== 'constant') ctx.ignoreInputs(2);
   const axes = ctx.opset >= 18 && ctx.hasInput(3) ? axesOf(ctx, ctx.staticInts(3, 'axes'), rank) : Array.from({ length: rank }, (_, i) => i);
   if (pads.length !== 2 * axes.length) ctx.bad(`pads has ${pads.length} entries; ${2 * axes.length} expected (begin and end per axis)`);
   // ONNX [b_0, .., b_k, e_0, .., e_k] per listed axis → torch's [b_last, e_last, b_last-1, ...].
