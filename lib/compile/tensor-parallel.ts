@@ -11,7 +11,7 @@
  */
 import { deserializeGraphFromBuffer, serializeGraphToBuffer } from '../ir/serialize';
 import { symbolsOf } from '../ir/symbolic';
-import { allReduceGraph, hasCollectives, shardGraph, splitAtCollectives } from '../lowering/sharding';
+import { hasCollectives, shardGraph, splitAtCollectives } from '../lowering/sharding';
 import type { Graph } from '../ir/graph';
 import type { Program } from '../runtime/program';
 import { runLimits } from '../engine/resource-limits';
@@ -43,8 +43,7 @@ export function separateCollectives(data: ProgramData): { data: ProgramData; col
         segments.push({ kind: 'fallback', graph: serializeGraphToBuffer(step.graph), inputs: step.inputs, outputs: step.outputs });
       } else {
         collectives.push(segments.length);
-        const g = allReduceGraph(step.node, step.input, step.type, step.op);
-        segments.push({ kind: 'fallback', graph: serializeGraphToBuffer(g), inputs: [step.input], outputs: [step.output] });
+        segments.push({ kind: 'fallback', graph: serializeGraphToBuffer(step.graph), inputs: [step.input], outputs: [step.output] });
       }
     }
   }

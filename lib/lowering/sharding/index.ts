@@ -10,7 +10,7 @@ export type { ColumnRole, MatchedBlock } from './match';
 export { canonicalizeOnnxForms } from '../exported-forms';
 export { shardGraph } from './shard';
 export type { BlockSharding, ShardedGraph, ShardedWeight } from './shard';
-export { allReduceGraph, hasCollectives, splitAtCollectives } from './split';
+export { hasCollectives, splitAtCollectives } from './split';
 export type { AllReduceStep, CollectiveStep, GraphStep } from './split';
 export { columnSliceCopy, leadingSliceView } from './weights';
 export type { WeightLayout } from './weights';

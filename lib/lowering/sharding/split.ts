@@ -6,9 +6,8 @@
  */
 import { InternalError } from '../../errors';
 import { ALL_REDUCE } from '../../ir/ops/collective';
-import { call } from '../../ir/builder';
 import '../../ir/ops';
-import { Graph, type Node, type TensorType, type Value } from '../../ir/graph';
+import type { Graph, Node, TensorType, Value } from '../../ir/graph';
 import { extractSubgraph } from '../../ir/subgraph';
 
 /** A piece of computation between collectives: run `graph` on `inputs` (by name), store `outputs` (by name). */
@@ -29,6 +28,12 @@ export interface AllReduceStep {
   node: string;
   /** The type of the reduced tensor. */
   type: TensorType;
+  /**
+   * The all-reduce as a graph of its own (what a collective program segment holds): the node
+   * extracted as every graph step is, so the graph declares the symbols its dims use, with
+   * their ranges (a dynamic dim of the reduced tensor makes it fail verification otherwise).
+   */
+  graph: Graph;
 }
 
 export type CollectiveStep = GraphStep | AllReduceStep;
@@ -98,7 +103,9 @@ export function splitAtCollectives(graph: Graph, names: { inputs: readonly strin
   pieces.forEach((piece, index) => {
     if (piece.kind === 'all_reduce') {
       const { node } = piece;
-      steps.push({ kind: 'all_reduce', op: String(node.args.op ?? 'sum'), input: key(node.args.self as Value), output: node.output.name, node: node.name, type: node.output.tensorType });
+      const self = node.args.self as Value;
+      const collective = extractSubgraph(graph, node.name, [node], [self], [node.output]);
+      steps.push({ kind: 'all_reduce', op: String(node.args.op ?? 'sum'), input: key(self), output: node.output.name, node: node.name, type: node.output.tensorType, graph: collective });
       const name = published.get(node.output);
       if (name !== undefined && name !== node.output.name) steps.push(aliasStep(graph, [node.output], [node.output.name], [name], steps.length));
       return;
@@ -136,13 +143,4 @@ function aliasStep(graph: Graph, values: Value[], inNames: string[], outNames: s
   const sub = extractSubgraph(graph, `${graph.name}_part${index}`, [], inputs, values);
   if (sub.outputs.length !== outNames.length) throw new InternalError(`splitAtCollectives: alias step of ${graph.name} lost an output`);
   return { kind: 'graph', graph: sub, inputs: inNames, outputs: outNames };
-}
-
-/** A graph of one all-reduce node (what a collective program segment holds). */
-export function allReduceGraph(name: string, input: string, type: TensorType, op: string): Graph {
-  const g = new Graph(name);
-  const x = g.addInput(input, type);
-  const node = call(g, ALL_REDUCE, { self: x, op }, { name: `${name}_all_reduce` });
-  g.setOutputs([node.output]);
-  return g;
 }
