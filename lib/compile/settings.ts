@@ -14,6 +14,7 @@ import { closeMatches } from './suggest';
 import { runLimits, type RunLimits } from '../engine/resource-limits';
 import { collectivesPolicyProblem, type CollectivesPolicy } from '../runtime/tensor-parallel/collectives-policy';
 import { checkInputSpecForm } from './input-shapes';
+import { checkMaxProgramBytes } from './memory-plan';
 import type { InputSpec, NamedInputSpec } from './input-spec';
 import { resolveDeviceSetting, type DeviceSetting, type ResolvedDeviceSetting } from './device-target';
 
@@ -97,6 +98,15 @@ export interface CompileSettings extends BuildSettings {
    * program files: give it to loadProgram too.
    */
   maxTensorBytes?: number;
+  /**
+   * The most bytes of tensors a run of the program may hold at once (weights, inputs and
+   * the intermediates live together), planned from the graph at compile time with dynamic
+   * dims at the top of their ranges (lib/compile/memory-plan.ts): a program over it fails to
+   * compile with E_RESOURCE_LIMIT naming the tensors at its peak. Default: the memory where the
+   * tensors live, the target GPU's for the cuda and tensorrt backends, the machine's
+   * (os.totalmem()) for the CPU backends.
+   */
+  maxProgramBytes?: number;
 }
 
 /** Settings of a tensor-parallel compile: compile() then returns a TensorParallelProgram (lib/compile/tensor-parallel.ts). */
@@ -130,11 +140,13 @@ export interface ResolvedSettings {
   tensorParallel: number | undefined;
   /** The program's run limits (maxTensorBytes). */
   limits: RunLimits;
+  /** The caller's maxProgramBytes; undefined: the default of the backend's device (./memory-plan.ts). */
+  maxProgramBytes: number | undefined;
   /** Absolute folder for ONNX external data, when given. */
   baseDir: string | undefined;
 }
 
-const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'signal', 'device', 'dynamicFallback', 'tensorParallel', 'collectives', 'maxTensorBytes', 'baseDir'];
+const KEYS = [...BUILD_SETTING_KEYS, 'backend', 'inputs', 'minBlockSize', 'torchExecutedOps', 'requireFullCompilation', 'truncateDouble', 'complexFallback', 'logger', 'onProgress', 'signal', 'device', 'dynamicFallback', 'tensorParallel', 'collectives', 'maxTensorBytes', 'maxProgramBytes', 'baseDir'];
 
 function bad(message: string): never {
   throw new InvalidArgumentError(`compile settings: ${message}`);
@@ -203,6 +215,7 @@ export function resolveSettings(settings: CompileSettings = {}): ResolvedSetting
     device: resolveDeviceSetting(s.device),
     tensorParallel,
     limits: runLimits(s.maxTensorBytes, 'compile settings'),
+    maxProgramBytes: checkMaxProgramBytes(s.maxProgramBytes, 'compile settings'),
     // Resolved here, on the caller's thread, so a relative path means what the caller meant.
     baseDir: s.baseDir === undefined ? undefined : path.resolve(s.baseDir),
   };

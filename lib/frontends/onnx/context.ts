@@ -47,8 +47,12 @@ export function shapeOfKnown(k: Known): number[] {
   return k.shape !== undefined ? [...k.shape] : k.scalar ? [] : [k.dims.length];
 }
 
-/** Known lists are shape-like; bigger constants stay tensors. */
-const KNOWN_LIMIT = 64;
+/**
+ * Known lists are shape-like; bigger constants stay tensors, and a folder's result longer than
+ * this is discarded for the op's mapper (import.ts): without the bound, a chain of
+ * `Concat(s, s)` doubles a folded list per node, gigabytes from a file of a kilobyte.
+ */
+export const KNOWN_LIMIT = 64;
 
 /** A mapper's result for one output. */
 export type OnnxResult = Value | Known;

@@ -12,7 +12,7 @@ import { Graph, tensorType, Value } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
-import { decodeAttribute, OnnxContext, shapeOfKnown, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
+import { decodeAttribute, KNOWN_LIMIT, OnnxContext, shapeOfKnown, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
 import { onnxFolder, onnxMapper } from './registry';
@@ -197,6 +197,9 @@ class Importer implements ValueResolver {
     let results: OnnxResult[] | null = null;
     try {
       if (folder !== undefined) results = folder(ctx);
+      // A folded list longer than a shape is no shape: the op runs as a node instead, and
+      // its tensor is bounded like any other (the budgets of compile and run).
+      if (results !== null && results.some((r) => !(r instanceof Value) && r.dims.length > KNOWN_LIMIT)) results = null;
       if (results === null) {
         results =
           mapper === undefined ? ctx.unsupported(`${view.opType} is only supported on shape values known at import time`) : mapper(ctx);
