@@ -75,7 +75,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   // Aborted after the worker's last check: the caller no longer wants the program.
   throwIfAborted(resolved.signal, 'compile()');
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
-  return warmStarted(new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals));
+  return warmStarted(new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals, log));
 }
 
 /**

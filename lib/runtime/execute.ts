@@ -28,6 +28,7 @@ import { checkPlannedTensors, checkTensorBytes, DEFAULT_RUN_LIMITS, plannedTenso
 import type { EngineDevice } from '../engine/device-selection';
 import { outputTargetError } from '../engine/output-targets';
 import type { EngineSegment, ProgramData, ProgramIO, ProgramSegment } from './segments';
+import { resolveLogger, type Logger } from '../logger';
 
 export { floatWidthAs } from '../engine/float-width';
 
@@ -209,12 +210,15 @@ export class ProgramRun {
   readonly crossings: CrossingPlan = { hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 };
   /** Values release() must leave alone: the caller's inputs, and device outputs handed to the caller. */
   private readonly kept = new Set<RunValue>();
+  /** Program input names by the value they bind (for onInputMoved). */
+  private readonly inputNames = new Map<string, string>();
 
   /**
    * @param constants the program's constants (loadConstants()).
    * @param inputs in program input order: host tensors, or device values (not for complex inputs: see hostComplexInputs()).
    * @param where names the program in errors (`program`, `rank 1`).
    * @param limits what one run may allocate.
+   * @param onInputMoved told when a program input given on one device is copied to an engine on another.
    */
   constructor(
     private readonly data: ProgramData,
@@ -222,9 +226,11 @@ export class ProgramRun {
     inputs: readonly RunValue[],
     private readonly where: string,
     private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
+    private readonly onInputMoved?: (input: string, from: number, to: number) => void,
   ) {
     this.env = new Map<string, RunValue>(constants);
     data.inputs.forEach((io, i) => {
+      this.inputNames.set(io.value, io.name);
       const v = inputs[i]!;
       if (v instanceof Tensor) {
         this.env.set(io.value, toCarrier(io, v));
@@ -314,7 +320,11 @@ export class ProgramRun {
   private async onDevice(name: string, engine: Engine): Promise<RunValue> {
     const upload = engine.upload?.bind(engine);
     if (upload === undefined) throw new InternalError(`${this.where}: an engine that keeps values on a device has no upload()`);
-    return this.at(name, devicePlace(engine.deviceOrdinal ?? 0), upload);
+    const ordinal = engine.deviceOrdinal ?? 0;
+    const r = residencyOf(this.value(name));
+    const input = this.inputNames.get(name);
+    if (r.kind === 'device' && r.ordinal !== ordinal && input !== undefined) this.onInputMoved?.(input, r.ordinal, ordinal);
+    return this.at(name, devicePlace(ordinal), upload);
   }
 
   /**
@@ -423,13 +433,27 @@ export class ProgramExecutor {
   private readonly constants: Map<string, Tensor>;
   /** The crossings of the last run (the same every run: ./residency-plan.ts plans them). */
   lastCrossings: CrossingPlan | undefined;
+  /** Inputs already warned about arriving on another device than their engine's. */
+  private readonly movedInputs = new Set<string>();
 
+  /** @param log receives the warning when the caller's device input must move to an engine's device (once per input). */
   constructor(
     private readonly data: ProgramData,
     private readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
+    private readonly log: Logger = resolveLogger(),
   ) {
     this.constants = loadConstants(data);
   }
+
+  /** Warns, once per program input, that the caller's tensor is on another device than the engine that reads it. */
+  private readonly inputMoved = (input: string, from: number, to: number): void => {
+    if (this.movedInputs.has(input)) return;
+    this.movedInputs.add(input);
+    this.log(
+      'warn',
+      `program input "${input}" is on device ${from}, but the engine that reads it runs on device ${to}: it is copied there (through the host) on every run; give it on device ${to}, or move the program with program.to(${from})`,
+    );
+  };
 
   /** Loads every engine once (the first run waits for it). */
   private async loaded(): Promise<LoadedSegment[]> {
@@ -520,7 +544,7 @@ export class ProgramExecutor {
 
   private async runWith<T>(inputs: readonly RunValue[], collect: (run: ProgramRun) => Promise<T>): Promise<T> {
     const segments = this.segments ?? (await this.loaded());
-    const run = new ProgramRun(this.data, this.constants, await hostComplexInputs(this.data, inputs), 'program', this.limits);
+    const run = new ProgramRun(this.data, this.constants, await hostComplexInputs(this.data, inputs), 'program', this.limits, this.inputMoved);
     try {
       for (const s of segments) await run.runSegment(s);
       const outputs = await collect(run);

@@ -20,6 +20,7 @@ import { checkRunInputs, type RunInput } from './program-io';
 import { segmentDevice } from './residency-plan';
 import { asResourceLimitError, type RunLimits } from '../engine/resource-limits';
 import type { ProgramData } from './segments';
+import type { Logger } from '../logger';
 
 /** Whether `data` runs on the calling thread: it has engines, and every segment is an engine that keeps values on a device. */
 export function runsInProcess(data: ProgramData): boolean {
@@ -44,8 +45,9 @@ export class InProcessRunner {
     private readonly shaped: ShapedInputs,
     private readonly limits: RunLimits,
     private readonly disposedMessage: string,
+    log?: Logger,
   ) {
-    this.executor = new ProgramExecutor(data, limits);
+    this.executor = new ProgramExecutor(data, limits, log);
   }
 
   /**

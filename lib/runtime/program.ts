@@ -12,6 +12,7 @@ import type { CudaDevice } from '../devices';
 import type { SymbolRange } from '../ir/symbolic';
 import type { PartitionReport } from '../partitioning/partition';
 import { createError, InvalidArgumentError } from '../errors';
+import { resolveLogger, type Logger } from '../logger';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { Tensor } from '../ir/tensor';
 import { elementsOf, writeTarget } from './execute';
@@ -74,6 +75,8 @@ export class Program {
     readonly limits: RunLimits = DEFAULT_RUN_LIMITS,
     /** The backends `auto` passed over at compile time, and why (empty for a loaded program). */
     readonly backendRefusals: readonly BackendRefusal[] = [],
+    /** @internal Where run-time warnings go (the compile settings' or load options' logger). */
+    private readonly log: Logger = resolveLogger(),
   ) {
     this.symbols = symbols;
     this.client = new WorkerClient<Tensor[]>({
@@ -85,7 +88,7 @@ export class Program {
       limits,
       disposedMessage: DISPOSED_MESSAGE,
     });
-    this.inProcess = runsInProcess(data) ? new InProcessRunner(data, shapedInputs(data.inputs, symbols), limits, DISPOSED_MESSAGE) : null;
+    this.inProcess = runsInProcess(data) ? new InProcessRunner(data, shapedInputs(data.inputs, symbols), limits, DISPOSED_MESSAGE, log) : null;
   }
 
   /** Where run() executes: `'calling thread'` (every segment a GPU engine) or `'worker'`. */
@@ -265,7 +268,7 @@ export class Program {
   async to(device: number | string, options: { availableDevices?: readonly CudaDevice[] } = {}): Promise<Program> {
     const ordinal = parseDeviceOption(device ?? null, 'program.to()')!;
     const data = placeOnDevice(this.data, ordinal, options.availableDevices ?? (await availableDevices()));
-    return new Program(data, this.report, this.backend, this.symbols, this.limits, this.backendRefusals);
+    return new Program(data, this.report, this.backend, this.symbols, this.limits, this.backendRefusals, this.log);
   }
 
   /** Stops the worker and releases engines. Idempotent; later run() calls reject. */

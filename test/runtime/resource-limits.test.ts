@@ -101,11 +101,12 @@ test('loadProgram takes maxTensorBytes too (it is a run option, not saved in the
 
 test('an allocation that fails below the limit is E_RESOURCE_LIMIT, and the worker keeps answering', async () => {
   // [1, 2^20, 2^20] float32 is 4 TiB: under this limit, but no typed array can be that long,
-  // so V8 refuses it at once (no memory is touched).
+  // so V8 refuses it at once (no memory is touched). The program budget is lifted too, which
+  // would refuse it at compile (test/compile/memory-plan.test.ts): this test is about the run.
   const g = new Graph('huge');
   const x = g.addInput('x', tensorType('float32', [1, 1, 1]));
   g.setOutputs([call(g, 'aten.expand.default', { self: x, size: [1, 2 ** 20, 2 ** 20] }, { name: 'blow_up' }).output], ['y']);
-  const program = await compile(g, { backend: 'reference', minBlockSize: 1, torchExecutedOps: ['aten.expand.default'], maxTensorBytes: Number.MAX_SAFE_INTEGER });
+  const program = await compile(g, { backend: 'reference', minBlockSize: 1, torchExecutedOps: ['aten.expand.default'], maxTensorBytes: Number.MAX_SAFE_INTEGER, maxProgramBytes: Number.MAX_SAFE_INTEGER });
   try {
     for (let i = 0; i < 2; i++) {
       const e = await rejection(program.run([Tensor.from('float32', [1, 1, 1], [1])]));

@@ -234,9 +234,10 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
   }
   const contents = readProgramFile(bytes, label);
   const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
-  logSelections(resolveLogger(options.logger), selections, label);
+  const log = resolveLogger(options.logger);
+  logSelections(log, selections, label);
   const { data, report, backend, symbols } = typedLoadErrors(label, () => buildProgramParts(contents, selections));
-  return warmStarted(new Program(data, report, backend, symbols, limits));
+  return warmStarted(new Program(data, report, backend, symbols, limits, [], log));
 }
 
 /**
