@@ -3,7 +3,8 @@
  * `length` entries). A model file is untrusted input, so the file it names must really be a
  * regular file inside the model's directory: no `..` escape, no symbolic link anywhere on the
  * way (the directory chain is resolved with realpath and the last component is opened with
- * O_NOFOLLOW), nothing that blocks on open (FIFOs, devices), and a size that covers the range
+ * O_NOFOLLOW), no hard link (a second name may be all that ties a file outside the directory
+ * to it), nothing that blocks on open (FIFOs, devices), and a size that covers the range
  * before anything is allocated.
  */
 import * as fs from 'node:fs';
@@ -73,10 +74,29 @@ class ExternalFile {
     return { file: path.join(realDir, path.basename(file)), realBase };
   }
 
-  /** Opens `file` (a real path) without following a link, as a regular file still inside `realBase`. */
+  /** Opens `file` (a real path) without following a link, as a regular file with one name, still inside `realBase`. */
   open(file: string, realBase: string): number {
     const fail = (reason: string, cause?: unknown): never => this.fail(reason, file, cause);
     const { fd } = openRegularFile(file, true, fail);
+    // A hard link is a second name of the same file: the name inside the directory may be one
+    // the model's author made for a file that lives elsewhere (another user's data, a key). No
+    // path check can tell which name is the original, so a file with more than one name is
+    // refused; model data is practically never hard-linked, and a copy is always accepted.
+    let links: number;
+    try {
+      links = fs.fstatSync(fd).nlink;
+    } catch (cause) {
+      fs.closeSync(fd);
+      return fail(`cannot be examined (${(cause as Error).message})`, cause);
+    }
+    if (links > 1) {
+      fs.closeSync(fd);
+      throw new BadModelError(
+        `${this.what}: its external data file "${this.location}" (${file}) has ${links} hard links (names), and external data must have one: ` +
+          "another name may put it outside the model's directory. Copy the file into the model's directory (cp, not ln) to use it",
+        { details: { file, location: this.location, links } },
+      );
+    }
     // Where the kernel says the descriptor really is (Linux): closes the window between the
     // realpath check of the directories and the open.
     const opened = procPath(fd);

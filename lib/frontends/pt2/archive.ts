@@ -69,13 +69,18 @@ export class Pt2Archive {
     return [...this.entries].sort();
   }
 
-  /** The entry's bytes (inflated and CRC-checked now); a missing entry is E_BAD_MODEL naming it and `what` it holds. */
-  bytes(relative: string, what: string): Uint8Array {
+  /** Checks that the entry exists without reading it; a missing entry is E_BAD_MODEL naming it and `what` it holds. */
+  require(relative: string, what: string): void {
     if (!this.entries.has(relative)) {
       throw new BadModelError(`${this.source}: the archive has no entry "${this.entryName(relative)}" (${what})`, {
         details: { file: this.source, entry: this.entryName(relative) },
       });
     }
+  }
+
+  /** The entry's bytes (inflated and CRC-checked now); a missing entry is E_BAD_MODEL naming it and `what` it holds. */
+  bytes(relative: string, what: string): Uint8Array {
+    this.require(relative, what);
     return withZipErrors(() => this.zip.read(this.root + relative), this.source, badArchive(this.source));
   }
 

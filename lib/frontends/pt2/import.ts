@@ -41,11 +41,13 @@ import {
 } from './serde';
 import { checkProgramShape } from './program-shape';
 import { parseSymExpr } from './sym-expr';
-import { loadPayloadTensor, readPayloadConfig, type PayloadConfig } from './weights';
+import { loadPayloadTensor, readPayloadConfig, WeightBudget, type PayloadConfig } from './weights';
 
 export interface ImportOptions {
   /** Which program of the archive (`models/<name>.json`); default "model", or the only one. */
   modelName?: string;
+  /** Most bytes the load may make up beyond those the archive holds for its weights, in all (see {@link WeightBudget}). */
+  maxUnbackedWeightBytes?: number;
 }
 
 /** A value that assertion-only nodes produced (SymBool comparisons): usable only by dropped nodes. */
@@ -184,6 +186,8 @@ class Importer {
     private readonly archive: Pt2Archive,
     private readonly program: ExportedProgramJson,
     modelName: string,
+    /** Shared by every weight and constant this program loads. */
+    private readonly budget: WeightBudget,
   ) {
     this.modelEntry = archive.entryName(`models/${modelName}.json`);
     this.graph = new Graph(modelName);
@@ -313,7 +317,7 @@ class Importer {
 
   private loadState(kind: string, placeholder: string, fqn: string, payloads: PayloadConfig[]): Value {
     const payload = payloads.find((p) => p.config.has(fqn)) ?? payloads[0]!;
-    const tensor: Tensor = loadPayloadTensor(this.archive, payload, fqn, kind);
+    const tensor: Tensor = loadPayloadTensor(this.archive, payload, fqn, kind, this.budget);
     const meta = this.tensorMeta(placeholder);
     if (meta !== undefined) {
       const t = this.typeOf(placeholder, meta);
@@ -994,6 +998,7 @@ export function readProgram(archive: Pt2Archive, modelName: string): ExportedPro
 
 /** Imports the program `modelName` of an opened archive. */
 export function importProgram(archive: Pt2Archive, options: ImportOptions = {}): Graph {
+  const budget = new WeightBudget(options.maxUnbackedWeightBytes);
   archive.checkFormat();
   const names = modelNames(archive);
   let modelName = options.modelName;
@@ -1011,5 +1016,5 @@ export function importProgram(archive: Pt2Archive, options: ImportOptions = {}):
     }
   }
   const program = readProgram(archive, modelName);
-  return new Importer(archive, program, modelName).run();
+  return new Importer(archive, program, modelName, budget).run();
 }

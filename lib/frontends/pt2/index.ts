@@ -20,6 +20,15 @@ export interface LoadPt2Options {
    * import: casts, aliases and identities become the core ops. Default true.
    */
   decompose?: boolean;
+  /**
+   * The most bytes the load may make up, in all, beyond those the archive holds for its
+   * weights and constants: the zeros of a fake (meta) storage saved without data, the repeats
+   * of zero or overlapping strides (an expanded tensor), a second copy of a storage two
+   * weights share. Default 64 MiB, so that a few bytes of archive cannot ask for gigabytes;
+   * one tensor alone over it is E_BAD_MODEL, the load's total over it E_RESOURCE_LIMIT.
+   * A non-negative integer.
+   */
+  maxUnbackedWeightBytes?: number;
 }
 
 /**
@@ -28,7 +37,10 @@ export interface LoadPt2Options {
  * constraints (graph.symbols), parameters/buffers/constants become constants, complex64
  * tensors stay complex.
  *
- * @throws {BadModelError} `E_BAD_MODEL`: unreadable, truncated or inconsistent archive (names the entry or node).
+ * @throws {BadModelError} `E_BAD_MODEL`: unreadable, truncated or inconsistent archive (names the entry or node),
+ *   or a zip bomb (one entry, or all together, inflating more than 200 times their compressed size).
+ * @throws {ResourceLimitError} `E_RESOURCE_LIMIT`: the weights make up more than `maxUnbackedWeightBytes` in all (names the weight and the file).
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: a bad option.
  * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: an op, dtype or program feature tensorrt-node does not handle.
  */
 export function loadPt2(source: string | Uint8Array, options: LoadPt2Options = {}): Graph {
@@ -46,7 +58,7 @@ export function loadPt2(source: string | Uint8Array, options: LoadPt2Options = {
     throw new InvalidArgumentError('loadPt2 expects a file path or a Uint8Array/Buffer of the .pt2 archive');
   }
   const archive = Pt2Archive.open(bytes, name);
-  const graph = importProgram(archive, { modelName: options.modelName });
+  const graph = importProgram(archive, { modelName: options.modelName, maxUnbackedWeightBytes: options.maxUnbackedWeightBytes });
   verifyGraph(graph, 'imported torch.export graph');
   if (options.decompose !== false) {
     decompose(graph);

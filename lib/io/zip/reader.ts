@@ -7,9 +7,12 @@
  * central header, every local header against its central header, that every entry's bytes
  * lie inside the file and no two entries overlap, names (UTF-8, relative, no `..`, unique),
  * methods (stored or deflate), and the declared sizes and compression ratios against
- * {@link ZipLimits}. Only then can entries be read, one at a time, on request
+ * {@link ZipLimits}, each entry's and all deflated entries' together (many small entries
+ * must not add up to a bomb). Only then can entries be read, one at a time, on request
  * ({@link ZipArchive.read}): stored entries are views of the input, deflated ones are
  * inflated with an output bound of their declared size, and every entry's CRC-32 is checked.
+ * Reading the same entry again inflates it again, so what reads inflate in all is bounded
+ * by the same ratio.
  *
  * Failures are {@link ZipError}s (not library errors): each caller wraps them in its own
  * typed error (`E_BAD_PROGRAM`, `E_BAD_MODEL`) naming the file. The entry is in `entry`.
@@ -26,9 +29,14 @@ export interface ZipLimits {
   maxInflatedEntryBytes: number;
   /** Largest sum of the declared inflated sizes of all deflated entries (default 4 GiB). */
   maxInflatedTotalBytes: number;
-  /** Highest inflated/compressed ratio of a deflated entry (default 200; deflate's own ceiling is about 1032)... */
+  /**
+   * Highest inflated/compressed ratio (default 200; deflate's own ceiling is about 1032), of
+   * each deflated entry, of all deflated entries together, and of all reads together (the
+   * bytes inflated by {@link ZipArchive.read}, an entry read twice counting twice, against
+   * the compressed bytes of all deflated entries)...
+   */
   maxRatio: number;
-  /** ...checked only for entries that inflate to more than this many bytes (default 1 MiB), so small runs of zeros stay readable. */
+  /** ...checked only above this many inflated bytes (default 1 MiB; per entry, and in all), so small runs of zeros stay readable. */
   ratioFloorBytes: number;
 }
 
@@ -326,11 +334,16 @@ export class ZipArchive {
   private readonly byName: ReadonlyMap<string, ZipEntryInfo>;
   /** Entries whose CRC-32 has been verified (stored ones are views, so reading again is free). */
   private readonly verified = new Set<string>();
+  /** Bytes inflated by read() so far, every read counted. */
+  private inflatedByReads = 0;
 
   private constructor(
     private readonly bytes: Uint8Array,
     /** Every entry, in central-directory order. */
     readonly entries: readonly ZipEntryInfo[],
+    private readonly limits: Readonly<ZipLimits>,
+    /** Compressed bytes of all deflated entries. */
+    private readonly deflatedBytes: number,
   ) {
     this.byName = new Map(entries.map((e) => [e.name, e]));
   }
@@ -348,6 +361,7 @@ export class ZipArchive {
     const names = new Set<string>();
     let at = dir.offset;
     let inflatedTotal = 0;
+    let deflatedTotal = 0;
     for (let i = 0; i < dir.count; i++) {
       const { entry, next } = readCentral(bytes, f, at, i, dir, l);
       if (names.has(entry.name)) throw new ZipError(`entry "${entry.name}" appears twice`, entry.name);
@@ -355,6 +369,7 @@ export class ZipArchive {
       checkDeclared(entry, l);
       if (entry.method === 8) {
         inflatedTotal += entry.size;
+        deflatedTotal += entry.compressedSize;
         if (inflatedTotal > l.maxInflatedTotalBytes) {
           throw new ZipError(`its deflated entries inflate to more than the limit of ${l.maxInflatedTotalBytes} bytes in all (a zip bomb?)`, entry.name);
         }
@@ -363,6 +378,14 @@ export class ZipArchive {
       at = next;
     }
     if (at !== dir.end) throw new ZipError(`the central directory holds ${dir.end - at} bytes after its ${dir.count} entries: corrupt`);
+    // Entries up to ratioFloorBytes skip the ratio check one by one; together they may not:
+    // a thousand 1 MiB entries of zeros are 1 GiB from about 1 MB of file.
+    if (inflatedTotal > l.ratioFloorBytes && inflatedTotal > deflatedTotal * l.maxRatio) {
+      throw new ZipError(
+        `its deflated entries inflate ${deflatedTotal} bytes to ${inflatedTotal} in all (ratio ${Math.round(inflatedTotal / deflatedTotal)}:1), ` +
+          `above the limit of ${l.maxRatio}:1 (a zip bomb of many small entries?)`,
+      );
+    }
 
     // Entries must lie before the directory and must not share bytes: sharing is how
     // "many entries, one stream" bombs multiply a small file.
@@ -378,7 +401,7 @@ export class ZipArchive {
         throw new ZipError(`entries "${spans[i - 1]!.name}" and "${spans[i]!.name}" overlap: corrupt (or a zip bomb)`, spans[i]!.name);
       }
     }
-    return new ZipArchive(bytes, Object.freeze(entries));
+    return new ZipArchive(bytes, Object.freeze(entries), Object.freeze(l), deflatedTotal);
   }
 
   has(name: string): boolean {
@@ -394,7 +417,9 @@ export class ZipArchive {
    * The entry's bytes: a view of the archive for stored entries, a new buffer of at most the
    * declared size for deflated ones. Its CRC-32 is checked.
    *
-   * @throws {ZipError} when the entry is absent, its data is corrupt or does not inflate to its declared size.
+   * @throws {ZipError} when the entry is absent, its data is corrupt or does not inflate to its
+   *   declared size, or reading it would take the bytes inflated by all reads past the ratio
+   *   limit (the same deflated entries read over and over).
    */
   read(name: string): Uint8Array {
     const e = this.byName.get(name);
@@ -403,6 +428,18 @@ export class ZipArchive {
     let data: Uint8Array;
     if (e.method === 0) data = raw;
     else {
+      // Every entry fits once (open() checked the declared total against the same limit);
+      // reading entries again inflates them again, and that work is bounded too.
+      const { maxRatio, ratioFloorBytes } = this.limits;
+      const after = this.inflatedByReads + e.size;
+      if (after > ratioFloorBytes && after > this.deflatedBytes * maxRatio) {
+        throw new ZipError(
+          `entry "${name}": reading it would make the bytes inflated from this archive ${after}, from ${this.deflatedBytes} deflated bytes ` +
+            `(ratio ${Math.round(after / this.deflatedBytes)}:1), above the limit of ${maxRatio}:1 (entries read over and over?)`,
+          name,
+        );
+      }
+      this.inflatedByReads += e.size;
       try {
         // The bound stops inflating as soon as the output passes the declared size.
         data = inflateRawSync(raw, { maxOutputLength: Math.max(1, e.size) });

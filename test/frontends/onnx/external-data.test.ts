@@ -1,6 +1,6 @@
 /**
- * External data is read only from regular files really inside the model's directory: links,
- * FIFOs, directories and escaping paths are E_BAD_MODEL errors naming the tensor and the file,
+ * External data is read only from regular files really inside the model's directory: links
+ * (symbolic or hard), FIFOs, directories and escaping paths are E_BAD_MODEL errors naming the tensor and the file,
  * returned at once (never a hang, never another file's bytes). Expected values are the
  * float32 numbers written here.
  */
@@ -78,6 +78,27 @@ test('a symbolic link to a file inside the directory is refused too (links are n
   fs.writeFileSync(path.join(dir, 'w.bin'), Buffer.from(WEIGHTS.buffer));
   fs.symlinkSync('w.bin', path.join(dir, 'alias.bin'));
   expect(refusal('alias.bin').message).toContain('symbolic link');
+});
+
+test('a hard link to a file outside (h.bin = secret) is refused, naming the file and the fix, not read', () => {
+  fs.linkSync(secret, path.join(dir, 'h.bin'));
+  const e = refusal('h.bin');
+  expect(e.message).toContain(`(${path.join(fs.realpathSync(dir), 'h.bin')}) has 2 hard links (names), and external data must have one`);
+  expect(e.message).toContain('Copy the file into the model\'s directory (cp, not ln)');
+  expect(e.details).toMatchObject({ file: path.join(fs.realpathSync(dir), 'h.bin'), location: 'h.bin', links: 2 });
+  expect(e.message).not.toContain('111');
+  fs.unlinkSync(path.join(dir, 'h.bin'));
+});
+
+test('a hard link inside the directory is refused too; a copy of the file is read', () => {
+  fs.writeFileSync(path.join(dir, 'w.bin'), Buffer.from(WEIGHTS.buffer));
+  fs.linkSync(path.join(dir, 'w.bin'), path.join(dir, 'alias.bin'));
+  expect(refusal('w.bin').message).toContain('has 2 hard links');
+  expect(refusal('alias.bin').message).toContain('has 2 hard links');
+  fs.unlinkSync(path.join(dir, 'alias.bin'));
+  fs.copyFileSync(path.join(dir, 'w.bin'), path.join(dir, 'copy.bin'));
+  expect(run(load('w.bin'))).toEqual([1.5, 0.5, 5, 12]);
+  expect(run(load('copy.bin'))).toEqual([1.5, 0.5, 5, 12]);
 });
 
 test('a linked directory leading outside is refused', () => {

@@ -115,6 +115,40 @@ describe('the probe\'s zip bombs', () => {
     expect(read.every((b) => b === 0)).toBe(true);
   });
 
+  test('many small entries are counted together: each under the ratio floor, 1 GB in all is refused at open()', () => {
+    const zeros = new Uint8Array(1024 * 1024);
+    const one = zw.storedEntry('x', zeros, 8);
+    // 1000 entries sharing one compressed form (each its own copy in the file): about 1 MB.
+    const zip = zw.writeZip(Array.from({ length: 1000 }, (_, i) => ({ ...one, name: `model/data/weights/weight_${i}` })));
+    expect(zip.length).toBeLessThan(2e6);
+    const e = zipError(() => ZipArchive.open(zip));
+    expect(e.message).toBe(
+      `its deflated entries inflate ${1000 * one.compressedSize} bytes to ${1000 * zeros.length} in all (ratio ${Math.round(zeros.length / one.compressedSize)}:1), above the limit of 200:1 (a zip bomb of many small entries?)`,
+    );
+    const pt2 = thrownError(() => loadPt2(zip));
+    expect(pt2.code).toBe('E_BAD_MODEL');
+    expect(pt2.message).toMatch(/^pt2 buffer: not a readable \.pt2 archive: its deflated entries inflate/);
+    expect(pt2.details).toEqual({ file: 'pt2 buffer' });
+    // The ratio in all is what counts: the same zeros beside as much incompressible data pass.
+    const noise = new Uint8Array(6 * 1024 * 1024).map((_, i) => (i * 2654435761) >>> 24);
+    const mixed = zw.writeZip([...Array.from({ length: 4 }, (_, i) => ({ ...one, name: `z${i}` })), zw.storedEntry('noise', noise, 8)]);
+    expect(ZipArchive.open(mixed).read('z3').length).toBe(zeros.length);
+  });
+
+  test('reading deflated entries over and over is bounded by the same ratio', () => {
+    const zeros = new Uint8Array(512 * 1024);
+    const zip = ZipArchive.open(zw.zipFiles({ z: zeros }, 8));
+    // 512 KiB from about 500 bytes: under the 1 MiB floor, read twice; the third read passes it.
+    expect(zip.read('z').length).toBe(zeros.length);
+    expect(zip.read('z').length).toBe(zeros.length);
+    const e = zipError(() => zip.read('z'));
+    expect(e.entry).toBe('z');
+    expect(e.message).toMatch(/^entry "z": reading it would make the bytes inflated from this archive 1572864, from \d+ deflated bytes \(ratio \d+:1\), above the limit of 200:1/);
+    // Stored entries are views: read as often as asked.
+    const stored = ZipArchive.open(zw.zipFiles({ s: zeros }));
+    for (let i = 0; i < 10; i++) expect(stored.read('s').length).toBe(zeros.length);
+  });
+
   test('an entry that inflates past its declared size stops at the bound', () => {
     const zeros = new Uint8Array(1024 * 1024);
     const e = zw.storedEntry('a', zeros, 8);
