@@ -16,7 +16,8 @@ import { InvalidArgumentError } from '../errors';
 import { isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
-import { complexAdd, complexDiv, complexMul, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
+import { complexAdd, complexDiv, complexMul, complexPow, complexPowScalar, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
+import { full } from './shape';
 import { floorDivInt64, int64AsFloat, int64Of, int64Values, powInt32, powInt64, remainderInt64 } from './int64';
 
 /** A Python-style scalar whose category is explicit (a JS number alone cannot say 2 from 2.0). */
@@ -310,10 +311,17 @@ function floatPow(x: number, y: number): number {
 /**
  * a ** b with broadcasting and promotion. Integer powers wrap as PyTorch's powi does (by
  * squaring, in the type's width); int ** negative int is 1/x truncated (0 unless |x| = 1).
+ * Complex powers follow torch.pow's three forms: a Scalar exponent has its special cases
+ * (0, 1, ±0.5, −1, 2, 3, −2; ./complex.ts powScalarPair), a Scalar base 1 gives 1, and
+ * otherwise z^w = e^(w·log z) on the principal branch.
  */
 export function pow(a: Operand, b: Operand): Tensor {
   const dtype = resultType(a, b);
-  rejectComplex('pow', a, b, dtype);
+  if (isComplex(dtype)) {
+    if (!(b instanceof Tensor)) return complexPowScalar(operandTensor(a, dtype), scalarValue(b));
+    if (!(a instanceof Tensor) && scalarValue(a) === 1) return full(b.shape, 1, dtype);
+    return complexPow(operandTensor(a, dtype), operandTensor(b, dtype), dtype);
+  }
   return mapBinary('pow', a, b, dtype, dtype, isIntegral(dtype) ? { number: powInt32, int64: powInt64 } : floatPow);
 }
 

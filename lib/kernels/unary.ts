@@ -3,12 +3,30 @@
  * cast) with PyTorch's dtype rules: float functions of integer or bool tensors give float32;
  * activations that PyTorch implements only for floating types reject other inputs. The ops
  * that keep an int64 input's type (neg, abs, sign, relu, clamp, cast) compute it exactly.
+ * exp, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tan, tanh and sigmoid of a complex
+ * tensor are the complex functions (principal branches, ./complex.ts); the other math
+ * functions reject complex input, as PyTorch does for erf.
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
 import { shapeSize, Tensor } from '../ir/tensor';
 import { fromNumbers, readNumbers } from './access';
-import { complexAbs, toComplex, type ComplexDType } from './complex';
+import {
+  complexAbs,
+  complexCos,
+  complexExp,
+  complexLog,
+  complexLog1p,
+  complexReciprocal,
+  complexRsqrt,
+  complexSigmoid,
+  complexSin,
+  complexSqrt,
+  complexTan,
+  complexTanh,
+  toComplex,
+  type ComplexDType,
+} from './complex';
 import { broadcastFor, indexMap, operandInt64, operandValues, resultTypeOf, truthValues, type Operand } from './elementwise';
 import { int64AsFloat } from './int64';
 
@@ -82,60 +100,71 @@ export function sign(t: Tensor): Tensor {
   );
 }
 
-/** e^x (integers give float32). */
+/** e^x (integers give float32; complex: e^a·(cos b + i sin b)). */
 export function exp(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexExp(t);
   return mapUnary(t, floatResult('exp', t), Math.exp);
 }
 
-/** Natural logarithm (integers give float32); log of a negative number is NaN. */
+/** Natural logarithm (integers give float32); log of a negative number is NaN; complex: the principal branch. */
 export function log(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexLog(t);
   return mapUnary(t, floatResult('log', t), Math.log);
 }
 
-/** log(1 + x), accurate near 0 (integers give float32). */
+/** log(1 + x), accurate near 0 (integers give float32; complex: the principal branch). */
 export function log1p(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexLog1p(t);
   return mapUnary(t, floatResult('log1p', t), Math.log1p);
 }
 
-/** √x (integers give float32). */
+/** √x (integers give float32; complex: the principal root, Re ≥ 0). */
 export function sqrt(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexSqrt(t);
   return mapUnary(t, floatResult('sqrt', t), Math.sqrt);
 }
 
-/** 1/√x (integers give float32). */
+/** 1/√x (integers give float32; complex: 1 over the principal root). */
 export function rsqrt(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexRsqrt(t);
   return mapUnary(t, floatResult('rsqrt', t), (x) => 1 / Math.sqrt(x));
 }
 
-/** 1/x (integers give float32). */
+/** 1/x (integers give float32; complex: Smith's division, as c10::complex). */
 export function reciprocal(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexReciprocal(t);
   return mapUnary(t, floatResult('reciprocal', t), (x) => 1 / x);
 }
 
-/** sin x (integers give float32). */
+/** sin x (integers give float32; complex too). */
 export function sin(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexSin(t);
   return mapUnary(t, floatResult('sin', t), Math.sin);
 }
 
-/** cos x (integers give float32). */
+/** cos x (integers give float32; complex too). */
 export function cos(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexCos(t);
   return mapUnary(t, floatResult('cos', t), Math.cos);
 }
 
-/** tan x (integers give float32). */
+/** tan x (integers give float32; complex too). */
 export function tan(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexTan(t);
   return mapUnary(t, floatResult('tan', t), Math.tan);
 }
 
-/** tanh x (integers give float32). */
+/** tanh x (integers give float32; complex too, by Kahan's formula). */
 export function tanh(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexTanh(t);
   return mapUnary(t, floatResult('tanh', t), Math.tanh);
 }
 
 const sigmoidNumber = (x: number): number => 1 / (1 + Math.exp(-x));
 
-/** 1/(1 + e^−x) (integers give float32). */
+/** 1/(1 + e^−x) (integers give float32; complex too). */
 export function sigmoid(t: Tensor): Tensor {
+  if (isComplex(t.dtype)) return complexSigmoid(t);
   return mapUnary(t, floatResult('sigmoid', t), sigmoidNumber);
 }
 

@@ -362,7 +362,14 @@ describe('complex dispatch from the real entry points', () => {
     expectTensor(eq(z, w), 'bool', [2], [1, 0]);
     expectTensor(ne(z, w), 'bool', [2], [0, 1]);
     expect(() => lt(z, w)).toThrow(/lt: complex/);
-    expect(() => pow(z, 2)).toThrow(InvalidArgumentError);
+    expect(() => maximum(z, w)).toThrow(InvalidArgumentError);
+  });
+
+  it('pow is the complex power: z² a product (as torch.pow with the Scalar 2), a real base promoted', () => {
+    // (1 + 2i)² = −3 + 4i, (3 − 4i)² = −7 − 24i.
+    expectTensor(pow(z, 2), 'complex64', [2], [-3, 4, -7, -24]);
+    // 4^(1/2 + 0i) through e^(w·log 4) is 2 up to rounding.
+    expectClose(pow(Tensor.from('float32', [1], [4]), Tensor.from('complex64', [1], [0.5, 0])), Tensor.from('complex64', [1], [2, 0]));
   });
 
   it('where selects complex pairs', () => {

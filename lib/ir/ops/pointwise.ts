@@ -195,7 +195,7 @@ realBinary('fmod', [
   ['aten.fmod.Scalar(Tensor self, Scalar other) -> Tensor', 'T', 'S'],
 ]);
 
-// pow: the CPU kernel has no complex power; PyTorch's type rule is kept (the kernel reports it).
+// pow: PyTorch's type rule (complex operands give a complex power, lib/kernels/complex.ts).
 for (const [name, a, b] of [
   ['aten.pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', 'T', 'T'],
   ['aten.pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', 'T', 'S'],

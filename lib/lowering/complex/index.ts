@@ -87,7 +87,8 @@ export interface LowerComplexOptions extends ComplexRewriteOptions {}
 /**
  * Rewrites every complex value of `graph` (in place) into real carriers and verifies the
  * result. Throws `E_COMPLEX128` (complex128 data without truncateDouble) or
- * `E_UNSUPPORTED_OP` (ops without a rule, unless `fallback`) before changing the graph.
+ * `E_UNSUPPORTED_OP` (ops without a rule, unless `fallback`; with it, those ops the CPU
+ * interpreter cannot run on complex values either) before changing the graph.
  */
 export function lowerComplex(graph: Graph, options: LowerComplexOptions = {}): ComplexLowering {
   const report = rewriteComplexGraph(graph, options);

@@ -5,7 +5,9 @@
  * its rule (lib/lowering/complex/rules.ts). Afterwards no value of the graph is complex,
  * except around ops without a rule when `fallback` is set: those keep their complex
  * operands, rebuilt from carriers by `view_as_complex` and turned back by `view_as_real`, so
- * that the partitioner sends exactly them (and the adapters) to fallback segments.
+ * that the partitioner sends exactly them (and the adapters) to fallback segments. An op
+ * without a rule that the CPU interpreter cannot run on complex values either
+ * (lib/interpreter/complex-fallback.ts) is refused, with or without `fallback`.
  *
  * complex64 is carried as float32 (a complex64 tensor's data already is that layout);
  * complex128 as float32 with `truncateDouble`. Without it, a complex128 graph input, buffer
@@ -16,6 +18,7 @@
  * SymInt arguments (view sizes, slice bounds) pass through unchanged.
  */
 import { ComplexDoubleError, InternalError, UnsupportedOpError } from '../../errors';
+import { interpreterComplexRefusal } from '../../interpreter/complex-fallback';
 import { call } from '../../ir/builder';
 import { dtypeInfo, type DType } from '../../ir/dtype';
 import { tensorType, Value, type Arg, type Graph, type Node } from '../../ir/graph';
@@ -30,7 +33,8 @@ export interface ComplexRewriteOptions {
   /**
    * Complex ops without a rewrite rule: false (default) fails with one E_UNSUPPORTED_OP
    * listing them all; true keeps them as complex ops for fallback segments, with
-   * view_as_complex / view_as_real adapters at their boundary.
+   * view_as_complex / view_as_real adapters at their boundary, provided the CPU interpreter
+   * runs each of them on complex values (else one E_UNSUPPORTED_OP lists those it does not).
    */
   fallback?: boolean;
 }
@@ -246,12 +250,33 @@ class ComplexRewriter implements RewriteEnvironment {
       const why = ruleRefusal(n);
       if (why !== null) refused.set(n, why);
     }
+    // Of those, the ones a fallback segment could not run either: the CPU interpreter has no
+    // complex implementation of them. No backend runs them, so they are refused whatever
+    // `fallback` says, here, before any segment is built or run.
+    const unrunnable = new Map<Node, string>();
+    for (const n of refused.keys()) {
+      const why = interpreterComplexRefusal(n);
+      if (why !== null) unrunnable.set(n, why);
+    }
     if (refused.size > 0 && !this.options.fallback) {
-      const list = [...refused].map(([n, why]) => `  - ${where(n)}: ${why}`);
+      const list = [...refused].map(([n, why]) => `  - ${where(n)}: ${why}${unrunnable.has(n) ? `; nor can a fallback segment run it: ${unrunnable.get(n)!}` : ''}`);
+      const hint =
+        unrunnable.size === 0
+          ? 'Set complexFallback: true to run them in fallback segments instead.'
+          : unrunnable.size < refused.size
+            ? 'Set complexFallback: true to run the others in fallback segments; no backend runs the ones that no fallback segment can run.'
+            : 'No backend runs them on complex values: compute them on real values (real(), imag(), abs()) in the model.';
+      throw new UnsupportedOpError(`${refused.size} op(s) on complex values have no rewrite into real arithmetic, so they cannot be converted into an engine segment:\n${list.join('\n')}\n${hint}`, {
+        details: { ops: [...refused].map(([n, reason]) => ({ node: n.name, target: n.target, reason, ...(unrunnable.has(n) ? { fallback: unrunnable.get(n)! } : {}) })) },
+      });
+    }
+    if (unrunnable.size > 0) {
+      const list = [...unrunnable].map(([n, why]) => `  - ${where(n)}: ${refused.get(n)!}, and ${why}`);
       throw new UnsupportedOpError(
-        `${refused.size} op(s) on complex values have no rewrite into real arithmetic, so they cannot be converted into an engine segment:\n${list.join('\n')}\n` +
-          'Set complexFallback: true to run them in fallback segments instead.',
-        { details: { ops: [...refused].map(([n, reason]) => ({ node: n.name, target: n.target, reason })) } },
+        `${unrunnable.size} op(s) on complex values can run on no backend: they have no rewrite into real arithmetic (for an engine segment) ` +
+          `and the CPU interpreter cannot run them on complex values (for a fallback segment):\n${list.join('\n')}\n` +
+          'Compute them on real values (real(), imag(), abs()) in the model.',
+        { details: { ops: [...unrunnable].map(([n, reason]) => ({ node: n.name, target: n.target, reason: `${refused.get(n)!}, and ${reason}` })) } },
       );
     }
 
@@ -302,7 +327,7 @@ function swapNames(oldNode: Node, oldValue: Value, value: Value): void {
  * complex subgraph into real arithmetic, in place. Checks everything before changing
  * anything: complex128 data without `truncateDouble` is one `E_COMPLEX128` error naming every
  * such input and constant; ops without a rule are one `E_UNSUPPORTED_OP` listing them all
- * (unless `fallback`).
+ * (unless `fallback`, and then only those the CPU interpreter cannot run on complex values).
  */
 export function rewriteComplexGraph(graph: Graph, options: ComplexRewriteOptions = {}): ComplexRewriteReport {
   return new ComplexRewriter(graph, options).run();

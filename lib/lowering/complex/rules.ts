@@ -313,8 +313,9 @@ const castRule: ComplexRule['build'] = (ctx) => {
 
 /**
  * The rule table by op target. Ops not listed here (complex sqrt, log, sin, pow, gather,
- * index_put, fft...) have no rule: the pass lists them in one error, or sends them to
- * fallback segments when `complexFallback` is set.
+ * index_put, fft...) have no rule: the pass lists them in one error, or, when
+ * `complexFallback` is set, sends those the CPU interpreter runs on complex values
+ * (lib/interpreter/complex-fallback.ts) to fallback segments and refuses the others.
  */
 export const COMPLEX_RULES: Readonly<Record<string, ComplexRule>> = {
   // Views between complex and real: a carrier already is view_as_real's layout.
