@@ -9,7 +9,7 @@
  * for integer values known to be small (indices, shapes).
  */
 import { InvalidArgumentError } from '../errors';
-import { dtypeInfo, type DType } from '../ir/dtype';
+import { dtypeInfo, type DType, type TypedArray } from '../ir/dtype';
 import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from '../ir/half';
 import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 
@@ -27,6 +27,24 @@ export function readNumbers(t: Tensor): Float64Array {
   else for (let i = 0; i < d.length; i++) out[i] = d[i] as number;
   return out;
 }
+
+/** A read-only array of element values as numbers: a tensor's own storage where it holds them as such. */
+export type NumberView = Float64Array | Float32Array | Int32Array | Int8Array | Uint8Array;
+
+/**
+ * The elements as numbers without a copy where the storage already holds them as numbers
+ * (float32, float64, int32, int8, uint8, bool and complex64/128 interleaved); a float64 copy
+ * otherwise (float16 and bfloat16 bits, int64). Read-only. Kernels that only read their
+ * inputs take this rather than readNumbers: a float64 copy of a large input is twice its size.
+ */
+export function readNumberView(t: Tensor): NumberView {
+  const d = t.data;
+  if (t.dtype === 'float16' || t.dtype === 'bfloat16' || d instanceof BigInt64Array) return readNumbers(t);
+  return d as NumberView;
+}
+
+/** Elements per chunk of the kernels that compute in float64 a chunk at a time (128 KiB of float64). */
+export const CHUNK_ELEMENTS = 1 << 14;
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
@@ -56,32 +74,70 @@ export function fromNumbers(dtype: DType, shape: Shape, values: ArrayLike<number
     throw new InvalidArgumentError(`internal: ${n} values expected for ${dtype}[${shape.join(', ')}], got ${values.length}`);
   }
   const data = new info.storage(n);
+  writeNumbers(dtype, data, 0, values, n);
+  return new Tensor(dtype, shape, data);
+}
+
+/**
+ * Writes `count` float64 numbers into storage slots `at`… of a `dtype` tensor's data, with
+ * fromNumbers's conversion (a chunked kernel writes its output a chunk at a time with it).
+ */
+export function writeNumbers(dtype: DType, data: TypedArray, at: number, values: ArrayLike<number>, count: number): void {
   switch (dtype) {
     case 'float16':
-      for (let i = 0; i < n; i++) data[i] = toFloat16Bits(values[i]!);
+      for (let i = 0; i < count; i++) data[at + i] = toFloat16Bits(values[i]!);
       break;
     case 'bfloat16':
-      for (let i = 0; i < n; i++) data[i] = toBFloat16Bits(values[i]!);
+      for (let i = 0; i < count; i++) data[at + i] = toBFloat16Bits(values[i]!);
       break;
     case 'bool':
-      for (let i = 0; i < n; i++) data[i] = values[i] !== 0 && !Number.isNaN(values[i]) ? 1 : 0;
+      for (let i = 0; i < count; i++) data[at + i] = values[i] !== 0 && !Number.isNaN(values[i]) ? 1 : 0;
       break;
     case 'int64':
-      for (let i = 0; i < n; i++) (data as BigInt64Array)[i] = floatToInt64(values[i]!);
+      for (let i = 0; i < count; i++) (data as BigInt64Array)[at + i] = floatToInt64(values[i]!);
       break;
     case 'int8':
     case 'uint8':
     case 'int32':
       // Typed-array stores already wrap modulo 2^bits after truncation toward zero.
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < count; i++) {
         const v = values[i]!;
-        data[i] = Number.isFinite(v) ? Math.trunc(v) : 0;
+        data[at + i] = Number.isFinite(v) ? Math.trunc(v) : 0;
       }
       break;
     default:
-      (data as Float32Array | Float64Array).set(values);
+      for (let i = 0; i < count; i++) data[at + i] = values[i]!;
   }
-  return new Tensor(dtype, shape, data);
+}
+
+/**
+ * The element of a tensor of `shape` that broadcasting into `outShape` reads, for output
+ * elements in row-major order, a chunk at a time (broadcastIndex() without an index array the
+ * size of the output).
+ */
+export class BroadcastCursor {
+  private readonly strides: number[];
+  private readonly counter: number[];
+  private offset = 0;
+
+  constructor(
+    shape: Shape,
+    private readonly outShape: Shape,
+  ) {
+    const rank = outShape.length;
+    const inStrides = stridesOf(shape);
+    this.strides = new Array<number>(rank).fill(0);
+    for (let i = 0; i < shape.length; i++) this.strides[rank - shape.length + i] = shape[i] === 1 ? 0 : inStrides[i]!;
+    this.counter = new Array<number>(rank).fill(0);
+  }
+
+  /** Fills `into[0..count)` with the source indices of the next `count` output elements. */
+  next(count: number, into: Int32Array): void {
+    for (let j = 0; j < count; j++) {
+      into[j] = this.offset;
+      this.offset += stepIndex(this.counter, this.outShape, this.strides);
+    }
+  }
 }
 
 /** Row-major strides of a shape, in elements. */

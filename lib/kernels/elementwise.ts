@@ -15,7 +15,8 @@
 import { InvalidArgumentError } from '../errors';
 import { isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../ir/tensor';
-import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './access';
+import { BroadcastCursor, broadcastIndex, broadcastShapes, CHUNK_ELEMENTS, fromNumbers, readNumbers, readNumberView, writeNumbers, type NumberView } from './access';
+import { dtypeInfo } from '../ir/dtype';
 import { complexAdd, complexDiv, complexMul, complexPow, complexPowScalar, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
 import { full } from './shape';
 import { floorDivInt64, int64AsFloat, int64Of, int64Values, powInt32, powInt64, remainderInt64 } from './int64';
@@ -77,19 +78,20 @@ const isIntegral = (d: DType): boolean => !isFloating(d) && !isComplex(d);
 
 /** An operand's values as float64 (row-major) with its shape; [] for a scalar. */
 export interface Dense {
-  readonly values: Float64Array;
+  /** Read-only: may be an input tensor's own storage (readNumberView). */
+  readonly values: NumberView;
   readonly shape: Shape;
 }
 
 /** Values of `t` after conversion to the real type `dtype` (rounding as .to(dtype)), as float64. */
-export function valuesAs(t: Tensor, dtype: DType): Float64Array {
+export function valuesAs(t: Tensor, dtype: DType): NumberView {
   if (t.dtype === 'int64' && isFloating(dtype)) {
     const v = int64AsFloat(t, dtype);
-    return dtype === 'float64' ? v : readNumbers(fromNumbers(dtype, t.shape, v));
+    return dtype === 'float64' ? v : readNumberView(fromNumbers(dtype, t.shape, v));
   }
-  const v = readNumbers(t);
-  if (t.dtype === dtype || dtype === 'float64') return v;
-  return readNumbers(fromNumbers(dtype, t.shape, v));
+  // No conversion: the tensor's own numbers, read in place.
+  if (t.dtype === dtype || dtype === 'float64') return readNumberView(t);
+  return readNumberView(fromNumbers(dtype, t.shape, readNumbers(t)));
 }
 
 /** An operand as float64 values in `dtype`'s value set; scalars become shape []. */
@@ -131,14 +133,33 @@ function pairPlan(op: string, a: Shape, b: Shape): { shape: number[]; n: number;
   return { shape, n: shapeSize(shape), ix: indexMap(a, shape), iy: indexMap(b, shape) };
 }
 
-/** Applies `f` over the broadcast of two dense operands; result as float64. */
-function zipDense(op: string, x: Dense, y: Dense, f: (a: number, b: number) => number): { out: Float64Array; shape: number[] } {
-  const { shape, n, ix, iy } = pairPlan(op, x.shape, y.shape);
+/**
+ * Applies `f` over the broadcast of two dense operands and rounds the results into a tensor of
+ * `outDtype`, a chunk of CHUNK_ELEMENTS at a time: the float64 results and the broadcast
+ * indices never exist for the whole output, so a large op holds its operands and its output
+ * and little more.
+ */
+function zipDense(op: string, x: Dense, y: Dense, f: (a: number, b: number) => number, outDtype: DType): Tensor {
+  const shape = broadcastFor(op, x.shape, y.shape);
+  const n = shapeSize(shape);
   const xv = x.values;
   const yv = y.values;
-  const out = new Float64Array(n);
-  for (let k = 0; k < n; k++) out[k] = f(xv[ix === null ? k : ix[k]!]!, yv[iy === null ? k : iy[k]!]!);
-  return { out, shape };
+  const sameShape = (s: Shape): boolean => s.length === shape.length && s.every((d, i) => d === shape[i]);
+  const cx = sameShape(x.shape) ? null : new BroadcastCursor(x.shape, shape);
+  const cy = sameShape(y.shape) ? null : new BroadcastCursor(y.shape, shape);
+  const chunk = Math.min(n, CHUNK_ELEMENTS);
+  const ix = new Int32Array(cx === null ? 0 : chunk);
+  const iy = new Int32Array(cy === null ? 0 : chunk);
+  const values = new Float64Array(chunk);
+  const data = new (dtypeInfo(outDtype).storage)(n);
+  for (let start = 0; start < n; start += chunk) {
+    const count = Math.min(chunk, n - start);
+    cx?.next(count, ix);
+    cy?.next(count, iy);
+    for (let j = 0; j < count; j++) values[j] = f(xv[cx === null ? start + j : ix[j]!]!, yv[cy === null ? start + j : iy[j]!]!);
+    writeNumbers(outDtype, data, start, values, count);
+  }
+  return new Tensor(outDtype, shape, data);
 }
 
 /** An operand's values as int64 (row-major) with its shape; [] for a scalar. */
@@ -193,8 +214,7 @@ interface BinaryFns {
 function mapBinary(op: string, a: Operand, b: Operand, computeDtype: DType, outDtype: DType, f: BinaryFns | ((x: number, y: number) => number)): Tensor {
   const fns: BinaryFns = typeof f === 'function' ? { number: f } : f;
   if (computeDtype === 'int64' && outDtype === 'int64' && fns.int64 !== undefined) return mapInt64(op, a, b, fns.int64);
-  const { out, shape } = zipDense(op, operandValues(a, computeDtype), operandValues(b, computeDtype), fns.number);
-  return fromNumbers(outDtype, shape, out);
+  return zipDense(op, operandValues(a, computeDtype), operandValues(b, computeDtype), fns.number, outDtype);
 }
 
 function rejectComplex(op: string, a: Operand, b: Operand, dtype: DType): void {
@@ -446,8 +466,7 @@ export function truthValues(x: Operand): Dense {
 }
 
 function logical(op: string, a: Operand, b: Operand, f: (x: number, y: number) => number): Tensor {
-  const { out, shape } = zipDense(op, truthValues(a), truthValues(b), f);
-  return fromNumbers('bool', shape, out);
+  return zipDense(op, truthValues(a), truthValues(b), f, 'bool');
 }
 
 /** Logical and of truth values (nonzero = true), bool output. */

@@ -7,7 +7,7 @@
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
 import { Tensor, type Shape } from '../ir/tensor';
-import { boxOffsets, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
+import { boxOffsets, fromNumbers, normalizeAxis, readNumbers, stridesOf, type NumberView } from './access';
 import { toComplex, type ComplexDType } from './complex';
 import { valuesAs } from './elementwise';
 import { int64Values } from './int64';
@@ -62,18 +62,18 @@ function planReduce(shape: Shape, reduced: Set<number>, keepdim: boolean): Reduc
 
 /** Runs `reduceOne` on each group of values (each lane separately for complex) and rounds into `dtype`. */
 function reduceWith(
-  values: Float64Array,
+  values: NumberView,
   lanes: number,
   plan: ReducePlan,
   dtype: DType,
-  reduceOne: (values: Float64Array, base: number, offsets: Int32Array, lanes: number, out: Float64Array, at: number) => void,
+  reduceOne: (values: NumberView, base: number, offsets: Int32Array, lanes: number, out: Float64Array, at: number) => void,
 ): Tensor {
   const out = new Float64Array(plan.bases.length * lanes);
   for (let k = 0; k < plan.bases.length; k++) reduceOne(values, plan.bases[k]!, plan.offsets, lanes, out, k * lanes);
   return fromNumbers(dtype, plan.outShape, out);
 }
 
-function sumOne(values: Float64Array, base: number, offsets: Int32Array, lanes: number, out: Float64Array, at: number): void {
+function sumOne(values: NumberView, base: number, offsets: Int32Array, lanes: number, out: Float64Array, at: number): void {
   for (let l = 0; l < lanes; l++) {
     let s = 0;
     for (let j = 0; j < offsets.length; j++) s += values[(base + offsets[j]!) * lanes + l]!;
@@ -81,7 +81,7 @@ function sumOne(values: Float64Array, base: number, offsets: Int32Array, lanes: 
   }
 }
 
-function prodOne(values: Float64Array, base: number, offsets: Int32Array, lanes: number, out: Float64Array, at: number): void {
+function prodOne(values: NumberView, base: number, offsets: Int32Array, lanes: number, out: Float64Array, at: number): void {
   if (lanes === 1) {
     let p = 1;
     for (let j = 0; j < offsets.length; j++) p *= values[base + offsets[j]!]!;
@@ -116,7 +116,7 @@ function rejectComplexInto(op: string, t: Tensor, dtype: DType): void {
 }
 
 /** The input's values in `dtype` (PyTorch casts the input first when dtype= is given). */
-function valuesIn(op: string, t: Tensor, dtype: DType): Float64Array {
+function valuesIn(op: string, t: Tensor, dtype: DType): NumberView {
   rejectComplexInto(op, t, dtype);
   if (isComplex(dtype)) return readNumbers(toComplex(t, dtype as ComplexDType));
   return valuesAs(t, dtype);
@@ -279,7 +279,7 @@ function planAlong(op: string, t: Tensor, axis: number): ReducePlan {
 }
 
 /** For each group along the axis: its maximum and Σ exp(x − max), the stable parts of softmax. */
-function softmaxParts(values: Float64Array, base: number, offsets: Int32Array): { max: number; total: number } {
+function softmaxParts(values: NumberView, base: number, offsets: Int32Array): { max: number; total: number } {
   let max = -Infinity;
   for (let j = 0; j < offsets.length; j++) max = Math.max(max, values[base + offsets[j]!]!);
   let total = 0;

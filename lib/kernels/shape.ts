@@ -72,21 +72,25 @@ export function copyStrided(t: Tensor, outShape: Shape, strides: readonly number
 
 /** A new tensor of `outShape` whose element k is element `sourceIndex[k]` of `t` (exact copy, any dtype). */
 export function takeElements(t: Tensor, outShape: Shape, sourceIndex: ArrayLike<number>): Tensor {
-  const lanes = dtypeInfo(t.dtype).lanes;
   const n = shapeSize(outShape);
   const out = allocateData(t.dtype, n);
+  takeElementsInto(t, out, 0, sourceIndex, n);
+  return new Tensor(t.dtype, outShape, out);
+}
+
+/** Writes elements `sourceIndex[0..count)` of `t` into elements `at…` of `out` (storage of t's dtype): takeElements a chunk at a time. */
+export function takeElementsInto(t: Tensor, out: TypedArray, at: number, sourceIndex: ArrayLike<number>, count: number): void {
   const src = t.data as unknown as Slots;
   const dst = out as unknown as Slots;
-  if (lanes === 1) {
-    for (let k = 0; k < n; k++) dst[k] = src[sourceIndex[k]!]!;
+  if (dtypeInfo(t.dtype).lanes === 1) {
+    for (let k = 0; k < count; k++) dst[at + k] = src[sourceIndex[k]!]!;
   } else {
-    for (let k = 0; k < n; k++) {
+    for (let k = 0; k < count; k++) {
       const s = sourceIndex[k]! * 2;
-      dst[2 * k] = src[s]!;
-      dst[2 * k + 1] = src[s + 1]!;
+      dst[2 * (at + k)] = src[s]!;
+      dst[2 * (at + k) + 1] = src[s + 1]!;
     }
   }
-  return new Tensor(t.dtype, outShape, out);
 }
 
 /** The storage slots (1, or 2 for complex) that represent the scalar `value` in `dtype`. */

@@ -10,7 +10,7 @@
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
 import { shapeSize, Tensor } from '../ir/tensor';
-import { fromNumbers, readNumbers } from './access';
+import { CHUNK_ELEMENTS, fromNumbers, readNumbers, readNumberView, writeNumbers } from './access';
 import {
   complexAbs,
   complexCos,
@@ -34,10 +34,18 @@ const fmt = (t: Tensor): string => `${t.dtype}[${t.shape.join(', ')}]`;
 
 /** Maps each element through `f` in float64 and rounds once into `outDtype`. */
 function mapUnary(t: Tensor, outDtype: DType, f: (x: number) => number): Tensor {
-  const v = readNumbers(t);
-  const out = new Float64Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = f(v[i]!);
-  return fromNumbers(outDtype, t.shape, out);
+  // Read in place and written a chunk at a time: no float64 copy of the input or the output.
+  const v = readNumberView(t);
+  const n = v.length;
+  const chunk = Math.min(n, CHUNK_ELEMENTS);
+  const out = new Float64Array(chunk);
+  const data = new (dtypeInfo(outDtype).storage)(n);
+  for (let start = 0; start < n; start += chunk) {
+    const count = Math.min(chunk, n - start);
+    for (let j = 0; j < count; j++) out[j] = f(v[start + j]!);
+    writeNumbers(outDtype, data, start, out, count);
+  }
+  return new Tensor(outDtype, t.shape, data);
 }
 
 /** Maps each element of an int64 tensor through `f` exactly (stores wrap in two's complement). */
@@ -293,7 +301,7 @@ export function clamp(t: Tensor, min?: Operand, max?: Operand): Tensor {
   const shape = broadcastFor('clamp', x.shape, lo.shape, hi.shape);
   const n = shapeSize(shape);
   const maps = [x, lo, hi].map((d) => indexMap(d.shape, shape));
-  const at = (d: { values: Float64Array }, m: Int32Array | null, k: number): number => d.values[m === null ? k : m[k]!]!;
+  const at = (d: { values: ArrayLike<number> }, m: Int32Array | null, k: number): number => d.values[m === null ? k : m[k]!]!;
   const out = new Float64Array(n);
   for (let k = 0; k < n; k++) {
     const v = at(x, maps[0]!, k);

@@ -3,8 +3,8 @@
  * ISliceLayer, IConcatenationLayer, IShapeLayer and IFillLayer (linspace). Elements move
  * exactly, in any dtype.
  */
-import { fromNumbers, readNumbers, stridesOf } from '../../kernels/access';
-import { concat as concatKernel, full, padSource, permute, reshape, takeElements, type PadMode } from '../../kernels/shape';
+import { CHUNK_ELEMENTS, fromNumbers, readNumbers, stridesOf } from '../../kernels/access';
+import { allocateData, concat as concatKernel, full, padSource, permute, reshape, takeElementsInto, type PadMode } from '../../kernels/shape';
 import { int64Values } from '../../kernels/int64';
 import { shapeSize, Tensor } from '../../ir/tensor';
 import { badData, fail, fmtShape, intValues, required, type Executor } from './common';
@@ -48,9 +48,15 @@ export const slice: Executor<'slice'> = (p, inputs, layer) => {
   if (size.some((n) => !Number.isInteger(n) || n < 0)) badData(layer, `size ${fmtShape(size)} has a negative entry`);
   const FILL = -1;
   const padMode: PadMode | null = p.mode === 'wrap' ? 'wrap' : p.mode === 'clamp' ? 'edge' : p.mode === 'reflect' ? 'reflect' : null;
+  // Per axis, the input coordinate each output index reads (FILL: the fill value); null where
+  // every coordinate start + j·stride is inside the dim (the first and the last are: it is
+  // affine), read without a map, since a 1-D slice's map would be as long as its output.
   const maps = size.map((n, axis) => {
     const d = x.shape[axis]!;
-    const map = new Float64Array(n);
+    const first = start[axis]!;
+    const last = first + (n - 1) * stride[axis]!;
+    if (n > 0 && first >= 0 && first < d && last >= 0 && last < d) return null;
+    const map = d < 2 ** 31 ? new Int32Array(n) : new Float64Array(n);
     for (let j = 0; j < n; j++) {
       const c = start[axis]! + j * stride[axis]!;
       if (c >= 0 && c < d) {
@@ -72,35 +78,41 @@ export const slice: Executor<'slice'> = (p, inputs, layer) => {
     }
     return map;
   });
+  const usesFill = maps.some((m) => m !== null && m.includes(FILL));
+  const fillInput = inputs[4];
+  if (usesFill && fillInput && (fillInput.dtype !== x.dtype || fillInput.size !== 1)) {
+    fail(layer, `the fill value must be one ${x.dtype} element, got ${fillInput.dtype}${fmtShape(fillInput.shape)}`);
+  }
+  // Out-of-bounds elements of fill mode read one extra element appended after the data.
+  const source = usesFill ? concatKernel([x.reshape([x.size]), (fillInput ?? full([1], 0, x.dtype)).reshape([1])], 0) : x;
+  const fillAt = x.size;
   const strides = stridesOf(x.shape);
   const outShape = size;
   const count = shapeSize(outShape);
-  // Out-of-bounds elements of fill mode read one extra element appended after the data.
-  const fillAt = x.size;
-  const source = new Float64Array(count);
+  // The source element of each output element, a chunk at a time (an index array as large as
+  // the output would double the memory of a large slice, a stride-0 fill included).
+  const out = allocateData(x.dtype, count);
+  const chunk = Math.min(count, CHUNK_ELEMENTS);
+  const index = new Float64Array(chunk);
   const counter = new Array<number>(rank).fill(0);
-  let usesFill = false;
-  for (let k = 0; k < count; k++) {
-    let s = 0;
-    for (let axis = 0; axis < rank && s !== fillAt; axis++) {
-      const m = maps[axis]![counter[axis]!]!;
-      s = m === FILL ? fillAt : s + m * strides[axis]!;
+  for (let done = 0; done < count; done += chunk) {
+    const n = Math.min(chunk, count - done);
+    for (let k = 0; k < n; k++) {
+      let at = 0;
+      for (let axis = 0; axis < rank && at !== fillAt; axis++) {
+        const map = maps[axis] ?? null;
+        const m = map === null ? start[axis]! + counter[axis]! * stride[axis]! : map[counter[axis]!]!;
+        at = m === FILL ? fillAt : at + m * strides[axis]!;
+      }
+      index[k] = at;
+      for (let axis = rank - 1; axis >= 0; axis--) {
+        if (++counter[axis]! < outShape[axis]!) break;
+        counter[axis] = 0;
+      }
     }
-    usesFill ||= s === fillAt;
-    source[k] = s;
-    for (let axis = rank - 1; axis >= 0; axis--) {
-      if (++counter[axis]! < outShape[axis]!) break;
-      counter[axis] = 0;
-    }
+    takeElementsInto(source, out, done, index, n);
   }
-  if (!usesFill) return [takeElements(x, outShape, source)];
-  const fillInput = inputs[4];
-  if (fillInput && (fillInput.dtype !== x.dtype || fillInput.size !== 1)) {
-    fail(layer, `the fill value must be one ${x.dtype} element, got ${fillInput.dtype}${fmtShape(fillInput.shape)}`);
-  }
-  const fill = fillInput ?? full([1], 0, x.dtype);
-  const extended = concatKernel([x.reshape([x.size]), fill.reshape([1])], 0);
-  return [takeElements(extended, outShape, source)];
+  return [new Tensor(x.dtype, outShape, out)];
 };
 
 export const concat: Executor<'concat'> = (p, inputs, layer) => [
