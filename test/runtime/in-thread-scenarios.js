@@ -25,6 +25,18 @@ function fixtureInputs(name) {
   return { meta, inputs };
 }
 
+/**
+ * The program's in-thread runner; a scenario about runs here cannot go on without one. Loading
+ * here falls back to the worker on any error (correctly, for users), so say so instead of
+ * failing later on an undefined runner: the test runs this script under DEBUG=tensorrt-node,
+ * and the reason the load fell back is in the stderr it prints on failure.
+ */
+function inThreadOf(program) {
+  const here = program.inThread;
+  if (here === undefined) throw new Error('the program did not load on the calling thread (the reason is logged at debug above)');
+  return here;
+}
+
 const wire = (t) => ({ dtype: t.dtype, shape: [...t.shape], data: Array.from(t.data, Number) });
 const codeOf = (promise) => promise.then(() => 'resolved', (e) => e.code ?? String(e));
 const workerStarted = (program) => program.client.channel !== null;
@@ -37,7 +49,7 @@ const workerStarted = (program) => program.client.channel !== null;
  * run, that is inside its continuation, before the runner's `settled.done` times it.
  */
 function countInThread(program, after) {
-  const here = program.inThread;
+  const here = inThreadOf(program);
   const counter = { runs: 0, prepared: 0 };
   const executorRun = here.executor.run.bind(here.executor);
   here.executor.run = async (...args) => {
@@ -75,8 +87,8 @@ const scenarios = {
     const outputs = await program.run(inputs);
     const byName = await program.run({ [program.inputs[0].name]: inputs[0] });
     // Whether the prepared run calls the session's handler (lib/backends/onnxruntime/run/session-handler.ts) rather than session.run().
-    const session = program.inThread.executor.segments[0].engine.session;
-    const viaHandler = program.inThread.prepared.host.session !== session;
+    const session = inThreadOf(program).executor.segments[0].engine.session;
+    const viaHandler = inThreadOf(program).prepared.host.session !== session;
     await program.dispose();
     return { inThread, workerAfterLoad: worker, inThreadRuns: counter.runs, prepared: counter.prepared, viaHandler, outputs: outputs.map(wire), byName: byName.map(wire) };
   },
@@ -99,7 +111,7 @@ const scenarios = {
   async routing() {
     const { program, inputs } = await compiled('mlp');
     const counter = countInThread(program);
-    const here = program.inThread;
+    const here = inThreadOf(program);
     for (let k = 0; k < 8; k++) here.observe(1e6, 1);
     const long = await program.run(inputs);
     const afterLong = { inThreadRuns: counter.runs, worker: workerStarted(program) };
@@ -117,7 +129,7 @@ const scenarios = {
    */
   async stall() {
     const { program, inputs } = await compiled('mlp');
-    const here = program.inThread;
+    const here = inThreadOf(program);
     // A busy machine may have stalled a warm-up run already, or timed runs long enough to
     // predict this one over the 1 ms budget: start from a clean slate, with runs that fit
     // (this scenario is about the stall guard; the cost model has tests of its own).
@@ -189,7 +201,7 @@ const scenarios = {
     const afterBad = { ...counter };
     await program.dispose();
     errors.disposed = { fast: await describe(program.run(inputs)), general: await describe(program.runGeneral(inputs, {})) };
-    return { fastAvailable: program.inThread.prepared !== undefined, afterGood, afterBad, fast: fast.map(wire), fastByName: fastByName.map(wire), general: general.map(wire), errors };
+    return { fastAvailable: inThreadOf(program).prepared !== undefined, afterGood, afterBad, fast: fast.map(wire), fastByName: fastByName.map(wire), general: general.map(wire), errors };
   },
 
   /**

@@ -151,12 +151,14 @@ describe('programs on the caller thread (child processes of the built package)',
   const SCRIPT = path.join(REPO_ROOT, 'test', 'runtime', 'in-thread-scenarios.js');
   /** A budget no run of these small models comes near: the scenarios are about behaviour, not timing. */
   const GENEROUS = { [IN_THREAD_BUDGET_ENV]: '1000' };
+  /** The library's debug log on the child's stderr, printed when a scenario fails (why a load fell back to the worker, say). */
+  const DEBUG_LOG = { DEBUG: 'tensorrt-node' };
 
   type Wire = { dtype: 'float32'; shape: number[]; data: number[] };
   const tensor = (w: Wire): Tensor => new Tensor(w.dtype, w.shape, Float32Array.from(w.data));
 
   function scenario<T>(name: string, env: Record<string, string> = GENEROUS): T {
-    const r = runNode([SCRIPT, name], env, 120_000);
+    const r = runNode([SCRIPT, name], { ...DEBUG_LOG, ...env }, 120_000);
     if (r.status !== 0) throw new Error(`scenario ${name} failed (status ${r.status}, signal ${r.signal}):\n${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   }
