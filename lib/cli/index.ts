@@ -124,7 +124,21 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+/**
+ * Output to a reader that has gone (`tensorrt-node compile … | head -1`) is dropped rather than
+ * thrown as an unhandled EPIPE: the command still finishes its work (a compile still writes
+ * its -o file) and exits with its own code, as `yes | head` leaves `head` the last word.
+ */
+export function ignoreClosedPipes(...streams: NodeJS.WriteStream[]): void {
+  for (const stream of streams) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+  }
+}
+
 if (require.main === module) {
+  ignoreClosedPipes(process.stdout, process.stderr);
   void main(process.argv).then((code) => {
     process.exitCode = code;
   });
