@@ -172,11 +172,13 @@ export class DynamicUnsupportedError extends TensorRTNodeError {
 }
 
 /**
- * A run needs more memory than allowed (`E_RESOURCE_LIMIT`): a tensor larger than the
- * `maxTensorBytes` limit, or an allocation the process could not make. The message and
+ * More memory than allowed (`E_RESOURCE_LIMIT`). At run time: a tensor larger than the
+ * `maxTensorBytes` limit, or an allocation the process could not make; the message and
  * `details` name the input, node or layer and the sizes. The program stays usable;
  * `details.workerRestarts` is true when its worker ran out of heap and the next run starts
- * a new one.
+ * a new one. At compile time: the tensors a run would hold at once exceed `maxProgramBytes`
+ * (`details.plannedBytes`, the node at the peak, its largest tensors). At load: a `.pt2`
+ * whose weights would make up more bytes than `maxUnbackedWeightBytes` allows.
  */
 export class ResourceLimitError extends TensorRTNodeError {
   constructor(message: string, options?: ErrorOptions) {
