@@ -41,6 +41,17 @@ export function computeDType(dtype: DType, types: KernelTypes): DType {
 }
 
 /**
+ * The types onnxruntime's CPU Where (opset 16) takes for its two value operands: it has no
+ * kernel for bool, int8 or bfloat16 ("Could not find an implementation for Where(16)" when
+ * the session is made), so those are selected in int32 (float32 for bfloat16) and cast back,
+ * which is exact for every value of those types.
+ */
+export const whereTypes = (dtype: DType): KernelTypes => (dtype === 'bool' || dtype === 'int8' || dtype === 'bfloat16' ? 'numeric' : 'any');
+
+/** The types onnxruntime's CPU Expand (opset 13) takes: every type but bfloat16, which is expanded in float32 (exact) and cast back. */
+export const expandTypes = (dtype: DType): KernelTypes => (dtype === 'bfloat16' ? 'numeric' : 'any');
+
+/**
  * Emits `emit(inputs)` in the type the kernel takes: inputs of `dtype` are cast to the
  * compute type and the result back to `resultDType` (default `dtype`; a comparison's bool
  * stays as it is).

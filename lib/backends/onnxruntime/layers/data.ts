@@ -7,7 +7,7 @@ import type { DType } from '../../../ir/dtype';
 import { padSource } from '../../../kernels/shape';
 import { Tensor } from '../../../ir/tensor';
 import { executeLayer } from '../../../network/evaluate';
-import type { LowerContext, Lowering } from './context';
+import { computeIn, expandTypes, whereTypes, type LowerContext, type Lowering } from './context';
 
 /** "Before index 0" as a Slice end with a negative step (ONNX clamps it to -1). */
 const BEFORE_START = -(2n ** 62n);
@@ -77,8 +77,10 @@ function applyFill(c: LowerContext, x: string, masks: Array<string | null>, rank
     all = all === null ? shaped : g.op('And', [all, shaped]);
   });
   if (all === null) return x;
-  const fill = c.has(4) ? c.input(4) : c.g.scalar(c.inputDType(0), 0);
-  return g.op('Where', [all, x, fill]);
+  const mask: string = all;
+  const dtype = c.inputDType(0);
+  const fill = c.has(4) ? c.input(4) : c.g.scalar(dtype, 0);
+  return computeIn(c, [x, fill], dtype, whereTypes(dtype), (ins) => g.op('Where', [mask, ...ins]));
 }
 
 /** A static slice whose every read lies inside the input: ONNX Slice (and Expand for stride-0 axes). */
@@ -99,7 +101,10 @@ function sliceInBounds(c: LowerContext, p: Parameters<Lowering<'slice'>>[0]): st
     steps.push(BigInt(step));
   });
   let x = axes.length === 0 ? c.input(0) : g.op('Slice', [c.input(0), g.int64(starts), g.int64(ends), g.int64(axes), g.int64(steps)]);
-  if (p.stride.some((st, axis) => st === 0 && p.size[axis]! > 1)) x = g.op('Expand', [x, g.int64(p.size)]);
+  if (p.stride.some((st, axis) => st === 0 && p.size[axis]! > 1)) {
+    const dtype = c.inputDType(0);
+    x = computeIn(c, [x], dtype, expandTypes(dtype), (ins) => g.op('Expand', [ins[0]!, g.int64(p.size)]));
+  }
   return x === c.input(0) ? g.op('Identity', [x]) : x;
 }
 
@@ -138,7 +143,8 @@ function sliceDynamic(c: LowerContext, p: Parameters<Lowering<'slice'>>[0]): str
     const fixed = g.op('Where', [g.op('Less', [end, zero]), g.int64([BEFORE_START], []), end]);
     const ends = g.op('Where', [g.op('Less', [steps, zero]), fixed, end]);
     const sliced = g.op('Slice', [c.input(0), start, ends, g.int64(Array.from({ length: rank }, (_, a) => a)), steps]);
-    return g.op('Expand', [sliced, g.op('Where', [repeats, size, one])]);
+    const dtype = c.inputDType(0);
+    return computeIn(c, [sliced], dtype, expandTypes(dtype), (ins) => g.op('Expand', [ins[0]!, g.op('Where', [repeats, size, one])]));
   }
   const inputShape = g.op('Shape', [c.input(0)]);
   const at = (v: string, axis: number): string => g.op('Gather', [v, g.int64([axis], [])], { axis: 0 });

@@ -4,7 +4,7 @@
  * case of ONNX's multidirectional broadcasting, so inputs go in as they are.
  */
 import type { ActivationType, ElementWiseOp, UnaryOp } from '../../../network';
-import { computeIn, type KernelTypes, type LowerContext, type Lowering } from './context';
+import { computeIn, whereTypes, type KernelTypes, type LowerContext, type Lowering } from './context';
 import { onnxDType } from './onnx-graph';
 
 export const identity: Lowering<'identity'> = (_p, c) => [c.g.op('Identity', [c.input(0)])];
@@ -162,6 +162,5 @@ export const activation: Lowering<'activation'> = (p, c) => {
 /** ISelectLayer: condition ? then : else. */
 export const select: Lowering<'select'> = (_p, c) => {
   const dtype = c.inputDType(1);
-  const types: KernelTypes = dtype === 'int8' || dtype === 'bfloat16' ? 'numeric' : 'any';
-  return [computeIn(c, [c.input(1), c.input(2)], dtype, types, (ins) => c.g.op('Where', [c.input(0), ...ins]))];
+  return [computeIn(c, [c.input(1), c.input(2)], dtype, whereTypes(dtype), (ins) => c.g.op('Where', [c.input(0), ...ins]))];
 };

@@ -30,7 +30,8 @@ const fmt = (dtype: string, shape: readonly number[]): string => `${dtype}[${sha
 
 /** The layer an onnxruntime message names (its nodes are named `layer` or `layer#k`), if any. */
 export function layerOfMessage(message: string): string | undefined {
-  const m = /Name:\s*'([^']*)'/.exec(message) ?? /node\s+'?([^'\s]+)'?/i.exec(message);
+  // "... node with name 'x'" (a missing kernel) before the bare "node x" form, whose pattern would take "with".
+  const m = /Name:\s*'([^']*)'/.exec(message) ?? /node with name\s+'([^']*)'/i.exec(message) ?? /node\s+'?([^'\s]+)'?/i.exec(message);
   return m?.[1]?.replace(/#\d+$/, '');
 }
 
