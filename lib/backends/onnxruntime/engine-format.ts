@@ -21,6 +21,12 @@ export interface OrtSessionSettings {
   intraOpThreads: number;
   /** Threads across operators (interOpNumThreads; used by parallel execution only); 0: the default. */
   interOpThreads: number;
+  /**
+   * onnxruntime's CPU memory arena (enableCpuMemArena); absent: on. Off for a network with a
+   * large tensor (./build.ts): the arena keeps every block it freed, so such a run peaks at
+   * several times its live tensors.
+   */
+  memoryArena?: boolean;
 }
 
 export interface OrtEngineIO {
@@ -85,7 +91,7 @@ export function unpackOrtEngine(engine: unknown): { description: OrtEngineDescri
         opset: typeof opset === 'number' ? opset : 0,
         inputs: inputs.map((v, i) => readIO(v, `input ${i}`, true)),
         outputs: outputs.map((v, i) => readIO(v, `output ${i}`, false)).map(({ name, dtype, shape }) => ({ name, dtype, shape })),
-        session: { intraOpThreads: session.intraOpThreads, interOpThreads: session.interOpThreads },
+        session: { intraOpThreads: session.intraOpThreads, interOpThreads: session.interOpThreads, ...(session.memoryArena === false ? { memoryArena: false } : {}) },
       },
       model: blob.subarray(offset, offset + (model.byteLength as number)),
     };

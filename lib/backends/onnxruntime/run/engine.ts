@@ -142,6 +142,7 @@ export class OrtEngine implements Engine {
       session = await ort.InferenceSession.create(model, {
         executionProviders: ['cpu'],
         graphOptimizationLevel: 'all',
+        enableCpuMemArena: description.session.memoryArena !== false,
         executionMode: 'sequential',
         intraOpNumThreads: description.session.intraOpThreads,
         interOpNumThreads: description.session.interOpThreads,
