@@ -106,7 +106,9 @@ defineOnnxOp('Hardmax', (ctx) => [
     const n = d as number;
     const arg = ctx.emit('aten.argmax.default', { self: x, dim: axis, keepdim: true });
     const shape = Array.from({ length: rank }, (_, i) => (i === axis ? n : 1));
-    const positions = ctx.constantValue(Tensor.from('int64', shape, Array.from({ length: n }, (_, i) => BigInt(i))), 'positions');
+    // An arange node, not a constant: the axis size is what the model declares, and a constant
+    // of it would be built here, at import, whatever its size.
+    const positions = ctx.emit('aten.reshape.default', { self: ctx.emit('aten.arange.default', { end: n, dtype: 'int64' }), shape });
     return ctx.cast(ctx.emit('aten.eq.Tensor', { self: positions, other: arg }), x.tensorType.dtype);
   }),
 ]);
@@ -118,8 +120,11 @@ defineOnnxOp('EyeLike', (ctx) => {
   const [rows, cols] = shape as number[];
   const k = ctx.attrInt('k', 0);
   const dtype = ctx.has('dtype') ? dtypeFromOnnx(ctx.attrInt('dtype'), `${ctx.where}: attribute dtype`) : x.tensorType.dtype;
-  const values = Array.from({ length: rows! * cols! }, (_, i) => (i % cols! === Math.floor(i / cols!) + k ? 1 : 0));
-  return [ctx.constantValue(Tensor.from(dtype, [rows!, cols!], dtype === 'int64' ? values.map(BigInt) : values), 'eye')];
+  // eye[i, j] = (j == i + k), from two aranges: the declared dims can be any size, and a
+  // constant of them would be built here, at import.
+  const i = ctx.emit('aten.reshape.default', { self: ctx.emit('aten.arange.default', { end: rows!, dtype: 'int64' }), shape: [rows!, 1] });
+  const j = ctx.emit('aten.reshape.default', { self: ctx.emit('aten.arange.default', { end: cols!, dtype: 'int64' }), shape: [1, cols!] });
+  return [ctx.cast(ctx.emit('aten.eq.Tensor', { self: j, other: addS(ctx, i, k) }), dtype)];
 });
 
 // Crops (centered, the extra element at the end) or zero-pads (centered, the extra at the end) each axis to `shape`.
@@ -150,6 +155,9 @@ defineOnnxOp('CenterCropPad', (ctx) => {
   return [x];
 });
 
+/** Windows up to this many elements are built as constants at import; longer ones are computed by nodes. */
+const MAX_WINDOW_CONSTANT = 1 << 16;
+
 /** Generalized cosine windows: sum of (-1)^k a_k cos(2πkn/N), N = size (periodic) or size - 1. */
 function cosineWindow(opType: string, coefficients: readonly number[]): void {
   defineOnnxOp(opType, (ctx) => {
@@ -158,6 +166,17 @@ function cosineWindow(opType: string, coefficients: readonly number[]): void {
     const size = sizes[0]!;
     const n = ctx.attrInt('periodic', 1) === 1 ? size : size - 1;
     const dtype = dtypeFromOnnx(ctx.attrInt('output_datatype', 1), `${ctx.where}: attribute output_datatype`);
+    if (size > MAX_WINDOW_CONSTANT) {
+      // The size is the model's to declare: past the bound the window is computed by nodes (in
+      // float64, as the constant is) rather than built here, at import, whatever its size.
+      const i = ctx.emit('aten.arange.default', { end: size, dtype: 'float64' });
+      let sum: Value | null = null;
+      coefficients.forEach((a, k) => {
+        const term = mulS(ctx, un(ctx, 'cos', mulS(ctx, i, (2 * Math.PI * k) / n)), k % 2 === 0 ? a : -a);
+        sum = sum === null ? term : bin(ctx, 'add', sum, term);
+      });
+      return [ctx.cast(sum!, dtype)];
+    }
     const values = Array.from({ length: size }, (_, i) =>
       coefficients.reduce((sum, a, k) => sum + (k % 2 === 0 ? a : -a) * Math.cos((2 * Math.PI * k * i) / n), 0),
     );

@@ -231,9 +231,16 @@ function binary(ctx: OnnxContext, f: (a: Dim, b: Dim) => Dim | null): OnnxResult
   const n = Math.max(a.dims.length, b.dims.length);
   if (!(a.dims.length === n || a.dims.length === 1) || !(b.dims.length === n || b.dims.length === 1)) return null;
   const out: Dim[] = [];
+  // Folded arithmetic is float64: with an operand or a result past 2^53 it would round (an
+  // INT64_MAX "to the end" bound passes through the other folders, but is no number to
+  // compute with), so such a node is computed exactly, as int64, at run time instead.
+  const exact = (d: Dim): boolean => !isStatic(d) || Number.isSafeInteger(d);
   for (let i = 0; i < n; i++) {
-    const r = f(a.dims[a.dims.length === 1 ? 0 : i]!, b.dims[b.dims.length === 1 ? 0 : i]!);
-    if (r === null) return null;
+    const x = a.dims[a.dims.length === 1 ? 0 : i]!;
+    const y = b.dims[b.dims.length === 1 ? 0 : i]!;
+    if (!exact(x) || !exact(y)) return null;
+    const r = f(x, y);
+    if (r === null || !exact(r)) return null;
     out.push(r);
   }
   return [known(out, a.scalar && b.scalar, a.dtype)];
