@@ -12,7 +12,7 @@ import { Graph, tensorType, Value } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
-import { decodeAttribute, KNOWN_LIMIT, OnnxContext, shapeOfKnown, type AttrValue, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
+import { decodeAttribute, KNOWN_LIMIT, OnnxContext, shapeOfKnown, type AttrValue, type Known, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
 import { onnxFolder, onnxMapper } from './registry';
@@ -48,6 +48,23 @@ function defaultOpset(model: onnx.ModelProto, source: string): number {
     );
   }
   return version;
+}
+
+
+/**
+ * A known list's values as a tensor would hold them. Known lists are float64: an int64 value
+ * past 2^53 in one was rounded when it was read. ±INT64_MAX, the "to the end" bound exporters
+ * write into slice arguments, rounds to ±2^63 and is brought back exactly; any other value past
+ * 2^53 cannot be, so the list is refused rather than stored changed.
+ */
+function exactValues(value: Known, hint: string): Array<number | bigint> {
+  if (value.dtype !== 'int64') return value.dims as number[];
+  return (value.dims as number[]).map((d) => {
+    if (Number.isSafeInteger(d)) return d;
+    if (d >= 2 ** 63) return 2n ** 63n - 1n;
+    if (d <= -(2 ** 63)) return -(2n ** 63n);
+    throw new UnsupportedOpError(`shape value "${hint}" holds ${d}, an int64 past 2^53 that import-time shape arithmetic cannot carry exactly`, { details: { value: hint } });
+  });
 }
 
 class Importer implements ValueResolver {
@@ -91,7 +108,7 @@ class Importer implements ValueResolver {
     if (hit !== undefined) return hit;
     let v: Value;
     if (value.dims.every(isStatic)) {
-      v = this.graph.addConstant(hint, Tensor.from(value.dtype, shapeOfKnown(value), value.dims as number[]));
+      v = this.graph.addConstant(hint, Tensor.from(value.dtype, shapeOfKnown(value), exactValues(value, hint)));
     } else {
       const name = value.shape === undefined ? hint : `${hint}_flat`;
       v = call(this.graph, 'trt.sym_tensor', { values: value.dims.map((d) => this.sym.arg(d)), scalar: value.scalar, dtype: value.dtype }, { name }).output;

@@ -63,3 +63,39 @@ test('shape arithmetic past 2^53 is computed exactly at run time, not folded in 
   // 3 · 3002399751580331 = 9007199254740993 (2^53 + 1, which float64 cannot hold), 4 · it exactly.
   expect(Array.from(y!.data as BigInt64Array)).toEqual([9007199254740993n, 12009599006321324n]);
 });
+
+test('a shape value folded past 2^53 is E_BAD_MODEL naming the node; slice bounds of ±INT64_MAX still mean "to the end"', () => {
+  const tiled = buildSymbolicModel({
+    inputs: { x: { dtype: 'float32', dims: [3, 4] } },
+    nodes: [
+      { op: 'Shape', inputs: ['x'], outputs: ['s'] },
+      { op: 'Tile', inputs: ['s', 'r'], outputs: ['t'] },
+      { op: 'Expand', inputs: ['x', 't'], outputs: ['y'] },
+    ],
+    initializers: { r: i64([2 ** 53]) },
+    outputs: ['y'],
+  });
+  expect(() => loadOnnx(tiled)).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('"Tile_1" (Tile): repeats (input 1) holds 9007199254740992') }));
+  const sliced = buildSymbolicModel({
+    inputs: { x: { dtype: 'float32', dims: [3, 4] } },
+    nodes: [{ op: 'Slice', inputs: ['x', 'starts', 'ends'], outputs: ['y'] }],
+    initializers: { starts: i64([1]), ends: Tensor.from('int64', [1], [9223372036854775807n]) },
+    outputs: ['y'],
+  });
+  const [y] = interpret(loadOnnx(sliced), [Tensor.from('float32', [3, 4], Array.from({ length: 12 }, (_, i) => i))]);
+  expect(y!.shape).toEqual([2, 4]);
+});
+
+test('a folded list holding INT64_MAX (a "to the end" bound) is stored exactly when it becomes a tensor', () => {
+  const model = buildSymbolicModel({
+    inputs: { x: { dtype: 'float32', dims: [3, 4] } },
+    nodes: [
+      { op: 'Shape', inputs: ['x'], outputs: ['s'] },
+      { op: 'Concat', inputs: ['s', 'end'], outputs: ['y'], attrs: { axis: 0 } },
+    ],
+    initializers: { end: Tensor.from('int64', [1], [9223372036854775807n]) },
+    outputs: ['y'],
+  });
+  const [y] = interpret(loadOnnx(model), [new Tensor('float32', [3, 4])]);
+  expect(Array.from(y!.data as BigInt64Array)).toEqual([3n, 4n, 9223372036854775807n]);
+});

@@ -28,9 +28,24 @@ function axesOf(ctx: OnnxContext, axes: readonly number[], rank: number, what = 
 
 /** Input `i` as dims (static or symbolic), unsupported when it is data-dependent. */
 function knownDims(ctx: OnnxContext, i: number, what: string): readonly Dim[] {
+  return exactDims(ctx, knownBounds(ctx, i, what), i, what);
+}
+
+/** knownDims() for slice bounds, which may be ±INT64_MAX ("to the end"): clamped, never sizes. */
+function knownBounds(ctx: OnnxContext, i: number, what: string): readonly Dim[] {
   const k = ctx.known(i);
   if (k === null) return ctx.unsupported(`${what} (input ${i}) depends on tensor data, not only on shapes; it cannot be compiled`);
   return k.dims;
+}
+
+/**
+ * `dims` when every static one is an exact integer: a shape value past 2^53 (folded from
+ * int64 arithmetic or a product of dims) is no size any tensor can have, and would round.
+ */
+function exactDims(ctx: OnnxContext, dims: readonly Dim[], i: number, what: string): readonly Dim[] {
+  const bad = dims.find((d) => isStatic(d) && !Number.isSafeInteger(d));
+  if (bad !== undefined) ctx.bad(`${what} (input ${i}) holds ${bad}, past the sizes a tensor can have (2^53)`);
+  return dims;
 }
 
 /** A scalar input's single value as a number (constant) or dim (known shape value). */
@@ -38,7 +53,7 @@ function scalarInput(ctx: OnnxContext, i: number, what: string): Dim {
   const k = ctx.known(i);
   if (k !== null) {
     if (k.dims.length !== 1) ctx.bad(`${what} (input ${i}) must hold one value, got ${k.dims.length}`);
-    return k.dims[0]!;
+    return exactDims(ctx, k.dims, i, what)[0]!;
   }
   const c = ctx.constant(i);
   if (c === null) return ctx.unsupported(`${what} (input ${i}) depends on tensor data; it must be a constant`);
@@ -176,8 +191,8 @@ defineOnnxOp('Split', (ctx) => {
 defineOnnxOp('Slice', (ctx) => {
   const x = ctx.input(0);
   const rank = x.tensorType.shape.length;
-  const starts = knownDims(ctx, 1, 'starts');
-  const ends = knownDims(ctx, 2, 'ends');
+  const starts = knownBounds(ctx, 1, 'starts');
+  const ends = knownBounds(ctx, 2, 'ends');
   const axes = ctx.hasInput(3) ? ctx.staticInts(3, 'axes') : starts.map((_, i) => i);
   const steps = ctx.hasInput(4) ? ctx.staticInts(4, 'steps') : starts.map(() => 1);
   if (ends.length !== starts.length || axes.length !== starts.length || steps.length !== starts.length) {
@@ -215,7 +230,10 @@ defineOnnxOp('Gather', (ctx) => {
     const normalized = isStatic(n) ? values.map((v) => (v < 0 ? v + n : v)) : values;
     if (c.rank === 0) return [ctx.emit('aten.select.int', { self: data, dim: a, index: normalized[0]! })];
     if (normalized.every((v) => v >= 0)) {
-      const index = ctx.constantValue(Tensor.from('int64', [normalized.length], normalized), 'indices');
+      // Along a symbolic axis the indices stay as the model wrote them (checked at run time):
+      // as numbers, an int64 index past 2^53 (INT64_MAX, say) would be rounded out of int64.
+      const exact = isStatic(n) || c.dtype !== 'int64' ? Tensor.from('int64', [normalized.length], normalized) : c.reshape([c.size]);
+      const index = ctx.constantValue(exact, 'indices');
       return [ctx.emit('aten.index_select.default', { self: data, dim: a, index })];
     }
   }
