@@ -29,12 +29,13 @@ process.on('message', async ({ reader, seed, from, to, corpus }) => {
     fs.writeSync(progress, `${i}`.padEnd(16), 0);
     const input = makeInput(reader, seeds, new Random(inputSeed(seed, reader, i)));
     let error;
+    let label;
     try {
-      await readInput(reader, input);
+      label = await readInput(reader, input);
     } catch (e) {
       error = e;
     }
-    const { outcome, finding, message } = classify(error);
+    const { outcome, finding, message } = classify(error, label);
     counts[outcome] = (counts[outcome] ?? 0) + 1;
     if (finding !== undefined) process.send({ finding: { index: i, kind: finding, message } });
   }

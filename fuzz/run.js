@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * The fuzzing driver (docs/fuzzing.md). Runs mutated inputs of the four readers in a child
- * process with a heap limit, watched for hangs (an input running over --timeout-ms) and
- * memory (RSS over --max-rss-mb); every outcome must be success or a typed error with a
- * code. Anything else is saved to --findings as `<reader>-<kind>-<hash>` with a note.
+ * The fuzzing driver (docs/fuzzing.md). Runs mutated and generated inputs of the readers
+ * (fuzz/targets.js READERS) in a child process with a heap limit, watched for hangs (an input
+ * running over --timeout-ms) and memory (RSS over --max-rss-mb); every outcome must be success
+ * or a typed error with a code (and, for the differential reader, the same on both backends).
+ * Anything else is saved to --findings as `<reader>-<kind>-<hash>` with a note.
  *
  *   node fuzz/run.js --duration 600            # ten minutes, all readers, a fresh seed
  *   node fuzz/run.js --count 200 --seed 1      # 200 inputs per reader, deterministic
@@ -65,6 +66,22 @@ class Worker {
     this.child = fork(path.join(__dirname, 'child.js'), [this.progressFile], { execArgv: [`--max-old-space-size=${o.heapMb}`], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.child.stderr.on('data', () => {});
     this.served = 0;
+    // Between batches the child may still die (an error escaping an input's promise after the
+    // input was counted, a late allocation) or send a finding: both are kept for the next
+    // batch, and a send to a dead child marks it dead instead of failing the driver.
+    this.stray = [];
+    this.busy = false;
+    this.child.on('message', (m) => {
+      if (!this.busy && m.finding) this.stray.push(m.finding);
+    });
+    this.child.on('exit', (code, signal) => {
+      // An escaped error ends the child on purpose (child.js): its finding says why already.
+      if (!this.busy && !this.closed && !this.stray.some((f) => f.kind === 'escaped')) this.stray.push({ kind: 'crash', message: `child exited between batches (code ${code}, signal ${signal})` });
+      this.dead = true;
+    });
+    this.child.on('error', () => {
+      this.dead = true;
+    });
   }
 
   currentIndex() {
@@ -75,18 +92,22 @@ class Worker {
   /** Runs inputs [from, to) of `reader`; resolves {counts, findings, stopped}: `stopped` is the index of an input that killed the child. */
   run(reader, from, to) {
     this.served += to - from;
+    this.busy = true;
+    this.lastReader = reader;
     return new Promise((resolve) => {
       const findings = [];
       let last = { index: undefined, at: Date.now(), cpu: cpuMs(this.child.pid) };
       const finish = (result) => {
         clearInterval(watch);
-        this.child.removeAllListeners('message');
-        this.child.removeAllListeners('exit');
+        this.child.off('message', onMessage);
+        this.child.off('exit', onExit);
+        this.busy = false;
         resolve({ findings, ...result });
       };
       const stop = (kind, message) => {
         const index = this.currentIndex() ?? from;
-        this.child.removeAllListeners('exit');
+        this.child.off('exit', onExit);
+        this.closed = true;
         this.child.kill('SIGKILL');
         this.dead = true;
         findings.push({ index, kind, message });
@@ -109,24 +130,33 @@ class Worker {
           stop('hang', `input ran over ${this.o.timeoutMs} ms of CPU time (or ${6 * this.o.timeoutMs} ms of wall time)`);
         }
       }, 100);
-      this.child.on('message', (m) => {
+      const onMessage = (m) => {
         if (m.finding) {
           if (m.finding.index === undefined) m.finding.index = this.currentIndex() ?? from;
           findings.push(m.finding);
         } else if (m.done !== undefined) finish({ counts: m.counts, completed: to - from });
-      });
-      this.child.on('exit', (code, signal) => {
+      };
+      const onExit = (code, signal) => {
         this.dead = true;
         const index = this.currentIndex() ?? from;
         findings.push({ index, kind: 'crash', message: `child exited (code ${code}, signal ${signal})` });
         finish({ counts: { crash: 1 }, stopped: index, completed: index - from });
-      });
+      };
+      this.child.on('message', onMessage);
+      this.child.on('exit', onExit);
       fs.writeFileSync(this.progressFile, ''.padEnd(16));
       this.child.send({ reader, seed: this.o.seed, from, to, corpus: this.o.corpus });
     });
   }
 
+  /** Findings the child sent, or its death, between batches; `index` is the last input it ran (where they came from). */
+  takeStray() {
+    const index = this.currentIndex();
+    return this.stray.splice(0).map((f) => ({ ...f, index: f.index ?? index }));
+  }
+
   close() {
+    this.closed = true;
     if (!this.dead) this.child.kill('SIGKILL');
   }
 }
@@ -151,17 +181,35 @@ function saveFinding(o, reader, corpus, f, seen) {
   return file;
 }
 
+/**
+ * The findings a summary lists: every saved one, and the first ten others of each reader and
+ * kind; `findingCounts` counts them all ({reader: {kind: n}}). An open finding hit thousands of
+ * times would otherwise make one summary line megabytes long.
+ */
+function listedFindings(all) {
+  const findingCounts = {};
+  const findings = all.filter((f) => {
+    const counts = (findingCounts[f.reader] ??= {});
+    counts[f.kind] = (counts[f.kind] ?? 0) + 1;
+    return f.file !== undefined || counts[f.kind] <= 10;
+  });
+  return { findings, findingCounts };
+}
+
 async function replay(o) {
   const bytes = new Uint8Array(fs.readFileSync(o.replay));
   let error;
+  let label;
   const t0 = Date.now();
   try {
-    await targets.readInput(o.reader, bytes);
+    label = await targets.readInput(o.reader, bytes);
   } catch (e) {
     error = e;
   }
-  const c = targets.classify(error);
-  process.stdout.write(`${o.reader} ${o.replay}: ${c.outcome} in ${Date.now() - t0} ms\n${error ? (error.stack ?? error) : ''}\n`);
+  const c = targets.classify(error, label);
+  process.stdout.write(`${o.reader} ${o.replay}: ${c.outcome} in ${Date.now() - t0} ms\n${c.message ?? (error ? (error.stack ?? error) : '')}\n`);
+  // The compile worker thread may keep the process alive for a while: the replay is done.
+  process.exit(0);
 }
 
 async function main() {
@@ -185,12 +233,26 @@ async function main() {
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => (stopping = true));
   const pending = () => (stopping ? [] : readers).filter((r) => (o.count > 0 ? stats[r].next < o.start + o.count : true));
+  const record = (reader, f) => {
+    const file = saveFinding(o, reader, corpora.get(reader), f, seen);
+    findings.push({ reader, index: f.index, kind: f.kind, file, message: String(f.message).split('\n')[0] });
+  };
+  // What a child did between batches counts for the reader of its last batch (an outcome more, not an input).
+  const collectStray = (w) => {
+    if (w === undefined || w.lastReader === undefined) return;
+    for (const f of w.takeStray()) {
+      const outcomes = stats[w.lastReader].outcomes;
+      outcomes[f.kind] = (outcomes[f.kind] ?? 0) + 1;
+      record(w.lastReader, f);
+    }
+  };
   try {
     while (pending().length > 0 && Date.now() < deadline) {
       for (const reader of pending()) {
         if (Date.now() >= deadline || stopping) break;
         const s = stats[reader];
         const end = o.count > 0 ? Math.min(o.start + o.count, s.next + s.batch) : s.next + s.batch;
+        collectStray(worker);
         if (worker === undefined || worker.dead || worker.served >= o.restartEvery) {
           worker?.close();
           worker = new Worker({ ...o, corpus: o.corpus });
@@ -212,15 +274,13 @@ async function main() {
         s.ms += ms;
         s.inputs += result.completed + (result.stopped === undefined ? 0 : 1);
         for (const [k, v] of Object.entries(result.counts)) s.outcomes[k] = (s.outcomes[k] ?? 0) + v;
-        for (const f of result.findings) {
-          const file = saveFinding(o, reader, corpora.get(reader), f, seen);
-          findings.push({ reader, index: f.index, kind: f.kind, file, message: String(f.message).split('\n')[0] });
-        }
+        for (const f of result.findings) record(reader, f);
         s.next = result.stopped === undefined ? end : result.stopped + 1;
         // About two seconds per batch, so the readers share the time.
         if (o.duration > 0 && result.stopped === undefined) s.batch = Math.max(10, Math.min(20000, Math.round((result.completed / Math.max(ms, 1)) * 2000)));
       }
     }
+    collectStray(worker);
   } finally {
     worker?.close();
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -231,15 +291,15 @@ async function main() {
     seconds: Math.round((Date.now() - started) / 1000),
     total: readers.reduce((n, r) => n + stats[r].inputs, 0),
     readers: Object.fromEntries(readers.map((r) => [r, { inputs: stats[r].inputs, next: stats[r].next, perSecond: Math.round((stats[r].inputs / Math.max(1, stats[r].ms)) * 1000), outcomes: stats[r].outcomes }])),
-    findings,
+    ...listedFindings(findings),
   };
   if (o.log) fs.appendFileSync(o.log, `${JSON.stringify({ date: new Date().toISOString(), ...summary })}\n`);
   if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else {
     process.stdout.write(`seed ${summary.seed}, ${summary.total} inputs in ${summary.seconds} s\n`);
     for (const [r, s] of Object.entries(summary.readers)) process.stdout.write(`  ${r}: ${s.inputs} inputs (${s.perSecond}/s) ${JSON.stringify(s.outcomes)}\n`);
-    process.stdout.write(`findings: ${findings.length}\n`);
-    for (const f of findings) process.stdout.write(`  ${f.reader} #${f.index} ${f.kind}: ${f.message}${f.file ? ` -> ${f.file}` : ''}\n`);
+    process.stdout.write(`findings: ${findings.length} ${JSON.stringify(summary.findingCounts)}\n`);
+    for (const f of summary.findings) process.stdout.write(`  ${f.reader} #${f.index} ${f.kind}: ${f.message}${f.file ? ` -> ${f.file}` : ''}\n`);
   }
   process.exitCode = findings.length > 0 ? 1 : 0;
 }
