@@ -13,10 +13,9 @@
  * except products, which go through Math.imul.
  */
 import { InvalidArgumentError } from '../errors';
-import { isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
+import { dtypeInfo, isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { BroadcastCursor, broadcastIndex, broadcastShapes, CHUNK_ELEMENTS, fromNumbers, readNumbers, readNumberView, writeNumbers, type NumberView } from './access';
-import { dtypeInfo } from '../ir/dtype';
 import { complexAdd, complexDiv, complexMul, complexPow, complexPowScalar, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
 import { full } from './shape';
 import { floorDivInt64, int64AsFloat, int64Of, int64Values, powInt32, powInt64, remainderInt64 } from './int64';
