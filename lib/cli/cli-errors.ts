@@ -16,6 +16,8 @@ const VOCABULARY: ReadonlyArray<[RegExp, string]> = [
   [/settings\.inputs(: )?/g, '--shape$1'],
   [/torchExecutedOps/g, '--torch-executed-ops'],
   [/minBlockSize/g, '--min-block-size'],
+  [/the default maxProgramBytes/g, 'the default --max-program-bytes'],
+  [/maxProgramBytes/g, '--max-program-bytes'],
   [/requireFullCompilation is set/g, '--require-full-compilation is given'],
   [/requireFullCompilation/g, '--require-full-compilation'],
   [/\bbackend "tensorrt" was asked for/g, '--backend tensorrt was given'],

@@ -33,6 +33,7 @@ function modelOptions(cmd: Command): Command {
     .option('--min-block-size <n>', 'smallest engine segment worth building (default 5)')
     .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of engine segments (run them in fallback segments)')
     .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot be converted')
+    .option('--max-program-bytes <n>', 'most bytes of tensors a run may hold at once, planned at compile (default: the memory of the GPU or machine they live on)')
     .option('-q, --quiet', 'no progress on stderr')
     .option('--progress', "engine build phases (the backend's own, e.g. TensorRT's, with step/steps) on stderr also when it is not a terminal");
 }

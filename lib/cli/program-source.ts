@@ -22,6 +22,7 @@ export interface ModelOptions {
   minBlockSize?: string;
   torchExecutedOps?: string;
   requireFullCompilation?: boolean;
+  maxProgramBytes?: string;
   quiet?: boolean;
   progress?: boolean;
 }
@@ -31,6 +32,7 @@ const COMPILE_FLAGS: ReadonlyArray<[keyof ModelOptions, string]> = [
   ['minBlockSize', '--min-block-size'],
   ['torchExecutedOps', '--torch-executed-ops'],
   ['requireFullCompilation', '--require-full-compilation'],
+  ['maxProgramBytes', '--max-program-bytes'],
 ];
 
 /** A `.trtp` path is a program file; anything else is a model. */
@@ -78,6 +80,7 @@ export function compileSettings(options: ModelOptions, specs: ReadonlyMap<string
     settings.torchExecutedOps = ops;
   }
   if (options.requireFullCompilation) settings.requireFullCompilation = true;
+  if (options.maxProgramBytes !== undefined) settings.maxProgramBytes = parseInteger('--max-program-bytes', options.maxProgramBytes, 1);
   if (specs.size > 0) settings.inputs = Object.fromEntries(specs);
   return settings;
 }

@@ -139,8 +139,12 @@ export function checkMaxProgramBytes(value: unknown, where: string): number | un
   return value;
 }
 
-const MIB = 2 ** 20;
-const mib = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
+/** Bytes for a message: bytes, KiB, MiB or GiB, whichever reads best. */
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const [unit, scale] = bytes < 2 ** 20 ? ['KiB', 2 ** 10] : bytes < 2 ** 30 ? ['MiB', 2 ** 20] : ['GiB', 2 ** 30];
+  return `${(bytes / scale).toFixed(1)} ${unit}`;
+}
 
 /**
  * Refuses a plan over the budget.
@@ -151,10 +155,10 @@ const mib = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
 export function checkMemoryPlan(plan: MemoryPlan, maxProgramBytes: number, explicit: boolean): void {
   if (plan.peakBytes <= maxProgramBytes) return;
   const where = plan.peakNode === null ? 'with its inputs and constants alone' : `at node ${plan.peakNode}`;
-  const largest = plan.largestAtPeak.map((t) => `%${t.value} ${t.dtype}[${t.shape.join(', ')}] (${mib(t.bytes)})`).join(', ');
+  const largest = plan.largestAtPeak.map((t) => `%${t.value} ${t.dtype}[${t.shape.join(', ')}] (${sizeText(t.bytes)})`).join(', ');
   const budget = explicit ? 'maxProgramBytes' : 'the default maxProgramBytes (the memory of the machine or device)';
   throw new ResourceLimitError(
-    `the program would hold ${mib(plan.peakBytes)} of tensors at once ${where} (${mib(plan.constantBytes)} of them constants), more than ${budget}: ${mib(maxProgramBytes)}; largest live tensors: ${largest}. Compile with smaller input shapes or ranges, or raise maxProgramBytes`,
+    `the program would hold ${sizeText(plan.peakBytes)} of tensors at once ${where} (${sizeText(plan.constantBytes)} of them constants), more than ${budget}: ${sizeText(maxProgramBytes)}; largest live tensors: ${largest}. Compile with smaller input shapes or ranges, or raise maxProgramBytes`,
     {
       details: {
         plannedBytes: plan.peakBytes,

@@ -297,3 +297,21 @@ describe('progress', () => {
     expect(quiet.stderr).toBe('');
   });
 });
+
+describe('--max-program-bytes', () => {
+  test('refuses at compile a program whose tensors exceed it, in CLI words, exit 1; a budget that fits compiles', () => {
+    const refused = cli(['compile', MLP_ONNX, '--shape', 'input0=8x32', '--backend', 'reference', '--max-program-bytes', '100', '-o', path.join(tmp, 'never.trtp'), '-q']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/\[E_RESOURCE_LIMIT\] the program would hold [\d.]+ KiB of tensors at once at node \S+ .*more than --max-program-bytes: 100 bytes/);
+    expect(refused.stderr).toContain('raise --max-program-bytes');
+    expect(fs.existsSync(path.join(tmp, 'never.trtp'))).toBe(false);
+    const fits = cli(['compile', MLP_ONNX, '--shape', 'input0=8x32', '--backend', 'reference', '--max-program-bytes', '1000000', '-o', path.join(tmp, 'fits.trtp'), '-q']);
+    expect(fits.status).toBe(0);
+  });
+
+  test('is a usage error when not an integer', () => {
+    const bad = cli(['compile', MLP_ONNX, '--shape', 'input0=8x32', '--max-program-bytes', '1e9', '-o', path.join(tmp, 'x.trtp')]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--max-program-bytes 1e9: expected an integer >= 1');
+  });
+});
