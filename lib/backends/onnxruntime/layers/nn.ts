@@ -196,8 +196,19 @@ export const reduce: Lowering<'reduce'> = (p, c) => {
     const quotient = g.op('Div', [sum, g.op('Where', [zero, g.int64([1], []), count])]);
     return [g.cast(quotient, 'int64', dtype)];
   }
+  const shape = c.inputShape(0);
+  const extent = axes.reduce((n, a) => n * (shape[a < 0 ? a + shape.length : a] ?? -1), 1);
+  if ((p.op === 'sum' || p.op === 'avg') && (dtype === 'float32' || dtype === 'float16') && extent > LONG_SUM) {
+    // onnxruntime sums float32 in float32: past 2^24 terms a partial sum stops growing (2^28
+    // fours sum to 2^29, not 2^30). A long sum is taken in float64, as the reference backend
+    // takes every one; short ones (and run-time sized ones) keep the fast float32 kernel.
+    return [g.cast(g.op(REDUCE[p.op], [g.cast(x, dtype, 'float64'), g.int64(axes)], attrs), 'float64', dtype)];
+  }
   return [computeIn(c, [x], dtype, 'numeric', (ins) => g.op(REDUCE[p.op], [ins[0]!, g.int64(axes)], attrs))];
 };
+
+/** Terms of a float sum past which onnxruntime's float32 accumulation can lose whole terms (2^24: float32's exact integers). */
+const LONG_SUM = 2 ** 24;
 
 /** ISoftMaxLayer along one axis (ONNX Softmax from opset 13 takes one axis too). */
 export const softmax: Lowering<'softmax'> = (p, c) => [computeIn(c, [c.input(0)], c.inputDType(0), 'float', (ins) => c.g.op('Softmax', ins, { axis: p.axis }))];
