@@ -28,18 +28,9 @@ const diff = require('./differential-backends-lib');
 const root = path.join(__dirname, '..');
 const dist = (p) => require(path.join(root, 'dist', p));
 
-function option(args, name, fallback) {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : fallback;
-}
-
 /** The folder of unpacked node-test cases of ONNX `version`, or null when the set is absent. */
 function nodeTestsDir(version) {
-  if (process.env.ONNX_NODE_TESTS_DIR === undefined) {
-    const found = [path.join(root, '..', 'shared', 'third_party', `onnx-${version}`), path.join(root, 'shared', 'third_party', `onnx-${version}`)].find((d) => fs.existsSync(d));
-    if (found !== undefined) process.env.ONNX_NODE_TESTS_DIR = found;
-  }
-  const tarball = conformance.findSuite(root);
+  const tarball = conformance.findSuite(root, version);
   return tarball === null ? null : conformance.unpackSuite(tarball);
 }
 
@@ -52,17 +43,17 @@ function progress(done, total, name, started) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const version = option(args, '--set', '1.16.2');
+  const version = conformance.option(args, '--set', '1.16.2');
   if (!/^\d+\.\d+\.\d+$/.test(version)) {
     process.stderr.write(`--set takes an ONNX version such as 1.23.0, got ${JSON.stringify(version)}\n`);
     process.exit(2);
   }
-  const timeoutMs = 1000 * Number(option(args, '--timeout', String(diff.DEFAULT_TIMEOUT_MS / 1000)));
+  const timeoutMs = 1000 * Number(conformance.option(args, '--timeout', String(diff.DEFAULT_TIMEOUT_MS / 1000)));
   if (!(timeoutMs > 0)) {
     process.stderr.write('--timeout takes a number of seconds greater than 0\n');
     process.exit(2);
   }
-  const filter = new RegExp(option(args, '--filter', ''));
+  const filter = new RegExp(conformance.option(args, '--filter', ''));
   const api = {
     onnx: require('onnx-proto').onnx,
     compile: dist('index.js').compile,
@@ -132,7 +123,7 @@ async function main() {
     .join(', ');
   process.stdout.write(`largest float difference of agreeing outputs, as a share of its tolerance: ${closeness || 'none'}\n`);
   process.stdout.write(`${seconds} s\n`);
-  const json = option(args, '--json', undefined);
+  const json = conformance.option(args, '--json', undefined);
   if (json !== undefined) fs.writeFileSync(json, JSON.stringify({ set: version, tolerance: diff.VALUE_TOLERANCE, summary, closeness: stats, seconds: Number(seconds), results }, null, 1));
   const disagreements = results.filter((r) => r.verdict === 'disagreement').length;
   const inconclusive = results.filter((r) => r.verdict === 'inconclusive').length;

@@ -18,20 +18,11 @@ const lib = require('./onnx-conformance-lib');
 const root = path.join(__dirname, '..');
 const dist = (p) => require(path.join(root, 'dist', p));
 
-function option(args, name, fallback) {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : fallback;
-}
-
 async function main() {
   const args = process.argv.slice(2);
-  const version = option(args, '--set', '1.16.2');
-  const backend = option(args, '--backend', 'reference');
-  if (process.env.ONNX_NODE_TESTS_DIR === undefined) {
-    const found = [path.join(root, '..', 'shared', 'third_party', `onnx-${version}`), path.join(root, 'shared', 'third_party', `onnx-${version}`)].find((d) => fs.existsSync(d));
-    if (found !== undefined) process.env.ONNX_NODE_TESTS_DIR = found;
-  }
-  const tarball = lib.findSuite(root);
+  const version = lib.option(args, '--set', '1.16.2');
+  const backend = lib.option(args, '--backend', 'reference');
+  const tarball = lib.findSuite(root, version);
   if (tarball === null) {
     process.stderr.write(`ONNX ${version} node tests not found; nothing to do\n`);
     process.exit(2);
@@ -87,7 +78,7 @@ async function main() {
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
   for (const r of results.filter((x) => x.status !== 'pass' && x.status !== 'pass-with-fallback')) process.stdout.write(`${r.status}\t${r.name}\t${r.reason}\n`);
   process.stdout.write(`ONNX ${version}, backend ${backend}: of ${results.length} cases that pass through the interpreter: ${JSON.stringify(counts)}\n`);
-  const json = option(args, '--json', undefined);
+  const json = lib.option(args, '--json', undefined);
   if (json !== undefined) fs.writeFileSync(json, JSON.stringify(results, null, 1));
 }
 

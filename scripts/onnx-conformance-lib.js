@@ -44,15 +44,23 @@ const DISPUTED = {
 };
 
 /**
- * The packed suite: $ONNX_NODE_TESTS_DIR (a folder holding node-tests.tar.xz, for a checkout
- * elsewhere, e.g. a git worktree), else ../shared/... or shared/... relative to the
+ * The packed suite of ONNX `version` (default 1.16.2): $ONNX_NODE_TESTS_DIR (a folder holding
+ * node-tests.tar.xz, for a checkout elsewhere, e.g. a git worktree), else
+ * ../shared/third_party/onnx-VERSION or shared/third_party/onnx-VERSION relative to the
  * repository root; null when none is there.
  */
-function findSuite(repoRoot) {
-  const dirs = [path.resolve(repoRoot, SUITE_DIR), path.resolve(repoRoot, SUITE_DIR.replace(/^\.\.[\\/]/, ''))];
+function findSuite(repoRoot, version = '1.16.2') {
+  const dir = path.join('third_party', `onnx-${version}`);
+  const dirs = [path.resolve(repoRoot, '..', 'shared', dir), path.resolve(repoRoot, 'shared', dir)];
   if (process.env.ONNX_NODE_TESTS_DIR) dirs.unshift(path.resolve(process.env.ONNX_NODE_TESTS_DIR));
   const found = dirs.map((d) => path.join(d, TARBALL)).find((t) => fs.existsSync(t));
   return found ?? null;
+}
+
+/** The value after flag `name` in `args`, or `fallback` (the scripts' one flag form: --name value). */
+function option(args, name, fallback) {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : fallback;
 }
 
 /**
@@ -267,4 +275,4 @@ function summarize(results) {
   return { total: results.length, typed, pass: byStatus.pass ?? 0, wrong: byStatus.wrong ?? 0, byStatus, byCategory };
 }
 
-module.exports = { ATOL, BOUND_PASS, RTOL, SUITE_DIR, TRAINING_OPS, compareTensor, findSuite, listCases, readTensors, runCase, summarize, unpackSuite };
+module.exports = { ATOL, BOUND_PASS, RTOL, SUITE_DIR, TRAINING_OPS, compareTensor, findSuite, listCases, option, readTensors, runCase, summarize, unpackSuite };

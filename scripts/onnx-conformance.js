@@ -110,13 +110,9 @@ function main() {
     process.stderr.write(`--set takes an ONNX version such as 1.23.0, got ${JSON.stringify(version)}\n`);
     process.exit(2);
   }
-  if (setAt >= 0 && process.env.ONNX_NODE_TESTS_DIR === undefined) {
-    const found = [path.join(root, '..', 'shared', 'third_party', `onnx-${version}`), path.join(root, 'shared', 'third_party', `onnx-${version}`)].find((d) => fs.existsSync(d));
-    if (found !== undefined) process.env.ONNX_NODE_TESTS_DIR = found;
-  }
-  const tarball = lib.findSuite(root);
+  const tarball = lib.findSuite(root, version);
   if (tarball === null) {
-    process.stderr.write(`ONNX node tests not found at ${path.resolve(root, lib.SUITE_DIR)}; nothing to do\n`);
+    process.stderr.write(`ONNX ${version} node tests not found (../shared/third_party/onnx-${version}, or $ONNX_NODE_TESTS_DIR); nothing to do\n`);
     process.exit(2);
   }
   const casesDir = lib.unpackSuite(tarball);
