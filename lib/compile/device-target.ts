@@ -125,6 +125,8 @@ export function engineDeviceRecord(
 /**
  * {@link engineDeviceRecord} for compile(): asks the driver for the device list only when the
  * backend needs a GPU, and logs when a device setting does not apply (reference backend).
+ * Also gives the target GPU's total memory (the default program memory budget; undefined on
+ * the CPU), from the same query.
  *
  * @throws {NoDeviceError} `E_NO_DEVICE`: a GPU backend, but the driver lists no device.
  */
@@ -132,16 +134,17 @@ export async function engineDeviceForBackend(
   setting: ResolvedDeviceSetting,
   backend: RecordedBackend,
   log: Logger,
-): Promise<EngineDevice> {
+): Promise<{ device: EngineDevice; memoryBytes: number | undefined }> {
   if (backend.residency === 'host') {
     if (setting.gpuId !== undefined || setting.type !== 'gpu') {
       log('info', `the ${backend.name} backend runs on the CPU: settings.device does not apply, and the engines record that they need no GPU`);
     }
-    return engineDeviceRecord(setting, backend, []);
+    return { device: engineDeviceRecord(setting, backend, []), memoryBytes: undefined };
   }
   const probe = await probeDevices();
   if (probe.devices.length === 0) {
     throw new NoDeviceError(`the ${backend.name} backend needs a CUDA device, but none is usable here: ${probe.error?.message ?? 'no device'}`);
   }
-  return engineDeviceRecord(setting, backend, probe.devices, currentDevice());
+  const device = engineDeviceRecord(setting, backend, probe.devices, currentDevice());
+  return { device, memoryBytes: probe.devices.find((d) => d.ordinal === device.gpuId)?.totalMemoryBytes };
 }

@@ -21,8 +21,6 @@ import { formatPartitionReport } from '../partitioning/report-format';
 import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
 import { engineDeviceForBackend } from './device-target';
 import { checkMemoryPlan, defaultMaxProgramBytes, planMemory } from './memory-plan';
-import { probeDevices } from '../devices';
-import type { EngineDevice } from '../engine/device-selection';
 import { applySymbolRanges, isDynamicPlan, planInputShapes, segmentProfiles } from './input-shapes';
 import { partitionDynamic } from '../legalization';
 import { describePhase, type CompileStage, type CompileProgressEvent, type ProgressExtra } from './progress';
@@ -102,8 +100,8 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
   const resolution = await chooseBackend(resolved, log);
   const backend = resolution.backend;
   const backendName = backend.name;
-  const device = await engineDeviceForBackend(resolved.device, backend, log);
-  await checkProgramMemory(graph, resolved, device, log);
+  const { device, memoryBytes } = await engineDeviceForBackend(resolved.device, backend, log);
+  checkProgramMemory(graph, resolved, memoryBytes, log);
   progress('partitioning', 'start', `partitioning into engine segments (${backendName}) and fallback segments`);
   // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
   const dynamic = isDynamicPlan(shapes);
@@ -162,13 +160,9 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
  * (./memory-plan.ts): the caller's maxProgramBytes, or the memory of the device the tensors
  * live on.
  */
-async function checkProgramMemory(graph: Graph, resolved: ResolvedSettings, device: EngineDevice, log: Logger): Promise<void> {
+function checkProgramMemory(graph: Graph, resolved: ResolvedSettings, deviceMemoryBytes: number | undefined, log: Logger): void {
   const plan = planMemory(graph);
-  let budget = resolved.maxProgramBytes;
-  if (budget === undefined) {
-    const gpu = device.gpuId === null ? undefined : (await probeDevices()).devices.find((d) => d.ordinal === device.gpuId);
-    budget = defaultMaxProgramBytes(gpu?.totalMemoryBytes);
-  }
+  const budget = resolved.maxProgramBytes ?? defaultMaxProgramBytes(deviceMemoryBytes);
   log('debug', `memory plan: ${plan.peakBytes} bytes of tensors at the peak (${plan.constantBytes} of constants), budget ${budget}`);
   if (plan.unbounded.length > 0) log('debug', `memory plan: ${plan.unbounded.length} value(s) have a dim without an upper bound and are not counted (${plan.unbounded.slice(0, 3).join(', ')})`);
   checkMemoryPlan(plan, budget, resolved.maxProgramBytes !== undefined);
