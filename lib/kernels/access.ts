@@ -133,9 +133,23 @@ export class BroadcastCursor {
 
   /** Fills `into[0..count)` with the source indices of the next `count` output elements. */
   next(count: number, into: Int32Array): void {
+    const last = this.outShape.length - 1;
+    if (last < 0) {
+      into.fill(0, 0, count); // a 0-d output has the one element 0
+      return;
+    }
+    // Along the last axis inline; stepIndex only where a row ends (as boxOffsets does).
+    const counter = this.counter;
+    const rowEnd = this.outShape[last]! - 1;
+    const step = this.strides[last]!;
     for (let j = 0; j < count; j++) {
       into[j] = this.offset;
-      this.offset += stepIndex(this.counter, this.outShape, this.strides);
+      if (counter[last]! < rowEnd) {
+        counter[last]!++;
+        this.offset += step;
+      } else {
+        this.offset += stepIndex(counter, this.outShape, this.strides);
+      }
     }
   }
 }
