@@ -36,13 +36,15 @@ export interface NativePlan {
    * One replay of the captured graph with its copies, enqueued on the calling thread: each
    * input pair's source copied into the plan's buffer, the replay, then each output pair's plan
    * buffer copied into the destination (null: a fresh allocation, in stream order). Resolves
-   * with the destinations once the device is done.
+   * with the destinations once the device is done; given `status` (a buffer of the plan), its
+   * first uint32, read after the output copies, is the array's `status` property.
    */
   execute(
     inputs: ReadonlyArray<readonly [NativeDeviceBuffer, NativeDeviceBuffer]>,
     outputs: ReadonlyArray<readonly [NativeDeviceBuffer, NativeDeviceBuffer | null]>,
     pollMicros?: number,
-  ): Promise<NativeDeviceBuffer[]>;
+    status?: NativeDeviceBuffer,
+  ): Promise<NativeDeviceBuffer[] & { status?: number }>;
   dispose(): void;
 }
 

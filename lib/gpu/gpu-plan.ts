@@ -34,6 +34,14 @@ export interface PlanRunOptions {
   pollMicros?: number;
 }
 
+/** What {@link GpuPlan.execute} resolves with. */
+export interface PlanExecution {
+  /** The destinations, in the order of the outputs asked for. */
+  readonly outputs: DeviceTensor[];
+  /** The status word read after the run (0: no kernel reported bad data, or no status buffer given). */
+  readonly status: number;
+}
+
 export interface PlanCreateOptions {
   /**
    * The most milliseconds preparing may spend timing GEMM candidates (`tune` > 1); once spent, the
@@ -157,18 +165,26 @@ export class GpuPlan {
    * new DeviceTensor of the plan buffer's dtype and shape, allocated in stream order. Resolves
    * with the destinations in order. Calls may follow one another without awaiting: the plan's
    * stream orders each call's input copies after the last call's output copies.
+   *
+   * `status`: a buffer of the plan whose first uint32 the plan's kernels set when they meet bad
+   * data (see lib/backends/cuda/plan/run-checks.ts); it is read back after the output copies, in
+   * the same wait, as the result's `status` (0 without one).
    */
   async execute(
     inputs: ReadonlyArray<readonly [DeviceTensor, DeviceTensor]>,
     outputs: ReadonlyArray<readonly [DeviceTensor, DeviceTensor | null]>,
-    options: PlanRunOptions = {},
-  ): Promise<DeviceTensor[]> {
+    options: PlanRunOptions & { status?: DeviceTensor } = {},
+  ): Promise<PlanExecution> {
     const buffers = await this.native.execute(
       inputs.map(([ours, source]) => [ours.buffer, source.buffer] as const),
       outputs.map(([ours, destination]) => [ours.buffer, destination?.buffer ?? null] as const),
       inlinePollMicros({ ...options, completion: 'auto' }),
+      options.status?.buffer,
     );
-    return outputs.map(([ours, destination], i) => destination ?? DeviceTensor.adopt(buffers[i]!, ours.dtype, ours.shape));
+    return {
+      outputs: outputs.map(([ours, destination], i) => destination ?? DeviceTensor.adopt(buffers[i]!, ours.dtype, ours.shape)),
+      status: buffers.status ?? 0,
+    };
   }
 
   dispose(): void {

@@ -14,7 +14,7 @@ export { compileModule, loadModule, GpuModule } from './module';
 export type { CompileModuleOptions } from './module';
 export { currentDevice, setCurrentDevice } from './current-device';
 export { GpuPlan } from './gpu-plan';
-export type { PlanRunOptions } from './gpu-plan';
+export type { PlanExecution, PlanRunOptions } from './gpu-plan';
 export { convOutputShape, encodePlan, packKernelArgs, PLAN_FORMAT_VERSION } from './plan';
 export type { BufferSlice, ConvStep, CopyStep, Dim3, GemmStep, KernelArg, LaunchStep, MemsetStep, PlanSpec, PlanStep, ScalarType } from './plan';
 export { compileWithCache, defaultCacheDir, kernelCacheKey } from './kernel-cache';

@@ -270,6 +270,26 @@ void FreePinned(Device& device, void* ptr) {
   if (ptr != nullptr && MakeCurrent(device, &ignored)) device.api->cuMemFreeHost(ptr);
 }
 
+bool BorrowStatusWord(Device& device, uint32_t** out, NativeError* error) {
+  std::lock_guard<std::mutex> lock(device.stagingMutex);
+  if (device.statusWords.empty()) {
+    void* block = nullptr;
+    if (!AllocatePinned(device, kStatusWordsPerBlock * sizeof(uint32_t), &block, error)) return false;
+    auto* words = static_cast<uint32_t*>(block);
+    for (size_t i = 0; i < kStatusWordsPerBlock; ++i) device.statusWords.push_back(words + i);
+  }
+  *out = device.statusWords.back();
+  device.statusWords.pop_back();
+  **out = 0;
+  return true;
+}
+
+void ReturnStatusWord(Device& device, uint32_t* word) {
+  if (word == nullptr) return;
+  std::lock_guard<std::mutex> lock(device.stagingMutex);
+  device.statusWords.push_back(word);
+}
+
 namespace {
 
 // Two pinned chunks borrowed from the device's free list for one copy.

@@ -35,6 +35,7 @@ struct Device {
   const RuntimeApi* api = nullptr;
   std::mutex stagingMutex;
   std::vector<StagingChunk> staging;  // free chunks of kStagingChunkBytes
+  std::vector<uint32_t*> statusWords;  // free pinned words (under stagingMutex), see BorrowStatusWord
 };
 
 constexpr size_t kStagingChunkBytes = size_t(16) << 20;
@@ -69,6 +70,14 @@ bool AllocateOnStream(Device& device, size_t bytes, CUstream stream, CUdeviceptr
 
 bool AllocatePinned(Device& device, size_t bytes, void** out, NativeError* error);
 void FreePinned(Device& device, void* ptr);
+
+// A pinned 4-byte word a run copies its plan's status into (cuMemcpyDtoHAsync into pageable
+// memory would wait for the device on the calling thread). Words come from pinned blocks of
+// kStatusWordsPerBlock, allocated when the free list is empty and never freed (a device's
+// blocks stay as many as the most runs ever in flight at once needed).
+bool BorrowStatusWord(Device& device, uint32_t** out, NativeError* error);
+void ReturnStatusWord(Device& device, uint32_t* word);
+constexpr size_t kStatusWordsPerBlock = 1024;
 
 // Copies and waits. `pinned` says the host range is page-locked (copied directly); otherwise it
 // is staged through pinned chunks, double-buffered so memcpy and DMA overlap.

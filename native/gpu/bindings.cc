@@ -744,6 +744,7 @@ class ExecuteCompletion : public PlanCompletion {
     for (Output& out : outputs) {
       if (out.fresh != 0) cuda::Free(*device_, out.fresh);
     }
+    cuda::ReturnStatusWord(*device_, status);
   }
   struct Output {
     cuda::CUdeviceptr fresh = 0;  // allocated for this run; 0 once handed to JS
@@ -751,6 +752,8 @@ class ExecuteCompletion : public PlanCompletion {
     Napi::ObjectReference given;  // the caller's DeviceBuffer, when it gave one
   };
   std::vector<Output> outputs;
+  // Where the plan's status word is copied after the replay (pinned; null: the call gave none).
+  uint32_t* status = nullptr;
 
   void Abandon() override {
     PlanCompletion::Abandon();
@@ -768,6 +771,7 @@ class ExecuteCompletion : public PlanCompletion {
         array[i] = out.given.Value();
       }
     }
+    if (status != nullptr) array.Set("status", Napi::Number::New(env, double(*status)));
     return array;
   }
 
@@ -782,6 +786,9 @@ class ExecuteCompletion : public PlanCompletion {
 //     byte length, same device);
 //   outputs: [[planBuffer, destination | null], ...]: after the replay each plan buffer is copied
 //     into the destination, or into a fresh allocation from the pool (in stream order: no wait);
+//   status (optional): a plan buffer of at least 4 bytes whose first word is copied to the host
+//     after the output copies: the resolved array's `status` property (the plan's kernels
+//     report bad data there, an index out of range; the plan zeroes it first);
 // resolves with the destinations in order. Stream order makes back-to-back calls safe without
 // waiting in between: the next call's input copies queue behind this call's replay and output
 // copies. Every buffer is held busy until the Promise settles.
@@ -795,6 +802,12 @@ Napi::Value PlanObject::ExecuteMethod(const Napi::CallbackInfo& info) {
   int pollMicros = info.Length() > 2 && !info[2].IsUndefined() ? int(Integer(info, 2, "pollMicros", 0)) : 0;
   if (pollMicros > 1000) ThrowInvalid(env, "pollMicros must be at most 1000");
   cuda::Device* device = plan->device();
+  DeviceBuffer* statusBuffer = nullptr;
+  if (info.Length() > 3 && !info[3].IsUndefined() && !info[3].IsNull()) {
+    statusBuffer = UnwrapBuffer(env, classes, info[3], "the status buffer");
+    if (statusBuffer->device() != device) ThrowInvalid(env, "execute(): the status buffer must be on the plan's device " + std::to_string(device->ordinal));
+    if (statusBuffer->bytes() < sizeof(uint32_t)) ThrowInvalid(env, "execute(): the status buffer must hold at least 4 bytes");
+  }
   auto pairOf = [&](Napi::Array list, uint32_t i, const char* what, bool nullable) -> std::pair<DeviceBuffer*, DeviceBuffer*> {
     Napi::Value entry = list.Get(i);
     if (!entry.IsArray() || entry.As<Napi::Array>().Length() != 2) ThrowInvalid(env, std::string(what) + " must be [planBuffer, buffer] pairs");
@@ -833,6 +846,7 @@ Napi::Value PlanObject::ExecuteMethod(const Napi::CallbackInfo& info) {
       }
       job->outputs.push_back(std::move(out));
     }
+    if (statusBuffer != nullptr) job->lease.Add(env, statusBuffer, "plan's");
     if (!classes->completions) classes->completions = CreateEnvLink(env);
   } catch (...) {
     job->Finally(env);
@@ -856,6 +870,12 @@ Napi::Value PlanObject::ExecuteMethod(const Napi::CallbackInfo& info) {
     const ExecuteCompletion::Output& out = job->outputs[i];
     cuda::CUdeviceptr to = out.given.IsEmpty() ? out.fresh : outputs[i].second->ptr();
     copy(to, outputs[i].first->ptr(), out.bytes, "(copying a plan output out)");
+  }
+  if (ok && statusBuffer != nullptr && cuda::BorrowStatusWord(*device, &job->status, &error)) {
+    ok = cuda::Check(*device, api.cuMemcpyDtoHAsync_v2(job->status, statusBuffer->ptr(), sizeof(uint32_t), plan->stream()),
+                     "cuMemcpyDtoHAsync_v2", &error, "(copying the plan's status word out)");
+  } else if (statusBuffer != nullptr) {
+    ok = false;
   }
   return SettleWhenDone(env, classes->completions, *device, plan->stream(), std::move(job), ok ? nullptr : &error, pollMicros);
 }

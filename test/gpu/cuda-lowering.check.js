@@ -528,6 +528,7 @@ async function planCase(lib, internals, modules, c, owned) {
     buffers.push(d);
   }
   const pending = [];
+  let statusAt;
   const steps = lowerLayer({
     layer: full,
     inputs: c.inputs.map((x, i) => (x ? { dtype: x.dtype, shape: x.shape, at: { buffer: i } } : null)),
@@ -544,6 +545,16 @@ async function planCase(lib, internals, modules, c, owned) {
       const at = buffers.length - 1;
       pending.push(toDevice(w.size === 0 ? Tensor.from('uint8', [1], [0]) : w).then((d) => ((buffers[at] = d), owned.push(d))));
       return { buffer: at };
+    },
+    // One zeroed status word for the layer's run-time checks (index kernels report there).
+    check: () => {
+      if (statusAt === undefined) {
+        buffers.push(null);
+        statusAt = buffers.length - 1;
+        const at = statusAt;
+        pending.push(toDevice(Tensor.from('int32', [1], [0])).then((d) => ((buffers[at] = d), owned.push(d))));
+      }
+      return [{ pointer: { buffer: statusAt } }, { scalar: 'u32', value: 1 }];
     },
   });
   await Promise.all(pending);
@@ -566,7 +577,7 @@ async function planCase(lib, internals, modules, c, owned) {
     planSteps.push({ ...rest, module: used.indexOf(mod), kernel: 0 });
   }
   const plan = planSteps.length > 0 ? await GpuPlan.create({ steps: planSteps }, buffers, used) : null;
-  return { plan, expected, outputs: expected.map((_, i) => buffers[c.inputs.length + i]), launched };
+  return { plan, expected, outputs: expected.map((_, i) => buffers[c.inputs.length + i]), launched, status: statusAt === undefined ? null : buffers[statusAt] };
 }
 
 /**
@@ -577,6 +588,9 @@ async function planCase(lib, internals, modules, c, owned) {
 async function compareOutputs(internals, c, planned, stats) {
   const { readNumbers } = internals;
   const failures = [];
+  // Every sample's indices are in range (the reference ran it): a reported index is a kernel bug.
+  const status = planned.status === null ? 0 : Number(readNumbers(await planned.status.toHost())[0]);
+  if (status !== 0) failures.push({ case: c.name, output: 'status', got: String(status), expected: '0', launched: planned.launched });
   for (let i = 0; i < planned.expected.length; i++) {
     const e = planned.expected[i];
     if (e.size === 0) continue;

@@ -4,7 +4,8 @@
 // Each case is an IR graph with run-time dims, compiled ONCE with `backend: 'cuda'`, that
 // must have no fallback op, run at two sizes and compared with the CPU interpreter running
 // the same graph (fp32: |a-b| <= 1e-5 + 1e-4·|b|; integers exactly). Prints one JSON line per
-// case and size: converters used, segments, max abs error, shapes.
+// case and size: converters used, segments, max abs error, shapes. Then indices out of range at
+// run time: refused with E_BAD_INPUT by both (RANGE_CASES).
 // Exit 0: passed; 1: failed; 3: no usable GPU here.
 const path = require('node:path');
 
@@ -86,6 +87,76 @@ const CASES = [
   },
 ];
 
+/**
+ * Indices that arrive at run time, out of range: the cuda backend's index kernels report them
+ * through the plan's status word and the run fails with E_BAD_INPUT naming the layer, as the CPU
+ * interpreter fails; the run after a refused one is right again. Host inputs (the queued path)
+ * and device inputs after the plan is captured (one execute() call, the status read with it).
+ */
+const RANGE_CASES = [
+  {
+    name: 'gather.default: [4, 3] by a run-time index along dim 0',
+    graph: () =>
+      graph('gather_range', { k: { min: 1, max: 8 } }, (g, input) =>
+        op(g, 'aten.gather.default', { self: input('x', 'float32', [4, 3]), dim: 0, index: input('index', 'int64', ['k', 3]) }),
+      ),
+    good: () => [floats([4, 3], 21), ints([2, 3], 0, 3, 22)],
+    bad: [
+      () => [floats([4, 3], 21), ir.Tensor.from('int64', [2, 3], [0, 1, 2, 3, -6, 1])],
+      () => [floats([4, 3], 21), ir.Tensor.from('int64', [2, 3], [0, 1, 2, 3, 4, 1])],
+    ],
+  },
+  {
+    name: 'embedding: a [16, 8] table by run-time token ids [1, seq]',
+    graph: () =>
+      graph('embedding_range', { seq: { min: 1, max: 32 } }, (g, input) =>
+        op(g, 'aten.embedding.default', { weight: g.addConstant('table', floats([16, 8], 23)), indices: input('ids', 'int64', [1, 'seq']) }),
+      ),
+    good: () => [ints([1, 9], 0, 15, 24)],
+    bad: [() => [ir.Tensor.from('int64', [1, 4], [1, 16, 2, 3])], () => [ir.Tensor.from('int64', [1, 4], [1, -17, 2, 3])]],
+  },
+];
+
+async function rangeCase(c) {
+  const g = c.graph();
+  const program = await lib.compile(g, { backend: 'cuda', minBlockSize: 1 });
+  try {
+    const refusals = [];
+    const runGood = async (how) => {
+      const inputs = c.good();
+      const [expected] = ir.interpret(g, inputs);
+      const [actual] = await program.run(how === 'device' ? await Promise.all(inputs.map((t) => lib.toDevice(t))) : inputs);
+      maxAbsError(actual instanceof lib.Tensor ? actual : await actual.toHost(), expected);
+    };
+    await runGood('host');
+    for (const how of ['host', 'device']) {
+      await runGood(how);
+      for (const bad of c.bad) {
+        const inputs = bad();
+        let cpu;
+        try {
+          ir.interpret(g, inputs);
+        } catch (error) {
+          cpu = error;
+        }
+        assert(cpu && cpu.code === 'E_BAD_INPUT', `the interpreter accepted ${JSON.stringify(inputs.map((t) => t.toArray()))}`);
+        let gpu;
+        try {
+          await program.run(how === 'device' ? await Promise.all(inputs.map((t) => lib.toDevice(t))) : inputs);
+        } catch (error) {
+          gpu = error;
+        }
+        assert(gpu && gpu.code === 'E_BAD_INPUT', `${how} inputs: the cuda run gave ${gpu ? `${gpu.code}: ${gpu.message}` : 'an answer'}`);
+        refusals.push({ how, message: gpu.message });
+      }
+      await runGood(how);
+    }
+    return refusals;
+  } finally {
+    await program.dispose();
+  }
+}
+
 function maxAbsError(actual, expected) {
   assert(JSON.stringify(actual.shape) === JSON.stringify(expected.shape), `shape [${actual.shape}] vs expected [${expected.shape}]`);
   const a = actual.toArray();
@@ -124,6 +195,15 @@ gpuCheck('dynamic-indexing', async () => {
       if (program) await program.dispose();
     }
   }
+  for (const c of RANGE_CASES) {
+    try {
+      const refusals = await rangeCase(c);
+      console.log(JSON.stringify({ case: c.name, ok: true, refusals }));
+    } catch (error) {
+      console.log(JSON.stringify({ case: c.name, ok: false, code: error.code, message: error.message }));
+      failures.push(c.name);
+    }
+  }
   assert(failures.length === 0, `${failures.length} case(s) failed: ${failures.join('; ')}`);
-  return { cases: CASES.length };
+  return { cases: CASES.length + RANGE_CASES.length };
 });

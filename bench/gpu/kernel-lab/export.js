@@ -48,7 +48,7 @@ function add(name, buffers, launches) {
 }
 const ctx = (kind, params, inputs, outputs) => ({
   layer: { name: `lab_${kind}`, params: { kind, ...params }, inputs: [], outputs: [] },
-  inputs, outputs, values: [], scratch: () => { throw new Error('no scratch'); }, weight: () => { throw new Error('no weights'); },
+  inputs, outputs, values: [], scratch: () => { throw new Error('no scratch'); }, weight: () => { throw new Error('no weights'); }, check: () => { throw new Error('no run-time checks'); },
 });
 const t = (shape, buffer) => ({ dtype: 'float16', shape, at: { buffer } });
 // BERT softmax over 128 keys: [8, 12, 128, 128] fp16.

@@ -22,12 +22,16 @@ const GARBAGE = 0xa5;
 
 const bytesOf = (t: Tensor): Uint8Array => new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength).slice();
 
-/** Runs `network` on `feeds` (by input name, in the network's input dtypes): every output by name, and the lowered plan. */
+/**
+ * Runs `network` on `feeds` (by input name, in the network's input dtypes): every output by
+ * name, the lowered plan, and the status word of its run-time checks after the run (0 when it
+ * has none; the word starts as garbage, so the plan's own zeroing is tested too).
+ */
 export function emulateLowered(
   network: Network,
   feeds: Readonly<Record<string, Tensor>>,
   options: { tf32?: boolean; fuse?: boolean; lower?: LayerLowerer } = {},
-): { outputs: Record<string, Tensor>; lowered: LoweredInstance } {
+): { outputs: Record<string, Tensor>; lowered: LoweredInstance; status: number } {
   const shapes = Object.fromEntries(network.inputs.map((i) => [i.name, feeds[i.name]!.shape]));
   const instance = instantiate(network, shapes);
   const layout = layoutWeights(network);
@@ -38,6 +42,7 @@ export function emulateLowered(
   buffers[VALUES_BUFFER] = lowered.values.slice();
   for (const input of network.inputs) buffers[lowered.inputBuffers.get(input.name)!] = bytesOf(feeds[input.name]!);
   for (const output of network.outputs) buffers[lowered.outputBuffers.get(output.name)!] = new Uint8Array(byteSize(instance.tensors[output.tensor]!)).fill(GARBAGE);
+  if (lowered.checks.length > 0) buffers[lowered.statusBuffer] = new Uint8Array(4).fill(GARBAGE);
   runSteps(lowered.steps, buffers);
   const outputs: Record<string, Tensor> = {};
   for (const output of network.outputs) {
@@ -46,7 +51,9 @@ export function emulateLowered(
     const bytes = buffers[lowered.outputBuffers.get(output.name)!]!.slice();
     outputs[output.name] = new Tensor(t.dtype, t.shape, new info.storage(bytes.buffer, 0, bytes.byteLength / (info.itemBytes / info.lanes)));
   }
-  return { outputs, lowered };
+  const word = buffers[lowered.statusBuffer];
+  const status = lowered.checks.length > 0 && word !== undefined ? new DataView(word.buffer, word.byteOffset, 4).getUint32(0, true) : 0;
+  return { outputs, lowered, status };
 }
 
 /** Runs `network` on `feeds` and returns every output by name. */

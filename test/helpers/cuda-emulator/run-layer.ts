@@ -30,6 +30,8 @@ export interface LayerRun {
   expected: Tensor[];
   actual: Tensor[];
   steps: LoweredStep[];
+  /** The status word of the layer's run-time checks after the run (0: none reported, or none registered). */
+  status: number;
 }
 
 export function layerOf(params: LayerParams, inputs: ReadonlyArray<Tensor | null>, outputs: number, name = 'layer'): Layer {
@@ -38,9 +40,17 @@ export function layerOf(params: LayerParams, inputs: ReadonlyArray<Tensor | null
 
 /**
  * The steps lowering `layer` gives at these inputs and outputs (buffers numbered inputs first,
- * then outputs, then scratch and weights). Input i starts `pads[i]` bytes into its buffer.
+ * then outputs, then scratch, weights and the status word of run-time checks, zeroed, whose
+ * position in `extra` is pushed to `statusAt`). Input i starts `pads[i]` bytes into its buffer.
  */
-export function lowerAt(layer: Layer, inputs: ReadonlyArray<Tensor | null>, outputs: ReadonlyArray<{ dtype: TrtDType; shape: readonly number[] }>, extra: Uint8Array[] = [], pads: readonly number[] = []): LoweredStep[] {
+export function lowerAt(
+  layer: Layer,
+  inputs: ReadonlyArray<Tensor | null>,
+  outputs: ReadonlyArray<{ dtype: TrtDType; shape: readonly number[] }>,
+  extra: Uint8Array[] = [],
+  pads: readonly number[] = [],
+  statusAt: number[] = [],
+): LoweredStep[] {
   const base = inputs.length + outputs.length;
   return lowerLayer({
     layer,
@@ -55,6 +65,13 @@ export function lowerAt(layer: Layer, inputs: ReadonlyArray<Tensor | null>, outp
       extra.push(bytesOf(t));
       return { buffer: base + extra.length - 1 };
     },
+    check: () => {
+      if (statusAt.length === 0) {
+        extra.push(new Uint8Array(4));
+        statusAt.push(extra.length - 1);
+      }
+      return [{ pointer: { buffer: base + statusAt[0]! } }, { scalar: 'u32', value: 1 }];
+    },
   });
 }
 
@@ -67,7 +84,8 @@ export function runLayer(params: LayerParams, inputs: ReadonlyArray<Tensor | nul
   const layer = layerOf(params, inputs, expected.length, name);
   const outs = expected.map((t) => ({ dtype: t.dtype as TrtDType, shape: t.shape }));
   const extra: Uint8Array[] = [];
-  const steps = edit(lowerAt(layer, inputs, outs, extra, pads));
+  const statusAt: number[] = [];
+  const steps = edit(lowerAt(layer, inputs, outs, extra, pads, statusAt));
   const padded = (bytes: Uint8Array, pad = 0): Uint8Array => {
     const b = new Uint8Array(pad + bytes.length).fill(GARBAGE);
     b.set(bytes, pad);
@@ -80,5 +98,7 @@ export function runLayer(params: LayerParams, inputs: ReadonlyArray<Tensor | nul
   ];
   runSteps(steps, buffers);
   const actual = expected.map((t, i) => tensorFrom(t.dtype as TrtDType, t.shape, buffers[inputs.length + i]!));
-  return { expected, actual, steps };
+  const word = statusAt.length === 0 ? undefined : extra[statusAt[0]!]!;
+  const status = word === undefined ? 0 : new DataView(word.buffer, word.byteOffset, 4).getUint32(0, true);
+  return { expected, actual, steps, status };
 }

@@ -5,14 +5,18 @@
  * Every gather and scatter mode is one index walk: over a box of coordinates c, the data
  * offset is Σ c·dataStride + Σ_j index[c·indexStride + j]·axisStride_j. A gather reads data
  * there into the dense output; a scatter writes the dense updates there. An index outside
- * [0, d), which TensorRT leaves undefined, reads 0 or writes nothing: never memory outside.
+ * [0, d), which TensorRT leaves undefined, reads 0 or writes nothing (never memory outside), and
+ * the kernel reports it through the layer's run-time check (../plan/run-checks.ts), which fails
+ * the run with E_BAD_INPUT as the reference backend does. Indices known when the plan is made
+ * (host values, constants of the network) are checked then, and need no run-time check.
  */
 import type { KernelArg } from '../../../gpu/plan';
 import type { ResizeRoundMode, TrtDType } from '../../../network';
-import { axisOf, checkRank, copyAll, denseStrides, dims8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, u32, u64, unsupported, volume } from './kernel';
+import { readNumbers } from '../../../kernels/access';
+import { axisOf, checkRank, copyAll, denseStrides, dims8, i32, i64, input, kernelSource, launch, output, paramsOf, ptr, u32, u64, UNCHECKED, unsupported, volume } from './kernel';
 import { divisionMagic, magicQuotient } from './map';
 import { BYTES, DTYPES, storeDouble } from './prelude';
-import type { BoundTensor, LayerLowering, LoweredStep } from './types';
+import type { BoundTensor, LayerLowering, LoweredStep, LoweringContext } from './types';
 
 function indexWalkKernel(direction: 'gather' | 'scatter', dtype: TrtDType, indexType: TrtDType) {
   const t = DTYPES[dtype].storage;
@@ -20,7 +24,7 @@ function indexWalkKernel(direction: 'gather' | 'scatter', dtype: TrtDType, index
   const body =
     direction === 'gather' ? `y[i] = ok ? x[off] : (${t})0;` : 'if (ok) y[off] = x[i];';
   return kernelSource(`${direction}.${t}.${ix}`, (entry) => `
-extern "C" __global__ void ${entry}(${t}* y, const ${t}* x, const ${ix}* idx, i64 n, i32 rank, Dims8 dims, Dims8 dataStrides, Dims8 indexStrides, i32 nIndex, Dims8 axisStrides, Dims8 axisDims) {
+extern "C" __global__ void ${entry}(${t}* y, const ${t}* x, const ${ix}* idx, i64 n, i32 rank, Dims8 dims, Dims8 dataStrides, Dims8 indexStrides, i32 nIndex, Dims8 axisStrides, Dims8 axisDims, u32* status, u32 code) {
   GRID_STRIDE(i, n) {
     i64 c[8];
     unflatten(i, rank, dims, c);
@@ -34,6 +38,7 @@ extern "C" __global__ void ${entry}(${t}* y, const ${t}* x, const ${ix}* idx, i6
         off += v * axisStrides.v[j];
       }
     }
+    if (!ok && status != nullptr) *status = code;
     ${body}
   }
 }`);
@@ -46,8 +51,8 @@ const CHUNK: Record<number, string> = { 16: 'VecN<u32, 4>', 8: 'VecN<u32, 2>', 4
  * A default-mode gather as whole rows: the data is [outer, D, inner] around the axis, the
  * output [outer, Q, inner], and each thread moves one `chunkBytes` chunk of an inner row
  * (an embedding lookup takes 16 bytes a thread where the general walk took one element, with
- * a run-time-rank unflatten for each). 32-bit positions; an index outside [0, D) gives zeros,
- * as in the walk.
+ * a run-time-rank unflatten for each). 32-bit positions; an index outside [0, D) gives zeros
+ * and is reported, as in the walk.
  */
 function rowGatherKernel(chunkBytes: number, indexType: TrtDType) {
   const chunk = CHUNK[chunkBytes]!;
@@ -55,7 +60,7 @@ function rowGatherKernel(chunkBytes: number, indexType: TrtDType) {
   // One name for the chunk type: a parameter list is split at its commas.
   return kernelSource(`gather.rows${chunkBytes}.${ix}`, (entry) => `
 typedef ${chunk} ${entry}_chunk;
-extern "C" __global__ void ${entry}(${entry}_chunk* y, const ${entry}_chunk* x, const ${ix}* idx, u32 n, u32 chunks, u64 mChunks, u32 Q, u64 mQ, i64 D) {
+extern "C" __global__ void ${entry}(${entry}_chunk* y, const ${entry}_chunk* x, const ${ix}* idx, u32 n, u32 chunks, u64 mChunks, u32 Q, u64 mQ, i64 D, u32* status, u32 code) {
   for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += blockDim.x * gridDim.x) {
     const u32 r = ${magicQuotient('t', 'mChunks')};
     const u32 c = t - r * chunks;
@@ -63,13 +68,14 @@ extern "C" __global__ void ${entry}(${entry}_chunk* y, const ${entry}_chunk* x, 
     const i64 v = (i64)idx[r - o * Q];
     ${entry}_chunk value = {};
     if (v >= 0 && v < D) value = x[((u64)o * (u64)D + (u64)v) * chunks + c];
+    else if (status != nullptr) *status = code;
     y[t] = value;
   }
 }`);
 }
 
 /** The row gather's launch, or null where its 32-bit positions do not reach. */
-function rowGather(data: BoundTensor, indices: BoundTensor, out: BoundTensor, axis: number): LoweredStep[] | null {
+function rowGather(data: BoundTensor, indices: BoundTensor, out: BoundTensor, axis: number, check: readonly KernelArg[]): LoweredStep[] | null {
   const bytes = BYTES[data.dtype];
   const outer = volume(data.shape.slice(0, axis));
   const D = data.shape[axis]!;
@@ -81,7 +87,7 @@ function rowGather(data: BoundTensor, indices: BoundTensor, out: BoundTensor, ax
   const n = outer * q * chunks;
   if (n >= 2 ** 31) return null;
   return launch(rowGatherKernel(chunkBytes, indices.dtype), n, [
-    ptr(out.at), ptr(data.at), ptr(indices.at), u32(n), u32(chunks), u64(divisionMagic(chunks)), u32(q), u64(divisionMagic(q)), i64(D),
+    ptr(out.at), ptr(data.at), ptr(indices.at), u32(n), u32(chunks), u64(divisionMagic(chunks)), u32(q), u64(divisionMagic(q)), i64(D), ...check,
   ]);
 }
 
@@ -134,6 +140,25 @@ function elementWalk(data: readonly number[], indices: readonly number[], axis: 
   };
 }
 
+/**
+ * The `status, code` arguments of an index kernel over input 1: none where the indices are known
+ * now (host values or a constant of the network) and all inside their axes (`axisOf(k)`: the axis
+ * the k-th index value addresses), else a run-time check. Known indices outside an axis get the
+ * run-time check too, so that the run fails as on the reference backend, not the plan.
+ */
+function indexCheck(ctx: LoweringContext, data: BoundTensor, axisOf: (k: number) => number): readonly KernelArg[] {
+  const constant = ctx.constants?.[1];
+  const known = ctx.values[1] ?? (constant === undefined ? undefined : readNumbers(constant));
+  if (known !== undefined) {
+    let inside = true;
+    for (let k = 0; k < known.length && inside; k++) inside = known[k]! >= 0 && known[k]! < data.shape[axisOf(k)]!;
+    if (inside) return UNCHECKED;
+  }
+  const axes = [...new Set(Array.from({ length: Math.max(known?.length ?? 0, 1) }, (_, k) => axisOf(k)))];
+  const where = axes.map((a) => `axis ${a} of size ${data.shape[a]}`).join(', ');
+  return ctx.check(`an index is out of range for ${where} (a model's index must lie in [-d, d))`);
+}
+
 export const gather: LayerLowering = (ctx) => {
   const p = paramsOf(ctx, 'gather');
   const data = input(ctx, 0);
@@ -142,11 +167,13 @@ export const gather: LayerLowering = (ctx) => {
   if (indices.dtype !== 'int32' && indices.dtype !== 'int64') unsupported(ctx, `indices must be int32 or int64, got ${indices.dtype}`);
   const rank = data.shape.length;
   let walk: Walk;
+  let check: readonly KernelArg[];
   if (p.mode === 'default') {
     if ((p.nbElementWiseDims ?? 0) !== 0) unsupported(ctx, 'default-mode gather with nbElementWiseDims is not implemented');
     const axis = axisOf(ctx, p.axis, rank);
     if (volume(out.shape) === 0) return [];
-    const rows = rowGather(data, indices, out, axis);
+    check = indexCheck(ctx, data, () => axis);
+    const rows = rowGather(data, indices, out, axis, check);
     if (rows !== null) return rows;
     const ds = denseStrides(data.shape);
     const is = denseStrides(indices.shape);
@@ -159,14 +186,19 @@ export const gather: LayerLowering = (ctx) => {
       axisDims: [data.shape[axis]!],
     };
   } else if (p.mode === 'element') {
-    walk = elementWalk(data.shape, indices.shape, axisOf(ctx, p.axis, rank));
+    const axis = axisOf(ctx, p.axis, rank);
+    walk = elementWalk(data.shape, indices.shape, axis);
+    check = indexCheck(ctx, data, () => axis);
   } else {
-    const w = ndWalk(data.shape, indices.shape, p.nbElementWiseDims ?? 0);
+    const b = p.nbElementWiseDims ?? 0;
+    const w = ndWalk(data.shape, indices.shape, b);
     if (typeof w === 'string') unsupported(ctx, w);
     walk = w;
+    const last = w.axisDims.length;
+    check = indexCheck(ctx, data, (k) => b + (k % last));
   }
   checkRank(ctx, walk.dims.length);
-  return launch(indexWalkKernel('gather', data.dtype, indices.dtype), volume(walk.dims), [ptr(out.at), ptr(data.at), ptr(indices.at), ...walkArgs(walk)]);
+  return launch(indexWalkKernel('gather', data.dtype, indices.dtype), volume(walk.dims), [ptr(out.at), ptr(data.at), ptr(indices.at), ...walkArgs(walk), ...check]);
 };
 
 /** Scatter: the output is a copy of the data, then each update is written where its index says. Duplicate indices race (TensorRT leaves them undefined). */
@@ -178,16 +210,22 @@ export const scatter: LayerLowering = (ctx) => {
   const out = output(ctx);
   if (indices.dtype !== 'int32' && indices.dtype !== 'int64') unsupported(ctx, `indices must be int32 or int64, got ${indices.dtype}`);
   let walk: Walk;
-  if (p.mode === 'element') walk = elementWalk(data.shape, indices.shape, axisOf(ctx, p.axis, data.shape.length));
-  else {
+  let check: readonly KernelArg[];
+  if (p.mode === 'element') {
+    const axis = axisOf(ctx, p.axis, data.shape.length);
+    walk = elementWalk(data.shape, indices.shape, axis);
+    check = indexCheck(ctx, data, () => axis);
+  } else {
     const w = ndWalk(data.shape, indices.shape, 0);
     if (typeof w === 'string') unsupported(ctx, w);
     walk = w;
+    const last = w.axisDims.length;
+    check = indexCheck(ctx, data, (k) => k % last);
   }
   if (volume(updates.shape) !== volume(walk.dims)) unsupported(ctx, `updates [${updates.shape.join(', ')}] do not match indices [${indices.shape.join(', ')}]`);
   checkRank(ctx, walk.dims.length);
   const steps: LoweredStep[] = copyAll(data, out);
-  steps.push(...launch(indexWalkKernel('scatter', data.dtype, indices.dtype), volume(walk.dims), [ptr(out.at), ptr(updates.at), ptr(indices.at), ...walkArgs(walk)]));
+  steps.push(...launch(indexWalkKernel('scatter', data.dtype, indices.dtype), volume(walk.dims), [ptr(out.at), ptr(updates.at), ptr(indices.at), ...walkArgs(walk), ...check]));
   return steps;
 };
 

@@ -46,6 +46,11 @@ export const i64 = (value: number | bigint): KernelArg => ({ scalar: 'i64', valu
 export const i32 = (value: number): KernelArg => ({ scalar: 'i32', value });
 export const u32 = (value: number): KernelArg => ({ scalar: 'u32', value });
 export const u64 = (value: number | bigint): KernelArg => ({ scalar: 'u64', value });
+/**
+ * The `u32* status, u32 code` arguments of a kernel that reports bad data (LoweringContext.check)
+ * where no run-time check is needed: a null status pointer, which the kernel never stores through.
+ */
+export const UNCHECKED: readonly KernelArg[] = [u64(0), u32(0)];
 export const f32 = (value: number): KernelArg => ({ scalar: 'f32', value });
 export const f64 = (value: number): KernelArg => ({ scalar: 'f64', value });
 /** A `Dims8` argument (unused entries are 1, so a stray division never divides by zero). */

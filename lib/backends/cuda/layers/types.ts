@@ -60,6 +60,20 @@ export interface LoweringContext {
   /** Where a weight tensor of the layer's parameters lives on the device (uploaded once at load). */
   weight(tensor: Tensor): BufferSlice;
   /**
+   * The elements of inputs that are constants of the network (weights), by input position
+   * (absent: none known): what a lowering may check on the host when it plans, instead of on
+   * the device at every run.
+   */
+  readonly constants?: ReadonlyArray<Tensor | undefined>;
+  /**
+   * Registers a run-time check of this layer's data and returns its two kernel arguments,
+   * `u32* status, u32 code`: a kernel that meets data it cannot process (an index out of range)
+   * stores `code` at `status`, and the run then fails with `E_BAD_INPUT` naming the layer and
+   * `what` (../plan/run-checks.ts). A plan with checks zeroes the word before every run and
+   * reads it back after.
+   */
+  check(what: string): KernelArg[];
+  /**
    * A pointwise producer of input `input` the lowering may compute while loading it (a row
    * prologue, ./prologue.ts); a lowering that does sets `taken`, and the producer's own
    * launch never runs. With `store`, later layers read the producer's output too: a lowering

@@ -8,12 +8,13 @@
  *     one after the other on one stream, so scratch never needs two owners at once),
  *   1 the weights (uploaded once per engine),
  *   2 the host values the device needs (uploaded once per instantiation),
- *   3… the network inputs, then the network outputs, in network order.
+ *   3… the network inputs, then the network outputs, in network order,
+ *   then, when a layer registered a run-time check, the status word (./run-checks.ts).
  * Pure: `lower` is a parameter so tests drive this with a fake lowering.
  */
 import { InternalError } from '../../../errors';
 import { dtypeInfo } from '../../../ir/dtype';
-import type { BufferSlice } from '../../../gpu/plan';
+import type { BufferSlice, KernelArg } from '../../../gpu/plan';
 import type { Layer, Network } from '../../../network';
 import type { Tensor } from '../../../ir/tensor';
 import type { Instance } from './instantiate';
@@ -23,6 +24,7 @@ import { denseStrides, sameList, sameSlice } from '../layers/kernel';
 import { isCopy, mapLaunchInfo, type MapLaunchInfo } from '../layers/map';
 import { mergeRowBlocks } from '../layers/row-blocks';
 import { alignUp, planMemory, type MemoryRequest } from './memory-plan';
+import { clearStatus, type RunCheck } from './run-checks';
 
 export const ARENA_BUFFER = 0;
 export const WEIGHTS_BUFFER = 1;
@@ -62,6 +64,10 @@ export interface LoweredInstance {
   readonly outputBuffers: ReadonlyMap<string, number>;
   /** Tensors that share their donor's bytes (in-place reuse). */
   readonly aliases: ReadonlyMap<number, number>;
+  /** The run-time checks the layers registered (code k is checks[k - 1]); empty: the plan has no status word. */
+  readonly checks: readonly RunCheck[];
+  /** The buffer index of the status word (the one after the I/O buffers), used when `checks` is not empty. */
+  readonly statusBuffer: number;
 }
 
 
@@ -170,11 +176,16 @@ export function lowerInstance(
   // Constants are already on the device, in the weights buffer (uploaded once at load, never
   // written): their consumers read them there, and the constant layer's copy onto itself is
   // dropped by assemble(), instead of copying every constant into the arena on every run.
+  const constants = new Map<number, Tensor>();
   for (const layer of instance.deviceLayers) {
     const p = layer.params;
     const id = layer.outputs[0]!;
-    if (p.kind === 'constant' && bound[id] === undefined && p.weights.dtype === instance.tensors[id]!.dtype) bind(id, weight(p.weights, layer));
+    if (p.kind !== 'constant' || p.weights.dtype !== instance.tensors[id]!.dtype) continue;
+    constants.set(id, p.weights);
+    if (bound[id] === undefined) bind(id, weight(p.weights, layer));
   }
+  const statusBuffer = next;
+  const checks: RunCheck[] = [];
 
   // A reshape or identity of something the plan never writes (a weight, a host value) reads
   // it where it is: its copy onto the same slice is dropped by assemble(), where it would
@@ -263,6 +274,11 @@ export function lowerInstance(
         return at;
       },
       weight: (tensor) => weight(tensor, layer),
+      constants: layer.inputs.map((id) => (id === null ? undefined : constants.get(id))),
+      check(what: string): KernelArg[] {
+        checks.push({ layer: layer.name, kind: layer.params.kind, what });
+        return [{ pointer: { buffer: statusBuffer, offset: 0 } }, { scalar: 'u32', value: checks.length }];
+      },
     };
     let lowered = lower(ctx);
     let name = layer.name;
@@ -357,5 +373,9 @@ export function lowerInstance(
     steps.push({ kind: 'copy', dst: { buffer, offset: 0 }, src: bound[id]!.at, bytes });
     stepLayers.push({ name: network.tensors[id]!.name, kind: 'output copy', bytes: 2 * bytes });
   }
-  return { steps, stepLayers, arenaBytes: scratchBase + scratchBytes, values, bound, inputBuffers, outputBuffers, aliases: memory.aliases };
+  if (checks.length > 0) {
+    steps.unshift(clearStatus(statusBuffer));
+    stepLayers.unshift({ name: '(run checks)', kind: 'status' });
+  }
+  return { steps, stepLayers, arenaBytes: scratchBase + scratchBytes, values, bound, inputBuffers, outputBuffers, aliases: memory.aliases, checks, statusBuffer };
 }

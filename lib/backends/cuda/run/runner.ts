@@ -34,7 +34,7 @@ import { devices } from '../../../devices';
 import { BadModelError, InternalError, InvalidArgumentError, NoCompatibleDeviceError } from '../../../errors';
 import { gpuBinding } from '../../../gpu/binding';
 import { DeviceTensor, toDevice } from '../../../gpu/device-tensor';
-import { GpuPlan } from '../../../gpu/gpu-plan';
+import { GpuPlan, type PlanExecution } from '../../../gpu/gpu-plan';
 import { convOutputShape, type PlanSpec, type PlanStep } from '../../../gpu/plan';
 import { loadModule, type GpuModule } from '../../../gpu/module';
 import { resolveLogger, type Logger } from '../../../logger';
@@ -52,6 +52,7 @@ import type { CudaEngineContents, EngineKernel } from '../engine-format';
 import { instantiate } from '../plan/instantiate';
 import { lowerInstance, type LayerLowerer, type StepLayer, type WeightLocator } from '../plan/lower-instance';
 import { PlanCache, shapeKey } from './plan-cache';
+import { runCheckError, type RunCheck } from '../plan/run-checks';
 import { addToTimingCache, gemmsOf, readTimingCache, timingCacheFile, tuningBudgetFromEnv, type TimingScope } from './timing-cache';
 import { layoutWeights, packWeights, weightLocator } from '../plan/weights';
 
@@ -150,6 +151,8 @@ class Instantiated {
     readonly outputs: ReadonlyArray<[string, DeviceTensor]>,
     /** What the plan was made of, for profile(): its steps and their layers, buffers and modules. */
     readonly parts: { spec: PlanSpec; labels: readonly StepLayer[]; buffers: readonly DeviceTensor[]; modules: readonly GpuModule[] },
+    /** The run-time checks of the plan and their status word (../plan/run-checks.ts); no word: no checks. */
+    readonly checks: { readonly list: readonly RunCheck[]; readonly status: DeviceTensor | undefined },
   ) {}
 
   dispose(): void {
@@ -268,7 +271,29 @@ export class CudaRunner implements Engine {
     }
     const resolved = resolveOutputTargets(instance.outputs, into, this.deviceOrdinal);
     if ('error' in resolved) return undefined;
-    return instance.plan.execute(copies, resolved.targets).then((tensors) => byOutputName(instance.outputs, tensors));
+    return instance.plan.execute(copies, resolved.targets, { status: instance.checks.status }).then((done) => this.executed(instance, resolved.targets, done));
+  }
+
+  /**
+   * The outputs of an execute() by name, or, when a run-time check reported bad data, the
+   * E_BAD_INPUT of that check, with the fresh output tensors of the run freed.
+   */
+  private executed(instance: Instantiated, targets: ReadonlyArray<readonly [DeviceTensor, DeviceTensor | null]>, done: PlanExecution): Record<string, RunValue> {
+    if (done.status !== 0) {
+      done.outputs.forEach((t, i) => {
+        if (targets[i]![1] === null) t.dispose();
+      });
+      throw runCheckError(this.network.name, instance.checks.list, done.status);
+    }
+    return byOutputName(instance.outputs, done.outputs);
+  }
+
+  /** After a run of the plan step by step: throws the E_BAD_INPUT of the check that reported bad data, if one did. */
+  private async checkStatus(instance: Instantiated): Promise<void> {
+    const word = instance.checks.status;
+    if (word === undefined) return;
+    const status = (await word.toHost()).data[0] as number;
+    if (status !== 0) throw runCheckError(this.network.name, instance.checks.list, status >>> 0);
   }
 
   /** Frees the plans, weights and modules once the runs already queued are done; later runs reject. */
@@ -383,11 +408,12 @@ export class CudaRunner implements Engine {
           else await this.copyIn(name, v, buffer);
         }),
       );
-      return byOutputName(instance.outputs, await instance.plan.execute(copies, resolved.targets));
+      return this.executed(instance, resolved.targets, await instance.plan.execute(copies, resolved.targets, { status: instance.checks.status }));
     }
     if (into !== undefined) {
       await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
       await instance.plan.run();
+      await this.checkStatus(instance);
       const written = await Promise.all(resolved.targets.map(async ([buffer, target]) => {
         if (target === null) return buffer.clone();
         await target.copyFrom(buffer);
@@ -406,6 +432,7 @@ export class CudaRunner implements Engine {
     try {
       await Promise.all([...instance.inputs].map(([name, buffer]) => this.copyIn(name, inputs[name]!, buffer)));
       await instance.plan.run();
+      await this.checkStatus(instance);
     } catch (error) {
       await freeAll();
       throw error;
@@ -503,7 +530,12 @@ export class CudaRunner implements Engine {
         outputs.push([output.name, t]);
         io.push(t);
       }
-      const buffers = [arena, this.weights, values, ...io];
+      // The status word of the run-time checks comes right after the I/O buffers (lower-instance.ts).
+      const status = lowered.checks.length > 0 ? await alloc('int32', [1]) : undefined;
+      const buffers = [arena, this.weights, values, ...io, ...(status === undefined ? [] : [status])];
+      if (status !== undefined && lowered.statusBuffer !== buffers.length - 1) {
+        throw new InternalError(`cuda engine: the status word is buffer ${buffers.length - 1}, the lowering put it at ${lowered.statusBuffer}`);
+      }
       const timed = assembled.spec.steps.some((step) => step.kind === 'gemm' && (step.tune ?? 0) > 1);
       const timing = timed ? await this.timingCache() : null;
       // The counts are the process's: another engine's plan made meanwhile may be counted here too,
@@ -522,7 +554,7 @@ export class CudaRunner implements Engine {
         throw error;
       }
       this.log('debug', `cuda engine: planned "${network.name}" for ${shapeKey(this.inputNames, shapes)}: ${assembled.spec.steps.length} steps, ${lowered.arenaBytes} arena bytes, ${modules.length} modules`);
-      return new Instantiated(plan, owned, inputs, outputs, { spec: assembled.spec, labels: assembled.stepLabels, buffers, modules });
+      return new Instantiated(plan, owned, inputs, outputs, { spec: assembled.spec, labels: assembled.stepLabels, buffers, modules }, { list: lowered.checks, status });
     } catch (error) {
       for (const t of owned) t.dispose();
       throw error;

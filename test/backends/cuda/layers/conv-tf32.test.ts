@@ -20,6 +20,9 @@ const convOf = (kind: 'convolution' | 'deconvolution', dtype: TrtDType, tf32: bo
     outputs: [{ dtype, shape: [1, 2, 5, 5], at: { buffer: 1 } }],
     values: [undefined],
     scratch: () => ({ buffer: 9 }),
+    check: () => {
+      throw new Error('a convolution registers no run-time check');
+    },
     weight: () => ({ buffer: 8 }),
     ...(tf32 === undefined ? {} : { tf32 }),
   });

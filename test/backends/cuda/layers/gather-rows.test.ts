@@ -37,14 +37,18 @@ describe('row gather', () => {
     expect(bitsOf(actual[0]!)).toEqual(bitsOf(expected[0]!));
   });
 
-  test('an index outside [0, D), negative or past the end, gives a zero row (as the general walk does)', () => {
+  test('an index outside [0, D), negative or past the end, gives a zero row (as the general walk does) and sets the layer\'s status word', () => {
     const data = Tensor.from('float16', [4, 8], Array.from({ length: 32 }, (_, i) => i + 1));
     const indices = Tensor.from('int64', [4], [2, -1, 4, 0]);
     const params: LayerParams = { kind: 'gather', mode: 'default', axis: 0 };
     const out = { dtype: 'float16' as const, shape: [4, 8] };
-    const steps = lowerAt(layerOf(params, [data, indices], 1), [data, indices], [out]);
-    const buffers = [new Uint8Array(data.data.buffer.slice(0)), new Uint8Array(indices.data.buffer.slice(0)), new Uint8Array(64).fill(0xa5)];
+    const extra: Uint8Array[] = [];
+    const statusAt: number[] = [];
+    const steps = lowerAt(layerOf(params, [data, indices], 1), [data, indices], [out], extra, [], statusAt);
+    expect(statusAt).toHaveLength(1);
+    const buffers = [new Uint8Array(data.data.buffer.slice(0)), new Uint8Array(indices.data.buffer.slice(0)), new Uint8Array(64).fill(0xa5), ...extra];
     runSteps(steps, buffers);
+    expect(new DataView(buffers[3 + statusAt[0]!]!.buffer).getUint32(0, true)).toBe(1);
     const got = Array.from(readNumbers(new Tensor('float16', [4, 8], new Uint16Array(buffers[2]!.buffer))));
     const row = (k: number): number[] => Array.from({ length: 8 }, (_, j) => 8 * k + j + 1);
     expect(got).toEqual([...row(2), ...new Array<number>(8).fill(0), ...new Array<number>(8).fill(0), ...row(0)]);

@@ -11,6 +11,11 @@ import { Tensor } from '../../../../lib/ir/tensor';
 import { checkTogether } from '../../../helpers/cuda-emulator';
 import { layerOf, lowerAt } from '../../../helpers/cuda-emulator/run-layer';
 
+/** The check() of contexts whose layers (matmul, pooling, resize) register no run-time check. */
+const noCheck = (): never => {
+  throw new Error('this lowering registers no run-time check');
+};
+
 interface Sample {
   kind: LayerKind;
   name: string;
@@ -125,7 +130,7 @@ describe('kernel sources', () => {
   });
 
   test('a kind without a lowering and an unsupported form are UnsupportedOpErrors naming the layer', () => {
-    const base = { inputs: [], outputs: [], values: [], scratch: () => ({ buffer: 9 }), weight: () => ({ buffer: 9 }) };
+    const base = { inputs: [], outputs: [], values: [], scratch: () => ({ buffer: 9 }), weight: () => ({ buffer: 9 }), check: noCheck };
     const bogus = () => lowerLayer({ ...base, layer: { index: 0, name: 'n/bogus', params: { kind: 'bogus' } as unknown as LayerParams, inputs: [], outputs: [] } });
     expect(bogus).toThrow(UnsupportedOpError);
     expect(bogus).toThrow(/n\/bogus/);
@@ -156,6 +161,7 @@ describe('TF32', () => {
       outputs: [{ dtype, shape: [2, 4], at: { buffer: 2 } }],
       values: [undefined, undefined],
       scratch: () => ({ buffer: 9 }),
+      check: noCheck,
       weight: () => ({ buffer: 9 }),
       ...(tf32 === undefined ? {} : { tf32 }),
     });
@@ -183,6 +189,7 @@ describe('GEMM shape', () => {
       outputs: [{ dtype: 'float16', shape: [8, 128, 768], at: { buffer: 2 } }],
       values: [undefined, undefined],
       scratch: () => ({ buffer: 9 }),
+      check: noCheck,
       weight: () => ({ buffer: 9 }),
     }).filter((s) => s.kind === 'gemm');
 
@@ -209,6 +216,7 @@ describe('channels-last pooling forms', () => {
       outputs: [{ dtype, shape: out, at: { buffer: 1 } }],
       values: [undefined],
       scratch: () => ({ buffer: 9 }),
+      check: noCheck,
       weight: () => ({ buffer: 9 }),
     });
     return (steps[0] as KernelLaunch).kernel.key;

@@ -63,7 +63,7 @@ function newProcess(): Process {
         }
       }
       // Timing is what this file checks: execute() hands back the plan's own output buffers.
-      const execute = async (_inputs: unknown, outputs: Array<[unknown, unknown]>) => outputs.map(([ours, given]) => given ?? ours);
+      const execute = async (_inputs: unknown, outputs: Array<[unknown, unknown]>) => ({ outputs: outputs.map(([ours, given]) => given ?? ours), status: 0 });
       return { run: async () => undefined, capture: async () => undefined, replay: async () => undefined, execute, dispose: () => undefined, steps: spec.steps.length } as unknown as GpuPlanType;
     });
     // Everything of the network's in this registry: weights are found by tensor identity.

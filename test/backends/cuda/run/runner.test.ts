@@ -17,7 +17,7 @@ import { referenceBackend } from '../../../../lib/backends/reference';
 import type { DeviceValue, RunValue } from '../../../../lib/engine/residency';
 import { BadInputError, NoCompatibleDeviceError, ShapeOutOfRangeError } from '../../../../lib/errors';
 import { DeviceTensor, toDevice } from '../../../../lib/gpu/device-tensor';
-import { GpuPlan } from '../../../../lib/gpu/gpu-plan';
+import { GpuPlan, type PlanExecution } from '../../../../lib/gpu/gpu-plan';
 import type { GpuModule } from '../../../../lib/gpu/module';
 import { encodePlan, type BufferSlice, type PlanSpec } from '../../../../lib/gpu/plan';
 import type { Network } from '../../../../lib/network';
@@ -40,6 +40,10 @@ function runKernel(key: string, views: Uint8Array[], count: number): void {
   else if (kind === 'activation') f32(views[1]!).set(f32(views[0]!).map((x) => Math.max(0, x)));
   else if (kind === 'elementwise') f32(views[2]!).set(f32(views[0]!).map((x, i) => x + f32(views[1]!)[i]!));
   else if (kind === 'cast') f32(views[1]!).set(Float32Array.from(new BigInt64Array(views[0]!.buffer, views[0]!.byteOffset, count), Number));
+  // guardedLowering's check: code 1 into the status word when an input element is negative.
+  else if (kind === 'guard') {
+    if (f32(views[0]!).some((x) => x < 0)) new DataView(views[1]!.buffer, views[1]!.byteOffset, 4).setUint32(0, 1, true);
+  }
   else throw new Error(`the simulated device has no kernel ${key}`);
 }
 
@@ -93,7 +97,7 @@ async function fakePlan(spec: PlanSpec, buffers: readonly DeviceTensor[], module
   // Promises), so calls made back to back run in order; input copies, replay, output copies.
   let stream: Promise<unknown> = Promise.resolve();
   const bytesOf = (t: DeviceTensor): Uint8Array => (t.buffer as unknown as FakeBuffer).data;
-  const execute = (inputs: Array<[DeviceTensor, DeviceTensor]>, outputs: Array<[DeviceTensor, DeviceTensor | null]>): Promise<DeviceTensor[]> => {
+  const execute = (inputs: Array<[DeviceTensor, DeviceTensor]>, outputs: Array<[DeviceTensor, DeviceTensor | null]>, options: { status?: DeviceTensor } = {}): Promise<PlanExecution> => {
     graphs.inFlight++;
     graphs.maxInFlight = Math.max(graphs.maxInFlight, graphs.inFlight);
     graphs.executes++;
@@ -118,7 +122,8 @@ async function fakePlan(spec: PlanSpec, buffers: readonly DeviceTensor[], module
             if (device.failCopies) throw new Error('copy failed (simulated)');
             bytesOf(targets[i]!).set(bytesOf(ours));
           });
-          return targets;
+          const word = options.status === undefined ? undefined : bytesOf(options.status);
+          return { outputs: targets, status: word === undefined ? 0 : new DataView(word.buffer, word.byteOffset, 4).getUint32(0, true) };
         } catch (error) {
           for (const t of fresh) t.dispose();
           throw error;
@@ -132,6 +137,22 @@ async function fakePlan(spec: PlanSpec, buffers: readonly DeviceTensor[], module
 }
 
 const H200 = { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } };
+
+/**
+ * The fake lowering, plus a run-time check on the relu layer: a "guard" kernel that reports a
+ * negative input element through the layer's status word (as the index kernels report an index
+ * out of range).
+ */
+function guardedLowering(): (ctx: LoweringContext) => ReturnType<ReturnType<typeof fakeLowering>> {
+  const plain = fakeLowering();
+  return (ctx) => {
+    const steps = plain(ctx);
+    if (ctx.layer.params.kind !== 'activation') return steps;
+    const count = ctx.inputs[0]!.shape.reduce((a, d) => a * d, 1);
+    const args = [{ pointer: ctx.inputs[0]!.at }, ...ctx.check('an input element is negative'), { scalar: 'u64' as const, value: count }];
+    return [{ kind: 'launch', kernel: { key: 'guard.float32', entry: 'k_guard', source: 'extern "C" __global__ void k_guard() {} // guard.float32' }, grid: [1], block: [256], args }, ...steps];
+  };
+}
 
 async function engineFor(network: Network, lower = fakeLowering()): Promise<ReturnType<typeof deserializeCudaEngine>> {
   return deserializeCudaEngine(await buildCudaEngine(network, DEFAULT_BUILD_CONFIG, H200, { lower, compile: fakeCompiler() }));
@@ -244,6 +265,30 @@ describe('CudaRunner on a simulated device', () => {
       'warn: cuda engine on device 0: input "x" is on device 1; copying it (and every later input from device 1) through the host',
     ]);
     runner.dispose();
+  });
+
+  test('a run-time check that reports bad data fails the run with E_BAD_INPUT naming the layer, frees that run\'s outputs, and the next run is clean', async () => {
+    const network = dynamicBatchNetwork();
+    for (const cudaGraphs of [true, false]) {
+      const runner = await CudaRunner.load(await engineFor(network, guardedLowering()), 0, { compile: fakeCompiler(), lower: guardedLowering(), cudaGraphs });
+      const good = Tensor.from('float32', [2, 4], [1, 2, 3, 4, 5, 6, 7, 8]);
+      const bad = Tensor.from('float32', [2, 4], [1, 2, 3, -4, 5, 6, 7, 8]);
+      expect((await host((await runner.run({ x: good })).y!)).toArray()).toEqual(good.toArray());
+      const live = device.live.size;
+      // From the host (the queued path) and from this device (execute() on the fast path, with graphs).
+      for (const x of [bad, await toDevice(bad)]) {
+        const failed = runner.run({ x: x as never });
+        await expect(failed).rejects.toThrow(BadInputError);
+        await expect(failed).rejects.toThrow('cuda engine "dynamic": layer "relu" (activation): an input element is negative');
+        await expect(failed).rejects.toMatchObject({ code: 'E_BAD_INPUT', details: { layer: 'relu', status: 1 } });
+        if (x instanceof DeviceTensor) x.dispose();
+      }
+      expect(device.live.size).toBe(live);
+      // The plan zeroes its word first: a good run after a bad one succeeds.
+      expect((await host((await runner.run({ x: good })).y!)).toArray()).toEqual(good.toArray());
+      runner.dispose();
+    }
+    expect(graphs.executes).toBeGreaterThan(0);
   });
 
   test('concurrent runs are queued: 16 at once equal their sequential results', async () => {
