@@ -8,6 +8,8 @@
 
 /** One allocation of the simulated device. */
 export interface SimulatedBuffer {
+  /** A made-up device address, unique in the process (what TensorRT's bindings take). */
+  address: bigint;
   byteLength: number;
   device: number;
   disposed: boolean;
@@ -48,6 +50,14 @@ export function simulatedChoices(ordinal: number): Map<string, Uint8Array> {
   return choices;
 }
 
+let nextAddress = 0x7f0000000000n;
+
+/** The live allocation at device address `address` (a fake native engine writes its outputs there). */
+export function simulatedBufferAt(address: bigint): SimulatedBuffer {
+  for (const b of simulatedGpu.live) if (b.address === address) return b;
+  throw new Error(`no live simulated allocation at 0x${address.toString(16)}`);
+}
+
 const bytes = (v: ArrayBuffer | ArrayBufferView): Uint8Array => (v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
 
 const binding = {
@@ -60,7 +70,9 @@ const binding = {
   }),
   gpuAlloc: async (ordinal: number, n: number) => {
     if (n === simulatedGpu.failAllocOf) throw new Error(`out of memory (simulated) allocating ${n} bytes`);
+    nextAddress += 1n << 20n;
     const b: SimulatedBuffer = {
+      address: nextAddress,
       byteLength: n,
       device: ordinal,
       disposed: false,

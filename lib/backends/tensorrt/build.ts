@@ -1,5 +1,6 @@
 /**
- * The tensorrt backend's build: the replay program of the network (./program.ts), built by the
+ * The tensorrt backend's build: the replay program of the network (./program.ts) with its
+ * run-time indices checked (./index-checks.ts), built by the
  * addon on the thread pool with TensorRT's log and progress reaching the build context
  * (./build-events.ts) and its AbortSignal answering each step; the timing cache read and
  * written back; built engines kept in the engine cache (./engine-cache.ts).
@@ -16,6 +17,7 @@ import { tensorrtBinding } from './binding';
 import { buildEventHandler, MAX_SEVERITY } from './build-events';
 import { engineCacheDir, engineCacheKey, readCachedEngine, timingCachePath, writeCachedEngine } from './engine-cache';
 import { deserializeTensorRTEngine, serializeTensorRTEngine, type EngineTensor } from './engine-format';
+import { withIndexChecks } from './index-checks';
 import { encodeProgram, replayedNetwork, type ReplayBuildOptions } from './program';
 
 function replayOptions(config: BuildConfig, device: EngineDevice, timingCache: Uint8Array | undefined): ReplayBuildOptions {
@@ -71,8 +73,10 @@ export async function buildTensorRTEngine(network: Network, config: BuildConfig,
   if (network.layers.length === 0) throw new UnsupportedOpError(`network "${network.name}" has no layers; TensorRT builds no empty engine`);
   const timing = timingCacheOf(config);
   const options = replayOptions(config, device, timing.bytes);
-  // The network as TensorRT gets it, made once for the program and the cache key (encodeProgram finds nothing left to rewrite).
-  const replayed = replayedNetwork(network);
+  // The network as TensorRT gets it, made once for the program and the cache key (encodeProgram
+  // finds nothing left to rewrite): run-time indices clamped and checked (./index-checks.ts).
+  const checked = withIndexChecks(network);
+  const replayed = replayedNetwork(checked);
   const program = encodeProgram(replayed, options);
   const cacheDir = engineCacheDir();
   const key = cacheDir === null ? null : engineCacheKey(encodeProgram(replayed, { ...options, timingCache: undefined }), libraryVersion, device);
@@ -104,8 +108,8 @@ export async function buildTensorRTEngine(network: Network, config: BuildConfig,
     libraryVersion: result.libraryVersion,
     hardwareCompatibility: options.hardwareCompatibility,
     versionCompatible: options.versionCompatible ?? false,
-    inputs: ioOf(network, network.inputs),
-    outputs: ioOf(network, network.outputs),
+    inputs: ioOf(checked, checked.inputs),
+    outputs: ioOf(checked, checked.outputs),
     plan: result.plan,
   });
   if (cacheDir !== null && key !== null) {

@@ -21,10 +21,16 @@ import type { Availability, Backend, Engine, EngineSignature } from '../../engin
 import { BUILT_WITHOUT_TENSORRT, tensorrtBinding, type NativeTensorRTEngine } from './binding';
 import { buildTensorRTEngine } from './build';
 import { deserializeTensorRTEngine } from './engine-format';
+import { isCheckOutput } from './index-checks';
 import { tensorrtEngine } from './run';
 
 export { encodeProgram } from './program';
 export { deserializeTensorRTEngine, serializeTensorRTEngine } from './engine-format';
+
+/** The engine's inputs and outputs as callers see them: the index-check outputs (./index-checks.ts) are the engine's own. */
+function signatureOf(record: { inputs: ReadonlyArray<{ name: string }>; outputs: ReadonlyArray<{ name: string }> }): EngineSignature {
+  return { inputNames: record.inputs.map((i) => i.name), outputNames: record.outputs.map((o) => o.name).filter((name) => !isCheckOutput(name)) };
+}
 
 /** TensorRT's version once a probe found the library (what engines record as backendVersion). */
 let foundVersion: string | undefined;
@@ -92,10 +98,9 @@ export const tensorrtBackend = {
       }
       throw error;
     }
-    return tensorrtEngine(native, { inputNames: record.inputs.map((i) => i.name), outputNames: record.outputs.map((o) => o.name) }, ordinal < 0 ? currentDevice() : ordinal);
+    return tensorrtEngine(native, signatureOf(record), ordinal < 0 ? currentDevice() : ordinal, record.outputs.map((o) => o.name).filter(isCheckOutput));
   },
   inspect(engine: Uint8Array): EngineSignature {
-    const record = deserializeTensorRTEngine(engine);
-    return { inputNames: record.inputs.map((i) => i.name), outputNames: record.outputs.map((o) => o.name) };
+    return signatureOf(deserializeTensorRTEngine(engine));
   },
 } satisfies Backend<'tensorrt'>;

@@ -2,12 +2,14 @@
  * The tensorrt backend's run path: an Engine over the addon's engine; outputs are allocated by
  * the GPU runtime (lib/gpu) and every input and output handed to TensorRT by device address.
  */
-import { InternalError } from '../../errors';
+import { BadInputError, InternalError } from '../../errors';
 import type { TrtDType } from '../../network';
 import type { Tensor } from '../../ir/tensor';
 import type { DeviceValue, RunValue } from '../../engine/residency';
 import type { Engine, EngineSignature } from '../../engine/backend';
+import type { DeviceTensor } from '../../gpu/device-tensor';
 import type { NativeTensorRTEngine } from './binding';
+import { checkedLayer, isCheckOutput } from './index-checks';
 
 /** A device address for TensorRT: the GPU runtime's DeviceBuffer must expose it. */
 function addressOf(value: RunValue, name: string): bigint {
@@ -20,8 +22,12 @@ function addressOf(value: RunValue, name: string): bigint {
   return buffer.address;
 }
 
-/** The Engine of a loaded native engine on device `ordinal`. */
-export function tensorrtEngine(native: NativeTensorRTEngine, signature: EngineSignature, ordinal: number): Engine {
+/**
+ * The Engine of a loaded native engine on device `ordinal`. `checks` are the engine's
+ * index-check outputs (./index-checks.ts): allocated and bound like the others, read after
+ * each run, never returned; a set flag rejects the run with E_BAD_INPUT naming its layer.
+ */
+export function tensorrtEngine(native: NativeTensorRTEngine, signature: EngineSignature, ordinal: number, checks: readonly string[] = []): Engine {
   return {
     ...signature,
     residency: 'device',
@@ -32,18 +38,36 @@ export function tensorrtEngine(native: NativeTensorRTEngine, signature: EngineSi
       const outputShapes = native.outputShapes(shapes);
       // Output allocation and host↔device copies belong to the GPU runtime (lib/gpu).
       const { DeviceTensor } = await import('../../gpu/device-tensor');
-      const outputs: Record<string, RunValue> = Object.create(null);
+      const outputs: Record<string, DeviceTensor> = Object.create(null);
       const addresses: Record<string, bigint> = Object.create(null);
       for (const [name, v] of Object.entries(inputs)) addresses[name] = addressOf(v, name);
       const io = new Map(native.io().map((t) => [t.name, t]));
-      for (const name of signature.outputNames) {
-        const dtype = DTYPE_OF[io.get(name)?.dataType ?? -1];
-        if (dtype === undefined) throw new InternalError(`tensorrt engine: output "${name}" has a DataType this library does not know`);
-        const out = await DeviceTensor.allocate(dtype, outputShapes[name] ?? [], ordinal);
-        outputs[name] = out;
-        addresses[name] = addressOf(out, name);
+      const flags: Record<string, DeviceTensor> = Object.create(null);
+      const freeAll = (): void => {
+        for (const t of [...Object.values(outputs), ...Object.values(flags)]) t.dispose();
+      };
+      try {
+        for (const name of [...signature.outputNames, ...checks]) {
+          const dtype = DTYPE_OF[io.get(name)?.dataType ?? -1];
+          if (dtype === undefined) throw new InternalError(`tensorrt engine: output "${name}" has a DataType this library does not know`);
+          const out = await DeviceTensor.allocate(dtype, outputShapes[name] ?? [], ordinal);
+          (isCheckOutput(name) ? flags : outputs)[name] = out;
+          addresses[name] = addressOf(out, name);
+        }
+        await native.run(shapes, addresses, ordinal);
+        const read = await Promise.all(checks.map(async (name) => [name, (await flags[name]!.toHost()).data[0]] as const));
+        const failed = read.find(([, flag]) => Number(flag) > 0);
+        if (failed !== undefined) {
+          const layer = checkedLayer(failed[0]);
+          throw new BadInputError(`tensorrt engine: layer "${layer}": an index is out of range for the axis it addresses (a model's index must lie in [-d, d)); the run's outputs were discarded`, {
+            details: { layer },
+          });
+        }
+      } catch (error) {
+        freeAll();
+        throw error;
       }
-      await native.run(shapes, addresses, ordinal);
+      for (const t of Object.values(flags)) t.dispose();
       return outputs;
     },
     // Host inputs of a program reach the engine's device through this (lib/runtime/execute.ts).

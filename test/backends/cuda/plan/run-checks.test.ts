@@ -38,9 +38,9 @@ const cases: Case[] = [
   { name: 'default gather (row kernel)', params: { kind: 'gather', mode: 'default', axis: 0 }, indexShape: [3], good: [3, 0, 2], bad: [[1, -1, 2], [1, 4, 2]] },
   { name: 'default gather along axis 1 (walk)', params: { kind: 'gather', mode: 'default', axis: 1 }, indexShape: [2], good: [2, 0], bad: [[-1, 0], [0, 3]] },
   { name: 'element gather', params: { kind: 'gather', mode: 'element', axis: 0 }, indexShape: [1, 3], good: [3, 1, 0], bad: [[3, -1, 0], [3, 4, 0]] },
-  { name: 'nd gather', params: { kind: 'gather', mode: 'nd' }, indexShape: [2, 2], good: [3, 2, 0, 1], bad: [[3, 3, 0, 1], [4, 0, 0, 1]] },
+  { name: 'nd gather', params: { kind: 'gather', mode: 'nd', axis: 0 }, indexShape: [2, 2], good: [3, 2, 0, 1], bad: [[3, 3, 0, 1], [4, 0, 0, 1]] },
   { name: 'element scatter', params: { kind: 'scatter', mode: 'element', axis: 0 }, indexShape: [1, 3], good: [2, 0, 3], bad: [[2, -1, 3], [2, 0, 4]], updates: [1, 3] },
-  { name: 'nd scatter', params: { kind: 'scatter', mode: 'nd' }, indexShape: [2, 2], good: [3, 2, 0, 1], bad: [[3, -2, 0, 1], [0, 0, 9, 1]], updates: [2] },
+  { name: 'nd scatter', params: { kind: 'scatter', mode: 'nd', axis: 0 }, indexShape: [2, 2], good: [3, 2, 0, 1], bad: [[3, -2, 0, 1], [0, 0, 9, 1]], updates: [2] },
 ];
 
 function feedsOf(c: Case, indices: number[]): Record<string, Tensor> {
