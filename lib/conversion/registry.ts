@@ -106,6 +106,10 @@ const UNREPRESENTABLE: Record<string, string> = {
   float64: 'TensorRT has no float64 (set truncateDouble to compute it in float32)',
   complex64: 'TensorRT has no complex types (the complex lowering pass rewrites complex subgraphs into real arithmetic)',
   complex128: 'TensorRT has no complex types',
+  int16: 'TensorRT has no int16',
+  uint16: 'TensorRT has no uint16',
+  uint32: 'TensorRT has no uint32',
+  uint64: 'TensorRT has no uint64',
 };
 
 /** Picks the converter for `node`, or collects every reason none fits. */

@@ -1,6 +1,8 @@
 /**
- * Element types of the Graph IR and of {@link Tensor} data. TensorRT itself has no complex
- * or float64; the compiler lowers those before conversion (complex: trailing dim of 2).
+ * Element types of the Graph IR and of {@link Tensor} data. TensorRT itself has no complex,
+ * float64, int16, uint16, uint32 or uint64: the compiler lowers complex before conversion
+ * (a trailing dim of 2), float64 with truncateDouble, and ops on the others run in fallback
+ * segments (the converter registry refuses them).
  */
 
 export type DType =
@@ -10,14 +12,28 @@ export type DType =
   | 'float64'
   | 'int8'
   | 'uint8'
+  | 'int16'
+  | 'uint16'
   | 'int32'
+  | 'uint32'
   | 'int64'
+  | 'uint64'
   | 'bool'
   | 'complex64'
   | 'complex128';
 
 /** The typed array that holds a tensor's elements. */
-export type TypedArray = Float32Array | Float64Array | Uint16Array | Int8Array | Uint8Array | Int32Array | BigInt64Array;
+export type TypedArray =
+  | Float32Array
+  | Float64Array
+  | Uint16Array
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Int32Array
+  | Uint32Array
+  | BigInt64Array
+  | BigUint64Array;
 
 export type DTypeKind = 'float' | 'int' | 'bool' | 'complex';
 
@@ -30,7 +46,8 @@ export interface DTypeInfo {
   readonly lanes: 1 | 2;
   /**
    * How elements are stored: float16 and bfloat16 as their 16 raw bits in a Uint16Array
-   * (computed in float32), bool as 0/1 bytes, int64 as BigInt64Array, complex interleaved.
+   * (computed in float32), bool as 0/1 bytes, int64 and uint64 as BigInt64Array and
+   * BigUint64Array (exact bigints), complex interleaved.
    */
   readonly storage:
     | Float32ArrayConstructor
@@ -38,8 +55,11 @@ export interface DTypeInfo {
     | Uint16ArrayConstructor
     | Int8ArrayConstructor
     | Uint8ArrayConstructor
+    | Int16ArrayConstructor
     | Int32ArrayConstructor
-    | BigInt64ArrayConstructor;
+    | Uint32ArrayConstructor
+    | BigInt64ArrayConstructor
+    | BigUint64ArrayConstructor;
   /** The real type of a complex type's parts (complex64 → float32); itself otherwise. */
   readonly component: DType;
 }
@@ -51,8 +71,12 @@ const table: Record<DType, DTypeInfo> = {
   float64: { name: 'float64', kind: 'float', itemBytes: 8, lanes: 1, storage: Float64Array, component: 'float64' },
   int8: { name: 'int8', kind: 'int', itemBytes: 1, lanes: 1, storage: Int8Array, component: 'int8' },
   uint8: { name: 'uint8', kind: 'int', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'uint8' },
+  int16: { name: 'int16', kind: 'int', itemBytes: 2, lanes: 1, storage: Int16Array, component: 'int16' },
+  uint16: { name: 'uint16', kind: 'int', itemBytes: 2, lanes: 1, storage: Uint16Array, component: 'uint16' },
   int32: { name: 'int32', kind: 'int', itemBytes: 4, lanes: 1, storage: Int32Array, component: 'int32' },
+  uint32: { name: 'uint32', kind: 'int', itemBytes: 4, lanes: 1, storage: Uint32Array, component: 'uint32' },
   int64: { name: 'int64', kind: 'int', itemBytes: 8, lanes: 1, storage: BigInt64Array, component: 'int64' },
+  uint64: { name: 'uint64', kind: 'int', itemBytes: 8, lanes: 1, storage: BigUint64Array, component: 'uint64' },
   bool: { name: 'bool', kind: 'bool', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'bool' },
   complex64: { name: 'complex64', kind: 'complex', itemBytes: 8, lanes: 2, storage: Float32Array, component: 'float32' },
   complex128: { name: 'complex128', kind: 'complex', itemBytes: 16, lanes: 2, storage: Float64Array, component: 'float64' },
@@ -74,6 +98,32 @@ export const isFloating = (d: DType): boolean => table[d].kind === 'float';
 export const isComplex = (d: DType): boolean => table[d].kind === 'complex';
 export const isInteger = (d: DType): boolean => table[d].kind === 'int';
 
+/**
+ * Whether elements are held as bigints (int64, uint64): float64 holds their values exactly
+ * only up to 2^53, so kernels compute these through bigints.
+ */
+export const isBigIntDType = (d: DType): d is 'int64' | 'uint64' => d === 'int64' || d === 'uint64';
+
+/** Whether an integer type has no negative values (uint8/16/32/64); false for bool and non-integers. */
+export const isUnsigned = (d: DType): boolean => d === 'uint8' || d === 'uint16' || d === 'uint32' || d === 'uint64';
+
+/** Bits of an integer type's values (int8: 8, uint64: 64); undefined for other kinds. */
+export function integerBits(d: DType): 8 | 16 | 32 | 64 | undefined {
+  if (table[d].kind !== 'int') return undefined;
+  return (table[d].itemBytes * 8) as 8 | 16 | 32 | 64;
+}
+
+/**
+ * The inclusive range of an integer type's values as bigints (int16: [-32768, 32767], uint64:
+ * [0, 2^64-1]); undefined for other kinds.
+ */
+export function integerRange(d: DType): readonly [bigint, bigint] | undefined {
+  const bits = integerBits(d);
+  if (bits === undefined) return undefined;
+  const b = BigInt(bits);
+  return isUnsigned(d) ? [0n, (1n << b) - 1n] : [-(1n << (b - 1n)), (1n << (b - 1n)) - 1n];
+}
+
 /** The complex type whose parts are `d` (float32 → complex64, float64 → complex128). */
 export function complexOf(d: DType): DType {
   if (d === 'float64') return 'complex128';
@@ -82,20 +132,41 @@ export function complexOf(d: DType): DType {
 }
 
 // PyTorch's promotion lattice: bool < integers < floats < complex; within a kind, the wider
-// type wins (uint8 with int8 gives int16 in PyTorch; we have no int16 and give int32).
+// type wins. Integers of mixed signedness: see promoteIntegers.
 const rank: Record<DType, number> = {
   bool: 0,
   uint8: 1,
   int8: 1,
-  int32: 2,
-  int64: 3,
-  float16: 4,
-  bfloat16: 4,
-  float32: 5,
-  float64: 6,
-  complex64: 7,
-  complex128: 8,
+  int16: 2,
+  uint16: 2,
+  int32: 3,
+  uint32: 3,
+  int64: 4,
+  uint64: 4,
+  float16: 5,
+  bfloat16: 5,
+  float32: 6,
+  float64: 7,
+  complex64: 8,
+  complex128: 9,
 };
+
+const SIGNED_OF_BITS: Record<8 | 16 | 32 | 64, DType> = { 8: 'int8', 16: 'int16', 32: 'int32', 64: 'int64' };
+
+/**
+ * Two different integer types: the wider when both are signed or both unsigned; otherwise the
+ * narrowest signed type holding both (uint8 with int8 gives int16, as in PyTorch; uint32 with
+ * int32 gives int64, as in NumPy). uint64 with a signed type has no such integer type: float64,
+ * as NumPy (PyTorch refuses to promote uint16/32/64 with another integer type at all).
+ */
+function promoteIntegers(a: DType, b: DType): DType {
+  const ba = integerBits(a)!;
+  const bb = integerBits(b)!;
+  if (isUnsigned(a) === isUnsigned(b)) return ba >= bb ? a : b;
+  const [u, s] = isUnsigned(a) ? [ba, bb] : [bb, ba];
+  if (s > u) return SIGNED_OF_BITS[s as 8 | 16 | 32 | 64];
+  return u === 64 ? 'float64' : SIGNED_OF_BITS[(u * 2) as 16 | 32 | 64];
+}
 
 /**
  * The result type of a binary op on tensors of types `a` and `b` (torch.result_type for two
@@ -105,7 +176,7 @@ const rank: Record<DType, number> = {
 export function promoteTypes(a: DType, b: DType): DType {
   if (a === b) return a;
   if ((a === 'float16' && b === 'bfloat16') || (a === 'bfloat16' && b === 'float16')) return 'float32';
-  if ((a === 'uint8' && b === 'int8') || (a === 'int8' && b === 'uint8')) return 'int32';
+  if (isInteger(a) && isInteger(b)) return promoteIntegers(a, b);
   if (isComplex(a) || isComplex(b)) {
     const wide = a === 'complex128' || b === 'complex128' || a === 'float64' || b === 'float64';
     return wide ? 'complex128' : 'complex64';

@@ -3,8 +3,8 @@
  * interpret() and program.run() take and return.
  *
  * Storage per dtype (see {@link DTypeInfo.storage}): float16/bfloat16 as raw 16-bit patterns
- * in a Uint16Array, bool as 0/1 in a Uint8Array, int64 as BigInt64Array, complex64/complex128
- * interleaved (real, imaginary) in a Float32Array/Float64Array of twice the element count.
+ * in a Uint16Array, bool as 0/1 in a Uint8Array, int64 as BigInt64Array and uint64 as
+ * BigUint64Array (exact bigints), complex64/complex128 interleaved (real, imaginary) in a Float32Array/Float64Array of twice the element count.
  */
 import { inspect } from 'node:util';
 
@@ -70,32 +70,37 @@ function allocate(dtype: DType, shape: Shape, length: number): TypedArray {
   }
 }
 
-/** The inclusive range of an integer dtype's values (int64 as bigints). */
+/** The inclusive range of an integer dtype held as numbers (int64 and uint64 are bigints: BIGINT_RANGES). */
 const INTEGER_RANGES: Partial<Record<DType, readonly [number, number]>> = {
   int8: [-128, 127],
   uint8: [0, 255],
+  int16: [-(2 ** 15), 2 ** 15 - 1],
+  uint16: [0, 2 ** 16 - 1],
   int32: [-(2 ** 31), 2 ** 31 - 1],
+  uint32: [0, 2 ** 32 - 1],
 };
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
+const BIGINT_RANGES: Partial<Record<DType, readonly [bigint, bigint, string]>> = {
+  int64: [-(2n ** 63n), 2n ** 63n - 1n, '[-2^63, 2^63-1]'],
+  uint64: [0n, 2n ** 64n - 1n, '[0, 2^64-1]'],
+};
 
 /**
- * `v` as an int64 (numbers truncated toward zero).
+ * `v` as an int64 or uint64 (numbers truncated toward zero); a bigint is taken exactly.
  *
- * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: not a number or bigint, not finite, or outside int64.
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: not a number or bigint, not finite, or outside the dtype's range.
  */
-function toInt64(v: unknown, where: string): bigint {
+function toBigIntElement(dtype: DType, [min, max, range]: readonly [bigint, bigint, string], v: unknown, where: string): bigint {
   let b: bigint;
   if (typeof v === 'bigint') b = v;
   else if (typeof v === 'number' && Number.isFinite(v)) b = BigInt(Math.trunc(v));
   else if (typeof v === 'boolean') b = v ? 1n : 0n;
-  else throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not an int64 value (a finite number or a bigint)`);
-  if (b < INT64_MIN || b > INT64_MAX) throw new InvalidArgumentError(`${where} is ${describeValue(v)}, outside the int64 range [-2^63, 2^63-1]`);
+  else throw new InvalidArgumentError(`${where} is ${describeValue(v)}, which is not an ${dtype} value (a finite number or a bigint)`);
+  if (b < min || b > max) throw new InvalidArgumentError(`${where} is ${describeValue(v)}, outside the ${dtype} range ${range}`);
   return b;
 }
 
 /**
- * `v` as a number for an int8/uint8/int32 tensor (truncated toward zero).
+ * `v` as a number for an int8/uint8/int16/uint16/int32/uint32 tensor (truncated toward zero).
  *
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: not finite, or outside the dtype's range.
  */
@@ -203,8 +208,9 @@ export class Tensor {
    * Builds a tensor from plain numbers (or bigints), converting to the dtype's storage:
    * float16/bfloat16 are rounded to nearest even; complex takes interleaved pairs; integer
    * dtypes truncate toward zero. A value an integer dtype cannot hold (NaN, ±Infinity, out
-   * of range, such as 2^64 for int64) is an `E_INVALID_ARGUMENT` error naming its index,
-   * never a wrapped value.
+   * of range, such as 2^63 for int64 or -1 for uint16) is an `E_INVALID_ARGUMENT` error
+   * naming its index, never a wrapped value. int64 and uint64 take bigints exactly: a
+   * number past 2^53 has already lost its low bits.
    */
   static from(dtype: DType, shape: Shape, values: ArrayLike<number | bigint>): Tensor {
     checkDType(dtype);
@@ -219,10 +225,11 @@ export class Tensor {
     }
     const data = allocate(dtype, shape, length);
     const range = INTEGER_RANGES[dtype];
+    const bigRange = BIGINT_RANGES[dtype];
     for (let i = 0; i < length; i++) {
       const v: unknown = values[i];
       const where = `Tensor.from(${dtype}) value ${i}`;
-      if (dtype === 'int64') (data as BigInt64Array)[i] = toInt64(v, where);
+      if (bigRange !== undefined) (data as BigInt64Array | BigUint64Array)[i] = toBigIntElement(dtype, bigRange, v, where);
       else if (range !== undefined) data[i] = toSmallInteger(dtype, range, v, where);
       else if (dtype === 'float16') data[i] = toFloat16Bits(toNumber(v, where));
       else if (dtype === 'bfloat16') data[i] = toBFloat16Bits(toNumber(v, where));
@@ -238,8 +245,9 @@ export class Tensor {
   }
 
   /**
-   * The elements as numbers (float16/bfloat16 decoded, bool as 0/1, int64 via Number, complex
-   * interleaved). For display and tests; kernels read `data` directly.
+   * The elements as numbers (float16/bfloat16 decoded, bool as 0/1, int64 and uint64 via
+   * Number, so rounded past 2^53: read `data` for their exact bigints; complex interleaved).
+   * For display and tests; kernels read `data` directly.
    */
   toArray(): number[] {
     const out = new Array<number>(this.data.length);
@@ -265,8 +273,10 @@ export class Tensor {
   }
 
   [inspect.custom](): string {
+    // int64/uint64 print their exact bigints: toArray's numbers round past 2^53.
+    const exact = this.data instanceof BigInt64Array || this.data instanceof BigUint64Array;
     const values = this.toArray();
-    const shown = values.slice(0, 8).map((v) => (Number.isInteger(v) ? String(v) : v.toPrecision(5)));
+    const shown = values.slice(0, 8).map((v, i) => (exact ? String(this.data[i]) : Number.isInteger(v) ? String(v) : v.toPrecision(5)));
     return `${this.toString()} [${shown.join(', ')}${values.length > 8 ? `, … ${values.length - 8} more` : ''}]`;
   }
 }

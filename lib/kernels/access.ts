@@ -5,8 +5,8 @@
  * Float kernels compute in float64 and round once on output. For float32 that is at least
  * as accurate as PyTorch's float32 arithmetic; for float16/bfloat16 it matches PyTorch's CPU
  * practice of computing in a wider type. float64 holds integers exactly only up to 2^53, so
- * int64 arithmetic has its own exact path (./int64.ts); readNumbers is for float kernels and
- * for integer values known to be small (indices, shapes).
+ * int64 and uint64 arithmetic has its own exact path (./int64.ts); readNumbers is for float
+ * kernels and for integer values known to be small (indices, shapes).
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, type DType, type TypedArray } from '../ir/dtype';
@@ -23,23 +23,23 @@ export function readNumbers(t: Tensor): Float64Array {
   const out = new Float64Array(d.length);
   if (t.dtype === 'float16') for (let i = 0; i < d.length; i++) out[i] = fromFloat16Bits(d[i] as number);
   else if (t.dtype === 'bfloat16') for (let i = 0; i < d.length; i++) out[i] = fromBFloat16Bits(d[i] as number);
-  else if (d instanceof BigInt64Array) for (let i = 0; i < d.length; i++) out[i] = Number(d[i]);
+  else if (d instanceof BigInt64Array || d instanceof BigUint64Array) for (let i = 0; i < d.length; i++) out[i] = Number(d[i]);
   else for (let i = 0; i < d.length; i++) out[i] = d[i] as number;
   return out;
 }
 
 /** A read-only array of element values as numbers: a tensor's own storage where it holds them as such. */
-export type NumberView = Float64Array | Float32Array | Int32Array | Int8Array | Uint8Array;
+export type NumberView = Float64Array | Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array;
 
 /**
  * The elements as numbers without a copy where the storage already holds them as numbers
- * (float32, float64, int32, int8, uint8, bool and complex64/128 interleaved); a float64 copy
- * otherwise (float16 and bfloat16 bits, int64). Read-only. Kernels that only read their
+ * (float32, float64, the integers up to 32 bits, bool and complex64/128 interleaved); a
+ * float64 copy otherwise (float16 and bfloat16 bits, int64, uint64). Read-only. Kernels that only read their
  * inputs take this rather than readNumbers: a float64 copy of a large input is twice its size.
  */
 export function readNumberView(t: Tensor): NumberView {
   const d = t.data;
-  if (t.dtype === 'float16' || t.dtype === 'bfloat16' || d instanceof BigInt64Array) return readNumbers(t);
+  if (t.dtype === 'float16' || t.dtype === 'bfloat16' || d instanceof BigInt64Array || d instanceof BigUint64Array) return readNumbers(t);
   return d as NumberView;
 }
 
@@ -61,11 +61,25 @@ export function floatToInt64(v: number): bigint {
   return BigInt(Math.trunc(v));
 }
 
+const TWO_64 = 2n ** 64n;
+
+/**
+ * A float as uint64, truncated toward zero. Negative values wrap modulo 2^64 from their int64
+ * value, as the narrower unsigned types wrap (−1 gives 2^64−1, as NumPy's astype on x86);
+ * values of 2^64 and above saturate, below −2^63 give 0 (C leaves both undefined), NaN 0.
+ */
+export function floatToUint64(v: number): bigint {
+  if (Number.isNaN(v) || v < -(2 ** 63)) return 0n;
+  if (v >= 2 ** 64) return TWO_64 - 1n;
+  return BigInt.asUintN(64, BigInt(Math.trunc(v)));
+}
+
 /**
  * Builds a tensor of `dtype` from float64 numbers with the conversion PyTorch's `.to(dtype)`
- * applies: floats round to nearest even; integers truncate toward zero; int8/uint8/int32
- * wrap to the type's width and int64 saturates (see floatToInt64); bool is `value != 0`; NaN
- * to an integer type gives 0 (PyTorch leaves it undefined); complex takes interleaved pairs.
+ * applies: floats round to nearest even; integers truncate toward zero; the integer types up
+ * to 32 bits wrap to the type's width, int64 saturates (see floatToInt64) and uint64 wraps
+ * negatives and saturates past 2^64 (floatToUint64); bool is `value != 0`; NaN to an integer
+ * type gives 0 (PyTorch leaves it undefined); complex takes interleaved pairs.
  */
 export function fromNumbers(dtype: DType, shape: Shape, values: ArrayLike<number>): Tensor {
   const info = dtypeInfo(dtype);
@@ -96,9 +110,15 @@ export function writeNumbers(dtype: DType, data: TypedArray, at: number, values:
     case 'int64':
       for (let i = 0; i < count; i++) (data as BigInt64Array)[at + i] = floatToInt64(values[i]!);
       break;
+    case 'uint64':
+      for (let i = 0; i < count; i++) (data as BigUint64Array)[at + i] = floatToUint64(values[i]!);
+      break;
     case 'int8':
     case 'uint8':
+    case 'int16':
+    case 'uint16':
     case 'int32':
+    case 'uint32':
       // Typed-array stores already wrap modulo 2^bits after truncation toward zero.
       for (let i = 0; i < count; i++) {
         const v = values[i]!;

@@ -8,17 +8,17 @@
  * int scalar; pass `{ value: 2, kind: 'float' }` where the distinction matters.
  *
  * Operands are first converted to the common dtype (as PyTorch's TensorIterator does), then
- * computed in float64 and rounded once into the result dtype. int64 is computed exactly, as
- * bigints wrapping in two's complement (./int64.ts); int32 and narrower are exact in float64
- * except products, which go through Math.imul.
+ * computed in float64 and rounded once into the result dtype. int64 and uint64 are computed
+ * exactly, as bigints wrapping modulo 2^64 (./int64.ts); int32, uint32 and narrower are exact
+ * in float64 except products, which go through Math.imul (the stores wrap to the type's width).
  */
 import { InvalidArgumentError } from '../errors';
-import { dtypeInfo, isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
+import { dtypeInfo, isBigIntDType, isComplex, isFloating, resultTypeOfOperands, scalarDType, type DType } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { BroadcastCursor, broadcastIndex, broadcastShapes, CHUNK_ELEMENTS, fromNumbers, readNumbers, readNumberView, writeNumbers, type NumberView } from './access';
 import { complexAdd, complexDiv, complexMul, complexPow, complexPowScalar, complexSub, imag, real, toComplex, type ComplexDType } from './complex';
 import { full } from './shape';
-import { floorDivInt64, int64AsFloat, int64Of, int64Values, powInt32, powInt64, remainderInt64 } from './int64';
+import { bigintOf, bigintValues, floorDivInt64, int64AsFloat, powInt32, powInt64, remainderInt64, type BigIntArray, type BigIntDType } from './int64';
 
 /** A Python-style scalar whose category is explicit (a JS number alone cannot say 2 from 2.0). */
 export interface Scalar {
@@ -84,7 +84,7 @@ export interface Dense {
 
 /** Values of `t` after conversion to the real type `dtype` (rounding as .to(dtype)), as float64. */
 export function valuesAs(t: Tensor, dtype: DType): NumberView {
-  if (t.dtype === 'int64' && isFloating(dtype)) {
+  if (isBigIntDType(t.dtype) && isFloating(dtype)) {
     const v = int64AsFloat(t, dtype);
     return dtype === 'float64' ? v : readNumberView(fromNumbers(dtype, t.shape, v));
   }
@@ -103,9 +103,9 @@ export function operandValues(x: Operand, dtype: DType): Dense {
 /** An operand as a tensor of `dtype` (scalars become 0-d tensors). */
 function operandTensor(x: Operand, dtype: DType): Tensor {
   if (isComplex(dtype)) return toComplex(x instanceof Tensor ? x : scalarValue(x), dtype as ComplexDType);
-  if (dtype === 'int64') {
-    const d = operandInt64(x);
-    return new Tensor('int64', d.shape, d.values);
+  if (isBigIntDType(dtype)) {
+    const d = operandBigInt(x, dtype);
+    return new Tensor(dtype, d.shape, d.values);
   }
   const d = operandValues(x, dtype);
   return fromNumbers(dtype, d.shape, d.values);
@@ -161,49 +161,58 @@ function zipDense(op: string, x: Dense, y: Dense, f: (a: number, b: number) => n
   return new Tensor(outDtype, shape, data);
 }
 
-/** An operand's values as int64 (row-major) with its shape; [] for a scalar. */
-interface DenseInt64 {
-  readonly values: BigInt64Array;
+/** An operand's values as int64 or uint64 bigints (row-major) with its shape; [] for a scalar. */
+interface DenseBigInt {
+  readonly values: BigIntArray;
   readonly shape: Shape;
 }
 
+/** An operand converted to int64 or uint64 (as a cast; see bigintValues); scalars become shape []. */
+export function operandBigInt(x: Operand, dtype: BigIntDType): DenseBigInt {
+  if (x instanceof Tensor) return { values: bigintValues(x, dtype), shape: x.shape };
+  const v = bigintOf(scalarValue(x), dtype);
+  return { values: dtype === 'int64' ? BigInt64Array.of(v) : BigUint64Array.of(v), shape: [] };
+}
+
 /** An operand converted to int64 (as .to(torch.int64)); scalars become shape []. */
-export function operandInt64(x: Operand): DenseInt64 {
-  if (x instanceof Tensor) return { values: int64Values(x), shape: x.shape };
-  return { values: BigInt64Array.of(int64Of(scalarValue(x))), shape: [] };
+export function operandInt64(x: Operand): { readonly values: BigInt64Array; readonly shape: Shape } {
+  return operandBigInt(x, 'int64') as { values: BigInt64Array; shape: Shape };
 }
 
 /**
- * Applies `f` over the broadcast of two operands converted to int64, writing each result
- * with `store` into an array of `length` that `create` allocates (BigInt64Array stores wrap).
+ * Applies `f` over the broadcast of two operands converted to `dtype` (int64 or uint64),
+ * writing each result with `store` into an array of `length` that `create` allocates
+ * (BigInt64Array and BigUint64Array stores wrap modulo 2^64).
  */
-function zipInt64<A extends BigInt64Array | Uint8Array, R>(
+function zipBigInt<A extends BigIntArray | Uint8Array, R>(
   op: string,
+  dtype: BigIntDType,
   a: Operand,
   b: Operand,
   create: (length: number) => A,
   f: (x: bigint, y: bigint) => R,
   store: (out: A, k: number, r: R) => void,
 ): { out: A; shape: number[] } {
-  const { values: xv, shape: xs } = operandInt64(a);
-  const { values: yv, shape: ys } = operandInt64(b);
+  const { values: xv, shape: xs } = operandBigInt(a, dtype);
+  const { values: yv, shape: ys } = operandBigInt(b, dtype);
   const { shape, n, ix, iy } = pairPlan(op, xs, ys);
   const out = create(n);
   for (let k = 0; k < n; k++) store(out, k, f(xv[ix === null ? k : ix[k]!]!, yv[iy === null ? k : iy[k]!]!));
   return { out, shape };
 }
 
-const storeInt64 = (out: BigInt64Array, k: number, r: bigint): void => {
+const storeBigInt = (out: BigIntArray, k: number, r: bigint): void => {
   out[k] = r;
 };
 
-/** An int64 binary op, exact with two's-complement wrap-around. */
-function mapInt64(op: string, a: Operand, b: Operand, f: (x: bigint, y: bigint) => bigint): Tensor {
-  const { out, shape } = zipInt64(op, a, b, (n) => new BigInt64Array(n), f, storeInt64);
-  return new Tensor('int64', shape, out);
+/** An int64 or uint64 binary op, exact with wrap-around modulo 2^64. */
+function mapBigInt(op: string, dtype: BigIntDType, a: Operand, b: Operand, f: (x: bigint, y: bigint) => bigint): Tensor {
+  const create = (n: number): BigIntArray => (dtype === 'int64' ? new BigInt64Array(n) : new BigUint64Array(n));
+  const { out, shape } = zipBigInt(op, dtype, a, b, create, f, storeBigInt);
+  return new Tensor(dtype, shape, out);
 }
 
-/** How a real binary op computes: in float64, and exactly for int64 results. */
+/** How a real binary op computes: in float64, and exactly (bigints) for int64 and uint64 results. */
 interface BinaryFns {
   readonly number: (x: number, y: number) => number;
   readonly int64?: (x: bigint, y: bigint) => bigint;
@@ -212,7 +221,7 @@ interface BinaryFns {
 /** The shared body of the real binary kernels: convert to `computeDtype`, map, round into `outDtype`. */
 function mapBinary(op: string, a: Operand, b: Operand, computeDtype: DType, outDtype: DType, f: BinaryFns | ((x: number, y: number) => number)): Tensor {
   const fns: BinaryFns = typeof f === 'function' ? { number: f } : f;
-  if (computeDtype === 'int64' && outDtype === 'int64' && fns.int64 !== undefined) return mapInt64(op, a, b, fns.int64);
+  if (isBigIntDType(computeDtype) && outDtype === computeDtype && fns.int64 !== undefined) return mapBigInt(op, computeDtype, a, b, fns.int64);
   return zipDense(op, operandValues(a, computeDtype), operandValues(b, computeDtype), fns.number, outDtype);
 }
 
@@ -403,7 +412,7 @@ const storeBool = (out: Uint8Array, k: number, r: boolean): void => {
   out[k] = r ? 1 : 0;
 };
 
-/** Compares in the promoted type (int64 as bigints); complex operands allow only eq and ne. */
+/** Compares in the promoted type (int64 and uint64 as bigints); complex operands allow only eq and ne. */
 function compare(op: string, a: Operand, b: Operand, f: Comparison): Tensor {
   const dtype = resultType(a, b);
   if (isComplex(dtype)) {
@@ -412,8 +421,8 @@ function compare(op: string, a: Operand, b: Operand, f: Comparison): Tensor {
     }
     return compareComplex(op, operandTensor(a, dtype), operandTensor(b, dtype));
   }
-  if (dtype === 'int64') {
-    const { out, shape } = zipInt64(op, a, b, (n) => new Uint8Array(n), f, storeBool);
+  if (isBigIntDType(dtype)) {
+    const { out, shape } = zipBigInt(op, dtype, a, b, (n) => new Uint8Array(n), f, storeBool);
     return new Tensor('bool', shape, out);
   }
   return mapBinary(op, a, b, dtype, 'bool', (x, y) => (f(x, y) ? 1 : 0));

@@ -9,7 +9,7 @@
  * from the end), anything else is a BadInputError (`E_BAD_INPUT`) naming the index.
  */
 import { BadInputError, InvalidArgumentError } from '../errors';
-import { dtypeInfo, isComplex, isInteger } from '../ir/dtype';
+import { dtypeInfo, isBigIntDType, isComplex, isInteger } from '../ir/dtype';
 import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 import { broadcastIndex, broadcastShapes, fromNumbers, normalizeAxis, readNumbers, stridesOf } from './access';
 import { allocateData, copyRange, takeElements } from './shape';
@@ -128,7 +128,7 @@ export function gatherElements(data: Tensor, indices: Tensor, axis: number): Ten
 /** How scatters combine an update with the existing value: replace, or a reduction. */
 export type ScatterReduction = 'none' | 'add' | 'mul' | 'max' | 'min';
 
-/** Applies updates at `offsets` of a copy of data; 'none' copies slots exactly, reductions go through float64 (int64: bigints). */
+/** Applies updates at `offsets` of a copy of data; 'none' copies slots exactly, reductions go through float64 (int64, uint64: bigints). */
 function scatterAt(data: Tensor, offsets: ArrayLike<number>, block: number, updates: Tensor, reduction: ScatterReduction, op: string): Tensor {
   if (updates.dtype !== data.dtype) throw new InvalidArgumentError(`${op}: updates are ${updates.dtype} but data is ${data.dtype}`);
   const lanes = dtypeInfo(data.dtype).lanes;
@@ -138,7 +138,7 @@ function scatterAt(data: Tensor, offsets: ArrayLike<number>, block: number, upda
     return new Tensor(data.dtype, data.shape, out);
   }
   if (isComplex(data.dtype) && reduction !== 'add') throw new InvalidArgumentError(`${op}: reduction ${reduction} is not defined for complex`);
-  if (data.dtype === 'int64') return scatterInt64(data, offsets, block, updates, reduction);
+  if (isBigIntDType(data.dtype)) return scatterBigInt(data, offsets, block, updates, reduction);
   const out = Float64Array.from(readNumbers(data));
   const U = readNumbers(updates);
   const combine: (a: number, b: number) => number =
@@ -158,17 +158,17 @@ const INT64_COMBINE: Record<Exclude<ScatterReduction, 'none'>, (a: bigint, b: bi
   min: (a, b) => (a < b ? a : b),
 };
 
-/** scatterAt's reductions on int64 data, exactly (stores wrap as int64). */
-function scatterInt64(data: Tensor, offsets: ArrayLike<number>, block: number, updates: Tensor, reduction: Exclude<ScatterReduction, 'none'>): Tensor {
-  const out = (data.data as BigInt64Array).slice();
-  const U = updates.data as BigInt64Array;
+/** scatterAt's reductions on int64 or uint64 data, exactly (stores wrap modulo 2^64). */
+function scatterBigInt(data: Tensor, offsets: ArrayLike<number>, block: number, updates: Tensor, reduction: Exclude<ScatterReduction, 'none'>): Tensor {
+  const out = (data.data as BigInt64Array | BigUint64Array).slice();
+  const U = updates.data as BigInt64Array | BigUint64Array;
   const combine = INT64_COMBINE[reduction];
   for (let k = 0; k < offsets.length; k++) {
     const dst = offsets[k]!;
     const src = k * block;
     for (let i = 0; i < block; i++) out[dst + i] = combine(out[dst + i]!, U[src + i]!);
   }
-  return new Tensor('int64', data.shape, out);
+  return new Tensor(data.dtype, data.shape, out);
 }
 
 /**

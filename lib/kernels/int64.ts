@@ -1,25 +1,55 @@
 /**
- * Exact int64 for the CPU kernels. float64 holds integers exactly only up to 2^53, so int64
- * values are read and computed as bigints. Results are stored into a BigInt64Array, whose
- * stores reduce modulo 2^64: int64 arithmetic wraps in two's complement, as PyTorch's does.
- * Float kernels never come here.
+ * Exact int64 and uint64 for the CPU kernels. float64 holds integers exactly only up to 2^53,
+ * so their values are read and computed as bigints. Results are stored into a BigInt64Array
+ * or BigUint64Array, whose stores reduce modulo 2^64: the arithmetic wraps in two's
+ * complement, as PyTorch's (and C's unsigned arithmetic) does. Float kernels never come here.
  */
 import type { DType } from '../ir/dtype';
-import type { Tensor } from '../ir/tensor';
+import { Tensor } from '../ir/tensor';
 import { fromNumbers, readNumbers } from './access';
+
+/** The element types held as bigints. */
+export type BigIntDType = 'int64' | 'uint64';
+
+/** The storage of a BigIntDType. */
+export type BigIntArray = BigInt64Array | BigUint64Array;
+
+/**
+ * The elements of a real tensor as `dtype` (int64 or uint64), converted as a cast: floats
+ * truncate toward zero; int64 ↔ uint64 reinterpret the 64 bits (wrap), exactly. Returns the
+ * tensor's own array when it already is `dtype`: treat it as read-only.
+ */
+export function bigintValues(t: Tensor, dtype: BigIntDType): BigIntArray {
+  if (t.dtype === dtype) return t.data as BigIntArray;
+  if (t.dtype === 'int64' || t.dtype === 'uint64') {
+    const src = t.data as BigIntArray;
+    return dtype === 'int64' ? BigInt64Array.from(src, (v) => BigInt.asIntN(64, v)) : BigUint64Array.from(src, (v) => BigInt.asUintN(64, v));
+  }
+  return fromNumbers(dtype, t.shape, readNumbers(t)).data as BigIntArray;
+}
 
 /**
  * The elements of a real tensor as int64, converted as `.to(torch.int64)` (floats truncate
- * toward zero). Returns the tensor's own array when it is int64: treat it as read-only.
+ * toward zero, uint64 wraps). Returns the tensor's own array when it is int64: treat it as read-only.
  */
 export function int64Values(t: Tensor): BigInt64Array {
-  if (t.dtype === 'int64') return t.data as BigInt64Array;
-  return fromNumbers('int64', t.shape, readNumbers(t)).data as BigInt64Array;
+  return bigintValues(t, 'int64') as BigInt64Array;
+}
+
+/** A tensor of `dtype` (int64 or uint64) over bigint values: their stores wrap modulo 2^64. */
+export function bigintTensor(dtype: BigIntDType, shape: readonly number[], values: BigIntArray): Tensor {
+  if (dtype === 'int64' ? values instanceof BigInt64Array : values instanceof BigUint64Array) return new Tensor(dtype, shape, values);
+  return new Tensor(dtype, shape, dtype === 'int64' ? BigInt64Array.from(values, (v) => BigInt.asIntN(64, v)) : BigUint64Array.from(values, (v) => BigInt.asUintN(64, v)));
 }
 
 /** One number as int64, converted as `.to(torch.int64)`. */
 export function int64Of(value: number): bigint {
   return (fromNumbers('int64', [], [value]).data as BigInt64Array)[0]!;
+}
+
+/** One number as `dtype` (int64 or uint64), converted as a cast. */
+export function bigintOf(value: number, dtype: BigIntDType): bigint {
+  return (fromNumbers(dtype, [], [value]).data as BigIntArray)[0]!;
 }
 
 const TWO_53 = 2n ** 53n;
@@ -41,12 +71,12 @@ function roundToOdd(v: bigint): number {
 }
 
 /**
- * The values of an int64 tensor after conversion to the float type `dtype`, as float64
- * numbers ready for fromNumbers: exactly rounded for float64, and prepared so that the
- * narrower types round once (see roundToOdd).
+ * The values of an int64 or uint64 tensor after conversion to the float type `dtype`, as
+ * float64 numbers ready for fromNumbers: exactly rounded for float64, and prepared so that
+ * the narrower types round once (see roundToOdd).
  */
 export function int64AsFloat(t: Tensor, dtype: DType): Float64Array {
-  const src = t.data as BigInt64Array;
+  const src = t.data as BigIntArray;
   const out = new Float64Array(src.length);
   if (dtype === 'float64') for (let i = 0; i < src.length; i++) out[i] = Number(src[i]!);
   else for (let i = 0; i < src.length; i++) out[i] = roundToOdd(src[i]!);

@@ -2,8 +2,8 @@
  * Matrix products: torch.matmul (batched, broadcasting), linear, addmm and ONNX Gemm.
  *
  * Products accumulate in float64 and round once to the result type (the promotion of the
- * operand types); int64 products accumulate exactly, as bigints wrapping in two's
- * complement. Complex operands are supported (interleaved pairs).
+ * operand types); int64, uint32 and uint64 products (which float64 would round past 2^53)
+ * accumulate exactly, as bigints wrapping in two's complement, then wrap to the result type. Complex operands are supported (interleaved pairs).
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, promoteTypes, type DType } from '../ir/dtype';
@@ -12,6 +12,7 @@ import { broadcastIndex, broadcastShapes, fromNumbers, readNumbers } from './acc
 import { add, mul } from './elementwise';
 import { int64Values } from './int64';
 import { permute } from './shape';
+import { cast } from './unary';
 
 const fmt = (shape: Shape): string => `[${shape.join(', ')}]`;
 
@@ -181,12 +182,22 @@ function addScaled(values: Float64Array, shape: Shape, c: Tensor | undefined | n
 }
 
 /**
+ * Whether integer products of `dtype` accumulate as bigints: int64, and the unsigned types
+ * whose products float64 would round (uint32, uint64). The low 64 bits of sums of products
+ * do not depend on signedness, so they are computed in int64 and wrapped to `dtype`.
+ */
+const exactProducts = (dtype: DType): boolean => dtype === 'int64' || dtype === 'uint32' || dtype === 'uint64';
+
+/** An int64 result as `dtype` (wrapped to its width). */
+const asType = (t: Tensor, dtype: DType): Tensor => (t.dtype === dtype ? t : cast(t, dtype));
+
+/**
  * torch.matmul / ONNX MatMul: 1-D × 1-D is a dot product; a 1-D operand is promoted to a
  * matrix and its dim removed from the result; batch dims broadcast.
  */
 export function matmul(a: Tensor, b: Tensor): Tensor {
   const dtype = resultType([a, b]);
-  if (dtype === 'int64') return matmulInt64(a, b, 'matmul');
+  if (exactProducts(dtype)) return asType(matmulInt64(a, b, 'matmul'), dtype);
   const { values, shape } = matmulNumbers(a, b, dtypeInfo(dtype).lanes, 'matmul');
   return fromNumbers(dtype, shape, values);
 }
@@ -249,9 +260,10 @@ export function gemm(a: Tensor, b: Tensor, c?: Tensor | null, options: GemmOptio
   if (K !== K2) {
     throw new InvalidArgumentError(`gemm: A ${fmt(a.shape)}${transA ? '^T' : ''} and B ${fmt(b.shape)}${transB ? '^T' : ''} have inner dims ${K} and ${K2}`);
   }
-  if (dtype === 'int64') {
+  if (exactProducts(dtype)) {
     const product = matmulInt64(transA ? permute(a, [1, 0]) : a, transB ? permute(b, [1, 0]) : b, 'gemm');
-    return addScaledInt64(product, c, alpha, beta, 'gemm');
+    // The bias in int64 too: added to the int64 product as uint64 it would promote to float64.
+    return asType(addScaledInt64(product, c && asType(c, 'int64'), alpha, beta, 'gemm'), dtype);
   }
   let A = readLanes(a, lanes);
   let B = readLanes(b, lanes);

@@ -6,9 +6,10 @@
  * dim (taps already clipped to the input), so the loops only combine them.
  */
 import { InvalidArgumentError } from '../errors';
-import { isComplex } from '../ir/dtype';
+import { isBigIntDType, isComplex } from '../ir/dtype';
 import { Tensor, type Shape } from '../ir/tensor';
 import { fromNumbers, readNumbers } from './access';
+import { bigintTensor, type BigIntArray } from './int64';
 import { perDim, samePads, type AutoPad } from './conv';
 import { pooledSize } from '../ir/ops/nn-geometry';
 
@@ -261,18 +262,19 @@ interface MaxKeys {
 }
 
 /**
- * The keys max pooling compares: the values as float64, or for int64 (which float64 rounds
- * past 2^53) each element's rank among the distinct values, since order and ties are all a
+ * The keys max pooling compares: the values as float64, or for int64 and uint64 (which
+ * float64 rounds past 2^53) each element's rank among the distinct values, since order and ties are all a
  * maximum needs; `restore` maps pooled ranks back to the exact values.
  */
 function maxKeys(x: Tensor): MaxKeys {
-  if (x.dtype !== 'int64') return { keys: readNumbers(x), restore: (shape, pooled) => fromNumbers(x.dtype, shape, pooled) };
-  const values = x.data as BigInt64Array;
-  const distinct = BigInt64Array.from(new Set(values)).sort();
+  const dtype = x.dtype;
+  if (!isBigIntDType(dtype)) return { keys: readNumbers(x), restore: (shape, pooled) => fromNumbers(x.dtype, shape, pooled) };
+  const values = x.data as BigIntArray;
+  const distinct = [...new Set(values)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const rank = new Map<bigint, number>();
   distinct.forEach((v, i) => rank.set(v, i));
   const keys = Float64Array.from(values, (v) => rank.get(v)!);
-  return { keys, restore: (shape, pooled) => new Tensor('int64', shape, BigInt64Array.from(pooled, (k) => distinct[k]!)) };
+  return { keys, restore: (shape, pooled) => bigintTensor(dtype, shape, BigInt64Array.from(pooled, (k) => distinct[k]!)) };
 }
 
 /** Max pooling (PyTorch max_pool1d/2d/3d, ONNX MaxPool); padding never wins; int64 is exact. */

@@ -2,15 +2,17 @@
  * Reduction CPU kernels: sum, mean, prod, amax, amin, argmax, argmin over axes, softmax and
  * logSoftmax along one axis, and cumulative sums, with PyTorch's dtype rules (sums and
  * products of bool or integer tensors are int64; mean of an integer tensor is an error).
- * int64 sums, products, extremes and arg-extremes are exact (bigints, wrapping as int64).
+ * Integer sums and products, and int64/uint64 extremes and arg-extremes, are exact (bigints,
+ * wrapping modulo 2^64, then to the result type's width).
  */
 import { InvalidArgumentError } from '../errors';
-import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
+import { dtypeInfo, isBigIntDType, isComplex, isDType, isFloating, isInteger, type DType } from '../ir/dtype';
 import { Tensor, type Shape } from '../ir/tensor';
 import { boxOffsets, fromNumbers, normalizeAxis, readNumbers, stridesOf, type NumberView } from './access';
 import { toComplex, type ComplexDType } from './complex';
 import { valuesAs } from './elementwise';
-import { int64Values } from './int64';
+import { bigintValues, type BigIntArray, type BigIntDType } from './int64';
+import { cast } from './unary';
 
 const fmt = (t: Tensor): string => `${t.dtype}[${t.shape.join(', ')}]`;
 
@@ -122,28 +124,46 @@ function valuesIn(op: string, t: Tensor, dtype: DType): NumberView {
   return valuesAs(t, dtype);
 }
 
-/** The input's values in int64 (cast first, as PyTorch does), exactly. */
-function int64In(op: string, t: Tensor): BigInt64Array {
-  rejectComplexInto(op, t, 'int64');
-  return int64Values(t);
+/**
+ * The 64-bit type an integer result of type `out` accumulates in, exactly: uint64 for uint64,
+ * int64 for the others (whose low bits, all a narrower type keeps, wrap alike).
+ */
+const wideOf = (out: DType): BigIntDType => (out === 'uint64' ? 'uint64' : 'int64');
+
+/** The input's values in `wide` (cast first, as PyTorch does), exactly. */
+function bigintIn(op: string, t: Tensor, wide: BigIntDType): BigIntArray {
+  rejectComplexInto(op, t, wide);
+  return bigintValues(t, wide);
+}
+
+/** A result computed in `wide`, as `out` (wrapped to its width when narrower). */
+function narrowTo(result: Tensor, out: DType): Tensor {
+  return result.dtype === out ? result : cast(result, out);
 }
 
 /**
- * An int64 reduction: `step` folded over each group from `init`, or from the group's first
- * element when `init` is null; each step's result is wrapped to int64, so products never
- * grow past 64 bits.
+ * An int64 or uint64 reduction: `step` folded over each group from `init`, or from the
+ * group's first element when `init` is null; each step's result is wrapped to 64 bits, so
+ * products never grow past them.
  */
-function reduceInt64(values: BigInt64Array, plan: ReducePlan, init: bigint | null, step: (acc: bigint, v: bigint) => bigint): Tensor {
-  const out = new BigInt64Array(plan.bases.length);
+function reduceBigInt(
+  dtype: BigIntDType,
+  values: BigIntArray,
+  plan: ReducePlan,
+  init: bigint | null,
+  step: (acc: bigint, v: bigint) => bigint,
+): Tensor {
+  const out = dtype === 'int64' ? new BigInt64Array(plan.bases.length) : new BigUint64Array(plan.bases.length);
+  const wrap = dtype === 'int64' ? (v: bigint) => BigInt.asIntN(64, v) : (v: bigint) => BigInt.asUintN(64, v);
   const { offsets } = plan;
   const from = init === null ? 1 : 0;
   for (let k = 0; k < plan.bases.length; k++) {
     const base = plan.bases[k]!;
     let acc = init ?? values[base + offsets[0]!]!;
-    for (let j = from; j < offsets.length; j++) acc = BigInt.asIntN(64, step(acc, values[base + offsets[j]!]!));
+    for (let j = from; j < offsets.length; j++) acc = wrap(step(acc, values[base + offsets[j]!]!));
     out[k] = acc;
   }
-  return new Tensor('int64', plan.outShape, out);
+  return new Tensor(dtype, plan.outShape, out);
 }
 
 type Axes = number | readonly number[];
@@ -152,7 +172,7 @@ type Axes = number | readonly number[];
 export function sum(t: Tensor, axes?: Axes, keepdim = false, dtype?: DType): Tensor {
   const out = accumulationType('sum', t, dtype);
   const plan = planReduce(t.shape, reducedAxes('sum', t.shape, axes), keepdim);
-  if (out === 'int64') return reduceInt64(int64In('sum', t), plan, 0n, (acc, v) => acc + v);
+  if (isInteger(out)) return narrowTo(reduceBigInt(wideOf(out), bigintIn('sum', t, wideOf(out)), plan, 0n, (acc, v) => acc + v), out);
   return reduceWith(valuesIn('sum', t, out), dtypeInfo(out).lanes, plan, out, sumOne);
 }
 
@@ -160,7 +180,7 @@ export function sum(t: Tensor, axes?: Axes, keepdim = false, dtype?: DType): Ten
 export function prod(t: Tensor, axes?: Axes, keepdim = false, dtype?: DType): Tensor {
   const out = accumulationType('prod', t, dtype);
   const plan = planReduce(t.shape, reducedAxes('prod', t.shape, axes), keepdim);
-  if (out === 'int64') return reduceInt64(int64In('prod', t), plan, 1n, (acc, v) => acc * v);
+  if (isInteger(out)) return narrowTo(reduceBigInt(wideOf(out), bigintIn('prod', t, wideOf(out)), plan, 1n, (acc, v) => acc * v), out);
   return reduceWith(valuesIn('prod', t, out), dtypeInfo(out).lanes, plan, out, prodOne);
 }
 
@@ -186,9 +206,9 @@ function extreme(op: string, t: Tensor, axes: Axes | undefined, keepdim: boolean
   if (plan.offsets.length === 0) {
     throw new InvalidArgumentError(`${op}: cannot reduce over a dimension of size 0 in ${fmt(t)} (axes ${JSON.stringify(axes ?? [])})`);
   }
-  if (t.dtype === 'int64') {
+  if (isBigIntDType(t.dtype)) {
     const greater = pick === Math.max;
-    return reduceInt64(t.data as BigInt64Array, plan, null, (m, v) => ((greater ? v > m : v < m) ? v : m));
+    return reduceBigInt(t.dtype, t.data as BigIntArray, plan, null, (m, v) => ((greater ? v > m : v < m) ? v : m));
   }
   return reduceWith(readNumbers(t), 1, plan, t.dtype, (values, base, offsets, _lanes, out, at) => {
     let m = values[base + offsets[0]!]!;
@@ -226,7 +246,7 @@ function argExtreme(op: string, t: Tensor, axis: number | undefined, keepdim: bo
   if (plan.offsets.length === 0) {
     throw new InvalidArgumentError(`${op}: cannot reduce over a dimension of size 0 in ${fmt(t)} (axis ${axis ?? 'all'})`);
   }
-  if (t.dtype === 'int64') return argExtremeInt64(t.data as BigInt64Array, plan, last, greater);
+  if (isBigIntDType(t.dtype)) return argExtremeBigInt(t.data as BigIntArray, plan, last, greater);
   return reduceWith(readNumbers(t), 1, plan, 'int64', (values, base, offsets, _lanes, out, at) => {
     let best = values[base + offsets[0]!]!;
     let index = 0;
@@ -241,8 +261,8 @@ function argExtreme(op: string, t: Tensor, axis: number | undefined, keepdim: bo
   });
 }
 
-/** argExtreme of int64 values, compared exactly (float64 would tie values past 2^53). */
-function argExtremeInt64(values: BigInt64Array, plan: ReducePlan, last: boolean, greater: boolean): Tensor {
+/** argExtreme of int64 or uint64 values, compared exactly (float64 would tie values past 2^53). */
+function argExtremeBigInt(values: BigIntArray, plan: ReducePlan, last: boolean, greater: boolean): Tensor {
   const out = new BigInt64Array(plan.bases.length);
   const { offsets } = plan;
   for (let k = 0; k < plan.bases.length; k++) {
@@ -328,7 +348,7 @@ export function cumsum(t: Tensor, axis: number, options: CumsumOptions = {}): Te
   const lanes = dtypeInfo(dtype).lanes;
   const a = normalizeAxis(axis, t.rank, 'cumsum');
   const plan = planReduce(t.shape, new Set(t.rank === 0 ? [] : [a]), true);
-  if (dtype === 'int64') return cumsumInt64(int64In('cumsum', t), t.shape, plan, options);
+  if (isInteger(dtype)) return narrowTo(cumsumBigInt(wideOf(dtype), bigintIn('cumsum', t, wideOf(dtype)), t.shape, plan, options), dtype);
   const values = valuesIn('cumsum', t, dtype);
   const out = new Float64Array(values.length);
   const { offsets } = plan;
@@ -352,9 +372,10 @@ export function cumsum(t: Tensor, axis: number, options: CumsumOptions = {}): Te
   return fromNumbers(dtype, t.shape, out);
 }
 
-/** cumsum in int64, exactly (wrapping as int64). */
-function cumsumInt64(values: BigInt64Array, shape: Shape, plan: ReducePlan, options: CumsumOptions): Tensor {
-  const out = new BigInt64Array(values.length);
+/** cumsum in int64 or uint64, exactly (wrapping modulo 2^64). */
+function cumsumBigInt(dtype: BigIntDType, values: BigIntArray, shape: Shape, plan: ReducePlan, options: CumsumOptions): Tensor {
+  const out = dtype === 'int64' ? new BigInt64Array(values.length) : new BigUint64Array(values.length);
+  const wrap = dtype === 'int64' ? (v: bigint) => BigInt.asIntN(64, v) : (v: bigint) => BigInt.asUintN(64, v);
   const { offsets } = plan;
   const n = offsets.length;
   for (let k = 0; k < plan.bases.length; k++) {
@@ -364,12 +385,12 @@ function cumsumInt64(values: BigInt64Array, shape: Shape, plan: ReducePlan, opti
       const i = base + offsets[options.reverse ? n - 1 - step : step]!;
       if (options.exclusive) {
         out[i] = s;
-        s = BigInt.asIntN(64, s + values[i]!);
+        s = wrap(s + values[i]!);
       } else {
-        s = BigInt.asIntN(64, s + values[i]!);
+        s = wrap(s + values[i]!);
         out[i] = s;
       }
     }
   }
-  return new Tensor('int64', shape, out);
+  return new Tensor(dtype, shape, out);
 }

@@ -99,6 +99,10 @@ export function scalarSlots(dtype: DType, value: number | bigint | boolean): Typ
     const v = typeof value === 'bigint' ? BigInt.asIntN(64, value) : fromNumbers('int64', [], [Number(value)]).data[0]!;
     return BigInt64Array.of(v as bigint);
   }
+  if (dtype === 'uint64') {
+    const v = typeof value === 'bigint' ? BigInt.asUintN(64, value) : fromNumbers('uint64', [], [Number(value)]).data[0]!;
+    return BigUint64Array.of(v as bigint);
+  }
   const v = Number(value);
   return fromNumbers(dtype, [], isComplex(dtype) ? [v, 0] : [v]).data;
 }
@@ -570,12 +574,13 @@ export function arange(start: number | bigint, end: number | bigint, step: numbe
     length = Math.ceil((Number(end) - Number(start)) / Number(step));
   }
   length = Math.max(0, length);
-  if (type === 'int64' && allInts) {
-    const data = new BigInt64Array(length);
+  if ((type === 'int64' || type === 'uint64') && allInts) {
+    // The stores wrap modulo 2^64.
+    const data = type === 'int64' ? new BigInt64Array(length) : new BigUint64Array(length);
     const s = BigInt(start);
     const st = BigInt(step);
-    for (let i = 0; i < length; i++) data[i] = BigInt.asIntN(64, s + BigInt(i) * st);
-    return new Tensor('int64', [length], data);
+    for (let i = 0; i < length; i++) data[i] = s + BigInt(i) * st;
+    return new Tensor(type, [length], data);
   }
   const lanes = dtypeInfo(type).lanes;
   const values = new Float64Array(length * lanes);
@@ -585,7 +590,7 @@ export function arange(start: number | bigint, end: number | bigint, step: numbe
   return fromNumbers(type, [length], values);
 }
 
-/** torch.full / ONNX ConstantOfShape: a tensor of `shape` filled with `value` (bigint keeps int64 exact). */
+/** torch.full / ONNX ConstantOfShape: a tensor of `shape` filled with `value` (bigint keeps int64 and uint64 exact). */
 export function full(shape: Shape, value: number | bigint | boolean, dtype: DType): Tensor {
   if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new InvalidArgumentError(`full: invalid shape ${fmt(shape)}`);
   const slots = scalarSlots(dtype, value);

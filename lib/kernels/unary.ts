@@ -2,13 +2,13 @@
  * Unary elementwise CPU kernels (math functions, activations, rounding, predicates, clamp and
  * cast) with PyTorch's dtype rules: float functions of integer or bool tensors give float32;
  * activations that PyTorch implements only for floating types reject other inputs. The ops
- * that keep an int64 input's type (neg, abs, sign, relu, clamp, cast) compute it exactly.
+ * that keep an int64 or uint64 input's type (neg, abs, sign, relu, clamp, cast) compute it exactly.
  * exp, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tan, tanh and sigmoid of a complex
  * tensor are the complex functions (principal branches, ./complex.ts); the other math
  * functions reject complex input, as PyTorch does for erf.
  */
 import { InvalidArgumentError } from '../errors';
-import { dtypeInfo, isComplex, isDType, isFloating, type DType } from '../ir/dtype';
+import { dtypeInfo, integerBits, isBigIntDType, isComplex, isDType, isFloating, isUnsigned, type DType } from '../ir/dtype';
 import { shapeSize, Tensor } from '../ir/tensor';
 import { CHUNK_ELEMENTS, fromNumbers, readNumbers, readNumberView, writeNumbers } from './access';
 import {
@@ -27,8 +27,8 @@ import {
   toComplex,
   type ComplexDType,
 } from './complex';
-import { broadcastFor, indexMap, operandInt64, operandValues, resultTypeOf, truthValues, type Operand } from './elementwise';
-import { int64AsFloat } from './int64';
+import { broadcastFor, indexMap, operandBigInt, operandValues, resultTypeOf, truthValues, type Operand } from './elementwise';
+import { int64AsFloat, type BigIntArray, type BigIntDType } from './int64';
 
 const fmt = (t: Tensor): string => `${t.dtype}[${t.shape.join(', ')}]`;
 
@@ -48,17 +48,17 @@ function mapUnary(t: Tensor, outDtype: DType, f: (x: number) => number): Tensor 
   return new Tensor(outDtype, t.shape, data);
 }
 
-/** Maps each element of an int64 tensor through `f` exactly (stores wrap in two's complement). */
-function mapInt64(t: Tensor, f: (x: bigint) => bigint): Tensor {
-  const v = t.data as BigInt64Array;
-  const out = new BigInt64Array(v.length);
+/** Maps each element of an int64 or uint64 tensor through `f` exactly (stores wrap modulo 2^64). */
+function mapBigInt(t: Tensor, f: (x: bigint) => bigint): Tensor {
+  const v = t.data as BigIntArray;
+  const out = new (dtypeInfo(t.dtype).storage as BigInt64ArrayConstructor | BigUint64ArrayConstructor)(v.length);
   for (let i = 0; i < v.length; i++) out[i] = f(v[i]!);
-  return new Tensor('int64', t.shape, out);
+  return new Tensor(t.dtype, t.shape, out);
 }
 
-/** mapUnary, with `exact` for int64 input (whose values float64 would round past 2^53). */
+/** mapUnary, with `exact` for int64 and uint64 input (whose values float64 would round past 2^53). */
 function mapSameType(t: Tensor, f: (x: number) => number, exact: (x: bigint) => bigint): Tensor {
-  return t.dtype === 'int64' ? mapInt64(t, exact) : mapUnary(t, t.dtype, f);
+  return isBigIntDType(t.dtype) ? mapBigInt(t, exact) : mapUnary(t, t.dtype, f);
 }
 
 function rejectComplex(op: string, t: Tensor): void {
@@ -293,7 +293,7 @@ export function clamp(t: Tensor, min?: Operand, max?: Operand): Tensor {
   const operands = [t, ...(min === undefined ? [] : [min]), ...(max === undefined ? [] : [max])];
   const dtype = resultTypeOf(operands);
   if (isComplex(dtype)) throw new InvalidArgumentError(`clamp: complex input is not supported, got ${fmt(t)}`);
-  if (dtype === 'int64') return clampInt64(t, min, max);
+  if (isBigIntDType(dtype)) return clampBigInt(dtype, t, min, max);
   const x = operandValues(t, dtype);
   // A missing bound is ±infinity, which no integer dtype can hold: keep it in float64.
   const lo = min === undefined ? unbounded(-Infinity) : operandValues(min, dtype);
@@ -312,17 +312,17 @@ export function clamp(t: Tensor, min?: Operand, max?: Operand): Tensor {
   return fromNumbers(dtype, shape, out);
 }
 
-/** clamp computed in int64, exactly: min(max(x, min), max) with a missing bound left out. */
-function clampInt64(t: Tensor, min?: Operand, max?: Operand): Tensor {
-  const x = operandInt64(t);
-  const lo = min === undefined ? null : operandInt64(min);
-  const hi = max === undefined ? null : operandInt64(max);
+/** clamp computed in int64 or uint64, exactly: min(max(x, min), max) with a missing bound left out. */
+function clampBigInt(dtype: BigIntDType, t: Tensor, min?: Operand, max?: Operand): Tensor {
+  const x = operandBigInt(t, dtype);
+  const lo = min === undefined ? null : operandBigInt(min, dtype);
+  const hi = max === undefined ? null : operandBigInt(max, dtype);
   const shape = broadcastFor('clamp', x.shape, lo?.shape ?? [], hi?.shape ?? []);
   const n = shapeSize(shape);
   const mx = indexMap(x.shape, shape);
   const mlo = lo === null ? null : indexMap(lo.shape, shape);
   const mhi = hi === null ? null : indexMap(hi.shape, shape);
-  const out = new BigInt64Array(n);
+  const out = dtype === 'int64' ? new BigInt64Array(n) : new BigUint64Array(n);
   for (let k = 0; k < n; k++) {
     let v = x.values[mx === null ? k : mx[k]!]!;
     if (lo !== null) {
@@ -335,7 +335,7 @@ function clampInt64(t: Tensor, min?: Operand, max?: Operand): Tensor {
     }
     out[k] = v;
   }
-  return new Tensor('int64', shape, out);
+  return new Tensor(dtype, shape, out);
 }
 
 /** clamp(x, min, max) with PyTorch's defaults −1 and 1. */
@@ -413,14 +413,23 @@ export function isinf(t: Tensor): Tensor {
   return predicate(t, (x) => x === Infinity || x === -Infinity);
 }
 
-/** int64 to another integer type exactly (float64 would lose bits beyond 2^53), wrapping as C. */
-function castInt64ToInteger(t: Tensor, dtype: DType): Tensor {
-  const src = t.data as BigInt64Array;
+/**
+ * int64 or uint64 to an integer type or bool exactly (float64 would lose bits beyond 2^53),
+ * wrapping to the target's width as C does (two's complement).
+ */
+function castBigIntToInteger(t: Tensor, dtype: DType): Tensor {
+  const src = t.data as BigIntArray;
   const info = dtypeInfo(dtype);
   const out = new info.storage(src.length);
-  if (dtype === 'int64') (out as BigInt64Array).set(src);
+  if (dtype === 'int64') for (let i = 0; i < src.length; i++) out[i] = BigInt.asIntN(64, src[i]!);
+  else if (dtype === 'uint64') for (let i = 0; i < src.length; i++) out[i] = BigInt.asUintN(64, src[i]!);
   else if (dtype === 'bool') for (let i = 0; i < src.length; i++) out[i] = src[i] !== 0n ? 1 : 0;
-  else for (let i = 0; i < src.length; i++) out[i] = Number(BigInt.asIntN(32, src[i]!));
+  else {
+    // The low 32 bits are exact in a number; the typed-array store wraps them to the target's width.
+    const bits = integerBits(dtype)!;
+    const wrap = isUnsigned(dtype) || bits < 32 ? (v: bigint) => Number(BigInt.asUintN(32, v)) : (v: bigint) => Number(BigInt.asIntN(32, v));
+    for (let i = 0; i < src.length; i++) out[i] = wrap(src[i]!);
+  }
   return new Tensor(dtype, t.shape, out);
 }
 
@@ -433,19 +442,20 @@ function realParts(t: Tensor): Float64Array {
 }
 
 /**
- * Converts to `dtype` as PyTorch's `.to(dtype)`: floats round to nearest even (int64 rounds
- * once, exactly), floats to integers truncate toward zero and wrap (int64 saturates, NaN
- * gives 0: see floatToInt64), bool is nonzero, real → complex gets a zero imaginary part,
+ * Converts to `dtype` as PyTorch's `.to(dtype)`: floats round to nearest even (int64 and
+ * uint64 round once, exactly), integers to integers wrap to the target's width (two's
+ * complement, as ONNX Cast), floats to integers truncate toward zero and wrap (int64 and
+ * uint64 saturate past their range, NaN gives 0: see floatToInt64, floatToUint64), bool is nonzero, real → complex gets a zero imaginary part,
  * complex → real drops it (complex → bool: either part nonzero). Always a new tensor.
  */
 export function cast(t: Tensor, dtype: DType): Tensor {
   if (!isDType(dtype)) throw new InvalidArgumentError(`cast: unknown dtype ${JSON.stringify(dtype)} for ${fmt(t)}`);
   if (t.dtype === dtype) return copyOf(t);
   if (isComplex(dtype)) return toComplex(t, dtype as ComplexDType);
-  if (t.dtype === 'int64' && (dtype === 'bool' || dtypeInfo(dtype).kind === 'int')) return castInt64ToInteger(t, dtype);
+  if (isBigIntDType(t.dtype) && (dtype === 'bool' || dtypeInfo(dtype).kind === 'int')) return castBigIntToInteger(t, dtype);
   if (isComplex(t.dtype)) {
     if (dtype === 'bool') return fromNumbers('bool', t.shape, truthValues(t).values);
     return fromNumbers(dtype, t.shape, realParts(t));
   }
-  return fromNumbers(dtype, t.shape, t.dtype === 'int64' && isFloating(dtype) ? int64AsFloat(t, dtype) : readNumbers(t));
+  return fromNumbers(dtype, t.shape, isBigIntDType(t.dtype) && isFloating(dtype) ? int64AsFloat(t, dtype) : readNumbers(t));
 }

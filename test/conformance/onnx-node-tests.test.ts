@@ -53,6 +53,8 @@ describe('the comparison of ONNX node test outputs', () => {
     expect(lib.compareTensor(f32([1]), Tensor.from('float64', [1], [1]), 'y')).toMatch(/dtype float32, expected float64/);
     expect(lib.compareTensor(f32([1, 2]), Tensor.from('float32', [2, 1], [1, 2]), 'y')).toMatch(/shape \[2\], expected \[2, 1\]/);
     expect(lib.compareTensor(Tensor.from('int32', [1], [5]), Tensor.from('int32', [1], [6]), 'y')).toMatch(/element 0 is 5/);
+    // uint64 and int64 compare their bigints: as numbers 2^53 + 1 and 2^53 would be equal.
+    expect(lib.compareTensor(Tensor.from('uint64', [1], [2n ** 53n + 1n]), Tensor.from('uint64', [1], [2n ** 53n]), 'y')).toMatch(/element 0 is 9007199254740993, expected 9007199254740992/);
     expect(lib.compareTensor(f32([NaN]), f32([0]), 'y')).toMatch(/element 0/);
   });
 });

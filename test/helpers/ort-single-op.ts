@@ -71,7 +71,7 @@ export const floatsAttr = (values: readonly number[]): FloatsAttr => ({ floats: 
  * onnxruntime backend's table, less bfloat16, which onnxruntime-node has no tensors for);
  * onnxruntime-node's tensor type names are the same as our dtype names.
  */
-const onnxTypes: Partial<Record<DType, number>> = { ...ONNX_DTYPES, bfloat16: undefined };
+const onnxTypes: Partial<Record<DType, number>> = { ...ONNX_DTYPES, uint16: 4, int16: 5, uint32: 12, uint64: 13, bfloat16: undefined };
 
 const isOrtType = (type: string): type is DType => typeof onnxTypes[type as DType] === 'number';
 

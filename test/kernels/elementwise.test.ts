@@ -59,7 +59,7 @@ describe('resultType (PyTorch promotion)', () => {
     ['int64 0-d tensor does not promote an int32 tensor', t('int32'), t('int64', []), 'int32'],
     ['float64 0-d tensor promotes an int tensor to float64', t('int64'), t('float64', []), 'float64'],
     ['two tensors of rank ≥ 1 promote normally', t('float16'), t('float32', [1]), 'float32'],
-    ['uint8 with int8 gives int32 (no int16 here)', t('uint8'), t('int8'), 'int32'],
+    ['uint8 with int8 gives int16, as PyTorch', t('uint8'), t('int8'), 'int16'],
     ['float16 with bfloat16 gives float32', t('float16'), t('bfloat16'), 'float32'],
     ['complex64 with float64 tensor gives complex128', t('complex64'), t('float64'), 'complex128'],
     ['complex64 tensor * float scalar stays complex64', t('complex64'), 2.5, 'complex64'],

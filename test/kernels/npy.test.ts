@@ -139,7 +139,7 @@ describe('readNpy errors say what and where', () => {
   });
 
   it('an unsupported dtype, a missing byte order, an unknown version, a malformed dict', () => {
-    expect(() => readNpy(npyBytes("{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(4)))).toThrow(/unsupported dtype descr "<u4"/);
+    expect(() => readNpy(npyBytes("{'descr': '<U4', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(4)))).toThrow(/unsupported dtype descr "<U4"/);
     expect(() => readNpy(npyBytes("{'descr': '|f4', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(4)))).toThrow(/byte order/);
     const v9 = good();
     v9[6] = 9;

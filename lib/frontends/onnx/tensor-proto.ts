@@ -17,11 +17,15 @@ export const ONNX_DTYPES: Record<number, DType | undefined> = {
   1: 'float32',
   2: 'uint8',
   3: 'int8',
+  4: 'uint16',
+  5: 'int16',
   6: 'int32',
   7: 'int64',
   9: 'bool',
   10: 'float16',
   11: 'float64',
+  12: 'uint32',
+  13: 'uint64',
   14: 'complex64',
   15: 'complex128',
   16: 'bfloat16',
@@ -29,11 +33,7 @@ export const ONNX_DTYPES: Record<number, DType | undefined> = {
 
 const ONNX_TYPE_NAMES: Record<number, string> = {
   0: 'UNDEFINED',
-  4: 'UINT16',
-  5: 'INT16',
   8: 'STRING',
-  12: 'UINT32',
-  13: 'UINT64',
   17: 'FLOAT8E4M3FN',
   18: 'FLOAT8E4M3FNUZ',
   19: 'FLOAT8E5M2',
@@ -108,8 +108,12 @@ function typedField(proto: onnx.ITensorProto, dtype: DType): [ArrayLike<number |
       return [proto.doubleData, 'double_data'];
     case 'int64':
       return [proto.int64Data as ArrayLike<number | LongLike> | undefined, 'int64_data'];
+    case 'uint32':
+    case 'uint64':
+      return [proto.uint64Data as ArrayLike<number | LongLike> | undefined, 'uint64_data'];
     default:
-      // int32, int8, uint8, bool; float16 and bfloat16 as 16-bit patterns, one per entry.
+      // int32, int16, uint16, int8, uint8, bool (widened, one per entry); float16 and
+      // bfloat16 as 16-bit patterns, one per entry.
       return [proto.int32Data, 'int32_data'];
   }
 }
@@ -142,6 +146,14 @@ export function tensorFromProto(proto: onnx.ITensorProto, what: string, options:
   const data = new info.storage(slots);
   if (dtype === 'int64') {
     for (let i = 0; i < slots; i++) (data as BigInt64Array)[i] = toBigInt(values[i] as never);
+  } else if (dtype === 'uint64' || dtype === 'uint32') {
+    // uint64_data is unsigned: a Long without the unsigned flag still holds the value's 64 bits.
+    for (let i = 0; i < slots; i++) {
+      const v = BigInt.asUintN(64, toBigInt(values[i] as never));
+      if (dtype === 'uint64') (data as BigUint64Array)[i] = v;
+      else if (v > 0xffffffffn) throw new BadModelError(`${what}: uint64_data value ${i} is ${v}, outside uint32`, { details: { tensor: what } });
+      else data[i] = Number(v);
+    }
   } else if (dtype === 'float16' || dtype === 'bfloat16') {
     for (let i = 0; i < slots; i++) data[i] = (values[i] as number) & 0xffff;
   } else {

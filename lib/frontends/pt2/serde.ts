@@ -77,12 +77,15 @@ export interface ExportedProgramJson {
 // ---------------------------------------------------------------------------------------
 // Enums.
 
-/** torch/_export/serde/schema.py ScalarType → IR dtype (null where the IR has no such type). */
+/**
+ * torch/_export/serde/schema.py ScalarType → IR dtype (null where the IR has no such type).
+ * The schema has no code for torch.uint32 or torch.uint64: an exported program cannot hold them.
+ */
 const SCALAR_TYPES: Record<number, [string, DType | null]> = {
   0: ['UNKNOWN', null],
   1: ['BYTE (uint8)', 'uint8'],
   2: ['CHAR (int8)', 'int8'],
-  3: ['SHORT (int16)', null],
+  3: ['SHORT (int16)', 'int16'],
   4: ['INT (int32)', 'int32'],
   5: ['LONG (int64)', 'int64'],
   6: ['HALF (float16)', 'float16'],
@@ -93,7 +96,7 @@ const SCALAR_TYPES: Record<number, [string, DType | null]> = {
   11: ['COMPLEXDOUBLE (complex128)', 'complex128'],
   12: ['BOOL', 'bool'],
   13: ['BFLOAT16', 'bfloat16'],
-  28: ['UINT16', null],
+  28: ['UINT16', 'uint16'],
   29: ['FLOAT8E4M3FN', null],
   30: ['FLOAT8E5M2', null],
   31: ['FLOAT8E4M3FNUZ', null],

@@ -114,8 +114,35 @@ describe('bitwise ops', () => {
     const y = Tensor.from('uint8', [10], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     await expectComposedMatches({ opType: 'BitShift', inputs: [ints.uint8([3, 10]), y], attributes: { direction }, opset: 11 });
   });
-  it('refuses int64 operands as E_UNSUPPORTED_OP', () => {
-    const x = Tensor.from('int64', [2], [1, 2]);
+  const run = (opType: string, inputs: Tensor[], attributes?: Record<string, string>): unknown[] =>
+    Array.from(interpret(loadOnnx(buildSingleOpModel({ opType, inputs, attributes, opset: 18 })), inputs)[0]!.data as ArrayLike<unknown>);
+  it('int16, in int32 work: the sign bit and the others, against hand-computed bits', () => {
+    const a = Tensor.from('int16', [3], [-32768, 0x5555, -1]);
+    const b = Tensor.from('int16', [3], [-1, 0x0f0f, 12345]);
+    expect(run('BitwiseAnd', [a, b])).toEqual([-32768, 0x0505, 12345]);
+    expect(run('BitwiseOr', [a, b])).toEqual([-1, 0x5f5f, -1]);
+    expect(run('BitwiseXor', [a, b])).toEqual([32767, 0x5a5a, -12346]);
+  });
+  it('uint64 past 2^53, exactly (int64 work on the same 64 bits)', () => {
+    const a = Tensor.from('uint64', [2], [2n ** 64n - 1n, 2n ** 63n + 5n]);
+    const b = Tensor.from('uint64', [2], [2n ** 53n + 1n, 3n]);
+    expect(run('BitwiseAnd', [a, b])).toEqual([2n ** 53n + 1n, 1n]);
+    expect(run('BitwiseOr', [a, b])).toEqual([2n ** 64n - 1n, 2n ** 63n + 7n]);
+    expect(run('BitwiseXor', [a, b])).toEqual([18437736874454810622n, 2n ** 63n + 6n]);
+    expect(run('BitwiseNot', [Tensor.from('uint16', [3], [0, 65535, 1])])).toEqual([65535, 0, 65534]);
+  });
+  it('BitShift on uint16 and uint64, shifts up to and past the width', () => {
+    const x16 = Tensor.from('uint16', [2], [65535, 1]);
+    const y16 = Tensor.from('uint16', [2], [4, 15]);
+    expect(run('BitShift', [x16, y16], { direction: 'LEFT' })).toEqual([65520, 32768]);
+    expect(run('BitShift', [x16, y16], { direction: 'RIGHT' })).toEqual([4095, 0]);
+    const x = Tensor.from('uint64', [4], [2n ** 64n - 1n, 1n, 2n ** 63n, 2n ** 63n]);
+    const y = Tensor.from('uint64', [4], [4n, 63n, 64n, 63n]);
+    expect(run('BitShift', [x, y], { direction: 'LEFT' })).toEqual([2n ** 64n - 16n, 2n ** 63n, 0n, 0n]);
+    expect(run('BitShift', [x, y], { direction: 'RIGHT' })).toEqual([2n ** 60n - 1n, 0n, 0n, 1n]);
+  });
+  it('refuses float operands as E_UNSUPPORTED_OP', () => {
+    const x = Tensor.from('float32', [2], [1, 2]);
     expect(() => loadOnnx(buildSingleOpModel({ opType: 'BitwiseAnd', inputs: [x, x], opset: 18 }))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP' }));
   });
 });

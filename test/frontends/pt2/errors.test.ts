@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { unzipSync, zipSync } from 'fflate';
 
 import { loadPt2 } from '../../../lib/frontends/pt2';
+import { dtypeFromScalarType } from '../../../lib/frontends/pt2/serde';
 import { TensorRTNodeError } from '../../../lib/errors';
 import { FIXTURES } from '../../helpers/fixtures';
 
@@ -212,9 +213,15 @@ describe('program-level errors', () => {
 
   test('an unsupported dtype', () => {
     const files = editJson(entries('mlp'), MODEL_JSON, (j) => {
-      j.graph_module.graph.tensor_values.x.dtype = 3; // SHORT
+      j.graph_module.graph.tensor_values.x.dtype = 9; // COMPLEXHALF
     });
-    expect(errorOf(() => loadPt2(zip(files)), 'E_UNSUPPORTED_OP')).toMatch(/tensor "x": torch dtype SHORT \(int16\) is not supported/);
+    expect(errorOf(() => loadPt2(zip(files)), 'E_UNSUPPORTED_OP')).toMatch(/tensor "x": torch dtype COMPLEXHALF \(complex32\) is not supported/);
+  });
+
+  test('torch.int16 (SHORT) and torch.uint16 map to int16 and uint16; an unknown code is refused', () => {
+    expect(dtypeFromScalarType(3, 'tensor "x"')).toBe('int16');
+    expect(dtypeFromScalarType(28, 'tensor "x"')).toBe('uint16');
+    expect(errorOf(() => dtypeFromScalarType(99, 'tensor "x"'), 'E_UNSUPPORTED_OP')).toMatch(/tensor "x": unknown torch dtype code 99/);
   });
 
   test('a buffer-mutation output', () => {

@@ -11,9 +11,13 @@ import { defineOnnxOp } from '../registry';
 
 const RANGES: Partial<Record<DType, [number, number]>> = { uint8: [0, 255], int8: [-128, 127] };
 
-function range(ctx: OnnxContext, dtype: DType): [number, number] {
-  const r = RANGES[dtype];
-  if (r === undefined) ctx.unsupported(`quantized type ${dtype} is not supported (uint8 and int8 are)`);
+// QuantizeLinear and DequantizeLinear also take 16-bit types (opset 21); float32 holds their
+// values exactly. MatMulInteger and QLinearMatMul stay 8-bit, as ONNX defines them.
+const WIDE_RANGES: Partial<Record<DType, [number, number]>> = { ...RANGES, uint16: [0, 65535], int16: [-32768, 32767] };
+
+function range(ctx: OnnxContext, dtype: DType, table = RANGES): [number, number] {
+  const r = table[dtype];
+  if (r === undefined) ctx.unsupported(`quantized type ${dtype} is not supported (${Object.keys(table).join(', ')} are)`);
   return r;
 }
 
@@ -33,7 +37,7 @@ const f32 = (ctx: OnnxContext, v: Value): Value => (v.tensorType.dtype === 'floa
 
 /** saturate(round_half_even(x) + zero point) in the zero point's type. */
 function saturate(ctx: OnnxContext, x: Value, zp: Value | null, dtype: DType): Value {
-  const [lo, hi] = range(ctx, dtype);
+  const [lo, hi] = range(ctx, dtype, WIDE_RANGES);
   let q = ctx.emit('aten.round.default', { self: x });
   if (zp !== null) q = ctx.emit('aten.add.Tensor', { self: q, other: ctx.cast(zp, q.tensorType.dtype) });
   return ctx.cast(ctx.emit('aten.clamp.default', { self: q, min: lo, max: hi }), dtype);
@@ -54,7 +58,7 @@ defineOnnxOp('QuantizeLinear', (ctx) => {
 
 /** (x - zero point) * scale in float32. */
 function dequantize(ctx: OnnxContext, x: Value, scale: Value, zp: Value | null): Value {
-  range(ctx, x.tensorType.dtype === 'int32' ? 'int8' : x.tensorType.dtype);
+  range(ctx, x.tensorType.dtype === 'int32' ? 'int8' : x.tensorType.dtype, WIDE_RANGES);
   let d = f32(ctx, x);
   if (zp !== null) d = ctx.emit('aten.sub.Tensor', { self: d, other: f32(ctx, zp) });
   return ctx.emit('aten.mul.Tensor', { self: d, other: f32(ctx, scale) });
