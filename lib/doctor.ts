@@ -3,6 +3,7 @@
  * its failure as data, so the report is complete even on a machine with nothing installed.
  */
 import { backendAvailability, type BackendName } from './backends';
+import { loadOrt, ORT_INSTALL_COMMAND, REFERENCE_FALLBACK_COST } from './backends/onnxruntime';
 import { probeDevices, type DeviceProbe } from './devices';
 import { memoryOfDevices, type DeviceMemoryInfo } from './gpu/device';
 import { ncclStatus, type NcclStatus } from './collectives/library';
@@ -26,6 +27,11 @@ export interface DoctorReport {
   gpu: { libraries: CudaLibraryStatus[]; memory: DeviceMemoryInfo[] };
   /** NCCL (collectives for tensor-parallel programs): found and its version, or why not. */
   nccl?: NcclStatus;
+  /**
+   * onnxruntime-node (the optional peer dependency of the onnxruntime backend): its version,
+   * or why it cannot be used (`missing`: not installed; `install` is the command that adds it).
+   */
+  onnxruntimeNode?: { found: true; version: string } | { found: false; problem: 'missing' | 'load-failed' | 'too-old'; reason: string; install: string };
   /** The backend compile() uses when none is named (`auto`'s resolution). */
   defaultBackend: BackendName;
   /** Every backend by priority: usable, or the reasons why not (lib/backends/registry.ts). */
@@ -66,7 +72,11 @@ export async function doctor(): Promise<DoctorReport> {
   const memory = await memoryOfDevices(cuda.devices);
   const backends = await backendAvailability();
   const defaultBackend = backends.find((b) => b.ok)?.backend ?? 'reference';
-  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, nccl, defaultBackend, backends };
+  const ort = loadOrt();
+  const onnxruntimeNode: DoctorReport['onnxruntimeNode'] = ort.ok
+    ? { found: true, version: ort.version }
+    : { found: false, problem: ort.problem, reason: ort.reason, install: ORT_INSTALL_COMMAND };
+  return { tensorrtNode: { version: VERSION }, node, addon, cuda, tensorrt, gpu: { libraries, memory }, nccl, onnxruntimeNode, defaultBackend, backends };
 }
 
 const GIB = 1024 ** 3;
@@ -140,6 +150,13 @@ export function formatDoctorReport(report: DoctorReport): string {
       ? 'TRT backend   built into the addon'
       : 'TRT backend   built without TensorRT: rebuild the addon with TENSORRT_ROOT naming a TensorRT 10 install (docs/tensorrt.md)',
   );
+  const ort = report.onnxruntimeNode;
+  if (ort?.found) lines.push(`onnxruntime   ${ort.version} (onnxruntime-node)`);
+  else if (ort?.problem === 'missing') {
+    // The cost is the point: nothing fails without it, everything on the CPU is slower.
+    lines.push(`onnxruntime   onnxruntime-node is not installed: where no GPU backend is usable, \`auto\` runs engine segments on ${REFERENCE_FALLBACK_COST}`);
+    lines.push(indent(`install it: ${ort.install}`, PAD));
+  } else if (ort) lines.push(`onnxruntime   not usable: ${ort.reason}`);
   // Reports from older versions (doctor --json files) have no backends list.
   for (const b of report.backends ?? []) {
     lines.push(`Backend       ${b.backend}: ${b.ok ? 'usable' : 'not usable'}`);

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'E_NO_DEVICE'
   | 'E_CUDA'
   | 'E_TENSORRT_MISSING'
+  | 'E_BACKEND_UNAVAILABLE'
   | 'E_TENSORRT'
   | 'E_INVALID_ARGUMENT'
   | 'E_BAD_MODEL'
@@ -89,6 +90,19 @@ export class CudaError extends TensorRTNodeError {
 export class TensorRTMissingError extends TensorRTNodeError {
   constructor(message: string, options?: ErrorOptions) {
     super('E_TENSORRT_MISSING', message, options);
+  }
+}
+
+/**
+ * A backend other than tensorrt cannot work here (`E_BACKEND_UNAVAILABLE`): compile() was
+ * asked for it by name (`backend: 'cuda'` without a CUDA driver), or a program's engines need
+ * it (onnxruntime engines without onnxruntime-node installed). `details.backend` names it,
+ * `details.reasons` says why (the backend's own refusals, with how to fix each). TensorRT
+ * itself missing stays {@link TensorRTMissingError}.
+ */
+export class BackendUnavailableError extends TensorRTNodeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('E_BACKEND_UNAVAILABLE', message, options);
   }
 }
 
@@ -260,6 +274,7 @@ const classes: Record<ErrorCode, new (message: string, options?: ErrorOptions) =
   E_NO_DEVICE: NoDeviceError,
   E_CUDA: CudaError,
   E_TENSORRT_MISSING: TensorRTMissingError,
+  E_BACKEND_UNAVAILABLE: BackendUnavailableError,
   E_TENSORRT: TensorRTError,
   E_INVALID_ARGUMENT: InvalidArgumentError,
   E_BAD_MODEL: BadModelError,

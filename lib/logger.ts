@@ -19,3 +19,8 @@ export function resolveLogger(logger?: Logger): Logger {
   if (debugEnabled()) return (level, message) => process.stderr.write(`tensorrt-node ${level}: ${message}\n`);
   return silent;
 }
+
+/** Whether `logger` is resolveLogger()'s silent default: what it is told reaches no one. */
+export function isSilentLogger(logger: Logger): boolean {
+  return logger === silent;
+}

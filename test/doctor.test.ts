@@ -68,4 +68,27 @@ describe('formatDoctorReport', () => {
     expect(text).toContain('worker could not load it');
     expect(text).toContain('TensorRT      unknown [E_INTERNAL]');
   });
+
+  test('onnxruntime-node: its version when found; missing, the cost and the install line; any other problem, its reason', () => {
+    const base: DoctorReport = {
+      tensorrtNode: { version: '0.1.0' },
+      node: NODE,
+      addon: { loaded: true, path: '/pkg/x.node', source: 'prebuilds', napiVersion: 9 },
+      cuda: { ok: false, driver: null, devices: [], error: { code: 'E_CUDA_MISSING', message: 'no driver' } },
+      tensorrt: { error: { code: 'E_INTERNAL', message: 'boom' } },
+      gpu: { libraries: [], memory: [] },
+      defaultBackend: 'reference',
+    };
+    const ortLines = (report: DoctorReport): string[] => formatDoctorReport(report).split('\n').filter((l) => l.startsWith('onnxruntime') || l.includes('install it:'));
+    expect(ortLines(base)).toEqual([]); // a report of an older version has no such field
+    expect(ortLines({ ...base, onnxruntimeNode: { found: true, version: '1.31.1' } })).toEqual(['onnxruntime   1.31.1 (onnxruntime-node)']);
+    const install = 'ONNXRUNTIME_NODE_INSTALL=skip npm install "onnxruntime-node@>=1.30.0 <1.32.0"';
+    expect(ortLines({ ...base, onnxruntimeNode: { found: false, problem: 'missing', reason: 'not installed', install } })).toEqual([
+      'onnxruntime   onnxruntime-node is not installed: where no GPU backend is usable, `auto` runs engine segments on the reference backend, ' +
+        'which computes in JavaScript, 50–100× slower (mobilenet_v3_small at 1×3×96×96, median run: 25–45 ms against 0.25–0.7 ms)',
+      `                install it: ${install}`,
+    ]);
+    const failed = 'onnxruntime-node is installed but failed to load: libonnxruntime.so.1: cannot open shared object file';
+    expect(ortLines({ ...base, onnxruntimeNode: { found: false, problem: 'load-failed', reason: failed, install } })).toEqual([`onnxruntime   not usable: ${failed}`]);
+  });
 });

@@ -19,6 +19,7 @@ const EXPECTED: Record<ErrorCode, string> = {
   E_NO_DEVICE: 'NoDeviceError',
   E_CUDA: 'CudaError',
   E_TENSORRT_MISSING: 'TensorRTMissingError',
+  E_BACKEND_UNAVAILABLE: 'BackendUnavailableError',
   E_TENSORRT: 'TensorRTError',
   E_INVALID_ARGUMENT: 'InvalidArgumentError',
   E_BAD_MODEL: 'BadModelError',

@@ -4,7 +4,7 @@
  * resolves its execution providers. Resolution returns the Backend object itself, and the
  * table is a record over the closed name union, so no name can lack a backend or get another.
  */
-import { InvalidArgumentError, TensorRTMissingError } from '../errors';
+import { BackendUnavailableError, InvalidArgumentError, TensorRTMissingError } from '../errors';
 import { cudaBackend } from './cuda';
 import { onnxruntimeBackend } from './onnxruntime';
 import { referenceBackend } from './reference';
@@ -57,10 +57,15 @@ async function availability(backend: Backend): Promise<Availability> {
 
 /**
  * Resolves a backend choice: `auto` takes the first available backend by priority,
- * collecting each refusal; a named backend must be available (else TensorRTMissingError
- * listing its reasons). `table` is for tests with fake backends.
+ * collecting each refusal; a named backend must be available. `table` is for tests with fake
+ * backends.
  *
- * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: no backend (or not the named one) is available.
+ * The error names what is missing: TensorRT only when tensorrt was the one asked for, since
+ * a missing CUDA driver or onnxruntime-node is not fixed by installing TensorRT.
+ *
+ * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: `tensorrt` was named and is not usable here.
+ * @throws {BackendUnavailableError} `E_BACKEND_UNAVAILABLE`: another backend was named and is not
+ *   usable here (`details.backend`, `details.reasons`), or `auto` found none (`details.backend` is `auto`).
  */
 export async function resolveBackend(choice: BackendName | 'auto', table: Readonly<Record<BackendName, Backend>> = BACKENDS): Promise<BackendResolution> {
   const candidates = choice === 'auto' ? backendsByPriority(table) : [table[choice]];
@@ -72,7 +77,10 @@ export async function resolveBackend(choice: BackendName | 'auto', table: Readon
   }
   const why = refusals.map((r) => `${r.backend}: ${r.reasons.join('; ')}`).join(' | ');
   const what = choice === 'auto' ? 'no backend is available here' : `backend "${choice}" was asked for, but it is not usable here`;
-  throw new TensorRTMissingError(`${what} (${why}); \`tensorrt-node doctor\` says more`, { details: { refusals } });
+  const message = `${what} (${why}); \`tensorrt-node doctor\` says more`;
+  if (choice === 'tensorrt') throw new TensorRTMissingError(message, { details: { backend: choice, reasons: refusals[0]!.reasons, refusals } });
+  const reasons = choice === 'auto' ? refusals.map((r) => `${r.backend}: ${r.reasons.join('; ')}`) : refusals[0]!.reasons;
+  throw new BackendUnavailableError(message, { details: { backend: choice, reasons, refusals } });
 }
 
 /** Every backend's availability, by priority (for `doctor`). */

@@ -11,6 +11,7 @@ import { lowerComplex } from '../lowering/complex';
 import { specializeShapes } from '../lowering/specialize';
 import { Program, warmStarted } from '../runtime/program';
 import { partitionDynamic } from '../legalization';
+import { warnReferenceFallback } from './backend-fallback';
 import { compileOnWorker, compileWorkerMissing } from './compile-thread';
 import { applySymbolRanges, isDynamicPlan, planInputShapes } from './input-shapes';
 import { loadModel, type ModelSource } from './load-model';
@@ -47,7 +48,8 @@ function convertersChanged(): boolean {
  * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad settings, or a dynamic input without a shape.
  * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: with requireFullCompilation, every op that cannot be converted.
  * @throws {BadModelError} `E_BAD_MODEL`: the model cannot be read.
- * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: the named backend is not usable here (the reasons listed).
+ * @throws {TensorRTMissingError} `E_TENSORRT_MISSING`: `backend: 'tensorrt'` is not usable here (the reasons listed).
+ * @throws {BackendUnavailableError} `E_BACKEND_UNAVAILABLE`: another named backend is not usable here (`details.backend`, `details.reasons`).
  * @throws {ShardingError} `E_SHARDING`: with tensorParallel, a model that cannot be split n ways.
  * @throws {AbortedError} `E_ABORTED`: `signal` was aborted (a TensorRT build stops at its next step).
  */
@@ -74,6 +76,7 @@ export async function compile(model: ModelSource, settings: CompileSettings = {}
   }
   // Aborted after the worker's last check: the caller no longer wants the program.
   throwIfAborted(resolved.signal, 'compile()');
+  warnReferenceFallback(resolved.backend, result.backend, result.refusals, log);
   // Symbols bound at compile time are gone from the graph; the dynamic ones keep their compiled ranges (run-time checks).
   return warmStarted(new Program(result.data, result.report, result.backend, new Map(result.symbols), resolved.limits, result.refusals, log));
 }

@@ -1,11 +1,12 @@
 /**
  * Backend resolution (lib/backends/registry.ts): `auto` tries backends by priority and keeps
- * every refusal; a named backend that refuses is E_TENSORRT_MISSING with its reasons; the
+ * every refusal; a named backend that refuses is E_TENSORRT_MISSING (tensorrt) or
+ * E_BACKEND_UNAVAILABLE (any other, and `auto` with none left) with its reasons; the
  * declared-but-unwritten backends say why and refuse to build or load.
  */
 import { BACKENDS, BACKEND_NAMES, backendAvailability, backendsByPriority, getBackend, resolveBackend, type Availability, type Backend, type BackendName } from '../../lib/backends';
 import { referenceBackend } from '../../lib/backends/reference';
-import { TensorRTMissingError, InvalidArgumentError } from '../../lib/errors';
+import { BackendUnavailableError, TensorRTMissingError, InvalidArgumentError } from '../../lib/errors';
 import { Network } from '../../lib/network';
 
 /** A backend that answers `availability` and counts how often it was asked. */
@@ -60,19 +61,38 @@ describe('auto resolution', () => {
     expect(r.backend.name).toBe('reference');
   });
 
-  test('nothing available: E_TENSORRT_MISSING listing every backend and reason', async () => {
+  test('nothing available: E_BACKEND_UNAVAILABLE listing every backend and reason (TensorRT is not the one thing missing)', async () => {
     const e = await resolveBackend('auto', table({ reference: { ok: false, reasons: ['disabled'] } })).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(TensorRTMissingError);
-    expect((e as TensorRTMissingError).message).toContain('tensorrt: libnvinfer is absent | cuda: libcuda is absent | onnxruntime: onnxruntime is absent | reference: disabled');
-    expect((e as TensorRTMissingError).details.refusals).toHaveLength(4);
+    expect(e).toBeInstanceOf(BackendUnavailableError);
+    expect((e as BackendUnavailableError).code).toBe('E_BACKEND_UNAVAILABLE');
+    expect((e as BackendUnavailableError).message).toContain('tensorrt: libnvinfer is absent | cuda: libcuda is absent | onnxruntime: onnxruntime is absent | reference: disabled');
+    expect((e as BackendUnavailableError).details).toMatchObject({
+      backend: 'auto',
+      reasons: ['tensorrt: libnvinfer is absent', 'cuda: libcuda is absent', 'onnxruntime: onnxruntime is absent', 'reference: disabled'],
+    });
+    expect((e as BackendUnavailableError).details.refusals).toHaveLength(4);
   });
 
-  test('a named backend is the only one tried; refusing, it names its reasons', async () => {
-    const t = table({});
-    const e = await resolveBackend('cuda', t).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(TensorRTMissingError);
-    expect((e as Error).message).toContain('backend "cuda" was asked for, but it is not usable here (cuda: libcuda is absent)');
+  test.each([
+    ['cuda', 'libcuda is absent'],
+    ['onnxruntime', 'onnxruntime is absent'],
+    ['reference', 'disabled'],
+  ] as const)('%s by name is the only one tried; refusing, it is E_BACKEND_UNAVAILABLE naming it and its reasons', async (name, why) => {
+    const t = table({ reference: { ok: false, reasons: ['disabled'] } });
+    const e = await resolveBackend(name, t).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(BackendUnavailableError);
+    expect(e).not.toBeInstanceOf(TensorRTMissingError);
+    expect((e as BackendUnavailableError).details).toEqual({ backend: name, reasons: [why], refusals: [{ backend: name, reasons: [why] }] });
+    expect((e as Error).message).toContain(`backend "${name}" was asked for, but it is not usable here (${name}: ${why})`);
     expect(t.tensorrt.asked).toBe(0);
+  });
+
+  test('tensorrt by name, refusing, stays E_TENSORRT_MISSING with its reasons; a usable named backend resolves', async () => {
+    const t = table({});
+    const e = await resolveBackend('tensorrt', t).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TensorRTMissingError);
+    expect((e as TensorRTMissingError).details).toMatchObject({ backend: 'tensorrt', reasons: ['libnvinfer is absent'] });
+    expect(t.cuda.asked).toBe(0);
     expect((await resolveBackend('reference', t)).backend).toBe(t.reference);
   });
 });

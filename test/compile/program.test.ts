@@ -39,6 +39,15 @@ test('asking for TensorRT where it is not usable is E_TENSORRT_MISSING', async (
   expect(e.code).toBe('E_TENSORRT_MISSING');
 });
 
+test('asking for cuda without a CUDA driver is E_BACKEND_UNAVAILABLE naming cuda and why, not a missing TensorRT', async () => {
+  // These machines have no CUDA driver (test/backends/registry.test.ts checks that reason).
+  const e = await rejection(compile(mlp, { backend: 'cuda', inputs: [{ shape: [4, 32] }] }));
+  expect(e.code).toBe('E_BACKEND_UNAVAILABLE');
+  expect(e.name).toBe('BackendUnavailableError');
+  expect(e.details).toMatchObject({ backend: 'cuda', reasons: [expect.stringMatching(/^no CUDA driver: /)] });
+  expect(e.message).toContain('backend "cuda" was asked for, but it is not usable here (cuda: no CUDA driver: ');
+});
+
 describe('a compiled mlp', () => {
   let program: Awaited<ReturnType<typeof compile>>;
   beforeAll(async () => {

@@ -70,7 +70,7 @@ function cliJson<T>(args: string[], env: Record<string, string> = {}): { status:
   return { status: result.status, json: JSON.parse(result.stdout) as T, stdout: result.stdout };
 }
 
-const DOCTOR_KEYS = ['addon', 'backends', 'cuda', 'defaultBackend', 'gpu', 'nccl', 'node', 'tensorrt', 'tensorrtNode'];
+const DOCTOR_KEYS = ['addon', 'backends', 'cuda', 'defaultBackend', 'gpu', 'nccl', 'node', 'onnxruntimeNode', 'tensorrt', 'tensorrtNode'];
 
 describeOnLinux('devices() with a fake CUDA driver', () => {
   test('two devices: driver version, library path and every device field', () => {

@@ -9,8 +9,10 @@
  * fetched, no run options), and reads the same tensors from its answer.
  *
  * The handler is the `handler` field of onnxruntime-common's InferenceSession: private in
- * its typings, but the same in every release this backend supports (1.17 to 1.30, the
- * InferenceSessionHandler interface onnxruntime-common declares for its backends). Where a
+ * its typings, but the same in every release this backend supports (1.17 to 1.31, the
+ * InferenceSessionHandler interface onnxruntime-common declares for its backends; 1.31's
+ * run() adds the active LoRA adapters as a fourth argument, which onnxruntime-node's handler
+ * does not take, so a run without adapters calls it as before). Where a
  * session has none that looks like it (another release, a wrapped session), undefined: the
  * prepared run then calls session.run() as before.
  */
