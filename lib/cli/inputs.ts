@@ -10,6 +10,7 @@ import { dtypeInfo, type DType } from '../ir/dtype';
 import { evaluateDim, formatShape, isStatic, symbolsOf, type Dim } from '../ir/symbolic';
 import { readNpy } from '../kernels/npy';
 import { Tensor } from '../ir/tensor';
+import type { ShapeProfile } from '../runtime/segments';
 import { specRunShape, UsageError } from './usage';
 
 /** A declared input (a model's graph input or a program's input). */
@@ -17,6 +18,8 @@ export interface DeclaredInput {
   name: string;
   dtype: DType;
   shape: readonly Dim[];
+  /** A compiled program's min/opt/max shapes per optimization profile (ProgramIO.profiles); a model's inputs have none. */
+  profiles?: readonly ShapeProfile[];
 }
 
 /** An `--input` tensor and where it came from. */
@@ -118,9 +121,22 @@ function randomTensor(dtype: DType, shape: number[], next: () => number): Tensor
 }
 
 /**
+ * The opt shape of a compiled input, for a random value without `--shape`: per dim, the size
+ * the given inputs and shapes already bind it to, else the opt of the first profile that
+ * holds every bound size (profile 0 when none does: the run then names the dim out of range).
+ */
+function optShape(d: DeclaredInput, profiles: readonly ShapeProfile[], bound: ReadonlyMap<string, number>): { dims: number[]; profile: number } {
+  const known = d.shape.map((dim) => (!isStatic(dim) && [...symbolsOf(dim)].every((n) => bound.has(n)) ? evaluateDim(dim, bound) : undefined));
+  const fits = (p: ShapeProfile): boolean => known.every((k, i) => k === undefined || (k >= p.min[i]! && k <= p.max[i]!));
+  const profile = Math.max(0, profiles.findIndex(fits));
+  return { dims: d.shape.map((dim, i) => (isStatic(dim) ? dim : (known[i] ?? profiles[profile]!.opt[i]!))), profile };
+}
+
+/**
  * The inputs of a run: the given ones, and with `seed` set, seeded random values for the
  * rest, at their `--shape` (a range's opt), else their declared shape with symbols bound by
- * the given inputs and shapes.
+ * the given inputs and shapes, else (a compiled program's dynamic input) its opt shape.
+ * `note` hears, once, which inputs took their opt shape.
  *
  * @throws {UsageError} an input without a value, or a random one whose shape is not fully known.
  */
@@ -129,6 +145,7 @@ export function runInputs(
   given: ReadonlyMap<string, GivenInput>,
   shapes: ReadonlyMap<string, NamedInputSpec>,
   seed: number | undefined,
+  note: (message: string) => void = () => undefined,
 ): Record<string, Tensor> {
   const bound = new Map<string, number>();
   const bind = (d: DeclaredInput, dims: readonly number[]): void =>
@@ -142,6 +159,7 @@ export function runInputs(
     else if (s !== undefined && specRunShape(s) !== undefined) bind(d, specRunShape(s)!);
   }
   const next = generator(seed ?? 0);
+  const atOpt: string[] = [];
   // Null prototype: an input named "__proto__" is an ordinary key.
   const inputs: Record<string, Tensor> = Object.create(null);
   for (const d of declared) {
@@ -156,11 +174,19 @@ export function runInputs(
     const s = shapes.get(d.name);
     let dims = s === undefined ? undefined : specRunShape(s);
     if (dims === undefined && d.shape.every((dim) => [...symbolsOf(dim)].every((n) => bound.has(n)))) dims = d.shape.map((dim) => evaluateDim(dim, bound));
+    if (dims === undefined && d.profiles !== undefined && d.profiles.length > 0) {
+      const opt = optShape(d, d.profiles, bound);
+      dims = opt.dims;
+      // Later inputs sharing a symbol take the same size.
+      bind(d, dims);
+      atOpt.push(`${d.name}=${dims.join('x') || 'scalar'}${d.profiles.length > 1 ? ` (profile ${opt.profile} of ${d.profiles.length})` : ''}`);
+    }
     if (dims === undefined) {
       const example = d.shape.map((dim) => (isStatic(dim) ? dim : 1)).join('x') || 'scalar';
       throw new UsageError(`--random-inputs: input "${d.name}" has dynamic dims ${formatShape(d.shape)}: add --shape ${d.name}=${example}`, { details: { input: d.name } });
     }
     inputs[d.name] = randomTensor(d.dtype, dims, next);
   }
+  if (atOpt.length > 0) note(`--random-inputs: no --shape for ${atOpt.length === 1 ? 'a dynamic input' : 'dynamic inputs'}: using the compiled opt shape ${atOpt.join(', ')}`);
   return inputs;
 }

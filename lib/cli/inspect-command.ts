@@ -8,19 +8,19 @@ import * as fs from 'node:fs';
 import { cudaEngineMemory, cudaEnginePrecision, describeEngineMemory } from '../backends/cuda/engine-format';
 import { probeDevices, type CudaDevice } from '../devices';
 import { BadProgramError, NoCompatibleDeviceError } from '../errors';
-import { formatShape, type Dim } from '../ir/symbolic';
+import { formatDim, formatShape, isStatic, type Dim } from '../ir/symbolic';
 import { currentDeviceAmong } from '../gpu/current-device';
 import { deviceTargetOf, formatComputeCapability, selectDevice, type EngineDevice } from '../engine/device-selection';
 import { formatSegmentIO, ioLabeler, wrapList } from '../partitioning/report-format';
-import { readProgramFile, type ManifestIO } from '../runtime/program-file';
+import { readProgramFile, type ManifestIO, type ProgramManifest } from '../runtime/program-file';
 import { isTensorParallelFile } from '../runtime/tensor-parallel/file-read';
-import { fileHeader, type EngineRequirement, type InspectReport } from './inspect-report';
+import { fileHeader, type DimRange, type EngineRequirement, type InspectIO, type InspectReport } from './inspect-report';
 import { formatTensorParallelInspectReport, inspectTensorParallelBytes, type TensorParallelInspectReport } from './inspect-tensor-parallel';
 import { isProgramFile, openModel, programOf, refuseCompileFlags, type ModelOptions } from './program-source';
 import { createProgress } from './progress';
 import { parseShapeOptions, UsageError } from './usage';
 
-export type { EngineRequirement, InspectReport } from './inspect-report';
+export type { DimRange, EngineRequirement, InspectIO, InspectReport } from './inspect-report';
 
 function needsText(d: EngineDevice): string {
   if (d.type === 'cpu') return `no GPU (${d.backend} backend ${d.backendVersion}, runs on the CPU)`;
@@ -31,10 +31,61 @@ function needsText(d: EngineDevice): string {
   return `a GPU with compute capability ${cc} (hardware compatibility "${d.hardwareCompatibility}"; ${built})`;
 }
 
-function ioEntry(x: ManifestIO): InspectReport['inputs'][number] {
-  const entry: InspectReport['inputs'][number] = { name: x.name, value: x.value, dtype: x.dtype, shape: formatShape(x.shape as Dim[]) };
+/**
+ * The run-time dims of a shape with their sizes per profile: from the input's profiles, or,
+ * in files before format 1.2, from the symbols' recorded ranges (finite ones; no opt).
+ */
+function dimRanges(shape: readonly Dim[], profiles: ManifestIO['profiles'], symbols: ProgramManifest['symbols']): DimRange[] {
+  const byDim = new Map<string, DimRange>();
+  shape.forEach((d, axis) => {
+    if (isStatic(d)) return;
+    const label = formatDim(d);
+    const known = byDim.get(label);
+    if (known !== undefined) {
+      known.axes.push(axis);
+      return;
+    }
+    if (profiles !== undefined) {
+      byDim.set(label, { dim: label, axes: [axis], profiles: profiles.map((p) => ({ min: p.min[axis]!, opt: p.opt[axis]!, max: p.max[axis]! })) });
+      return;
+    }
+    const s = d.op === 'sym' ? symbols.find((x) => x.name === d.name) : undefined;
+    if (s !== undefined && typeof s.min === 'number' && typeof s.max === 'number') byDim.set(label, { dim: label, axes: [axis], profiles: [{ min: s.min, max: s.max }] });
+  });
+  return [...byDim.values()];
+}
+
+function ioEntry(x: ManifestIO, symbols?: ProgramManifest['symbols']): InspectIO {
+  const shape = x.shape as Dim[];
+  const entry: InspectIO = { name: x.name, value: x.value, dtype: x.dtype, shape: formatShape(shape) };
+  if (x.profiles !== undefined) entry.profiles = x.profiles;
+  if (symbols !== undefined) {
+    const ranges = dimRanges(shape, x.profiles, symbols);
+    if (ranges.length > 0) entry.ranges = ranges;
+  }
   if (x.extra !== undefined) entry.extra = x.extra;
   return entry;
+}
+
+/** `batch: 1..32 (opt 8), seq: 4..64 (opt 16)` for one profile. */
+function formatRanges(ranges: readonly DimRange[], profile: number): string {
+  return ranges
+    .map((r) => {
+      const p = r.profiles[profile]!;
+      return `${r.dim}: ${p.min}..${p.max}${p.opt === undefined ? '' : ` (opt ${p.opt})`}`;
+    })
+    .join(', ');
+}
+
+/** An input or output line, and for inputs with several profiles one line per profile. */
+function formatIOLines(x: InspectIO): string[] {
+  const extra = x.extra === undefined ? '' : ` ${JSON.stringify(x.extra)}`;
+  const head = `  ${x.name}: ${x.dtype}${x.shape}`;
+  const ranges = x.ranges ?? [];
+  const count = ranges[0]?.profiles.length ?? 0;
+  if (count === 0) return [`${head}${extra}`];
+  if (count === 1) return [`${head}  ${formatRanges(ranges, 0)}${extra}`];
+  return [`${head}${extra}`, ...Array.from({ length: count }, (_, p) => `    profile ${p}: ${formatRanges(ranges, p)}`)];
 }
 
 /**
@@ -82,8 +133,8 @@ export async function inspectProgramBytes(bytes: Uint8Array, file: string, label
     backends: m.backends,
     needsGpu: engines.some((e) => e.device.type !== 'cpu'),
     engines,
-    inputs: m.inputs.map(ioEntry),
-    outputs: m.outputs.map(ioEntry),
+    inputs: m.inputs.map((x) => ioEntry(x, m.symbols)),
+    outputs: m.outputs.map((x) => ioEntry(x)),
     segments: m.segments.map((s, index) => {
       const blob = s.kind === 'engine' ? s.engine : s.graph;
       const cuda = s.kind === 'engine' && s.backend === 'cuda';
@@ -131,9 +182,9 @@ export function formatInspectReport(r: InspectReport): string {
   }
   lines.push('');
   lines.push('inputs:');
-  for (const x of r.inputs) lines.push(`  ${x.name}: ${x.dtype}${x.shape}${x.extra === undefined ? '' : ` ${JSON.stringify(x.extra)}`}`);
+  for (const x of r.inputs) lines.push(...formatIOLines(x));
   lines.push('outputs:');
-  for (const x of r.outputs) lines.push(`  ${x.name}: ${x.dtype}${x.shape}${x.extra === undefined ? '' : ` ${JSON.stringify(x.extra)}`}`);
+  for (const x of r.outputs) lines.push(...formatIOLines(x));
   lines.push('');
   lines.push('segments:');
   const label = ioLabeler(r);

@@ -35,14 +35,39 @@ export interface EngineRequirement {
   here?: { device: number; name: string; reason: string; warnings: string[] } | { error: string };
 }
 
+/**
+ * One run-time dim of a program input (a symbol or an expression, as the shape prints it) and
+ * its sizes in each optimization profile. `opt` is absent where the file does not record it
+ * (files before format 1.2 keep only the symbols' overall range: one entry, no opt).
+ */
+export interface DimRange {
+  dim: string;
+  /** Where it appears in the input's shape. */
+  axes: number[];
+  profiles: Array<{ min: number; opt?: number; max: number }>;
+}
+
+/** One program input or output as `inspect` reports it. */
+export interface InspectIO {
+  name: string;
+  value: string;
+  dtype: string;
+  shape: string;
+  /** Inputs with run-time dims: min/opt/max shapes per optimization profile, as the file holds them. */
+  profiles?: Array<{ min: number[]; opt: number[]; max: number[] }>;
+  /** Inputs with run-time dims: each such dim's range per profile (what the text form prints). */
+  ranges?: DimRange[];
+  extra?: unknown;
+}
+
 /** What `inspect` reports (`--json` prints it). */
 export interface InspectReport extends FileHeader {
   backends: Record<string, string>;
   /** True when some engine needs a GPU or DLA. */
   needsGpu: boolean;
   engines: EngineRequirement[];
-  inputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
-  outputs: Array<{ name: string; value: string; dtype: string; shape: string; extra?: unknown }>;
+  inputs: InspectIO[];
+  outputs: InspectIO[];
   /** Segment inputs and outputs are value names; `inputs`/`outputs` above map the program's names to theirs where they differ. */
   /** `precision`: what a cuda engine computes in and how many layers stayed fp32 (lib/network/precision.ts). */
   /** `memory`: the device memory a cuda engine's plans take, as its build recorded it (EngineMemory). */

@@ -126,7 +126,16 @@ export function printableShape(shape: readonly Dim[]): Dim[] {
   return printAs(dims, () => formatShape(shape));
 }
 
-/** Copies of `ios` whose shapes print (see {@link printableShape}) and that print as `name: dtype[shape]`. */
+/**
+ * Copies of `ios` whose shapes print (see {@link printableShape}) and that print as
+ * `name: dtype[shape]`. Profiles are copied too: changing them must not change the program.
+ */
 export function printableIO(ios: readonly ProgramIO[]): readonly ProgramIO[] {
-  return Object.freeze(ios.map((io) => printAs({ ...io, shape: printableShape(io.shape) }, () => formatOneIO(io))));
+  return Object.freeze(
+    ios.map((io) => {
+      const copy: ProgramIO = { ...io, shape: printableShape(io.shape) };
+      if (io.profiles !== undefined) copy.profiles = io.profiles.map((p) => ({ min: [...p.min], opt: [...p.opt], max: [...p.max] }));
+      return printAs(copy, () => formatOneIO(io));
+    }),
+  );
 }

@@ -41,6 +41,19 @@ export interface ComplexIOAdapter {
   carrier: 'float32' | 'float64';
 }
 
+/**
+ * The shapes one optimization profile was compiled for, for one program input: every dim's
+ * smallest size, the size the engines were tuned for, and its largest size, in the input's
+ * dim order (a static dim has the same size in all three). What `settings.inputs` gave as
+ * `{ min, opt, max }` or `profiles`, after the model's own ranges and the defaults (an opt
+ * not given is the max) were applied.
+ */
+export interface ShapeProfile {
+  min: number[];
+  opt: number[];
+  max: number[];
+}
+
 export interface ProgramIO {
   /** The model's name for it. */
   name: string;
@@ -50,6 +63,12 @@ export interface ProgramIO {
   shape: Dim[];
   /** Set for a complex input/output: the value is its real carrier [..., 2] (lib/runtime/complex-io.ts converts). */
   complex?: ComplexIOAdapter;
+  /**
+   * Inputs with run-time dims only: their min/opt/max shapes, one per optimization profile,
+   * in profile order. Absent on static inputs, on outputs, and on programs loaded from files
+   * written before program format 1.2 (they did not record them).
+   */
+  profiles?: ShapeProfile[];
 }
 
 /** Everything needed to run a program: what the worker thread receives. */

@@ -77,9 +77,9 @@ describe('program files', () => {
     const file = path.join(tmp, 'enc-range.trtp');
     const c = cli(['compile', ENC_ONNX, '--shape', 'input0=1x4:2x16:4x32', '-o', file, '--json', '-q']);
     expect(c.status).toBe(0);
-    const compiled = JSON.parse(c.stdout) as { file: string; inputs: Array<{ name: string; shape: string }> };
+    const compiled = JSON.parse(c.stdout) as { file: string; inputs: Array<{ name: string; shape: string; profiles?: unknown }> };
     expect(compiled.file).toBe(file);
-    expect(compiled.inputs).toEqual([{ name: 'input0', dtype: 'int64', shape: '[batch, seq]' }]);
+    expect(compiled.inputs).toEqual([{ name: 'input0', dtype: 'int64', shape: '[batch, seq]', profiles: [{ min: [1, 4], opt: [2, 16], max: [4, 32] }] }]);
     const r = cli(['run', file, '--input', `input0=${encInput}`, '--output-dir', path.join(tmp, 'enc-out'), '--json', '-q']);
     expect(r.status).toBe(0);
     const ran = JSON.parse(r.stdout) as { outputs: Array<{ name: string; file: string }> };

@@ -3,6 +3,8 @@
  * - format 1.0 (tensorrt-node 0.1.0) called every engine segment `"kind": "tensorrt"`, in the
  *   manifest and in the stored partition report, whatever backend built it; format 1.1 says
  *   `"engine"`. 1.0 files still load, as the same program (the old name is read as `engine`).
+ * - format 1.1 files do not record the inputs' optimization profiles (1.2 does): they load,
+ *   run and inspect as before, their inputs without `profiles`.
  * - files written before the shared codec (lib/io/json-blobs.ts) hold reference engines at
  *   engine format version 1, which this library refuses with E_BAD_PROGRAM naming the
  *   segment, entry and version.
@@ -26,19 +28,18 @@ describe('engine segments: "engine" since format 1.1, "tensorrt" in format 1.0 f
   // Two engine segments around a fallback one, so that the kinds are not all one name.
   const settings = { backend: 'reference' as const, inputs: { input0: { shape: [2, 32] } }, torchExecutedOps: ['aten.relu.default'], minBlockSize: 1 };
 
-  test('this library writes format 1.1: "engine" segments, and a report that names their backend', async () => {
-    expect(PROGRAM_FORMAT_VERSION).toEqual({ major: 1, minor: 1 });
+  test('this library writes "engine" segments, and a report that names their backend', async () => {
     const program = await compile(MLP, settings);
     try {
       const raw = rawManifest(program.saveBuffer());
-      expect(raw.formatVersion).toBe('1.1');
+      expect(raw.formatVersion).toBe('1.2');
       expect(raw.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
       expect(raw.report.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
       expect(raw.report.backend).toBe('reference');
       expect(JSON.stringify(raw)).not.toContain('"tensorrt"');
       // A 1.0 reader (tensorrt-node 0.1.0) refuses it by its version, not by a kind it does not know.
       expect(() => checkFormatVersion(raw.formatVersion, 'program file "m.trtp"', '0.2.0', { major: 1, minor: 0 })).toThrow(
-        /format version 1\.1 is newer than this tensorrt-node \(.*\) reads \(up to 1\.0\)/,
+        /format version 1\.2 is newer than this tensorrt-node \(.*\) reads \(up to 1\.0\)/,
       );
     } finally {
       await program.dispose();
@@ -74,7 +75,7 @@ describe('engine segments: "engine" since format 1.1, "tensorrt" in format 1.0 f
         const [a] = await program.run([input]);
         const [b] = await loaded.run([input]);
         expect(Buffer.from(b!.data.buffer, b!.data.byteOffset, b!.data.byteLength).equals(Buffer.from(a!.data.buffer, a!.data.byteOffset, a!.data.byteLength))).toBe(true);
-        // Saved again, it is a format 1.1 file, byte for byte what the compiled program saves.
+        // Saved again, it is a file of the current format, byte for byte what the compiled program saves.
         expect(Buffer.from(loaded.saveBuffer()).equals(Buffer.from(program.saveBuffer()))).toBe(true);
       } finally {
         await loaded.dispose();

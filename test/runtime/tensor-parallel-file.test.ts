@@ -112,11 +112,11 @@ describe.each([2, 4])('tensorParallel %i: save → load → run', (n) => {
   });
 
   test('rank programs as tensorrt-node 0.1.0 wrote them (format 1.0, "kind": "tensorrt") load as the same program', async () => {
-    // The tensor-parallel manifest is unchanged (still 1.0); only its rank entries are single program files of format 1.1.
+    // The tensor-parallel manifest is unchanged (still 1.0); only its rank entries are single program files of the current format.
     const { manifest, blobs } = unpack(fs.readFileSync(file));
     expect(manifest.formatVersion).toBe('1.0');
     for (const [entry, rankBytes] of blobs) {
-      expect(rawManifest(rankBytes).formatVersion).toBe('1.1');
+      expect(rawManifest(rankBytes).formatVersion).toBe('1.2');
       blobs.set(entry, asFormat10ProgramFile(rankBytes));
       expect(rawManifest(blobs.get(entry)!).segments.some((s) => s.kind === 'tensorrt')).toBe(true);
     }

@@ -113,8 +113,12 @@ export function buildProgramParts(contents: ProgramFileContents, selections: Rea
     }
     return target;
   };
-  const io = (x: ManifestIO, what: string): ProgramIO =>
-    withExtra({ name: x.name, value: x.value, dtype: x.dtype, shape: x.shape.map((d, i) => r.dim(d, `${what}.shape[${i}]`)) }, x.extra, KNOWN_IO_KEYS, what);
+  const io = (x: ManifestIO, what: string): ProgramIO => {
+    const entry: ProgramIO = { name: x.name, value: x.value, dtype: x.dtype, shape: x.shape.map((d, i) => r.dim(d, `${what}.shape[${i}]`)) };
+    // readProgramFile checked them; files before format 1.2 have none.
+    if (x.profiles !== undefined) entry.profiles = x.profiles.map((p) => ({ min: [...p.min], opt: [...p.opt], max: [...p.max] }));
+    return withExtra(entry, x.extra, KNOWN_IO_KEYS, what);
+  };
   const inputs = m.inputs.map((x, i) => io(x, `inputs[${i}]`));
   const outputs = m.outputs.map((x, i) => io(x, `outputs[${i}]`));
   const unique = (list: readonly string[], what: string): void => {

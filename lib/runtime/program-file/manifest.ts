@@ -12,8 +12,11 @@ export const PROGRAM_FORMAT = 'tensorrt-node program';
 /**
  * The format version this library writes, and the newest it reads (docs/program-format.md).
  * 1.1: engine segments say `"kind": "engine"`; 1.0 files say `"tensorrt"` (LEGACY_ENGINE_KIND).
+ * 1.2: inputs with run-time dims carry their optimization profiles (`profiles`).
  */
-export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 1 } as const;
+export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 2 } as const;
+/** The first format version whose inputs may carry `profiles`; older files load without them. */
+export const PROFILES_SINCE = { major: 1, minor: 2 } as const;
 /** The `format` of a tensor-parallel program file (lib/runtime/tensor-parallel/file-manifest.ts): its ranks' program files in one archive. */
 export const TENSOR_PARALLEL_FORMAT = 'tensorrt-node tensor-parallel program';
 /** The manifest's entry name. */
@@ -38,6 +41,11 @@ export interface ManifestIO {
   dtype: DType;
   /** Integers and symbolic expressions, as lib/ir/serialize.ts writes dims. */
   shape: SerializedDim[];
+  /**
+   * Inputs with run-time dims (format 1.2 on): min/opt/max shapes, one per optimization
+   * profile (ProgramIO.profiles). Absent on static inputs, outputs, and in older files.
+   */
+  profiles?: Array<{ min: number[]; opt: number[]; max: number[] }>;
   /** Other fields of the ProgramIO (profiles, complex adapters...), generically encoded. */
   extra?: Record<string, EncodedValue>;
 }
@@ -100,7 +108,7 @@ export interface ProgramManifest {
 
 
 /** ProgramIO, segment and ProgramData fields with a dedicated manifest form (others go to `extra`). */
-export const KNOWN_IO_KEYS = new Set(['name', 'value', 'dtype', 'shape']);
+export const KNOWN_IO_KEYS = new Set(['name', 'value', 'dtype', 'shape', 'profiles']);
 export const KNOWN_ENGINE_KEYS = new Set(['kind', 'backend', 'engine', 'inputs', 'outputs', 'device', 'placement']);
 export const KNOWN_FALLBACK_KEYS = new Set(['kind', 'graph', 'inputs', 'outputs']);
 export const KNOWN_DATA_KEYS = new Set(['inputs', 'outputs', 'segments', 'constants']);

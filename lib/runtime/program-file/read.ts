@@ -13,7 +13,20 @@ import {
   type EngineDevice,
   type HardwareCompatibilityLevel,
 } from '../../engine/device-selection';
-import { BLOB_NAME, LEGACY_ENGINE_KIND, MANIFEST_ENTRY, PROGRAM_FORMAT, PROGRAM_FORMAT_VERSION, SHA256, TENSOR_PARALLEL_FORMAT, type ProgramFileContents, type ProgramManifest } from './manifest';
+import { formatDim, formatShape, isStatic, type Dim, type SymbolRange } from '../../ir/symbolic';
+import type { ShapeProfile } from '../segments';
+import {
+  BLOB_NAME,
+  LEGACY_ENGINE_KIND,
+  MANIFEST_ENTRY,
+  PROFILES_SINCE,
+  PROGRAM_FORMAT,
+  PROGRAM_FORMAT_VERSION,
+  SHA256,
+  TENSOR_PARALLEL_FORMAT,
+  type ProgramFileContents,
+  type ProgramManifest,
+} from './manifest';
 import { describe, Reader } from './reader';
 import { checkEncoded } from './values';
 import { sha256 } from './write';
@@ -173,6 +186,54 @@ export function readBlobs(a: OpenedArchive, listedJson: unknown, referenced: Rea
 }
 
 /**
+ * An input's `profiles`: a non-empty list of `{min, opt, max}`, each a shape of the input's
+ * rank with min <= opt <= max per dim and a static dim's own size in all three, on an input
+ * that has a run-time dim (a static input has nothing to profile).
+ */
+function readProfiles(r: Reader, x: unknown, shape: readonly Dim[], what: string): ShapeProfile[] {
+  const list = r.array(x, what);
+  if (list.length === 0) r.fail(`${what} is empty (an input without run-time dims has no profiles)`);
+  if (shape.every(isStatic)) r.fail(`${what}: the input's shape ${formatShape(shape)} has no run-time dim to profile`);
+  return list.map((p, k) => {
+    const at = `${what}[${k}]`;
+    const o = r.object(p, at, { required: ['min', 'opt', 'max'] });
+    const dims = (key: 'min' | 'opt' | 'max'): number[] => {
+      const a = r.array(o[key], `${at}.${key}`).map((d, i) => r.index(d, `${at}.${key}[${i}]`));
+      if (a.length !== shape.length) r.fail(`${at}.${key} has ${a.length} dims, the input ${shape.length} ${formatShape(shape)}`);
+      return a;
+    };
+    const profile = { min: dims('min'), opt: dims('opt'), max: dims('max') };
+    shape.forEach((d, i) => {
+      const [lo, opt, hi] = [profile.min[i]!, profile.opt[i]!, profile.max[i]!];
+      if (isStatic(d) && (lo !== d || opt !== d || hi !== d)) r.fail(`${at}: dim ${i} is ${d}, but the profile gives min ${lo}, opt ${opt}, max ${hi}`);
+      if (!(lo <= opt && opt <= hi)) r.fail(`${at}: dim ${i} (${formatDim(d)}) has min ${lo}, opt ${opt}, max ${hi}, not min <= opt <= max`);
+    });
+    return profile;
+  });
+}
+
+/**
+ * Across inputs: every input with profiles has the same number (one per optimization
+ * profile of the program), and a dim that is a symbol stays inside the symbol's range.
+ */
+function checkProfiles(r: Reader, profiled: ReadonlyArray<{ what: string; shape: Dim[]; profiles: ShapeProfile[] }>, symbols: ReadonlyMap<string, SymbolRange>): void {
+  const first = profiled[0];
+  for (const { what, shape, profiles } of profiled) {
+    if (profiles.length !== first!.profiles.length) r.fail(`${what} lists ${profiles.length} profiles, ${first!.what} ${first!.profiles.length}: every input has one per optimization profile`);
+    shape.forEach((d, i) => {
+      if (isStatic(d) || d.op !== 'sym') return;
+      const range = symbols.get(d.name);
+      if (range === undefined) return;
+      profiles.forEach((p, k) => {
+        if (p.min[i]! < range.min || p.max[i]! > range.max) {
+          r.fail(`${what}[${k}]: dim ${i} (${d.name}) ranges over [${p.min[i]}, ${p.max[i]}], outside the symbol's range [${range.min}, ${range.max}]`);
+        }
+      });
+    });
+  }
+}
+
+/**
  * The partition report of a format 1.0 file calls its engine segments `"tensorrt"` too
  * (`report.segments[i].kind`): renamed in place to `"engine"`, as the manifest's segments are.
  * The report is generically encoded, but plain objects and strings encode as themselves.
@@ -203,7 +264,9 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
   }
   if (m.format !== PROGRAM_FORMAT) r.fail(`${MANIFEST_ENTRY} says format ${describe(m.format)}, not "${PROGRAM_FORMAT}": not a tensorrt-node program file`);
   const lib = typeof m.library === 'object' && m.library !== null ? (m.library as Record<string, unknown>) : {};
-  checkFormatVersion(m.formatVersion, label, typeof lib.version === 'string' ? lib.version : undefined);
+  const version = checkFormatVersion(m.formatVersion, label, typeof lib.version === 'string' ? lib.version : undefined);
+  // checkFormatVersion let only this major version through.
+  const hasProfiles = version.minor >= PROFILES_SINCE.minor;
 
   // Version 1.x: the structure.
   r.object(m, MANIFEST_ENTRY, {
@@ -221,25 +284,30 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
     const o = r.object(x, what);
     for (const [k, v] of Object.entries(o)) checkEncoded(r, v, `${what}.${k}`, referenced);
   };
-  const readIO = (x: unknown, what: string): void => {
-    const o = r.object(x, what, { required: ['name', 'value', 'dtype', 'shape'], optional: ['extra'] });
+  const profiled: Array<{ what: string; shape: Dim[]; profiles: ShapeProfile[] }> = [];
+  const readIO = (x: unknown, what: string, isInput: boolean): void => {
+    if (r.object(x, what).profiles !== undefined) {
+      if (!isInput) r.fail(`${what}.profiles: outputs have no optimization profiles`);
+      if (!hasProfiles) r.fail(`${what}.profiles: format ${version.major}.${version.minor} files have no profiles (they came with format ${PROFILES_SINCE.major}.${PROFILES_SINCE.minor})`);
+    }
+    const o = r.object(x, what, { required: ['name', 'value', 'dtype', 'shape'], optional: ['extra', 'profiles'] });
     r.string(o.name, `${what}.name`);
     r.string(o.value, `${what}.value`);
     r.dtype(o.dtype, `${what}.dtype`);
-    r.array(o.shape, `${what}.shape`).forEach((d, i) => r.dim(d, `${what}.shape[${i}]`));
+    const shape = r.array(o.shape, `${what}.shape`).map((d, i) => r.dim(d, `${what}.shape[${i}]`));
+    if (o.profiles !== undefined) profiled.push({ what: `${what}.profiles`, shape, profiles: readProfiles(r, o.profiles, shape, `${what}.profiles`) });
     if (o.extra !== undefined) readExtra(o.extra, `${what}.extra`);
   };
-  r.array(m.inputs, 'inputs').forEach((x, i) => readIO(x, `inputs[${i}]`));
-  r.array(m.outputs, 'outputs').forEach((x, i) => readIO(x, `outputs[${i}]`));
-  const symbolNames = new Set<string>();
+  r.array(m.inputs, 'inputs').forEach((x, i) => readIO(x, `inputs[${i}]`, true));
+  r.array(m.outputs, 'outputs').forEach((x, i) => readIO(x, `outputs[${i}]`, false));
+  const symbolRanges = new Map<string, SymbolRange>();
   r.array(m.symbols, 'symbols').forEach((x, i) => {
     const o = r.object(x, `symbols[${i}]`, { required: ['name', 'min', 'max'] });
     const name = r.string(o.name, `symbols[${i}].name`);
-    if (symbolNames.has(name)) r.fail(`symbol ${name} is declared twice`);
-    symbolNames.add(name);
-    r.bound(o.min, `symbols[${i}].min`);
-    r.bound(o.max, `symbols[${i}].max`);
+    if (symbolRanges.has(name)) r.fail(`symbol ${name} is declared twice`);
+    symbolRanges.set(name, { min: r.bound(o.min, `symbols[${i}].min`), max: r.bound(o.max, `symbols[${i}].max`) });
   });
+  checkProfiles(r, profiled, symbolRanges);
   r.array(m.segments, 'segments').forEach((x, i) => {
     const what = `segments[${i}]`;
     const o = r.object(x, what);

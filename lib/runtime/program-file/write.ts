@@ -97,6 +97,7 @@ export function programManifest(program: SavableProgram): { manifest: ProgramMan
 
   const io = (x: ProgramIO, where: string): ManifestIO => {
     const entry: ManifestIO = { name: x.name, value: x.value, dtype: x.dtype, shape: x.shape.map((d) => writeDim(d, `${where}'s shape`)) };
+    if (x.profiles !== undefined && x.profiles.length > 0) entry.profiles = x.profiles.map((p) => ({ min: [...p.min], opt: [...p.opt], max: [...p.max] }));
     const extra = extras(x, KNOWN_IO_KEYS, where, addBlob);
     if (extra !== undefined) entry.extra = extra;
     return entry;
