@@ -27,6 +27,7 @@ export {
   NoDeviceError,
   CudaError,
   TensorRTMissingError,
+  BackendUnavailableError,
   TensorRTError,
   InvalidArgumentError,
   BadModelError,
@@ -77,7 +78,9 @@ export type Program = ProgramClass;
 export const Program: MadeByLibrary<ProgramClass> = ProgramClass;
 export { loadProgram, loadProgramBuffer, readProgramFile, selectDevice, PROGRAM_FORMAT_VERSION } from './runtime/program-file';
 export type { LoadProgramOptions, ProgramManifest, DeviceSelection, DeviceTarget, EngineDevice, HardwareCompatibilityLevel } from './runtime/program-file';
-export type { ProgramIO } from './runtime/segments';
+export type { ProgramIO, ShapeProfile } from './runtime/segments';
+// program.profile(): per-layer times of every segment.
+export type { ProfileEntry, ProfileOptions, ProfileSource, ProfileTiming, ProgramProfile, SegmentProfile } from './engine/profile';
 /** A tensor-parallel program (compile() with `tensorParallel`), one rank per device. */
 export type TensorParallelProgram = TensorParallelProgramClass;
 export const TensorParallelProgram: MadeByLibrary<TensorParallelProgramClass> = TensorParallelProgramClass;

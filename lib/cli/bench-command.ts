@@ -2,8 +2,10 @@
  * `tensorrt-node bench PROGRAM|MODEL`: latency percentiles and throughput of `run()` after
  * warm-up runs, on the inputs `run` would use (`--input`, `--random-inputs`).
  */
+import type { ProgramProfile } from '../engine/profile';
 import { opCountSummary, wrapText } from '../partitioning/report-format';
 import { prepareRun, type RunOptions } from './model-commands';
+import { formatProfile } from './profile-table';
 import { createProgress } from './progress';
 import { parseInteger, parseSeconds } from './usage';
 
@@ -11,10 +13,14 @@ export interface BenchOptions extends RunOptions {
   iterations?: string;
   warmup?: string;
   duration?: string;
+  profile?: boolean;
 }
 
-/** Defaults: at most 100 measured runs or 10 s of them, whichever ends first, after 5 warm-up runs. */
-export const BENCH_DEFAULTS = { iterations: 100, warmup: 5, durationS: 10 } as const;
+/**
+ * Defaults: at most 100 measured runs or 10 s of them, whichever ends first, after 5 warm-up
+ * runs; `--profile` times layers over 10 runs (or --iterations, if fewer).
+ */
+export const BENCH_DEFAULTS = { iterations: 100, warmup: 5, durationS: 10, profileRuns: 10 } as const;
 
 export interface LatencyStats {
   runs: number;
@@ -55,6 +61,8 @@ export interface BenchResult {
   /** Measured runs per second of wall time (one run = one call of run() on the whole batch). */
   runsPerSecond: number;
   summary: string;
+  /** With `--profile`: program.profile()'s per-layer times (lib/engine/profile.ts). */
+  profile?: ProgramProfile;
 }
 
 /** The human-readable form of a {@link BenchResult}. */
@@ -66,10 +74,11 @@ export function formatBench(r: BenchResult): string {
     `warm-up: ${r.warmupRuns} run(s); measured: ${l.runs} run(s) in ${(r.totalMs / 1000).toFixed(2)} s (stopped by ${r.stoppedBy === 'iterations' ? '--iterations' : '--duration'})`,
     `latency (ms): p50 ${f(l.p50)}  p90 ${f(l.p90)}  p99 ${f(l.p99)}  (min ${f(l.min)}, mean ${f(l.mean)}, max ${f(l.max)})`,
     `throughput: ${r.runsPerSecond.toFixed(2)} runs/s`,
+    ...(r.profile === undefined ? [] : ['', formatProfile(r.profile)]),
   ].join('\n');
 }
 
-/** `bench PROGRAM|MODEL [--iterations n] [--warmup n] [--duration s] [--json]`. */
+/** `bench PROGRAM|MODEL [--iterations n] [--warmup n] [--duration s] [--profile] [--json]`. */
 export async function benchCommand(file: string, options: BenchOptions, print: (s: string) => void): Promise<void> {
   const iterations = options.iterations === undefined ? BENCH_DEFAULTS.iterations : parseInteger('--iterations', options.iterations, 1);
   const warmup = options.warmup === undefined ? BENCH_DEFAULTS.warmup : parseInteger('--warmup', options.warmup, 0);
@@ -92,6 +101,13 @@ export async function benchCommand(file: string, options: BenchOptions, print: (
       progress.tick();
     }
     const totalMs = performance.now() - started;
+    let profile: ProgramProfile | undefined;
+    if (options.profile) {
+      const runs = Math.min(iterations, BENCH_DEFAULTS.profileRuns);
+      progress.note(`timing each layer (${runs} run(s))`);
+      // Warm already: the measured runs came first.
+      profile = await program.profile(inputs, { runs, warmup: 0 });
+    }
     progress.stop();
     const result: BenchResult = {
       backend: program.backend,
@@ -101,6 +117,7 @@ export async function benchCommand(file: string, options: BenchOptions, print: (
       latencyMs: latencyStats(samples),
       runsPerSecond: (samples.length * 1000) / totalMs,
       summary: opCountSummary(program.report),
+      ...(profile === undefined ? {} : { profile }),
     };
     print(options.json ? JSON.stringify(result, null, 2) : formatBench(result));
   } finally {

@@ -34,6 +34,12 @@ function modelOptions(cmd: Command): Command {
     .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of engine segments (run them in fallback segments)')
     .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot be converted')
     .option('--max-program-bytes <n>', 'most bytes of tensors a run may hold at once, planned at compile (default: the memory of the GPU or machine they live on)')
+    .option('--fp16', 'allow fp16 kernels (the precisions setting; the tensorrt and cuda backends use it, the others warn that it changes nothing)')
+    .option('--bf16', 'allow bf16 kernels (as --fp16)')
+    .option('--tf32', 'allow TF32 for float32 matrix multiplies and convolutions (as --fp16)')
+    .option('--precision <list>', 'precisions allowed besides fp32, comma-separated (tf32, fp16, bf16): the same as --tf32, --fp16, --bf16')
+    .option('--device <ordinal>', 'the CUDA device (N or cuda:N) to build the engines for; with a program file, to load its engines on')
+    .option('--verbose', "the library's info and debug lines on stderr (warnings always print)")
     .option('-q, --quiet', 'no progress on stderr')
     .option('--progress', "engine build phases (the backend's own, e.g. TensorRT's, with step/steps) on stderr also when it is not a terminal");
 }
@@ -98,6 +104,7 @@ export function buildProgram(): Command {
         .option('--iterations <n>', `measured runs at most (default ${BENCH_DEFAULTS.iterations})`)
         .option('--warmup <n>', `runs before measuring (default ${BENCH_DEFAULTS.warmup})`)
         .option('--duration <seconds>', `stop measuring after this long (default ${BENCH_DEFAULTS.durationS})`)
+        .option('--profile', `then time each layer (program.profile(), ${BENCH_DEFAULTS.profileRuns} runs or --iterations if fewer): a table of layer, kind, ms, share and source node; \`profile\` in --json`)
         .option('--json', 'print the result as JSON'),
     ),
   ).action(async (file: string, options: Parameters<typeof benchCommand>[1]) => benchCommand(file, options, print));

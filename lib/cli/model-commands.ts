@@ -19,7 +19,7 @@ type Print = (s: string) => void;
 export function describeProgram(program: Program): Record<string, unknown> {
   return {
     backend: program.backend,
-    inputs: program.inputs.map((io) => ({ name: io.name, dtype: io.dtype, shape: String(io.shape) })),
+    inputs: program.inputs.map((io) => ({ name: io.name, dtype: io.dtype, shape: String(io.shape), ...(io.profiles === undefined ? {} : { profiles: io.profiles }) })),
     outputs: program.outputs.map((io) => ({ name: io.name, dtype: io.dtype, shape: String(io.shape) })),
     summary: opCountSummary(program.report),
     report: program.report,
@@ -88,7 +88,7 @@ export async function prepareRun(file: string, options: RunOptions, progress: Re
   const given = readInputOptions(options.input);
   const source = await openSource(file, options, progress);
   checkGivenInputs(source.declared, given, shapes);
-  const inputs = runInputs(source.declared, given, shapes, seed);
+  const inputs = runInputs(source.declared, given, shapes, seed, (message) => progress.info(message));
   const program = await programOf(source, options, runSpecs(shapes, inputs), progress);
   return { program, inputs };
 }

@@ -14,6 +14,8 @@ import { loadProgram } from '../runtime/program-file';
 import { checkGivenInputs, type DeclaredInput } from './inputs';
 import type { Progress } from './progress';
 import { parseInteger, UsageError } from './usage';
+import { cliLogger } from './log';
+import { PRECISIONS, type Precision } from '../engine/build-config';
 
 /** Flags of every command that may compile a model. */
 export interface ModelOptions {
@@ -23,6 +25,15 @@ export interface ModelOptions {
   torchExecutedOps?: string;
   requireFullCompilation?: boolean;
   maxProgramBytes?: string;
+  /** `--fp16`, `--bf16`, `--tf32`, `--precision a,b`: kernel precisions allowed besides fp32 (the `precisions` setting). */
+  fp16?: boolean;
+  bf16?: boolean;
+  tf32?: boolean;
+  precision?: string;
+  /** `--device N` (or `cuda:N`): the GPU to build for (`device.gpuId`), or to load a program file's engines on. */
+  device?: string;
+  /** `--verbose`: the library's info and debug lines on stderr (./log.ts). */
+  verbose?: boolean;
   quiet?: boolean;
   progress?: boolean;
 }
@@ -33,7 +44,35 @@ const COMPILE_FLAGS: ReadonlyArray<[keyof ModelOptions, string]> = [
   ['torchExecutedOps', '--torch-executed-ops'],
   ['requireFullCompilation', '--require-full-compilation'],
   ['maxProgramBytes', '--max-program-bytes'],
+  ['fp16', '--fp16'],
+  ['bf16', '--bf16'],
+  ['tf32', '--tf32'],
+  ['precision', '--precision'],
 ];
+
+/** The precision flags as the `precisions` setting (fp32 first, as resolveBuildConfig orders them); undefined without any. */
+export function precisionsOf(options: Pick<ModelOptions, 'fp16' | 'bf16' | 'tf32' | 'precision'>): Precision[] | undefined {
+  const chosen = new Set<string>();
+  if (options.precision !== undefined) {
+    for (const p of options.precision.split(',').map((s) => s.trim().toLowerCase())) {
+      if (!(PRECISIONS as readonly string[]).includes(p)) {
+        throw new UsageError(`--precision ${options.precision}: unknown precision ${JSON.stringify(p)} (known: ${PRECISIONS.join(', ')}; write them separated by commas, e.g. fp16,tf32)`);
+      }
+      chosen.add(p);
+    }
+  }
+  for (const flag of ['fp16', 'bf16', 'tf32'] as const) if (options[flag] === true) chosen.add(flag);
+  return chosen.size === 0 ? undefined : PRECISIONS.filter((p) => chosen.has(p));
+}
+
+/** `--device N` or `--device cuda:N` as a CUDA ordinal; undefined without the flag. */
+export function deviceOf(options: Pick<ModelOptions, 'device'>): number | undefined {
+  if (options.device === undefined) return undefined;
+  const m = /^(?:cuda:)?(\d+)$/.exec(options.device);
+  const n = m === null ? NaN : Number(m[1]);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--device ${options.device}: expected a CUDA device ordinal (0, 1, ... or cuda:1; \`tensorrt-node devices\` lists them)`);
+  return n;
+}
 
 /** A `.trtp` path is a program file; anything else is a model. */
 export function isProgramFile(file: string): boolean {
@@ -71,7 +110,11 @@ export function checkShapesCovered(graph: Graph, specs: ReadonlyMap<string, Name
 
 /** compile() settings from the flags, with `specs` as the input shapes. */
 export function compileSettings(options: ModelOptions, specs: ReadonlyMap<string, NamedInputSpec>, progress: Progress): CompileSettings {
-  const settings: CompileSettings = { onProgress: (e) => progress.onCompile(e) };
+  const settings: CompileSettings = { onProgress: (e) => progress.onCompile(e), logger: cliLogger(options) };
+  const precisions = precisionsOf(options);
+  if (precisions !== undefined) settings.precisions = precisions;
+  const device = deviceOf(options);
+  if (device !== undefined) settings.device = { gpuId: device };
   if (options.backend) settings.backend = options.backend;
   if (options.minBlockSize !== undefined) settings.minBlockSize = parseInteger('--min-block-size', options.minBlockSize, 1);
   if (options.torchExecutedOps !== undefined) {
@@ -101,8 +144,9 @@ export type Source =
 export async function openSource(file: string, options: ModelOptions, progress: Progress): Promise<Source> {
   if (isProgramFile(file)) {
     refuseCompileFlags(file, options);
+    const device = deviceOf(options);
     progress.note(`loading ${file}`);
-    const program = await loadProgram(file);
+    const program = await loadProgram(file, { logger: cliLogger(options), ...(device === undefined ? {} : { device }) });
     return { kind: 'program', file, declared: program.inputs, program };
   }
   return openModel(file);

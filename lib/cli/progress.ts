@@ -17,11 +17,16 @@ export interface Progress {
   tick(): void;
   /** A one-off note (`running`, `wrote program.trtp`). */
   note(message: string): void;
+  /**
+   * Something the user should know about what runs (an input given its opt shape): a line of
+   * its own, also on a terminal, where notes only replace the bar's message.
+   */
+  info(message: string): void;
   /** Ends any bar; call before printing results. */
   stop(): void;
 }
 
-const silent: Progress = { onCompile: () => undefined, task: () => undefined, tick: () => undefined, note: () => undefined, stop: () => undefined };
+const silent: Progress = { onCompile: () => undefined, task: () => undefined, tick: () => undefined, note: () => undefined, info: () => undefined, stop: () => undefined };
 
 /** Stages before the engine builds: import, lowering, partitioning. */
 const FIXED_STEPS = 3;
@@ -69,6 +74,7 @@ function lines(stream: NodeJS.WritableStream, phases: boolean, now: () => number
       }
     },
     note: write,
+    info: write,
     stop: () => undefined,
   };
 }
@@ -98,6 +104,8 @@ function bar(stream: NodeJS.WritableStream, now: () => number): Progress {
     task: (label, total) => start(total, label),
     tick: () => b.increment(),
     note: (message) => (active ? b.update({ message }) : undefined),
+    // A line written under a live bar would be redrawn over: the bar's message then.
+    info: (message) => (active ? b.update({ message }) : void stream.write(`tensorrt-node: ${message}\n`)),
     stop: () => {
       if (active) b.stop();
       active = false;

@@ -137,7 +137,8 @@ export async function engineDeviceForBackend(
 ): Promise<{ device: EngineDevice; memoryBytes: number | undefined }> {
   if (backend.residency === 'host') {
     if (setting.gpuId !== undefined || setting.type !== 'gpu') {
-      log('info', `the ${backend.name} backend runs on the CPU: settings.device does not apply, and the engines record that they need no GPU`);
+      // A setting with no effect is warned about, as build settings are (./ineffective-settings.ts).
+      log('warn', `the setting device has no effect on the ${backend.name} backend, which runs on the CPU: the engines record that they need no GPU`);
     }
     return { device: engineDeviceRecord(setting, backend, []), memoryBytes: undefined };
   }

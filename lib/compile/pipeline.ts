@@ -20,8 +20,9 @@ import { partition, type PartitionReport } from '../partitioning/partition';
 import { formatPartitionReport } from '../partitioning/report-format';
 import type { ProgramData, ProgramIO, ProgramSegment } from '../runtime/segments';
 import { engineDeviceForBackend } from './device-target';
+import { warnIneffectiveSettings } from './ineffective-settings';
 import { checkMemoryPlan, defaultMaxProgramBytes, planMemory } from './memory-plan';
-import { applySymbolRanges, isDynamicPlan, planInputShapes, segmentProfiles } from './input-shapes';
+import { applySymbolRanges, isDynamicPlan, planInputShapes, profilesForShape, segmentProfiles } from './input-shapes';
 import { partitionDynamic } from '../legalization';
 import { describePhase, type CompileStage, type CompileProgressEvent, type ProgressExtra } from './progress';
 import { throwIfAborted, type BuildContext } from '../engine/build-context';
@@ -53,11 +54,16 @@ async function checkAborted(signal: AbortSignal | undefined): Promise<void> {
   throwIfAborted(signal, 'compile()');
 }
 
-/** `settings.backend` resolved to a Backend (lib/backends/registry.ts); what `auto` passed over is logged and kept for the report. */
+/**
+ * `settings.backend` resolved to a Backend (lib/backends/registry.ts); what `auto` passed over
+ * is logged and kept for the report, and build settings the backend does not use are warned
+ * about (./ineffective-settings.ts).
+ */
 export async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<BackendResolution> {
   const resolution = await resolveBackend(settings.backend);
   for (const r of resolution.refusals) log('info', `backend ${r.backend} is not usable here: ${r.reasons.join('; ')}`);
   if (resolution.refusals.length > 0) log('info', `engine segments run on the ${resolution.backend.name} backend (\`tensorrt-node doctor\` says why not the others)`);
+  warnIneffectiveSettings(settings.build, resolution.backend.name, log);
   return resolution;
 }
 
@@ -145,8 +151,14 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
     const t = v.producer.tensor!;
     constants[v.name] = { dtype: t.dtype, shape: [...t.shape], data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength).slice() };
   }
+  // The opt shapes live only inside the engines otherwise: kept on the inputs, they survive
+  // into program files, where `run --random-inputs` and `inspect` read them.
+  const inputs = complex.present(io(graph.inputs, graph.inputs.map((v) => v.name)), 'inputs').map((x) => {
+    const profiles = dynamic ? profilesForShape(x.shape, shapes) : [];
+    return profiles.length === 0 ? x : { ...x, profiles };
+  });
   const data: ProgramData = {
-    inputs: complex.present(io(graph.inputs, graph.inputs.map((v) => v.name)), 'inputs'),
+    inputs,
     outputs: complex.present(io(graph.outputs, graph.outputNames), 'outputs'),
     segments: programSegments,
     constants,

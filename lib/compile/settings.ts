@@ -26,12 +26,15 @@ export interface CompileSettings extends BuildSettings {
   /**
    * `auto` (default): the first usable backend by priority, tensorrt > cuda > onnxruntime >
    * reference (program.backendRefusals keeps why each one before it was not usable); a
-   * named backend that is not usable fails with E_TENSORRT_MISSING listing why. Build knobs
+   * named backend that is not usable fails listing why: E_TENSORRT_MISSING for tensorrt,
+   * E_BACKEND_UNAVAILABLE for the others; `auto` landing on the reference backend because
+   * onnxruntime-node is missing warns once per process. Build knobs
    * (docs/backends.md): `precisions` (kernel precisions allowed besides fp32: "tf32",
    * "fp16", "bf16"), `workspaceBytes` (builder workspace limit), `timingCache` (a file path
    * read and written back, or bytes read), `hardwareCompatibility` ("none" or "ampere+"),
    * `optimizationLevel` (0-5, default 3). The reference backend accepts them and ignores
-   * them: it computes in the network's own dtypes.
+   * them: it computes in the network's own dtypes. A knob the chosen backend does not use is
+   * warned about once, at `warn` (./ineffective-settings.ts).
    */
   backend?: BackendChoice;
   /**

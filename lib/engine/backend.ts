@@ -17,6 +17,7 @@ import type { Tensor } from '../ir/tensor';
 import type { BuildConfig } from './build-config';
 import type { BuildContext } from './build-context';
 import type { DeviceValue, RunValue } from './residency';
+import type { EngineProfile } from './profile';
 
 export type { BuildConfig } from './build-config';
 export type { BuildContext, BuildPhaseEvent } from './build-context';
@@ -146,6 +147,14 @@ export interface Backend<N extends BackendName = BackendName> {
   load(engine: Uint8Array, device: EngineDevice | null): Promise<Engine>;
   /** The inputs and outputs of engine bytes, without loading them onto a device (malformed bytes: BadModelError). */
   inspect(engine: Uint8Array): EngineSignature;
+  /**
+   * Optional: where a run of `engine` (one this backend loaded) on `inputs` spends its time,
+   * per layer, plan step or node, as the mean over `options.runs` runs (./profile.ts says what
+   * each backend measures). A diagnostic: it may run the engine more times, or make its own
+   * session or plan. A backend without it cannot time its layers; program.profile() refuses
+   * its engines.
+   */
+  profileEngine?(engine: Engine, inputs: Readonly<Record<string, RunValue>>, options: { runs: number; limits?: RunLimits }): Promise<EngineProfile>;
 }
 
 /** Backward-compatible name of {@link Engine}. */

@@ -2,6 +2,7 @@
 import './ops';
 
 export { interpret } from './interpret';
+export type { InterpretOptions } from './interpret';
 export { bindInputs } from './bind-inputs';
 export { defineImpl, implementedOps } from './registry';
 export type { ImplContext, ImplFn, RuntimeArg, RuntimeValue } from './registry';

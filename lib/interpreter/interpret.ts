@@ -33,12 +33,19 @@ function lastUses(graph: Graph): Map<Value, number> {
   return last;
 }
 
+/** Options of {@link interpret}. */
+export interface InterpretOptions {
+  /** Told each call node's wall-clock time in ms (its result checks included), as it finishes: what a profile attributes to it. */
+  onNode?: (node: Node, ms: number) => void;
+}
+
 /**
  * Runs `graph` on `inputs` (an array in input order, or an object keyed by input name) and
  * returns the outputs in order. Bad inputs are E_BAD_INPUT errors naming the input; an op
  * without an implementation is E_UNSUPPORTED_OP naming the node.
  */
-export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>): Tensor[] {
+export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>, options: InterpretOptions = {}): Tensor[] {
+  const onNode = options.onNode;
   const { tensors, symbols } = bindInputs(graph, inputs);
   const env = new Map<Value, RuntimeValue>();
   graph.inputs.forEach((v, i) => env.set(v, tensors[i]!));
@@ -55,6 +62,7 @@ export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Rec
         details: { node: node.name, op: node.target },
       });
     }
+    const t0 = onNode === undefined ? 0 : performance.now();
     const args: Record<string, RuntimeArg> = {};
     for (const [k, a] of Object.entries(node.args)) args[k] = resolve(a, env);
     let results: RuntimeValue[];
@@ -78,6 +86,7 @@ export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Rec
       checkResult(node, v, r, symbols);
       env.set(v, r);
     });
+    if (onNode !== undefined) onNode(node, performance.now() - t0);
     for (const v of node.inputValues()) if (last.get(v) === index) env.delete(v);
   });
   return graph.outputs.map((v) => {

@@ -17,7 +17,7 @@ import type { Engine, PreparedRun, PreparedValue } from '../engine/backend';
 import { InternalError, InvalidArgumentError } from '../errors';
 import { DeviceTensor, toDevice } from '../gpu/device-tensor';
 import { dtypeInfo, type DType } from '../ir/dtype';
-import type { Graph } from '../ir/graph';
+import type { Graph, Node } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
 import { interpret } from '../interpreter';
 import { bindShapes } from '../interpreter/bind-inputs';
@@ -195,6 +195,14 @@ async function handOver(v: DeviceValue, io: ProgramIO, ordinal: number, limits: 
   return copy;
 }
 
+/** What a profile hooks into a segment's run (ProgramRun.runSegment). */
+export interface SegmentHooks {
+  /** Runs an engine segment's engine on the feeds it was given, instead of engine.run(). */
+  engineRun?: (engine: Engine, feeds: Readonly<Record<string, RunValue>>, limits: RunLimits) => Promise<Record<string, RunValue>>;
+  /** Told each node of a fallback segment and its wall-clock time in ms. */
+  onNode?: (node: Node, ms: number) => void;
+}
+
 const placeOf = (v: RunValue): Place => {
   const r = residencyOf(v);
   return r.kind === 'host' ? HOST_PLACE : devicePlace(r.ordinal);
@@ -295,8 +303,11 @@ export class ProgramRun {
     return hostValueAs(await this.take(name), name, dtype, this.limits, this.where);
   }
 
-  /** Runs one segment on the values it reads and records what it computes. */
-  async runSegment(s: LoadedSegment): Promise<void> {
+  /**
+   * Runs one segment on the values it reads and records what it computes. `hooks` (a
+   * profile's, ./profile.ts) may run the engine itself, and is told each fallback node's time.
+   */
+  async runSegment(s: LoadedSegment, hooks?: SegmentHooks): Promise<void> {
     if (s.kind === 'engine') {
       const { engine } = s;
       const place = engine.residency === 'host' ? HOST_PLACE : undefined;
@@ -305,13 +316,13 @@ export class ProgramRun {
       for (const name of s.inputs) {
         feeds[name] = place === HOST_PLACE ? await this.take(name) : await this.onDevice(name, engine);
       }
-      const out = await engine.run(feeds, this.limits);
+      const out = hooks?.engineRun !== undefined ? await hooks.engineRun(engine, feeds, this.limits) : await engine.run(feeds, this.limits);
       for (const name of s.outputs) if (Object.hasOwn(out, name)) this.set(name, out[name]!);
     } else {
       const inputs: Tensor[] = [];
       for (let i = 0; i < s.inputs.length; i++) inputs.push(await this.takeAs(s.inputs[i]!, s.inputDTypes[i]!));
       checkPlannedTensors(this.limits, s.planned, bindShapes(s.graph, inputs), this.where);
-      const out = interpret(s.graph, inputs);
+      const out = interpret(s.graph, inputs, hooks?.onNode === undefined ? {} : { onNode: hooks.onNode });
       s.outputs.forEach((name, i) => this.set(name, out[i]!));
     }
   }
@@ -506,6 +517,15 @@ export class ProgramExecutor {
     } catch {
       return { loadMs };
     }
+  }
+
+  /**
+   * The loaded segments (loading them first if need be) and a fresh ProgramRun over `inputs`
+   * (in program input order): what a profile (./profile.ts) runs segment by segment.
+   */
+  async segmentRun(inputs: readonly RunValue[]): Promise<{ segments: readonly LoadedSegment[]; run: ProgramRun }> {
+    const segments = this.segments ?? (await this.loaded());
+    return { segments, run: new ProgramRun(this.data, this.constants, await hostComplexInputs(this.data, inputs), 'program', this.limits, this.inputMoved) };
   }
 
   /** preparedRun() of the loaded segments, for runs on the calling thread (lib/runtime/in-thread.ts); undefined before they are loaded, or where none applies. */

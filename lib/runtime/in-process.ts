@@ -17,6 +17,8 @@ import type { ShapedInputs } from '../interpreter/bind-inputs';
 import { Tensor } from '../ir/tensor';
 import { ProgramExecutor } from './execute';
 import { checkRunInputs, type RunInput } from './program-io';
+import { profileProgram, type ResolvedProfileOptions } from './profile';
+import type { ProgramProfile } from '../engine/profile';
 import { segmentDevice } from './residency-plan';
 import { asResourceLimitError, type RunLimits } from '../engine/resource-limits';
 import type { ProgramData } from './segments';
@@ -62,6 +64,17 @@ export class InProcessRunner {
     try {
       if (outputs === 'host') return await this.executor.run(ordered);
       return await this.executor.runToDevice(ordered, outputDeviceOf(this.data) ?? 0, targets);
+    } catch (error) {
+      throw asResourceLimitError(error);
+    }
+  }
+
+  /** Checks the inputs as run() does and profiles the program on them here (./profile.ts). */
+  async profile(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options: ResolvedProfileOptions): Promise<ProgramProfile> {
+    if (this.disposed) throw new InvalidArgumentError(this.disposedMessage);
+    const ordered = checkRunInputs(this.shaped, inputs, this.limits, true).map((v) => (v instanceof Tensor ? new Tensor(v.dtype, v.shape, v.data.slice()) : v));
+    try {
+      return await profileProgram(this.data, this.executor, ordered, options);
     } catch (error) {
       throw asResourceLimitError(error);
     }

@@ -22,6 +22,8 @@ import { inThreadBudget, InThreadRunner } from './in-thread';
 import { saveProgram, saveProgramBuffer } from './program-file/write';
 import { formatIO, printableIO, shapedInputs, type RunInput } from './program-io';
 import { probeShapes } from './probe-shapes';
+import { checkProfilable, resolveProfileOptions, traceToModel } from './profile';
+import type { ProfileOptions, ProgramProfile } from '../engine/profile';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../engine/resource-limits';
@@ -106,7 +108,12 @@ export class Program {
     return { ...plan, total: totalCrossings(plan) };
   }
 
-  /** The inputs in order; their shapes print with symbols (`${p.inputs[0].shape}` is `[batch, 32]`). */
+  /**
+   * The inputs in order; their shapes print with symbols (`${p.inputs[0].shape}` is `[batch, 32]`).
+   * An input with run-time dims has `profiles`: its min/opt/max shapes per optimization
+   * profile, e.g. `[{ min: [1, 32], opt: [8, 32], max: [32, 32] }]` (absent when the program
+   * was loaded from a file older than format 1.2).
+   */
   get inputs(): readonly ProgramIO[] {
     return this.io().inputs;
   }
@@ -240,6 +247,37 @@ export class Program {
     const answer = await this.client.runChecked(ordered);
     if (answer.runMs !== undefined) here.observe(answer.runMs, elements);
     return answer.outputs;
+  }
+
+  /**
+   * Where a run of the program spends its time: every layer of each engine segment (or plan
+   * step, or onnxruntime node) and every node of each fallback segment, with its time per run
+   * in ms, its share of the total, its segment, and the model node it came from where the
+   * partition report traces it. `options.runs` timed runs (default 10) after
+   * `options.warmup` untimed ones (default 1), on `inputs` as run() takes them, where run()
+   * runs (the worker, or this thread for programs of GPU engines). How each backend times its
+   * layers: lib/engine/profile.ts (`ProfileTiming`). A diagnostic: it runs the program more
+   * than `runs` times, and the cuda and onnxruntime backends make a plan or session of their own.
+   *
+   * @throws {UnsupportedOpError} `E_UNSUPPORTED_OP`: an engine whose backend cannot time its
+   *   layers (tensorrt: the addon does not bind TensorRT's IProfiler), before anything runs.
+   * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: bad options, or a disposed program.
+   * @throws {BadInputError} `E_BAD_INPUT`: bad inputs, as run() says.
+   */
+  async profile(inputs: readonly RunInput[] | Readonly<Record<string, RunInput>>, options?: ProfileOptions): Promise<ProgramProfile> {
+    const resolved = resolveProfileOptions(options);
+    checkProfilable(this.data);
+    let profile: ProgramProfile;
+    if (this.inProcess !== null) {
+      profile = await this.inProcess.profile(inputs, resolved);
+    } else {
+      const host = hasLiveDeviceTensor(inputs) ? await onHost(inputs) : (inputs as Readonly<Record<string, Tensor>>);
+      profile = await this.client.profile(this.client.check(host), resolved);
+      // A program whose runs happen on this thread had stopped its worker: the profile's must
+      // not keep a second copy of the engines loaded (unless runs asked for the worker meanwhile).
+      if (this.inThread !== undefined && this.workerStart === undefined) await this.client.stop();
+    }
+    return traceToModel(profile, this.report);
   }
 
   /** Whether the worker is loaded; if not, starts loading it in the background (runs stay here meanwhile). */

@@ -25,6 +25,7 @@ import type { Availability, Backend, Engine } from '../../engine/backend';
 import { buildCudaEngine } from './build';
 import { deserializeCudaEngine, type EngineTarget } from './engine-format';
 import { CudaRunner } from './run/runner';
+import { profileCudaEngine } from './profile';
 
 export { CudaRunner } from './run/runner';
 export { deserializeCudaEngine, serializeCudaEngine, CUDA_ENGINE_MAGIC, CUDA_ENGINE_VERSION } from './engine-format';
@@ -110,6 +111,7 @@ export const cudaBackend = {
     const contents = deserializeCudaEngine(engine);
     return CudaRunner.load(contents, device?.gpuId ?? 0);
   },
+  profileEngine: profileCudaEngine,
   inspect(engine: Uint8Array) {
     const { network, precision } = deserializeCudaEngine(engine);
     return { inputNames: network.inputs.map((i) => i.name), outputNames: network.outputs.map((o) => o.name), precision: precision ?? 'fp32 (not recorded)' };

@@ -12,8 +12,8 @@
  * a ReferenceRunner on the host; it accepts float64 for a float32 network input
  * (truncateDouble) and converts it.
  */
-import { InternalError, UnsupportedOpError } from '../../errors';
-import { TRT_DTYPES, type Network } from '../../network';
+import { InternalError, InvalidArgumentError, UnsupportedOpError } from '../../errors';
+import { TRT_DTYPES, type Layer, type Network } from '../../network';
 import type { EngineDevice } from '../../engine/device-selection';
 import type { RunLimits } from '../../engine/resource-limits';
 import { Tensor } from '../../ir/tensor';
@@ -22,6 +22,7 @@ import type { BuildConfig } from '../../engine/build-config';
 import { floatWidthAs } from '../../engine/float-width';
 import type { RunValue } from '../../engine/residency';
 import type { Availability, Backend, Engine } from '../../engine/backend';
+import type { EngineProfile } from '../../engine/profile';
 import { checkNetwork } from '../../network/check';
 import { deserializeEngine, serializeEngine } from './engine-format';
 import { unsupportedReason } from '../../network/evaluate';
@@ -59,23 +60,52 @@ export function checkNetworkForReference(network: Network): void {
   }
 }
 
+/** Host inputs at the network's float widths (a device value is a bug of the caller: this backend keeps values on the host). */
+function hostFeeds(inputs: Readonly<Record<string, RunValue>>, inputDTypes: ReadonlyMap<string, Tensor['dtype']>): Record<string, Tensor> {
+  // Null prototype: an input named "__proto__" is an ordinary key.
+  const feeds: Record<string, Tensor> = Object.create(null);
+  for (const [name, v] of Object.entries(inputs)) {
+    if (!(v instanceof Tensor)) throw new InternalError(`the reference backend runs on the host, but input "${name}" is on device ${v.residency.ordinal}`);
+    const dtype = inputDTypes.get(name);
+    feeds[name] = dtype === undefined ? v : floatWidthAs(v, dtype);
+  }
+  return feeds;
+}
+
+/** The runner behind each engine load() made, for profileEngine (the Engine contract does not expose it). */
+const runners = new WeakMap<Engine, { runner: ReferenceRunner; inputDTypes: ReadonlyMap<string, Tensor['dtype']> }>();
+
 /** A ReferenceRunner behind the async Engine contract; inputs are converted to the network's float widths. */
 function referenceEngine(runner: ReferenceRunner, inputDTypes: ReadonlyMap<string, Tensor['dtype']>): Engine {
-  return {
+  const engine: Engine = {
     inputNames: runner.inputNames,
     outputNames: runner.outputNames,
     residency: 'host',
     async run(inputs: Readonly<Record<string, RunValue>>, limits?: RunLimits): Promise<Record<string, RunValue>> {
-      // Null prototype: an input named "__proto__" is an ordinary key.
-      const feeds: Record<string, Tensor> = Object.create(null);
-      for (const [name, v] of Object.entries(inputs)) {
-        if (!(v instanceof Tensor)) throw new InternalError(`the reference backend runs on the host, but input "${name}" is on device ${v.residency.ordinal}`);
-        const dtype = inputDTypes.get(name);
-        feeds[name] = dtype === undefined ? v : floatWidthAs(v, dtype);
-      }
-      return runner.run(feeds, limits);
+      return runner.run(hostFeeds(inputs, inputDTypes), limits);
     },
     dispose: () => runner.dispose(),
+  };
+  runners.set(engine, { runner, inputDTypes });
+  return engine;
+}
+
+/**
+ * Wall clock of each layer over `runs` runs of a reference engine, in ms per run, in the
+ * order the layers run (every layer that reaches an output, each once).
+ *
+ * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: `engine` was not loaded by this backend.
+ */
+export async function profileReferenceEngine(engine: Engine, inputs: Readonly<Record<string, RunValue>>, options: { runs: number; limits?: RunLimits }): Promise<EngineProfile> {
+  const loaded = runners.get(engine);
+  if (loaded === undefined) throw new InvalidArgumentError('profileEngine(): the engine was not loaded by the reference backend');
+  const { runner } = loaded;
+  const feeds = hostFeeds(inputs, loaded.inputDTypes);
+  const totals = new Map<Layer, number>(runner.liveLayers.map((layer) => [layer, 0]));
+  for (let r = 0; r < options.runs; r++) runner.run(feeds, options.limits, (layer, ms) => totals.set(layer, totals.get(layer)! + ms));
+  return {
+    timing: 'host-wall-clock',
+    layers: [...totals].map(([layer, ms]) => ({ name: layer.name, kind: layer.params.kind, ms: ms / options.runs })),
   };
 }
 
@@ -105,6 +135,7 @@ export const referenceBackend = {
     const network = deserializeEngine(engine);
     return { inputNames: network.inputs.map((i) => i.name), outputNames: network.outputs.map((o) => o.name) };
   },
+  profileEngine: profileReferenceEngine,
   createRunner(engine: Uint8Array): ReferenceRunner {
     return new ReferenceRunner(deserializeEngine(engine));
   },

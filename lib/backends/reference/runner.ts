@@ -55,7 +55,16 @@ export class ReferenceRunner {
     for (const layer of this.steps) for (const t of paramTensors(layer.params, [])) this.engineData.add(t.data);
   }
 
-  run(inputs: Readonly<Record<string, Tensor>>, limits: RunLimits = DEFAULT_RUN_LIMITS): Record<string, Tensor> {
+  /** The layers a run executes, in order (what {@link run}'s `onLayer` is called with). */
+  get liveLayers(): readonly Layer[] {
+    return this.steps;
+  }
+
+  /**
+   * Runs the network. `onLayer`, where given, is told each executed layer's wall-clock time
+   * in ms (its checks against TensorRT's rules included): what a profile attributes to it.
+   */
+  run(inputs: Readonly<Record<string, Tensor>>, limits: RunLimits = DEFAULT_RUN_LIMITS, onLayer?: (layer: Layer, ms: number) => void): Record<string, Tensor> {
     const network = this.network;
     if (network === null) throw new InvalidArgumentError('this reference runner was disposed');
     const values = new Array<Tensor | undefined>(network.tensors.length);
@@ -71,7 +80,9 @@ export class ReferenceRunner {
         if (t === undefined) throw new InternalError(`reference backend: layer "${layer.name}" reads tensor "${network.tensors[id]!.name}", which is not computed`);
         return t;
       });
+      const t0 = onLayer === undefined ? 0 : performance.now();
       const outs = this.execute(network, layer, ins, limits);
+      if (onLayer !== undefined) onLayer(layer, performance.now() - t0);
       layer.outputs.forEach((id, k) => (values[id] = outs[k]));
       for (const id of this.freeAfter[step]!) values[id] = undefined;
     });

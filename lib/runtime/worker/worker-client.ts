@@ -21,6 +21,8 @@ import { PACKAGE_ROOT, unpackedFromAsar } from '../../native';
 import type { ShapedInputs } from '../../interpreter/bind-inputs';
 import type { Tensor } from '../../ir/tensor';
 import type { PreloadReport } from '../execute';
+import type { ProgramProfile } from '../../engine/profile';
+import type { ResolvedProfileOptions } from '../profile';
 import { checkRunInputs } from '../program-io';
 import { asResourceLimitError, type RunLimits } from '../../engine/resource-limits';
 import { toWire, type WorkerReply, type WorkerRequest } from './worker-protocol';
@@ -112,6 +114,7 @@ export interface Answer<T> {
   outputs: T;
   runMs?: number;
   report?: PreloadReport;
+  profile?: ProgramProfile;
 }
 
 interface Pending<T> {
@@ -169,6 +172,7 @@ function openChannel<T>(file: string, what: string, workerData: unknown, decode:
       if (m.error) p.reject(createError(m.error.code, m.error.message, m.error.details));
       else if (m.disposed) p.resolve({ outputs: undefined as T });
       else if (m.loaded) p.resolve({ outputs: undefined as T, ...(m.report && { report: m.report }) });
+      else if (m.profile) p.resolve({ outputs: undefined as T, profile: m.profile });
       else p.resolve({ outputs: decode(m.outputs), ...(m.runMs !== undefined && { runMs: m.runMs }) });
     } catch (error) {
       p.reject(asResourceLimitError(error) as Error);
@@ -254,14 +258,26 @@ export class WorkerClient<T> {
 
   /** Runs inputs that passed {@link check} on the worker; settles with the outputs and the worker's run time. */
   async runChecked(ordered: readonly Tensor[]): Promise<Answer<T>> {
+    const wire = this.wireOf(ordered);
+    return this.request((id) => ({ type: 'run', id, inputs: wire }));
+  }
+
+  /** Profiles inputs that passed {@link check} on the worker (lib/runtime/profile.ts). */
+  async profile(ordered: readonly Tensor[], options: ResolvedProfileOptions): Promise<ProgramProfile> {
+    const wire = this.wireOf(ordered);
+    const answer = await this.request((id) => ({ type: 'profile', id, inputs: wire, options }));
+    if (answer.profile === undefined) throw new InternalError(`the ${this.options.what} answered a profile request without a profile`);
+    return answer.profile;
+  }
+
+  /** Checked inputs as they cross to the worker; a tensor that cannot be posted fails naming this client. */
+  private wireOf(ordered: readonly Tensor[]): ReturnType<typeof toWire>[] {
     if (this.disposed) throw this.disposedError();
-    let wire;
     try {
-      wire = ordered.map(toWire);
+      return ordered.map(toWire);
     } catch (error) {
       throw postFailure(error, this.options.what);
     }
-    return this.request((id) => ({ type: 'run', id, inputs: wire }));
   }
 
   /** Posts the request `make(id)` to the worker (started if need be); settles with its answer. */

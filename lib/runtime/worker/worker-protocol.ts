@@ -2,6 +2,7 @@
  * The messages between a program object (Program, TensorParallelProgram) and the worker
  * thread that runs it, and the worker side of them:
  * {type: 'run', id, inputs} → {id, outputs} or {id, error: {code, message, details}};
+ * {type: 'profile', id, inputs, options} → {id, profile} (lib/runtime/profile.ts);
  * {type: 'load', id, shapes?} loads the engines now (→ {id, loaded, report} or {id, error}), so
  * that the first run does not pay for it, and reports what loading and a warm run on zeros (at
  * `shapes`, or the static input shapes) cost; {type: 'dispose'} releases the executor and
@@ -11,10 +12,12 @@
  */
 import { parentPort } from 'node:worker_threads';
 
-import { TensorRTNodeError } from '../../errors';
+import { InvalidArgumentError, TensorRTNodeError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { Tensor } from '../../ir/tensor';
 import type { PreloadReport } from '../execute';
+import type { ProgramProfile } from '../../engine/profile';
+import type { ResolvedProfileOptions } from '../profile';
 import type { CollectivesPolicy } from '../tensor-parallel/collectives-policy';
 import { asResourceLimitError, type RunLimits } from '../../engine/resource-limits';
 
@@ -44,6 +47,7 @@ export interface WorkerSetup<D> {
 export type WorkerRequest =
   | { type: 'run'; id: number; inputs: WireTensor[] }
   | { type: 'load'; id: number; shapes?: number[][] }
+  | { type: 'profile'; id: number; inputs: WireTensor[]; options: ResolvedProfileOptions }
   | { type: 'dispose'; id: number };
 
 /** What the worker answers to one run request: `outputs` (encoded) and `runMs`, or `error`; to a load request, `loaded` and `report`, or `error`. */
@@ -55,6 +59,8 @@ export interface WorkerReply {
   report?: PreloadReport;
   /** The answer to a dispose request: the executor was released. */
   disposed?: true;
+  /** The answer to a profile request (lib/runtime/profile.ts). */
+  profile?: ProgramProfile;
   error?: WireError;
 }
 
@@ -90,7 +96,12 @@ export function toWireError(error: unknown): WireError {
  * Runs are answered in the order they came, one at a time (an engine is not re-entrant).
  */
 export function serveRuns<T>(
-  executor: { run(inputs: readonly Tensor[]): Promise<T>; preload?(shapes?: number[][]): Promise<PreloadReport | void>; dispose(): void | Promise<void> },
+  executor: {
+    run(inputs: readonly Tensor[]): Promise<T>;
+    preload?(shapes?: number[][]): Promise<PreloadReport | void>;
+    profile?(inputs: readonly Tensor[], options: ResolvedProfileOptions): Promise<ProgramProfile>;
+    dispose(): void | Promise<void>;
+  },
   encode: (outputs: T) => unknown,
 ): void {
   const port = parentPort;
@@ -112,6 +123,12 @@ export function serveRuns<T>(
         if (message.type === 'load') {
           const report = (await executor.preload?.(message.shapes)) ?? undefined;
           port.postMessage({ id: message.id, loaded: true, ...(report && { report }) } satisfies WorkerReply);
+          return;
+        }
+        if (message.type === 'profile') {
+          if (executor.profile === undefined) throw new InvalidArgumentError('profile(): this program cannot be profiled');
+          const profile = await executor.profile(message.inputs.map(fromWire), message.options);
+          port.postMessage({ id: message.id, profile } satisfies WorkerReply);
           return;
         }
         const inputs = message.inputs.map(fromWire);

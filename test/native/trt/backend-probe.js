@@ -71,8 +71,8 @@ async function main(scenario) {
     // What compile() logs when it resolves `auto` (lib/compile/pipeline.ts), and a named tensorrt.
     const { chooseBackend } = require(path.join(dist, 'compile', 'pipeline'));
     const logs = [];
-    const chosen = await chooseBackend({ backend: 'auto' }, (level, message) => logs.push({ level, message }));
-    const named = await chooseBackend({ backend: 'tensorrt' }, () => undefined).catch(error);
+    const chosen = await chooseBackend({ backend: 'auto', build: DEFAULT_BUILD_CONFIG }, (level, message) => logs.push({ level, message }));
+    const named = await chooseBackend({ backend: 'tensorrt', build: DEFAULT_BUILD_CONFIG }, () => undefined).catch(error);
     return { backend: chosen.backend.name, logs, named, status: await tensorrtStatus() };
   }
   if (scenario === 'auto') {

@@ -18,6 +18,7 @@ import type { RunValue } from '../../../engine/residency';
 import type { Engine, PreparedRun, PreparedValue } from '../../../engine/backend';
 import type { OrtEngineDescription, OrtEngineInput } from '../engine-format';
 import { boundaryDType } from '../layers/index';
+import type { InferenceSession } from 'onnxruntime-node';
 import type { OrtModule } from '../ort-module';
 import { prepareOrtRun, type PreparedRunHost } from './prepared-run';
 import { directSessionRun } from './session-handler';
@@ -36,7 +37,7 @@ export function layerOfMessage(message: string): string | undefined {
 }
 
 /** Checks one input against its declaration; returns it in the network's dtype. */
-function checkInput(input: OrtEngineInput, given: unknown): Tensor {
+export function checkInput(input: OrtEngineInput, given: unknown): Tensor {
   const want = (): string => fmt(input.dtype, input.shape);
   if (given === undefined) throw new BadInputError(`missing input "${input.name}" (${want()})`, { details: { input: input.name } });
   if (!(given instanceof Tensor)) throw new BadInputError(`input "${input.name}" must be a host Tensor (the onnxruntime backend runs on the CPU)`, { details: { input: input.name } });
@@ -68,7 +69,8 @@ function checkProfiles(inputs: readonly OrtEngineInput[], bound: readonly Tensor
   }
 }
 
-function toOrt(ort: OrtModule, t: Tensor): OrtTensor {
+/** A host tensor as onnxruntime's, over the same memory (bfloat16 crosses as float32). */
+export function toOrt(ort: OrtModule, t: Tensor): OrtTensor {
   const outside = boundaryDType(t.dtype);
   const data = outside === t.dtype ? t.data : castKernel(t, outside).data;
   return new ort.Tensor(outside as never, data as never, [...t.shape]);
@@ -115,6 +117,21 @@ export function ortLoadError(error: unknown, network: string): TensorRTNodeError
  */
 export const DISABLED_OPTIMIZERS: readonly string[] = ['MatmulTransposeFusion'];
 
+/** The options of an engine's session (a profiling session adds onnxruntime's profiler to the same ones). */
+export function sessionOptions(description: OrtEngineDescription): InferenceSession.SessionOptions {
+  return {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    enableCpuMemArena: description.session.memoryArena !== false,
+    executionMode: 'sequential',
+    intraOpNumThreads: description.session.intraOpThreads,
+    interOpNumThreads: description.session.interOpThreads,
+    // Fatal only: library code never writes to the console (lib/logger.ts); failures come back as errors.
+    logSeverityLevel: 4,
+    extra: { optimization: { disable_specified_optimizers: DISABLED_OPTIMIZERS.join(',') } },
+  };
+}
+
 const disposedEngine = (): Error => new InvalidArgumentError('this onnxruntime engine was disposed');
 
 export class OrtEngine implements Engine {
@@ -139,17 +156,7 @@ export class OrtEngine implements Engine {
   static async create(ort: OrtModule, model: Uint8Array, description: OrtEngineDescription): Promise<OrtEngine> {
     let session: Session;
     try {
-      session = await ort.InferenceSession.create(model, {
-        executionProviders: ['cpu'],
-        graphOptimizationLevel: 'all',
-        enableCpuMemArena: description.session.memoryArena !== false,
-        executionMode: 'sequential',
-        intraOpNumThreads: description.session.intraOpThreads,
-        interOpNumThreads: description.session.interOpThreads,
-        // Fatal only: library code never writes to the console (lib/logger.ts); failures come back as errors.
-        logSeverityLevel: 4,
-        extra: { optimization: { disable_specified_optimizers: DISABLED_OPTIMIZERS.join(',') } },
-      });
+      session = await ort.InferenceSession.create(model, sessionOptions(description));
     } catch (error) {
       throw ortLoadError(error, description.network);
     }
