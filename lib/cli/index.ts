@@ -29,7 +29,8 @@ const SHAPE_HELP = 'input shape name=DxD (e.g. input0=1x3x224x224) or range name
 function modelOptions(cmd: Command): Command {
   return cmd
     .option('--shape <name=dims>', SHAPE_HELP, collect)
-    .addOption(new Option('--backend <name>', 'the backend that builds and runs the engine segments').choices(['auto', ...BACKEND_NAMES]))
+    .addOption(new Option('--backend <name>', "the backend that builds and runs the engine segments; with a program file, the one its engines run on (others are rebuilt from the file's networks)").choices(['auto', ...BACKEND_NAMES]))
+    .addOption(new Option('--rebuild <policy>', "program files: rebuild an engine that cannot run here (or that --backend replaces) from the file's network (auto, the default), or refuse (never)").choices(['auto', 'never']))
     .option('--min-block-size <n>', 'smallest engine segment worth building (default 5)')
     .option('--torch-executed-ops <list>', 'comma-separated op targets or node names to keep out of engine segments (run them in fallback segments)')
     .option('--require-full-compilation', 'fail instead of falling back, listing every op that cannot be converted')

@@ -21,6 +21,8 @@ import { PRECISIONS, type Precision } from '../engine/build-config';
 export interface ModelOptions {
   shape?: string[];
   backend?: CompileSettings['backend'];
+  /** `--rebuild auto|never`: program files only (loadProgram's `rebuild`). */
+  rebuild?: 'auto' | 'never';
   minBlockSize?: string;
   torchExecutedOps?: string;
   requireFullCompilation?: boolean;
@@ -38,8 +40,8 @@ export interface ModelOptions {
   progress?: boolean;
 }
 
+// --backend applies to both: the backend to compile for, or the one a program file's engines run on.
 const COMPILE_FLAGS: ReadonlyArray<[keyof ModelOptions, string]> = [
-  ['backend', '--backend'],
   ['minBlockSize', '--min-block-size'],
   ['torchExecutedOps', '--torch-executed-ops'],
   ['requireFullCompilation', '--require-full-compilation'],
@@ -146,9 +148,15 @@ export async function openSource(file: string, options: ModelOptions, progress: 
     refuseCompileFlags(file, options);
     const device = deviceOf(options);
     progress.note(`loading ${file}`);
-    const program = await loadProgram(file, { logger: cliLogger(options), ...(device === undefined ? {} : { device }) });
+    const program = await loadProgram(file, {
+      logger: cliLogger(options),
+      ...(device === undefined ? {} : { device }),
+      ...(options.backend === undefined ? {} : { backend: options.backend }),
+      ...(options.rebuild === undefined ? {} : { rebuild: options.rebuild }),
+    });
     return { kind: 'program', file, declared: program.inputs, program };
   }
+  if (options.rebuild !== undefined) throw new UsageError(`--rebuild applies to program files (.trtp); ${file} is a model, compiled here`, { details: { flag: '--rebuild', file } });
   return openModel(file);
 }
 

@@ -2,12 +2,15 @@
  * The compile-time target device (settings `device`, docs/program-format.md "Devices"): validating the setting, and
  * turning it into the record every engine segment keeps (lib/engine/device-selection.ts).
  */
-import { probeDevices, type CudaDevice } from '../devices';
+import { probeDevices } from '../devices';
 import { currentDevice } from '../gpu/current-device';
 import { InvalidArgumentError, NoDeviceError } from '../errors';
 import type { Logger } from '../logger';
 import type { Backend } from '../engine/backend';
-import { DEFAULT_CURRENT_DEVICE, DLA_COMPUTE_CAPABILITIES, formatComputeCapability, formatFoundDevices, type EngineDevice } from '../engine/device-selection';
+import type { EngineDevice } from '../engine/device-selection';
+import { engineDeviceRecord, type RecordedBackend, type ResolvedDeviceSetting } from '../engine/device-record';
+
+export { engineDeviceRecord, type ResolvedDeviceSetting } from '../engine/device-record';
 
 /** `settings.device`: where the engines should run (Torch-TensorRT's CompileSpec::Device). */
 export interface DeviceSetting {
@@ -19,14 +22,6 @@ export interface DeviceSetting {
   dlaCore?: number;
   /** DLA only: build layers the DLA cannot run for the GPU instead of failing (default false). */
   allowGpuFallback?: boolean;
-}
-
-/** A validated {@link DeviceSetting} with defaults filled in (gpuId stays open until a device list is known). */
-export interface ResolvedDeviceSetting {
-  type: 'gpu' | 'dla';
-  gpuId: number | undefined;
-  dlaCore: number | null;
-  allowGpuFallback: boolean;
 }
 
 const DEVICE_KEYS = ['type', 'gpuId', 'dlaCore', 'allowGpuFallback'];
@@ -66,59 +61,6 @@ export function resolveDeviceSetting(value: unknown): ResolvedDeviceSetting {
     gpuId: d.gpuId as number | undefined,
     dlaCore: type === 'dla' ? ((d.dlaCore as number | undefined) ?? 0) : null,
     allowGpuFallback: type === 'dla' ? ((d.allowGpuFallback as boolean | undefined) ?? false) : false,
-  };
-}
-
-/** What the device record needs of a backend: its name and version, and where its engines keep values (`host`: on the CPU). */
-type RecordedBackend = Pick<Backend, 'name' | 'version' | 'residency'>;
-
-/**
- * The device record of the engines a backend builds. A backend whose engines keep values on
- * the host (`residency: 'host'`: reference, onnxruntime) runs on the CPU: its engines record
- * `type: 'cpu'` whatever the setting says. Other backends build for the device the setting names (default: `current`, CUDA's current device), found in `available`, whose compute
- * capability and name are recorded.
- *
- * @throws {InvalidArgumentError} `E_INVALID_ARGUMENT`: the named GPU does not exist, or a DLA
- *   target on a device without DLA cores.
- */
-export function engineDeviceRecord(
-  setting: ResolvedDeviceSetting,
-  backend: RecordedBackend,
-  available: readonly CudaDevice[],
-  current: number = DEFAULT_CURRENT_DEVICE,
-): EngineDevice {
-  if (backend.residency === 'host') {
-    return {
-      type: 'cpu',
-      gpuId: null,
-      dlaCore: null,
-      allowGpuFallback: false,
-      computeCapability: null,
-      deviceName: null,
-      hardwareCompatibility: 'none',
-      backend: backend.name,
-      backendVersion: backend.version,
-    };
-  }
-  const gpuId = setting.gpuId ?? current;
-  const device = available.find((d) => d.ordinal === gpuId);
-  if (device === undefined) {
-    bad(`device.gpuId ${gpuId}: there is no such CUDA device to build the ${backend.name} engines for (found: ${formatFoundDevices(available)})`);
-  }
-  const cc = formatComputeCapability(device.computeCapability);
-  if (setting.type === 'dla' && !DLA_COMPUTE_CAPABILITIES.includes(cc)) {
-    bad(`device.type "dla": device ${gpuId} "${device.name}" (compute capability ${cc}) has no DLA cores (DLA exists on compute capability ${DLA_COMPUTE_CAPABILITIES.join(' and ')})`);
-  }
-  return {
-    type: setting.type,
-    gpuId,
-    dlaCore: setting.dlaCore,
-    allowGpuFallback: setting.allowGpuFallback,
-    computeCapability: { ...device.computeCapability },
-    deviceName: device.name,
-    hardwareCompatibility: 'none',
-    backend: backend.name,
-    backendVersion: backend.version,
   };
 }
 

@@ -12,6 +12,7 @@ import { serializeGraphToBuffer } from '../ir/serialize';
 import { extractSubgraph } from '../ir/subgraph';
 import type { SymbolRange } from '../ir/symbolic';
 import { verifyGraph } from '../ir/verify';
+import { serializeNetworkToBuffer } from '../network/serialize';
 import type { Logger } from '../logger';
 import { lowerComplex } from '../lowering/complex';
 import { recognizeAttention } from '../lowering/exported-forms';
@@ -136,7 +137,13 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
         progress: (phase) => progress('build', 'phase', describePhase(`engine ${built + 1}/${engines}`, phase), { ...where, phase }),
         ...(resolved.signal === undefined ? {} : { signal: resolved.signal }),
       };
-      programSegments.push({ kind: 'engine', backend: backendName, engine: await backend.build(network, resolved.build, device, context), inputs, outputs, device: structuredClone(device) });
+      // What the engine is built from, kept so that a program file can be rebuilt for another
+      // backend where this one cannot run (loadProgram's rebuild); a reference engine is its
+      // Network already, and runs everywhere.
+      const { timingCache: _cache, ...build } = resolved.build;
+      const source = backendName === 'reference' ? undefined : { network: serializeNetworkToBuffer(network), build };
+      const engine = await backend.build(network, resolved.build, device, context);
+      programSegments.push({ kind: 'engine', backend: backendName, engine, inputs, outputs, device: structuredClone(device), ...(source === undefined ? {} : { source }) });
       progress('build', 'end', `built ${what}`, where);
       built++;
     } else {

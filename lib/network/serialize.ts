@@ -297,8 +297,9 @@ function loadWeights(records: unknown, blob: Uint8Array, fail: Fail): Tensor[] {
   if (!Array.isArray(records)) fail('the description has no weights list');
   const blobLength = blob.byteLength;
   // Typed arrays need offsets that are multiples of their element size; records are 8-byte
-  // aligned within the blob, so only a misaligned blob needs the one copy.
-  const source = blob.byteOffset % 8 === 0 ? blob : blob.slice();
+  // aligned within the blob, so only a misaligned blob needs the one copy (new Uint8Array copies;
+  // a Buffer's slice() would be another view at the same offset).
+  const source = blob.byteOffset % 8 === 0 ? blob : new Uint8Array(blob);
   return records.map((r: unknown, k) => {
     if (!isObject(r)) fail(`weights ${k} is not an object`);
     const { dtype, shape, offset, byteLength } = r;

@@ -27,7 +27,7 @@ import type { ProfileOptions, ProgramProfile } from '../engine/profile';
 import { availableDevices, parseDeviceOption, placeOnDevice } from './placement';
 import { planCrossings, totalCrossings, type CrossingPlan } from './residency-plan';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../engine/resource-limits';
-import type { ProgramData, ProgramIO } from './segments';
+import { withoutSources, type ProgramData, type ProgramIO } from './segments';
 import { WorkerClient } from './worker/worker-client';
 import { fromWire, type WireTensor, type WorkerSetup } from './worker/worker-protocol';
 
@@ -53,6 +53,12 @@ export interface RunOptions {
   outputs?: 'host' | 'device' | readonly DeviceTensor[];
 }
 
+/**
+ * A compiled program: its engine and fallback segments, run in order. Made by compile() and
+ * loadProgram*() only; the constructor's parameters are the program's internal data, not API.
+ *
+ * @hideconstructor
+ */
 export class Program {
   private readonly client: WorkerClient<Tensor[]>;
   /** Set for programs that run on the calling thread (every segment a GPU engine). */
@@ -84,7 +90,7 @@ export class Program {
     this.client = new WorkerClient<Tensor[]>({
       script: 'worker.js',
       what: 'program worker',
-      workerData: (): WorkerSetup<ProgramData> => ({ data: this.data, limits: this.limits }),
+      workerData: (): WorkerSetup<ProgramData> => ({ data: withoutSources(this.data), limits: this.limits }),
       decode: decodeOutputs,
       inputs: shapedInputs(data.inputs, symbols),
       limits,

@@ -7,6 +7,18 @@
 import type { DType } from '../ir/dtype';
 import type { Dim } from '../ir/symbolic';
 import type { EngineDevice } from '../engine/device-selection';
+import type { BuildConfig } from '../engine/build-config';
+
+/**
+ * What an engine was built from, so that another backend can build it again where the one
+ * that built it cannot run (loadProgram's `rebuild`): the segment's Network as
+ * serializeNetworkToBuffer gives it (backend-neutral), and the build settings (a timing cache
+ * is the builder's own business and is not kept).
+ */
+export interface EngineSource {
+  network: Uint8Array;
+  build: Omit<BuildConfig, 'timingCache'>;
+}
 
 export interface EngineSegment {
   kind: 'engine';
@@ -19,6 +31,12 @@ export interface EngineSegment {
   device?: EngineDevice;
   /** Set by loadProgram(): the device selected to run the engine (absent for CPU engines). */
   placement?: { ordinal: number; name: string; reason: string };
+  /**
+   * What the engine was built from (absent for reference engines, which are their Network and
+   * run everywhere, and in files before format 1.3). Kept on the calling thread: the worker
+   * does not get it (Program strips it).
+   */
+  source?: EngineSource;
 }
 
 export interface FallbackSegment {
@@ -78,4 +96,10 @@ export interface ProgramData {
   segments: ProgramSegment[];
   /** Outputs that are constants (folded at compile time), by value name: dtype, shape, bytes. */
   constants: Record<string, { dtype: DType; shape: number[]; data: Uint8Array }>;
+}
+
+/** `data` without its engines' sources: what a worker needs to run the program (the sources only matter to save() and a rebuild at load). */
+export function withoutSources(data: ProgramData): ProgramData {
+  if (!data.segments.some((s) => s.kind === 'engine' && s.source !== undefined)) return data;
+  return { ...data, segments: data.segments.map((s) => (s.kind === 'engine' && s.source !== undefined ? { ...s, source: undefined } : s)) };
 }

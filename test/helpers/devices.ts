@@ -57,3 +57,18 @@ export function referenceEngineDevice(version: string): EngineDevice {
     backendVersion: version,
   };
 }
+
+/** The device record of a GPU engine built by `backend` at `version` on device 0, an H200. */
+export function h200EngineDevice(backend: string, version: string): EngineDevice {
+  return {
+    type: 'gpu',
+    gpuId: 0,
+    dlaCore: null,
+    allowGpuFallback: false,
+    computeCapability: { major: 9, minor: 0 },
+    deviceName: 'NVIDIA H200',
+    hardwareCompatibility: 'none',
+    backend,
+    backendVersion: version,
+  };
+}

@@ -75,3 +75,13 @@ test('bad descriptions are E_BAD_MODEL with the caller label', () => {
   bad((j) => (j.weights[0].offset = 64), /^my engine: weights 0 \(bytes 64\.\.76\) lie outside the 12-byte blob/);
   expect(() => deserializeNetworkFromBuffer(new Uint8Array(8), 'my engine', check)).toThrow(/^my engine: truncated/);
 });
+
+test('a Node Buffer at an odd offset (a blob read out of a zip) loads: its weights are copied once, not viewed misaligned', () => {
+  const bytes = serializeNetworkToBuffer(network());
+  const pool = Buffer.alloc(bytes.byteLength + 3);
+  pool.set(bytes, 3);
+  const odd = pool.subarray(3);
+  expect(odd.byteOffset % 8).not.toBe(0);
+  const back = deserializeNetworkFromBuffer(odd, 'odd', check);
+  expect(printNetwork(back)).toBe(printNetwork(network()));
+});

@@ -43,7 +43,7 @@ test('a reference program: no device requirement, its I/O and segments', async (
   const report = await inspectProgramFile(file, []);
   expect(report).toMatchObject({
     format: 'tensorrt-node program',
-    formatVersion: '1.2',
+    formatVersion: '1.3',
     backend: 'reference',
     needsGpu: false,
     inputs: [{ name: 'input0', dtype: 'float32', shape: '[4, 32]' }],
@@ -60,7 +60,7 @@ test('a reference program: no device requirement, its I/O and segments', async (
     [2, 'cpu', undefined],
   ]);
   const text = formatInspectReport(report);
-  expect(text).toContain(`${file}: tensorrt-node program, format version 1.2, written by tensorrt-node`);
+  expect(text).toContain(`${file}: tensorrt-node program, format version 1.3, written by tensorrt-node`);
   expect(text).toContain('device requirements: none (every engine runs on the CPU)');
   expect(text).toContain('  input0: float32[4, 32]');
   expect(text).toContain('  0: engine (reference), engines/segment0.engine');
@@ -104,7 +104,7 @@ describe('the CLI (dist/)', () => {
     const json = run('inspect', file, '--json');
     expect(json.status).toBe(0);
     const report = JSON.parse(json.stdout) as { manifest: { formatVersion: string }; segments: Array<{ kind: string; backend?: string }>; inputs: unknown[] };
-    expect(report.manifest.formatVersion).toBe('1.2');
+    expect(report.manifest.formatVersion).toBe('1.3');
     expect(report.segments.map((s) => [s.kind, s.backend])).toEqual([['engine', 'reference'], ['fallback', undefined], ['engine', 'reference']]);
     expect(report.inputs).toEqual([{ name: 'input0', value: 'input0', dtype: 'float32', shape: '[4, 32]' }]);
   });

@@ -66,7 +66,7 @@ describe('compiled and saved', () => {
   test('the file holds them on the input, and a loaded program has them back; saving it again gives the same bytes', async () => {
     const bytes = encoder.saveBuffer();
     const raw = rawManifest(bytes);
-    expect(raw.formatVersion).toBe('1.2');
+    expect(raw.formatVersion).toBe('1.3');
     expect(raw.inputs[0]!.profiles).toEqual(RECORDED);
     expect(raw.inputs[0]).not.toHaveProperty('extra');
     const loaded = await loadProgramBuffer(bytes);
@@ -121,7 +121,7 @@ describe('format 1.1 files (no profiles)', () => {
       expect([...b!.data]).toEqual([...a!.data]);
       // It had no profiles to lose: saved again, a 1.2 file without them.
       const again = rawManifest(loaded.saveBuffer());
-      expect(again.formatVersion).toBe('1.2');
+      expect(again.formatVersion).toBe('1.3');
       expect(again.inputs[0]).not.toHaveProperty('profiles');
     } finally {
       await loaded.dispose();
@@ -134,7 +134,7 @@ describe('format 1.1 files (no profiles)', () => {
 
   test('a 1.1 reader refuses a 1.2 file by its version, and a 1.1 file holding profiles is refused', async () => {
     expect(() => checkFormatVersion(rawManifest(mlp.saveBuffer()).formatVersion, 'program file "m.trtp"', '0.2.0', { major: 1, minor: 1 })).toThrow(
-      /format version 1\.2 is newer than this tensorrt-node \(.*\) reads \(up to 1\.1\)/,
+      /format version 1\.3 is newer than this tensorrt-node \(.*\) reads \(up to 1\.1\)/,
     );
     const forged = edited(mlp, (m) => {
       m.formatVersion = '1.1';

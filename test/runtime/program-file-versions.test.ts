@@ -32,14 +32,14 @@ describe('engine segments: "engine" since format 1.1, "tensorrt" in format 1.0 f
     const program = await compile(MLP, settings);
     try {
       const raw = rawManifest(program.saveBuffer());
-      expect(raw.formatVersion).toBe('1.2');
+      expect(raw.formatVersion).toBe('1.3');
       expect(raw.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
       expect(raw.report.segments.map((s) => s.kind)).toEqual(['engine', 'fallback', 'engine']);
       expect(raw.report.backend).toBe('reference');
       expect(JSON.stringify(raw)).not.toContain('"tensorrt"');
       // A 1.0 reader (tensorrt-node 0.1.0) refuses it by its version, not by a kind it does not know.
       expect(() => checkFormatVersion(raw.formatVersion, 'program file "m.trtp"', '0.2.0', { major: 1, minor: 0 })).toThrow(
-        /format version 1\.2 is newer than this tensorrt-node \(.*\) reads \(up to 1\.0\)/,
+        /format version 1\.3 is newer than this tensorrt-node \(.*\) reads \(up to 1\.0\)/,
       );
     } finally {
       await program.dispose();

@@ -116,7 +116,7 @@ describe.each([2, 4])('tensorParallel %i: save → load → run', (n) => {
     const { manifest, blobs } = unpack(fs.readFileSync(file));
     expect(manifest.formatVersion).toBe('1.0');
     for (const [entry, rankBytes] of blobs) {
-      expect(rawManifest(rankBytes).formatVersion).toBe('1.2');
+      expect(rawManifest(rankBytes).formatVersion).toBe('1.3');
       blobs.set(entry, asFormat10ProgramFile(rankBytes));
       expect(rawManifest(blobs.get(entry)!).segments.some((s) => s.kind === 'tensorrt')).toBe(true);
     }

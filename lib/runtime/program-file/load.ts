@@ -5,7 +5,8 @@
  */
 import * as fs from 'node:fs';
 
-import { getBackend, isBackendName } from '../../backends';
+import { getBackend, isBackendName, type BackendName } from '../../backends';
+import { resolveBuildConfig, type BuildSettings } from '../../engine/build-config';
 import type { CudaDevice } from '../../devices';
 import { BadProgramError, InternalError, InvalidArgumentError, NoCompatibleDeviceError, TensorRTMissingError, TensorRTNodeError } from '../../errors';
 import { defineEntry } from '../../io/json-blobs';
@@ -30,6 +31,7 @@ import {
   type ProgramFileContents,
 } from './manifest';
 import { readProgramFile } from './read';
+import { prepareEngines, type RebuildPolicy } from './rebuild';
 import { Reader } from './reader';
 import { decodeValue, tensorFromBytes } from './values';
 
@@ -44,11 +46,25 @@ export interface LoadProgramOptions {
   availableDevices?: readonly CudaDevice[];
   /** The largest tensor, in bytes, one run may allocate (as compile()'s `maxTensorBytes`; default 4 GiB). */
   maxTensorBytes?: number;
-  /** Receives the device chosen for each engine (info) and the selection's warnings (warn). */
+  /** Receives the device chosen for each engine (info), the selection's warnings and each rebuild (warn). */
   logger?: Logger;
+  /**
+   * The backend the engines run on. `auto` (default): each engine on the backend that built it
+   * where that can run here, else on the best backend present (a rebuild, see `rebuild`). A
+   * backend name: every engine of another backend is rebuilt for that one.
+   */
+  backend?: BackendName | 'auto';
+  /**
+   * What to do with an engine that cannot run here (its backend missing or unusable, no device
+   * for it) or that `backend` asks to replace: `auto` (default) builds it again from the Network
+   * the file keeps (program format 1.3), with a warning naming both backends and the time it
+   * took; `never` refuses the load, typed (E_TENSORRT_MISSING, E_BACKEND_UNAVAILABLE,
+   * E_NO_COMPATIBLE_DEVICE), instead of failing at the first run.
+   */
+  rebuild?: RebuildPolicy;
 }
 
-const LOAD_KEYS = ['device', 'availableDevices', 'maxTensorBytes', 'logger'];
+const LOAD_KEYS = ['device', 'availableDevices', 'maxTensorBytes', 'logger', 'backend', 'rebuild'];
 
 /** Tells `log` where each engine runs and what the selection warned about (another model of the same compute capability...). */
 export function logSelections(log: Logger, selections: ReadonlyArray<DeviceSelection<CudaDevice> | null>, label: string): void {
@@ -105,7 +121,7 @@ export interface ProgramParts {
 export function buildProgramParts(contents: ProgramFileContents, selections: ReadonlyArray<DeviceSelection<CudaDevice> | null>): ProgramParts {
   const { manifest: m, blobs, label } = contents;
   const r: Reader = new Reader(label);
-  const copy = (name: string): Uint8Array => blobs.get(name)!.slice();
+  const copy = (name: string): Uint8Array => new Uint8Array(blobs.get(name)!);
   const withExtra = <T extends object>(target: T, extra: Record<string, EncodedValue> | undefined, known: Set<string>, what: string): T => {
     for (const [k, v] of Object.entries(extra ?? {})) {
       if (known.has(k)) r.fail(`${what}.extra repeats the field "${k}"`);
@@ -163,6 +179,10 @@ export function buildProgramParts(contents: ProgramFileContents, selections: Rea
       if (missing.length > 0) r.fail(`${what}: engine "${s.engine}" does not compute ${missing.join(', ')}`);
       const sel = selections[i];
       const seg: EngineSegment = { kind: 'engine', backend: s.backend, engine, inputs: [...s.inputs], outputs: [...s.outputs], device: structuredClone(s.device) };
+      if (s.source !== undefined) {
+        const build = resolveBuildConfig(s.source.build as BuildSettings, `${label}: ${what}.source.build`);
+        seg.source = { network: copy(s.source.network), build: { precisions: build.precisions, workspaceBytes: build.workspaceBytes, hardwareCompatibility: build.hardwareCompatibility, optimizationLevel: build.optimizationLevel } };
+      }
       if (sel !== null && sel !== undefined) seg.placement = { ordinal: sel.device.ordinal, name: sel.device.name, reason: sel.reason };
       s.outputs.forEach((v) => known.add(v));
       return withExtra(seg, s.extra, KNOWN_ENGINE_KEYS, what);
@@ -236,12 +256,27 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
   if (options.availableDevices !== undefined && !Array.isArray(options.availableDevices)) {
     throw new InvalidArgumentError('load options: availableDevices must be a list of devices (as devices() returns them)');
   }
+  const wanted = options.backend ?? 'auto';
+  if (wanted !== 'auto' && !isBackendName(wanted)) throw new InvalidArgumentError(`load options: backend must be "auto" or a backend name, got ${JSON.stringify(wanted)}`);
+  const rebuild = options.rebuild ?? 'auto';
+  if (rebuild !== 'auto' && rebuild !== 'never') throw new InvalidArgumentError(`load options: rebuild must be "auto" or "never", got ${JSON.stringify(rebuild)}`);
   const contents = readProgramFile(bytes, label);
-  const selections = await selectProgramDevices(contents, { device, availableDevices: options.availableDevices });
   const log = resolveLogger(options.logger);
+  let listed: Promise<readonly CudaDevice[]> | undefined;
+  const deviceList = (): Promise<readonly CudaDevice[]> => (listed ??= options.availableDevices !== undefined ? Promise.resolve(options.availableDevices) : availableDevices());
+  const rebuilt = await prepareEngines(contents, { backend: wanted, rebuild, device, devices: deviceList, log });
+  const selections = await selectProgramDevices(contents, { device, availableDevices: await deviceListIfNeeded(contents, deviceList) });
   logSelections(log, selections, label);
   const { data, report, backend, symbols } = typedLoadErrors(label, () => buildProgramParts(contents, selections));
+  // The report names the backend of the engine segments: after a rebuild, the new one.
+  if (rebuilt.length > 0) report.backend = backend;
   return warmStarted(new Program(data, report, backend, symbols, limits, [], log));
+}
+
+/** The device list when a GPU or DLA engine needs one (selectProgramDevices asks the driver otherwise; CPU-only programs never do). */
+async function deviceListIfNeeded(contents: ProgramFileContents, list: () => Promise<readonly CudaDevice[]>): Promise<readonly CudaDevice[] | undefined> {
+  const gpu = contents.manifest.segments.some((s) => s.kind === 'engine' && deviceTargetOf(s.device) !== null);
+  return gpu ? list() : undefined;
 }
 
 /**

@@ -13,8 +13,12 @@ export const PROGRAM_FORMAT = 'tensorrt-node program';
  * The format version this library writes, and the newest it reads (docs/program-format.md).
  * 1.1: engine segments say `"kind": "engine"`; 1.0 files say `"tensorrt"` (LEGACY_ENGINE_KIND).
  * 1.2: inputs with run-time dims carry their optimization profiles (`profiles`).
+ * 1.3: engine segments may carry what they were built from (`source`: the Network and the
+ *      build settings), which lets loadProgram() rebuild them for another backend.
  */
-export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 2 } as const;
+export const PROGRAM_FORMAT_VERSION = { major: 1, minor: 3 } as const;
+/** The first format version whose engine segments may carry `source`. */
+export const SOURCES_SINCE = { major: 1, minor: 3 } as const;
 /** The first format version whose inputs may carry `profiles`; older files load without them. */
 export const PROFILES_SINCE = { major: 1, minor: 2 } as const;
 /** The `format` of a tensor-parallel program file (lib/runtime/tensor-parallel/file-manifest.ts): its ranks' program files in one archive. */
@@ -22,7 +26,7 @@ export const TENSOR_PARALLEL_FORMAT = 'tensorrt-node tensor-parallel program';
 /** The manifest's entry name. */
 export const MANIFEST_ENTRY = 'manifest.json';
 
-export const BLOB_NAME = /^(engines|graphs|constants|data)\/[A-Za-z0-9._-]{1,200}$/;
+export const BLOB_NAME = /^(engines|networks|graphs|constants|data)\/[A-Za-z0-9._-]{1,200}$/;
 export const SHA256 = /^[0-9a-f]{64}$/;
 /** How deep generic values and symbolic dims may nest. */
 export const MAX_DEPTH = 200;
@@ -31,7 +35,7 @@ export const FIXED_MTIME = new Date(1980, 0, 1, 0, 0, 0);
 // ---------------------------------------------------------------------------------------
 // The manifest (JSON)
 
-/** A value that is JSON data, with tags for what JSON cannot hold (see {@link encodeValue}). */
+/** A value that is JSON data, with tags for what JSON cannot hold (see `encodeValue` in values.ts). */
 export type EncodedValue = null | boolean | number | string | EncodedValue[] | { [key: string]: EncodedValue };
 
 /** One program input or output. */
@@ -65,7 +69,18 @@ export interface ManifestEngineSegment {
   inputs: string[];
   outputs: string[];
   device: EngineDevice;
+  /** Format 1.3: what the engine was built from: the blob of its serialized Network, and the build settings. */
+  source?: { network: string; build: ManifestBuild };
   extra?: Record<string, EncodedValue>;
+}
+
+/** The build settings of an engine source (BuildConfig without the timing cache). */
+export interface ManifestBuild {
+  precisions: string[];
+  /** Absent: the backend's default. */
+  workspaceBytes?: number;
+  hardwareCompatibility: string;
+  optimizationLevel: number;
 }
 
 /** A fallback segment in the manifest. */
@@ -109,7 +124,7 @@ export interface ProgramManifest {
 
 /** ProgramIO, segment and ProgramData fields with a dedicated manifest form (others go to `extra`). */
 export const KNOWN_IO_KEYS = new Set(['name', 'value', 'dtype', 'shape', 'profiles']);
-export const KNOWN_ENGINE_KEYS = new Set(['kind', 'backend', 'engine', 'inputs', 'outputs', 'device', 'placement']);
+export const KNOWN_ENGINE_KEYS = new Set(['kind', 'backend', 'engine', 'inputs', 'outputs', 'device', 'placement', 'source']);
 export const KNOWN_FALLBACK_KEYS = new Set(['kind', 'graph', 'inputs', 'outputs']);
 export const KNOWN_DATA_KEYS = new Set(['inputs', 'outputs', 'segments', 'constants']);
 

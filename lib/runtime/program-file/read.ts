@@ -15,11 +15,13 @@ import {
 } from '../../engine/device-selection';
 import { formatDim, formatShape, isStatic, type Dim, type SymbolRange } from '../../ir/symbolic';
 import type { ShapeProfile } from '../segments';
+import { resolveBuildConfig, type BuildSettings } from '../../engine/build-config';
 import {
   BLOB_NAME,
   LEGACY_ENGINE_KIND,
   MANIFEST_ENTRY,
   PROFILES_SINCE,
+  SOURCES_SINCE,
   PROGRAM_FORMAT,
   PROGRAM_FORMAT_VERSION,
   SHA256,
@@ -234,6 +236,21 @@ function checkProfiles(r: Reader, profiled: ReadonlyArray<{ what: string; shape:
 }
 
 /**
+ * An engine segment's `source` (format 1.3): the blob of its Network and the build settings,
+ * checked as compile settings are (resolveBuildConfig), so that a rebuild gets valid ones.
+ */
+function readSource(r: Reader, x: unknown, what: string, referenced: Set<string>): void {
+  const o = r.object(x, what, { required: ['network', 'build'] });
+  r.blobRef(o.network, `${what}.network`, referenced);
+  const b = r.object(o.build, `${what}.build`, { required: ['precisions', 'hardwareCompatibility', 'optimizationLevel'], optional: ['workspaceBytes'] });
+  try {
+    resolveBuildConfig(b as BuildSettings, `${what}.build`);
+  } catch (error) {
+    r.fail((error as Error).message);
+  }
+}
+
+/**
  * The partition report of a format 1.0 file calls its engine segments `"tensorrt"` too
  * (`report.segments[i].kind`): renamed in place to `"engine"`, as the manifest's segments are.
  * The report is generically encoded, but plain objects and strings encode as themselves.
@@ -267,6 +284,7 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
   const version = checkFormatVersion(m.formatVersion, label, typeof lib.version === 'string' ? lib.version : undefined);
   // checkFormatVersion let only this major version through.
   const hasProfiles = version.minor >= PROFILES_SINCE.minor;
+  const hasSources = version.minor >= SOURCES_SINCE.minor;
 
   // Version 1.x: the structure.
   r.object(m, MANIFEST_ENTRY, {
@@ -314,9 +332,13 @@ export function readProgramFile(bytes: Uint8Array, label = 'program buffer'): Pr
     // Format 1.0 named engine segments "tensorrt" whatever backend built them: the same segment.
     if (o.kind === LEGACY_ENGINE_KIND) o.kind = 'engine';
     if (o.kind === 'engine') {
-      r.object(x, what, { required: ['kind', 'backend', 'engine', 'inputs', 'outputs', 'device'], optional: ['extra'] });
+      r.object(x, what, { required: ['kind', 'backend', 'engine', 'inputs', 'outputs', 'device'], optional: ['extra', 'source'] });
       const backend = r.string(o.backend, `${what}.backend`);
       r.blobRef(o.engine, `${what}.engine`, referenced);
+      if (o.source !== undefined) {
+        if (!hasSources) r.fail(`${what}.source: format ${version.major}.${version.minor} files have no engine sources (they came with format ${SOURCES_SINCE.major}.${SOURCES_SINCE.minor})`);
+        readSource(r, o.source, `${what}.source`, referenced);
+      }
       const device = readDevice(r, o.device, `${what}.device`);
       if (device.backend !== backend) r.fail(`${what}: its device record names the backend "${device.backend}", the segment "${backend}"`);
       if (!Object.hasOwn(backends, backend)) r.fail(`${what} uses the backend "${backend}", which "backends" does not list`);

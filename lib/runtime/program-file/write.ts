@@ -115,6 +115,13 @@ export function programManifest(program: SavableProgram): { manifest: ProgramMan
         outputs: [...s.outputs],
         device,
       };
+      if (s.source !== undefined) {
+        const b = s.source.build;
+        seg.source = {
+          network: put(`networks/segment${i}.network`, s.source.network),
+          build: { precisions: [...b.precisions], ...(b.workspaceBytes === undefined ? {} : { workspaceBytes: b.workspaceBytes }), hardwareCompatibility: b.hardwareCompatibility, optimizationLevel: b.optimizationLevel },
+        };
+      }
       const extra = extras(s, KNOWN_ENGINE_KEYS, `segment ${i}`, addBlob);
       if (extra !== undefined) seg.extra = extra;
       return seg;

@@ -14,26 +14,15 @@ import type { CudaDevice } from '../../../lib/devices';
 import { NoCompatibleDeviceError } from '../../../lib/errors';
 import type { LogLevel } from '../../../lib/logger';
 import type { PartitionReport } from '../../../lib/partitioning/partition';
-import type { EngineDevice } from '../../../lib/engine/device-selection';
 import { loadSegment } from '../../../lib/runtime/execute';
 import { loadProgramBuffer, saveProgramBuffer } from '../../../lib/runtime/program-file';
 import { Program } from '../../../lib/runtime/program';
 import type { EngineSegment, ProgramData } from '../../../lib/runtime/segments';
-import { TEST_H200 } from '../../helpers/devices';
+import { h200EngineDevice, TEST_H200 } from '../../helpers/devices';
 import { rejection } from '../../helpers/errors';
 import { fakeCompiler, fakeLowering, staticNetwork } from './helpers';
 
-const H200_RECORD: EngineDevice = {
-  type: 'gpu',
-  gpuId: 0,
-  dlaCore: null,
-  allowGpuFallback: false,
-  computeCapability: { major: 9, minor: 0 },
-  deviceName: 'NVIDIA H200',
-  hardwareCompatibility: 'none',
-  backend: 'cuda',
-  backendVersion: cudaBackend.version,
-};
+const H200_RECORD = h200EngineDevice('cuda', cudaBackend.version);
 const SECOND_H200: CudaDevice = { ...TEST_H200, ordinal: 1, uuid: 'GPU-11111111-0000-0000-0000-000000000000' };
 const H100: CudaDevice = { ...TEST_H200, name: 'NVIDIA H100 80GB HBM3', uuid: 'GPU-22222222-0000-0000-0000-000000000000' };
 

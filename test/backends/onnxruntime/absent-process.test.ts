@@ -2,12 +2,15 @@
  * Without onnxruntime-node, through the built package in a child process whose every thread
  * fails to resolve the module (test/helpers/without-onnxruntime.js): compile()'s pipeline
  * runs on the compile worker and a program on its own worker, which jest.doMock cannot reach.
- * `auto` warns once per process on the calling thread; naming the backend, or running a
- * program of onnxruntime engines, is E_BACKEND_UNAVAILABLE saying how to add the module.
+ * `auto` warns once per process on the calling thread; naming the backend is
+ * E_BACKEND_UNAVAILABLE saying how to add the module. A program saved with onnxruntime engines
+ * loads with them rebuilt for the reference backend (a warning naming both) and gives the
+ * answer onnxruntime gave; with `rebuild: 'never'` the load refuses, E_BACKEND_UNAVAILABLE.
  */
 import * as path from 'node:path';
 
 import { compile } from '../../../lib/compile';
+import { Tensor } from '../../../lib/ir/tensor';
 import { makeTempDir, removeTempDir, runLibScenario } from '../../helpers/built-package';
 import { FIXTURES } from '../../helpers/fixtures';
 
@@ -17,6 +20,8 @@ const INSTALL = 'ONNXRUNTIME_NODE_INSTALL=skip npm install "onnxruntime-node@>=1
 
 let tmp: string | undefined;
 let programFile: string;
+/** What the program gives on onnxruntime, here, for the input the child runs. */
+let expected: number[];
 
 beforeAll(async () => {
   tmp = makeTempDir('ort-absent');
@@ -24,6 +29,8 @@ beforeAll(async () => {
   const program = await compile(MLP, { backend: 'onnxruntime', inputs: { input0: { shape: [2, 32] } } });
   try {
     await program.save(programFile);
+    const [y] = await program.run([Tensor.from('float32', [2, 32], new Array(64).fill(0.5))]);
+    expected = Array.from(y!.toArray() as number[]);
   } finally {
     await program.dispose();
   }
@@ -48,9 +55,13 @@ test('compile, load and run in a process without onnxruntime-node', () => {
     }
     out.backends = backends;
     out.warnings = said.filter(([level]) => level === 'warn').map(([, m]) => m);
-    const program = await lib.loadProgram(${JSON.stringify(programFile)});
+    out.never = await lib.loadProgram(${JSON.stringify(programFile)}, { rebuild: 'never' }).then(() => 'loaded', codeOf);
+    const loadLog = [];
+    const program = await lib.loadProgram(${JSON.stringify(programFile)}, { logger: (level, message) => loadLog.push([level, message]) });
     try {
-      out.run = await program.run([lib.Tensor.from('float32', [2, 32], new Array(64).fill(0.5))]).then(() => 'ran', codeOf);
+      out.loadWarnings = loadLog.filter(([level]) => level === 'warn').map(([, m]) => m);
+      out.loadedBackend = program.backend;
+      out.run = await program.run([lib.Tensor.from('float32', [2, 32], new Array(64).fill(0.5))]).then(([y]) => Array.from(y.toArray()), codeOf);
     } finally {
       await program.dispose();
     }
@@ -63,8 +74,13 @@ test('compile, load and run in a process without onnxruntime-node', () => {
   expect(result.backends).toEqual(['reference', 'reference', 'reference']);
   expect(result.warnings).toEqual([expect.stringMatching(/^`auto` runs engine segments on the reference backend, which computes in JavaScript, 50–100× slower \(.*\), because onnxruntime-node is not installed/)]);
   expect((result.warnings as string[])[0]).toContain(INSTALL);
-  expect(result.run).toMatchObject({ code: 'E_BACKEND_UNAVAILABLE', details: { backend: 'onnxruntime', reasons: [hint] } });
-  expect((result.run as { message: string }).message).toContain('the onnxruntime backend cannot load engines here: onnxruntime-node is not installed');
+  expect(result.never).toMatchObject({ code: 'E_BACKEND_UNAVAILABLE', details: { backend: 'onnxruntime', reasons: [hint], segment: 0 } });
+  expect((result.never as { message: string }).message).toMatch(/^program file ".*": segment 0: the onnxruntime engine cannot run here: onnxruntime-node is not installed.*, and rebuild is "never"$/);
+  expect(result.loadWarnings).toEqual([expect.stringMatching(/segment 0: the onnxruntime engine cannot run here: onnxruntime-node is not installed.*; rebuilt its onnxruntime engine for the reference backend from the network the file keeps/)]);
+  expect(result.loadedBackend).toBe('reference');
+  const got = result.run as number[];
+  expect(got).toHaveLength(expected.length);
+  got.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 5));
   expect(result.doctor).toEqual(
     expect.arrayContaining([
       expect.stringMatching(/^onnxruntime {3}onnxruntime-node is not installed: where no GPU backend is usable, `auto` runs engine segments on the reference backend, .* 50–100× slower/),
