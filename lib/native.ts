@@ -129,7 +129,7 @@ function sourceOf(file: string, root: string): AddonSource {
 }
 
 const FIX =
-  'To fix: use a tensorrt-node package with a prebuild for this platform (it ships linux-x64 for glibc), or ' +
+  'To fix: use a tensorrt-node package with a prebuild for this platform (it ships linux-x64 and linux-arm64, for glibc), or ' +
   'build the addon in a clone of the tensorrt-node repository (`npm ci` builds it, `npm run build:native` ' +
   'rebuilds it; needs python3, make and a C++17 compiler, no CUDA or TensorRT) and point ' +
   'TENSORRT_NODE_BINARY at its build/Release/tensorrt_node.node.';

@@ -61,6 +61,14 @@ describe('npm package contents', () => {
     expect(files.filter((f) => f.startsWith('prebuilds/')).every((f) => /^prebuilds\/[a-z0-9]+-[a-z0-9]+\/tensorrt-node\.napi(\.(glibc|musl))?\.node$/.test(f))).toBe(true);
   });
 
+  test('ships the committed Linux arm64 prebuild (glibc) on every platform that packs', () => {
+    // Cross-compiled by `npm run build:prebuild:arm64` and committed, not rebuilt by npm pack:
+    // test/package/prebuild-arm64.test.ts checks the file itself.
+    const prebuild = 'prebuilds/linux-arm64/tensorrt-node.napi.glibc.node';
+    expect(files).toContain(prebuild);
+    expect(sizes.get(prebuild)).toBe(fs.statSync(path.join(ROOT, prebuild)).size);
+  });
+
   test('ships no binding.gyp: npm would compile the addon on every lockfile install (npm ci) of a consumer', () => {
     // npm ignores `gypfile: false` when a lockfile drives the install (the lockfile does not
     // record it) and runs a synthetic `node-gyp rebuild` for any binding.gyp it finds.
@@ -77,6 +85,23 @@ describe('npm package contents', () => {
         /(^|\/)\.[^/]+$/.test(f), // dotfiles: .npmrc, .gitignore, editor state
     );
     expect(unwanted).toEqual([]);
+  });
+
+  test('ships the user documentation with the generated API reference, and not the repository\'s own pages', () => {
+    // docs/packaging.md ("The documentation in the package") lists both sides.
+    for (const doc of ['docs/api.md', 'docs/packaging.md', 'docs/program-format.md', 'docs/tensorrt.md']) expect(files).toContain(doc);
+    // The reference `npm run docs:api` writes from the declarations: one page per export.
+    for (const page of [
+      'docs/api-reference/README.md',
+      'docs/api-reference/tensorrt-node/functions/compile.md',
+      'docs/api-reference/tensorrt-node/classes/Tensor.md',
+      'docs/api-reference/tensorrt-node/ir/functions/loadOnnx.md',
+      'docs/api-reference/tensorrt-node/ir/classes/Graph.md',
+    ]) {
+      expect(files).toContain(page);
+    }
+    const internal = ['testing.md', 'gpu-checks.md', 'gpu-benchmark.md', 'models.md', 'models-manifest.json', 'onnx-conformance.md', 'onnx-conformance-1.23.0.md'];
+    expect(files.filter((f) => internal.includes(f.replace(/^docs\//, '')))).toEqual([]);
   });
 
   test('every entry point named in package.json is shipped', () => {
