@@ -5,6 +5,8 @@
  * files, devices, errors and converter registration (docs/api.md). Graph-building internals
  * (the graph and network IRs, their printers and verifier, the model loaders, the CPU
  * interpreter, sharding) are the `tensorrt-node/ir` subpath (./ir-entry.ts).
+ *
+ * @module tensorrt-node
  */
 // onnx-proto's declarations, which ours import, name protobufjs's global `Long` type
 // (@types/long, a dependency of protobufjs): referenced here so consumers whose tsconfig

@@ -4,6 +4,8 @@
  * The graph IR (Graph, Node, Value, call, the op table), its printer and verifier, the ONNX and
  * torch.export loaders, the CPU interpreter, the TensorRT-style network IR and tensor-parallel
  * sharding. Tensors, dtypes, dim formatting and errors come from the main entry.
+ *
+ * @module tensorrt-node/ir
  */
 /// <reference types="long" preserve="true" />
 

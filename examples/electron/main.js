@@ -2,11 +2,13 @@
 // Electron main process: starts the inference utility process, asks it for one prediction,
 // prints it, and shuts it down on quit. No window: the point is the process layout.
 //
-// compile() does its work (import, lowering, partitioning, engine builds) on the thread that
-// calls it, and a real TensorRT engine build takes seconds to minutes, so it must not run on
-// the main process (that would freeze every window). Program.run() already runs on a worker
-// thread, but keeping the whole library in a utility process also keeps a native crash away
-// from the main process.
+// compile() runs its pipeline (import, lowering, partitioning, engine builds) on a compile
+// worker thread, and Program.run() most programs on a worker thread, so neither blocks the
+// event loop. But compile() falls back to the calling thread when converters were registered
+// (the worker cannot run them) or its worker script is missing, a real TensorRT engine build
+// takes seconds to minutes (which would freeze every window on the main process), and GPU
+// programs run on the calling thread; a utility process keeps all of that, and any native
+// crash, away from the main process.
 const path = require('node:path');
 const { app, utilityProcess } = require('electron');
 

@@ -63,13 +63,16 @@ export interface ProfileSource {
 
 /** One line of a program's profile. */
 export interface ProfileEntry {
-  /** The layer, plan step or node (see {@link EngineLayerTime.name}; a fallback segment's entries are the IR nodes). */
+  /**
+   * The layer, plan step or node: the layer's name in the engine (the network layer, `node/role`;
+   * a cuda plan step's layer; an onnxruntime node); a fallback segment's entries are the IR nodes.
+   */
   name: string;
   /** The layer kind, onnxruntime op type, or, for a fallback node, its op target. */
   kind: string;
-  /** See {@link EngineLayerTime.detail}. */
+  /** More about what ran, where the backend has it: a cuda plan step's kind (`launch` of a kernel, `gemm`, `conv`, `copy`, `memset`). */
   detail?: string;
-  /** The network layer it belongs to, where that is not `name` (see {@link EngineLayerTime.layer}). */
+  /** The network layer it belongs to, where that is not `name` (an onnxruntime node `layer#2` belongs to layer `layer`). */
   layer?: string;
   /** The model node it came from, where known: layers are named after the node that produced them. */
   from?: ProfileSource;

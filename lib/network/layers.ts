@@ -116,7 +116,7 @@ export interface ConvolutionParams {
  * value (and the mask), read through the views that stood before them (transposes, a GQA
  * repeat's stride-0 slice and reshapes), and its output is written through the transpose after
  * it, so every operand is given as element strides into its input's dense bytes.
- * {@link denseAttention} gives the plain layer's own.
+ * `denseAttention` (lib/network/attention.ts) gives the plain layer's own.
  */
 export interface AttentionParams {
   /** The batch box, outer first (batch and heads, split where a GQA repeat walks its groups). */
@@ -170,7 +170,7 @@ export type LayerParams =
    * score out) or the query's dtype (added). `causal`: query i attends to key j only where
    * j ≤ i (top-left aligned, PyTorch's is_causal); never with a mask. Output [..., Hq, L, E].
    * Converters emit it whole; a backend without a kernel for it spells it out through
-   * lib/conversion/expand-layers.ts. `strided`: see {@link AttentionParams}.
+   * lib/conversion/expand-layers.ts. `strided`: see `AttentionParams` above.
    */
   | { kind: 'attention'; scale: number; causal: boolean; strided?: AttentionParams }
   /**

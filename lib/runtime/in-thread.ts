@@ -236,7 +236,7 @@ export class InThreadRunner {
     return !this.disposed && this.cost.fits(elements, this.budgetMs);
   }
 
-  /** Whether runs here stalled the event loop lately (see {@link STALL_MS}). */
+  /** Whether runs here stalled the event loop lately (see `STALL_MS`). */
   get stalling(): boolean {
     return this.lastStallAt - this.previousStallAt < STALL_BACKOFF_MS && performance.now() - this.lastStallAt < STALL_BACKOFF_MS;
   }

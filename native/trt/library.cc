@@ -17,6 +17,7 @@ struct State {
   NativeError error;
 };
 
+// TENSORRT_LIBRARY is the older name, still read; the package's own variable wins when both are set.
 std::vector<std::string> CandidateNames() {
   for (const char* variable : {"TENSORRT_NODE_TENSORRT_LIBRARY", "TENSORRT_LIBRARY"}) {
     std::string override = GetEnv(variable);
@@ -50,7 +51,7 @@ std::string MissingMessage(const std::vector<std::string>& names, const std::vec
     message += (i == 0 ? "" : ", ") + (i < names.size() ? names[i] : std::string("?")) + " (" + reason + ")";
   }
   return message +
-         "; set TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the "
+         "; set TENSORRT_NODE_TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the "
          "TensorRT tar from developer.nvidia.com/tensorrt with its lib folder on LD_LIBRARY_PATH). Until then, `auto` "
          "takes the next backend.";
 }

@@ -22,7 +22,7 @@ struct LibraryInfo {
 };
 
 // Opens libnvinfer once per process (thread-safe; never closed): TENSORRT_NODE_TENSORRT_LIBRARY
-// or TENSORRT_LIBRARY (a path) when set, else libnvinfer.so.10. On failure returns false with
+// (a path) when set, else TENSORRT_LIBRARY (the older name) when set, else libnvinfer.so.10. On failure returns false with
 // E_TENSORRT_MISSING listing every name tried.
 bool FindLibrary(LibraryInfo* out, NativeError* error);
 

@@ -198,6 +198,10 @@ describe('usage errors exit 2 and name the flag', () => {
     const node = cli(['compile', MLP_PT2, '--shape', mlpShape(), '--dry-run', '--torch-executed-ops', 'linaer']);
     expect(node.status).toBe(2);
     expect(node.stderr).toContain('no op target or node of the model is named "linaer"; did you mean linear');
+    // An op target without its overload gets the overloads (edit distance alone finds none).
+    const overload = cli(['compile', MLP_PT2, '--shape', mlpShape(), '--dry-run', '--torch-executed-ops', 'aten.gelu']);
+    expect(overload.status).toBe(2);
+    expect(overload.stderr).toContain('--torch-executed-ops: unknown op "aten.gelu"; did you mean aten.gelu.default?');
   });
 
   test('-o into directories that do not exist yet makes them (they were allowed before compiling, then the write failed with ENOENT)', () => {

@@ -51,6 +51,15 @@ test('an unknown op target in torchExecutedOps is refused with close matches, be
   expect((error as Error).message).toBe('compile settings: torchExecutedOps: unknown op "aten.relu.defualt"; did you mean aten.relu.default?');
 });
 
+test('an op target without its overload is refused with its overloads as the matches', async () => {
+  const gelu = await compile('/no/such/model.onnx', { torchExecutedOps: ['aten.gelu'] }).catch((e: unknown) => e);
+  expect(gelu).toBeInstanceOf(InvalidArgumentError);
+  expect((gelu as Error).message).toBe('compile settings: torchExecutedOps: unknown op "aten.gelu"; did you mean aten.gelu.default?');
+  const add = await compile('/no/such/model.onnx', { torchExecutedOps: ['aten.add'] }).catch((e: unknown) => e);
+  expect((add as Error).message).toMatch(/unknown op "aten\.add"; did you mean aten\.add\.\w+(, aten\.add\.\w+)*\?$/);
+  expect((add as Error).message).toContain('aten.add.Tensor');
+});
+
 test('a name that is neither an op target nor a node of the model is refused with close matches', async () => {
   const error = await dryRun(chain(), { torchExecutedOps: ['r7', 'g2'] }).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(InvalidArgumentError);
@@ -66,4 +75,9 @@ test('edit distance and close matches', () => {
   expect(closeMatches('linaer', ['linear', 'linear_1', 'softmax'])).toEqual(['linear']);
   expect(closeMatches('r7', ['r1', 'r2', 'g1', 'relu'])).toEqual(['r1', 'r2']);
   expect(closeMatches('zzzzzz', ['linear'])).toEqual([]);
+  // The overload left out: the overloads, ahead of names at a small edit distance.
+  expect(closeMatches('aten.gelu', ['aten.gelu.default', 'aten.gelu_backward.default', 'aten.relu.default', 'aten.elu.default'])).toEqual(['aten.gelu.default']);
+  expect(closeMatches('aten.add', ['aten.add.Tensor', 'aten.add.Scalar', 'aten.sub.Tensor', 'aten.addmm.default'])).toEqual(['aten.add.Scalar', 'aten.add.Tensor']);
+  // Dot-separated parts in a row, without the namespace.
+  expect(closeMatches('gelu.default', ['aten.gelu.default', 'aten.relu.default', 'aten.gelu_backward.default'])).toEqual(['aten.gelu.default']);
 });

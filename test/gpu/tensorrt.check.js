@@ -21,7 +21,7 @@ gpuCheck('tensorrt', async (lib) => {
   assert(status.backendBuilt === summary.tensorrtFunctions, 'bindingInfo().tensorrtBackend agrees with the functions the addon exports');
   if (!status.library.found) {
     assert(status.library.code === 'E_TENSORRT_MISSING', `library code ${status.library.code}`);
-    assert(/ not found; searched .+; set TENSORRT_LIBRARY .+ or install TensorRT 10 /.test(status.library.reason), `reason says what was searched and how to install: ${status.library.reason}`);
+    assert(/ not found; searched .+; set TENSORRT_NODE_TENSORRT_LIBRARY .+ or install TensorRT 10 /.test(status.library.reason), `reason says what was searched and how to install: ${status.library.reason}`);
   }
   const availability = await backendAvailability();
   const trt = availability.find((b) => b.backend === 'tensorrt');

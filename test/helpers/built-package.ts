@@ -37,6 +37,8 @@ const PACKAGE_ENV = [
   'TENSORRT_NODE_BINARY',
   'TENSORRT_NODE_CUDA_LIBRARY',
   'TENSORRT_NODE_TENSORRT_LIBRARY',
+  // The older name of the one above, which the addon still reads.
+  'TENSORRT_LIBRARY',
   'TENSORRT_NODE_PREBUILD',
   'TENSORRT_NODE_WORKER_DIR',
 ];

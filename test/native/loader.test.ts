@@ -213,15 +213,29 @@ describeOnLinux('worker threads', () => {
 });
 
 describeOnLinux('TensorRT absent', () => {
-  test('doctor says `TensorRT none`, what was searched and how to install TensorRT (TENSORRT_LIBRARY names a missing file)', () => {
+  test('doctor says `TensorRT none`, what was searched and how to install TensorRT (TENSORRT_NODE_TENSORRT_LIBRARY names a missing file)', () => {
     const missing = path.join(tmp!, 'no-such', 'libnvinfer.so.10');
-    const text = runCli(['doctor'], { TENSORRT_LIBRARY: missing });
+    const text = runCli(['doctor'], { TENSORRT_NODE_TENSORRT_LIBRARY: missing });
     expect(text.status).toBe(0);
     expect(text.stdout).toContain(
       `TensorRT      none (${missing} not found; searched ${missing} (cannot open shared object file: No such file or directory); ` +
-        'set TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the TensorRT tar from ' +
+        'set TENSORRT_NODE_TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the TensorRT tar from ' +
         'developer.nvidia.com/tensorrt with its lib folder on LD_LIBRARY_PATH). Until then, `auto` takes the next backend.) [E_TENSORRT_MISSING]',
     );
+  });
+
+  test('TENSORRT_LIBRARY, the older name, is still read; TENSORRT_NODE_TENSORRT_LIBRARY wins when both are set', () => {
+    const older = path.join(tmp!, 'older', 'libnvinfer.so.10');
+    const newer = path.join(tmp!, 'newer', 'libnvinfer.so.10');
+    const reason = (env: Record<string, string>): string | undefined => {
+      const { status, stdout } = runCli(['doctor', '--json'], env);
+      expect(status).toBe(0);
+      return (JSON.parse(stdout) as { tensorrt: { library: { reason?: string } } }).tensorrt.library.reason;
+    };
+    expect(reason({ TENSORRT_LIBRARY: older })).toMatch(new RegExp(`^${older.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} not found; searched `));
+    const both = reason({ TENSORRT_LIBRARY: older, TENSORRT_NODE_TENSORRT_LIBRARY: newer });
+    expect(both).toContain(`${newer} not found`);
+    expect(both).not.toContain(older);
   });
 
   test('without an override, the reason names the loader path searched (or, on a machine with TensorRT, the library found)', () => {
@@ -234,7 +248,7 @@ describeOnLinux('TensorRT absent', () => {
         expect(library.path).toMatch(/libnvinfer\.so(\.10)?$/);
       } else {
         expect(library.reason).toMatch(
-          new RegExp(`^libnvinfer\\.so\\.10 not found; searched the dynamic loader's path \\(LD_LIBRARY_PATH = ${empty.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, the ld\\.so cache, /lib, /usr/lib\\) for libnvinfer\\.so\\.10 \\(.+\\), libnvinfer\\.so \\(.+\\); set TENSORRT_LIBRARY`),
+          new RegExp(`^libnvinfer\\.so\\.10 not found; searched the dynamic loader's path \\(LD_LIBRARY_PATH = ${empty.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, the ld\\.so cache, /lib, /usr/lib\\) for libnvinfer\\.so\\.10 \\(.+\\), libnvinfer\\.so \\(.+\\); set TENSORRT_NODE_TENSORRT_LIBRARY to the path`),
         );
       }
     } finally {

@@ -2,16 +2,45 @@
  * Pack and consume: the tarball `npm pack` makes, installed into a fresh project the way a
  * user installs it, must work there: require and import (the main entry and the `/ir`
  * subpath), type-check with skipLibCheck off under node16 and bundler resolution, run its
- * CLI, find its prebuilt addon, and run a model on its worker thread (the outputs compared with PyTorch's). The install is offline (npm's
+ * CLI, find its prebuilt addon, run a model on its worker thread (the outputs compared with PyTorch's), and load program
+ * files saved here whose engines cannot run there (onnxruntime and cuda engines: rebuilt with a warning). The install is offline (npm's
  * cache, which the repository's `npm ci` filled) and must run no script of tensorrt-node.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { cudaBackend } from '../../lib/backends/cuda';
+import { buildCudaEngine } from '../../lib/backends/cuda/build';
+import { compile } from '../../lib/compile';
+import { DEFAULT_BUILD_CONFIG } from '../../lib/engine/build-config';
+import { serializeNetworkToBuffer } from '../../lib/network/serialize';
+import type { PartitionReport } from '../../lib/partitioning/partition';
+import { saveProgramBuffer } from '../../lib/runtime/program-file';
+import type { ProgramData } from '../../lib/runtime/segments';
+import { fakeCompiler, fakeLowering, staticNetwork } from '../backends/cuda/helpers';
 import { childEnv, makeTempDir, mlpReference, mlpRunScript, npmPack, removeTempDir, REPO_ROOT, type MlpRunOutcome } from '../helpers/built-package';
+import { h200EngineDevice } from '../helpers/devices';
+import { FIXTURES } from '../helpers/fixtures';
 
 const TSC = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const MLP_DIR = path.join(FIXTURES, 'mlp');
+
+/**
+ * A program file of one cuda engine (exp of x [2, 3], built here with the test lowering and
+ * compiler, as test/backends/cuda/program-file.test.ts does) for an H200, with its Network kept.
+ */
+async function expCudaProgram(): Promise<Uint8Array> {
+  const engine = await buildCudaEngine(staticNetwork(), DEFAULT_BUILD_CONFIG, { name: 'NVIDIA H200', computeCapability: { major: 9, minor: 0 } }, { lower: fakeLowering(), compile: fakeCompiler() });
+  const { timingCache: _none, ...build } = DEFAULT_BUILD_CONFIG;
+  const data: ProgramData = {
+    inputs: [{ name: 'x', value: 'x', dtype: 'float32', shape: [2, 3] }],
+    outputs: [{ name: 'y', value: 'y', dtype: 'float32', shape: [2, 3] }],
+    segments: [{ kind: 'engine', backend: 'cuda', engine, inputs: ['x'], outputs: ['y'], device: h200EngineDevice('cuda', cudaBackend.version), source: { network: serializeNetworkToBuffer(staticNetwork()), build } }],
+    constants: {},
+  };
+  return saveProgramBuffer({ data, report: { ops: [], segments: [] } as unknown as PartitionReport, backend: 'cuda', symbolRanges: new Map() });
+}
 const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
 
 interface LockEntry {
@@ -186,6 +215,48 @@ describe('npm install of the packed tarball', () => {
       });
     }
   });
+
+  test('programs saved here travel: an onnxruntime program and a cuda one load where neither can run (no onnxruntime-node, no GPU), rebuilt with a warning, and give the right answers', async () => {
+    expect(fs.existsSync(path.join(consumer, 'node_modules', 'onnxruntime-node'))).toBe(false);
+    const ortFile = path.join(dir!, 'mlp-onnxruntime.trtp');
+    const ort = await compile(path.join(MLP_DIR, 'model.onnx'), { backend: 'onnxruntime', inputs: { input0: { shape: [4, 32] } } });
+    try {
+      await ort.save(ortFile);
+    } finally {
+      await ort.dispose();
+    }
+    const cudaFile = path.join(dir!, 'exp-cuda.trtp');
+    fs.writeFileSync(cudaFile, await expCudaProgram());
+    const script = [
+      "const fs = require('node:fs');",
+      "const { loadProgram, Tensor } = require('tensorrt-node');",
+      '(async () => {',
+      '  const out = {};',
+      `  const bytes = fs.readFileSync(${JSON.stringify(path.join(MLP_DIR, 'input0.bin'))});`,
+      '  const input = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));',
+      `  for (const [key, file, x] of [['ort', ${JSON.stringify(ortFile)}, new Tensor('float32', [4, 32], input)], ['cuda', ${JSON.stringify(cudaFile)}, Tensor.from('float32', [2, 3], [0, 1, -1, 0.5, 2, -2])]]) {`,
+      '    const warnings = [];',
+      "    const program = await loadProgram(file, { logger: (level, m) => level === 'warn' && warnings.push(m) });",
+      '    try {',
+      '      const [y] = await program.run([x]);',
+      '      out[key] = { backend: program.backend, warnings, data: Array.from(y.data) };',
+      '    } finally {',
+      '      await program.dispose();',
+      '    }',
+      '  }',
+      '  console.log(JSON.stringify(out));',
+      '})().catch((e) => console.log(JSON.stringify({ failed: `${e.code}: ${e.message}` })));',
+    ].join('\n');
+    const out = JSON.parse(ok(process.execPath, ['-e', script], consumer, 120_000));
+    expect(out.failed).toBeUndefined();
+    expect(out.ort.backend).toBe('reference');
+    expect(out.ort.warnings).toEqual([expect.stringMatching(/segment 0: the onnxruntime engine cannot run here: onnxruntime-node is not installed.*rebuilt its onnxruntime engine for the reference backend/)]);
+    const reference = mlpReference();
+    (out.ort.data as number[]).forEach((v, i) => expect(Math.abs(v - reference[i]!)).toBeLessThan(1e-5));
+    expect(out.cuda.backend).toBe('reference');
+    expect(out.cuda.warnings).toEqual([expect.stringMatching(/segment 0: .*rebuilt its cuda engine for the reference backend/)]);
+    (out.cuda.data as number[]).forEach((v, i) => expect(v).toBeCloseTo(Math.exp([0, 1, -1, 0.5, 2, -2][i]!), 5));
+  }, 180_000);
 
   test('runs a model on the installed worker thread and matches PyTorch', () => {
     const out = JSON.parse(ok(process.execPath, ['-e', mlpRunScript('tensorrt-node')], consumer)) as MlpRunOutcome;

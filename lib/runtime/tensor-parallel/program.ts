@@ -34,7 +34,11 @@ export interface RankDevice {
   gpuId: number;
 }
 
-/** One rank of a tensor-parallel program: a program over its share of the weights (not runnable alone). */
+/**
+ * One rank of a tensor-parallel program: a program over its share of the weights (not runnable alone).
+ *
+ * @hideconstructor
+ */
 export class TensorParallelRank {
   constructor(
     /** 0 … n-1. */
@@ -72,7 +76,11 @@ export class TensorParallelRank {
   }
 }
 
-/** What `compile(model, {tensorParallel: n})` returns: n ranks that run as one program. */
+/**
+ * What `compile(model, {tensorParallel: n})` returns: n ranks that run as one program.
+ *
+ * @hideconstructor
+ */
 export class TensorParallelProgram {
   private readonly client: WorkerClient<Tensor[][]>;
 

@@ -84,7 +84,7 @@ describeWithTensorRT(
     expect(outcome).toMatchObject({ ok: false, error: { name: 'TensorRTMissingError', code: 'E_TENSORRT_MISSING' } });
     expect(outcome.error!.message).toBe(
       `the tensorrt backend cannot build engines here: ${missing} not found; searched ${missing} (cannot open shared object file: No such file or directory); ` +
-        'set TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the TensorRT tar from ' +
+        'set TENSORRT_NODE_TENSORRT_LIBRARY to the path of libnvinfer.so.10, or install TensorRT 10 (apt install libnvinfer10, or the TensorRT tar from ' +
         'developer.nvidia.com/tensorrt with its lib folder on LD_LIBRARY_PATH). Until then, `auto` takes the next backend.',
     );
   });
@@ -95,7 +95,7 @@ describeWithTensorRT(
     const value = outcome.value as { backend: string; logs: Array<{ level: string; message: string }>; named: { code: string; message: string }; status: { library: { reason: string } } };
     expect(value.backend).not.toBe('tensorrt');
     const reason = value.status.library.reason;
-    expect(reason).toMatch(/^\/.*libnvinfer\.so\.10 not found; searched .*; set TENSORRT_LIBRARY to the path of libnvinfer\.so\.10, or install TensorRT 10 /);
+    expect(reason).toMatch(/^\/.*libnvinfer\.so\.10 not found; searched .*; set TENSORRT_NODE_TENSORRT_LIBRARY to the path of libnvinfer\.so\.10, or install TensorRT 10 /);
     expect(value.logs.filter((l) => l.message.startsWith('backend tensorrt'))).toEqual([{ level: 'info', message: `backend tensorrt is not usable here: ${reason}` }]);
     expect(value.logs.filter((l) => l.message.startsWith('engine segments run on the'))).toEqual([
       { level: 'info', message: `engine segments run on the ${value.backend} backend (\`tensorrt-node doctor\` says why not the others)` },

@@ -1,5 +1,5 @@
 /**
- * ONNX sampling ops composed of existing IR ops: GridSample (opsets 16–21, any spatial rank)
+ * ONNX sampling ops composed of existing IR ops: GridSample (opset 16 up to the importer's MAX_OPSET, any spatial rank)
  * AffineGrid and Col2Im. GridSample follows ONNX's reference (onnx/reference/ops/op_grid_sample.py):
  * coordinates are denormalized, moved back inside the borders (border, reflection), and each
  * output pixel is a weighted sum of gathered input pixels, one gather per tap combination.
