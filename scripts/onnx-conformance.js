@@ -84,7 +84,7 @@ function markdown(results, version) {
     [lib.BOUND_PASS]: 'matches with its scalar and short integer inputs (shapes, axes, pads, K...) fixed at import (`loadOnnx(..., { constantInputs })`): the importer needs them known',
     wrong: 'runs but gives a different answer (a bug)',
     disputed: "differs from an expected output that contradicts the op's specification (see the reason)",
-    'unsupported-type': 'an input or output is a sequence, optional, string, or an element type the project lacks (fp8, int4, uint4, int2, float4...)',
+    'unsupported-type': 'an input or output is a sequence, optional or string',
     opset: 'the model opset is outside what the importer maps',
     'other-domain': 'the model imports only another domain (ai.onnx.ml, ai.onnx.preview.training)',
     'missing-op': 'no mapper for the op type',

@@ -2,7 +2,9 @@
  * Element types of the Graph IR and of {@link Tensor} data. TensorRT itself has no complex,
  * float64, int16, uint16, uint32 or uint64: the compiler lowers complex before conversion
  * (a trailing dim of 2), float64 with truncateDouble, and ops on the others run in fallback
- * segments (the converter registry refuses them).
+ * segments (the converter registry refuses them). The 8-, 4- and 2-bit types of ONNX
+ * (float8*, float4e2m1, int4, uint4, int2, uint2; see ./low-precision.ts) run in fallback
+ * segments too until quantization maps them to TensorRT's FP8/FP4/INT4.
  */
 
 export type DType =
@@ -20,7 +22,17 @@ export type DType =
   | 'uint64'
   | 'bool'
   | 'complex64'
-  | 'complex128';
+  | 'complex128'
+  | 'float8e4m3fn'
+  | 'float8e4m3fnuz'
+  | 'float8e5m2'
+  | 'float8e5m2fnuz'
+  | 'float8e8m0'
+  | 'float4e2m1'
+  | 'int4'
+  | 'uint4'
+  | 'int2'
+  | 'uint2';
 
 /** The typed array that holds a tensor's elements. */
 export type TypedArray =
@@ -47,7 +59,9 @@ export interface DTypeInfo {
   /**
    * How elements are stored: float16 and bfloat16 as their 16 raw bits in a Uint16Array
    * (computed in float32), bool as 0/1 bytes, int64 and uint64 as BigInt64Array and
-   * BigUint64Array (exact bigints), complex interleaved.
+   * BigUint64Array (exact bigints), complex interleaved; the 8- and 4-bit floats as their bit
+   * patterns in a Uint8Array, int4/int2 and uint4/uint2 one value per byte (Int8Array,
+   * Uint8Array): itemBytes is 1 for all of them, what they take in memory here.
    */
   readonly storage:
     | Float32ArrayConstructor
@@ -80,6 +94,16 @@ const table: Record<DType, DTypeInfo> = {
   bool: { name: 'bool', kind: 'bool', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'bool' },
   complex64: { name: 'complex64', kind: 'complex', itemBytes: 8, lanes: 2, storage: Float32Array, component: 'float32' },
   complex128: { name: 'complex128', kind: 'complex', itemBytes: 16, lanes: 2, storage: Float64Array, component: 'float64' },
+  float8e4m3fn: { name: 'float8e4m3fn', kind: 'float', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'float8e4m3fn' },
+  float8e4m3fnuz: { name: 'float8e4m3fnuz', kind: 'float', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'float8e4m3fnuz' },
+  float8e5m2: { name: 'float8e5m2', kind: 'float', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'float8e5m2' },
+  float8e5m2fnuz: { name: 'float8e5m2fnuz', kind: 'float', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'float8e5m2fnuz' },
+  float8e8m0: { name: 'float8e8m0', kind: 'float', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'float8e8m0' },
+  float4e2m1: { name: 'float4e2m1', kind: 'float', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'float4e2m1' },
+  int4: { name: 'int4', kind: 'int', itemBytes: 1, lanes: 1, storage: Int8Array, component: 'int4' },
+  uint4: { name: 'uint4', kind: 'int', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'uint4' },
+  int2: { name: 'int2', kind: 'int', itemBytes: 1, lanes: 1, storage: Int8Array, component: 'int2' },
+  uint2: { name: 'uint2', kind: 'int', itemBytes: 1, lanes: 1, storage: Uint8Array, component: 'uint2' },
 };
 
 export const DTYPES: readonly DType[] = Object.freeze(Object.keys(table) as DType[]);
@@ -104,13 +128,35 @@ export const isInteger = (d: DType): boolean => table[d].kind === 'int';
  */
 export const isBigIntDType = (d: DType): d is 'int64' | 'uint64' => d === 'int64' || d === 'uint64';
 
-/** Whether an integer type has no negative values (uint8/16/32/64); false for bool and non-integers. */
-export const isUnsigned = (d: DType): boolean => d === 'uint8' || d === 'uint16' || d === 'uint32' || d === 'uint64';
+/** Whether an integer type has no negative values (uint2/4/8/16/32/64); false for bool and non-integers. */
+export const isUnsigned = (d: DType): boolean =>
+  d === 'uint8' || d === 'uint16' || d === 'uint32' || d === 'uint64' || d === 'uint4' || d === 'uint2';
 
-/** Bits of an integer type's values (int8: 8, uint64: 64); undefined for other kinds. */
-export function integerBits(d: DType): 8 | 16 | 32 | 64 | undefined {
+/**
+ * Whether a type's elements are stored wider than their values: the 8- and 4-bit floats (bit
+ * patterns) and the 4- and 2-bit integers (one per byte). Typed-array stores do not round or
+ * wrap to these types: write them through writeNumbers/fromNumbers.
+ */
+export const isLowPrecision = (d: DType): boolean => LOW_PRECISION.has(d);
+const LOW_PRECISION: ReadonlySet<DType> = new Set<DType>([
+  'float8e4m3fn',
+  'float8e4m3fnuz',
+  'float8e5m2',
+  'float8e5m2fnuz',
+  'float8e8m0',
+  'float4e2m1',
+  'int4',
+  'uint4',
+  'int2',
+  'uint2',
+]);
+
+const SUB_BYTE_BITS: Partial<Record<DType, 2 | 4>> = { int4: 4, uint4: 4, int2: 2, uint2: 2 };
+
+/** Bits of an integer type's values (int4: 4, int8: 8, uint64: 64); undefined for other kinds. */
+export function integerBits(d: DType): 2 | 4 | 8 | 16 | 32 | 64 | undefined {
   if (table[d].kind !== 'int') return undefined;
-  return (table[d].itemBytes * 8) as 8 | 16 | 32 | 64;
+  return SUB_BYTE_BITS[d] ?? ((table[d].itemBytes * 8) as 8 | 16 | 32 | 64);
 }
 
 /**
@@ -149,9 +195,20 @@ const rank: Record<DType, number> = {
   float64: 7,
   complex64: 8,
   complex128: 9,
+  int2: 1,
+  uint2: 1,
+  int4: 1,
+  uint4: 1,
+  // Below float16: a wider float holds their values (see promoteTypes for two of them).
+  float8e4m3fn: 4.5,
+  float8e4m3fnuz: 4.5,
+  float8e5m2: 4.5,
+  float8e5m2fnuz: 4.5,
+  float8e8m0: 4.5,
+  float4e2m1: 4.5,
 };
 
-const SIGNED_OF_BITS: Record<8 | 16 | 32 | 64, DType> = { 8: 'int8', 16: 'int16', 32: 'int32', 64: 'int64' };
+const SIGNED_OF_BITS: Record<2 | 4 | 8 | 16 | 32 | 64, DType> = { 2: 'int2', 4: 'int4', 8: 'int8', 16: 'int16', 32: 'int32', 64: 'int64' };
 
 /**
  * Two different integer types: the wider when both are signed or both unsigned; otherwise the
@@ -164,8 +221,8 @@ function promoteIntegers(a: DType, b: DType): DType {
   const bb = integerBits(b)!;
   if (isUnsigned(a) === isUnsigned(b)) return ba >= bb ? a : b;
   const [u, s] = isUnsigned(a) ? [ba, bb] : [bb, ba];
-  if (s > u) return SIGNED_OF_BITS[s as 8 | 16 | 32 | 64];
-  return u === 64 ? 'float64' : SIGNED_OF_BITS[(u * 2) as 16 | 32 | 64];
+  if (s > u) return SIGNED_OF_BITS[s];
+  return u === 64 ? 'float64' : SIGNED_OF_BITS[(u * 2) as 4 | 8 | 16 | 32 | 64];
 }
 
 /**
@@ -176,6 +233,9 @@ function promoteIntegers(a: DType, b: DType): DType {
 export function promoteTypes(a: DType, b: DType): DType {
   if (a === b) return a;
   if ((a === 'float16' && b === 'bfloat16') || (a === 'bfloat16' && b === 'float16')) return 'float32';
+  // Two different floats of 16 bits or fewer, one of them 8 or 4 bits: float32 holds both
+  // exactly (float16 cannot hold float8e8m0's range; PyTorch refuses to promote float8 at all).
+  if (isFloating(a) && isFloating(b) && rank[a] <= 5 && rank[b] <= 5 && (rank[a] === 4.5 || rank[b] === 4.5)) return 'float32';
   if (isInteger(a) && isInteger(b)) return promoteIntegers(a, b);
   if (isComplex(a) || isComplex(b)) {
     const wide = a === 'complex128' || b === 'complex128' || a === 'float64' || b === 'float64';

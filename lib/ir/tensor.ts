@@ -5,12 +5,15 @@
  * Storage per dtype (see {@link DTypeInfo.storage}): float16/bfloat16 as raw 16-bit patterns
  * in a Uint16Array, bool as 0/1 in a Uint8Array, int64 as BigInt64Array and uint64 as
  * BigUint64Array (exact bigints), complex64/complex128 interleaved (real, imaginary) in a Float32Array/Float64Array of twice the element count.
+ * The 8- and 4-bit floats as bit patterns in a Uint8Array, int4/int2 and uint4/uint2 one value
+ * per byte (./low-precision.ts).
  */
 import { inspect } from 'node:util';
 
 import { InvalidArgumentError, ResourceLimitError } from '../errors';
 import { dtypeInfo, isDType, type DType, type TypedArray } from './dtype';
 import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from './half';
+import { fromE8M0Bits, fromMiniFloatBits, isMiniFloat, toE8M0Bits, toMiniFloatBits } from './low-precision';
 
 export type Shape = readonly number[];
 
@@ -78,6 +81,10 @@ const INTEGER_RANGES: Partial<Record<DType, readonly [number, number]>> = {
   uint16: [0, 2 ** 16 - 1],
   int32: [-(2 ** 31), 2 ** 31 - 1],
   uint32: [0, 2 ** 32 - 1],
+  int4: [-8, 7],
+  uint4: [0, 15],
+  int2: [-2, 1],
+  uint2: [0, 3],
 };
 const BIGINT_RANGES: Partial<Record<DType, readonly [bigint, bigint, string]>> = {
   int64: [-(2n ** 63n), 2n ** 63n - 1n, '[-2^63, 2^63-1]'],
@@ -206,7 +213,9 @@ export class Tensor {
 
   /**
    * Builds a tensor from plain numbers (or bigints), converting to the dtype's storage:
-   * float16/bfloat16 are rounded to nearest even; complex takes interleaved pairs; integer
+   * float16/bfloat16 and the 8- and 4-bit floats are rounded to nearest even (overflow as
+   * the type has it: see toMiniFloatBits; float8e8m0 as ONNX's Cast by default: up to a power of
+   * two, saturating); complex takes interleaved pairs; integer
    * dtypes truncate toward zero. A value an integer dtype cannot hold (NaN, ±Infinity, out
    * of range, such as 2^63 for int64 or -1 for uint16) is an `E_INVALID_ARGUMENT` error
    * naming its index, never a wrapped value. int64 and uint64 take bigints exactly: a
@@ -233,6 +242,8 @@ export class Tensor {
       else if (range !== undefined) data[i] = toSmallInteger(dtype, range, v, where);
       else if (dtype === 'float16') data[i] = toFloat16Bits(toNumber(v, where));
       else if (dtype === 'bfloat16') data[i] = toBFloat16Bits(toNumber(v, where));
+      else if (isMiniFloat(dtype)) data[i] = toMiniFloatBits(toNumber(v, where), dtype, false);
+      else if (dtype === 'float8e8m0') data[i] = toE8M0Bits(toNumber(v, where));
       else if (dtype === 'bool') data[i] = v ? 1 : 0;
       else (data as Float64Array)[i] = toNumber(v, where);
     }
@@ -245,7 +256,7 @@ export class Tensor {
   }
 
   /**
-   * The elements as numbers (float16/bfloat16 decoded, bool as 0/1, int64 and uint64 via
+   * The elements as numbers (float16/bfloat16 and the 8- and 4-bit floats decoded, bool as 0/1, int64 and uint64 via
    * Number, so rounded past 2^53: read `data` for their exact bigints; complex interleaved).
    * For display and tests; kernels read `data` directly.
    */
@@ -255,6 +266,8 @@ export class Tensor {
       const v = this.data[i]!;
       if (this.dtype === 'float16') out[i] = fromFloat16Bits(v as number);
       else if (this.dtype === 'bfloat16') out[i] = fromBFloat16Bits(v as number);
+      else if (isMiniFloat(this.dtype)) out[i] = fromMiniFloatBits(v as number, this.dtype);
+      else if (this.dtype === 'float8e8m0') out[i] = fromE8M0Bits(v as number);
       else out[i] = Number(v);
     }
     return out;

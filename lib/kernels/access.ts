@@ -11,6 +11,7 @@
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, type DType, type TypedArray } from '../ir/dtype';
 import { fromBFloat16Bits, fromFloat16Bits, toBFloat16Bits, toFloat16Bits } from '../ir/half';
+import { fromE8M0Bits, fromMiniFloatBits, isMiniFloat, isSubByteInt, toE8M0Bits, toMiniFloatBits, wrapSubByte } from '../ir/low-precision';
 import { shapeSize, Tensor, type Shape } from '../ir/tensor';
 
 /**
@@ -23,6 +24,8 @@ export function readNumbers(t: Tensor): Float64Array {
   const out = new Float64Array(d.length);
   if (t.dtype === 'float16') for (let i = 0; i < d.length; i++) out[i] = fromFloat16Bits(d[i] as number);
   else if (t.dtype === 'bfloat16') for (let i = 0; i < d.length; i++) out[i] = fromBFloat16Bits(d[i] as number);
+  else if (isMiniFloat(t.dtype)) for (let i = 0; i < d.length; i++) out[i] = fromMiniFloatBits(d[i] as number, t.dtype);
+  else if (t.dtype === 'float8e8m0') for (let i = 0; i < d.length; i++) out[i] = fromE8M0Bits(d[i] as number);
   else if (d instanceof BigInt64Array || d instanceof BigUint64Array) for (let i = 0; i < d.length; i++) out[i] = Number(d[i]);
   else for (let i = 0; i < d.length; i++) out[i] = d[i] as number;
   return out;
@@ -34,12 +37,13 @@ export type NumberView = Float64Array | Float32Array | Int32Array | Uint32Array 
 /**
  * The elements as numbers without a copy where the storage already holds them as numbers
  * (float32, float64, the integers up to 32 bits, bool and complex64/128 interleaved); a
- * float64 copy otherwise (float16 and bfloat16 bits, int64, uint64). Read-only. Kernels that only read their
+ * float64 copy otherwise (float16, bfloat16 and the 8- and 4-bit floats' bits, int64, uint64). Read-only. Kernels that only read their
  * inputs take this rather than readNumbers: a float64 copy of a large input is twice its size.
  */
 export function readNumberView(t: Tensor): NumberView {
   const d = t.data;
-  if (t.dtype === 'float16' || t.dtype === 'bfloat16' || d instanceof BigInt64Array || d instanceof BigUint64Array) return readNumbers(t);
+  if (t.dtype === 'float16' || t.dtype === 'bfloat16' || isMiniFloat(t.dtype) || t.dtype === 'float8e8m0') return readNumbers(t);
+  if (d instanceof BigInt64Array || d instanceof BigUint64Array) return readNumbers(t);
   return d as NumberView;
 }
 
@@ -79,7 +83,9 @@ export function floatToUint64(v: number): bigint {
  * applies: floats round to nearest even; integers truncate toward zero; the integer types up
  * to 32 bits wrap to the type's width, int64 saturates (see floatToInt64) and uint64 wraps
  * negatives and saturates past 2^64 (floatToUint64); bool is `value != 0`; NaN to an integer
- * type gives 0 (PyTorch leaves it undefined); complex takes interleaved pairs.
+ * type gives 0 (PyTorch leaves it undefined); complex takes interleaved pairs. The 8- and 4-bit
+ * types convert as ONNX's Cast without saturation (toMiniFloatBits; float8e8m0 by its default,
+ * toE8M0Bits) and int4/uint4/int2/uint2 wrap (wrapSubByte).
  */
 export function fromNumbers(dtype: DType, shape: Shape, values: ArrayLike<number>): Tensor {
   const info = dtypeInfo(dtype);
@@ -125,8 +131,13 @@ export function writeNumbers(dtype: DType, data: TypedArray, at: number, values:
         data[at + i] = Number.isFinite(v) ? Math.trunc(v) : 0;
       }
       break;
+    case 'float8e8m0':
+      for (let i = 0; i < count; i++) data[at + i] = toE8M0Bits(values[i]!);
+      break;
     default:
-      for (let i = 0; i < count; i++) data[at + i] = values[i]!;
+      if (isMiniFloat(dtype)) for (let i = 0; i < count; i++) data[at + i] = toMiniFloatBits(values[i]!, dtype, false);
+      else if (isSubByteInt(dtype)) for (let i = 0; i < count; i++) data[at + i] = wrapSubByte(values[i]!, dtype);
+      else for (let i = 0; i < count; i++) data[at + i] = values[i]!;
   }
 }
 

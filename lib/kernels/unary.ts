@@ -9,6 +9,7 @@
  */
 import { InvalidArgumentError } from '../errors';
 import { dtypeInfo, integerBits, isBigIntDType, isComplex, isDType, isFloating, isUnsigned, type DType } from '../ir/dtype';
+import { isSubByteInt, wrapSubByte } from '../ir/low-precision';
 import { shapeSize, Tensor } from '../ir/tensor';
 import { CHUNK_ELEMENTS, fromNumbers, readNumbers, readNumberView, writeNumbers } from './access';
 import {
@@ -427,7 +428,11 @@ function castBigIntToInteger(t: Tensor, dtype: DType): Tensor {
   else {
     // The low 32 bits are exact in a number; the typed-array store wraps them to the target's width.
     const bits = integerBits(dtype)!;
-    const wrap = isUnsigned(dtype) || bits < 32 ? (v: bigint) => Number(BigInt.asUintN(32, v)) : (v: bigint) => Number(BigInt.asIntN(32, v));
+    const wrap = isSubByteInt(dtype)
+      ? (v: bigint) => wrapSubByte(Number(BigInt.asIntN(32, v)), dtype) // a typed-array store would wrap to 8 bits, not 4 or 2
+      : isUnsigned(dtype) || bits < 32
+        ? (v: bigint) => Number(BigInt.asUintN(32, v))
+        : (v: bigint) => Number(BigInt.asIntN(32, v));
     for (let i = 0; i < src.length; i++) out[i] = wrap(src[i]!);
   }
   return new Tensor(dtype, t.shape, out);

@@ -29,19 +29,63 @@ export const ONNX_DTYPES: Record<number, DType | undefined> = {
   14: 'complex64',
   15: 'complex128',
   16: 'bfloat16',
+  17: 'float8e4m3fn',
+  18: 'float8e4m3fnuz',
+  19: 'float8e5m2',
+  20: 'float8e5m2fnuz',
+  21: 'uint4',
+  22: 'int4',
+  23: 'float4e2m1',
+  24: 'float8e8m0',
+  25: 'uint2',
+  26: 'int2',
 };
 
 const ONNX_TYPE_NAMES: Record<number, string> = {
   0: 'UNDEFINED',
   8: 'STRING',
-  17: 'FLOAT8E4M3FN',
-  18: 'FLOAT8E4M3FNUZ',
-  19: 'FLOAT8E5M2',
-  20: 'FLOAT8E5M2FNUZ',
-  21: 'UINT4',
-  22: 'INT4',
-  23: 'FLOAT4E2M1',
 };
+
+/**
+ * Elements per byte of the types ONNX packs (raw_data, and each int32_data entry): two
+ * 4-bit elements, low nibble first; four 2-bit elements, lowest bits first. The last byte
+ * is padded with zeros.
+ */
+const PACKED: Partial<Record<DType, 2 | 4>> = { int4: 2, uint4: 2, float4e2m1: 2, int2: 4, uint2: 4 };
+
+/** Bytes of ONNX's packed form of `count` elements of `dtype`: count itself for unpacked types. */
+function packedBytes(dtype: DType, count: number): number {
+  const per = PACKED[dtype];
+  return per === undefined ? count * dtypeInfo(dtype).itemBytes : Math.ceil(count / per);
+}
+
+/**
+ * Unpacks `count` elements of a 4- or 2-bit type from packed bytes (`byteAt(i)`, the i-th
+ * packed byte) into one element per byte, sign-extending int4 and int2.
+ */
+function unpack(dtype: DType, count: number, byteAt: (i: number) => number): Tensor['data'] {
+  const per = PACKED[dtype]!;
+  const bits = 8 / per;
+  const mask = (1 << bits) - 1;
+  const signed = dtype === 'int4' || dtype === 'int2';
+  const out = new (dtypeInfo(dtype).storage)(count);
+  for (let i = 0; i < count; i++) {
+    const v = (byteAt(Math.floor(i / per)) >>> (bits * (i % per))) & mask;
+    out[i] = signed && v > mask >> 1 ? v - (mask + 1) : v;
+  }
+  return out;
+}
+
+/** Packs one element per byte into ONNX's packed bytes of a 4- or 2-bit type (the inverse of unpack). */
+export function packSubByte(dtype: DType, data: ArrayLike<number>): Uint8Array {
+  const per = PACKED[dtype];
+  if (per === undefined) throw new TypeError(`${dtype} is not a packed type`);
+  const bits = 8 / per;
+  const mask = (1 << bits) - 1;
+  const out = new Uint8Array(Math.ceil(data.length / per));
+  for (let i = 0; i < data.length; i++) out[Math.floor(i / per)]! |= (data[i]! & mask) << (bits * (i % per));
+  return out;
+}
 
 /** The IR dtype of an ONNX element type; `what` names the tensor/input for the error. */
 export function dtypeFromOnnx(code: number, what: string): DType {
@@ -73,10 +117,11 @@ function varintSize(n: number): number {
 
 function readRaw(bytes: Uint8Array, dtype: DType, count: number, what: string, reuse = false): Tensor['data'] {
   const info = dtypeInfo(dtype);
-  const expected = count * info.itemBytes;
+  const expected = packedBytes(dtype, count);
   if (bytes.byteLength !== expected) {
     throw new BadModelError(`${what}: raw data holds ${bytes.byteLength} bytes, but ${dtype} with ${count} elements needs ${expected}`);
   }
+  if (PACKED[dtype] !== undefined) return unpack(dtype, count, (i) => bytes[i]!);
   const slots = count * info.lanes;
   const slotBytes = info.itemBytes / info.lanes;
   const misalignment = bytes.byteOffset % slotBytes;
@@ -113,7 +158,8 @@ function typedField(proto: onnx.ITensorProto, dtype: DType): [ArrayLike<number |
       return [proto.uint64Data as ArrayLike<number | LongLike> | undefined, 'uint64_data'];
     default:
       // int32, int16, uint16, int8, uint8, bool (widened, one per entry); float16 and
-      // bfloat16 as 16-bit patterns, one per entry.
+      // bfloat16 as 16-bit patterns, one per entry; the float8 types as 8-bit patterns, one
+      // per entry; the 4- and 2-bit types packed, one byte per entry.
       return [proto.int32Data, 'int32_data'];
   }
 }
@@ -130,7 +176,8 @@ export function tensorFromProto(proto: onnx.ITensorProto, what: string, options:
   });
   const info = dtypeInfo(dtype);
   if (proto.dataLocation === 1) {
-    return new Tensor(dtype, shape, readRaw(readExternalData(proto, what, bytes, options), dtype, count, what));
+    const fileBytes = PACKED[dtype] === undefined ? bytes : packedBytes(dtype, count);
+    return new Tensor(dtype, shape, readRaw(readExternalData(proto, what, fileBytes, options), dtype, count, what));
   }
   if (proto.rawData && proto.rawData.length > 0) {
     return new Tensor(dtype, shape, readRaw(proto.rawData, dtype, count, what, options.ownsBuffer === true));
@@ -138,11 +185,14 @@ export function tensorFromProto(proto: onnx.ITensorProto, what: string, options:
   const slots = count * info.lanes;
   const [field, fieldName] = typedField(proto, dtype);
   const values = field ?? [];
-  if (values.length !== slots) {
-    throw new BadModelError(`${what}: ${fieldName} holds ${values.length} values, its shape [${shape.join(', ')}] needs ${slots}`, {
+  const entries = PACKED[dtype] === undefined ? slots : packedBytes(dtype, count);
+  if (values.length !== entries) {
+    throw new BadModelError(`${what}: ${fieldName} holds ${values.length} values, its shape [${shape.join(', ')}] needs ${entries}`, {
       details: { tensor: what },
     });
   }
+  // Entries may be sign-extended (a packed byte 0x88 written as -120): their low byte counts.
+  if (PACKED[dtype] !== undefined) return new Tensor(dtype, shape, unpack(dtype, count, (i) => (values[i] as number) & 0xff));
   const data = new info.storage(slots);
   if (dtype === 'int64') {
     for (let i = 0; i < slots; i++) (data as BigInt64Array)[i] = toBigInt(values[i] as never);
@@ -156,6 +206,9 @@ export function tensorFromProto(proto: onnx.ITensorProto, what: string, options:
     }
   } else if (dtype === 'float16' || dtype === 'bfloat16') {
     for (let i = 0; i < slots; i++) data[i] = (values[i] as number) & 0xffff;
+  } else if (info.storage === Uint8Array && dtype !== 'uint8' && dtype !== 'bool') {
+    // The float8 types: each entry holds one bit pattern.
+    for (let i = 0; i < slots; i++) data[i] = (values[i] as number) & 0xff;
   } else {
     for (let i = 0; i < slots; i++) data[i] = values[i] as number;
   }

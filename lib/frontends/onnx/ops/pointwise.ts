@@ -4,8 +4,9 @@
  * and PyTorch's promotion never changes the type. Folders for shape arithmetic (Add, Mul,
  * Equal, Where, Cast...) run first; these mappers handle the tensor case.
  */
-import { isFloating, isInteger } from '../../../ir/dtype';
+import { isFloating, isInteger, isLowPrecision, type DType } from '../../../ir/dtype';
 import type { Value } from '../../../ir/graph';
+import { isMiniFloat, miniFloatMax } from '../../../ir/low-precision';
 import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
@@ -194,32 +195,43 @@ defineOnnxOp('Clip', (ctx) => {
 
 // Casts.
 /**
- * Cast's and CastLike's `saturate` (opset 19) and `round_mode` (opset 24) say how values are
- * rounded into the float8 and float8e8m0 types only, which `to` can never name here (dtypeFromOnnx
- * refuses them): read, and without effect on the types there are.
+ * Cast and CastLike into `dtype` with ONNX's `saturate` (opset 19) and `round_mode` (opset 24),
+ * which only the float8 types and float8e8m0 read. Saturating into float8 is ONNX's reference
+ * exactly: a clip to the type's finite range (±Infinity to ±max, NaN kept) before the cast,
+ * computed in float32 or float64, which hold every input value the clip must see. float4e2m1
+ * saturates either way (it has no Infinity or NaN). float8e8m0's cast (_to_copy) rounds up
+ * and saturates, ONNX's defaults; other settings are refused.
  */
-const float8Only = (ctx: OnnxContext): void => ctx.ignoreAttributes('saturate', 'round_mode');
+function castTo(ctx: OnnxContext, self: Value, dtype: DType): Value {
+  const saturate = ctx.attrInt('saturate', 1);
+  const roundMode = ctx.attrString('round_mode', 'up');
+  if (dtype === 'float8e8m0' && (saturate !== 1 || roundMode !== 'up')) {
+    ctx.unsupported(`a cast to float8e8m0 with saturate=${saturate} and round_mode "${roundMode}" is not supported (saturate=1 with round_mode "up" is)`);
+  }
+  if (self.tensorType.dtype === dtype) return self;
+  if (saturate !== 0 && isMiniFloat(dtype) && dtype !== 'float4e2m1') {
+    const from = self.tensorType.dtype;
+    const wide = from === 'float32' || from === 'float64' ? self : ctx.cast(self, 'float64');
+    const max = miniFloatMax(dtype);
+    return ctx.cast(ctx.emit('aten.clamp.default', { self: wide, min: -max, max }), dtype);
+  }
+  return ctx.emit('aten._to_copy.default', { self, dtype });
+}
 
 defineOnnxOp('Cast', (ctx) => {
   const self = ctx.input(0);
-  float8Only(ctx);
   const dtype = dtypeFromOnnx(ctx.attrInt('to'), `${ctx.where}: attribute to`);
-  if (self.tensorType.dtype === dtype) return [self];
   // A small integer constant cast to a float stays a constant (exact), so that what is computed
   // from it (a Range limit, say) is still known at import.
   const c = ctx.constant(0);
-  if (c !== null && c.size <= 64 && isInteger(c.dtype) && isFloating(dtype)) {
+  if (self.tensorType.dtype !== dtype && c !== null && c.size <= 64 && isInteger(c.dtype) && isFloating(dtype) && !isLowPrecision(dtype)) {
+    ctx.ignoreAttributes('saturate', 'round_mode');
     return [ctx.constantValue(Tensor.from(dtype, c.shape, c.toArray().map(Number)), 'cast')];
   }
-  return [ctx.emit('aten._to_copy.default', { self, dtype })];
+  return [castTo(ctx, self, dtype)];
 });
 
-defineOnnxOp('CastLike', (ctx) => {
-  const self = ctx.input(0);
-  float8Only(ctx);
-  const dtype = ctx.inputType(1).dtype;
-  return [self.tensorType.dtype === dtype ? self : ctx.emit('aten._to_copy.default', { self, dtype })];
-});
+defineOnnxOp('CastLike', (ctx) => [castTo(ctx, ctx.input(0), ctx.inputType(1).dtype)]);
 
 defineOnnxOp('Dropout', (ctx) => {
   const self = ctx.input(0);

@@ -2,8 +2,11 @@
  * ONNX's linear (de)quantization ops, composed of casts and float arithmetic as ONNX's
  * reference defines them: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
  * QLinearMatMul and MatMulInteger (int8/uint8 data; per-tensor or per-axis scales, no blocks).
+ * QuantizeLinear and DequantizeLinear also take 16-, 4- and 2-bit integers and the float8 and
+ * float4e2m1 types.
  */
 import type { DType } from '../../../ir/dtype';
+import { isMiniFloat, miniFloatMax, type MiniFloatDType } from '../../../ir/low-precision';
 import type { Value } from '../../../ir/graph';
 import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
@@ -13,7 +16,15 @@ const RANGES: Partial<Record<DType, [number, number]>> = { uint8: [0, 255], int8
 
 // QuantizeLinear and DequantizeLinear also take 16-bit types (opset 21); float32 holds their
 // values exactly. MatMulInteger and QLinearMatMul stay 8-bit, as ONNX defines them.
-const WIDE_RANGES: Partial<Record<DType, [number, number]>> = { ...RANGES, uint16: [0, 65535], int16: [-32768, 32767] };
+const WIDE_RANGES: Partial<Record<DType, [number, number]>> = {
+  ...RANGES,
+  uint16: [0, 65535],
+  int16: [-32768, 32767],
+  uint4: [0, 15],
+  int4: [-8, 7],
+  uint2: [0, 3],
+  int2: [-2, 1],
+};
 
 function range(ctx: OnnxContext, dtype: DType, table = RANGES): [number, number] {
   const r = table[dtype];
@@ -43,12 +54,40 @@ function saturate(ctx: OnnxContext, x: Value, zp: Value | null, dtype: DType): V
   return ctx.cast(ctx.emit('aten.clamp.default', { self: q, min: lo, max: hi }), dtype);
 }
 
+/**
+ * A float zero point (float8, float4e2m1) must be 0, as ONNX says; only a constant one can be
+ * checked at import, so another is refused.
+ */
+function checkFloatZeroPoint(ctx: OnnxContext, i: number): void {
+  if (!ctx.hasInput(i)) return;
+  const c = ctx.constant(i);
+  if (c === null) ctx.unsupported(`a ${ctx.inputType(i).dtype} zero point (input ${i}) must be a constant, known to be 0`);
+  if (c.toArray().some((v) => v !== 0)) ctx.bad(`a ${c.dtype} zero point (input ${i}) must be 0`);
+}
+
+/**
+ * x / scale cast into a float type as ONNX's reference does: float8 with `saturate` clipped to
+ * ±max first (NaN kept), float4e2m1 saturating either way.
+ */
+function quantizeToFloat(ctx: OnnxContext, q: Value, dtype: MiniFloatDType, saturate: boolean): Value {
+  if (!saturate || dtype === 'float4e2m1') return ctx.cast(q, dtype);
+  const max = miniFloatMax(dtype);
+  return ctx.cast(ctx.emit('aten.clamp.default', { self: q, min: -max, max }), dtype);
+}
+
 defineOnnxOp('QuantizeLinear', (ctx) => {
   if (ctx.attrInt('block_size', 0) !== 0) ctx.unsupported('blocked quantization (block_size) is not supported');
-  if (ctx.attrInt('saturate', 1) !== 1) ctx.unsupported('saturate=0 is not supported');
+  // saturate only changes a float8 result (integers always saturate).
+  const saturating = ctx.attrInt('saturate', 1) !== 0;
   const x = ctx.input(0);
   const rank = x.tensorType.shape.length;
   const axis = ctx.attrInt('axis', 1);
+  const zpType = ctx.hasInput(2) ? ctx.inputType(2).dtype : null;
+  if (zpType !== null && isMiniFloat(zpType)) {
+    checkFloatZeroPoint(ctx, 2);
+    const scale = alongAxis(ctx, ctx.input(1), axis, rank);
+    return [quantizeToFloat(ctx, ctx.emit('aten.div.Tensor', { self: f32(ctx, x), other: f32(ctx, scale) }), zpType, saturating)];
+  }
   const zp = ctx.hasInput(2) ? alongAxis(ctx, ctx.input(2), axis, rank) : null;
   if (zp === null && ctx.has('output_dtype')) ctx.unsupported('output_dtype without a zero point is not supported');
   const dtype: DType = zp?.tensorType.dtype ?? 'uint8';
@@ -58,7 +97,8 @@ defineOnnxOp('QuantizeLinear', (ctx) => {
 
 /** (x - zero point) * scale in float32. */
 function dequantize(ctx: OnnxContext, x: Value, scale: Value, zp: Value | null): Value {
-  range(ctx, x.tensorType.dtype === 'int32' ? 'int8' : x.tensorType.dtype, WIDE_RANGES);
+  // float32 holds every float8 and float4e2m1 value exactly.
+  if (!isMiniFloat(x.tensorType.dtype)) range(ctx, x.tensorType.dtype === 'int32' ? 'int8' : x.tensorType.dtype, WIDE_RANGES);
   let d = f32(ctx, x);
   if (zp !== null) d = ctx.emit('aten.sub.Tensor', { self: d, other: f32(ctx, zp) });
   return ctx.emit('aten.mul.Tensor', { self: d, other: f32(ctx, scale) });
@@ -70,7 +110,8 @@ defineOnnxOp('DequantizeLinear', (ctx) => {
   const rank = x.tensorType.shape.length;
   const axis = ctx.attrInt('axis', 1);
   const scale = alongAxis(ctx, ctx.input(1), axis, rank);
-  const zp = ctx.hasInput(2) ? alongAxis(ctx, ctx.input(2), axis, rank) : null;
+  if (isMiniFloat(x.tensorType.dtype)) checkFloatZeroPoint(ctx, 2);
+  const zp = ctx.hasInput(2) && !isMiniFloat(x.tensorType.dtype) ? alongAxis(ctx, ctx.input(2), axis, rank) : null;
   const y = dequantize(ctx, x, scale, zp);
   return [y.tensorType.dtype === scale.tensorType.dtype ? y : ctx.cast(y, scale.tensorType.dtype)];
 });
