@@ -1,12 +1,16 @@
 /**
  * Runs a Graph on the CPU. It is the test oracle for the compiler and runs fallback segments.
  */
-import { BadInputError, BadModelError, InternalError, TensorRTNodeError, UnsupportedOpError } from '../errors';
+import { BadInputError, BadModelError, InternalError, ResourceLimitError, TensorRTNodeError, UnsupportedOpError } from '../errors';
 import { Value, type Arg, type Graph, type Node } from '../ir/graph';
+import { isDataDependentSymbol } from '../ir/ops/data-dependent';
 import { evaluateDim } from '../ir/symbolic';
 import { Tensor } from '../ir/tensor';
 import { bindInputs } from './bind-inputs';
-import { getImpl, type RuntimeArg, type RuntimeValue } from './registry';
+import { getImpl, type ControlFlowLimits, type RuntimeArg, type RuntimeValue } from './registry';
+
+/** 100,000 iterations: a loop past them is taken for one that does not end. 4 GiB: Node's largest typed array. */
+export const DEFAULT_CONTROL_FLOW_LIMITS: ControlFlowLimits = Object.freeze({ maxLoopIterations: 100_000, maxTensorBytes: 2 ** 32 });
 
 function resolve(arg: Arg, env: Map<Value, RuntimeValue>): RuntimeArg {
   if (arg instanceof Value) {
@@ -37,6 +41,8 @@ function lastUses(graph: Graph): Map<Value, number> {
 export interface InterpretOptions {
   /** Told each call node's wall-clock time in ms (its result checks included), as it finishes: what a profile attributes to it. */
   onNode?: (node: Node, ms: number) => void;
+  /** Bounds on If/Loop/Scan nodes (defaults: DEFAULT_CONTROL_FLOW_LIMITS); subgraphs run under the same. */
+  limits?: Partial<ControlFlowLimits>;
 }
 
 /**
@@ -46,6 +52,7 @@ export interface InterpretOptions {
  */
 export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>, options: InterpretOptions = {}): Tensor[] {
   const onNode = options.onNode;
+  const limits: ControlFlowLimits = { ...DEFAULT_CONTROL_FLOW_LIMITS, ...options.limits };
   const { tensors, symbols } = bindInputs(graph, inputs);
   const env = new Map<Value, RuntimeValue>();
   graph.inputs.forEach((v, i) => env.set(v, tensors[i]!));
@@ -67,11 +74,15 @@ export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Rec
     for (const [k, a] of Object.entries(node.args)) args[k] = resolve(a, env);
     let results: RuntimeValue[];
     try {
-      results = impl(args, { node, symbols });
+      results = impl(args, { node, symbols, limits });
     } catch (error) {
       // Run-time data the op cannot process (an index out of range) is the input's fault.
       if (error instanceof BadInputError) {
         throw new BadInputError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { ...error.details, node: node.name, op: node.target } });
+      }
+      // A bound reached (a loop that does not end) stays E_RESOURCE_LIMIT, naming the node.
+      if (error instanceof ResourceLimitError) {
+        throw new ResourceLimitError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { ...error.details, node: node.name, op: node.target } });
       }
       if (error instanceof TensorRTNodeError) {
         throw new BadModelError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { node: node.name, op: node.target } });
@@ -98,13 +109,20 @@ export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Rec
 }
 
 /** An implementation must agree with the inferred type: catches kernel/inference drift early. */
-function checkResult(node: Node, value: Value, result: RuntimeValue, symbols: ReadonlyMap<string, number>): void {
+function checkResult(node: Node, value: Value, result: RuntimeValue, symbols: Map<string, number>): void {
   if (value.type.kind === 'symint') {
     if (typeof result !== 'number') throw new InternalError(`${describeNode(node)}: SymInt output %${value.name} is not a number`);
     return;
   }
   if (!(result instanceof Tensor)) throw new InternalError(`${describeNode(node)}: output %${value.name} is not a tensor`);
   const type = value.type;
+  // A size only the data decides (a data-dependent symbol, lib/ir/ops/data-dependent.ts) is
+  // bound by the first output that shows it; later uses are checked against that value.
+  if (result.rank === type.shape.length) {
+    type.shape.forEach((d, i) => {
+      if (typeof d !== 'number' && d.op === 'sym' && !symbols.has(d.name) && isDataDependentSymbol(d.name)) symbols.set(d.name, result.shape[i]!);
+    });
+  }
   const expectedShape = type.shape.map((d) => {
     try {
       return evaluateDim(d, symbols);

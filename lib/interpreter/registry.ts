@@ -15,6 +15,16 @@ export interface ImplContext {
   readonly node: Node;
   /** Values of the graph's symbols for this run. */
   readonly symbols: ReadonlyMap<string, number>;
+  /** The run's bounds on control flow (absent: the defaults of lib/interpreter/ops/control-flow.ts). */
+  readonly limits?: ControlFlowLimits;
+}
+
+/** What keeps a control-flow op from running without end or growing without bound. */
+export interface ControlFlowLimits {
+  /** Iterations one Loop node may run per execution. */
+  readonly maxLoopIterations: number;
+  /** Bytes a loop-carried or stacked scan output may reach. */
+  readonly maxTensorBytes: number;
 }
 
 export type ImplFn = (args: Readonly<Record<string, RuntimeArg>>, ctx: ImplContext) => RuntimeValue[];

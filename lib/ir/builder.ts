@@ -16,6 +16,8 @@ export interface CallOptions {
   where?: string;
   /** Provenance stored on the node. */
   meta?: Record<string, unknown>;
+  /** The graphs a control-flow op runs (Node.subgraphs); its inference reads them. */
+  subgraphs?: Readonly<Record<string, Graph>>;
 }
 
 /**
@@ -31,8 +33,9 @@ export function call(graph: Graph, target: string, args: Readonly<Record<string,
   if (bound.problems.length > 0) {
     throw new InternalError(`${where}: bad arguments for ${target}: ${bound.problems.join('; ')}`);
   }
-  const types = op.infer(new InferContext(target, bound.args, where, graph.symbols));
+  const types = op.infer(new InferContext(target, bound.args, where, graph.symbols, options.subgraphs));
   const node = graph.addCall(target, bound.args, types, options.name);
+  if (options.subgraphs !== undefined) node.subgraphs = options.subgraphs;
   if (options.where !== undefined) node.meta.where = options.where;
   Object.assign(node.meta, options.meta);
   return node;

@@ -66,6 +66,12 @@ export class Node {
   readonly outputs: Value[] = [];
   /** Free-form provenance for messages and layer names (e.g. `{onnxNode: 'Conv_3', onnxOp: 'Conv'}`). */
   readonly meta: Record<string, unknown> = {};
+  /**
+   * Graphs a control-flow call runs (`trt.if`'s branches, `trt.loop`'s and `trt.scan`'s body),
+   * by role. Each is self-contained: the outer values it reads are arguments of the node and
+   * inputs of the subgraph, so nothing crosses graph boundaries by reference.
+   */
+  subgraphs?: Readonly<Record<string, Graph>>;
 
   constructor(
     readonly id: number,

@@ -26,7 +26,9 @@
  * node = { kind: "placeholder", name, outputs: [value], meta? }
  *      | { kind: "constant", name, constant: { dtype, shape, origin, offset, byteLength },
  *          outputs: [value], meta? }
- *      | { kind: "call", name, target, args: { argName: arg }, outputs: [value...], meta? }
+ *      | { kind: "call", name, target, args: { argName: arg }, outputs: [value...], meta?,
+ *          subgraphs?: { role: graph } }     // control-flow ops (Node.subgraphs): graphs of this
+ *                                         // same form, their constants in the same weights
  * value = { name, type }                  // one per node output, in output order
  * type  = { kind: "tensor", dtype, shape: [dim] } | { kind: "symint", expr: dim }
  * dim   = integer | { op: "sym", name } | { op: "add"|"sub"|"mul"|"floordiv"|"mod"|"max"|"min", a: dim, b: dim }
@@ -151,6 +153,8 @@ export interface SerializedCallNode extends SerializedNodeBase {
   kind: 'call';
   target: string;
   args: Record<string, SerializedArg>;
+  /** A control-flow node's graphs by role; absent for other nodes. */
+  subgraphs?: Record<string, SerializedGraph>;
 }
 
 export type SerializedNode = SerializedPlaceholderNode | SerializedConstantNode | SerializedCallNode;
@@ -172,6 +176,8 @@ const ORIGINS: readonly ConstantOrigin[] = ['parameter', 'buffer', 'constant'];
 const NODE_KINDS: readonly NodeKind[] = ['placeholder', 'constant', 'call'];
 /** How deep lists, dims and meta may nest (deeper input is rejected, not overflowed). */
 const MAX_DEPTH = 500;
+/** How deep subgraphs may nest (a loop in a branch in a loop...); deeper files are refused. */
+const MAX_GRAPH_DEPTH = 32;
 
 /** A deep copy of `v` when it is JSON data that JSON gives back exactly, else undefined. */
 function jsonCopy(v: unknown, depth = 0): JsonValue | undefined {
@@ -233,8 +239,12 @@ interface Plan {
 }
 
 function plan(graph: Graph): Plan {
-  const ids = new Map<Value, number>();
   const blobs = new BlobTable<Tensor>();
+  return { json: planGraph(graph, blobs), blobs };
+}
+
+function planGraph(graph: Graph, blobs: BlobTable<Tensor>): SerializedGraph {
+  const ids = new Map<Value, number>();
 
   const writeArg = (a: Arg, where: string): SerializedArg => {
     if (a instanceof Value) {
@@ -255,6 +265,11 @@ function plan(graph: Graph): Plan {
       const args: Record<string, SerializedArg> = {};
       for (const [k, a] of Object.entries(node.args)) defineEntry(args, k, writeArg(a, `${where} argument ${k}`));
       base = { kind: 'call', name: node.name, target: node.target, args, outputs: [] };
+      if (node.subgraphs !== undefined) {
+        const subgraphs: Record<string, SerializedGraph> = {};
+        for (const [role, sub] of Object.entries(node.subgraphs)) defineEntry(subgraphs, role, planGraph(sub, blobs));
+        base.subgraphs = subgraphs;
+      }
     } else if (node.kind === 'constant') {
       const t = node.tensor;
       if (t === undefined) throw new InternalError(`serializeGraph: constant ${where} has no data`);
@@ -305,7 +320,7 @@ function plan(graph: Graph): Plan {
     outputs: graph.outputs.map((v) => idOf(v, 'graph output')),
     outputNames: [...graph.outputNames],
   };
-  return { json, blobs };
+  return json;
 }
 
 /**
@@ -359,7 +374,19 @@ const describe = (x: unknown): string => describeJson(x, 40);
  */
 export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
   if (!(weights instanceof Uint8Array)) throw new InvalidArgumentError('deserializeGraph: weights must be a Uint8Array');
-  const r: Reader = new Reader();
+  const graph = readGraph(json, weights, 0, 'serialized graph');
+  try {
+    verifyGraph(graph, 'serialized graph');
+  } catch (error) {
+    if (error instanceof InternalError) throw new BadModelError(error.message, { cause: error, details: error.details });
+    throw error;
+  }
+  return graph;
+}
+
+/** One graph of a serialized graph (the whole, or a control-flow node's subgraph at `depth`). */
+function readGraph(json: unknown, weights: Uint8Array, depth: number, label: string): Graph {
+  const r: Reader = new Reader(label);
   const g = r.object(json, 'the serialized graph');
   if (g.version === undefined) r.fail('no format version (not a serialized graph?)');
   if (!READ_VERSIONS.includes(g.version as number)) {
@@ -367,7 +394,7 @@ export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
   }
   const numberTag = g.version === 1 ? 'number' : '$number';
   const name = r.string(g.name, 'the graph name');
-  r.label = `serialized graph "${name}"`;
+  r.label = `${label} "${name}"`;
   const graph = new Graph(name);
 
   for (const [i, s] of r.array(g.symbols, 'symbols').entries()) {
@@ -476,6 +503,14 @@ export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
         args[k] = readArg(a, `${where} argument ${k}`, 0);
       }
       node = graph.addCall(target, args, outs.map((o) => o.type), nodeName);
+      if (n.subgraphs !== undefined) {
+        if (depth >= MAX_GRAPH_DEPTH) r.fail(`${where}: subgraphs nest more than ${MAX_GRAPH_DEPTH} deep`);
+        const subgraphs: Record<string, Graph> = {};
+        for (const [role, sub] of Object.entries(r.object(n.subgraphs, `${where}'s subgraphs`))) {
+          defineEntry(subgraphs, role, readGraph(sub, weights, depth + 1, `${r.label} ${where} subgraph ${role}`));
+        }
+        node.subgraphs = subgraphs;
+      }
     }
     reserve(node.name, nodeName);
     node.name = nodeName;
@@ -509,13 +544,6 @@ export function deserializeGraph(json: unknown, weights: Uint8Array): Graph {
   const outputNames = r.array(g.outputNames, 'outputNames').map((x, i) => r.string(x, `output name ${i}`));
   if (outputNames.length !== outputs.length) r.fail(`${outputs.length} outputs but ${outputNames.length} output names`);
   graph.setOutputs(outputs, outputNames);
-
-  try {
-    verifyGraph(graph, 'serialized graph');
-  } catch (error) {
-    if (error instanceof InternalError) throw new BadModelError(error.message, { cause: error, details: error.details });
-    throw error;
-  }
   return graph;
 }
 

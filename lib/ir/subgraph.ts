@@ -29,6 +29,7 @@ export function extractSubgraph(graph: Graph, name: string, nodes: readonly Node
     for (const [k, a] of Object.entries(node.args)) args[k] = remap(a);
     const copy = sub.addCall(node.target, args, node.outputs.map((v) => v.type), node.name);
     Object.assign(copy.meta, node.meta);
+    if (node.subgraphs !== undefined) copy.subgraphs = node.subgraphs;
     node.outputs.forEach((v, i) => {
       copy.outputs[i]!.name = v.name;
       map.set(v, copy.outputs[i]!);

@@ -4,8 +4,10 @@
  */
 import { InternalError } from '../errors';
 import { checkArg } from './check-args';
-import { Value, type Graph } from './graph';
-import { getOp } from './ops/registry';
+import { formatType, Value, type Graph, type Node } from './graph';
+import { CONTROL_FLOW_SUBGRAPHS } from './ops/control-flow';
+import { InferContext } from './ops/infer-context';
+import { getOp, type InferFn } from './ops/registry';
 import { hasVariadicReturn } from './schema';
 import { symbolsOf } from './symbolic';
 
@@ -42,6 +44,7 @@ export function findProblems(graph: Graph): string[] {
         if (!hasVariadicReturn(op.schema) && node.outputs.length !== op.schema.returns.length) {
           problems.push(`${where} (${node.target}) has ${node.outputs.length} outputs, its schema ${op.schema.returns.length}`);
         }
+        problems.push(...subgraphProblems(node, op.infer, graph));
       }
     } else if (node.kind === 'constant') {
       const t = node.tensor;
@@ -70,6 +73,38 @@ export function findProblems(graph: Graph): string[] {
   }
   for (const [name, range] of graph.symbols) {
     if (!(range.min <= range.max)) problems.push(`symbol ${name} has an empty range [${range.min}, ${range.max}]`);
+  }
+  return problems;
+}
+
+/**
+ * A control-flow node's subgraphs: each valid on its own, and the node's rule satisfied
+ * (subgraph inputs fit the node's arguments, outputs agree): inferred again, the outputs must
+ * have the node's count, dtypes and ranks. Sizes may differ, since passes specialize the
+ * outer graph's symbols, not the subgraphs'.
+ */
+function subgraphProblems(node: Node, infer: InferFn, graph: Graph): string[] {
+  const roles = CONTROL_FLOW_SUBGRAPHS[node.target];
+  const where = `node ${node.name} (${node.target})`;
+  if (roles === undefined) return node.subgraphs === undefined ? [] : [`${where} carries subgraphs, which only control-flow ops have`];
+  const problems: string[] = [];
+  for (const role of roles) {
+    const sub = node.subgraphs?.[role];
+    if (sub === undefined) problems.push(`${where} has no subgraph ${role}`);
+    else problems.push(...findProblems(sub).map((p) => `${where} subgraph ${role}: ${p}`));
+  }
+  if (problems.length > 0) return problems;
+  try {
+    // A scratch copy of the symbols: run-time symbols the rule declares must not leak into the graph.
+    const types = infer(new InferContext(node.target, node.args, where, new Map(graph.symbols), node.subgraphs));
+    if (types.length !== node.outputs.length) return [`${where} has ${node.outputs.length} outputs, its subgraphs give ${types.length}`];
+    node.outputs.forEach((v, i) => {
+      const t = types[i]!;
+      const ok = v.type.kind === 'tensor' && t.kind === 'tensor' && v.type.dtype === t.dtype && v.type.shape.length === t.shape.length;
+      if (!ok) problems.push(`${where} output ${i} (%${v.name}) is ${formatType(v.type)}, its subgraphs give ${formatType(t)}`);
+    });
+  } catch (error) {
+    problems.push(error instanceof Error ? error.message : String(error));
   }
   return problems;
 }

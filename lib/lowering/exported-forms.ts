@@ -285,7 +285,7 @@ function rewriteForms(graph: Graph, a: Analysis, kinds: RewriteKinds): { graph: 
     return t;
   };
   const folded = new Map<Node, Value>();
-  const emit = (node: Node, target: string, args: Record<string, Arg>, name = node.name): Node => call(out, target, args, { name, meta: { ...node.meta } });
+  const emit = (node: Node, target: string, args: Record<string, Arg>, name = node.name): Node => call(out, target, args, { name, meta: { ...node.meta }, ...(node.subgraphs === undefined ? {} : { subgraphs: node.subgraphs }) });
   const copy = (node: Node): void => {
     const args: Record<string, Arg> = {};
     for (const [k, x] of Object.entries(node.args)) args[k] = remap(x);

@@ -322,7 +322,9 @@ export class ProgramRun {
       const inputs: Tensor[] = [];
       for (let i = 0; i < s.inputs.length; i++) inputs.push(await this.takeAs(s.inputs[i]!, s.inputDTypes[i]!));
       checkPlannedTensors(this.limits, s.planned, bindShapes(s.graph, inputs), this.where);
-      const out = interpret(s.graph, inputs, hooks?.onNode === undefined ? {} : { onNode: hooks.onNode });
+      // Loops in the segment are held to the program's tensor limit as they grow.
+      const limits = { maxTensorBytes: this.limits.maxTensorBytes };
+      const out = interpret(s.graph, inputs, hooks?.onNode === undefined ? { limits } : { onNode: hooks.onNode, limits });
       s.outputs.forEach((name, i) => this.set(name, out[i]!));
     }
   }

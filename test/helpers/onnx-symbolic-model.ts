@@ -11,7 +11,24 @@ import { Tensor } from '../../lib/ir/tensor';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { onnx } = require('onnx-proto');
 
-export type SymAttr = number | string | readonly number[] | Tensor;
+export type SymAttr = number | string | readonly number[] | Tensor | SymGraphAttr;
+
+/** A typed value of a subgraph's signature (dims: a string is a dim_param; null: rank unknown). */
+export interface SymValueInfo {
+  readonly name: string;
+  readonly dtype: DType;
+  readonly dims?: ReadonlyArray<number | string> | null;
+}
+
+/** A GRAPH attribute (If's branches, Loop's and Scan's body). */
+export interface SymGraphAttr {
+  readonly graph: {
+    readonly inputs: readonly SymValueInfo[];
+    readonly nodes: readonly SymNode[];
+    readonly outputs: readonly SymValueInfo[];
+    readonly initializers?: Readonly<Record<string, Tensor>>;
+  };
+}
 
 export interface SymNode {
   readonly op: string;
@@ -42,8 +59,37 @@ function tensorProto(name: string, t: Tensor): unknown {
   return onnx.TensorProto.create({ name, dims: [...t.shape], dataType: elemType(t.dtype), rawData: bytes });
 }
 
+function valueInfo(v: SymValueInfo): unknown {
+  const shape = v.dims === null || v.dims === undefined ? undefined : { dim: v.dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) };
+  return { name: v.name, type: { tensorType: { elemType: elemType(v.dtype), ...(shape === undefined ? {} : { shape }) } } };
+}
+
+function nodeProto(n: SymNode, i: number): unknown {
+  return onnx.NodeProto.create({
+    opType: n.op,
+    name: n.name ?? `${n.op}_${i}`,
+    input: n.inputs,
+    output: n.outputs,
+    attribute: Object.entries(n.attrs ?? {}).map(([k, v]) => attribute(k, v)),
+  });
+}
+
 function attribute(name: string, v: SymAttr): unknown {
   const T = onnx.AttributeProto.AttributeType;
+  if (typeof v === 'object' && 'graph' in v) {
+    const g = v.graph;
+    return {
+      name,
+      type: T.GRAPH,
+      g: onnx.GraphProto.create({
+        name,
+        node: g.nodes.map((n, i) => nodeProto(n, i)),
+        input: g.inputs.map(valueInfo),
+        output: g.outputs.map(valueInfo),
+        initializer: Object.entries(g.initializers ?? {}).map(([k, t]) => tensorProto(k, t)),
+      }),
+    };
+  }
   if (v instanceof Tensor) return { name, type: T.TENSOR, t: tensorProto(name, v) };
   if (typeof v === 'string') return { name, type: T.STRING, s: Buffer.from(v, 'utf8') };
   if (typeof v === 'number') return Number.isInteger(v) ? { name, type: T.INT, i: v } : { name, type: T.FLOAT, f: v };

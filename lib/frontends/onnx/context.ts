@@ -57,7 +57,12 @@ export const KNOWN_LIMIT = 64;
 /** A mapper's result for one output. */
 export type OnnxResult = Value | Known;
 
-export type AttrValue = number | string | Tensor | number[] | string[] | Tensor[];
+/** A graph attribute (If's branches, Loop's and Scan's body): imported by the mapper that reads it. */
+export class OnnxGraphAttribute {
+  constructor(readonly proto: onnx.IGraphProto) {}
+}
+
+export type AttrValue = number | string | Tensor | number[] | string[] | Tensor[] | OnnxGraphAttribute;
 
 /** An ONNX node's view, with attributes decoded. */
 export interface OnnxNodeView {
@@ -74,11 +79,15 @@ export interface ValueResolver {
   lookup(name: string): OnnxResult;
   materialize(value: OnnxResult, hint: string): Value;
   readonly sym: SymMaterializer;
+  /** `proto` as a graph of its own taking `inputs`, then the outer values it reads (`captured`, its trailing inputs). */
+  importSubgraph(proto: onnx.IGraphProto, inputs: readonly TensorType[], name: string, opset: number): { graph: Graph; captured: Value[] };
+  /** `proto`'s outputs with its nodes imported into the current graph. */
+  inlineSubgraph(proto: onnx.IGraphProto, opset: number): OnnxResult[];
 }
 
 const ATTR = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8, TENSORS: 9 } as const;
 
-/** Decodes an AttributeProto's value (graphs are unsupported and named as such). */
+/** Decodes an AttributeProto's value (a graph is kept undecoded for the mapper to import). */
 export function decodeAttribute(attr: onnx.IAttributeProto, where: string, options: TensorProtoOptions): AttrValue {
   const name = attr.name ?? '';
   const text = (b: Uint8Array | null | undefined): string => Buffer.from(b ?? new Uint8Array()).toString('utf8');
@@ -100,7 +109,8 @@ export function decodeAttribute(attr: onnx.IAttributeProto, where: string, optio
     case ATTR.TENSORS:
       return (attr.tensors ?? []).map((t, i) => tensorFromProto(t, `${where} attribute ${name}[${i}]`, options));
     case ATTR.GRAPH:
-      throw new UnsupportedOpError(`${where}: attribute ${name} is a subgraph; control flow (If, Loop, Scan) is not supported`);
+      if (!attr.g) throw new BadModelError(`${where}: graph attribute ${name} holds no graph`);
+      return new OnnxGraphAttribute(attr.g);
     default:
       throw new BadModelError(`${where}: attribute ${name} has unsupported type ${attr.type ?? 'UNDEFINED'}`);
   }
@@ -328,13 +338,31 @@ export class OnnxContext {
     return v;
   }
 
-  /** Emits an IR call node named after this ONNX node. */
-  call(target: string, args: Readonly<Record<string, Arg>>): Node {
+  /** Emits an IR call node named after this ONNX node (with its subgraphs, for control flow). */
+  call(target: string, args: Readonly<Record<string, Arg>>, subgraphs?: Readonly<Record<string, Graph>>): Node {
     return call(this.graph, target, args, {
       name: this.node.name || target.split('.')[1],
       where: this.where,
       meta: { onnxNode: this.node.name, onnxOp: this.node.opType },
+      ...(subgraphs === undefined ? {} : { subgraphs }),
     });
+  }
+
+  /** Graph attribute `name`'s proto; E_BAD_MODEL when it is absent or not a graph. */
+  graphAttribute(name: string): onnx.IGraphProto {
+    const v = this.node.attributes.get(name);
+    if (!(v instanceof OnnxGraphAttribute)) return this.bad(`attribute ${name} must be a graph${v === undefined ? ' and is required' : ''}`);
+    return v.proto;
+  }
+
+  /** Graph attribute `name` imported as a graph taking `inputs` then the outer values it reads (`captured`). */
+  subgraph(name: string, inputs: readonly TensorType[]): { graph: Graph; captured: Value[] } {
+    return this.resolver.importSubgraph(this.graphAttribute(name), inputs, `${this.node.name || this.node.opType}_${name}`, this.opset);
+  }
+
+  /** Graph attribute `name`'s outputs, its nodes imported into this graph. */
+  inlineSubgraph(name: string): OnnxResult[] {
+    return this.resolver.inlineSubgraph(this.graphAttribute(name), this.opset);
   }
 
   /** Emits a call and returns its single output. */

@@ -8,9 +8,9 @@ import type { onnx } from 'onnx-proto';
 import { BadModelError, InvalidArgumentError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { call } from '../../ir/builder';
-import { Graph, tensorType, Value } from '../../ir/graph';
+import { Graph, tensorType, Value, type TensorType } from '../../ir/graph';
 import { SymMaterializer } from '../../ir/sym-values';
-import { isStatic, sym, SymbolicLimitError, type Dim } from '../../ir/symbolic';
+import { isStatic, sym, symbolsOf, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
 import { decodeAttribute, KNOWN_LIMIT, OnnxContext, shapeOfKnown, type AttrValue, type Known, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
@@ -67,19 +67,124 @@ function exactValues(value: Known, hint: string): Array<number | bigint> {
   });
 }
 
+/**
+ * How a subgraph (If's branches, Loop's and Scan's body) relates to the graph around it:
+ * `captured` makes it a graph of its own, whose outer reads become trailing inputs; `inline`
+ * imports it into the outer graph itself (the branch of an If whose condition is known).
+ */
+interface Scope {
+  readonly parent: Importer;
+  readonly mode: 'captured' | 'inline';
+}
+
 class Importer implements ValueResolver {
   readonly graph: Graph;
   readonly sym: SymMaterializer;
   private readonly values = new Map<string, OnnxResult>();
   private readonly materialized = new Map<OnnxResult, Value>();
   private unknownDims = 0;
+  /** The outer values a captured subgraph reads, in the order of its trailing inputs. */
+  readonly captured: Value[] = [];
 
   constructor(
-    private readonly model: onnx.ModelProto,
+    private readonly proto: onnx.IGraphProto,
     private readonly options: ImportOptions,
+    private readonly scope?: Scope,
+    name?: string,
   ) {
-    this.graph = new Graph(model.graph!.name || 'onnx_graph');
-    this.sym = new SymMaterializer(this.graph);
+    if (scope?.mode === 'inline') {
+      this.graph = scope.parent.graph;
+      this.sym = scope.parent.sym;
+    } else {
+      this.graph = new Graph(name ?? (proto.name || 'onnx_graph'));
+      this.sym = new SymMaterializer(this.graph);
+    }
+  }
+
+  /** Whether `name` is defined here or in an enclosing graph. */
+  knows(name: string): boolean {
+    return this.values.has(name) || (this.scope?.parent.knows(name) ?? false);
+  }
+
+  /** An outer value read by a captured subgraph: constants are copied in, known lists with static elements kept, other values become inputs. */
+  private capture(name: string): OnnxResult {
+    const parent = this.scope!.parent;
+    const outer = parent.lookup(name);
+    let local: OnnxResult;
+    if (!(outer instanceof Value) && outer.dims.every(isStatic)) local = outer;
+    else {
+      const v = parent.materialize(outer, name);
+      if (v.producer.kind === 'constant') local = this.graph.addConstant(name, v.producer.tensor!, v.producer.origin);
+      else {
+        this.declareSymbols(v.tensorType.shape);
+        local = this.graph.addInput(name, v.type);
+        this.sym.addSources(local);
+        this.captured.push(v);
+      }
+    }
+    this.values.set(name, local);
+    return local;
+  }
+
+  /** Declares the symbols `shape` uses in this graph, with the enclosing graph's ranges where it has them. */
+  private declareSymbols(shape: readonly Dim[]): void {
+    for (const d of shape) {
+      for (const s of symbolsOf(d)) {
+        if (!this.graph.symbols.has(s)) this.graph.symbols.set(s, { ...(this.scope?.parent.graph.symbols.get(s) ?? { min: 0, max: Infinity }) });
+      }
+    }
+  }
+
+  /** A captured subgraph of `proto` whose inputs have `inputs`' types (ValueResolver.importSubgraph). */
+  importSubgraph(proto: onnx.IGraphProto, inputs: readonly TensorType[], name: string, opset: number): { graph: Graph; captured: Value[] } {
+    const child = new Importer(proto, this.options, { parent: this, mode: 'captured' }, this.graph.uniqueName(name));
+    const graph = child.runSubgraph(inputs, opset);
+    return { graph, captured: child.captured };
+  }
+
+  /** The outputs of `proto` imported into this graph (ValueResolver.inlineSubgraph). */
+  inlineSubgraph(proto: onnx.IGraphProto, opset: number): OnnxResult[] {
+    const child = new Importer(proto, this.options, { parent: this, mode: 'inline' });
+    child.addInitializers();
+    (proto.node ?? []).forEach((node, i) => child.importNode(node, i, opset));
+    return (proto.output ?? []).map((o) => child.lookup(o.name ?? ''));
+  }
+
+  private runSubgraph(inputs: readonly TensorType[], opset: number): Graph {
+    const where = `${this.options.source}: subgraph "${this.graph.name}"`;
+    const declared = this.proto.input ?? [];
+    if (declared.length !== inputs.length) throw new BadModelError(`${where} declares ${declared.length} inputs, its node gives it ${inputs.length}`);
+    this.addInitializers();
+    declared.forEach((input, i) => {
+      const name = input.name ?? '';
+      const t = inputs[i]!;
+      const elem = input.type?.tensorType?.elemType;
+      if (elem && dtypeFromOnnx(elem, `${where} input "${name}"`) !== t.dtype) {
+        throw new BadModelError(`${where} input "${name}" is declared ${dtypeFromOnnx(elem, name)}, its node gives it ${t.dtype}`, { details: { input: name } });
+      }
+      if (this.values.has(name)) throw new BadModelError(`${where} input "${name}" is declared twice`, { details: { input: name } });
+      this.declareSymbols(t.shape);
+      const v = this.graph.addInput(name, t);
+      this.sym.addSources(v);
+      this.values.set(name, v);
+    });
+    (this.proto.node ?? []).forEach((node, i) => this.importNode(node, i, opset));
+    const outputs = (this.proto.output ?? []).map((out) => {
+      const name = out.name ?? '';
+      const v = this.materialize(this.lookup(name), name);
+      const elem = out.type?.tensorType?.elemType;
+      if (elem && dtypeFromOnnx(elem, `${where} output "${name}"`) !== v.tensorType.dtype) {
+        throw new BadModelError(`${where} output "${name}" is declared ${dtypeFromOnnx(elem, name)} but computes ${v.tensorType.dtype}`, { details: { output: name } });
+      }
+      return v;
+    });
+    this.graph.setOutputs(outputs, (this.proto.output ?? []).map((o) => o.name ?? ''));
+    // Outer reads became inputs as they were met; inputs first keeps the graph in its usual form.
+    const placeholders = this.graph.nodes.filter((n) => n.kind === 'placeholder');
+    const rest = this.graph.nodes.filter((n) => n.kind !== 'placeholder');
+    this.graph.nodes.splice(0, this.graph.nodes.length, ...placeholders, ...rest);
+    this.graph.eliminateDeadCode();
+    return this.graph;
   }
 
   /** Constants that older node forms gave as attributes (./legacy-forms.ts). */
@@ -98,12 +203,16 @@ class Importer implements ValueResolver {
 
   lookup(name: string): OnnxResult {
     const v = this.values.get(name);
-    if (v === undefined) throw new BadModelError(`${this.options.source}: value "${name}" is used before it is defined`);
-    return v;
+    if (v !== undefined) return v;
+    if (this.scope !== undefined && this.scope.parent.knows(name)) {
+      return this.scope.mode === 'inline' ? this.scope.parent.lookup(name) : this.capture(name);
+    }
+    throw new BadModelError(`${this.options.source}: value "${name}" is used before it is defined`);
   }
 
   materialize(value: OnnxResult, hint: string): Value {
     if (value instanceof Value) return value;
+    if (this.scope?.mode === 'inline') return this.scope.parent.materialize(value, hint);
     const hit = this.materialized.get(value);
     if (hit !== undefined) return hit;
     let v: Value;
@@ -140,7 +249,7 @@ class Importer implements ValueResolver {
   }
 
   private addInputs(initializerNames: Set<string>): void {
-    const declared = new Set((this.model.graph!.input ?? []).map((i) => i.name ?? ''));
+    const declared = new Set((this.proto.input ?? []).map((i) => i.name ?? ''));
     const unknown = Object.keys(this.options.constantInputs ?? {}).filter((n) => !declared.has(n) || initializerNames.has(n));
     if (unknown.length > 0) {
       throw new InvalidArgumentError(`constantInputs names ${unknown.map((n) => `"${n}"`).join(', ')}, which ${this.options.source} has no input of`, {
@@ -148,7 +257,7 @@ class Importer implements ValueResolver {
       });
     }
     const seen = new Set<string>();
-    for (const input of this.model.graph!.input ?? []) {
+    for (const input of this.proto.input ?? []) {
       const name = input.name ?? '';
       // Two inputs of one name: the second would be fed nothing (ONNX values are single-assignment).
       if (seen.has(name)) throw new BadModelError(`${this.options.source}: input "${name}" is declared twice`, { details: { input: name } });
@@ -184,9 +293,9 @@ class Importer implements ValueResolver {
 
   private addInitializers(): Set<string> {
     const names = new Set<string>();
-    for (const init of this.model.graph!.initializer ?? []) {
+    for (const init of this.proto.initializer ?? []) {
       const name = init.name ?? '';
-      if (names.has(name)) throw new BadModelError(`${this.options.source}: initializer "${name}" is defined twice`, { details: { initializer: name } });
+      if (names.has(name) || (this.scope?.mode === 'inline' && this.values.has(name))) throw new BadModelError(`${this.options.source}: initializer "${name}" is defined twice`, { details: { initializer: name } });
       const t = tensorFromProto(init, `initializer "${name}"`, this.options);
       this.values.set(name, this.graph.addConstant(name, t, 'parameter'));
       names.add(name);
@@ -244,13 +353,14 @@ class Importer implements ValueResolver {
       // ONNX graphs are single-assignment: a second definition would silently replace the first.
       if (this.values.has(name)) ctx.bad(`output ${i} ("${name}") is already defined by an earlier node, input or initializer`);
       this.values.set(name, r);
+      // Sizes first known from this output (a loop's trip count) can then be read from it.
+      if (r instanceof Value) this.sym.addSources(r);
       if (r instanceof Value && r.producer.kind === 'call' && r.name !== name) r.name = this.graph.uniqueName(name);
     });
   }
 
-  run(): Graph {
-    const g = this.model.graph!;
-    const opset = defaultOpset(this.model, this.options.source);
+  run(opset: number): Graph {
+    const g = this.proto;
     const initializers = this.addInitializers();
     this.addInputs(initializers);
     (g.node ?? []).forEach((node, i) => this.importNode(node, i, opset));
@@ -280,5 +390,5 @@ class Importer implements ValueResolver {
 
 /** Imports a decoded model. */
 export function importModel(model: onnx.ModelProto, options: ImportOptions): Graph {
-  return new Importer(model, options).run();
+  return new Importer(model.graph!, options, undefined, model.graph!.name || 'onnx_graph').run(defaultOpset(model, options.source));
 }

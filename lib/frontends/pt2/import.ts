@@ -39,6 +39,7 @@ import {
   type SymIntJson,
   type TensorMetaJson,
 } from './serde';
+import { inlineGradRegions } from './grad-regions';
 import { checkProgramShape } from './program-shape';
 import { parseSymExpr } from './sym-expr';
 import { loadPayloadTensor, readPayloadConfig, WeightBudget, type PayloadConfig } from './weights';
@@ -954,6 +955,7 @@ class Importer {
 
   run(): Graph {
     const g = this.program.graph_module.graph;
+    inlineGradRegions(g, this.source);
     this.checkOpsKnown();
     this.readSymbols();
     this.scan();

@@ -7,3 +7,7 @@ import './shape';
 import './complex';
 import './dynamic';
 import './collective';
+import './control-flow';
+import './numeric';
+import './sequence-state';
+import './data-dependent';

@@ -6,6 +6,10 @@ import './shape';
 import './complex';
 import './dynamic';
 import './collective';
+import './control-flow';
+import './numeric';
+import './sequence-state';
+import './data-dependent';
 
 export { defineOp, getOp, opNames } from './registry';
 export type { InferFn, OpDefinition } from './registry';

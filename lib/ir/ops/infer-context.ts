@@ -2,11 +2,11 @@
  * What an op's inference rule sees: the node's bound arguments, read through typed accessors
  * that fail with a message naming the node, the op and the argument.
  */
-import { BadModelError } from '../../errors';
+import { BadModelError, InternalError } from '../../errors';
 import type { DType } from '../dtype';
 import { isDType } from '../dtype';
-import { Value, type Arg, type TensorType } from '../graph';
-import type { Dim, SymbolRange } from '../symbolic';
+import { Value, type Arg, type Graph, type TensorType } from '../graph';
+import { sym, type Dim, type SymbolRange } from '../symbolic';
 
 export class InferContext {
   constructor(
@@ -16,7 +16,30 @@ export class InferContext {
     readonly where: string,
     /** The graph's symbol ranges (to decide clamps such as min(s0, 2048) exactly); empty when unknown. */
     readonly symbols: ReadonlyMap<string, SymbolRange> = new Map(),
+    /** The node's subgraphs (control-flow ops; lib/ir/graph.ts Node.subgraphs). */
+    readonly subgraphs: Readonly<Record<string, Graph>> = {},
   ) {}
+
+  /** The subgraph of role `name`; a control-flow node without it is a bug of whoever built it. */
+  subgraph(name: string): Graph {
+    const g = this.subgraphs[name];
+    if (g === undefined) throw new InternalError(`${this.where} (${this.target}): subgraph ${name} is missing`);
+    return g;
+  }
+
+  /**
+   * A symbol for a size only a run can tell (a loop's trip count, a branch's shape), declared
+   * in the graph with the range [0, ∞) when the graph's symbols can be added to. The name is
+   * the caller's, derived from the node's subgraphs, so inferring the node again (a pass
+   * copying it) gives the same symbol. It carries the `data_dependent_` prefix of the symbols
+   * that data-dependent ops declare (lib/ir/ops/data-dependent.ts), so whatever treats those
+   * (no engine layer produces such a shape) treats these alike.
+   */
+  runtimeSymbol(name: string): Dim {
+    const clean = `data_dependent_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+    if (this.symbols instanceof Map && !this.symbols.has(clean)) this.symbols.set(clean, { min: 0, max: Infinity });
+    return sym(clean);
+  }
 
   /** Throws E_BAD_MODEL naming the node and op. */
   fail(message: string): never {

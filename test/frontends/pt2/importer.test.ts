@@ -538,3 +538,45 @@ describe('nodes', () => {
     expect(loadPt2(two, { modelName: 'b' }).name).toBe('b');
   });
 });
+
+describe('wrap_with_set_grad_enabled', () => {
+  // The region computes (x + x) * x and passes x through; torch.export names the two results
+  // getitem and getitem_1 (no getitem nodes are serialized for a higher-order op). Both the
+  // region and the outer graph define "add": the region's is renamed apart.
+  const region = {
+    inputs: [T('x_1')],
+    outputs: [T('mul'), T('x_1')],
+    nodes: [
+      node('add', 'torch.ops.aten.add.Tensor', [['self', T('x_1')], ['other', T('x_1')]]),
+      node('mul', 'torch.ops.aten.mul.Tensor', [['self', T('add')], ['other', T('x_1')]]),
+    ],
+    tensor_values: { x_1: meta(FLOAT, [2, 2]), add: meta(FLOAT, [2, 2]), mul: meta(FLOAT, [2, 2]) },
+    sym_int_values: {},
+  };
+  const prog = program({
+    inputSpecs: [userInput('x')],
+    nodes: [
+      node('wrap_with_set_grad_enabled', 'torch.ops.higher_order.wrap_with_set_grad_enabled', [['', B(false)], ['', { as_graph: { name: 'submod_1', graph: region } }], ['', T('x')]], [
+        { as_tensors: [{ name: 'getitem' }, { name: 'getitem_1' }] },
+      ]),
+      node('add', 'torch.ops.aten.add.Tensor', [['self', T('getitem')], ['other', T('getitem_1')]]),
+    ],
+    outputs: ['add'],
+    values: { x: meta(FLOAT, [2, 2]), getitem: meta(FLOAT, [2, 2]), getitem_1: meta(FLOAT, [2, 2]), add: meta(FLOAT, [2, 2]) },
+  });
+
+  test('the region is inlined: grad mode means nothing to inference', () => {
+    const g = loadPt2(archive(prog), { decompose: false });
+    expect(findProblems(g)).toEqual([]);
+    expect(g.calls().map((n) => n.target)).toEqual(['aten.add.Tensor', 'aten.mul.Tensor', 'aten.clone.default', 'aten.add.Tensor']);
+    const [out] = interpret(g, [tensor([2, 2], [1, 2, -1, 0.5])]);
+    // 2x² + x
+    expect(out!.toArray()).toEqual([3, 10, 1, 1]);
+  });
+
+  test('a region whose outputs do not match the node is E_BAD_MODEL naming the node', () => {
+    const broken = JSON.parse(JSON.stringify(prog)) as { graph_module: { graph: { nodes: Array<{ outputs: unknown[] }> } } };
+    broken.graph_module.graph.nodes[0]!.outputs = [{ as_tensors: [{ name: 'getitem' }] }];
+    expect(errorOf(() => loadPt2(archive(broken as unknown as J), { decompose: false }), 'E_BAD_MODEL')).toMatch(/wrap_with_set_grad_enabled.*names 1 outputs, its subgraph gives 2/);
+  });
+});

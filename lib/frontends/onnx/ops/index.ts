@@ -13,3 +13,7 @@ import './spectral';
 import './nn-composed';
 import './recurrent';
 import './attention';
+import './control-flow';
+import './numeric';
+import './sequence-state';
+import './data-dependent';

@@ -1,0 +1,115 @@
+/**
+ * If, Loop and Scan: their graph attributes become subgraphs of `trt.if`, `trt.loop` and
+ * `trt.scan` nodes (lib/ir/ops/control-flow.ts). A subgraph reads outer values by name in ONNX;
+ * here each such read becomes a trailing input of the subgraph and an argument of the node
+ * (the importer's capture). An If whose condition is known at import (a shape test) is no
+ * control flow: the branch taken is imported in place, so its shape arithmetic still folds.
+ */
+import { tensorType, type TensorType } from '../../../ir/graph';
+import { dimEquals, sym, type Dim } from '../../../ir/symbolic';
+import type { OnnxContext } from '../context';
+import { defineOnnxOp } from '../registry';
+
+const ITERATION = tensorType('int64', []);
+const CONDITION = tensorType('bool', []);
+
+/**
+ * The types a loop-carried value (or scan state) enters its body with. Imported first with the
+ * initial values' types; where an output's dim differs from its input's (a value that grows
+ * per iteration), that dim is a symbol of the body's own instead, and the body is imported again.
+ */
+function carriedTypes(
+  ctx: OnnxContext,
+  initial: readonly TensorType[],
+  importWith: (types: readonly TensorType[]) => readonly TensorType[],
+): TensorType[] | null {
+  const outs = importWith(initial);
+  let changed = false;
+  const widened = initial.map((t, i) => {
+    const out = outs[i]!;
+    if (out.shape.length !== t.shape.length) return t; // the op's rule names this mismatch
+    return tensorType(
+      t.dtype,
+      t.shape.map((d, k): Dim => {
+        if (dimEquals(d, out.shape[k]!)) return d;
+        changed = true;
+        return sym(`${(ctx.node.name || ctx.node.opType).replace(/[^A-Za-z0-9_]/g, '_')}_carried${i}_${k}`);
+      }),
+    );
+  });
+  return changed ? widened : null;
+}
+
+defineOnnxOp('If', (ctx) => {
+  const thenProto = ctx.graphAttribute('then_branch');
+  const elseProto = ctx.graphAttribute('else_branch');
+  const nThen = thenProto.output?.length ?? 0;
+  const nElse = elseProto.output?.length ?? 0;
+  if (nThen !== nElse) ctx.bad(`then_branch has ${nThen} outputs, else_branch ${nElse}: both branches must give the node's outputs`);
+  if (nThen < ctx.node.outputs.length) ctx.bad(`the node has ${ctx.node.outputs.length} outputs, its branches give ${nThen}`);
+  const condType = ctx.inputType(0);
+  if (condType.dtype !== 'bool' || condType.shape.some((d) => d !== 1)) ctx.bad(`the condition must be a one-element bool tensor, got ${condType.dtype}[${condType.shape.join(', ')}]`);
+  const known = ctx.constant(0);
+  if (known !== null) return ctx.inlineSubgraph(Number(known.toArray()[0]) !== 0 ? 'then_branch' : 'else_branch');
+  const then = ctx.subgraph('then_branch', []);
+  const other = ctx.subgraph('else_branch', []);
+  return ctx.call('trt.if', { cond: ctx.input(0), then_inputs: then.captured, else_inputs: other.captured }, { then_branch: then.graph, else_branch: other.graph }).outputs;
+});
+
+defineOnnxOp('Loop', (ctx) => {
+  const m = ctx.optInput(0);
+  const cond = ctx.optInput(1);
+  if (m !== null && (m.tensorType.dtype !== 'int64' || m.tensorType.shape.some((d) => d !== 1))) ctx.bad(`M (input 0) must be a one-element int64 tensor, got ${m.tensorType.dtype}[${m.tensorType.shape.join(', ')}]`);
+  if (cond !== null && (cond.tensorType.dtype !== 'bool' || cond.tensorType.shape.some((d) => d !== 1))) ctx.bad(`cond (input 1) must be a one-element bool tensor, got ${cond.tensorType.dtype}[${cond.tensorType.shape.join(', ')}]`);
+  const carried = ctx.node.inputs.slice(2).map((_, i) => ctx.input(2 + i));
+  const proto = ctx.graphAttribute('body');
+  const nBodyOut = proto.output?.length ?? 0;
+  if (nBodyOut < 1 + carried.length) ctx.bad(`body has ${nBodyOut} outputs; it must give the condition and the ${carried.length} carried values`);
+  if (ctx.node.outputs.length > nBodyOut - 1) ctx.bad(`the node has ${ctx.node.outputs.length} outputs, its body gives ${nBodyOut - 1}`);
+  let body = ctx.subgraph('body', [ITERATION, CONDITION, ...carried.map((v) => v.tensorType)]);
+  const widened = carriedTypes(ctx, carried.map((v) => v.tensorType), () => body.graph.outputs.slice(1, 1 + carried.length).map((v) => v.tensorType));
+  if (widened !== null) body = ctx.subgraph('body', [ITERATION, CONDITION, ...widened]);
+  return ctx.call('trt.loop', { max_trip_count: m, cond, carried, captured: body.captured }, { body: body.graph }).outputs;
+});
+
+defineOnnxOp('Scan', (ctx) => {
+  if (ctx.opset < 9) ctx.unsupported('Scan before opset 9 (a batch axis and sequence_lens) is not supported; convert the model to opset 9 or later with onnx.version_converter');
+  const nScan = ctx.attrInt('num_scan_inputs');
+  const all = ctx.node.inputs.map((_, i) => ctx.input(i));
+  const nStates = all.length - nScan;
+  if (nScan < 1 || nStates < 0) ctx.bad(`num_scan_inputs is ${nScan}, but the node has ${all.length} inputs`);
+  const states = all.slice(0, nStates);
+  const scans = all.slice(nStates);
+  const proto = ctx.graphAttribute('body');
+  const nOut = (proto.output?.length ?? 0) - nStates;
+  if (nOut < 0) ctx.bad(`body has ${proto.output?.length ?? 0} outputs, fewer than its ${nStates} states`);
+  const zeros = (n: number): number[] => new Array<number>(n).fill(0);
+  const inAxes = ctx.attrInts('scan_input_axes', zeros(nScan));
+  const inDirs = ctx.attrInts('scan_input_directions', zeros(nScan));
+  const outAxes = ctx.attrInts('scan_output_axes', zeros(nOut));
+  const outDirs = ctx.attrInts('scan_output_directions', zeros(nOut));
+  if (inAxes.length !== nScan || inDirs.length !== nScan) ctx.bad(`scan_input_axes and scan_input_directions must have ${nScan} entries (num_scan_inputs)`);
+  if (outAxes.length !== nOut || outDirs.length !== nOut) ctx.bad(`scan_output_axes and scan_output_directions must have ${nOut} entries (the body's scan outputs)`);
+  const slices = scans.map((v, j) => {
+    const t = v.tensorType;
+    const axis = inAxes[j]! < 0 ? inAxes[j]! + t.shape.length : inAxes[j]!;
+    if (axis < 0 || axis >= t.shape.length) ctx.bad(`scan_input_axes[${j}] = ${inAxes[j]} is outside the rank ${t.shape.length} of scan input ${j}`);
+    return tensorType(t.dtype, t.shape.filter((_, k) => k !== axis));
+  });
+  let body = ctx.subgraph('body', [...states.map((v) => v.tensorType), ...slices]);
+  const widened = carriedTypes(ctx, states.map((v) => v.tensorType), () => body.graph.outputs.slice(0, nStates).map((v) => v.tensorType));
+  if (widened !== null) body = ctx.subgraph('body', [...widened, ...slices]);
+  return ctx.call(
+    'trt.scan',
+    {
+      initial: states,
+      scan_inputs: scans,
+      captured: body.captured,
+      scan_input_axes: inAxes,
+      scan_input_directions: inDirs,
+      scan_output_axes: outAxes,
+      scan_output_directions: outDirs,
+    },
+    { body: body.graph },
+  ).outputs;
+});

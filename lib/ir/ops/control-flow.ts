@@ -1,0 +1,177 @@
+/**
+ * Control flow: ops that run graphs of their own (Node.subgraphs), as ONNX's If, Loop and
+ * Scan do. A subgraph reads nothing from the graph around it by reference: the outer values
+ * it needs are arguments of the node (`*_inputs`, `captured`) and trailing inputs of the
+ * subgraph, so every pass, the serializer and the interpreter see the data flow as ordinary
+ * arguments.
+ *
+ * Output sizes a run decides (a branch's shape when the branches disagree, a loop's trip
+ * count) are symbols named after the subgraph (`InferContext.runtimeSymbol`), range [0, ∞),
+ * which no input binds: the interpreter checks such dims only where it can evaluate them.
+ */
+import { dimEquals, symbolsOf, type Dim } from '../symbolic';
+import { tensorType, Value, type Graph, type TensorType, type ValueType } from '../graph';
+import type { InferContext } from './infer-context';
+import { defineOp } from './registry';
+
+/** The subgraph roles of each control-flow op. */
+export const CONTROL_FLOW_SUBGRAPHS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  'trt.if': ['then_branch', 'else_branch'],
+  'trt.loop': ['body'],
+  'trt.scan': ['body'],
+});
+
+export function isControlFlow(target: string): boolean {
+  return Object.hasOwn(CONTROL_FLOW_SUBGRAPHS, target);
+}
+
+function tensorsOf(ctx: InferContext, g: Graph, which: 'inputs' | 'outputs', role: string): TensorType[] {
+  return g[which].map((v, i) => {
+    if (v.type.kind !== 'tensor') ctx.fail(`${role} ${which === 'inputs' ? 'input' : 'output'} ${i} is not a tensor`);
+    return v.type;
+  });
+}
+
+/** The subgraph's inputs must take what the node gives them: dtype and rank, and static dims where both are static. */
+function checkInputs(ctx: InferContext, role: string, g: Graph, given: readonly TensorType[]): void {
+  const declared = tensorsOf(ctx, g, 'inputs', role);
+  if (declared.length !== given.length) ctx.fail(`${role} takes ${declared.length} inputs, the node gives it ${given.length}`);
+  declared.forEach((d, i) => {
+    const t = given[i]!;
+    const dimsFit = d.shape.length === t.shape.length && d.shape.every((x, k) => typeof x !== 'number' || typeof t.shape[k] !== 'number' || x === t.shape[k]);
+    if (d.dtype !== t.dtype || !dimsFit) {
+      ctx.fail(`${role} input ${i} (%${g.inputs[i]!.name}) is ${d.dtype} of rank ${d.shape.length}, the node gives it ${t.dtype} of rank ${t.shape.length}${dimsFit ? '' : ' with other sizes'}`);
+    }
+  });
+}
+
+/**
+ * A subgraph's dim as the outer graph may state it: as it is when every symbol in it is one
+ * the outer graph declares (it came in through the inputs), else a run-time symbol.
+ */
+function outerDim(ctx: InferContext, d: Dim, fresh: string): Dim {
+  if (typeof d === 'number') return d;
+  return [...symbolsOf(d)].every((s) => ctx.symbols.has(s)) ? d : ctx.runtimeSymbol(fresh);
+}
+
+function scalarLike(ctx: InferContext, t: TensorType, what: string, dtypes: readonly string[]): void {
+  if (!dtypes.includes(t.dtype) || t.shape.some((d) => d !== 1)) ctx.fail(`${what} must be a one-element ${dtypes.join(' or ')} tensor, got ${t.dtype}[${t.shape.join(', ')}]`);
+}
+
+// If: runs then_branch or else_branch on its own inputs. The branches must agree on the
+// number of outputs and their dtypes and ranks; a dim on which they differ is a run-time one.
+defineOp('trt.if(Tensor cond, Tensor[] then_inputs, Tensor[] else_inputs) -> Tensor[]', (ctx) => {
+  const cond = ctx.tensor('cond');
+  scalarLike(ctx, cond, 'the condition', ['bool']);
+  const then = ctx.subgraph('then_branch');
+  const other = ctx.subgraph('else_branch');
+  checkInputs(ctx, 'then_branch', then, ctx.tensors('then_inputs'));
+  checkInputs(ctx, 'else_branch', other, ctx.tensors('else_inputs'));
+  const a = tensorsOf(ctx, then, 'outputs', 'then_branch');
+  const b = tensorsOf(ctx, other, 'outputs', 'else_branch');
+  if (a.length !== b.length) ctx.fail(`then_branch has ${a.length} outputs, else_branch ${b.length}`);
+  return a.map((t, i): ValueType => {
+    const u = b[i]!;
+    if (t.dtype !== u.dtype) ctx.fail(`output ${i} is ${t.dtype} in then_branch, ${u.dtype} in else_branch`);
+    // Branches of different ranks cannot be one typed value; ONNX allows it, this IR refuses it.
+    if (t.shape.length !== u.shape.length) ctx.fail(`output ${i} has rank ${t.shape.length} in then_branch, ${u.shape.length} in else_branch`);
+    return tensorType(
+      t.dtype,
+      t.shape.map((d, k) => (dimEquals(d, u.shape[k]!) ? outerDim(ctx, d, `${then.name}_o${i}_${k}`) : ctx.runtimeSymbol(`${then.name}_o${i}_${k}`))),
+    );
+  });
+});
+
+/**
+ * Loop: body(iteration int64[], cond bool[], carried..., captured...) -> (cond, carried...,
+ * scan slices...). Runs while the iteration is below max_trip_count (when given) and the
+ * condition (true when not given; then the body's after each iteration) holds. Outputs: the carried values after the
+ * last iteration, then each scan slice stacked on a new axis 0.
+ */
+defineOp('trt.loop(Tensor? max_trip_count, Tensor? cond, Tensor[] carried, Tensor[] captured) -> Tensor[]', (ctx) => {
+  const body = ctx.subgraph('body');
+  const m = ctx.optTensor('max_trip_count');
+  if (m !== null) scalarLike(ctx, m, 'max_trip_count', ['int64']);
+  const c = ctx.optTensor('cond');
+  if (c !== null) scalarLike(ctx, c, 'the condition', ['bool']);
+  const carried = ctx.tensors('carried');
+  checkInputs(ctx, 'body', body, [tensorType('int64', []), tensorType('bool', []), ...carried, ...ctx.tensors('captured')]);
+  const outs = tensorsOf(ctx, body, 'outputs', 'body');
+  if (outs.length < 1 + carried.length) ctx.fail(`body has ${outs.length} outputs, fewer than the condition and ${carried.length} carried values`);
+  scalarLike(ctx, outs[0]!, 'body output 0 (the condition)', ['bool']);
+  const bodyIns = tensorsOf(ctx, body, 'inputs', 'body');
+  const result: ValueType[] = carried.map((t, i) => {
+    const out = outs[1 + i]!;
+    const inp = bodyIns[2 + i]!;
+    if (out.dtype !== t.dtype || out.shape.length !== t.shape.length) ctx.fail(`carried value ${i} enters the body as ${t.dtype} of rank ${t.shape.length} and leaves it as ${out.dtype} of rank ${out.shape.length}`);
+    // The value after the loop is the initial one (no iteration) or the body's last output.
+    return tensorType(t.dtype, t.shape.map((d, k) => (dimEquals(inp.shape[k]!, out.shape[k]!) && dimEquals(d, inp.shape[k]!) ? outerDim(ctx, d, `${body.name}_c${i}_${k}`) : ctx.runtimeSymbol(`${body.name}_c${i}_${k}`))));
+  });
+  // The trip count is static only for a loop of constant M whose condition cannot turn false:
+  // none given (or a constant true), and the body passing it through or giving a constant true.
+  const mValue = ctx.args.max_trip_count;
+  const condValue = ctx.args.cond;
+  const alwaysTrue = (v: unknown): boolean => v instanceof Value && v.producer.kind === 'constant' && Number(v.producer.tensor!.toArray()[0]) !== 0;
+  const condHolds = (condValue === null || alwaysTrue(condValue)) && (body.outputs[0] === body.inputs[1] || alwaysTrue(body.outputs[0]));
+  const constantM = condHolds && mValue instanceof Value && mValue.producer.kind === 'constant' ? Number(mValue.producer.tensor!.toArray()[0]) : undefined;
+  const trips: Dim = constantM !== undefined && Number.isSafeInteger(constantM) ? Math.max(0, constantM) : ctx.runtimeSymbol(`${body.name}_trips`);
+  for (let i = 1 + carried.length; i < outs.length; i++) {
+    const t = outs[i]!;
+    result.push(tensorType(t.dtype, [trips, ...t.shape.map((d, k) => outerDim(ctx, d, `${body.name}_s${i}_${k}`))]));
+  }
+  return result;
+});
+
+/**
+ * Scan (opset 9+): body(state..., slices..., captured...) -> (state..., output slices...).
+ * Iterates over axis `scan_input_axes[j]` of each scan input (backwards where its direction
+ * is 1); each output slice is stacked on `scan_output_axes[j]` (prepended where its direction
+ * is 1). Outputs: the final states, then the stacked scan outputs.
+ */
+defineOp(
+  'trt.scan(Tensor[] initial, Tensor[] scan_inputs, Tensor[] captured, int[] scan_input_axes, int[] scan_input_directions, int[] scan_output_axes, int[] scan_output_directions) -> Tensor[]',
+  (ctx) => {
+    const body = ctx.subgraph('body');
+    const states = ctx.tensors('initial');
+    const scans = ctx.tensors('scan_inputs');
+    const inAxes = ctx.ints('scan_input_axes');
+    const inDirs = ctx.ints('scan_input_directions');
+    if (scans.length === 0) ctx.fail('needs at least one scan input');
+    if (inAxes.length !== scans.length || inDirs.length !== scans.length) ctx.fail(`scan_input_axes and scan_input_directions must have one entry per scan input (${scans.length})`);
+    let n: Dim | undefined;
+    const slices = scans.map((t, j) => {
+      const r = t.shape.length;
+      const axis = inAxes[j]! < 0 ? inAxes[j]! + r : inAxes[j]!;
+      if (axis < 0 || axis >= r) ctx.fail(`scan_input_axes[${j}] = ${inAxes[j]} is outside rank ${r}`);
+      if (inDirs[j] !== 0 && inDirs[j] !== 1) ctx.fail(`scan_input_directions[${j}] must be 0 or 1, got ${inDirs[j]}`);
+      const len = t.shape[axis]!;
+      if (n === undefined) n = len;
+      else if (typeof n === 'number' && typeof len === 'number' && n !== len) ctx.fail(`scan input ${j} has ${len} iterations along its axis, scan input 0 has ${n}`);
+      return tensorType(t.dtype, t.shape.filter((_, k) => k !== axis));
+    });
+    checkInputs(ctx, 'body', body, [...states, ...slices, ...ctx.tensors('captured')]);
+    const outs = tensorsOf(ctx, body, 'outputs', 'body');
+    const nOut = outs.length - states.length;
+    if (nOut < 0) ctx.fail(`body has ${outs.length} outputs, fewer than its ${states.length} states`);
+    const outAxes = ctx.ints('scan_output_axes');
+    const outDirs = ctx.ints('scan_output_directions');
+    if (outAxes.length !== nOut || outDirs.length !== nOut) ctx.fail(`scan_output_axes and scan_output_directions must have one entry per scan output (${nOut})`);
+    const bodyIns = tensorsOf(ctx, body, 'inputs', 'body');
+    const result: ValueType[] = states.map((t, i) => {
+      const out = outs[i]!;
+      const inp = bodyIns[i]!;
+      if (out.dtype !== t.dtype || out.shape.length !== t.shape.length) ctx.fail(`state ${i} enters the body as ${t.dtype} of rank ${t.shape.length} and leaves it as ${out.dtype} of rank ${out.shape.length}`);
+      return tensorType(t.dtype, t.shape.map((d, k) => (dimEquals(inp.shape[k]!, out.shape[k]!) && dimEquals(d, inp.shape[k]!) ? outerDim(ctx, d, `${body.name}_c${i}_${k}`) : ctx.runtimeSymbol(`${body.name}_c${i}_${k}`))));
+    });
+    outs.slice(states.length).forEach((t, j) => {
+      const r = t.shape.length + 1;
+      const axis = outAxes[j]! < 0 ? outAxes[j]! + r : outAxes[j]!;
+      if (axis < 0 || axis >= r) ctx.fail(`scan_output_axes[${j}] = ${outAxes[j]} is outside rank ${r}`);
+      if (outDirs[j] !== 0 && outDirs[j] !== 1) ctx.fail(`scan_output_directions[${j}] must be 0 or 1, got ${outDirs[j]}`);
+      const shape = t.shape.map((d, k) => outerDim(ctx, d, `${body.name}_s${j}_${k}`));
+      shape.splice(axis, 0, n!);
+      result.push(tensorType(t.dtype, shape));
+    });
+    return result;
+  },
+);
