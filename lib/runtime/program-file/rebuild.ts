@@ -117,7 +117,7 @@ export async function prepareEngines(contents: ProgramFileContents, options: Pre
     options.log(
       'warn',
       `${label}: segment ${i}: ${why}; rebuilt its ${s.backend} engine for the ${backend.name} backend from the network the file keeps (${seconds} s, ${network.layers.length} layers; ` +
-        `pass { backend: '${backend.name}' } or save the program again to skip this next time)`,
+        'program.save() keeps the rebuilt engine, and loading that file skips this)',
     );
     const name = `engines/segment${i}.${backend.name}.engine`;
     blobs.set(name, engine);
