@@ -9,6 +9,7 @@ import { selectConverter } from '../../lib/conversion/registry';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/ir/tensor';
+import { loadProgramBuffer, saveProgramBuffer } from '../../lib/runtime/program-file';
 import { compress, nonMaxSuppression, nonzero, unique } from '../../lib/kernels/data-dependent';
 import { expectTensor } from '../helpers/compare';
 import { buildSymbolicModel } from '../helpers/onnx-symbolic-model';
@@ -106,6 +107,28 @@ describe('ONNX NonZero, Compress, Unique, NonMaxSuppression', () => {
       expectTensor(y2!, 'float32', [2, 1], [-1, -2]);
     } finally {
       await program.dispose();
+    }
+  });
+
+  it('a program whose output size is data-dependent: printed with its symbol, saved, loaded and run', async () => {
+    const model = buildSymbolicModel({
+      inputs: { x: { dtype: 'float32', dims: [2, 3] } },
+      nodes: [
+        { op: 'Relu', inputs: ['x'], outputs: ['r'] },
+        { op: 'NonZero', inputs: ['r'], outputs: ['i'] },
+        { op: 'Cast', inputs: ['i'], outputs: ['y'], attrs: { to: 1 } },
+      ],
+      outputs: ['y'],
+      opset: 13,
+    });
+    const program = await compile(model, { backend: 'reference', minBlockSize: 1 });
+    const loaded = await loadProgramBuffer(saveProgramBuffer(program));
+    try {
+      expect(String(loaded.outputs[0]!.shape)).toMatch(/^\[2, data_dependent_\d+\]$/);
+      const [y] = await loaded.run([f32([2, 3], [1, -1, 2, -3, 0, 4])]);
+      expectTensor(y!, 'float32', [2, 3], [0, 0, 1, 0, 2, 2]);
+    } finally {
+      await Promise.all([program.dispose(), loaded.dispose()]);
     }
   });
 
