@@ -4,26 +4,12 @@
  * warns once, naming each setting and the backend, where one changes nothing, so that
  * `precisions: ['fp16']` on the reference backend is not mistaken for an fp16 engine.
  */
-import type { BackendName } from '../engine/backend';
-import { DEFAULT_BUILD_CONFIG, type BuildConfig, type BUILD_SETTING_KEYS } from '../engine/build-config';
+import type { Backend } from '../engine/backend';
+import { DEFAULT_BUILD_CONFIG, type BuildConfig, type BuildSettingKey } from '../engine/build-config';
 import type { Logger } from '../logger';
 
-type BuildSettingKey = (typeof BUILD_SETTING_KEYS)[number];
-
-/**
- * Per backend, the build settings it uses, and what it does instead of the others. A record
- * over the names: a new backend must say. The cuda backend's `timingCache` is not listed as
- * unused: its build warns about it itself, saying where its own GEMM timings go.
- */
-const USED: Readonly<Record<BackendName, { uses: readonly BuildSettingKey[]; instead: string }>> = {
-  tensorrt: { uses: ['precisions', 'workspaceBytes', 'timingCache', 'hardwareCompatibility', 'optimizationLevel'], instead: '' },
-  cuda: {
-    uses: ['precisions', 'timingCache'],
-    instead: 'it builds for the target GPU only (no hardware-compatible engines), its libraries (cuBLASLt, cuDNN) size their own workspaces, and it has no optimization levels',
-  },
-  onnxruntime: { uses: [], instead: "onnxruntime computes every layer in the network's own dtypes with its CPU kernels (docs/backends.md, \"Build configuration\")" },
-  reference: { uses: [], instead: "it computes every layer in the network's own dtypes, with no workspace and no kernels to time (docs/backends.md, \"Build configuration\")" },
-};
+/** What a backend says of the build settings (Backend.buildSettings). */
+type SettingsUse = Pick<Backend, 'name' | 'buildSettings'>;
 
 const describe = (v: unknown): string => (v instanceof Uint8Array ? `<${v.byteLength} bytes>` : Array.isArray(v) ? v.join(', ') : String(v));
 
@@ -31,7 +17,7 @@ const describe = (v: unknown): string => (v instanceof Uint8Array ? `<${v.byteLe
  * The settings of `build` that differ from the defaults and that `backend` does not use, each
  * as `name (value)`; precisions count only beyond fp32 (always allowed).
  */
-export function ineffectiveSettings(build: BuildConfig, backend: BackendName): string[] {
+export function ineffectiveSettings(build: BuildConfig, backend: SettingsUse): string[] {
   const given: Array<[BuildSettingKey, unknown]> = [];
   const reduced = build.precisions.filter((p) => p !== 'fp32');
   if (reduced.length > 0) given.push(['precisions', reduced]);
@@ -39,14 +25,14 @@ export function ineffectiveSettings(build: BuildConfig, backend: BackendName): s
   if (build.timingCache !== undefined) given.push(['timingCache', build.timingCache]);
   if (build.hardwareCompatibility !== DEFAULT_BUILD_CONFIG.hardwareCompatibility) given.push(['hardwareCompatibility', build.hardwareCompatibility]);
   if (build.optimizationLevel !== DEFAULT_BUILD_CONFIG.optimizationLevel) given.push(['optimizationLevel', build.optimizationLevel]);
-  const uses = USED[backend].uses;
+  const uses = backend.buildSettings.uses;
   return given.filter(([key]) => !uses.includes(key)).map(([key, value]) => `${key} (${describe(value)})`);
 }
 
 /** Warns once, at `warn`, when settings of `build` change nothing on `backend` (see {@link ineffectiveSettings}). */
-export function warnIneffectiveSettings(build: BuildConfig, backend: BackendName, log: Logger): void {
+export function warnIneffectiveSettings(build: BuildConfig, backend: SettingsUse, log: Logger): void {
   const unused = ineffectiveSettings(build, backend);
   if (unused.length === 0) return;
   const which = unused.length === 1 ? `the setting ${unused[0]} has` : `the settings ${unused.join(', ')} have`;
-  log('warn', `${which} no effect on the ${backend} backend, which builds the engine segments: ${USED[backend].instead}`);
+  log('warn', `${which} no effect on the ${backend.name} backend, which builds the engine segments: ${backend.buildSettings.instead}`);
 }

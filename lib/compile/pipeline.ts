@@ -64,7 +64,7 @@ export async function chooseBackend(settings: ResolvedSettings, log: Logger): Pr
   const resolution = await resolveBackend(settings.backend);
   for (const r of resolution.refusals) log('info', `backend ${r.backend} is not usable here: ${r.reasons.join('; ')}`);
   if (resolution.refusals.length > 0) log('info', `engine segments run on the ${resolution.backend.name} backend (\`tensorrt-node doctor\` says why not the others)`);
-  warnIneffectiveSettings(settings.build, resolution.backend.name, log);
+  warnIneffectiveSettings(settings.build, resolution.backend, log);
   return resolution;
 }
 

@@ -14,7 +14,7 @@ import type { Network } from '../network';
 import type { EngineDevice } from './device-selection';
 import type { RunLimits } from './resource-limits';
 import type { Tensor } from '../ir/tensor';
-import type { BuildConfig } from './build-config';
+import type { BuildConfig, BuildSettingKey } from './build-config';
 import type { BuildContext } from './build-context';
 import type { DeviceValue, RunValue } from './residency';
 import type { EngineProfile } from './profile';
@@ -133,6 +133,12 @@ export interface Backend<N extends BackendName = BackendName> {
   readonly implemented: boolean;
   /** Where its engines keep values (see Engine.residency); known before any engine exists, so compile() can plan copies. */
   readonly residency: 'host' | 'device';
+  /**
+   * The build settings (BuildConfig keys) its build() reads, and what it does instead of the
+   * others: compile() warns, naming them, when a caller sets one this backend ignores
+   * (lib/compile/ineffective-settings.ts).
+   */
+  readonly buildSettings: { readonly uses: readonly BuildSettingKey[]; readonly instead: string };
   /** Whether this backend can build and run here; never rejects (a failed probe is a reason). */
   available(): Promise<Availability>;
   /**

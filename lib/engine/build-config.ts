@@ -40,6 +40,8 @@ export interface BuildSettings {
 }
 
 export const BUILD_SETTING_KEYS = ['precisions', 'workspaceBytes', 'timingCache', 'hardwareCompatibility', 'optimizationLevel'] as const;
+/** One of the build settings. */
+export type BuildSettingKey = (typeof BUILD_SETTING_KEYS)[number];
 
 export const DEFAULT_BUILD_CONFIG: BuildConfig = Object.freeze({
   precisions: Object.freeze(['fp32'] as Precision[]),

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 
 import { compile, type CompileSettings } from '../../lib/compile';
 import { ineffectiveSettings } from '../../lib/compile/ineffective-settings';
+import { getBackend } from '../../lib/backends';
 import { DEFAULT_BUILD_CONFIG, resolveBuildConfig } from '../../lib/engine/build-config';
 import type { LogLevel } from '../../lib/logger';
 import { FIXTURES } from '../helpers/fixtures';
@@ -45,8 +46,8 @@ test('a device setting on a CPU backend is warned about too', async () => {
 
 test('what each backend uses: tensorrt every knob, cuda the precisions (its timing-cache warning is its own)', () => {
   const build = resolveBuildConfig({ precisions: ['fp16'], workspaceBytes: 64, timingCache: 'cache.bin', hardwareCompatibility: 'ampere+', optimizationLevel: 1 });
-  expect(ineffectiveSettings(build, 'tensorrt')).toEqual([]);
-  expect(ineffectiveSettings(build, 'cuda')).toEqual(['workspaceBytes (64)', 'hardwareCompatibility (ampere+)', 'optimizationLevel (1)']);
-  expect(ineffectiveSettings(build, 'reference')).toEqual(['precisions (fp16)', 'workspaceBytes (64)', 'timingCache (cache.bin)', 'hardwareCompatibility (ampere+)', 'optimizationLevel (1)']);
-  expect(ineffectiveSettings(DEFAULT_BUILD_CONFIG, 'onnxruntime')).toEqual([]);
+  expect(ineffectiveSettings(build, getBackend('tensorrt'))).toEqual([]);
+  expect(ineffectiveSettings(build, getBackend('cuda'))).toEqual(['workspaceBytes (64)', 'hardwareCompatibility (ampere+)', 'optimizationLevel (1)']);
+  expect(ineffectiveSettings(build, getBackend('reference'))).toEqual(['precisions (fp16)', 'workspaceBytes (64)', 'timingCache (cache.bin)', 'hardwareCompatibility (ampere+)', 'optimizationLevel (1)']);
+  expect(ineffectiveSettings(DEFAULT_BUILD_CONFIG, getBackend('onnxruntime'))).toEqual([]);
 });

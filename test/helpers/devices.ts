@@ -4,6 +4,8 @@
  * H200 for device-selection tests, and the record the reference backend's engines carry.
  */
 import type { CudaDevice } from '../../lib/devices';
+import type { BackendName } from '../../lib/engine/backend';
+import { engineDeviceRecord, resolveDeviceSetting } from '../../lib/compile/device-target';
 import type { EngineDevice } from '../../lib/engine/device-selection';
 
 /** Device 0 of the fake CUDA driver (fake_cuda.c), as devices() reports it. */
@@ -58,17 +60,7 @@ export function referenceEngineDevice(version: string): EngineDevice {
   };
 }
 
-/** The device record of a GPU engine built by `backend` at `version` on device 0, an H200. */
+/** The device record of a GPU engine built by `backend` at `version` on TEST_H200 (device 0), as compile() records it. */
 export function h200EngineDevice(backend: string, version: string): EngineDevice {
-  return {
-    type: 'gpu',
-    gpuId: 0,
-    dlaCore: null,
-    allowGpuFallback: false,
-    computeCapability: { major: 9, minor: 0 },
-    deviceName: 'NVIDIA H200',
-    hardwareCompatibility: 'none',
-    backend,
-    backendVersion: version,
-  };
+  return engineDeviceRecord(resolveDeviceSetting(undefined), { name: backend as BackendName, version, residency: 'device' }, [TEST_H200], 0);
 }

@@ -101,6 +101,11 @@ export const cudaBackend = {
   priority: 2,
   version: VERSION,
   residency: 'device',
+  // Its timingCache warning is its build's own (it says where its GEMM timings go).
+  buildSettings: {
+    uses: ['precisions', 'timingCache'],
+    instead: 'it builds for the target GPU only (no hardware-compatible engines), its libraries (cuBLASLt, cuDNN) size their own workspaces, and it has no optimization levels',
+  },
   implemented: true,
   available: () => cudaAvailability(),
   async build(network: Network, config: BuildConfig = DEFAULT_BUILD_CONFIG, device: EngineDevice, context?: BuildContext): Promise<Uint8Array> {

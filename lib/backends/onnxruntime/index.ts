@@ -61,6 +61,7 @@ export const onnxruntimeBackend = {
     return loaded.ok ? loaded.version : 'none';
   },
   residency: 'host',
+  buildSettings: { uses: [], instead: "onnxruntime computes every layer in the network's own dtypes with its CPU kernels (docs/backends.md, \"Build configuration\")" },
   implemented: true,
   async available(): Promise<Availability> {
     const loaded = loadOrt();

@@ -118,6 +118,7 @@ export const referenceBackend = {
   priority: 0,
   version: VERSION,
   residency: 'host',
+  buildSettings: { uses: [], instead: "it computes every layer in the network's own dtypes, with no workspace and no kernels to time (docs/backends.md, \"Build configuration\")" },
   implemented: true,
   async available(): Promise<Availability> {
     return { ok: true };

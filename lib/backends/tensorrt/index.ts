@@ -76,6 +76,7 @@ export const tensorrtBackend = {
     }
   },
   residency: 'device',
+  buildSettings: { uses: ['precisions', 'workspaceBytes', 'timingCache', 'hardwareCompatibility', 'optimizationLevel'], instead: '' },
   async available(): Promise<Availability> {
     const reasons = await tensorrtRefusals();
     return reasons.length === 0 ? { ok: true } : { ok: false, reasons };

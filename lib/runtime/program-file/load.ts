@@ -82,11 +82,11 @@ export function logSelections(log: Logger, selections: ReadonlyArray<DeviceSelec
  */
 export async function selectProgramDevices(
   contents: ProgramFileContents,
-  options: { device?: number; availableDevices?: readonly CudaDevice[] } = {},
+  options: { device?: number; availableDevices?: readonly CudaDevice[]; listDevices?: () => Promise<readonly CudaDevice[]> } = {},
 ): Promise<Array<DeviceSelection<CudaDevice> | null>> {
   const targets = contents.manifest.segments.map((s) => (s.kind === 'engine' ? deviceTargetOf(s.device) : null));
   if (targets.every((t) => t === null)) return targets.map(() => null);
-  const list = options.availableDevices ?? (await availableDevices());
+  const list = options.availableDevices ?? (await (options.listDevices ?? availableDevices)());
   const current = currentDeviceAmong(list);
   return targets.map((target, i) => {
     if (target === null) return null;
@@ -265,18 +265,13 @@ export async function loadProgramBuffer(bytes: Uint8Array, options: LoadProgramO
   let listed: Promise<readonly CudaDevice[]> | undefined;
   const deviceList = (): Promise<readonly CudaDevice[]> => (listed ??= options.availableDevices !== undefined ? Promise.resolve(options.availableDevices) : availableDevices());
   const rebuilt = await prepareEngines(contents, { backend: wanted, rebuild, device, devices: deviceList, log });
-  const selections = await selectProgramDevices(contents, { device, availableDevices: await deviceListIfNeeded(contents, deviceList) });
+  // The list the rebuild check may already have asked the driver for (asked once, and only for GPU engines).
+  const selections = await selectProgramDevices(contents, { device, listDevices: deviceList });
   logSelections(log, selections, label);
   const { data, report, backend, symbols } = typedLoadErrors(label, () => buildProgramParts(contents, selections));
   // The report names the backend of the engine segments: after a rebuild, the new one.
   if (rebuilt.length > 0) report.backend = backend;
   return warmStarted(new Program(data, report, backend, symbols, limits, [], log));
-}
-
-/** The device list when a GPU or DLA engine needs one (selectProgramDevices asks the driver otherwise; CPU-only programs never do). */
-async function deviceListIfNeeded(contents: ProgramFileContents, list: () => Promise<readonly CudaDevice[]>): Promise<readonly CudaDevice[] | undefined> {
-  const gpu = contents.manifest.segments.some((s) => s.kind === 'engine' && deviceTargetOf(s.device) !== null);
-  return gpu ? list() : undefined;
 }
 
 /**

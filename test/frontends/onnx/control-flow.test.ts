@@ -114,6 +114,27 @@ describe('If', () => {
  * while the body's last condition holds and i < M. `passThrough`: the body's condition is its
  * condition input instead.
  */
+/**
+ * A Loop body with one float32 carried value `acc` (dims `dims`, null: unknown) that `node`
+ * turns into `acc_new`, passing the condition through.
+ */
+function carriedLoopBody(node: SymGraphAttr['graph']['nodes'][number], dims: number[] | null): SymGraphAttr {
+  return {
+    graph: {
+      inputs: [
+        { name: 'i', dtype: 'int64', dims: [] },
+        { name: 'c', dtype: 'bool', dims: [] },
+        { name: 'acc', dtype: 'float32', dims },
+      ],
+      nodes: [node],
+      outputs: [
+        { name: 'c', dtype: 'bool', dims: [] },
+        { name: 'acc_new', dtype: 'float32', dims },
+      ],
+    },
+  };
+}
+
 function loopModel(withM: boolean, withCond: boolean, mConstant?: number, passThrough = false): SymModelSpec {
   const body: SymGraphAttr = {
     graph: {
@@ -197,20 +218,7 @@ describe('Loop', () => {
   });
 
   test('a carried value that grows per iteration gets a run-time dim in the body and at the output', () => {
-    const body: SymGraphAttr = {
-      graph: {
-        inputs: [
-          { name: 'i', dtype: 'int64', dims: [] },
-          { name: 'c', dtype: 'bool', dims: [] },
-          { name: 'acc', dtype: 'float32', dims: null },
-        ],
-        nodes: [{ op: 'Concat', inputs: ['acc', 'x'], outputs: ['acc_new'], attrs: { axis: 0 } }],
-        outputs: [
-          { name: 'c', dtype: 'bool', dims: [] },
-          { name: 'acc_new', dtype: 'float32', dims: null },
-        ],
-      },
-    };
+    const body = carriedLoopBody({ op: 'Concat', inputs: ['acc', 'x'], outputs: ['acc_new'], attrs: { axis: 0 } }, null);
     const g = loadOnnx(
       buildSymbolicModel({
         inputs: { m: { dtype: 'int64', dims: [] }, x: { dtype: 'float32', dims: [2] } },
@@ -225,20 +233,7 @@ describe('Loop', () => {
 
   describe('bounds', () => {
     const forever = (): Graph => {
-      const body: SymGraphAttr = {
-        graph: {
-          inputs: [
-            { name: 'i', dtype: 'int64', dims: [] },
-            { name: 'c', dtype: 'bool', dims: [] },
-            { name: 'acc', dtype: 'float32', dims: [1] },
-          ],
-          nodes: [{ op: 'Add', inputs: ['acc', 'acc'], outputs: ['acc_new'] }],
-          outputs: [
-            { name: 'c', dtype: 'bool', dims: [] },
-            { name: 'acc_new', dtype: 'float32', dims: [1] },
-          ],
-        },
-      };
+      const body = carriedLoopBody({ op: 'Add', inputs: ['acc', 'acc'], outputs: ['acc_new'] }, [1]);
       return loadOnnx(
         buildSymbolicModel({
           inputs: { x: { dtype: 'float32', dims: [1] } },
@@ -262,20 +257,7 @@ describe('Loop', () => {
     }, 60_000);
 
     test('a carried value that outgrows maxTensorBytes fails typed before it is built further', () => {
-      const body: SymGraphAttr = {
-        graph: {
-          inputs: [
-            { name: 'i', dtype: 'int64', dims: [] },
-            { name: 'c', dtype: 'bool', dims: [] },
-            { name: 'acc', dtype: 'float32', dims: null },
-          ],
-          nodes: [{ op: 'Concat', inputs: ['acc', 'acc'], outputs: ['acc_new'], attrs: { axis: 0 } }],
-          outputs: [
-            { name: 'c', dtype: 'bool', dims: [] },
-            { name: 'acc_new', dtype: 'float32', dims: null },
-          ],
-        },
-      };
+      const body = carriedLoopBody({ op: 'Concat', inputs: ['acc', 'acc'], outputs: ['acc_new'], attrs: { axis: 0 } }, null);
       const g = loadOnnx(
         buildSymbolicModel({
           inputs: { x: { dtype: 'float32', dims: [1] } },
