@@ -120,7 +120,7 @@ async function fixtureRuns() {
   return results;
 }
 
-/** Save → load → bit-identical; the file edited to compute capability 8.0 is refused with the no-compatible-device message. */
+/** Save → load → bit-identical; the file edited to compute capability 8.0 is refused under rebuild "never", and rebuilt here by default. */
 async function saveAndReload(chosen, dir) {
   const c = chosen.fixtureData.cases[0];
   const program = await lib.compile(chosen.file, settingsFor(chosen.fixtureData, chosen.format));
@@ -140,15 +140,34 @@ async function saveAndReload(chosen, dir) {
     const manifest = JSON.parse(Buffer.from(files['manifest.json']).toString('utf8'));
     const engines = manifest.segments.filter((s) => s.kind === 'engine');
     assert(engines.length > 0 && engines.every((s) => s.backend === 'cuda' && s.device.type === 'gpu'), 'the program records cuda engines with GPU device records');
-    const recorded = engines[0].device;
+    const recorded = { deviceName: engines[0].device.deviceName, computeCapability: { ...engines[0].device.computeCapability } };
     for (const s of engines) s.device.computeCapability = { major: 8, minor: 0 };
     files['manifest.json'] = new TextEncoder().encode(JSON.stringify(manifest));
     const edited = path.join(dir, 'cuda-cc80.trtp');
     fs.writeFileSync(edited, zipSync(files));
-    const e = await rejection(lib.loadProgram(edited), 'loading a program whose engines say compute capability 8.0');
-    const expected = `Unable to deserialize program file "${edited}": engines were built for compute capability 8.0, but no device with compute capability 8.0 is available (found: `;
-    assert(e.code === 'E_NO_COMPATIBLE_DEVICE' && e.message.startsWith(expected), `the 8.0 program is refused with the no-compatible-device message (got ${e.code}: ${e.message})`);
-    return { recordedDevice: { name: recorded.deviceName, computeCapability: recorded.computeCapability }, refusal: e.message, bytes: fs.statSync(file).size };
+    // With rebuild "never" the load refuses, typed, naming the capability it cannot find.
+    const e = await rejection(lib.loadProgram(edited, { rebuild: 'never' }), 'loading (rebuild "never") a program whose engines say compute capability 8.0');
+    assert(
+      e.code === 'E_NO_COMPATIBLE_DEVICE' && e.message.includes('compute capability 8.0') && e.message.includes('rebuild is "never"'),
+      `the 8.0 program is refused with the no-compatible-device message under rebuild "never" (got ${e.code}: ${e.message})`,
+    );
+    // By default (rebuild "auto") the engine is rebuilt here from the network the file keeps,
+    // with one warning saying so, and runs to the same answer within the fixture's tolerance.
+    const warnings = [];
+    const rebuiltProgram = await lib.loadProgram(edited, { logger: (level, message) => level === 'warn' && warnings.push(message) });
+    let rebuiltOutputs;
+    try {
+      rebuiltOutputs = await rebuiltProgram.run(c.inputs);
+    } finally {
+      await rebuiltProgram.dispose();
+    }
+    assert(warnings.some((w) => w.includes('rebuilt its cuda engine')), `the rebuild is announced at warn (got ${JSON.stringify(warnings)})`);
+    assert(rebuiltOutputs.length === before.length, 'the rebuilt program gives as many outputs');
+    before.forEach((t, i) => {
+      const r = compare(rebuiltOutputs[i], t);
+      assert(r.ok, `output ${i} of the rebuilt program matches the original (${JSON.stringify(r)})`);
+    });
+    return { recordedDevice: { name: recorded.deviceName, computeCapability: recorded.computeCapability }, refusal: e.message, rebuildWarning: warnings[0], bytes: fs.statSync(file).size };
   } finally {
     await program.dispose();
   }
