@@ -14,6 +14,7 @@
 /// <reference types="long" preserve="true" />
 import { Program as ProgramClass } from './runtime/program';
 import { TensorParallelProgram as TensorParallelProgramClass, TensorParallelRank as TensorParallelRankClass } from './runtime/tensor-parallel/program';
+import { Generator as GeneratorClass } from './generate/generator';
 
 /**
  * A class the library makes and the caller only holds: `instanceof` works and narrows, and
@@ -96,6 +97,27 @@ export type { TensorParallelSettings } from './compile/settings';
 export type { CollectivesPolicy } from './runtime/tensor-parallel/collectives-policy';
 export { formatPartitionReport } from './partitioning/report-format';
 export type { OpReport, PartitionReport, ReportIO } from './partitioning/partition';
+
+// Text generation with causal LMs that keep a KV cache (docs/generate.md).
+export { compileForGeneration, createGenerator, generate, generationInputs, DEFAULT_MAX_NEW_TOKENS } from './generate';
+/** Generation with one program, made by createGenerator(); see docs/generate.md. */
+export type Generator = GeneratorClass;
+export const Generator: MadeByLibrary<GeneratorClass> = GeneratorClass;
+export type {
+  CachePlace,
+  FinishReason,
+  GenerateOptions,
+  GenerateResult,
+  GenerateStep,
+  GenerationCompileSettings,
+  GenerationLimits,
+  GenerationSizes,
+  GeneratorOptions,
+  KvCacheLayer,
+  KvCacheLayout,
+  NamedIO,
+  SizeRange,
+} from './generate';
 
 // Converter registration (a converter's arguments are IR values: see tensorrt-node/ir).
 export { listConverters, registerConverter, unregisterConverter } from './conversion/registry';

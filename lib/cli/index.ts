@@ -14,6 +14,7 @@ import { VERSION } from '../version';
 import { benchCommand, BENCH_DEFAULTS } from './bench-command';
 import { exitCodeFor, formatCliError } from './cli-errors';
 import { devicesExitCode, formatDevices } from './devices-command';
+import { generateCommand, generateOptions } from './generate-command';
 import { inspectCommand } from './inspect-command';
 import { compileCommand, runCommand } from './model-commands';
 
@@ -116,6 +117,12 @@ export function buildProgram(): Command {
       .description('show what a .trtp program file holds (manifest, device requirements, I/O, segments); a model is compiled first')
       .option('--json', 'print the report as JSON'),
   ).action(async (file: string, options: Parameters<typeof inspectCommand>[1]) => inspectCommand(file, options, print));
+
+  generateOptions(
+    program
+      .command('generate <program-or-model>')
+      .description('generate tokens with a causal LM that has a KV cache (Hugging Face Optimum layout), printing each step\'s token ids as they come'),
+  ).action(async (file: string, options: Parameters<typeof generateCommand>[1]) => generateCommand(file, options, print));
 
   return program;
 }

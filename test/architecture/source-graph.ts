@@ -35,7 +35,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['backends'],
   ['runtime'],
   ['compile'],
-  ['doctor'],
+  ['doctor', 'generate'],
   ['cli', 'index', 'ir-entry'],
 ];
 

@@ -1,0 +1,163 @@
+/**
+ * The KV cache on a device: a program with a GPU engine generates with `outputs: 'device'`,
+ * so each run's present outputs stay in device memory and are handed to the next run as they
+ * are. No GPU here: the device is the simulated one (test/helpers/simulated-gpu.ts: device
+ * memory is host bytes behind the addon's binding), and the `cuda` engine is a stand-in that
+ * reads its device inputs' bytes, runs the tiny LM compiled for the reference backend, and
+ * leaves its outputs in fresh device tensors, so the tokens are the real model's (checked
+ * against the onnxruntime oracle, ./lm-oracle.ts). The stand-in touches device memory
+ * directly, not through the binding's copies, so the copies counted are those of generate()
+ * and the program: which shows that the cache never comes back to the host.
+ */
+import { cudaBackend } from '../../lib/backends/cuda';
+import type { Engine } from '../../lib/engine/backend';
+import type { RunValue } from '../../lib/engine/residency';
+import { compileForGeneration, createGenerator } from '../../lib/generate';
+import { DeviceTensor } from '../../lib/gpu/device-tensor';
+import { Tensor } from '../../lib/ir/tensor';
+import { Program } from '../../lib/runtime/program';
+import type { ProgramData } from '../../lib/runtime/segments';
+import { resetSimulatedGpu, simulatedGpu, type SimulatedBuffer } from '../helpers/simulated-gpu';
+import { tinyKvLm } from '../helpers/tiny-kv-lm';
+import { oracleGreedy } from './lm-oracle';
+
+jest.mock('../../lib/gpu/binding', () => require('../helpers/simulated-gpu').bindingModule);
+
+const lm = tinyKvLm();
+const PROMPTS = [
+  [3, 1, 4, 1, 5],
+  [9, 2],
+];
+const STEPS = 16;
+
+let reference: Program;
+let oracle: number[][];
+
+beforeAll(async () => {
+  reference = await compileForGeneration(lm.model, { backend: 'reference', maxBatch: 2, maxLength: 32 });
+  oracle = (await Promise.all(PROMPTS.map((p) => oracleGreedy(lm, p, STEPS)))).map((o) => o.tokens);
+}, 120_000);
+afterAll(async () => {
+  await reference.dispose();
+});
+afterEach(() => {
+  resetSimulatedGpu();
+  jest.restoreAllMocks();
+});
+
+/** What the stand-in engine saw: per run, its inputs and the outputs it made, by value name. */
+interface Call {
+  fed: Record<string, RunValue>;
+  made: Record<string, DeviceTensor>;
+}
+
+/** A device tensor's elements, read from the simulated memory itself (no counted copy). */
+function peek(t: DeviceTensor): Tensor {
+  const bytes = (t.buffer as unknown as SimulatedBuffer).data;
+  const probe = new Tensor(t.dtype, [...t.shape]);
+  new Uint8Array(probe.data.buffer, probe.data.byteOffset, probe.data.byteLength).set(bytes.subarray(0, probe.data.byteLength));
+  return probe;
+}
+
+/** A new device tensor holding `t`, written straight into the simulated memory. */
+async function place(t: Tensor): Promise<DeviceTensor> {
+  const d = await DeviceTensor.allocate(t.dtype, [...t.shape], 0);
+  (d.buffer as unknown as SimulatedBuffer).data.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+  return d;
+}
+
+/** A program of one `cuda` engine segment with the reference program's I/O, and its stand-in engine's log. */
+function deviceProgram(): { program: Program; calls: Call[] } {
+  const data: ProgramData = {
+    inputs: reference.data.inputs,
+    outputs: reference.data.outputs,
+    segments: [{ kind: 'engine', backend: 'cuda', engine: new Uint8Array(0), inputs: reference.data.inputs.map((io) => io.value), outputs: reference.data.outputs.map((io) => io.value) }],
+    constants: {},
+  };
+  const calls: Call[] = [];
+  const engine: Engine = {
+    inputNames: data.inputs.map((io) => io.value),
+    outputNames: data.outputs.map((io) => io.value),
+    residency: 'device',
+    deviceOrdinal: 0,
+    upload: (t) => place(t),
+    async run(inputs) {
+      const call: Call = { fed: { ...inputs }, made: {} };
+      calls.push(call);
+      const host = data.inputs.map((io) => {
+        const v = inputs[io.value]!;
+        return v instanceof Tensor ? v : peek(v as DeviceTensor);
+      });
+      const outputs = await reference.run(host);
+      for (const [i, io] of data.outputs.entries()) call.made[io.value] = await place(outputs[i]!);
+      return { ...call.made };
+    },
+    dispose: () => undefined,
+  };
+  jest.spyOn(cudaBackend, 'load').mockResolvedValue(engine);
+  return { program: new Program(data, reference.report, 'cuda', reference.symbolRanges), calls };
+}
+
+const valueOf = (program: Program, name: string): string => program.data.inputs.find((io) => io.name === name)?.value ?? program.data.outputs.find((io) => io.name === name)!.value;
+
+test('greedy on the device: the oracle\'s tokens, the presents fed back as the next past without leaving the device, and every cache tensor freed', async () => {
+  const { program, calls } = deviceProgram();
+  const generator = createGenerator(program);
+  expect(generator.cache).toBe('device');
+  const live = simulatedGpu.live.size;
+  try {
+    const result = await generator.generate(PROMPTS, { maxNewTokens: STEPS });
+    expect(result.tokens).toEqual(oracle);
+    expect(calls).toHaveLength(STEPS);
+    for (let step = 1; step < STEPS; step++) {
+      for (let l = 0; l < lm.layers; l++) {
+        for (const kind of ['key', 'value']) {
+          const fed = calls[step]!.fed[valueOf(program, `past_key_values.${l}.${kind}`)];
+          expect(fed).toBeInstanceOf(DeviceTensor);
+          expect(fed).toBe(calls[step - 1]!.made[valueOf(program, `present.${l}.${kind}`)]);
+        }
+      }
+    }
+    // Device to host: the prompt's last-position logits, one copy per row, then one copy a step.
+    expect(simulatedGpu.copies.toHost).toBe(PROMPTS.length + STEPS - 1);
+    expect(simulatedGpu.live.size).toBe(live);
+  } finally {
+    await generator.dispose();
+    await program.dispose();
+  }
+}, 60_000);
+
+test('aborted mid-run on the device: E_ABORTED, and the cache and the late run\'s outputs are freed', async () => {
+  const { program } = deviceProgram();
+  const generator = createGenerator(program);
+  const live = simulatedGpu.live.size;
+  const controller = new AbortController();
+  try {
+    const it = generator.stream(PROMPTS, { maxNewTokens: STEPS, signal: controller.signal });
+    await it.next();
+    await it.next();
+    expect(simulatedGpu.live.size).toBeGreaterThan(live);
+    const pending = it.next();
+    controller.abort(new Error('stop'));
+    await expect(pending).rejects.toMatchObject({ code: 'E_ABORTED', message: 'generate() was aborted: stop' });
+    expect(simulatedGpu.live.size).toBe(live);
+  } finally {
+    await generator.dispose();
+    await program.dispose();
+  }
+}, 60_000);
+
+test('cache: \'host\' on a GPU program keeps the cache as host tensors', async () => {
+  const { program, calls } = deviceProgram();
+  const generator = createGenerator(program, { cache: 'host' });
+  try {
+    const result = await generator.generate(PROMPTS[1]!, { maxNewTokens: 4 });
+    expect(result.tokens).toEqual([oracle[1]!.slice(0, 4)]);
+    // The program's host outputs come back as host tensors, and go back in as such (uploaded by the program).
+    expect(calls[1]!.fed[valueOf(program, 'past_key_values.0.key')]).toBeInstanceOf(DeviceTensor);
+    expect(calls[1]!.fed[valueOf(program, 'past_key_values.0.key')]).not.toBe(calls[0]!.made[valueOf(program, 'present.0.key')]);
+  } finally {
+    await generator.dispose();
+    await program.dispose();
+  }
+}, 60_000);
