@@ -92,6 +92,7 @@ function markdown(results, version) {
     'non-constant-input': 'an input the importer needs known at import time (a shape, axes, sizes) is computed at run time',
     'unsupported-form': 'the op is mapped but this attribute/input form is refused',
     'refused-as-bad-model': 'refused as E_BAD_MODEL (the importer judges the model inconsistent)',
+    'error-E_BAD_INPUT': "refused at run time for the data set's inputs (Dropout told to train with a nonzero ratio: its output is random)",
     crash: 'an untyped error (a bug)',
   };
   for (const [c, n] of categories) lines.push(`| ${c} | ${n} | ${meaning[c] ?? 'typed error'} |`);

@@ -275,6 +275,8 @@ const NOT_INT64: Readonly<Record<string, string>> = {
   'trt.all_reduce': 'tensor-parallel reduction of float activations',
   'aten.linalg_det.default': 'floating-point input only (ONNX Det)',
   'trt.linear_attention': 'floating-point input only (ONNX LinearAttention)',
+  'trt.roi_align': 'floating-point input only (ONNX RoiAlign); its int64 batch indices are range-checked',
+  'trt.dropout_onnx': 'floating-point input only (ONNX Dropout)',
   ...Object.fromEntries(
     ['trt.nonzero', 'trt.compress', 'trt.unique', 'trt.non_max_suppression'].map((op) => [
       op,

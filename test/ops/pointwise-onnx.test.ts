@@ -2,6 +2,8 @@
  * ONNX pointwise ops: our importer + interpreter against onnxruntime on one-node models, with
  * broadcasting, 0-d and size-0 shapes, integer and float16 types, attributes and opsets.
  */
+import { selectConverter } from '../../lib/conversion/registry';
+import '../../lib/conversion/converters';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import type { DType } from '../../lib/ir/dtype';
 import { formatType } from '../../lib/ir/graph';
@@ -444,6 +446,39 @@ describe('ONNX Dropout vs onnxruntime', () => {
   test('training_mode true with ratio 0 is the identity', async () => {
     const inputs = [f32([2, 3]), { constant: Tensor.scalar('float32', 0) }, { constant: Tensor.scalar('bool', 1) }];
     await run({ opType: 'Dropout', opset: 13, inputs });
+  });
+});
+
+describe('ONNX Dropout with training_mode a graph input', () => {
+  const x = f32([2, 3]);
+  const spec = (ratio: OrtOpSpec['inputs'][number], training: boolean): OrtOpSpec => ({ opType: 'Dropout', opset: 22, inputs: [x, ratio, Tensor.scalar('bool', training ? 1 : 0)], outputCount: 2 });
+
+  test('a run that does not train, or trains with ratio 0, matches onnxruntime: the input and an all-true mask', async () => {
+    await run(spec({ constant: Tensor.scalar('float32', 0.5) }, false));
+    await run(spec(Tensor.scalar('float32', 0.75), false));
+    await run(spec(Tensor.scalar('float32', 0), true));
+    // No ratio: 0.5 by default, which matters only when training.
+    await run({ opType: 'Dropout', opset: 22, inputs: [x, null, Tensor.scalar('bool', 0)] });
+  });
+
+  test('the node is trt.dropout_onnx, which has no converter; a constant ratio 0 needs no node', () => {
+    const g = loadOnnx(buildSingleOpModel(spec(Tensor.scalar('float32', 0.5), false)));
+    const node = g.calls().find((n) => n.target === 'trt.dropout_onnx')!;
+    expect(node).toBeDefined();
+    expect(selectConverter(node).ok).toBe(false);
+    const identity = loadOnnx(buildSingleOpModel(spec({ constant: Tensor.scalar('float32', 0) }, true)));
+    expect(identity.calls().map((n) => n.target)).not.toContain('trt.dropout_onnx');
+  });
+
+  test('a run that trains with a nonzero ratio is E_BAD_INPUT naming the node and the ratio', () => {
+    const s = spec(Tensor.scalar('float32', 0.75), true);
+    const g = loadOnnx(buildSingleOpModel(s));
+    expect(() => interpret(g, s.inputs as Tensor[])).toThrow(expect.objectContaining({ code: 'E_BAD_INPUT', message: expect.stringMatching(/Dropout_0.*ratio 0\.75/) }));
+  });
+
+  test('a training_mode that is not a bool scalar is E_BAD_MODEL', () => {
+    const bad = { opType: 'Dropout', opset: 22, inputs: [x, null, Tensor.from('bool', [1], [0])] };
+    expect(() => loadOnnx(buildSingleOpModel(bad))).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('training_mode must be a bool scalar') }));
   });
 });
 

@@ -81,8 +81,8 @@ export interface ValueResolver {
   readonly sym: SymMaterializer;
   /** `proto` as a graph of its own taking `inputs`, then the outer values it reads (`captured`, its trailing inputs). */
   importSubgraph(proto: onnx.IGraphProto, inputs: readonly TensorType[], name: string, opset: number): { graph: Graph; captured: Value[] };
-  /** `proto`'s outputs with its nodes imported into the current graph. */
-  inlineSubgraph(proto: onnx.IGraphProto, opset: number): OnnxResult[];
+  /** `proto`'s outputs with its nodes imported into the current graph (its declared inputs bound to `inputs`, where given). */
+  inlineSubgraph(proto: onnx.IGraphProto, opset: number, inputs?: readonly Value[]): OnnxResult[];
 }
 
 const ATTR = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8, TENSORS: 9 } as const;
@@ -360,9 +360,9 @@ export class OnnxContext {
     return this.resolver.importSubgraph(this.graphAttribute(name), inputs, `${this.node.name || this.node.opType}_${name}`, this.opset);
   }
 
-  /** Graph attribute `name`'s outputs, its nodes imported into this graph. */
-  inlineSubgraph(name: string): OnnxResult[] {
-    return this.resolver.inlineSubgraph(this.graphAttribute(name), this.opset);
+  /** Graph attribute `name`'s outputs, its nodes imported into this graph (its declared inputs bound to `inputs`, where given). */
+  inlineSubgraph(name: string, inputs?: readonly Value[]): OnnxResult[] {
+    return this.resolver.inlineSubgraph(this.graphAttribute(name), this.opset, inputs);
   }
 
   /** Emits a call and returns its single output. */

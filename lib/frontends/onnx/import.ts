@@ -34,9 +34,38 @@ function sanitizeSymbol(name: string): string {
   return /^[A-Za-z_]/.test(s) ? s : `d_${s}`;
 }
 
+/** The ai.onnx.preview domain (FlexAttention) and the one version of it this importer maps. */
+const PREVIEW_DOMAIN = 'ai.onnx.preview';
+const PREVIEW_VERSION = 1;
+
+/** Whether every node of `graph`, its subgraphs' included, passes `test`. */
+function everyNode(graph: onnx.IGraphProto, test: (node: onnx.INodeProto) => boolean): boolean {
+  return (graph.node ?? []).every((n) => test(n) && (n.attribute ?? []).every((a) => (a.g ? everyNode(a.g, test) : true) && (a.graphs ?? []).every((g) => everyNode(g, test))));
+}
+
+/**
+ * A model that uses ai.onnx.preview ops must import that domain at the version mapped here:
+ * preview ops keep no versions, so another one may mean something else.
+ */
+function checkPreviewDomain(model: onnx.ModelProto, source: string): void {
+  if (everyNode(model.graph!, (n) => n.domain !== PREVIEW_DOMAIN)) return;
+  const entry = model.opsetImport.find((o) => o.domain === PREVIEW_DOMAIN);
+  const version = entry === undefined ? null : toNumber(entry.version as number | LongLike);
+  if (version !== PREVIEW_VERSION) {
+    throw new UnsupportedOpError(`${source} uses ${PREVIEW_DOMAIN} ops ${version === null ? 'without importing the domain' : `of version ${version}`}; tensorrt-node maps version ${PREVIEW_VERSION}`, {
+      details: { domain: PREVIEW_DOMAIN, opset: version ?? 0 },
+    });
+  }
+}
+
 function defaultOpset(model: onnx.ModelProto, source: string): number {
   const entry = model.opsetImport.find((o) => !o.domain || o.domain === 'ai.onnx');
-  if (entry === undefined) throw new BadModelError(`${source}: the model does not import the default ONNX domain`);
+  if (entry === undefined) {
+    // A model of preview ops only (a FlexAttention without modifier subgraphs) needs no default
+    // domain; the opset its mappers are told is then the newest, which no node of it reads.
+    if ((model.graph!.node ?? []).length > 0 && everyNode(model.graph!, (n) => n.domain === PREVIEW_DOMAIN)) return MAX_OPSET;
+    throw new BadModelError(`${source}: the model does not import the default ONNX domain`);
+  }
   const version = toNumber(entry.version as number | LongLike);
   const stableOnly = version >= 1 && version < MIN_OPSET && (model.graph!.node ?? []).every((n) => (n.domain ?? '') !== '' || STABLE_BEFORE_7.has(n.opType ?? ''));
   if ((version < MIN_OPSET && !stableOnly) || version > MAX_OPSET) {
@@ -142,12 +171,30 @@ class Importer implements ValueResolver {
     return { graph, captured: child.captured };
   }
 
-  /** The outputs of `proto` imported into this graph (ValueResolver.inlineSubgraph). */
-  inlineSubgraph(proto: onnx.IGraphProto, opset: number): OnnxResult[] {
+  /** The outputs of `proto` imported into this graph, its inputs bound to `inputs` where given (ValueResolver.inlineSubgraph). */
+  inlineSubgraph(proto: onnx.IGraphProto, opset: number, inputs?: readonly Value[]): OnnxResult[] {
     const child = new Importer(proto, this.options, { parent: this, mode: 'inline' });
+    if (inputs !== undefined) child.bindInputs(inputs);
     child.addInitializers();
     (proto.node ?? []).forEach((node, i) => child.importNode(node, i, opset));
     return (proto.output ?? []).map((o) => child.lookup(o.name ?? ''));
+  }
+
+  /** Binds an inlined subgraph's declared inputs to outer values, checking the element types it declares. */
+  private bindInputs(inputs: readonly Value[]): void {
+    const where = `${this.options.source}: subgraph "${this.proto.name ?? ''}"`;
+    const declared = this.proto.input ?? [];
+    if (declared.length !== inputs.length) throw new BadModelError(`${where} declares ${declared.length} inputs, its node gives it ${inputs.length}`);
+    declared.forEach((input, i) => {
+      const name = input.name ?? '';
+      const v = inputs[i]!;
+      const elem = input.type?.tensorType?.elemType;
+      if (elem && dtypeFromOnnx(elem, `${where} input "${name}"`) !== v.tensorType.dtype) {
+        throw new BadModelError(`${where} input "${name}" is declared ${dtypeFromOnnx(elem, name)}, its node gives it ${v.tensorType.dtype}`, { details: { input: name } });
+      }
+      if (this.values.has(name)) throw new BadModelError(`${where} input "${name}" is declared twice`, { details: { input: name } });
+      this.values.set(name, v);
+    });
   }
 
   private runSubgraph(inputs: readonly TensorType[], opset: number): Graph {
@@ -390,5 +437,6 @@ class Importer implements ValueResolver {
 
 /** Imports a decoded model. */
 export function importModel(model: onnx.ModelProto, options: ImportOptions): Graph {
+  checkPreviewDomain(model, options.source);
   return new Importer(model.graph!, options, undefined, model.graph!.name || 'onnx_graph').run(defaultOpset(model, options.source));
 }

@@ -1,5 +1,5 @@
 /** Interpreter implementations of the neural-network ops (lib/ir/ops/nn.ts), on lib/kernels. */
-import { InvalidArgumentError } from '../../errors';
+import { BadInputError, InvalidArgumentError } from '../../errors';
 import { isFloating, type DType } from '../../ir/dtype';
 import { Tensor } from '../../ir/tensor';
 import { conv, convTranspose } from '../../kernels/conv';
@@ -17,6 +17,7 @@ import {
 } from '../../kernels/pool';
 import { amax, amin, argmax, argmin, cumsum, logSoftmax, mean, prod, softmax, sum } from '../../kernels/reduce';
 import { reshape, transpose } from '../../kernels/shape';
+import { roiAlign } from '../../kernels/roi-align';
 import { abs, cast, exp, isinf, log, rsqrt, sqrt } from '../../kernels/unary';
 import { composeEinsum } from '../../ir/einsum';
 import { InternalError } from '../../errors';
@@ -242,6 +243,19 @@ defineImpl('trt.max_pool_onnx_indices', (a) =>
   maxPoolWithIndices(T(a.self), { ...onnxPool(a), dilation: list(a.dilation, (a.kernel_size as number[]).length), globalIndices: true }),
 );
 defineImpl('trt.avg_pool_padded', (a) => [avgPool(T(a.self), { ...onnxPool(a), countIncludePad: a.count_include_pad as boolean })]);
+defineImpl('trt.roi_align', (a) => [
+  roiAlign({
+    input: T(a.self),
+    rois: T(a.rois),
+    batchIndices: T(a.batch_indices),
+    mode: a.mode as 'avg' | 'max',
+    outputHeight: num(a.output_height),
+    outputWidth: num(a.output_width),
+    samplingRatio: num(a.sampling_ratio),
+    spatialScale: num(a.spatial_scale),
+    halfPixel: a.half_pixel as boolean,
+  }),
+]);
 
 // ---------------------------------------------------------------------------------------------
 // Resizing
@@ -359,4 +373,19 @@ defineImpl('aten.einsum.default', (a, ctx) => {
       operands,
     ),
   ];
+});
+
+// ---------------------------------------------------------------------------------------------
+// Dropout
+
+defineImpl('trt.dropout_onnx', (a) => {
+  const self = T(a.self);
+  const ratio = optT(a.ratio);
+  const p = ratio === null ? 0.5 : ratio.toArray()[0]!;
+  if (Boolean(T(a.training_mode).toArray()[0]) && p !== 0) {
+    throw new BadInputError(`Dropout: this run sets training_mode with ratio ${p}, which drops elements at random; only runs that do not train, or drop nothing (ratio 0), are computed`, {
+      details: { ratio: p },
+    });
+  }
+  return [self, Tensor.from('bool', self.shape, new Array<number>(self.size).fill(1))];
 });

@@ -1,6 +1,7 @@
 /**
  * Neural-network ops: reductions, softmax, cumulative sums, matrix products, normalization,
- * convolution, pooling, resizing, top-k and scaled dot-product attention.
+ * convolution, pooling (and ONNX RoiAlign), resizing, top-k, scaled dot-product attention and
+ * ONNX Dropout with a run-time training_mode.
  *
  * ATen ops carry their native_functions.yaml schemas; `trt.` ops cover ONNX forms with no
  * exact ATen equivalent (asymmetric pads, ONNX Resize modes, CumSum's exclusive/reverse,
@@ -707,6 +708,38 @@ defineOp(
   },
 );
 
+/**
+ * ONNX RoiAlign (lib/kernels/roi-align.ts): self [N, C, H, W], rois [R, 4] (x1, y1, x2, y2) of
+ * self's type, batch_indices [R] int64 → [R, C, output_height, output_width]. `half_pixel` is
+ * the half_pixel coordinate mode (false: output_half_pixel); sampling_ratio 0 samples each
+ * region adaptively, so how many samples a bin takes depends on the region's coordinates.
+ */
+defineOp(
+  'trt.roi_align(Tensor self, Tensor rois, Tensor batch_indices, str mode="avg", int output_height=1, int output_width=1, int sampling_ratio=0, float spatial_scale=1.0, bool half_pixel=True) -> Tensor',
+  (ctx) => {
+    const self = ctx.tensor('self');
+    const rois = ctx.tensor('rois');
+    const indices = ctx.tensor('batch_indices');
+    requireFloat(ctx, self.dtype, 'input');
+    if (self.shape.length !== 4) ctx.fail(`input ${fmtShape(self.shape)} must be [N, C, H, W]`);
+    if (rois.dtype !== self.dtype) ctx.fail(`rois is ${rois.dtype} but the input is ${self.dtype}; they must have the same dtype`);
+    if (rois.shape.length !== 2) ctx.fail(`rois ${fmtShape(rois.shape)} must be [R, 4]`);
+    expectDim(ctx, rois.shape[1]!, 4, `rois ${fmtShape(rois.shape)} must be [R, 4]`);
+    if (indices.dtype !== 'int64' || indices.shape.length !== 1) ctx.fail(`batch_indices must be a 1-D int64 tensor, got ${indices.dtype} ${fmtShape(indices.shape)}`);
+    expectDim(ctx, indices.shape[0]!, rois.shape[0]!, 'batch_indices and rois differ in their number of regions');
+    const mode = ctx.str('mode');
+    if (mode !== 'avg' && mode !== 'max') ctx.fail(`mode must be "avg" or "max", got ${JSON.stringify(mode)}`);
+    const height = ctx.int('output_height');
+    const width = ctx.int('output_width');
+    if (height < 1 || width < 1) ctx.fail(`output_height and output_width must be at least 1, got ${height} and ${width}`);
+    if (ctx.int('sampling_ratio') < 0) ctx.fail(`sampling_ratio must be 0 (adaptive) or positive, got ${ctx.int('sampling_ratio')}`);
+    const scale = ctx.float('spatial_scale');
+    if (!Number.isFinite(scale)) ctx.fail(`spatial_scale must be finite, got ${scale}`);
+    ctx.bool('half_pixel');
+    return [tensorType(self.dtype, [rois.shape[0]!, self.shape[1]!, height, width])];
+  },
+);
+
 // ---------------------------------------------------------------------------------------------
 // Resizing
 
@@ -849,3 +882,20 @@ defineOp(
   },
 );
 
+// ---------------------------------------------------------------------------------------------
+// Dropout
+
+/**
+ * ONNX Dropout whose training_mode (and ratio) are only known at run time: the input and an
+ * all-true mask where the run does not train or drops nothing (ratio 0); a run that trains
+ * with a nonzero ratio is refused (its output is random). A known training_mode needs no node.
+ */
+defineOp('trt.dropout_onnx(Tensor self, Tensor? ratio, Tensor training_mode) -> (Tensor output, Tensor mask)', (ctx) => {
+  const self = ctx.tensor('self');
+  requireFloat(ctx, self.dtype, 'input');
+  const ratio = ctx.optTensor('ratio');
+  if (ratio !== null && (!isFloating(ratio.dtype) || ratio.shape.length !== 0)) ctx.fail(`ratio must be a floating-point scalar, got ${ratio.dtype} ${fmtShape(ratio.shape)}`);
+  const mode = ctx.tensor('training_mode');
+  if (mode.dtype !== 'bool' || mode.shape.length !== 0) ctx.fail(`training_mode must be a bool scalar, got ${mode.dtype} ${fmtShape(mode.shape)}`);
+  return [tensorType(self.dtype, self.shape), tensorType('bool', self.shape)];
+});

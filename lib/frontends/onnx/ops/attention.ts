@@ -1,6 +1,6 @@
 /**
  * ONNX's attention-block ops composed of IR ops: Attention (opsets 23 and 24), RotaryEmbedding
- * (23), TensorScatter (24: the KV cache update) and SwiGLU (28).
+ * (23), TensorScatter (24: the KV cache update), SwiGLU (28) and FlexAttention (ai.onnx.preview 1).
  *
  * Attention follows ONNX's reference: Q, K, V
  * as [B, H, S, D] (3-D inputs [B, S, H·D] split by q_num_heads / kv_num_heads); the KV cache
@@ -17,7 +17,8 @@
  */
 import { dtypeFromOnnx } from '../tensor-proto';
 import { isFloating, type DType } from '../../../ir/dtype';
-import type { Value } from '../../../ir/graph';
+import { Value } from '../../../ir/graph';
+import { isStatic } from '../../../ir/symbolic';
 import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
@@ -241,3 +242,66 @@ defineOnnxOp('SwiGLU', (ctx) => {
   const swish = alpha === 1 ? ctx.emit('aten.silu.default', { self: a }) : ctx.emit('aten.mul.Tensor', { self: a, other: ctx.emit('aten.sigmoid.default', { self: ctx.emit('aten.mul.Scalar', { self: a, other: alpha }) }) });
   return [ctx.emit('aten.mul.Tensor', { self: swish, other: b })];
 });
+
+/**
+ * FlexAttention (ai.onnx.preview, version 1): attention over rank-4 Q [B, Hq, L, E],
+ * K [B, Hkv, S, E] and V [B, Hkv, S, Ev] with two optional modifier subgraphs, each taking one
+ * [B, Hq, L, S] tensor and giving one of its shape and type: score_mod on the scores before the
+ * softmax, prob_mod on the probabilities after it. As the op's function body computes it: Q and
+ * the K heads (each shared by a contiguous group of query heads) are both scaled by √scale in
+ * the inputs' type, their product cast to softmax_precision (float32 unless the inputs are
+ * float64) and modified, the softmax taken and modified, V multiplied in softmax_precision and
+ * the result cast back. The scale (default 1/√E) and its root are float32 values, as there.
+ * The subgraphs are imported into the graph with their input bound to the tensor they modify.
+ */
+defineOnnxOp(
+  'FlexAttention',
+  (ctx) => {
+    const q = ctx.input(0);
+    const k = ctx.input(1);
+    const v = ctx.input(2);
+    const dtype = q.tensorType.dtype;
+    if (!isFloating(dtype)) ctx.bad(`Q must be floating point, got ${dtype}`);
+    if (k.tensorType.dtype !== dtype || v.tensorType.dtype !== dtype) ctx.bad(`Q, K and V must have one element type, got ${dtype}, ${k.tensorType.dtype}, ${v.tensorType.dtype}`);
+    for (const [name, t] of [['Q', q], ['K', k], ['V', v]] as const) {
+      if (t.tensorType.shape.length !== 4) ctx.bad(`${name} must be rank 4 [batch, heads, sequence, head size], got rank ${t.tensorType.shape.length}`);
+    }
+    // Forms of other FlexAttention drafts: refused by name rather than imported without them.
+    if (ctx.has('mask_mod')) ctx.unsupported('the mask_mod attribute (a FlexAttention draft other than ai.onnx.preview version 1) is not supported: write the mask in score_mod as -inf scores');
+    const qHeads = staticDim(ctx, q, 1, 'the query heads');
+    const kvHeads = staticDim(ctx, k, 1, 'the key heads');
+    if (kvHeads < 1 || qHeads % kvHeads !== 0) ctx.bad(`${qHeads} query heads do not group over ${kvHeads} key heads`);
+    if (staticDim(ctx, v, 1, 'the value heads') !== kvHeads) ctx.bad(`K has ${kvHeads} heads and V ${v.tensorType.shape[1]}; they must have the same`);
+    const headSize = staticDim(ctx, q, 3, 'the query head size');
+    if (staticDim(ctx, k, 3, 'the key head size') !== headSize) ctx.bad(`Q's head size ${headSize} differs from K's ${k.tensorType.shape[3]}`);
+    const precision = ctx.has('softmax_precision') ? dtypeFromOnnx(ctx.attrInt('softmax_precision'), `${ctx.where}: attribute softmax_precision`) : dtype === 'float64' ? 'float64' : 'float32';
+    if (!['float32', 'float16', 'bfloat16', 'float64'].includes(precision)) ctx.bad(`softmax_precision must name float, float16, bfloat16 or double, got ${precision}`);
+    const f32 = Math.fround;
+    const scale = ctx.has('scale') ? f32(ctx.attrFloat('scale')) : f32(1 / f32(Math.sqrt(headSize)));
+    const root = ctx.constantValue(Tensor.from(dtype, [], [f32(Math.sqrt(scale))]), 'scale_root');
+    const keys = repeatHeads(ctx, k, qHeads / kvHeads);
+    const values = repeatHeads(ctx, v, qHeads / kvHeads);
+    const mul = (a: Value, b: Value): Value => ctx.emit('aten.mul.Tensor', { self: a, other: b });
+    const scores = ctx.cast(
+      ctx.emit('aten.matmul.default', { self: mul(q, root), other: ctx.emit('aten.transpose.int', { self: mul(keys, root), dim0: 2, dim1: 3 }) }),
+      precision,
+    );
+    /** `x` through modifier subgraph `name`, when the node has one. */
+    const modify = (name: string, x: Value): Value => {
+      if (!ctx.has(name)) return x;
+      const inputs = ctx.graphAttribute(name).input?.length ?? 0;
+      if (inputs === 5) ctx.unsupported(`a ${name} of 5 inputs (a per-element (score, batch, head, q_idx, k_idx) form of another FlexAttention draft) is not supported: ai.onnx.preview version 1 modifies the whole [B, Hq, L, S] tensor through one input`);
+      if (inputs !== 1) ctx.bad(`${name} must take one input (the [B, Hq, L, S] tensor), it declares ${inputs}`);
+      const outputs = ctx.inlineSubgraph(name, [x]);
+      if (outputs.length !== 1) ctx.bad(`${name} must give one output, it gives ${outputs.length}`);
+      const out = outputs[0]!;
+      const type = out instanceof Value ? out.tensorType : null;
+      const same = type !== null && type.dtype === x.tensorType.dtype && type.shape.length === 4 && type.shape.every((d, i) => !isStatic(d) || !isStatic(x.tensorType.shape[i]!) || d === x.tensorType.shape[i]);
+      if (!same) ctx.bad(`${name} must give a ${x.tensorType.dtype} tensor of its input's shape [${x.tensorType.shape.join(', ')}]${type === null ? '' : `, it gives ${type.dtype} [${type.shape.join(', ')}]`}`);
+      return out as Value;
+    };
+    const probabilities = modify('prob_mod', ctx.emit('aten._softmax.default', { self: modify('score_mod', scores), dim: -1, half_to_float: false }));
+    return [ctx.cast(ctx.emit('aten.matmul.default', { self: probabilities, other: ctx.cast(values, precision) }), dtype)];
+  },
+  'ai.onnx.preview',
+);

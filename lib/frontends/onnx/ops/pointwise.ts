@@ -235,19 +235,24 @@ defineOnnxOp('CastLike', (ctx) => [castTo(ctx, ctx.input(0), ctx.inputType(1).dt
 
 defineOnnxOp('Dropout', (ctx) => {
   const self = ctx.input(0);
-  // The random seed and the ratio matter in training mode only, which is refused below.
+  // The random seed and the ratio matter in training mode only, which is refused below (or at
+  // run time, where training_mode is only known then).
   ctx.ignoreAttributes('seed');
   ctx.ignoreInputs(1);
-  if (ctx.hasInput(2)) {
-    const mode = ctx.constant(2);
-    if (mode === null) return ctx.unsupported('training_mode (input 2) must be a constant');
-    if (mode.toArray()[0] !== 0) {
-      const ratio = ctx.hasInput(1) ? ctx.constant(1) : null;
-      // Dropout with ratio 0 is the identity even in training mode.
-      if (ratio === null || ratio.toArray()[0] !== 0) ctx.unsupported('Dropout in training mode is random and cannot be compiled');
-    }
-  }
   const wantsMask = ctx.node.outputs.length > 1 && ctx.node.outputs[1] !== '';
+  if (ctx.hasInput(2)) {
+    const ratio = ctx.hasInput(1) ? ctx.constant(1) : null;
+    // Dropout with ratio 0 is the identity even in training mode.
+    const dropsNothing = ratio !== null && ratio.toArray()[0] === 0;
+    const mode = ctx.constant(2);
+    if (mode === null && !dropsNothing) {
+      // Known only at run time: a node that computes the runs whose result is defined (not
+      // training, or ratio 0) and refuses the others.
+      const node = ctx.call('trt.dropout_onnx', { self, ratio: ctx.optInput(1), training_mode: ctx.input(2) });
+      return wantsMask ? node.outputs : [node.outputs[0]!];
+    }
+    if (mode !== null && mode.toArray()[0] !== 0 && !dropsNothing) ctx.unsupported('Dropout in training mode is random and cannot be compiled');
+  }
   if (!wantsMask) return [self];
   if (ctx.opset < 10) ctx.unsupported(`the mask output of Dropout at opset ${ctx.opset} (of the input's type, not bool) is not supported`);
   // No element is dropped: the mask is all true.

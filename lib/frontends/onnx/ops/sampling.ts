@@ -1,6 +1,6 @@
 /**
  * ONNX sampling ops composed of existing IR ops: GridSample (opset 16 up to the importer's MAX_OPSET, any spatial rank)
- * AffineGrid and Col2Im. GridSample follows ONNX's reference (onnx/reference/ops/op_grid_sample.py):
+ * AffineGrid, Col2Im and DeformConv; and RoiAlign, one IR op of its own. GridSample follows ONNX's reference (onnx/reference/ops/op_grid_sample.py):
  * coordinates are denormalized, moved back inside the borders (border, reflection), and each
  * output pixel is a weighted sum of gathered input pixels, one gather per tap combination.
  */
@@ -204,4 +204,140 @@ defineOnnxOp('Col2Im', (ctx) => {
     if (pads[i] !== 0 || pads[r + i] !== 0) out = ctx.emit('aten.slice.Tensor', { self: out, dim: 2 + i, start: pads[i]!, end: pads[i]! + d, step: 1 });
   });
   return [out];
+});
+
+/**
+ * RoiAlign (opsets 10, 16, 22) as one trt.roi_align node: how many samples a bin takes may
+ * depend on the regions' coordinates (sampling_ratio 0), which no composition of fixed-shape
+ * ops expresses. Opset 10 has no coordinate_transformation_mode: its regions are unshifted
+ * (output_half_pixel); opset 16 added the attribute, defaulting to half_pixel.
+ */
+defineOnnxOp('RoiAlign', (ctx) => {
+  const modes: Record<string, boolean> = { half_pixel: true, output_half_pixel: false };
+  const transform = ctx.opset >= 16 ? ctx.attrString('coordinate_transformation_mode', 'half_pixel') : 'output_half_pixel';
+  const halfPixel = modes[transform];
+  if (halfPixel === undefined) ctx.bad(`coordinate_transformation_mode must be "half_pixel" or "output_half_pixel", got ${JSON.stringify(transform)}`);
+  const mode = ctx.attrString('mode', 'avg');
+  if (mode !== 'avg' && mode !== 'max') ctx.bad(`mode must be "avg" or "max", got ${JSON.stringify(mode)}`);
+  const outputHeight = ctx.attrInt('output_height', 1);
+  const outputWidth = ctx.attrInt('output_width', 1);
+  if (outputHeight < 1 || outputWidth < 1) ctx.bad(`output_height and output_width must be at least 1, got ${outputHeight} and ${outputWidth}`);
+  const samplingRatio = ctx.attrInt('sampling_ratio', 0);
+  if (samplingRatio < 0) ctx.bad(`sampling_ratio must be 0 (adaptive) or positive, got ${samplingRatio}`);
+  const spatialScale = ctx.attrFloat('spatial_scale', 1);
+  if (!Number.isFinite(spatialScale)) ctx.bad(`spatial_scale must be finite, got ${spatialScale}`);
+  return [
+    ctx.emit('trt.roi_align', {
+      self: ctx.input(0),
+      rois: ctx.input(1),
+      batch_indices: ctx.input(2),
+      mode,
+      output_height: outputHeight,
+      output_width: outputWidth,
+      sampling_ratio: samplingRatio,
+      spatial_scale: spatialScale,
+      half_pixel: halfPixel!,
+    }),
+  ];
+});
+
+/**
+ * DeformConv (opsets 19 and 22), 2-D as ONNX's reference computes it
+ * (onnx/reference/ops/op_deform_conv.py): each kernel tap of each output position samples the
+ * input at its regular place plus a learned offset, bilinearly, with taps outside the image
+ * reading 0 (GridSample with align_corners and zeros padding), times the optional mask; the
+ * samples are then multiplied by the weights as the columns of a grouped convolution. Offsets
+ * and masks come per offset group: offset [N, offset_group·kH·kW·2, oH, oW] holds (dy, dx) per
+ * tap, mask [N, offset_group·kH·kW, oH, oW] one factor per tap. 16-bit inputs are sampled and
+ * multiplied in float32 (the reference computes in float64) and rounded once.
+ */
+defineOnnxOp('DeformConv', (ctx) => {
+  const x = ctx.input(0);
+  const w = ctx.input(1);
+  const offset = ctx.input(2);
+  const bias = ctx.optInput(3);
+  const mask = ctx.optInput(4);
+  const dtype = x.tensorType.dtype;
+  if (!isFloating(dtype)) ctx.bad(`X must be floating point, got ${dtype}`);
+  for (const [name, v] of [['W', w], ['offset', offset], ['B', bias], ['mask', mask]] as const) {
+    if (v !== null && v.tensorType.dtype !== dtype) ctx.bad(`${name} is ${v.tensorType.dtype} but X is ${dtype}; they must have the same type`);
+  }
+  const xShape = staticShape(ctx, x, 'X');
+  if (xShape.length !== 4) ctx.unsupported(`only 2-D deformable convolution (X [N, C, H, W]) is supported, got X [${xShape.join(', ')}]`);
+  const wShape = staticShape(ctx, w, 'W');
+  if (wShape.length !== 4) ctx.bad(`W [${wShape.join(', ')}] must be [M, C / group, kH, kW]`);
+  const [n, c, height, width] = xShape as [number, number, number, number];
+  const [oc, perGroup, kh, kw] = wShape as [number, number, number, number];
+  const kernel = ctx.attrInts('kernel_shape', [kh, kw]);
+  if (kernel.length !== 2 || kernel[0] !== kh || kernel[1] !== kw) ctx.bad(`kernel_shape [${kernel.join(', ')}] differs from W's kernel [${kh}, ${kw}]`);
+  const group = ctx.attrInt('group', 1);
+  const offsetGroup = ctx.attrInt('offset_group', 1);
+  if (group < 1 || perGroup * group !== c || oc % group !== 0) ctx.bad(`group ${group} does not split X's ${c} channels into W's ${perGroup} per group and W's ${oc} output channels`);
+  if (offsetGroup < 1 || c % offsetGroup !== 0) ctx.bad(`offset_group ${offsetGroup} does not divide X's ${c} channels`);
+  const dilations = ctx.attrInts('dilations', [1, 1]);
+  const strides = ctx.attrInts('strides', [1, 1]);
+  const pads = ctx.attrInts('pads', [0, 0, 0, 0]);
+  if (dilations.length !== 2 || strides.length !== 2 || pads.length !== 4) ctx.bad('dilations, strides and pads must have 2, 2 and 4 values');
+  if (dilations.some((d) => d < 1) || strides.some((s) => s < 1) || pads.some((p) => p < 0)) ctx.bad(`dilations [${dilations.join(', ')}] and strides [${strides.join(', ')}] must be positive, pads [${pads.join(', ')}] not negative`);
+  const [dh, dw] = dilations as [number, number];
+  const [sh, sw] = strides as [number, number];
+  const outH = Math.floor((height + pads[0]! + pads[2]! - ((kh - 1) * dh + 1)) / sh) + 1;
+  const outW = Math.floor((width + pads[1]! + pads[3]! - ((kw - 1) * dw + 1)) / sw) + 1;
+  if (outH < 1 || outW < 1) ctx.bad(`the ${kh}x${kw} kernel (dilations [${dilations.join(', ')}]) does not fit X [${xShape.join(', ')}] with pads [${pads.join(', ')}]`);
+  const taps = kh * kw;
+  const expectShape = (v: Value, name: string, expected: number[]): void => {
+    const s = staticShape(ctx, v, name);
+    if (s.length !== expected.length || s.some((d, i) => d !== expected[i])) ctx.bad(`${name} [${s.join(', ')}] must be [${expected.join(', ')}]`);
+  };
+  expectShape(offset, 'offset', [n, offsetGroup * taps * 2, outH, outW]);
+  if (mask !== null) expectShape(mask, 'mask', [n, offsetGroup * taps, outH, outW]);
+  if (bias !== null) expectShape(bias, 'B', [oc]);
+
+  const compute = dtype === 'float64' ? 'float64' : 'float32';
+  const reshape = (self: Value, shape: number[]): Value => ctx.emit('aten.reshape.default', { self, shape });
+  const points = outH * outW;
+  const perOffsetGroup = c / offsetGroup;
+  // Where tap k of output position l sits before its offset: rows (axis 0) or columns (axis 1).
+  const offsets = reshape(ctx.cast(offset, compute), [n, offsetGroup, taps, 2, points]);
+  const coordinate = (axis: 0 | 1): Value => {
+    const base = new Array<number>(taps * points);
+    for (let k = 0; k < taps; k++) {
+      for (let l = 0; l < points; l++) {
+        base[k * points + l] = axis === 0 ? -pads[0]! + sh * Math.floor(l / outW) + dh * Math.floor(k / kw) : -pads[1]! + sw * (l % outW) + dw * (k % kw);
+      }
+    }
+    const at = ctx.constantValue(Tensor.from(compute, [taps, points], base), axis === 0 ? 'tap_rows' : 'tap_cols');
+    return bin(ctx, 'add', ctx.emit('aten.select.int', { self: offsets, dim: 3, index: axis }), at);
+  };
+  const y = coordinate(0);
+  const xc = coordinate(1);
+  const y0 = un(ctx, 'floor', y);
+  const x0 = un(ctx, 'floor', xc);
+  const ty = bin(ctx, 'sub', y, y0);
+  const tx = bin(ctx, 'sub', xc, x0);
+  const modulation = mask === null ? null : reshape(ctx.cast(mask, compute), [n, offsetGroup, taps, points]);
+  const image = reshape(ctx.cast(x, compute), [n, offsetGroup, perOffsetGroup, height * width]);
+  const inRange = (v: Value, size: number): Value => ctx.emit('aten.logical_and.default', { self: cmpS(ctx, 'ge', v, 0), other: cmpS(ctx, 'le', v, size - 1) });
+  let sampled: Value | null = null;
+  for (const dy of [0, 1]) {
+    for (const dx of [0, 1]) {
+      const row = dy === 0 ? y0 : addS(ctx, y0, 1);
+      const col = dx === 0 ? x0 : addS(ctx, x0, 1);
+      const wy = dy === 0 ? ctx.emit('aten.rsub.Scalar', { self: ty, other: 1 }) : ty;
+      const wx = dx === 0 ? ctx.emit('aten.rsub.Scalar', { self: tx, other: 1 }) : tx;
+      const valid = ctx.emit('aten.logical_and.default', { self: inRange(row, height), other: inRange(col, width) });
+      let weight = ctx.emit('aten.where.ScalarOther', { condition: valid, self: bin(ctx, 'mul', wy, wx), other: 0 });
+      if (modulation !== null) weight = bin(ctx, 'mul', weight, modulation);
+      const flatIndex = bin(ctx, 'add', mulS(ctx, clampS(ctx, row, 0, height - 1), width), clampS(ctx, col, 0, width - 1));
+      const index = ctx.emit('aten.expand.default', { self: reshape(ctx.cast(flatIndex, 'int64'), [n, offsetGroup, 1, taps * points]), size: [n, offsetGroup, perOffsetGroup, taps * points] });
+      const term = bin(ctx, 'mul', ctx.emit('aten.gather.default', { self: image, dim: 3, index }), reshape(weight, [n, offsetGroup, 1, taps * points]));
+      sampled = sampled === null ? term : bin(ctx, 'add', sampled, term);
+    }
+  }
+  // The sampled columns [N, C, kH·kW, L] by convolution group, times W as [group, M / group, C / group · kH·kW].
+  const columns = reshape(sampled!, [n, group, perGroup * taps, points]);
+  const weights = reshape(ctx.cast(w, compute), [group, oc / group, perGroup * taps]);
+  let out = reshape(ctx.emit('aten.matmul.default', { self: weights, other: columns }), [n, oc, outH, outW]);
+  if (bias !== null) out = bin(ctx, 'add', out, reshape(ctx.cast(bias, compute), [1, oc, 1, 1]));
+  return [ctx.cast(out, dtype)];
 });
