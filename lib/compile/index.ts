@@ -3,6 +3,7 @@
  * engine segments converted to Networks and built by a backend; fallback segments kept as
  * graphs (./pipeline.ts, on the compile worker thread) → Program.
  */
+import { getBackend } from '../backends';
 import { throwIfAborted } from '../engine/build-context';
 import { registeredCandidates } from '../conversion/registry';
 import { resolveLogger } from '../logger';
@@ -102,7 +103,9 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   applySymbolRanges(graph, shapes);
   progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
   progress('partitioning', 'start', 'partitioning into engine and fallback segments');
-  const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, resolved) : partition(graph, resolved);
+  // No backend is chosen: a named one's hold on sizes only a run tells applies; under `auto`, none (what every backend can take).
+  const selection = { ...resolved, dataDependentSizes: resolved.backend === 'auto' ? 'none' : (getBackend(resolved.backend).dataDependentSizes ?? 'none') };
+  const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, selection) : partition(graph, selection);
   describeModel(report, graph, modelOps);
   progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });
   return report;

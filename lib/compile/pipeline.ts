@@ -112,7 +112,9 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
   progress('partitioning', 'start', `partitioning into engine segments (${backendName}) and fallback segments`);
   // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
   const dynamic = isDynamicPlan(shapes);
-  const { segments, report } = dynamic ? partitionDynamic(graph, resolved) : partition(graph, resolved);
+  // Selection knows what the backend's engines hold of sizes only a run tells (a NonZero's count).
+  const selection = { ...resolved, dataDependentSizes: backend.dataDependentSizes ?? 'none' };
+  const { segments, report } = dynamic ? partitionDynamic(graph, selection) : partition(graph, selection);
   describeModel(report, graph, modelOps);
   report.backend = backendName;
   const engines = segments.filter((s) => s.kind === 'engine').length;
@@ -131,7 +133,7 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
       const what = `engine ${built + 1}/${engines} (segment ${s.index}, ${s.nodes.length} ops)`;
       await checkAborted(resolved.signal);
       progress('build', 'start', `building ${what}`, where);
-      const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, resolved);
+      const network = convertSegment({ name: `${graph.name}_segment${s.index}`, nodes: s.nodes, inputs: s.inputs, outputs: s.outputs, profiles }, selection);
       const context: BuildContext = {
         log,
         progress: (phase) => progress('build', 'phase', describePhase(`engine ${built + 1}/${engines}`, phase), { ...where, phase }),

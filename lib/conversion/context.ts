@@ -11,7 +11,7 @@ import type { NetTensor, Network, TrtDType } from '../network';
 import { Tensor } from '../ir/tensor';
 import type { SelectionSettings } from './types';
 
-const TRT_TYPES = new Set<string>(['float32', 'float16', 'bfloat16', 'int8', 'uint8', 'int32', 'int64', 'bool']);
+const TRT_TYPES = new Set<string>(['float32', 'float16', 'bfloat16', 'int8', 'uint8', 'int32', 'int64', 'bool', 'float8e4m3fn', 'int4']);
 
 /** The TensorRT type that carries an IR dtype, or null when TensorRT has none. */
 export function trtType(dtype: DType, truncateDouble = false): TrtDType | null {

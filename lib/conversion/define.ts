@@ -51,6 +51,10 @@ export interface ConverterSpec {
   checks?: ReadonlyArray<Check | undefined>;
   priority?: number;
   name?: string;
+  /** Takes TensorRT's quantized types (float8e4m3fn, int4) on its operands (ConverterOptions.quantizedTypes). */
+  quantizedTypes?: boolean;
+  /** Computes a size only a run tells, a data-dependent symbol of its output (ConverterOptions.dataDependent). */
+  dataDependent?: boolean;
 }
 
 /** Registers `impl` for every target as `spec` declares. */
@@ -59,7 +63,15 @@ export function defineConverter(targets: string | readonly string[], impl: Conve
   const own = spec.checks?.some((c) => c !== undefined) ? allOf(...spec.checks) : undefined;
   for (const target of typeof targets === 'string' ? [targets] : targets) {
     const name = spec.name ?? (shapes === 'dynamic' ? `${target} (dynamic)` : target);
-    registerConverter(target, impl, { static: shapes !== 'dynamic', dynamic: shapes !== 'static', checkArgs: own, priority: spec.priority, name });
+    registerConverter(target, impl, {
+      static: shapes !== 'dynamic',
+      dynamic: shapes !== 'static',
+      checkArgs: own,
+      priority: spec.priority,
+      name,
+      quantizedTypes: spec.quantizedTypes,
+      dataDependent: spec.dataDependent,
+    });
     if (shapes === 'static' && spec.dynamic !== undefined && spec.dynamic !== false) {
       const extra = spec.dynamic === true ? [] : spec.dynamic;
       registerConverter(target, impl, {
@@ -68,6 +80,8 @@ export function defineConverter(targets: string | readonly string[], impl: Conve
         checkArgs: allOf(staticIntArgs, ...extra, own),
         priority: spec.priority,
         name: `${name} (dynamic)`,
+        quantizedTypes: spec.quantizedTypes,
+        dataDependent: spec.dataDependent,
       });
     }
   }

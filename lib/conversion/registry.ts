@@ -6,13 +6,13 @@
 import { InternalError } from '../errors';
 import type { Node } from '../ir/graph';
 import { Value } from '../ir/graph';
-import { isDataDependentDim } from '../ir/ops/data-dependent';
-import { formatShape } from '../ir/symbolic';
+import { isDataDependentDim, isDataDependentSymbol } from '../ir/ops/data-dependent';
+import { formatShape, symbolsOf } from '../ir/symbolic';
 import type { NetTensor } from '../network';
 import type { ConversionContext } from './context';
 import type { CheckArgs, SelectionSettings } from './types';
 
-export type { CheckArgs, SelectionSettings } from './types';
+export type { CheckArgs, DataDependentSizes, SelectionSettings } from './types';
 
 /**
  * Builds the layers for `node` and returns one network tensor per node output; null for an
@@ -31,6 +31,18 @@ export interface ConverterOptions {
   priority?: number;
   /** Shown in listings and reasons (defaults to the target). */
   name?: string;
+  /**
+   * Reads or writes TensorRT's quantized types (float8e4m3fn, int4), which exist only between
+   * quantize and dequantize layers: nodes of other targets on such values stay refused.
+   */
+  quantizedTypes?: boolean;
+  /**
+   * Produces a size only a run tells (a data-dependent symbol that none of the node's inputs
+   * has, such as NonZero's count) with a layer that computes it at run time (nonzero). Nodes
+   * making such a size are refused by every other converter; nodes only reading one need no
+   * flag (a dynamic converter sees it as a run-time -1 dim).
+   */
+  dataDependent?: boolean;
 }
 
 export interface ConverterCandidate {
@@ -43,6 +55,8 @@ export interface ConverterCandidate {
   readonly name: string;
   /** Registration order, the last tie-breaker. */
   readonly order: number;
+  readonly quantizedTypes: boolean;
+  readonly dataDependent: boolean;
 }
 
 export type Selection = { ok: true; converter: ConverterCandidate } | { ok: false; reasons: string[] };
@@ -64,6 +78,8 @@ export function registerConverter(target: string, impl: ConverterImpl, options: 
     priority: options.priority ?? 0,
     name: options.name ?? target,
     order: registered++,
+    quantizedTypes: options.quantizedTypes ?? false,
+    dataDependent: options.dataDependent ?? false,
   };
   if (!candidate.dynamic && !candidate.static) throw new InternalError(`converter ${candidate.name} supports neither static nor dynamic shapes`);
   const list = table.get(target) ?? [];
@@ -113,35 +129,61 @@ const UNREPRESENTABLE: Record<string, string> = {
   uint32: 'TensorRT has no uint32',
   uint64: 'TensorRT has no uint64',
   // TensorRT 10 has FP8 (e4m3fn), FP4 (e2m1) and INT4, but only inside its quantize/dequantize
-  // layers and weights: mapping them is quantization's work, so these run in fallback segments.
-  float8e4m3fn: 'TensorRT computes FP8 only inside quantize/dequantize layers, which the converters do not map yet',
+  // layers and weights: the quantization converters (quantizedTypes) take FP8 and INT4; any
+  // other node on them runs in a fallback segment.
+  float8e4m3fn: 'TensorRT holds FP8 only between quantize and dequantize layers',
   float8e4m3fnuz: 'TensorRT has no float8e4m3fnuz',
   float8e5m2: 'TensorRT has no float8e5m2',
   float8e5m2fnuz: 'TensorRT has no float8e5m2fnuz',
   float8e8m0: 'TensorRT has float8e8m0 only as block scales, which the converters do not map yet',
   float4e2m1: 'TensorRT computes FP4 only inside quantize/dequantize layers, which the converters do not map yet',
-  int4: 'TensorRT computes INT4 only inside quantize/dequantize layers and weights, which the converters do not map yet',
+  int4: 'TensorRT holds INT4 only between quantize and dequantize layers',
   uint4: 'TensorRT has no uint4',
   int2: 'TensorRT has no int2',
   uint2: 'TensorRT has no uint2',
 };
+
+/** The data-dependent symbols in `node`'s output shapes that none of its inputs has: the sizes the node itself decides at run time. */
+export function newDataDependentSymbols(node: Node): string[] {
+  const known = new Set<string>();
+  for (const v of node.inputValues()) {
+    if (v.type.kind === 'tensor') v.type.shape.forEach((d) => symbolsOf(d, known));
+    else if (v.type.kind === 'symint') symbolsOf(v.type.expr, known);
+  }
+  const fresh = new Set<string>();
+  for (const v of node.outputs) {
+    if (v.type.kind !== 'tensor') continue;
+    for (const d of v.type.shape) for (const s of symbolsOf(d)) if (isDataDependentSymbol(s) && !known.has(s)) fresh.add(s);
+  }
+  return [...fresh];
+}
 
 /** Picks the converter for `node`, or collects every reason none fits. */
 export function selectConverter(node: Node, settings: SelectionSettings = {}): Selection {
   if (settings.torchExecutedOps?.has(node.target) || settings.torchExecutedOps?.has(node.name)) {
     return { ok: false, reasons: ['forced to a fallback segment by torchExecutedOps'] };
   }
+  const takesQuantized = (table.get(node.target) ?? []).some((c) => c.quantizedTypes);
   for (const v of [...node.inputValues(), ...node.outputs]) {
     if (v instanceof Value && v.type.kind === 'tensor') {
-      const why = UNREPRESENTABLE[v.type.dtype];
-      if (why !== undefined && !(v.type.dtype === 'float64' && settings.truncateDouble)) return { ok: false, reasons: [`%${v.name} is ${v.type.dtype}: ${why}`] };
+      const dtype = v.type.dtype;
+      const why = UNREPRESENTABLE[dtype];
+      const allowed = (dtype === 'float64' && settings.truncateDouble) || (takesQuantized && (dtype === 'float8e4m3fn' || dtype === 'int4'));
+      if (why !== undefined && !allowed) return { ok: false, reasons: [`%${v.name} is ${dtype}: ${why}`] };
     }
   }
-  for (const v of [...node.inputValues(), ...node.outputs]) {
-    if (v instanceof Value && v.type.kind === 'tensor' && v.type.shape.some(isDataDependentDim)) {
-      return { ok: false, reasons: [`%${v.name} ${formatShape(v.type.shape)} has a size that depends on tensor data, which no TensorRT layer produces or plans for`] };
+  // Sizes only a run tells: refused where the backend's engines cannot hold them; where they
+  // can, a node making a new one needs a converter that computes it (`dataDependent`).
+  // Partitioning keeps such values from entering an engine, and from leaving one where the
+  // backend holds them `inside` only (lib/partitioning/partition.ts).
+  if ((settings.dataDependentSizes ?? 'none') === 'none') {
+    for (const v of [...node.inputValues(), ...node.outputs]) {
+      if (v instanceof Value && v.type.kind === 'tensor' && v.type.shape.some(isDataDependentDim)) {
+        return { ok: false, reasons: [`%${v.name} ${formatShape(v.type.shape)} has a size that depends on tensor data, which this backend's engines cannot hold`] };
+      }
     }
   }
+  const fresh = newDataDependentSymbols(node);
   const all = table.get(node.target) ?? [];
   if (all.length === 0) return { ok: false, reasons: [`no converter is registered for ${node.target}`] };
   const dynamic = hasDynamicInputs(node);
@@ -151,6 +193,10 @@ export function selectConverter(node: Node, settings: SelectionSettings = {}): S
     reasons.push(`the ${all.length} converter(s) for ${node.target} support only ${dynamic ? 'static' : 'dynamic'} shapes`);
   }
   for (const c of candidates) {
+    if (fresh.length > 0 && !c.dataDependent) {
+      reasons.push(`${c.name}: it does not compute ${fresh.join(', ')}, a size that depends on tensor data`);
+      continue;
+    }
     const verdict = c.checkArgs ? c.checkArgs(node, settings) : true;
     if (verdict === true) return { ok: true, converter: c };
     reasons.push(`${c.name}: ${verdict}`);

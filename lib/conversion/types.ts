@@ -5,8 +5,22 @@
  */
 import type { Node } from '../ir/graph';
 
+/**
+ * Where a backend's engines can hold a size that only a run tells (a data-dependent symbol of
+ * the IR, lib/ir/ops/data-dependent.ts; a nonzero layer's count in the Network), and so which
+ * nodes with such sizes go into engine segments: `anywhere`, inside an engine and at its
+ * outputs; `inside`, inside an engine only, so such a value never leaves one (its producer
+ * runs in a fallback segment instead); `none`, never: a node reading or writing such a size
+ * runs in a fallback segment. Such a value never enters an engine from outside it in any
+ * case: an engine's run-time inputs are planned from the program's inputs, which a
+ * data-dependent size is not.
+ */
+export type DataDependentSizes = 'anywhere' | 'inside' | 'none';
+
 /** What selection depends on besides the node. */
 export interface SelectionSettings {
+  /** What the backend's engines can hold of sizes only a run tells (default `none`; compile() gives the chosen backend's). */
+  dataDependentSizes?: DataDependentSizes;
   /** Ops (targets like `aten.mul.Tensor`) or node names forced to run in a fallback segment. */
   torchExecutedOps?: ReadonlySet<string>;
   /** Allow float64 tensors by computing them in float32 (TensorRT has no float64). */

@@ -9,6 +9,7 @@
  * asking for a backend by name and getting another, or a name without a backend, cannot
  * happen.
  */
+import type { DataDependentSizes } from '../conversion/types';
 import type { DType } from '../ir/dtype';
 import type { Network } from '../network';
 import type { EngineDevice } from './device-selection';
@@ -133,6 +134,13 @@ export interface Backend<N extends BackendName = BackendName> {
   readonly implemented: boolean;
   /** Where its engines keep values (see Engine.residency); known before any engine exists, so compile() can plan copies. */
   readonly residency: 'host' | 'device';
+  /**
+   * Where its engines can hold a size that only a run tells (a nonzero layer's output):
+   * `anywhere`, `inside` an engine only (never at its outputs), or `none` (default). compile()
+   * partitions by it (lib/conversion/types.ts), so a node that the backend cannot take runs in
+   * a fallback segment and the program gives the same answer on every backend.
+   */
+  readonly dataDependentSizes?: DataDependentSizes;
   /**
    * The build settings (BuildConfig keys) its build() reads, and what it does instead of the
    * others: compile() warns, naming them, when a caller sets one this backend ignores

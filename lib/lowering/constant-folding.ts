@@ -41,8 +41,20 @@ function shapeOnlySelf(node: Node, v: Value, options: FoldOptions): boolean {
   return options.sources === true && READS_SELF_SHAPE_ONLY.has(node.target) && node.args.self === v && v.type.kind === 'tensor' && v.tensorType.shape.every((d) => typeof d === 'number');
 }
 
+/**
+ * Dequantizations stay nodes even over constants: quantized weights then reach the Network as
+ * quantized constants and a dequantize layer, which a GPU backend computes in INT8/FP8/INT4
+ * (folded, they would be float weights and the quantization lost).
+ */
+const KEPT_OVER_CONSTANTS = new Set([
+  'trt.dequantize_linear',
+  'quantized_decomposed.dequantize_per_tensor.default',
+  'quantized_decomposed.dequantize_per_channel.default',
+]);
+
 function foldable(node: Node, options: FoldOptions): boolean {
   if (node.kind !== 'call' || node.outputs.some((v) => v.type.kind !== 'tensor')) return false;
+  if (KEPT_OVER_CONSTANTS.has(node.target)) return false;
   const inputs = node.inputValues();
   if (inputs.length === 0 && !options.sources) return false;
   return inputs.every((v) => v.producer.kind === 'constant' || shapeOnlySelf(node, v, options)) && getImpl(node.target) !== undefined;

@@ -8,10 +8,16 @@
  */
 import type { Tensor } from '../ir/tensor';
 
-/** TensorRT's DataType values this project uses. */
-export type TrtDType = 'float32' | 'float16' | 'bfloat16' | 'int8' | 'uint8' | 'int32' | 'int64' | 'bool';
+/**
+ * TensorRT's DataType values this project uses. `float8e4m3fn` (kFP8) and `int4` (kINT4) are
+ * the quantized types: a quantize layer produces them and a dequantize layer consumes them.
+ */
+export type TrtDType = 'float32' | 'float16' | 'bfloat16' | 'int8' | 'uint8' | 'int32' | 'int64' | 'bool' | 'float8e4m3fn' | 'int4';
 
-export const TRT_DTYPES: readonly TrtDType[] = ['float32', 'float16', 'bfloat16', 'int8', 'uint8', 'int32', 'int64', 'bool'];
+export const TRT_DTYPES: readonly TrtDType[] = ['float32', 'float16', 'bfloat16', 'int8', 'uint8', 'int32', 'int64', 'bool', 'float8e4m3fn', 'int4'];
+
+/** What a quantize layer produces (TensorRT's IQuantizeLayer takes int8, FP8 and INT4; uint8 is ONNX's own). */
+export type QuantizedDType = 'int8' | 'uint8' | 'float8e4m3fn' | 'int4';
 
 /** TensorRT's Dims::MAX_DIMS. */
 export const MAX_RANK = 8;
@@ -248,7 +254,31 @@ export type LayerParams =
     }
   /** Outputs: values, indices (int32 or int64). */
   | { kind: 'topk'; op: 'max' | 'min'; k: number; axis: number; indicesType: 'int32' | 'int64' }
-  | { kind: 'cumulative'; op: 'sum'; axis: number; exclusive: boolean; reverse: boolean };
+  | { kind: 'cumulative'; op: 'sum'; axis: number; exclusive: boolean; reverse: boolean }
+  /**
+   * INonZeroLayer: the positions of the nonzero (true) elements. Input: x (float32, float16,
+   * int32 or bool, TensorRT's types; rank 0 to 8). Output: int64 [rank(x), N], one column per
+   * nonzero element in row-major order, where N is known only when the layer has run: it is
+   * -1 in the Network, and every layer after it sees a run-time dim. A backend declares
+   * whether its engines can hold such a size (Backend.dataDependentSizes).
+   */
+  | { kind: 'nonzero' }
+  /**
+   * Inputs: x (float32, float16 or bfloat16), scale (float: 0-d per tensor; 1-D of x.shape[axis]
+   * per axis; or x's rank with x.shape[axis] / blockSize at `axis` and x's dims elsewhere, per
+   * block), zeroPoint (optional; scale's shape, dtype `to`). Output: `to`, x's shape.
+   * y = saturate(roundHalfEven(x / scale) + zeroPoint): integers clamp to their range; float8
+   * saturates to ±448 (ONNX's saturate=1, the only mode TensorRT has). The scale has x's type,
+   * and x / scale is rounded once to it; a NaN gives the integer type's minimum; a float8e4m3fn
+   * quantize takes no zero point.
+   */
+  | { kind: 'quantize'; to: QuantizedDType; axis: number; blockSize?: number }
+  /**
+   * Inputs: q (a {@link QuantizedDType}), scale (any float type), zeroPoint (optional) as for
+   * quantize. Output: `to`, q's shape. y = (q − zeroPoint) · scale, computed in float32 and
+   * rounded once to `to` (as ONNX's reference and onnxruntime compute it).
+   */
+  | { kind: 'dequantize'; to: 'float32' | 'float16' | 'bfloat16'; axis: number; blockSize?: number };
 
 export type LayerKind = LayerParams['kind'];
 
@@ -283,6 +313,9 @@ export const LAYER_KINDS = [
   'resize',
   'topk',
   'cumulative',
+  'nonzero',
+  'quantize',
+  'dequantize',
 ] as const satisfies readonly LayerKind[];
 const layerKindsComplete: [Exclude<LayerKind, (typeof LAYER_KINDS)[number]>] extends [never] ? true : never = true;
 void layerKindsComplete;

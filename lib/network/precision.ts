@@ -156,6 +156,16 @@ function classify(network: Network, layers: readonly Layer[]): Map<Layer, Mode> 
     } else if (madeFromIntegers) {
       m = 'fp32';
       out = 'region';
+    } else if (p.kind === 'nonzero') {
+      // Which elements are zero must not change with rounding (a tiny float32 becomes 0 in
+      // fp16), and TensorRT's nonzero takes no bfloat16: its input stays as declared.
+      m = 'fp32';
+      out = 'activation';
+    } else if (p.kind === 'quantize' || p.kind === 'dequantize') {
+      // Quantization keeps its declared types: its scale decides which integer each value
+      // becomes, and an fp16 scale or fp16 x / scale would move values across those bins.
+      m = 'fp32';
+      out = 'activation';
     } else if (floats.includes('activation')) {
       const pow = p.kind === 'elementwise' && p.op === 'pow';
       const square = p.kind === 'elementwise' && p.op === 'prod' && ins[0] === ins[1] && reduceInputs.has(layer.outputs[0]!);

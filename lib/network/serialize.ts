@@ -28,6 +28,7 @@ import type {
   LayerKind,
   LayerParams,
   MatrixOp,
+  QuantizedDType,
   ReduceOp,
   ResizeCoordinateTransformation,
   ResizeMode,
@@ -193,6 +194,9 @@ const PARAM_SPECS: Record<LayerKind, ParamSpec> = {
   },
   topk: { op: ['max', 'min'], k: 'int', axis: 'int', indicesType: ['int32', 'int64'] },
   cumulative: { op: ['sum'], axis: 'int', exclusive: 'bool', reverse: 'bool' },
+  nonzero: {},
+  quantize: { to: keys<QuantizedDType>({ int8: true, uint8: true, float8e4m3fn: true, int4: true }), axis: 'int', blockSize: opt('int') },
+  dequantize: { to: ['float32', 'float16', 'bfloat16'], axis: 'int', blockSize: opt('int') },
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -315,6 +319,8 @@ function loadWeights(records: unknown, blob: Uint8Array, fail: Fail): Tensor[] {
       return fail((e as Error).message, e);
     }
     const data = new info.storage(source.buffer as ArrayBuffer, source.byteOffset + start, shapeSize(shape));
+    // int4 weights hold one value a byte; a byte outside int4's range is no int4 value.
+    if (dtype === 'int4' && (data as Int8Array).some((v) => v < -8 || v > 7)) fail(`weights ${k} (int4) hold a value outside [-8, 7]`);
     return new Tensor(dtype as Tensor['dtype'], shape, data);
   });
 }

@@ -9,7 +9,9 @@
  */
 import { InternalError } from '../errors';
 import { attentionShapeError } from './attention';
-import type { LayerParams, TrtDType } from './layers';
+import { scaleShapeError } from '../ir/quantization';
+import { sym, type Dim } from '../ir/symbolic';
+import type { LayerParams, QuantizedDType, TrtDType } from './layers';
 import { MAX_RANK } from './layers';
 
 export interface TensorInfo {
@@ -47,6 +49,8 @@ function withKnown(info: TensorInfo, known: ReadonlyArray<number | null> | undef
 const dimsFromKnown = (known: ReadonlyArray<number | null>): number[] => known.map((k) => (k === null ? -1 : k));
 
 const isFloat = (d: TrtDType): boolean => d === 'float32' || d === 'float16' || d === 'bfloat16';
+/** What INonZeroLayer takes (NvInfer.h: kFLOAT, kHALF, kINT32, kBOOL). */
+export const NONZERO_TYPES: readonly TrtDType[] = ['float32', 'float16', 'int32', 'bool'];
 const isInt = (d: TrtDType): boolean => d === 'int32' || d === 'int64' || d === 'int8';
 
 function volume(shape: readonly number[]): number {
@@ -126,6 +130,38 @@ function permuteDims(fail: (m: string) => never, shape: readonly number[], perm:
   if (!perm) return [...shape];
   if (perm.length !== shape.length || [...perm].sort((a, b) => a - b).some((p, i) => p !== i)) fail(`permutation [${perm}] does not fit rank ${shape.length}`);
   return perm.map((p) => shape[p]!);
+}
+
+const QUANTIZED_DTYPES: readonly QuantizedDType[] = ['int8', 'uint8', 'float8e4m3fn', 'int4'];
+
+/** A dim of a network shape as the IR's quantization rules read it (-1: known only at run time). */
+const RUN_TIME_DIM = sym('run_time');
+const irDims = (shape: readonly number[]): Dim[] => shape.map((d) => (d < 0 ? RUN_TIME_DIM : d));
+
+/**
+ * The scale and zero point of a quantize or dequantize layer against its quantized side `x`:
+ * a 0-d, per-axis or blocked scale (lib/ir/quantization.ts) whose blocks divide the axis, and
+ * a zero point of the scale's shape in the quantized type (none for float8).
+ */
+function checkQuantization(
+  fail: (m: string) => never,
+  params: { axis: number; blockSize?: number },
+  x: TensorInfo,
+  scale: TensorInfo,
+  zeroPoint: TensorInfo | null,
+  quantized: QuantizedDType,
+): void {
+  const blockSize = params.blockSize ?? 0;
+  if (params.blockSize !== undefined && (!Number.isInteger(blockSize) || blockSize < 1)) fail(`blockSize must be a positive integer, got ${params.blockSize}`);
+  if (scale.shape.length > 0) normAxis(fail, params.axis, x.shape.length);
+  const why = scaleShapeError(irDims(x.shape), irDims(scale.shape), params.axis, blockSize, true);
+  if (why !== null) fail(`scale [${scale.shape}]: ${why}`);
+  if (zeroPoint === null) return;
+  if (quantized === 'float8e4m3fn') fail('a float8e4m3fn quantization takes no zero point');
+  if (zeroPoint.dtype !== quantized) fail(`the zero point is ${zeroPoint.dtype}, not the quantized type ${quantized}`);
+  if (zeroPoint.shape.length !== scale.shape.length || zeroPoint.shape.some((d, i) => d !== scale.shape[i] && d >= 0 && scale.shape[i]! >= 0)) {
+    fail(`the zero point [${zeroPoint.shape}] does not have the scale's shape [${scale.shape}]`);
+  }
 }
 
 function spatialOut(input: number, window: number, stride: number, pre: number, post: number, dilation: number, roundUp: boolean): number {
@@ -422,6 +458,30 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         const a = x(0);
         normAxis(fail, params.axis, a.shape.length);
         return [{ dtype: a.dtype, shape: a.shape }];
+      }
+      case 'nonzero': {
+        // The count of nonzero elements is known only when the layer has run, even for an input whose dims are static.
+        const a = x(0);
+        if (!NONZERO_TYPES.includes(a.dtype)) fail(`nonzero takes ${NONZERO_TYPES.join(', ')}, got ${a.dtype}`);
+        return [{ dtype: 'int64', shape: [a.shape.length, -1] }];
+      }
+      case 'quantize': {
+        const a = x(0);
+        const scale = x(1);
+        if (!isFloat(a.dtype)) fail(`quantize takes float32, float16 or bfloat16, got ${a.dtype}`);
+        if (!QUANTIZED_DTYPES.includes(params.to)) fail(`quantize does not output ${params.to}`);
+        if (scale.dtype !== a.dtype) fail(`the scale is ${scale.dtype} and the input ${a.dtype}: x / scale is computed in their one type`);
+        checkQuantization(fail, params, a, scale, inputs[2] ?? null, params.to);
+        return [{ dtype: params.to, shape: a.shape }];
+      }
+      case 'dequantize': {
+        const q = x(0);
+        const scale = x(1);
+        if (!QUANTIZED_DTYPES.includes(q.dtype as QuantizedDType)) fail(`dequantize takes ${QUANTIZED_DTYPES.join(', ')}, got ${q.dtype}`);
+        if (!isFloat(params.to)) fail(`dequantize does not output ${params.to}`);
+        if (!isFloat(scale.dtype)) fail(`the scale must be float32, float16 or bfloat16, got ${scale.dtype}`);
+        checkQuantization(fail, params, q, scale, inputs[2] ?? null, q.dtype as QuantizedDType);
+        return [{ dtype: params.to, shape: q.shape }];
       }
     }
   })();

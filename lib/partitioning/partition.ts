@@ -3,12 +3,17 @@
  * backend builds into an engine) and which run in fallback (interpreter) segments. Each call
  * node asks the converter registry; consecutive convertible nodes form an engine segment; an
  * engine segment with fewer than `minBlockSize` ops is not worth an engine boundary and falls
- * back; adjacent fallback segments merge. The report says, per op, what happened and why.
- * Partitioning does not know the backend: compile() records it in the report (`backend`).
+ * back; adjacent fallback segments merge. A size that only a run tells (a data-dependent
+ * symbol) never enters an engine segment from outside, and leaves one only where the backend
+ * holds such sizes at its engines' outputs (`dataDependentSizes`). The report says, per op,
+ * what happened and why. Partitioning knows of the backend only that capability: compile()
+ * records the backend in the report (`backend`).
  */
 import { UnsupportedOpError } from '../errors';
-import { selectConverter, type Selection, type SelectionSettings } from '../conversion/registry';
+import { selectConverter, type DataDependentSizes, type Selection, type SelectionSettings } from '../conversion/registry';
 import type { Graph, Node, Value } from '../ir/graph';
+import { isDataDependentDim } from '../ir/ops/data-dependent';
+import { formatShape } from '../ir/symbolic';
 
 export interface PartitionSettings extends SelectionSettings {
   /** Smallest engine segment worth building (default 5 ops). */
@@ -111,6 +116,34 @@ export function segmentBoundaries(graph: Graph, groups: ReadonlyArray<{ kind: Se
   });
 }
 
+const dataDependent = (v: Value): boolean => v.type.kind === 'tensor' && v.type.shape.some(isDataDependentDim);
+const showValue = (v: Value): string => `%${v.name} ${formatShape(v.tensorType.shape)}`;
+
+/**
+ * The engine nodes that must move to fallback for a size only a run tells (a data-dependent
+ * symbol, lib/ir/ops/data-dependent.ts), each with why: a node reading such a value from
+ * outside its engine segment (an engine's run-time inputs are planned from the program's
+ * inputs, which such a size is not), and, where the backend holds such sizes `inside` its
+ * engines only, the producer of such a value that leaves its engine segment.
+ */
+function dataDependentCrossings(graph: Graph, groups: ReadonlyArray<{ kind: SegmentKind; nodes: Node[] }>, sizes: DataDependentSizes): Map<Node, string> {
+  const out = new Map<Node, string>();
+  if (sizes === 'none') return out;
+  for (const s of segmentBoundaries(graph, groups)) {
+    if (s.kind !== 'engine') continue;
+    const inside = new Set<Node>(s.nodes);
+    for (const n of s.nodes) {
+      const read = n.inputValues().find((v) => dataDependent(v) && !inside.has(v.producer));
+      if (read !== undefined) out.set(n, `it reads ${showValue(read)} from outside its engine segment, and a size that depends on tensor data cannot enter an engine`);
+    }
+    if (sizes !== 'inside') continue;
+    for (const v of s.outputs) {
+      if (dataDependent(v) && !out.has(v.producer)) out.set(v.producer, `${showValue(v)} leaves its engine segment, and this backend holds a size that depends on tensor data only inside an engine`);
+    }
+  }
+  return out;
+}
+
 export function partition(graph: Graph, settings: PartitionSettings = {}): Partition {
   const minBlockSize = settings.requireFullCompilation ? 1 : (settings.minBlockSize ?? 5);
   const calls = graph.calls();
@@ -126,42 +159,56 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
       segment: -1,
     });
   }
-  if (settings.requireFullCompilation) {
-    const refused = calls.filter((n) => !verdicts.get(n)!.converted);
-    if (refused.length > 0) {
-      const lines = refused.map((n) => `  - node ${n.name} (${n.target}): ${verdicts.get(n)!.reasons.join('; ')}`);
-      throw new UnsupportedOpError(
-        `requireFullCompilation is set, but ${refused.length} op(s) cannot be converted:\n${lines.join('\n')}`,
-        { details: { ops: refused.map((n) => ({ node: n.name, target: n.target, reasons: verdicts.get(n)!.reasons })) } },
-      );
+  const refuse = (refused: readonly Node[]): void => {
+    if (refused.length === 0) return;
+    const lines = refused.map((n) => `  - node ${n.name} (${n.target}): ${verdicts.get(n)!.reasons.join('; ')}`);
+    throw new UnsupportedOpError(
+      `requireFullCompilation is set, but ${refused.length} op(s) cannot be converted:\n${lines.join('\n')}`,
+      { details: { ops: refused.map((n) => ({ node: n.name, target: n.target, reasons: verdicts.get(n)!.reasons })) } },
+    );
+  };
+  if (settings.requireFullCompilation) refuse(calls.filter((n) => !verdicts.get(n)!.converted));
+  let groups: Array<{ kind: SegmentKind; nodes: Node[] }>;
+  // Until nothing moves: a node moved to fallback for a data-dependent size can leave an
+  // engine run shorter than minBlockSize, and a run moved to fallback can make a later node
+  // read such a size from outside its engine.
+  for (;;) {
+    // Consecutive runs of one kind, in graph order.
+    groups = [];
+    for (const node of calls) {
+      const kind: SegmentKind = verdicts.get(node)!.converted ? 'engine' : 'fallback';
+      const last = groups[groups.length - 1];
+      if (last && last.kind === kind) last.nodes.push(node);
+      else groups.push({ kind, nodes: [node] });
     }
-  }
-  // Consecutive runs of one kind, in graph order.
-  let groups: Array<{ kind: SegmentKind; nodes: Node[] }> = [];
-  for (const node of calls) {
-    const kind: SegmentKind = verdicts.get(node)!.converted ? 'engine' : 'fallback';
-    const last = groups[groups.length - 1];
-    if (last && last.kind === kind) last.nodes.push(node);
-    else groups.push({ kind, nodes: [node] });
-  }
-  // Small engine runs fall back; then neighbours of one kind merge.
-  for (const g of groups) {
-    if (g.kind === 'engine' && g.nodes.length < minBlockSize) {
-      g.kind = 'fallback';
-      for (const n of g.nodes) {
-        const r = verdicts.get(n)!;
-        r.converted = false;
-        r.reasons = [`convertible (${r.converter}), but its engine block has ${g.nodes.length} op(s), fewer than minBlockSize ${minBlockSize}`];
-        r.converter = undefined;
+    // Small engine runs fall back; then neighbours of one kind merge.
+    for (const g of groups) {
+      if (g.kind === 'engine' && g.nodes.length < minBlockSize) {
+        g.kind = 'fallback';
+        for (const n of g.nodes) {
+          const r = verdicts.get(n)!;
+          r.converted = false;
+          r.reasons = [`convertible (${r.converter}), but its engine block has ${g.nodes.length} op(s), fewer than minBlockSize ${minBlockSize}`];
+          r.converter = undefined;
+        }
       }
     }
+    groups = groups.reduce<typeof groups>((acc, g) => {
+      const last = acc[acc.length - 1];
+      if (last && last.kind === g.kind) last.nodes.push(...g.nodes);
+      else acc.push({ kind: g.kind, nodes: [...g.nodes] });
+      return acc;
+    }, []);
+    const crossing = dataDependentCrossings(graph, groups, settings.dataDependentSizes ?? 'none');
+    if (crossing.size === 0) break;
+    for (const [n, why] of crossing) {
+      const r = verdicts.get(n)!;
+      r.converted = false;
+      r.reasons = [`convertible (${r.converter}), but ${why}`];
+      r.converter = undefined;
+    }
+    if (settings.requireFullCompilation) refuse([...crossing.keys()]);
   }
-  groups = groups.reduce<typeof groups>((acc, g) => {
-    const last = acc[acc.length - 1];
-    if (last && last.kind === g.kind) last.nodes.push(...g.nodes);
-    else acc.push({ kind: g.kind, nodes: [...g.nodes] });
-    return acc;
-  }, []);
   const segments = segmentBoundaries(graph, groups);
   for (const s of segments) for (const n of s.nodes) verdicts.get(n)!.segment = s.index;
   return {

@@ -46,6 +46,14 @@ nv::Permutation ToPermutation(ProgramReader& r, const std::vector<int64_t>& v) {
   return p;
 }
 
+// The DataType numbers lib/backends/tensorrt/enums.ts writes (DATA_TYPE), held to the headers.
+static_assert(static_cast<int32_t>(nv::DataType::kFLOAT) == 0 && static_cast<int32_t>(nv::DataType::kHALF) == 1 &&
+                  static_cast<int32_t>(nv::DataType::kINT8) == 2 && static_cast<int32_t>(nv::DataType::kINT32) == 3 &&
+                  static_cast<int32_t>(nv::DataType::kBOOL) == 4 && static_cast<int32_t>(nv::DataType::kUINT8) == 5 &&
+                  static_cast<int32_t>(nv::DataType::kFP8) == 6 && static_cast<int32_t>(nv::DataType::kBF16) == 7 &&
+                  static_cast<int32_t>(nv::DataType::kINT64) == 8 && static_cast<int32_t>(nv::DataType::kINT4) == 9,
+              "nvinfer1::DataType differs from DATA_TYPE in lib/backends/tensorrt/enums.ts");
+
 int64_t ElementBytes(ProgramReader& r, int32_t dataType) {
   switch (static_cast<nv::DataType>(dataType)) {
     case nv::DataType::kFLOAT:
@@ -57,6 +65,7 @@ int64_t ElementBytes(ProgramReader& r, int32_t dataType) {
     case nv::DataType::kINT8:
     case nv::DataType::kBOOL:
     case nv::DataType::kUINT8:
+    case nv::DataType::kFP8:
       return 1;
     case nv::DataType::kINT64:
       return 8;
@@ -67,6 +76,16 @@ int64_t ElementBytes(ProgramReader& r, int32_t dataType) {
 
 nv::Weights ToWeights(ProgramReader& r, const RawWeights& w) {
   if (w.dataType < 0) return nv::Weights{nv::DataType::kFLOAT, nullptr, 0};
+  if (static_cast<nv::DataType>(w.dataType) == nv::DataType::kINT4) {
+    // INT4 weights come packed two values a byte; TensorRT counts them in values, not bytes.
+    int64_t count = 1;
+    for (const int64_t d : w.dims) {
+      if (d < 0 || (d > 0 && count > INT64_MAX / d)) r.Fail("INT4 weights of unknown or overflowing size");
+      count *= d;
+    }
+    if (w.byteLength != (count + 1) / 2) r.Fail("INT4 weights whose length is not half their value count, rounded up");
+    return nv::Weights{nv::DataType::kINT4, w.data, count};
+  }
   const int64_t item = ElementBytes(r, w.dataType);
   if (w.byteLength % item != 0) r.Fail("weights whose length is not a multiple of their element size");
   return nv::Weights{static_cast<nv::DataType>(w.dataType), w.data, w.byteLength / item};
@@ -352,11 +371,33 @@ class Replayer {
       }
       case LayerOp::kAttention:
         break;  // not an ILayer: AddAttention()
+      case LayerOp::kQuantize:
+      case LayerOp::kDequantize: {
+        const auto type = static_cast<nv::DataType>(r_.I32());
+        const int32_t axis = r_.I32();
+        const auto block = r_.Dims();
+        // IQuantizeLayer and IDequantizeLayer have the same setters but no common base. The
+        // output type is given at creation, as a strongly typed network requires.
+        auto configure = [&](auto* l) -> nv::ILayer* {
+          if (l == nullptr) return nullptr;
+          l->setAxis(axis);
+          if (!block.empty() && !l->setBlockShape(ToDims(block))) throw TrtFailure{"setBlockShape for \"" + name_ + "\""};
+          SetOptionalInputs(l, 2, 2);  // the zero point (zeros: TensorRT's quantization is symmetric)
+          return l;
+        };
+        if (op == LayerOp::kQuantize) return configure(net_.addQuantize(In(0), In(1), type));
+        return configure(net_.addDequantize(In(0), In(1), type));
+      }
       case LayerOp::kCumulative: {
         const auto op = static_cast<nv::CumulativeOperation>(r_.I32());
         const bool exclusive = r_.Bool();
         const bool reverse = r_.Bool();
         return net_.addCumulative(In(0), In(1), op, exclusive, reverse);
+      }
+      case LayerOp::kNonZero: {
+        // The indices type at creation (the one-argument form, deprecated in 10.14, gives kINT32).
+        const auto indicesType = static_cast<nv::DataType>(r_.I32());
+        return net_.addNonZero(In(0), indicesType);
       }
     }
     r_.Fail("unknown layer opcode " + std::to_string(static_cast<int32_t>(op)) + " for \"" + name_ + "\"");

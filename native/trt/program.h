@@ -17,7 +17,7 @@ enum class Op : uint8_t { kEnd = 0, kInput = 1, kLayer = 2, kOutput = 3, kProfil
 enum class LayerOp : int32_t {
   kConstant = 1, kIdentity, kCast, kElementWise, kUnary, kActivation, kMatMul, kShuffle, kSlice, kConcat,
   kGather, kScatter, kReduce, kSoftMax, kShape, kFill, kSelect, kConvolution, kDeconvolution, kPooling,
-  kNormalization, kResize, kTopK, kCumulative, kAttention,
+  kNormalization, kResize, kTopK, kCumulative, kAttention, kQuantize, kDequantize, kNonZero,
 };
 
 constexpr char kProgramMagic[8] = {'T', 'R', 'T', 'N', 'P', 'L', 'A', 'Y'};

@@ -170,6 +170,23 @@ describe('what stays fp32', () => {
     expect(dtypeOf(reduced, 'x_plus_p')).toBe('float16');
   });
 
+  test('a nonzero reads its input as declared: 1e-8 (0 in fp16) still counts, and bf16 (which it does not take) never reaches it', async () => {
+    const net = new Network('nonzero');
+    const x = net.addInput('x', 'float32', [4]);
+    net.markOutput(net.add1({ kind: 'activation', type: 'relu' }, [x], 'relu'), 'r');
+    net.markOutput(net.add1({ kind: 'nonzero' }, [x], 'positions'), 'y');
+    const feeds = { x: Tensor.from('float32', [4], [0, 1e-8, 0, 2]) };
+    for (const precision of ['fp16', 'bf16']) {
+      const { network: reduced, report } = reducePrecision(net, ['fp32', precision]);
+      expect(report.fp32Layers).toEqual(['positions']);
+      expect(dtypeOf(reduced, 'relu')).toBe(precision === 'fp16' ? 'float16' : 'bfloat16');
+      const nonzero = reduced.layers.find((l) => l.params.kind === 'nonzero')!;
+      expect(reduced.tensor(nonzero.inputs[0]!).dtype).toBe('float32');
+      const got = await runNetwork(reduced, feeds);
+      expect(Array.from(got.y!.data as BigInt64Array, Number)).toEqual([1, 3]);
+    }
+  });
+
   test('constants beyond the fp16 range are clamped (an attention mask of -1e9 becomes -65504) and counted', async () => {
     const net = new Network('mask');
     const x = net.addInput('x', 'float32', [2, 4]);

@@ -85,3 +85,22 @@ test('a Node Buffer at an odd offset (a blob read out of a zip) loads: its weigh
   const back = deserializeNetworkFromBuffer(odd, 'odd', check);
   expect(printNetwork(back)).toBe(printNetwork(network()));
 });
+
+test('a nonzero layer and the run-time count after it round-trip; a recorded count other than -1, or a stray field, is refused', () => {
+  const net = new Network('nonzero');
+  const x = net.addInput('x', 'float32', [3, 4], []);
+  const nz = net.add1({ kind: 'nonzero' }, [x], 'nz');
+  const t = net.add1({ kind: 'shuffle', firstTranspose: [1, 0], zeroIsPlaceholder: false }, [nz], 't');
+  net.markOutput(net.add1({ kind: 'gather', mode: 'nd', axis: 0, nbElementWiseDims: 0 }, [x, t], 'values'), 'v');
+  const back = deserializeNetworkFromBuffer(serializeNetworkToBuffer(net), 'test network', check);
+  expect(printNetwork(back)).toBe(printNetwork(net));
+  expect(printNetwork(back)).toContain('nz:out: int64[2, ?] = nonzero(x)');
+  const { json, blobs } = serializeNetwork(net);
+  const refused = (edit: (j: any) => void): void => {
+    const copy = JSON.parse(JSON.stringify(json));
+    edit(copy);
+    expect(() => deserializeNetwork(copy, blobs.toBytes(), 'my engine', check)).toThrow(BadModelError);
+  };
+  refused((j) => (j.tensors[nz.id].shape = [2, 12]));
+  refused((j) => (j.layers[0].params.axis = 0));
+});

@@ -1,11 +1,13 @@
 /**
  * Ops whose output size depends on tensor data (NonZero, Compress, Unique,
  * NonMaxSuppression): the kernels against hand-computed values, the ONNX mappers through the
- * interpreter (the data-dependent symbol bound at run time), their refusal by the converter
- * registry, and compile() + run on the reference backend with such a node in a fallback segment.
+ * interpreter (the data-dependent symbol bound at run time), the converter registry's verdicts
+ * (refused where the backend's engines cannot hold such a size; NonZero converted where they
+ * can, the others never), and compile() + run on the reference backend. NonZero compiled into
+ * engines: test/ops/nonzero-compiled.test.ts.
  */
 import { compile } from '../../lib/compile';
-import { selectConverter } from '../../lib/conversion/registry';
+import { registerConverter, selectConverter, unregisterConverter } from '../../lib/conversion/registry';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/ir/tensor';
@@ -66,7 +68,7 @@ describe('ONNX NonZero, Compress, Unique, NonMaxSuppression', () => {
     expectTensor(interpret(g, { x: f32([2, 2], [0, 0, 0, 0]) })[0]!, 'int64', [2, 0], []);
   });
 
-  it('a node reading a data-dependent size is refused by the converter registry', () => {
+  it('a node reading a data-dependent size is refused where the engines cannot hold one; taken where they can', () => {
     const g = loadOnnx(
       buildSymbolicModel({
         inputs: { x: { dtype: 'float32', dims: [4] } },
@@ -82,9 +84,25 @@ describe('ONNX NonZero, Compress, Unique, NonMaxSuppression', () => {
     const verdict = selectConverter(cast);
     expect(verdict.ok).toBe(false);
     expect(!verdict.ok && verdict.reasons[0]).toMatch(/depends on tensor data/);
+    expect(selectConverter(cast, { dataDependentSizes: 'anywhere' }).ok).toBe(true);
+    expect(selectConverter(g.nodes.find((n) => n.target === 'trt.nonzero')!, { dataDependentSizes: 'anywhere' }).ok).toBe(true);
   });
 
-  it('compile() + run on the reference backend: the data-dependent nodes fall back, the rest builds', async () => {
+  it('a node making a data-dependent size needs a converter that computes it', () => {
+    const g = loadOnnx(buildSymbolicModel({ inputs: { x: { dtype: 'float32', dims: [4] } }, nodes: [{ op: 'Unique', inputs: ['x'], outputs: ['u'] }], outputs: ['u'], opset: 13 }));
+    const verdict = selectConverter(g.nodes.find((n) => n.target === 'trt.unique')!, { dataDependentSizes: 'anywhere' });
+    expect(verdict).toEqual({ ok: false, reasons: ['no converter is registered for trt.unique'] });
+    // One that does not say it computes the size is passed over, with the reason.
+    const plain = registerConverter('trt.unique', () => []);
+    try {
+      const again = selectConverter(g.nodes.find((n) => n.target === 'trt.unique')!, { dataDependentSizes: 'anywhere' });
+      expect(again).toEqual({ ok: false, reasons: [expect.stringMatching(/^trt\.unique: it does not compute data_dependent_0, a size that depends on tensor data$/)] });
+    } finally {
+      unregisterConverter(plain);
+    }
+  });
+
+  it('compile() + run on the reference backend: NonZero and what reads its count build into the engine', async () => {
     const model = buildSymbolicModel({
       inputs: { x: { dtype: 'float32', dims: [2, 3] } },
       nodes: [
@@ -99,6 +117,7 @@ describe('ONNX NonZero, Compress, Unique, NonMaxSuppression', () => {
     });
     const program = await compile(model, { backend: 'reference', minBlockSize: 1 });
     try {
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['engine']);
       const run = async (values: number[]): Promise<Tensor[]> => Object.values(await program.run({ x: f32([2, 3], values) }));
       const [y, z] = await run([1, -1, 2, -3, 0, 4]);
       expectTensor(y!, 'float32', [2, 3], [-0, -0, -1, -0, -2, -2]);

@@ -277,6 +277,14 @@ const NOT_INT64: Readonly<Record<string, string>> = {
   'trt.linear_attention': 'floating-point input only (ONNX LinearAttention)',
   'trt.roi_align': 'floating-point input only (ONNX RoiAlign); its int64 batch indices are range-checked',
   'trt.dropout_onnx': 'floating-point input only (ONNX Dropout)',
+  'trt.quantize_linear': 'floating-point input; quantized outputs of at most 32 bits (ONNX QuantizeLinear)',
+  'trt.dequantize_linear': 'quantized input of at most 32 bits (ONNX DequantizeLinear takes no int64)',
+  ...Object.fromEntries(
+    ['quantize_per_tensor', 'quantize_per_channel', 'dequantize_per_tensor', 'dequantize_per_channel'].map((op) => [
+      `quantized_decomposed.${op}.default`,
+      'PyTorch quantization of float tensors to 8/16/32-bit integers and back: no int64',
+    ]),
+  ),
   ...Object.fromEntries(
     ['trt.nonzero', 'trt.compress', 'trt.unique', 'trt.non_max_suppression'].map((op) => [
       op,

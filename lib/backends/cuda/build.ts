@@ -6,10 +6,11 @@
  * bytes. Kernel source never depends on dims (layers/types.ts), so these cubins serve
  * every shape of the profiles; a shape that needs another kernel compiles it at run time.
  */
+import { UnsupportedOpError } from '../../errors';
 import { resolveLogger, type Logger } from '../../logger';
 import { gpuBinding } from '../../gpu/binding';
 import { compileWithCache } from '../../gpu/kernel-cache';
-import type { Network } from '../../network';
+import { liveLayers, type Network } from '../../network';
 import { describePrecision, REDUCED_MAX } from '../../network/precision';
 import type { BuildConfig } from '../../engine/build-config';
 import { kernelSources, type PlanModule } from './plan/assemble';
@@ -63,6 +64,24 @@ export async function compileKernels(modules: readonly PlanModule[], arch: numbe
   return out;
 }
 
+/**
+ * Refuses a network that still holds float8e4m3fn or int4 tensors after the passes (a network
+ * input of those types, or a live layer's output, such as a constant one the spelled-out
+ * quantization did not consume): no kernel of this backend loads or stores them. Layers that
+ * reach no output (a quantized weight the pass computed at build) are never planned.
+ */
+export function refuseUnheldTypes(network: Network): void {
+  const unheld = (id: number): boolean => network.tensor(id).dtype === 'float8e4m3fn' || network.tensor(id).dtype === 'int4';
+  const id = [...network.inputs.map((i) => i.tensor), ...liveLayers(network).flatMap((l) => l.outputs)].find(unheld);
+  if (id === undefined) return;
+  const t = network.tensor(id);
+  const layer = t.producer >= 0 ? network.layers[t.producer] : undefined;
+  const where = layer === undefined ? `input "${t.name}"` : `layer "${layer.name}" (${layer.params.kind})`;
+  throw new UnsupportedOpError(`the cuda backend cannot hold ${t.dtype} tensors: ${where} makes ${t.dtype} tensor "${t.name}" (quantized values exist only between quantize and dequantize layers, which this backend spells out in float arithmetic)`, {
+    details: { ...(layer === undefined ? { input: t.name } : { layer: layer.name }), dtype: t.dtype },
+  });
+}
+
 export interface BuildOptions {
   lower?: LayerLowerer;
   compile?: KernelCompiler;
@@ -78,6 +97,7 @@ export async function buildCudaEngine(source: Network, config: BuildConfig, targ
   const log = resolveLogger(options.logger);
   const passes = runPasses(source, { precisions: config.precisions });
   const { network, precision: report } = passes;
+  refuseUnheldTypes(network);
   const precision = describePrecision(report);
   CUDA_PASSES.forEach((pass, i) => {
     const line = pass.describe(passes.outcomes[i]!.counts);

@@ -12,10 +12,10 @@
  * UnsupportedOpError.
  */
 import { probeDevices, type DeviceProbe } from '../../devices';
-import { InternalError } from '../../errors';
+import { InternalError, UnsupportedOpError } from '../../errors';
 import { gpuBinding } from '../../gpu/binding';
 import { cudaLibraries, type CudaLibraryStatus } from '../../gpu/libraries';
-import type { Network } from '../../network';
+import { dataDependentTensors, type Network } from '../../network';
 import type { EngineDevice } from '../../engine/device-selection';
 import { VERSION } from '../../version';
 import { DEFAULT_BUILD_CONFIG, type BuildConfig } from '../../engine/build-config';
@@ -88,12 +88,23 @@ export function engineTarget(device: EngineDevice): EngineTarget {
   return { name: device.deviceName, computeCapability: { ...device.computeCapability } };
 }
 
-/** Structure and shapes of a network to build (a violation is a converter bug). */
+/**
+ * Structure and shapes of a network to build (a violation is a converter bug); then a layer
+ * whose output size only a run tells (a nonzero layer), which this backend cannot take: it
+ * plans every buffer of a run from the input shapes alone (compile() keeps such nodes in
+ * fallback segments on this backend: `dataDependentSizes` below).
+ */
 function checkForBuild(network: Network): void {
   checkNetwork(network, (message, cause) => {
     if (cause instanceof InternalError) throw cause;
     throw new InternalError(`network "${network.name}": ${message}`, cause === undefined ? undefined : { cause });
   });
+  const nonzero = network.layers.find((l) => l.params.kind === 'nonzero') ?? [...dataDependentTensors(network).values()][0];
+  if (nonzero !== undefined) {
+    throw new UnsupportedOpError(`the cuda backend cannot run layer "${nonzero.name}" (${nonzero.params.kind}): its output size depends on tensor data, and this backend plans every buffer before a run`, {
+      details: { layer: nonzero.name, kind: nonzero.params.kind },
+    });
+  }
 }
 
 export const cudaBackend = {
@@ -101,6 +112,8 @@ export const cudaBackend = {
   priority: 2,
   version: VERSION,
   residency: 'device',
+  // Its plans size every buffer from the input shapes before a run (checkForBuild above).
+  dataDependentSizes: 'none',
   // Its timingCache warning is its build's own (it says where its GEMM timings go).
   buildSettings: {
     uses: ['precisions', 'timingCache'],

@@ -1,16 +1,17 @@
 /**
- * The onnxruntime backend's build: a Network as an ONNX model (./layers/, opset 18) packed
- * with its description and the session settings (./engine-format.ts). Big layers ONNX opset 18
- * has no op for (attention, RMS normalization) are spelled out first
- * (lib/conversion/expand-layers.ts). No onnxruntime is needed to build.
+ * The onnxruntime backend's build: a Network as an ONNX model (./layers/, opset 18, or 19/21
+ * for quantization) packed with its description and the session settings
+ * (./engine-format.ts). Big layers ONNX opset 18 has no op for (attention, RMS normalization)
+ * are spelled out first (lib/conversion/expand-layers.ts); quantize and dequantize layers stay
+ * whole, as QuantizeLinear and DequantizeLinear. No onnxruntime is needed to build.
  */
 import { InternalError, InvalidArgumentError } from '../../errors';
 import type { Network } from '../../network';
 import { dtypeInfo } from '../../ir/dtype';
-import { expandLayers } from '../../conversion/expand-layers';
+import { expandLayers, isQuantizationLayer } from '../../conversion/expand-layers';
 import { checkNetwork } from '../../network/check';
 import { packOrtEngine, type OrtSessionSettings } from './engine-format';
-import { networkToOnnx, ONNX_OPSET } from './layers';
+import { networkToOnnx, onnxOpset } from './layers';
 
 export const INTRA_OP_THREADS_ENV = 'TENSORRT_NODE_ORT_INTRA_OP_THREADS';
 export const INTER_OP_THREADS_ENV = 'TENSORRT_NODE_ORT_INTER_OP_THREADS';
@@ -50,7 +51,8 @@ function largestTensorBytes(network: Network): number {
 
 /** Engine bytes for `network`: its ONNX model and description (no onnxruntime needed to build). */
 export function buildOrtEngine(source: Network, session: OrtSessionSettings = ortSessionSettings()): Uint8Array {
-  const network = expandLayers(source).network;
+  // ONNX has QuantizeLinear and DequantizeLinear: quantization stays whole.
+  const network = expandLayers(source, (l) => !isQuantizationLayer(l)).network;
   // The structural checks every backend makes (a converter bug is an InternalError naming
   // the layer); what the reference backend cannot compute (cubic resize) is no concern here.
   checkNetwork(network, (message, cause) => {
@@ -67,5 +69,5 @@ export function buildOrtEngine(source: Network, session: OrtSessionSettings = or
     return { name: o.name, dtype: t.dtype, shape: [...t.shape] };
   });
   const settings = largestTensorBytes(network) >= ARENA_OFF_TENSOR_BYTES ? { ...session, memoryArena: false } : session;
-  return packOrtEngine({ network: network.name, opset: ONNX_OPSET, inputs, outputs, session: settings }, model);
+  return packOrtEngine({ network: network.name, opset: onnxOpset(network), inputs, outputs, session: settings }, model);
 }

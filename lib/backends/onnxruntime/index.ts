@@ -61,6 +61,8 @@ export const onnxruntimeBackend = {
     return loaded.ok ? loaded.version : 'none';
   },
   residency: 'host',
+  // A NonZero's output is sized by onnxruntime when it runs, inside a session or at its outputs.
+  dataDependentSizes: 'anywhere',
   buildSettings: { uses: [], instead: "onnxruntime computes every layer in the network's own dtypes with its CPU kernels (docs/backends.md, \"Build configuration\")" },
   implemented: true,
   async available(): Promise<Availability> {

@@ -118,6 +118,8 @@ export const referenceBackend = {
   priority: 0,
   version: VERSION,
   residency: 'host',
+  // Every layer's output is made when the layer runs, at whatever size its data gives.
+  dataDependentSizes: 'anywhere',
   buildSettings: { uses: [], instead: "it computes every layer in the network's own dtypes, with no workspace and no kernels to time (docs/backends.md, \"Build configuration\")" },
   implemented: true,
   async available(): Promise<Availability> {

@@ -22,8 +22,8 @@ import type {
 
 const indexOf = <T extends string>(names: readonly T[]): Record<T, number> => Object.fromEntries(names.map((n, i) => [n, i])) as Record<T, number>;
 
-/** nvinfer1::DataType. */
-export const DATA_TYPE: Record<TrtDType, number> = { float32: 0, float16: 1, int8: 2, int32: 3, bool: 4, uint8: 5, bfloat16: 7, int64: 8 };
+/** nvinfer1::DataType (kFP8 = 6 is FP8 E4M3, kINT4 = 9 signed 4-bit; kFP4 and kE8M0 are not used). */
+export const DATA_TYPE: Record<TrtDType, number> = { float32: 0, float16: 1, int8: 2, int32: 3, bool: 4, uint8: 5, float8e4m3fn: 6, bfloat16: 7, int64: 8, int4: 9 };
 
 /** nvinfer1::ElementWiseOperation (kSUM = 0 … kLESS = 13). */
 export const ELEMENTWISE_OP = indexOf<ElementWiseOp>(['sum', 'prod', 'max', 'min', 'sub', 'div', 'pow', 'floor_div', 'and', 'or', 'xor', 'equal', 'greater', 'less']);

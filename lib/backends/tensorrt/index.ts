@@ -76,6 +76,10 @@ export const tensorrtBackend = {
     }
   },
   residency: 'device',
+  // TensorRT sizes a nonzero's output inside the engine; at an engine output it needs an
+  // IOutputAllocator, which the run path (native/trt/runtime.cc) does not have: outputs are
+  // allocated from the shapes TensorRT gives before enqueueV3.
+  dataDependentSizes: 'inside',
   buildSettings: { uses: ['precisions', 'workspaceBytes', 'timingCache', 'hardwareCompatibility', 'optimizationLevel'], instead: '' },
   async available(): Promise<Availability> {
     const reasons = await tensorrtRefusals();

@@ -19,6 +19,7 @@ import type { BuildConfig } from '../../engine/build-config';
 import * as E from './enums';
 import { expandLayers } from '../../conversion/expand-layers';
 import { NetworkRewrite } from '../../network/rewrite';
+import { cannotBuild, quantizeForms, refuseUnbuildable } from './quantize';
 
 export const PROGRAM_MAGIC = 'TRTNPLAY';
 export const PROGRAM_VERSION = 1;
@@ -30,7 +31,8 @@ export const OP = { END: 0, INPUT: 1, LAYER: 2, OUTPUT: 3, PROFILE: 4, CONFIG: 5
 export const LAYER_OPCODE: Record<LayerKind, number> = {
   constant: 1, identity: 2, cast: 3, elementwise: 4, unary: 5, activation: 6, matmul: 7, shuffle: 8, slice: 9, concat: 10,
   gather: 11, scatter: 12, reduce: 13, softmax: 14, shape: 15, fill: 16, select: 17, convolution: 18, deconvolution: 19,
-  pooling: 20, normalization: 21, resize: 22, topk: 23, cumulative: 24, attention: 25,
+  pooling: 20, normalization: 21, resize: 22, topk: 23, cumulative: 24, attention: 25, quantize: 26, dequantize: 27,
+  nonzero: 28,
 };
 
 /** What the builder is told besides the network (native/trt/build.cc applies it). */
@@ -55,7 +57,11 @@ class Writer extends ByteWriter {
     this.u32(d.length);
     for (const x of d) this.i64(x);
   }
-  /** Weights: DataType, dims, byte length, then the bytes 8-byte aligned. */
+  /**
+   * Weights: DataType, dims, byte length, then the bytes 8-byte aligned. FP8 goes as its bit
+   * patterns (one a byte, as the IR holds them); INT4 packed two values a byte, the first in
+   * the low nibble (ONNX's packing, which NVIDIA's ONNX parser hands TensorRT unchanged).
+   */
   weights(t: Tensor | null): void {
     if (t === null) {
       this.i32(-1);
@@ -63,11 +69,18 @@ class Writer extends ByteWriter {
     }
     this.i32(dataType(t.dtype as TrtDType, 'weights'));
     this.dims(t.shape);
-    const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    const bytes = t.dtype === 'int4' ? packInt4(t.data as Int8Array) : new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     this.i64(bytes.byteLength);
     this.align(8);
     this.bytes(bytes);
   }
+}
+
+/** INT4 values (one a byte) packed two a byte, the first in the low nibble; an odd count leaves the last high nibble 0. */
+export function packInt4(values: Int8Array): Uint8Array {
+  const out = new Uint8Array(Math.ceil(values.length / 2));
+  for (let i = 0; i < values.length; i++) out[i >> 1]! |= (values[i]! & 0xf) << ((i & 1) * 4);
+  return out;
 }
 
 function dataType(dtype: TrtDType, what: string): number {
@@ -107,11 +120,17 @@ function writeConfig(w: Writer, o: ReplayBuildOptions): void {
  * spelled out. IAttention takes rank-4 query, key and value ([batch, heads, seq, head dim],
  * fewer key/value heads for grouped queries), a mask that broadcasts over batch and heads only,
  * and a causal flag for square scores only: an attention over a mask with a broadcast L or S
- * (BERT's [B, 1, 1, S]), or causal over L ≠ S (PyTorch's mask is top-left), is spelled out. Pure.
+ * (BERT's [B, 1, 1, S]), or causal over L ≠ S (PyTorch's mask is top-left), is spelled out.
+ * Quantize and dequantize layers TensorRT takes stay whole; the INT8/UINT8 forms it does not
+ * take are spelled out by the same module, selected by their layer kind; an FP8/INT4 form it
+ * does not take, or one the expansion left, is an `E_UNSUPPORTED_OP` (./quantize.ts). Pure.
  */
 export function replayedNetwork(source: Network): Network {
+  const forms = quantizeForms(source);
+  refuseUnbuildable(source, forms);
   const takes = (l: Layer): boolean => {
     const p = l.params;
+    if (p.kind === 'quantize' || p.kind === 'dequantize') return forms.get(l)?.take === 'whole';
     if (p.kind !== 'attention' || p.strided !== undefined) return false;
     const q = source.tensor(l.inputs[0]!).shape;
     const k = source.tensor(l.inputs[1]!).shape;
@@ -121,6 +140,9 @@ export function replayedNetwork(source: Network): Network {
     return q.length === 4 && maskFits && (!p.causal || (q[2]! >= 0 && q[2] === k[2]));
   };
   const spelled = expandLayers(source, (l) => !takes(l)).network;
+  for (const [layer, form] of quantizeForms(spelled)) {
+    if (form.take !== 'whole') throw cannotBuild(spelled, layer, `${form.why}, and lib/conversion/expand-layers.ts does not spell this form out`);
+  }
   if (!spelled.layers.some((l) => l.params.kind === 'attention' && l.params.scale !== 1)) return spelled;
   const rw = new NetworkRewrite(spelled, 'tensorrt attention scale');
   for (const layer of spelled.layers) {
@@ -332,6 +354,20 @@ export function encodeProgram(source: Network, options: ReplayBuildOptions): Uin
           w.i32(dataType(p.indicesType, where));
         };
         break;
+      case 'quantize':
+      case 'dequantize':
+        // IQuantizeLayer/IDequantizeLayer (native/trt/build.cc): the output DataType, the axis (per
+        // axis, or the blocked one), the block shape (empty unless blocked: the block size at the
+        // axis, 1 elsewhere); the zero point, when given, is input 2 (replayedNetwork checked it is zeros).
+        payload = (w) => {
+          const r = rank(0);
+          const axis = p.axis < 0 ? p.axis + r : p.axis;
+          if (!Number.isInteger(axis) || axis < 0 || axis >= r) throw new InternalError(`${where}: axis ${p.axis} is outside rank ${r}`);
+          w.i32(dataType(p.to, where));
+          w.i32(axis);
+          w.dims(p.blockSize === undefined ? [] : Array.from({ length: r }, (_, i) => (i === axis ? p.blockSize! : 1)));
+        };
+        break;
       case 'cumulative':
         // addCumulative takes its axis as a build-time constant 0-D tensor.
         inputs.push(constant(layer, 'axis', new Tensor('int32', [], Int32Array.of(p.axis))));
@@ -340,6 +376,10 @@ export function encodeProgram(source: Network, options: ReplayBuildOptions): Uin
           w.bool(p.exclusive);
           w.bool(p.reverse);
         };
+        break;
+      case 'nonzero':
+        // addNonZero(input, indicesType): the network's nonzero is int64 (TensorRT's default is int32).
+        payload = (w) => w.i32(dataType('int64', where));
         break;
       default: {
         const unknown: never = p;

@@ -79,4 +79,5 @@ export function tensorrtEngine(native: NativeTensorRTEngine, signature: EngineSi
   };
 }
 
-const DTYPE_OF: Record<number, TrtDType> = { 0: 'float32', 1: 'float16', 2: 'int8', 3: 'int32', 4: 'bool', 5: 'uint8', 7: 'bfloat16', 8: 'int64' };
+// kINT4 (9) is absent: TensorRT packs INT4 I/O two values a byte, and the replay refuses INT4 network I/O.
+const DTYPE_OF: Record<number, TrtDType> = { 0: 'float32', 1: 'float16', 2: 'int8', 3: 'int32', 4: 'bool', 5: 'uint8', 6: 'float8e4m3fn', 7: 'bfloat16', 8: 'int64' };

@@ -447,6 +447,30 @@ dynamicOnly(
 );
 
 /**
+ * ONNX GatherND with run-time dims (the index tuples of a NonZero, say): a gather nd, as the
+ * static converter, when the tuple length and the dims of self the tuples address are static
+ * (negative indices wrap by those sizes); the other dims may be run-time ones.
+ */
+dynamicOnly(
+  'trt.gather_nd',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const indices = value(node, 'indices');
+    const b = num(node, 'batch_dims');
+    const k = irShape(indices).at(-1) as number;
+    const idx = indexTensor(ctx, indices, irShape(self).slice(b, b + k) as number[]);
+    return [ctx.add({ kind: 'gather', mode: 'nd', axis: 0, nbElementWiseDims: b }, [ctx.tensor(self), idx])];
+  },
+  noQuantized,
+  (node) => {
+    const k = irShape(value(node, 'indices')).at(-1);
+    if (k === undefined || !isStatic(k) || k === 0) return 'index tuples need a static length of at least 1 (TensorRT gather nd)';
+    const b = num(node, 'batch_dims');
+    return irShape(value(node, 'self')).slice(b, b + k).every(isStatic) ? null : 'the dims of self that index tuples address must be static';
+  },
+);
+
+/**
  * scatter.src / scatter.value with run-time dims: the scatter axis of self must be static
  * (negative indices wrap by it), and src must have the index's shape (torch.scatter reads
  * only the index-shaped leading block of a larger src, a crop by run-time sizes).

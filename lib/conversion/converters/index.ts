@@ -8,3 +8,5 @@ import './nn';
 import './shape';
 import './dynamic';
 import './complex';
+import './data-dependent';
+import './quantize';

@@ -10,7 +10,7 @@
  * the dims their geometry reads are static: a dynamic batch (docs/dynamic-shapes.md).
  */
 import { isFloating, type DType } from '../../ir/dtype';
-import type { Node, Value } from '../../ir/graph';
+import { Value, type Arg, type Node } from '../../ir/graph';
 import { formatDim, formatShape, isStatic, type Dim } from '../../ir/symbolic';
 import { InternalError } from '../../errors';
 import { atenConvGeometry, atenPoolGeometry, paddedConvGeometry, paddedPoolGeometry } from '../../ir/ops/nn-geometry';
@@ -269,15 +269,35 @@ register(
 // ---------------------------------------------------------------------------------------------
 // Convolution
 
-/** TensorRT's (de)convolution layers take the kernel and bias as build-time weights. */
+/**
+ * TensorRT's (de)convolution layers take the kernel and bias as build-time weights, or the
+ * kernel as a tensor when a dequantize of constant quantized weights makes it (TensorRT's
+ * explicit quantization).
+ */
 function constantWeights(node: Node): string | null {
-  if (!isConstant(node.args.weight)) return 'the convolution weight is not a constant (TensorRT needs build-time kernel weights)';
+  if (!isConstant(node.args.weight) && !isDequantizedConstant(node.args.weight)) {
+    return 'the convolution weight is not a constant or a dequantized constant (TensorRT needs build-time kernel weights)';
+  }
   const bias = node.args.bias;
   if (bias !== null && bias !== undefined && !isConstant(bias)) return 'the convolution bias is not a constant (TensorRT needs build-time bias weights)';
   return null;
 }
 
 const spatialOf = (node: Node): number => rankOf(node, 'weight') - 2;
+
+/** The dequantize ops, with the argument that holds the quantized values. */
+const DEQUANTIZE_INPUTS: Readonly<Record<string, string>> = {
+  'trt.dequantize_linear': 'self',
+  'quantized_decomposed.dequantize_per_tensor.default': 'input',
+  'quantized_decomposed.dequantize_per_channel.default': 'input',
+};
+
+/** Whether `a` is a dequantize of constant quantized values (a quantized weight). */
+function isDequantizedConstant(a: Arg | undefined): boolean {
+  if (!(a instanceof Value) || a.producer.kind !== 'call') return false;
+  const arg = DEQUANTIZE_INPUTS[a.producer.target];
+  return arg !== undefined && isConstant(a.producer.args[arg]);
+}
 
 /**
  * The (de)convolution layer needs a static channel dim; a transposed convolution whose
@@ -297,7 +317,8 @@ function convDims(transposedSpec: (node: Node) => ConvSpec | Omit<ConvSpec, 'tra
 
 function convImpl(spec: (node: Node, n: number) => ConvSpec): ConverterImpl {
   return (node, ctx) => {
-    const weight = constantData(valueArg(node, 'weight'));
+    const w = valueArg(node, 'weight');
+    const weight = isConstant(w) ? constantData(w) : ctx.tensor(w);
     const bias = optValueArg(node, 'bias');
     return [convolution(ctx, input(ctx, node, 'input'), weight, bias === null ? null : constantData(bias), spec(node, spatialOf(node)))];
   };

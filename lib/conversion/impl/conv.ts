@@ -8,9 +8,9 @@ import { InternalError } from '../../errors';
 import type { ConvGeometry } from '../../ir/ops/nn-geometry';
 import { cast as castKernel } from '../../kernels/unary';
 import type { NetTensor } from '../../network';
-import type { Tensor } from '../../ir/tensor';
+import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
-import { elementwise } from './basic';
+import { cast, elementwise, reshape } from './basic';
 import { axesOf, reshapeFromDims } from './dynamic';
 import { alongAxis, sliceSized } from './nn-util';
 
@@ -23,20 +23,28 @@ function weightsFor(t: Tensor, x: NetTensor): Tensor {
 }
 
 /**
- * (Transposed) convolution of a batched [N, C, ...spatial] input with constant `weight`
- * (PyTorch layout: [Cout, Cin/groups, k...] or transposed [Cin, Cout/groups, k...]).
+ * (Transposed) convolution of a batched [N, C, ...spatial] input with `weight` (PyTorch
+ * layout: [Cout, Cin/groups, k...] or transposed [Cin, Cout/groups, k...]): constant weights,
+ * or a tensor of static shape (a dequantized quantized weight), which the layer takes as its
+ * kernel input (its `kernel` parameter then empty).
  */
-export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor, bias: Tensor | null, spec: ConvSpec): NetTensor {
-  const n = weight.rank - 2;
+export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor | NetTensor, bias: Tensor | null, spec: ConvSpec): NetTensor {
+  const n = weight.shape.length - 2;
   if (n < 1 || n > 3 || x.shape.length !== n + 2) throw new InternalError(`${ctx.name()}: input [${x.shape}] does not fit weight [${weight.shape}]`);
-  let kernel = weightsFor(weight, x);
+  const tensorKernel = weight instanceof Tensor ? null : weight;
+  if (tensorKernel !== null && tensorKernel.shape.some((d) => d < 0)) throw new InternalError(`${ctx.name()}: a kernel tensor needs static dims, got [${tensorKernel.shape}]`);
+  let kernel = tensorKernel === null ? weightsFor(weight as Tensor, x) : new Tensor(x.dtype, [0]);
+  let kernelIn = tensorKernel === null ? null : cast(ctx, tensorKernel, x.dtype, 'kernel_cast');
+  let kernelShape = [...weight.shape];
   let b = bias === null ? null : weightsFor(bias, x);
   let input = x;
   let s = spec;
   if (n === 1) {
     // 1-D as 2-D: a trailing spatial dim of 1 with a 1-wide kernel.
     input = reshapeFromDims(ctx, x, [...axesOf(x), 1], 'as_2d');
-    kernel = kernel.reshape([...kernel.shape, 1]);
+    kernelShape = [...kernelShape, 1];
+    if (kernelIn === null) kernel = kernel.reshape(kernelShape);
+    else kernelIn = reshape(ctx, kernelIn, kernelShape, 'kernel_as_2d');
     s = {
       ...spec,
       stride: [...spec.stride, 1],
@@ -46,13 +54,14 @@ export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor
       outputPadding: [...spec.outputPadding, 0],
     };
   }
-  const kernelSize = kernel.shape.slice(2);
+  const kernelSize = kernelShape.slice(2);
+  const inputs = kernelIn === null ? [input] : [input, kernelIn];
   let out: NetTensor;
   if (!s.transposed) {
     out = ctx.add(
       {
         kind: 'convolution',
-        nbOutputMaps: kernel.shape[0]!,
+        nbOutputMaps: kernelShape[0]!,
         kernelSize,
         stride: s.stride,
         prePadding: s.padBegin,
@@ -62,10 +71,10 @@ export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor
         kernel,
         bias: b,
       },
-      [input],
+      inputs,
     );
   } else {
-    const cout = kernel.shape[1]! * s.groups;
+    const cout = kernelShape[1]! * s.groups;
     // Output padding extends the end: less end padding, or rows beyond the full output.
     const post = s.padEnd.map((p, i) => p - s.outputPadding[i]!);
     const extra = post.map((p) => Math.max(0, -p));
@@ -83,7 +92,7 @@ export function convolution(ctx: ConversionContext, x: NetTensor, weight: Tensor
         kernel,
         bias: grow ? null : b,
       },
-      [input],
+      inputs,
     );
     if (grow) {
       // Rows past the full transposed-convolution output hold only the bias.

@@ -11,3 +11,4 @@ import './control-flow';
 import './numeric';
 import './sequence-state';
 import './data-dependent';
+import './quantize';

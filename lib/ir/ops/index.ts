@@ -10,6 +10,7 @@ import './control-flow';
 import './numeric';
 import './sequence-state';
 import './data-dependent';
+import './quantize';
 
 export { defineOp, getOp, opNames } from './registry';
 export type { InferFn, OpDefinition } from './registry';

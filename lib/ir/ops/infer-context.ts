@@ -33,7 +33,8 @@ export class InferContext {
    * the caller's, derived from the node's subgraphs, so inferring the node again (a pass
    * copying it) gives the same symbol. It carries the `data_dependent_` prefix of the symbols
    * that data-dependent ops declare (lib/ir/ops/data-dependent.ts), so whatever treats those
-   * (no engine layer produces such a shape) treats these alike.
+   * (a size only a run tells: engines take one only from a layer that computes it) treats
+   * these alike.
    */
   runtimeSymbol(name: string): Dim {
     const clean = `data_dependent_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;

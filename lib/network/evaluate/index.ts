@@ -4,9 +4,10 @@ import type { Tensor } from '../../ir/tensor';
 import { attentionLayer } from './attention';
 import type { Executor } from './common';
 import { concat, constant, fill, identity, shape, shuffle, slice } from './data';
-import { gather, resize, scatter, topk } from './indexing';
+import { gather, nonzero, resize, scatter, topk } from './indexing';
 import { convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './nn';
 import { activation, cast, elementwise, select, unary } from './pointwise';
+import { dequantize, quantize } from './quantize';
 
 export type { Executor, LayerContext } from './common';
 
@@ -37,6 +38,9 @@ export const executors: { [K in LayerKind]: Executor<K> } = {
   resize,
   topk,
   cumulative,
+  nonzero,
+  quantize,
+  dequantize,
 };
 
 /** Runs `layer` on its concrete inputs. */

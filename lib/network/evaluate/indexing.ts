@@ -1,5 +1,6 @@
-/** IGatherLayer, IScatterLayer, ITopKLayer and IResizeLayer. */
+/** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer and INonZeroLayer. */
 import { readNumbers } from '../../kernels/access';
+import { nonzero as nonzeroKernel } from '../../kernels/data-dependent';
 import { gather as gatherKernel, gatherElements, gatherND, resize as resizeKernel, scatterElements, scatterND, topk as topkKernel } from '../../kernels/indexing';
 import type { CoordinateTransform, NearestMode } from '../../kernels/indexing';
 import { cast as castKernel } from '../../kernels/unary';
@@ -105,3 +106,9 @@ export const resize: Executor<'resize'> = (p, inputs, layer) => {
     p.coordinateTransformation === 'half_pixel' && p.selector === 'upper' ? 'pytorch_half_pixel' : p.coordinateTransformation;
   return [resizeKernel(x, outShape, { mode: p.mode, coordinateTransformationMode: transform, nearestMode: NEAREST[p.nearestRounding] })];
 };
+
+/**
+ * INonZeroLayer: int64 [rank, N], the positions of the nonzero (true) elements column by
+ * column in row-major order; N is the count this input has (the IR kernel, ONNX's NonZero).
+ */
+export const nonzero: Executor<'nonzero'> = (_p, inputs, layer) => [nonzeroKernel(required(inputs, 0, layer))];

@@ -75,6 +75,10 @@ describe('layerOfMessage', () => {
   it('takes the layer from a missing kernel\'s "node with name" (not the word "with")', () => {
     expect(layerOfMessage("Could not find an implementation for Where(16) node with name 'layer#1'")).toBe('layer');
   });
+  it('takes the layer from the "(node:\'x\' ...)" of a kernel missing for a type', () => {
+    const message = "Failed to find kernel for Reshape(19) (node:'flatten/reshape#2' ep:'CPUExecutionProvider'). Op with name (flatten/reshape#2) domain () and type (Reshape) kernel is not supported in CPUExecutionProvider. Encountered following errors: ( Version mismatch. node_version: 19 kernel start version: 1 kernel_end_version: 4";
+    expect(layerOfMessage(message)).toBe('flatten/reshape');
+  });
   it('still reads the "Name:" of a run error and the bare "node x" form', () => {
     expect(layerOfMessage("Non-zero status code returned while running Gather node. Name:'gather#2' Status Message: indices out of range")).toBe('gather');
     expect(layerOfMessage("node 'slice#3' failed")).toBe('slice');

@@ -20,6 +20,7 @@ const DEVICE = { type: 'cpu' } as never;
 /** float32 results: the reference computes in float64 and rounds once; onnxruntime in float32. */
 const TOL: Tolerance = { rtol: 1e-4, atol: 1e-5 };
 const FP16: Tolerance = { rtol: 1e-2, atol: 1e-2 };
+const EXACT: Tolerance = { rtol: 0, atol: 0 };
 
 interface Case {
   label: string;
@@ -272,6 +273,71 @@ const CASES: Record<LayerKind, Case[]> = {
     { label: 'inclusive', params: { kind: 'cumulative', op: 'sum', axis: 1, exclusive: false, reverse: false }, inputs: () => [f([2, 5])] },
     { label: 'exclusive reversed', params: { kind: 'cumulative', op: 'sum', axis: 0, exclusive: true, reverse: true }, inputs: () => [f([4, 3])] },
     { label: 'int32', params: { kind: 'cumulative', op: 'sum', axis: 0, exclusive: false, reverse: false }, inputs: () => [rng.intTensor([5], -9, 9, 'int32')] },
+  ],
+  // The count is a run-time dim: the shapes compared below are the ones each run gave.
+  nonzero: [
+    { label: 'float32 with zeros and -0', params: { kind: 'nonzero' }, inputs: () => [Tensor.from('float32', [2, 3], [0, 1.5, -0, -2, 0, 3])], tol: EXACT },
+    { label: 'int32 rank 3', params: { kind: 'nonzero' }, inputs: () => [rng.intTensor([2, 3, 4], -1, 2, 'int32')], tol: EXACT },
+    { label: 'bool', params: { kind: 'nonzero' }, inputs: () => [Tensor.from('bool', [5], [1, 0, 0, 1, 1])], tol: EXACT },
+    { label: 'float16', params: { kind: 'nonzero' }, inputs: () => [half(Tensor.from('float32', [2, 2], [0, 0.5, 0, 1]))], tol: EXACT },
+    { label: 'no nonzero element (N = 0)', params: { kind: 'nonzero' }, inputs: () => [Tensor.from('float32', [3, 2], [0, 0, 0, 0, 0, 0])], tol: EXACT },
+  ],
+  // Quantized outputs compare exactly (tol 0): both sides round x / scale half to even.
+  quantize: [
+    {
+      label: 'int8 per tensor with a zero point, saturating',
+      params: { kind: 'quantize', to: 'int8', axis: 0 },
+      inputs: () => [f([3, 4], -4, 4), c(Tensor.from('float32', [], [0.02])), c(Tensor.from('int8', [], [3]))],
+      tol: EXACT,
+    },
+    {
+      label: 'uint8 per axis (a uint8 zero point fed as an input)',
+      params: { kind: 'quantize', to: 'uint8', axis: 1 },
+      inputs: () => [f([2, 3, 4], -2, 2), c(Tensor.from('float32', [3], [0.01, 0.02, 0.05])), Tensor.from('uint8', [3], [0, 128, 250])],
+      tol: EXACT,
+    },
+    {
+      label: 'int4 in blocks of 2 along axis 1',
+      params: { kind: 'quantize', to: 'int4', axis: 1, blockSize: 2 },
+      inputs: () => [f([2, 6], -1, 1), c(pos([2, 3])), c(Tensor.from('int4', [2, 3], [0, 1, -1, 2, -3, 7]))],
+      tol: EXACT,
+    },
+    {
+      label: 'float8e4m3fn per tensor, saturating to ±448',
+      params: { kind: 'quantize', to: 'float8e4m3fn', axis: 0 },
+      inputs: () => [Tensor.from('float32', [6], [0.013, -1.7, 5, 1000, -3000, 7.3]), c(Tensor.from('float32', [], [0.5]))],
+      tol: EXACT,
+    },
+    {
+      label: 'float16 x divided in float16, int8 per axis',
+      params: { kind: 'quantize', to: 'int8', axis: 0 },
+      inputs: () => [half(f([3, 5], -2, 2)), c(half(Tensor.from('float32', [3], [0.01, 0.003, 0.07])))],
+      tol: EXACT,
+    },
+  ],
+  dequantize: [
+    {
+      label: 'int8 per axis with a zero point',
+      params: { kind: 'dequantize', to: 'float32', axis: 1 },
+      inputs: () => [rng.intTensor([2, 3, 2], -128, 127, 'int8'), c(pos([3])), c(Tensor.from('int8', [3], [0, -5, 9]))],
+    },
+    {
+      label: 'uint8 per tensor to float16',
+      params: { kind: 'dequantize', to: 'float16', axis: 0 },
+      inputs: () => [rng.intTensor([4, 3], 0, 255, 'uint8'), c(Tensor.from('float32', [], [0.037])), Tensor.from('uint8', [], [131])],
+      tol: FP16,
+    },
+    {
+      label: 'int4 in blocks of 3 along axis 0',
+      params: { kind: 'dequantize', to: 'float32', axis: 0, blockSize: 3 },
+      inputs: () => [c(Tensor.from('int4', [6, 2], [-8, 7, 3, -1, 0, 5, 1, 1, -2, 6, 4, -7])), c(pos([2, 2])), c(Tensor.from('int4', [2, 2], [1, -1, 0, 2]))],
+    },
+    {
+      label: 'float8e4m3fn (a network input) per tensor to bfloat16',
+      params: { kind: 'dequantize', to: 'bfloat16', axis: 0 },
+      inputs: () => [Tensor.from('float8e4m3fn', [5], [0.5, -448, 3.25, 0.015625, -0.875]), c(Tensor.from('float32', [], [1.5]))],
+      tol: FP16,
+    },
   ],
 };
 

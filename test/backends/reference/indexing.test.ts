@@ -1,4 +1,4 @@
-/** Reference backend: gather, scatter, topk and resize layers against onnxruntime. */
+/** Reference backend: gather, scatter, topk, resize and nonzero layers against onnxruntime. */
 import { BadInputError } from '../../../lib/errors';
 import { Network, type LayerParams, type ResizeCoordinateTransformation, type ResizeRoundMode } from '../../../lib/network';
 import { Tensor } from '../../../lib/ir/tensor';
@@ -149,5 +149,26 @@ describe('resize', () => {
     const xs = Tensor.from('float32', [1, 1, 2, 2], [1, 2, 3, 4]);
     const { y: out } = await runNetwork(net, { x: xs, dims: i64([4], [1, 1, 4, 4]) });
     expectTensor(out!, 'float32', [1, 1, 4, 4], [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]);
+  });
+});
+
+describe('nonzero', () => {
+  it.each([
+    ['float32 with -0 and NaN', Tensor.from('float32', [2, 3], [0, -0, NaN, 1.5, 0, -2])],
+    ['int32 of rank 3', rng.intTensor([2, 3, 2], -1, 2, 'int32')],
+    ['bool', Tensor.from('bool', [4], [0, 1, 1, 0])],
+    ['float16', Tensor.from('float16', [3], [0, 0.25, 0])],
+    ['no nonzero element', Tensor.from('float32', [2, 2], [0, 0, 0, 0])],
+  ])('%s: the positions onnxruntime NonZero gives, the count decided by the data', async (_label, x) => {
+    expectExact(await runLayer1({ kind: 'nonzero' }, [x]), await runOrtOp1({ opType: 'NonZero', inputs: [x], opset: 13 }));
+  });
+
+  it('declares a run-time count: -1 in the network, the run gives the size', async () => {
+    const net = new Network();
+    const nz = net.add1({ kind: 'nonzero' }, [net.addInput('x', 'int32', [5])], 'nz');
+    expect(nz.shape).toEqual([1, -1]);
+    net.markOutput(nz, 'y');
+    const { y } = await runNetwork(net, { x: Tensor.from('int32', [5], [0, 3, 0, 0, -1]) });
+    expectExact(y!, i64([1, 2], [1, 4]));
   });
 });

@@ -4,7 +4,7 @@
  * values, axes masks, extra constants for fill and cumulative, identity layers for aliased
  * outputs, profiles and the build configuration.
  */
-import { axesMask, encodeProgram, LAYER_OPCODE, OP, PROGRAM_MAGIC, PROGRAM_VERSION } from '../../../lib/backends/tensorrt/program';
+import { axesMask, encodeProgram, LAYER_OPCODE, OP, packInt4, PROGRAM_MAGIC, PROGRAM_VERSION } from '../../../lib/backends/tensorrt/program';
 import { InternalError } from '../../../lib/errors';
 import { LAYER_KINDS, Network } from '../../../lib/network';
 import { Tensor } from '../../../lib/ir/tensor';
@@ -140,6 +140,69 @@ describe('replay program encoding', () => {
     const cum = layerHead(r);
     expect(cum).toMatchObject({ opcode: LAYER_OPCODE.cumulative, inputs: [net.inputs[0]!.tensor, axis.outputs[0]![0]] });
     expect([r.i32(), r.u8(), r.u8()]).toEqual([0, 1, 0]);
+  });
+
+  it('writes a nonzero layer with kINT64 indices; its run-time count is -1 in what follows', () => {
+    const net = new Network('n');
+    const x = net.addInput('x', 'bool', [3, 4]);
+    const nz = net.add1({ kind: 'nonzero' }, [x], 'NZ');
+    expect(nz.shape).toEqual([2, -1]);
+    net.markOutput(net.add1({ kind: 'reduce', op: 'max', axes: [1], keepDims: false }, [nz], 'R'), 'y');
+    const r = header(encodeProgram(net, OPTIONS));
+    config(r);
+    expect([r.u8(), r.i32(), r.str(), r.i32(), r.dims()]).toEqual([OP.INPUT, x.id, 'x', 4, [3, 4]]);
+    const head = layerHead(r);
+    expect(head).toEqual({ opcode: 28, name: 'NZ', inputs: [x.id], outputs: [[nz.id, nz.name]] });
+    expect(LAYER_OPCODE.nonzero).toBe(28);
+    expect(r.i32()).toBe(8); // DataType::kINT64
+    expect(layerHead(r)).toMatchObject({ opcode: LAYER_OPCODE.reduce, inputs: [nz.id] });
+  });
+
+  it('writes quantize and dequantize layers: output DataType, axis, block shape, the zero point as input 2', () => {
+    const net = new Network('n');
+    const w = net.add1({ kind: 'constant', weights: Tensor.from('int4', [1, 128], Array.from({ length: 128 }, (_, i) => (i % 16) - 8)) }, [], 'W');
+    const s = net.add1({ kind: 'constant', weights: Tensor.from('float32', [1, 1], [0.5]) }, [], 'S');
+    const z = net.add1({ kind: 'constant', weights: Tensor.from('int4', [1, 1], [0]) }, [], 'Z');
+    net.markOutput(net.add1({ kind: 'dequantize', to: 'float16', axis: 1, blockSize: 128 }, [w, s, z], 'DQ'), 'y');
+    const x = net.addInput('x', 'float32', [2, 8]);
+    const xs = net.add1({ kind: 'constant', weights: Tensor.from('float32', [], [0.25]) }, [], 'XS');
+    net.markOutput(net.add1({ kind: 'quantize', to: 'float8e4m3fn', axis: 1 }, [x, xs], 'Q'), 'q');
+    const e = net.add1({ kind: 'constant', weights: Tensor.from('float8e4m3fn', [2], [1, -2]) }, [], 'E');
+    const es = net.add1({ kind: 'constant', weights: Tensor.from('float32', [2], [0.5, 0.25]) }, [], 'ES');
+    net.markOutput(net.add1({ kind: 'dequantize', to: 'float32', axis: 0 }, [e, es], 'EDQ'), 'z');
+    const r = header(encodeProgram(net, OPTIONS));
+    config(r);
+    expect([r.u8(), r.i32(), r.str(), r.i32(), r.dims()]).toEqual([OP.INPUT, x.id, 'x', 0, [2, 8]]);
+    // INT4 weights: kINT4, packed two values a byte, the first in the low nibble.
+    expect(layerHead(r).name).toBe('W');
+    const packed = r.weights()!;
+    expect([packed.type, packed.dims, packed.bytes.length]).toEqual([9, [1, 128], 64]);
+    expect([...packed.bytes.subarray(0, 3)]).toEqual([0x98, 0xba, 0xdc]); // -8, -7 | -6, -5 | -4, -3
+    expect(layerHead(r).name).toBe('S');
+    r.weights();
+    expect(layerHead(r).name).toBe('Z');
+    const zero = r.weights()!;
+    expect([zero.type, zero.dims, [...zero.bytes]]).toEqual([9, [1, 1], [0]]);
+    expect(layerHead(r)).toEqual({ opcode: LAYER_OPCODE.dequantize, name: 'DQ', inputs: [w.id, s.id, z.id], outputs: [[net.layers[3]!.outputs[0]!, 'DQ:out']] });
+    expect([r.i32(), r.i32(), r.dims()]).toEqual([1, 1, [1, 128]]); // kHALF, the axis, blocks of 128 along it
+    expect(layerHead(r).name).toBe('XS');
+    r.weights();
+    expect(layerHead(r)).toMatchObject({ opcode: LAYER_OPCODE.quantize, name: 'Q', inputs: [x.id, xs.id] });
+    expect([r.i32(), r.i32(), r.dims()]).toEqual([6, 1, []]); // kFP8, per tensor: no block shape
+    // FP8 weights: kFP8, their bit patterns one a byte.
+    expect(layerHead(r).name).toBe('E');
+    const fp8 = r.weights()!;
+    expect([fp8.type, fp8.dims, [...fp8.bytes]]).toEqual([6, [2], [0x38, 0xc0]]);
+    expect(layerHead(r).name).toBe('ES');
+    r.weights();
+    expect(layerHead(r)).toMatchObject({ opcode: LAYER_OPCODE.dequantize, name: 'EDQ', inputs: [e.id, es.id] });
+    expect([r.i32(), r.i32(), r.dims()]).toEqual([0, 0, []]); // kFLOAT, per axis 0
+  });
+
+  it('packs INT4 values two a byte, an odd count leaving the last high nibble 0', () => {
+    expect([...packInt4(Int8Array.of(1, -1, 7))]).toEqual([0xf1, 0x07]);
+    expect([...packInt4(Int8Array.of(-8, 7))]).toEqual([0x78]);
+    expect(packInt4(new Int8Array(0)).length).toBe(0);
   });
 
   it('refuses an axis outside the rank, naming the layer', () => {

@@ -149,14 +149,14 @@ describe('ops composed of IR ops match onnxruntime', () => {
     await expectOnnxMatchesOrt(spec);
   });
 
-  it('refuses blocked quantization, naming the attribute', () => {
+  it('blocked quantization (block_size, opset 21) matches onnxruntime exactly', async () => {
     const spec: OrtOpSpec = {
       opType: 'QuantizeLinear',
-      inputs: [f32([2, 4]), { constant: f32([2, 2], 0.1, 1) }, { constant: Tensor.from('int8', [2, 2], [0, 0, 0, 0]) }],
+      inputs: [f32([2, 4]), { constant: f32([2, 2], 0.1, 1) }, { constant: Tensor.from('int8', [2, 2], [0, 3, -2, 0]) }],
       attributes: { block_size: 2, axis: 1 },
       opset: 21,
     };
-    expect(() => loadOnnx(buildSingleOpModel(spec))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringMatching(/block_size/) }));
+    await expectOnnxMatchesOrt(spec, { rtol: 0, atol: 0 });
   });
 });
 

@@ -178,7 +178,7 @@ test('compile() runs a float8 Cast in a fallback segment, the converters refusin
     expect(program.data.segments.map((s) => s.kind)).toEqual(['engine', 'fallback']);
     const refused = program.report.ops.filter((o) => !o.converted);
     expect(refused.map((o) => o.target)).toEqual(['aten._to_copy.default']);
-    expect(refused[0]!.reasons.join('; ')).toMatch(/is float8e4m3fn: TensorRT computes FP8 only inside quantize\/dequantize layers/);
+    expect(refused[0]!.reasons.join('; ')).toMatch(/is float8e4m3fn: TensorRT holds FP8 only between quantize and dequantize layers/);
     const [y] = await program.run([f32([500, 0.4375, -1, NaN])]);
     expect([y!.dtype, ...slots(y!)]).toEqual(['float8e4m3fn', 0x7e, 0x2e, 0xb8, 0x7f]);
   } finally {

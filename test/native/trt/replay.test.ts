@@ -248,6 +248,37 @@ const SAMPLES: Record<ReplayedKind, Sample> = {
       expect(calls.find((c) => c.m === 'VNetworkDefinition::addConstant')!.args).toEqual([[], { type: 3, count: 1, fnv: expect.any(String) }]);
     },
   },
+  nonzero: {
+    // The two-argument form (addNonZeroV2) with kINT64 indices: the one-argument form, deprecated in 10.14, gives kINT32.
+    build: (net) => void net.add1({ kind: 'nonzero' }, [net.addInput('x', 'bool', [3, 4])], 'L'),
+    add: 'VNetworkDefinition::addNonZeroV2',
+    check: ({ layer, on }) => {
+      expect(layer.args).toEqual(['%x', 8]);
+      expect(on(layer.ret).map((c) => c.m)).not.toContain('VNonZeroLayer::setIndicesType');
+    },
+  },
+  quantize: {
+    // Per tensor, INT8, of an activation: a 0-D constant scale, no zero point.
+    build: (net) => void net.add1({ kind: 'quantize', to: 'int8', axis: 1 }, [x4(net), net.add1({ kind: 'constant', weights: Tensor.from('float32', [], [0.05]) }, [], 's')], 'L'),
+    add: 'VNetworkDefinition::addQuantizeV2',
+    check: ({ layer, setter, on }) => {
+      expect(layer.args).toEqual(['%x', '%s:out', 2]); // DataType::kINT8 given at creation
+      expect(setter('VQuantizeLayer::setAxis').args).toEqual([1]);
+      expect(on(layer.ret).map((c) => c.m)).not.toContain('VQuantizeLayer::setBlockShape');
+      expect(on(layer.ret).map((c) => c.m)).not.toContain('VLayer::setInput');
+    },
+  },
+  dequantize: {
+    // Per tensor, FP8 (a network input) to float16.
+    build: (net) =>
+      void net.add1({ kind: 'dequantize', to: 'float16', axis: 0 }, [net.addInput('q', 'float8e4m3fn', [2, 8]), net.add1({ kind: 'constant', weights: Tensor.from('float16', [], [0.5]) }, [], 's')], 'L'),
+    add: 'VNetworkDefinition::addDequantizeV2',
+    check: ({ layer, setter, calls }) => {
+      expect(layer.args).toEqual(['%q', '%s:out', 1]); // DataType::kHALF
+      expect(setter('VDequantizeLayer::setAxis').args).toEqual([0]);
+      expect(calls.find((c) => c.m === 'VNetworkDefinition::addConstant')!.args).toEqual([[], { type: 1, count: 1, fnv: expect.any(String) }]);
+    },
+  },
 };
 
 describeWithTensorRT('TensorRT network replay against the recording double', (ctx) => {
@@ -326,6 +357,100 @@ describeWithTensorRT('TensorRT network replay against the recording double', (ct
     expect(calls.filter((c) => c.m === 'VNetworkDefinition::addReduce')).toHaveLength(1);
   });
 
+  describe('quantize and dequantize', () => {
+    const constant = (net: Network, name: string, t: Tensor): NetTensor => net.add1({ kind: 'constant', weights: t }, [], name);
+    const byMethod = (calls: Call[], m: string): Call[] => calls.filter((c) => c.m === m);
+    const onLayer = (calls: Call[], layer: Call, m: string): unknown[][] => calls.filter((c) => c.obj === layer.ret && c.m === m).map((c) => c.args);
+
+    it('per-axis INT8 weights with a zero point: both layers whole, the axis set, the zero point as input 2', () => {
+      const net = new Network('replay_q_per_axis');
+      const x = net.addInput('x', 'float32', [2, 3]);
+      const w = constant(net, 'w', f32([4, 3]));
+      const s = constant(net, 's', Tensor.from('float32', [4], [0.1, 0.2, 0.3, 0.4]));
+      const zp = constant(net, 'zp', Tensor.from('int8', [4], [0, 0, 0, 0]));
+      const q = net.add1({ kind: 'quantize', to: 'int8', axis: 0 }, [w, s, zp], 'Q');
+      const dq = net.add1({ kind: 'dequantize', to: 'float32', axis: 0 }, [q, s, zp], 'DQ');
+      net.markOutput(net.add1({ kind: 'matmul', opA: 'none', opB: 'transpose' }, [x, dq], 'M'), 'y');
+      const { result, calls } = build(net);
+      expect(result).toMatchObject({ ok: true });
+      const [qAdd] = byMethod(calls, 'VNetworkDefinition::addQuantizeV2');
+      const [dqAdd] = byMethod(calls, 'VNetworkDefinition::addDequantizeV2');
+      expect(qAdd!.args).toEqual(['%w:out', '%s:out', 2]);
+      expect(dqAdd!.args).toEqual(['%Q:out', '%s:out', 0]);
+      for (const [add, cls] of [[qAdd!, 'VQuantizeLayer'], [dqAdd!, 'VDequantizeLayer']] as const) {
+        expect(onLayer(calls, add, `${cls}::setAxis`)).toEqual([[0]]);
+        expect(onLayer(calls, add, `${cls}::setBlockShape`)).toEqual([]);
+        expect(onLayer(calls, add, 'VLayer::setInput')).toEqual([[2, '%zp:out']]);
+      }
+      expect(byMethod(calls, 'VNetworkDefinition::addConstant').map((c) => c.args[1])).toEqual([
+        { type: 0, count: 12, fnv: expect.any(String) },
+        { type: 0, count: 4, fnv: expect.any(String) },
+        { type: 2, count: 4, fnv: expect.any(String) }, // the INT8 zero point
+      ]);
+    });
+
+    it('FP8 per tensor of an activation and back, a float16 scale, FP8 weights', () => {
+      const net = new Network('replay_q_fp8');
+      const s = constant(net, 's', Tensor.from('float16', [], [0.25]));
+      const e = constant(net, 'e', Tensor.from('float8e4m3fn', [2], [1, -2]));
+      const q = net.add1({ kind: 'quantize', to: 'float8e4m3fn', axis: 1 }, [net.addInput('x', 'float16', [2, 8]), s], 'Q');
+      net.markOutput(net.add1({ kind: 'dequantize', to: 'float16', axis: 1 }, [q, s], 'DQ'), 'y');
+      net.markOutput(net.add1({ kind: 'dequantize', to: 'float16', axis: 0 }, [e, s], 'EDQ'), 'z');
+      const { result, calls } = build(net);
+      expect(result).toMatchObject({ ok: true });
+      const [qAdd] = byMethod(calls, 'VNetworkDefinition::addQuantizeV2');
+      const [dqAdd] = byMethod(calls, 'VNetworkDefinition::addDequantizeV2');
+      expect(qAdd!.args).toEqual(['%x', '%s:out', 6]); // DataType::kFP8
+      expect(dqAdd!.args).toEqual(['%Q:out', '%s:out', 1]);
+      expect(onLayer(calls, qAdd!, 'VLayer::setInput')).toEqual([]);
+      expect(onLayer(calls, dqAdd!, 'VLayer::setInput')).toEqual([]);
+      expect(byMethod(calls, 'VNetworkDefinition::addDequantizeV2')[1]!.args).toEqual(['%e:out', '%s:out', 1]);
+      expect(byMethod(calls, 'VNetworkDefinition::addConstant').map((c) => c.args)).toEqual([
+        [[], { type: 1, count: 1, fnv: expect.any(String) }],
+        [[2], { type: 6, count: 2, fnv: expect.any(String) }], // FP8 weights, one byte each
+      ]);
+    });
+
+    it('INT4 weights quantized in blocks of 64: the block shape on both layers, an INT4 zero point counted in values', () => {
+      const net = new Network('replay_q_int4');
+      const x = net.addInput('x', 'float32', [3, 128]);
+      const w = constant(net, 'w', f32([128, 4]));
+      const s = constant(net, 's', Tensor.from('float32', [2, 4], [1, 2, 3, 4, 5, 6, 7, 8]));
+      const zp = constant(net, 'zp', Tensor.from('int4', [2, 4], new Array<number>(8).fill(0)));
+      const q = net.add1({ kind: 'quantize', to: 'int4', axis: 0, blockSize: 64 }, [w, s], 'Q');
+      const dq = net.add1({ kind: 'dequantize', to: 'float32', axis: 0, blockSize: 64 }, [q, s, zp], 'DQ');
+      net.markOutput(net.add1({ kind: 'matmul', opA: 'none', opB: 'none' }, [x, dq], 'M'), 'y');
+      const { result, calls } = build(net);
+      expect(result).toMatchObject({ ok: true });
+      const [qAdd] = byMethod(calls, 'VNetworkDefinition::addQuantizeV2');
+      const [dqAdd] = byMethod(calls, 'VNetworkDefinition::addDequantizeV2');
+      expect(qAdd!.args).toEqual(['%w:out', '%s:out', 9]); // DataType::kINT4
+      expect(dqAdd!.args).toEqual(['%Q:out', '%s:out', 0]);
+      expect(onLayer(calls, qAdd!, 'VQuantizeLayer::setBlockShape')).toEqual([[[64, 1]]]);
+      expect(onLayer(calls, dqAdd!, 'VDequantizeLayer::setBlockShape')).toEqual([[[64, 1]]]);
+      expect(onLayer(calls, qAdd!, 'VQuantizeLayer::setAxis')).toEqual([[0]]);
+      expect(onLayer(calls, dqAdd!, 'VLayer::setInput')).toEqual([[2, '%zp:out']]);
+      expect(byMethod(calls, 'VNetworkDefinition::addConstant').map((c) => c.args[0])).toEqual([[128, 4], [2, 4], [2, 4]]);
+      expect(byMethod(calls, 'VNetworkDefinition::addConstant')[2]!.args[1]).toMatchObject({ type: 9, count: 8 });
+    });
+
+    it('an INT4 constant dequantized in blocks of 128 along the last axis: kINT4 weights counted in values', () => {
+      const net = new Network('replay_dq_int4_constant');
+      // First, so that the program holds more bytes after its 64 packed ones than the double hashes (it counts a byte a value).
+      const q = constant(net, 'q', Tensor.from('int4', [1, 128], Array.from({ length: 128 }, (_, i) => (i % 16) - 8)));
+      const s = constant(net, 's', Tensor.from('float16', [1, 1], [0.5]));
+      const dq = net.add1({ kind: 'dequantize', to: 'float16', axis: 1, blockSize: 128 }, [q, s], 'DQ');
+      net.markOutput(net.add1({ kind: 'matmul', opA: 'none', opB: 'transpose' }, [net.addInput('x', 'float16', [3, 128]), dq], 'M'), 'y');
+      const { result, calls } = build(net);
+      expect(result).toMatchObject({ ok: true });
+      expect(byMethod(calls, 'VNetworkDefinition::addConstant')[0]!.args).toEqual([[1, 128], { type: 9, count: 128, fnv: expect.any(String) }]);
+      const [dqAdd] = byMethod(calls, 'VNetworkDefinition::addDequantizeV2');
+      expect(dqAdd!.args).toEqual(['%q:out', '%s:out', 1]);
+      expect(onLayer(calls, dqAdd!, 'VDequantizeLayer::setAxis')).toEqual([[1]]);
+      expect(onLayer(calls, dqAdd!, 'VDequantizeLayer::setBlockShape')).toEqual([[[1, 128]]]);
+    });
+  });
+
   describe.each(REPLAYED)('layer kind %s', (kind) => {
     it('replays with the right call, arguments and names', () => {
       const sample = SAMPLES[kind];
@@ -357,7 +482,7 @@ describeWithTensorRT('TensorRT network replay against the recording double', (ct
       expect(marked).toEqual(layerIr.outputs.map((id) => `%out${id}`));
       // Network inputs: name, DataType and dims as declared.
       const inputs = calls.filter((c) => c.m === 'VNetworkDefinition::addInput').map((c) => c.args);
-      const DT: Record<string, number> = { float32: 0, float16: 1, int32: 3, bool: 4, int64: 8 };
+      const DT: Record<string, number> = { float32: 0, float16: 1, int8: 2, int32: 3, bool: 4, float8e4m3fn: 6, int64: 8 };
       expect(inputs).toEqual(net.inputs.map((i) => [i.name, DT[net.tensor(i.tensor).dtype], net.tensor(i.tensor).shape]));
     });
   });

@@ -6,6 +6,7 @@
  * math functions NVRTC declares itself (and the C library has) are called. The CPU emulator
  * of the tests compiles the same text behind its own definitions of the CUDA built-ins.
  */
+import { InternalError } from '../../../errors';
 import type { TrtDType } from '../../../network';
 
 export const PRELUDE = String.raw`
@@ -184,6 +185,18 @@ export interface DTypeCode {
 
 const int = (storage: string): DTypeCode => ({ storage, compute: 'i64', load: (e) => `(i64)(${e})`, store: (e) => `(${storage})(${e})` });
 
+/**
+ * float8e4m3fn and int4 live only between quantize and dequantize layers, which a build spells
+ * out or refuses (the spell-out-quantization pass; build.ts refuses any tensor left of these
+ * types), so no kernel ever loads or stores them.
+ */
+const unheld = (dtype: TrtDType): DTypeCode => {
+  const refuse = (): never => {
+    throw new InternalError(`cuda backend: a kernel was asked to load or store ${dtype}, which the build refuses before lowering`);
+  };
+  return { storage: 'u8', compute: dtype === 'int4' ? 'i64' : 'float', load: refuse, store: refuse };
+};
+
 export const DTYPES: Record<TrtDType, DTypeCode> = {
   float32: { storage: 'float', compute: 'float', load: (e) => e, store: (e) => `(float)(${e})` },
   float16: { storage: 'u16', compute: 'float', load: (e) => `h2f(${e})`, store: (e) => `f2h(${e})` },
@@ -193,9 +206,11 @@ export const DTYPES: Record<TrtDType, DTypeCode> = {
   int32: int('i32'),
   int64: { storage: 'i64', compute: 'i64', load: (e) => e, store: (e) => e },
   bool: { storage: 'u8', compute: 'bool', load: (e) => `(${e} != 0)`, store: (e) => `(u8)((${e}) ? 1 : 0)` },
+  float8e4m3fn: unheld('float8e4m3fn'),
+  int4: unheld('int4'),
 };
 
-export const BYTES: Record<TrtDType, number> = { float32: 4, float16: 2, bfloat16: 2, int8: 1, uint8: 1, int32: 4, int64: 8, bool: 1 };
+export const BYTES: Record<TrtDType, number> = { float32: 4, float16: 2, bfloat16: 2, int8: 1, uint8: 1, int32: 4, int64: 8, bool: 1, float8e4m3fn: 1, int4: 1 };
 
 /** Stores a double into `dtype` (rounded once for floats; truncated, wrapped or saturated for integers). */
 export function storeDouble(dtype: TrtDType, expr: string): string {

@@ -7,8 +7,9 @@
  * The order is a dependency order, stated once here:
  * 1. fold-affine before precision: folding a BatchNorm into its convolution needs the
  *    float32 weights;
- * 2. precision, then channels-last: the layout pass converts the reduced-precision
- *    convolutions cuDNN runs channels-last;
+ * 2. precision, then spell-out-quantization (the precision pass keeps quantize and
+ *    dequantize layers fp32, so their spelled-out arithmetic is fp32 too), then channels-last:
+ *    the layout pass converts the reduced-precision convolutions cuDNN runs channels-last;
  * 3. conv-epilogues after the layout: a channels-last convolution takes its bias, residual
  *    and ReLU like any other;
  * 4. complex-pairs, then attention (the converters' attention layers and hand-written ones
@@ -22,7 +23,7 @@
 import type { Network } from '../../../network';
 import { reducePrecision, type PrecisionReport } from '../../../network/precision';
 import type { BuildConfig } from '../../../engine/build-config';
-import { expandLayers } from '../../../conversion/expand-layers';
+import { expandLayers, isQuantizationLayer } from '../../../conversion/expand-layers';
 import { channelsLast } from './channels-last';
 import { interleaveComplexProducts } from './complex-pairs';
 import { fuseConvEpilogues } from './conv-epilogue';
@@ -91,6 +92,12 @@ export const CUDA_PASSES: readonly NetworkPass[] = [
     },
     describe: () => null,
   },
+  counted(
+    'spell-out-quantization',
+    'quantize and dequantize layers as float arithmetic and int8/uint8 casts (lib/conversion/expand-layers.ts), those of constants as the constants they compute; float8e4m3fn and int4 otherwise refused',
+    (n) => expandLayers(n, isQuantizationLayer),
+    (c) => (c.quantizations! + c.foldedQuantizations! > 0 ? `${c.quantizations} quantize/dequantize layers spelled out, ${c.foldedQuantizations} computed at build` : null),
+  ),
   counted('channels-last', 'reduced-precision convolutions channels-last, for cuDNN tensor-core kernels, with the transposes this needs', channelsLast, (c) =>
     c.convolutions! > 0 ? `${c.convolutions} convolutions channels-last (${c.transposes} transposes)` : null,
   ),

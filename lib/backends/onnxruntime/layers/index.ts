@@ -1,7 +1,7 @@
 /**
  * Network → ONNX ModelProto bytes. Opset: the model imports ONNX opset {@link ONNX_OPSET}
  * (the ops and attribute forms ./lower-*.ts emit are those of opsets 13-18; onnxruntime
- * 1.14 and later run it) and, for the fused GELU kernels only, onnxruntime's com.microsoft
+ * 1.14 and later run it), 19 or 21 where its quantization needs them ({@link onnxOpset}), and, for the fused GELU kernels only, onnxruntime's com.microsoft
  * domain version 1. Weights become initializers, shape tensors int64 values, and every node
  * is named after its layer (`layer`, `layer#1`, ...), so that an onnxruntime error naming a
  * node names the layer. Only the layers that reach an output are lowered (TensorRT prunes
@@ -13,9 +13,10 @@ import { liveLayers, type LayerKind, type Network } from '../../../network';
 import { VERSION } from '../../../version';
 import { unsupportedError, type LowerContext, type Lowering } from './context';
 import { concat, constant, fill, shape, shuffle, slice } from './data';
-import { gather, resize, scatter, topk } from './indexing';
+import { gather, nonzero, resize, scatter, topk } from './indexing';
 import { attention, convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './nn';
 import { activation, cast, elementwise, identity, select, unary } from './pointwise';
+import { dequantize, quantize } from './quantize';
 import { onnxDType, OnnxGraph } from './onnx-graph';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -24,6 +25,21 @@ const { onnx } = require('onnx-proto') as typeof import('onnx-proto');
 export const ONNX_OPSET = 18;
 /** The ONNX IR version that goes with opset 18. */
 export const ONNX_IR_VERSION = 8;
+
+/**
+ * The opset a network's model imports: {@link ONNX_OPSET}, or the one its quantization needs
+ * (QuantizeLinear/DequantizeLinear and Cast of float8e4m3fn: 19; of int4, and blocked scales: 21).
+ */
+export function onnxOpset(network: Network): number {
+  let opset = ONNX_OPSET;
+  for (const t of network.tensors) if (t.dtype === 'float8e4m3fn') opset = Math.max(opset, 19);
+  for (const t of network.tensors) if (t.dtype === 'int4') opset = Math.max(opset, 21);
+  for (const l of network.layers) if ((l.params.kind === 'quantize' || l.params.kind === 'dequantize') && l.params.blockSize !== undefined) opset = Math.max(opset, 21);
+  return opset;
+}
+
+/** The ONNX IR version that goes with `opset` (float8 types came with IR 9, int4 with IR 10). */
+export const irVersionOf = (opset: number): number => (opset >= 21 ? 10 : opset >= 19 ? 9 : ONNX_IR_VERSION);
 
 /** One lowering per layer kind; the mapped type makes a kind without one a compile error. */
 export const LOWERINGS: { [K in LayerKind]: Lowering<K> } = {
@@ -52,13 +68,17 @@ export const LOWERINGS: { [K in LayerKind]: Lowering<K> } = {
   resize,
   topk,
   cumulative,
+  nonzero,
+  quantize,
+  dequantize,
 };
 
 /**
  * The element type a network input or output has at the session's boundary: onnxruntime-node
- * has no bfloat16 tensors, so bfloat16 crosses as float32 (exact both ways) and is cast inside.
+ * has no bfloat16 or float8 tensors, so bfloat16 and float8e4m3fn cross as float32, and int4
+ * (which it holds packed) as int8, all exact both ways, and are cast inside.
  */
-export const boundaryDType = (dtype: DType): DType => (dtype === 'bfloat16' ? 'float32' : dtype);
+export const boundaryDType = (dtype: DType): DType => (dtype === 'bfloat16' || dtype === 'float8e4m3fn' ? 'float32' : dtype === 'int4' ? 'int8' : dtype);
 
 function valueInfo(name: string, dtype: DType, shape: readonly number[]): object {
   const dim = shape.map((d, i) => (d >= 0 ? { dimValue: d } : { dimParam: `${name}_dim${i}` }));
@@ -123,7 +143,8 @@ export function lowerNetwork(network: Network): { graph: object; usesMicrosoftDo
 /** The ONNX model of `network`, serialized. */
 export function networkToOnnx(network: Network): Uint8Array {
   const { graph, usesMicrosoftDomain } = lowerNetwork(network);
-  const opsetImport = [{ domain: '', version: ONNX_OPSET }, ...(usesMicrosoftDomain ? [{ domain: 'com.microsoft', version: 1 }] : [])];
-  const model = { irVersion: ONNX_IR_VERSION, opsetImport, producerName: 'tensorrt-node', producerVersion: VERSION, graph };
+  const opset = onnxOpset(network);
+  const opsetImport = [{ domain: '', version: opset }, ...(usesMicrosoftDomain ? [{ domain: 'com.microsoft', version: 1 }] : [])];
+  const model = { irVersion: irVersionOf(opset), opsetImport, producerName: 'tensorrt-node', producerVersion: VERSION, graph };
   return onnx.ModelProto.encode(model as never).finish();
 }

@@ -1,4 +1,4 @@
-/** IGatherLayer, IScatterLayer, ITopKLayer and IResizeLayer as ONNX ops. */
+/** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer and INonZeroLayer as ONNX ops. */
 import type { ResizeRoundMode } from '../../../network';
 import { computeIn, type LowerContext, type Lowering } from './context';
 import { int64Input } from './data';
@@ -80,3 +80,6 @@ export const resize: Lowering<'resize'> = (p, c) => {
   return [computeIn(c, [c.input(0)], c.inputDType(0), types, (ins) => g.op('Resize', [ins[0]!, '', '', sizes], attrs))];
 };
 
+
+/** INonZeroLayer: ONNX NonZero, which onnxruntime's CPU kernel computes for every type the layer takes (float32, float16, int32, bool). */
+export const nonzero: Lowering<'nonzero'> = (_p, c) => [c.g.op('NonZero', [c.input(0)])];

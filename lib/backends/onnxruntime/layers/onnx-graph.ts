@@ -21,8 +21,14 @@ export const ONNX_DTYPES: Readonly<Partial<Record<DType, number>>> = {
   bfloat16: 16,
 };
 
+/**
+ * The quantized types a Network holds between its quantize and dequantize layers (and as
+ * their weights): FLOAT8E4M3FN (opset 19) and INT4 (opset 21).
+ */
+const QUANTIZED_ONNX_DTYPES: Readonly<Partial<Record<DType, number>>> = { float8e4m3fn: 17, int4: 22 };
+
 export function onnxDType(dtype: DType): number {
-  const code = ONNX_DTYPES[dtype];
+  const code = ONNX_DTYPES[dtype] ?? QUANTIZED_ONNX_DTYPES[dtype];
   if (code === undefined) throw new InternalError(`onnxruntime backend: ${dtype} has no ONNX element type here`);
   return code;
 }
@@ -43,8 +49,18 @@ function attribute(name: string, value: Attr): object {
   return { name, type: INTS, ints: [...value] };
 }
 
-/** A TensorProto over the tensor's bytes (typed arrays are little-endian on every platform Node runs on). */
+/**
+ * A TensorProto over the tensor's bytes (typed arrays are little-endian on every platform Node
+ * runs on). int4, held one value a byte, is packed as ONNX stores it: two values a byte, the
+ * first in the low four bits.
+ */
 export function tensorProto(name: string, t: Tensor): object {
+  if (t.dtype === 'int4') {
+    const values = t.data as Int8Array;
+    const packed = new Uint8Array(Math.ceil(values.length / 2));
+    for (let i = 0; i < values.length; i++) packed[i >> 1]! |= (values[i]! & 0x0f) << ((i & 1) * 4);
+    return { name, dims: [...t.shape], dataType: onnxDType(t.dtype), rawData: packed };
+  }
   const rawData = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
   return { name, dims: [...t.shape], dataType: onnxDType(t.dtype), rawData };
 }

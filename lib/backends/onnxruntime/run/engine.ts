@@ -1,11 +1,12 @@
 /**
  * A loaded onnxruntime engine: one InferenceSession (CPU execution provider, every graph
- * optimization on, the thread counts the engine was built with), created when the engine
- * is loaded, and warmed up there with one run at the profile's opt shapes so that the
- * program's first run() costs what later ones do. Inputs cross into onnxruntime without
- * copies (its tensors wrap our typed arrays), except bfloat16, which crosses as
- * float32; outputs are copied once out of onnxruntime's buffers (see fromOrt). Runs execute
- * in the thread that loaded the engine: a program's worker thread.
+ * optimization on but those DISABLED_OPTIMIZERS and SESSION_CONFIG name, the thread counts
+ * the engine was built with), created when the engine is loaded, and warmed up there with
+ * one run at the profile's opt shapes so that the program's first run() costs what later
+ * ones do. Inputs cross into onnxruntime without copies (its tensors wrap our typed arrays),
+ * except bfloat16, which crosses as float32; outputs are copied once out of onnxruntime's
+ * buffers (see fromOrt). Runs execute in the thread that loaded the engine: a program's
+ * worker thread.
  */
 import { BadInputError, BadModelError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError, UnsupportedOpError } from '../../../errors';
 import type { DType } from '../../../ir/dtype';
@@ -31,8 +32,13 @@ const fmt = (dtype: string, shape: readonly number[]): string => `${dtype}[${sha
 
 /** The layer an onnxruntime message names (its nodes are named `layer` or `layer#k`), if any. */
 export function layerOfMessage(message: string): string | undefined {
-  // "... node with name 'x'" (a missing kernel) before the bare "node x" form, whose pattern would take "with".
-  const m = /Name:\s*'([^']*)'/.exec(message) ?? /node with name\s+'([^']*)'/i.exec(message) ?? /node\s+'?([^'\s]+)'?/i.exec(message);
+  // "... node with name 'x'" and "(node:'x' ep:...)" (missing kernels) before the bare "node x"
+  // form, whose pattern would take "with", or a word further on.
+  const m =
+    /Name:\s*'([^']*)'/.exec(message) ??
+    /node with name\s+'([^']*)'/i.exec(message) ??
+    /\(node:\s*'([^']*)'/.exec(message) ??
+    /node\s+'?([^'\s]+)'?/i.exec(message);
   return m?.[1]?.replace(/#\d+$/, '');
 }
 
@@ -114,8 +120,35 @@ export function ortLoadError(error: unknown, network: string): TensorRTNodeError
  * ran 227 µs with it and 175 µs without (onnxruntime-node on its own .onnx: 173 µs), and
  * mlp, mobilenet_v3_small, squeezenet1_1 and the llama fixtures the same either way
  * (single thread, 2-core machine).
+ * ReluQuantRewrite removes a Relu that feeds a QuantizeLinear, taking the quantization's
+ * clipping at its zero point to do the Relu's work. onnxruntime 1.30 rules it out only for an
+ * int8 zero point other than -128 and a uint8 one other than 0, so it also removes the Relu
+ * in front of a float8e4m3fn or int4 quantization, whose range goes below zero: the FP8
+ * calibration of test/quantization/models.ts's MLP came out up to 1.2 off onnxruntime's own
+ * unoptimized run of it.
  */
-export const DISABLED_OPTIMIZERS: readonly string[] = ['MatmulTransposeFusion'];
+export const DISABLED_OPTIMIZERS: readonly string[] = ['MatmulTransposeFusion', 'ReluQuantRewrite'];
+
+/**
+ * onnxruntime's Q/DQ rewrites, off for every session (they only match QuantizeLinear and
+ * DequantizeLinear nodes, which the backend writes for quantize and dequantize layers alone).
+ * Each changes what a Q/DQ network computes, or makes a model onnxruntime cannot run
+ * (onnxruntime-node 1.30, CPU):
+ * - session.disable_quant_qdq turns off QDQ propagation, which moves a float8 QuantizeLinear
+ *   up through a Reshape (a Flatten's) that then holds float8e4m3fn, for which onnxruntime has
+ *   no Reshape-19 kernel ("Failed to find kernel for Reshape(19)"); WeightBiasQuantization,
+ *   which rounds a Gemm or Conv bias to int32 steps of input scale × weight scale; the fusions
+ *   into QLinearConv and QGemm, which take no float8 and refuse the model; and the one of a
+ *   blocked DequantizeLinear and MatMul into MatMulNBits, which quantizes the activations to
+ *   int8 (int8 and uint8 blocked weights: 0.09 and 0.15 off). With it off, constant folding
+ *   dequantizes constant weights once, at session creation, with the same kernel.
+ * - session.disable_double_qdq_remover keeps a Q/DQ pair followed by another of other
+ *   parameters (a requantization), which the remover merges into one pair with a scale and
+ *   zero point of its own (int8 and uint8: 0.017 off).
+ */
+export const SESSION_CONFIG: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  session: { disable_quant_qdq: '1', disable_double_qdq_remover: '1' },
+};
 
 /** The options of an engine's session (a profiling session adds onnxruntime's profiler to the same ones). */
 export function sessionOptions(description: OrtEngineDescription): InferenceSession.SessionOptions {
@@ -128,7 +161,9 @@ export function sessionOptions(description: OrtEngineDescription): InferenceSess
     interOpNumThreads: description.session.interOpThreads,
     // Fatal only: library code never writes to the console (lib/logger.ts); failures come back as errors.
     logSeverityLevel: 4,
-    extra: { optimization: { disable_specified_optimizers: DISABLED_OPTIMIZERS.join(',') } },
+    // onnxruntime splits its list of optimizers to disable at semicolons: a comma-joined list
+    // names one optimizer that does not exist, and disables none.
+    extra: { ...SESSION_CONFIG, optimization: { disable_specified_optimizers: DISABLED_OPTIMIZERS.join(';') } },
   };
 }
 

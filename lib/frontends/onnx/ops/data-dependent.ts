@@ -1,7 +1,8 @@
 /**
  * ONNX mappers of the ops whose output size depends on tensor data: NonZero, Compress,
  * Unique and NonMaxSuppression (lib/ir/ops/data-dependent.ts). Each declares a fresh
- * data-dependent symbol for that size; such nodes run in fallback segments. Compress with a
+ * data-dependent symbol for that size; NonZero and Compress convert into a nonzero layer on
+ * backends whose engines hold such sizes, the rest run in fallback segments. Compress with a
  * constant condition keeps a static shape instead (an index_select of the kept slices).
  */
 import { isFloating } from '../../../ir/dtype';

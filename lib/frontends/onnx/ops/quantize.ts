@@ -1,32 +1,34 @@
 /**
- * ONNX's linear (de)quantization ops, composed of casts and float arithmetic as ONNX's
- * reference defines them: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
- * QLinearMatMul and MatMulInteger (int8/uint8 data; per-tensor or per-axis scales, no blocks).
- * QuantizeLinear and DequantizeLinear also take 16-, 4- and 2-bit integers and the float8 and
- * float4e2m1 types.
+ * ONNX's linear (de)quantization ops. QuantizeLinear and DequantizeLinear (opsets 10-25) become
+ * the quantization ops `trt.quantize_linear` / `trt.dequantize_linear` (lib/ir/ops/quantize.ts),
+ * which convert into whole quantize/dequantize layers, for int8, uint8, float8e4m3fn and int4
+ * (TensorRT's quantized types), for blocked scales (block_size, opset 21) of any type, and
+ * where output_dtype or precision (opsets 21, 23) decide the type. The other forms (16-, 4- and
+ * 2-bit integers, the other float8 types and float4e2m1, per tensor or per axis) stay composed
+ * of casts and float arithmetic as ONNX's reference defines them, as do DynamicQuantizeLinear,
+ * QLinearMatMul and MatMulInteger (int8/uint8 data).
+ *
+ * Attributes by opset: axis from 13, saturate from 19, block_size and output_dtype from 21,
+ * precision (QuantizeLinear) from 23 and output_dtype (DequantizeLinear) from 23; an attribute
+ * of a later opset is left unread, and the import refuses it by name.
  */
 import type { DType } from '../../../ir/dtype';
 import { isMiniFloat, miniFloatMax, type MiniFloatDType } from '../../../ir/low-precision';
 import type { Value } from '../../../ir/graph';
+import { DEQUANTIZE_LINEAR, QUANTIZE_LINEAR } from '../../../ir/ops/quantize';
+import { isQuantType, QUANT_INTEGER_RANGES } from '../../../ir/quantization';
+import { isStaticShape } from '../../../ir/symbolic';
 import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
+import { dtypeFromOnnx } from '../tensor-proto';
 
-const RANGES: Partial<Record<DType, [number, number]>> = { uint8: [0, 255], int8: [-128, 127] };
+// MatMulInteger and QLinearMatMul stay 8-bit, as ONNX defines them; QuantizeLinear and
+// DequantizeLinear also take the 16-, 4- and 2-bit integers (float32 holds their values exactly).
+const RANGES: Partial<Record<DType, readonly [number, number]>> = { uint8: [0, 255], int8: [-128, 127] };
+const WIDE_RANGES = QUANT_INTEGER_RANGES;
 
-// QuantizeLinear and DequantizeLinear also take 16-bit types (opset 21); float32 holds their
-// values exactly. MatMulInteger and QLinearMatMul stay 8-bit, as ONNX defines them.
-const WIDE_RANGES: Partial<Record<DType, [number, number]>> = {
-  ...RANGES,
-  uint16: [0, 65535],
-  int16: [-32768, 32767],
-  uint4: [0, 15],
-  int4: [-8, 7],
-  uint2: [0, 3],
-  int2: [-2, 1],
-};
-
-function range(ctx: OnnxContext, dtype: DType, table = RANGES): [number, number] {
+function range(ctx: OnnxContext, dtype: DType, table: Partial<Record<DType, readonly [number, number]>> = RANGES): readonly [number, number] {
   const r = table[dtype];
   if (r === undefined) ctx.unsupported(`quantized type ${dtype} is not supported (${Object.keys(table).join(', ')} are)`);
   return r;
@@ -75,25 +77,89 @@ function quantizeToFloat(ctx: OnnxContext, q: Value, dtype: MiniFloatDType, satu
   return ctx.cast(ctx.emit('aten.clamp.default', { self: q, min: -max, max }), dtype);
 }
 
+/** The types TensorRT's quantize and dequantize layers hold: these always take the quantization ops. */
+const LAYER_TYPES: ReadonlySet<DType> = new Set<DType>(['int8', 'uint8', 'float8e4m3fn', 'int4']);
+
+const FLOATS: ReadonlySet<DType> = new Set<DType>(['float32', 'float16', 'bfloat16']);
+
+/** The axis (opset 13+) and block size (opset 21+) attributes. */
+function layoutAttrs(ctx: OnnxContext): { axis: number; blockSize: number } {
+  const axis = ctx.opset >= 13 ? ctx.attrInt('axis', 1) : 1;
+  const blockSize = ctx.opset >= 21 ? ctx.attrInt('block_size', 0) : 0;
+  if (blockSize < 0) ctx.bad(`block_size must be 0 (none) or positive, got ${blockSize}`);
+  return { axis, blockSize };
+}
+
+/** A type attribute (a TensorProto.DataType; 0 means not given), or null. */
+function typeAttr(ctx: OnnxContext, name: string, fromOpset: number): DType | null {
+  if (ctx.opset < fromOpset || !ctx.has(name)) return null;
+  const code = ctx.attrInt(name);
+  return code === 0 ? null : dtypeFromOnnx(code, `${ctx.where}: attribute ${name}`);
+}
+
+/** Whether a scale of `shape` holds one element: ONNX's reference applies it per tensor, whatever the block size. */
+const oneElement = (shape: Value['tensorType']['shape']): boolean => isStaticShape(shape) && shape.length > 0 && shape.every((d) => d === 1);
+
+/** A scale or zero point as the quantization ops take it: a one-element one as 0-d. */
+function asParam(ctx: OnnxContext, v: Value): Value {
+  return oneElement(v.tensorType.shape) ? ctx.emit('aten.reshape.default', { self: v, shape: [] }) : v;
+}
+
+/** The zero point input of a quantization op: null for the float types (checked to be 0 and left out). */
+function zeroPointParam(ctx: OnnxContext, quantized: DType): Value | null {
+  if (isMiniFloat(quantized)) {
+    checkFloatZeroPoint(ctx, 2);
+    return null;
+  }
+  return ctx.hasInput(2) ? asParam(ctx, ctx.input(2)) : null;
+}
+
 defineOnnxOp('QuantizeLinear', (ctx) => {
-  if (ctx.attrInt('block_size', 0) !== 0) ctx.unsupported('blocked quantization (block_size) is not supported');
+  const { axis, blockSize } = layoutAttrs(ctx);
   // saturate only changes a float8 result (integers always saturate).
-  const saturating = ctx.attrInt('saturate', 1) !== 0;
+  const saturating = ctx.opset >= 19 ? ctx.attrInt('saturate', 1) !== 0 : true;
+  const outputDType = typeAttr(ctx, 'output_dtype', 21);
+  const precision = typeAttr(ctx, 'precision', 23);
+  const zpType = ctx.hasInput(2) ? ctx.inputType(2).dtype : null;
+  if (outputDType !== null && zpType !== null && outputDType !== zpType) ctx.bad(`output_dtype ${outputDType} differs from the zero point's type ${zpType}`);
+  const dtype: DType = zpType ?? outputDType ?? 'uint8';
+  if (!isQuantType(dtype)) ctx.unsupported(`quantized type ${dtype} is not supported`);
+  if (!LAYER_TYPES.has(dtype) && blockSize === 0 && outputDType === null && precision === null) return [composedQuantize(ctx, axis, saturating)];
+  const scale = asParam(ctx, ctx.input(1));
+  const scaleType = scale.tensorType.dtype;
+  // The division's precision: the precision attribute, else the scale's type (ONNX's rule).
+  const divideIn = precision ?? (FLOATS.has(scaleType) ? scaleType : 'float32');
+  if (!FLOATS.has(divideIn)) ctx.unsupported(`precision ${divideIn} is not supported (float32, float16 and bfloat16 are)`);
+  const zeroPoint = zeroPointParam(ctx, dtype);
+  const x = ctx.input(0);
+  return [
+    ctx.emit(QUANTIZE_LINEAR, {
+      self: x.tensorType.dtype === divideIn ? x : ctx.cast(x, divideIn),
+      scale: scaleType === divideIn ? scale : ctx.cast(scale, divideIn),
+      zero_point: zeroPoint,
+      dtype,
+      axis,
+      block_size: scale.tensorType.shape.length === 0 ? 0 : blockSize,
+      saturate: saturating,
+    }),
+  ];
+});
+
+/** QuantizeLinear of the types TensorRT lacks, per tensor or per axis, as casts and float arithmetic. */
+function composedQuantize(ctx: OnnxContext, axis: number, saturating: boolean): Value {
   const x = ctx.input(0);
   const rank = x.tensorType.shape.length;
-  const axis = ctx.attrInt('axis', 1);
   const zpType = ctx.hasInput(2) ? ctx.inputType(2).dtype : null;
   if (zpType !== null && isMiniFloat(zpType)) {
     checkFloatZeroPoint(ctx, 2);
     const scale = alongAxis(ctx, ctx.input(1), axis, rank);
-    return [quantizeToFloat(ctx, ctx.emit('aten.div.Tensor', { self: f32(ctx, x), other: f32(ctx, scale) }), zpType, saturating)];
+    return quantizeToFloat(ctx, ctx.emit('aten.div.Tensor', { self: f32(ctx, x), other: f32(ctx, scale) }), zpType, saturating);
   }
   const zp = ctx.hasInput(2) ? alongAxis(ctx, ctx.input(2), axis, rank) : null;
-  if (zp === null && ctx.has('output_dtype')) ctx.unsupported('output_dtype without a zero point is not supported');
   const dtype: DType = zp?.tensorType.dtype ?? 'uint8';
   const scale = alongAxis(ctx, ctx.input(1), axis, rank);
-  return [saturate(ctx, ctx.emit('aten.div.Tensor', { self: f32(ctx, x), other: f32(ctx, scale) }), zp, dtype)];
-});
+  return saturate(ctx, ctx.emit('aten.div.Tensor', { self: f32(ctx, x), other: f32(ctx, scale) }), zp, dtype);
+}
 
 /** (x - zero point) * scale in float32. */
 function dequantize(ctx: OnnxContext, x: Value, scale: Value, zp: Value | null): Value {
@@ -105,16 +171,39 @@ function dequantize(ctx: OnnxContext, x: Value, scale: Value, zp: Value | null):
 }
 
 defineOnnxOp('DequantizeLinear', (ctx) => {
-  if (ctx.attrInt('block_size', 0) !== 0) ctx.unsupported('blocked quantization (block_size) is not supported');
+  const { axis, blockSize } = layoutAttrs(ctx);
+  const outputDType = typeAttr(ctx, 'output_dtype', 23);
   const x = ctx.input(0);
+  const xType = x.tensorType.dtype;
+  if (!LAYER_TYPES.has(xType) && blockSize === 0 && outputDType === null) return [composedDequantize(ctx, x, axis)];
+  if (!isQuantType(xType)) ctx.unsupported(`dequantizing ${xType} ${blockSize > 0 ? 'in blocks ' : ''}is not supported`);
+  let scale = asParam(ctx, ctx.input(1));
+  const scaleType = scale.tensorType.dtype;
+  const out = outputDType ?? (FLOATS.has(scaleType) ? scaleType : ctx.bad(`a ${scaleType} scale needs output_dtype`));
+  if (!FLOATS.has(out)) ctx.unsupported(`output_dtype ${out} is not supported (float32, float16 and bfloat16 are)`);
+  // float32 holds every float8e8m0 scale exactly.
+  if (!FLOATS.has(scaleType)) scale = ctx.cast(scale, 'float32');
+  return [
+    ctx.emit(DEQUANTIZE_LINEAR, {
+      self: x,
+      scale,
+      zero_point: zeroPointParam(ctx, xType),
+      dtype: out,
+      axis,
+      block_size: scale.tensorType.shape.length === 0 ? 0 : blockSize,
+    }),
+  ];
+});
+
+/** DequantizeLinear of the types TensorRT lacks (and int32), per tensor or per axis, in float32 arithmetic. */
+function composedDequantize(ctx: OnnxContext, x: Value, axis: number): Value {
   const rank = x.tensorType.shape.length;
-  const axis = ctx.attrInt('axis', 1);
   const scale = alongAxis(ctx, ctx.input(1), axis, rank);
   if (isMiniFloat(x.tensorType.dtype)) checkFloatZeroPoint(ctx, 2);
   const zp = ctx.hasInput(2) && !isMiniFloat(x.tensorType.dtype) ? alongAxis(ctx, ctx.input(2), axis, rank) : null;
   const y = dequantize(ctx, x, scale, zp);
-  return [y.tensorType.dtype === scale.tensorType.dtype ? y : ctx.cast(y, scale.tensorType.dtype)];
-});
+  return y.tensorType.dtype === scale.tensorType.dtype ? y : ctx.cast(y, scale.tensorType.dtype);
+}
 
 // y_scale = (max(0, x) - min(0, x)) / 255, zero point = saturate(round(-min / y_scale)), y = quantize(x).
 defineOnnxOp('DynamicQuantizeLinear', (ctx) => {

@@ -88,6 +88,9 @@ const PAIRS: Record<LayerKind, { params: LayerParams; at: Array<Array<Tensor | n
   },
   topk: { params: { kind: 'topk', op: 'max', k: 2, axis: 1, indicesType: 'int32' }, at: [[f32([2, 3])], [f32([4, 9])]] },
   cumulative: { params: { kind: 'cumulative', op: 'sum', axis: 0, exclusive: true, reverse: false }, at: [[f32([3, 2])], [f32([7, 5])]] },
+  nonzero: null, // refused at build (its output size is known only after a run): never lowered
+  quantize: null, // spelled out at build (the spell-out-quantization pass): never lowered
+  dequantize: null, // spelled out at build, as quantize
 };
 
 describe('kernel sources', () => {
@@ -95,7 +98,7 @@ describe('kernel sources', () => {
     const pair = PAIRS[kind];
     if (pair === null) {
       // Kinds without shaped kernel launches: their steps never embed source text that could vary.
-      expect(['constant', 'identity', 'convolution', 'deconvolution', 'attention']).toContain(kind);
+      expect(['constant', 'identity', 'convolution', 'deconvolution', 'attention', 'nonzero', 'quantize', 'dequantize']).toContain(kind);
       return;
     }
     const [a, b] = pair.at.map((inputs) => lower(pair.params, inputs));
@@ -147,6 +150,17 @@ describe('kernel sources', () => {
       }),
     ).toThrow(/n\/cubic.*cubic/);
     expect(cubic).toThrow();
+    // A nonzero's output size is known only after it has run; plans are made before.
+    const nonzero = () =>
+      lowerLayer({
+        ...base,
+        layer: { index: 0, name: 'n/nonzero', params: { kind: 'nonzero' }, inputs: [0], outputs: [1] },
+        inputs: [{ dtype: 'float32', shape: [2], at: { buffer: 0 } }],
+        outputs: [{ dtype: 'int64', shape: [1, 2], at: { buffer: 1 } }],
+        values: [undefined],
+      });
+    expect(nonzero).toThrow(UnsupportedOpError);
+    expect(nonzero).toThrow(/n\/nonzero.*depends on tensor data/);
   });
 });
 

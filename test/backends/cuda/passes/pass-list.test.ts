@@ -29,7 +29,19 @@ function convNetwork(): Network {
 describe('the cuda pass list', () => {
   it('runs in the order its module states, each pass named once', () => {
     const names = CUDA_PASSES.map((p) => p.name);
-    expect(names).toEqual(['fold-affine', 'precision', 'channels-last', 'conv-epilogues', 'complex-pairs', 'attention', 'spell-out-attention', 'rms-norm', 'merge-matmuls', 'recompute-casts']);
+    expect(names).toEqual([
+      'fold-affine',
+      'precision',
+      'spell-out-quantization',
+      'channels-last',
+      'conv-epilogues',
+      'complex-pairs',
+      'attention',
+      'spell-out-attention',
+      'rms-norm',
+      'merge-matmuls',
+      'recompute-casts',
+    ]);
     expect(new Set(names).size).toBe(names.length);
     const text = formatPassList();
     expect(text.split('\n')).toHaveLength(names.length);
