@@ -119,6 +119,22 @@ export type {
   SizeRange,
 } from './generate';
 
+// Post-training calibration: a float ONNX model and calibration batches → its Q/DQ model (docs/quantization.md).
+export { calibrate, DEFAULT_QUANTIZED_OPS } from './quantization';
+export type {
+  ActivationReport,
+  CalibrateOptions,
+  CalibrationBatch,
+  CalibrationMethod,
+  CalibrationPrecision,
+  CalibrationProgress,
+  CalibrationReport,
+  CalibrationResult,
+  CalibrationRunner,
+  SkippedReport,
+  WeightReport,
+} from './quantization';
+
 // Converter registration (a converter's arguments are IR values: see tensorrt-node/ir).
 export { listConverters, registerConverter, unregisterConverter } from './conversion/registry';
 export type { CheckArgs, ConverterImpl, ConverterOptions, ConverterListing } from './conversion/registry';

@@ -12,6 +12,7 @@ import { doctor, formatDoctorReport } from '../doctor';
 import { memoryOfDevices } from '../gpu/device';
 import { VERSION } from '../version';
 import { benchCommand, BENCH_DEFAULTS } from './bench-command';
+import { calibrateCommand, calibrateOptions } from './calibrate-command';
 import { exitCodeFor, formatCliError } from './cli-errors';
 import { devicesExitCode, formatDevices } from './devices-command';
 import { generateCommand, generateOptions } from './generate-command';
@@ -123,6 +124,12 @@ export function buildProgram(): Command {
       .command('generate <program-or-model>')
       .description('generate tokens with a causal LM that has a KV cache (Hugging Face Optimum layout), printing each step\'s token ids as they come'),
   ).action(async (file: string, options: Parameters<typeof generateCommand>[1]) => generateCommand(file, options, print));
+
+  calibrateOptions(
+    program
+      .command('calibrate <model>')
+      .description('post-training quantization: run an ONNX float model on calibration data (--data) and write its Q/DQ model (-o) for INT8 or FP8 engines'),
+  ).action(async (model: string, options: Parameters<typeof calibrateCommand>[1]) => calibrateCommand(model, options, print));
 
   return program;
 }

@@ -35,7 +35,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['backends'],
   ['runtime'],
   ['compile'],
-  ['doctor', 'generate'],
+  ['doctor', 'generate', 'quantization'],
   ['cli', 'index', 'ir-entry'],
 ];
 
