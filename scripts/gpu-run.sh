@@ -10,6 +10,25 @@ tar -xJf .gpu/bundle.tar.xz -C /tmp/trtn
 # Every fixture comes with the working tree (tracked files travel there): link rather than pack them.
 mkdir -p /tmp/trtn/test && rm -rf /tmp/trtn/test/fixtures && ln -s "$(pwd)/test/fixtures" /tmp/trtn/test/fixtures
 cd /tmp/trtn
+# One check with its output in a file of its own, killed after CHECK_TIMEOUT seconds and then
+# left behind: a process stuck in the GPU driver (a kernel that never ends) cannot be reaped,
+# and neither `timeout` nor a pipe it holds open may stall the checks after it. CHECK_PROGRESS=1
+# makes the checks that list cases name each case as it starts, so a stall names its case.
+run_check() {
+  local c=$1 log waited=0 limit=${CHECK_TIMEOUT:-300}
+  log="$out/$(basename "$c" .js).log"
+  CHECK_PROGRESS=1 /tmp/node "$c" > "$log" 2>&1 < /dev/null &
+  local pid=$!
+  while kill -0 "$pid" 2> /dev/null && [ "$waited" -lt "$limit" ]; do sleep 1; waited=$((waited + 1)); done
+  cat "$log"
+  if kill -0 "$pid" 2> /dev/null; then
+    kill -9 "$pid" 2> /dev/null; disown "$pid" 2> /dev/null
+    echo "$c exit=killed after $limit s (last lines above; the process may stay stuck in the driver)"
+    nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
+  else
+    wait "$pid"; echo "$c exit=$?"
+  fi
+}
 {
   echo "== nvidia-smi"; nvidia-smi --query-gpu=name,uuid,pci.bus_id,memory.total,compute_cap,driver_version --format=csv
   echo "== devices --json"; /tmp/node dist/cli/index.js devices --json; echo "exit=$?"
@@ -26,7 +45,7 @@ cd /tmp/trtn
     echo "$f exit=$?"
   done
   echo "== GPU checks"
-  for c in ${GPU_CHECKS:-test/gpu/*.check.js}; do timeout "${CHECK_TIMEOUT:-300}" /tmp/node "$c"; echo "$c exit=$?"; done
+  for c in ${GPU_CHECKS:-test/gpu/*.check.js}; do run_check "$c"; done
 } 2>&1 | tee "$out/gpu-check.txt"
 [ -n "${SKIP_BENCH:-}" ] && exit 0
 {
