@@ -30,7 +30,7 @@ export { interpret } from './interpreter';
 
 // The network IR (TensorRT layers), what converters build.
 export { LAYER_KINDS, Network, printNetwork } from './network';
-export type { Layer, LayerKind, LayerParams, NetTensor } from './network';
+export type { Layer, LayerKind, LayerParams, NetTensor, QuantizedDType, TrtDType } from './network';
 
 // Tensor-parallel sharding of a graph.
 export { shardGraph } from './lowering/sharding';
