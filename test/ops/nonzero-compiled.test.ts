@@ -63,6 +63,31 @@ async function runAll(program: Program, x: Tensor): Promise<Tensor[]> {
   return Object.values(await program.run({ x }));
 }
 
+describe('NonZero of a 0-d input', () => {
+  const model = buildSymbolicModel({
+    inputs: { x: { dtype: 'float32', dims: [] } },
+    nodes: [{ op: 'NonZero', inputs: ['x'], outputs: ['nz'] }],
+    outputs: ['nz'],
+    opset: 13,
+  });
+  it.each([
+    ['nonzero', 2.5, 1],
+    ['zero', 0, 0],
+  ])('gives [1, N] as onnxruntime-node does on the same file (%s)', async (_name, value, n) => {
+    const x = f32([], [value]);
+    const [expected] = await runOrtModel(model, [x]);
+    expectExact(expected!, Tensor.from('int64', [1, n], new Array<number>(n).fill(0)));
+    for (const backend of ['reference', 'onnxruntime'] as const) {
+      const program = await compile(model, { backend, minBlockSize: 1 });
+      try {
+        expectExact(Object.values(await program.run({ x }))[0]!, expected!, `${backend}`);
+      } finally {
+        await program.dispose();
+      }
+    }
+  });
+});
+
 describe.each(['reference', 'onnxruntime'] as const)('NonZero in an engine segment on the %s backend', (backend) => {
   const model = buildSymbolicModel(MIDDLE);
   let program: Program;

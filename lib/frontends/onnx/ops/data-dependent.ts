@@ -19,8 +19,11 @@ function checkedAxis(ctx: OnnxContext, rank: number): number | null {
   return axis < 0 ? axis + rank : axis;
 }
 
+// A 0-d input lists its one position as a 1-D tensor's: ONNX's reference (NumPy) and
+// onnxruntime give [1, N], where the IR op (as TensorRT's layer) would give [0, N].
 defineOnnxOp('NonZero', (ctx) => {
-  const x = ctx.input(0);
+  const input = ctx.input(0);
+  const x = input.tensorType.shape.length === 0 ? ctx.emit('aten.reshape.default', { self: input, shape: [1] }) : input;
   const count = dataDependentSymbol(ctx.graph, maxElements(x.tensorType.shape));
   return [ctx.emit('trt.nonzero', { self: x, count })];
 });
