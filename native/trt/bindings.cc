@@ -191,6 +191,100 @@ Napi::Value TensorrtBuild(const Napi::CallbackInfo& info) {
   return worker->Start();
 }
 
+// Outputs a run sized (IOutputAllocator), their memory from the device's pool, until JS has a
+// DeviceTensor of each: `shapes` holds what TensorRT notified; moveInto({name: [address,
+// bytes]}) copies each output's bytes into the caller's buffers and frees this memory;
+// dispose() frees it uncopied. The GPU runtime's DeviceBuffers are made only by native/gpu,
+// so the hand-over is a device-to-device copy rather than an adoption.
+struct DecidedOutputs {
+  cuda::Device* device = nullptr;
+  std::vector<DecidedOutput> outputs;
+  void FreeAll() {
+    for (const DecidedOutput& o : outputs) cuda::Free(*device, static_cast<cuda::CUdeviceptr>(o.address));
+    outputs.clear();
+  }
+};
+
+class DecidedOutputsObject : public Napi::ObjectWrap<DecidedOutputsObject> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "TensorRTDecidedOutputs",
+                       {InstanceMethod("moveInto", &DecidedOutputsObject::MoveInto), InstanceMethod("dispose", &DecidedOutputsObject::Dispose)});
+  }
+
+  DecidedOutputsObject(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DecidedOutputsObject>(info) {
+    if (info.Length() != 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "TensorRTDecidedOutputs is created by a TensorRT run");
+    held_.reset(info[0].As<Napi::External<DecidedOutputs>>().Data());
+    Napi::Object shapes = Napi::Object::New(info.Env());
+    Napi::Object bytes = Napi::Object::New(info.Env());
+    for (const DecidedOutput& o : held_->outputs) {
+      shapes.Set(o.name, DimsToJs(info.Env(), o.dims));
+      bytes.Set(o.name, static_cast<double>(o.bytes));
+    }
+    info.This().As<Napi::Object>().Set("shapes", shapes);
+    info.This().As<Napi::Object>().Set("allocatedBytes", bytes);
+  }
+
+  ~DecidedOutputsObject() override {
+    if (held_ != nullptr) held_->FreeAll();
+  }
+
+ private:
+  class MoveWorker : public PromiseWorker {
+   public:
+    MoveWorker(Napi::Env env, std::unique_ptr<DecidedOutputs> held, std::map<std::string, std::pair<uint64_t, uint64_t>> into)
+        : PromiseWorker(env, "tensorrt-node:tensorrtMoveOutputs"), held_(std::move(held)), into_(std::move(into)) {}
+    ~MoveWorker() override { held_->FreeAll(); }
+
+   protected:
+    bool Run(NativeError* error) override {
+      for (const DecidedOutput& o : held_->outputs) {
+        auto it = into_.find(o.name);
+        if (it == into_.end()) continue;
+        if (it->second.second > o.bytes) {
+          *error = NativeError{"E_INTERNAL", "TensorRT output \"" + o.name + "\" holds " + std::to_string(o.bytes) + " bytes; " + std::to_string(it->second.second) + " were asked", {{"output", o.name}}, {}, {}};
+          return false;
+        }
+        if (!cuda::CopyDtoD(*held_->device, static_cast<cuda::CUdeviceptr>(it->second.first), static_cast<cuda::CUdeviceptr>(o.address),
+                            static_cast<size_t>(it->second.second), error)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
+
+   private:
+    std::unique_ptr<DecidedOutputs> held_;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> into_;
+  };
+
+  Napi::Value MoveInto(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() != 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "moveInto({name: [address: bigint, bytes: number]})");
+    if (held_ == nullptr) ThrowJsError(env, NativeError{"E_INVALID_ARGUMENT", "the outputs of this TensorRT run were already moved or disposed", {}, {}, {}});
+    std::map<std::string, std::pair<uint64_t, uint64_t>> into;
+    Napi::Object o = info[0].As<Napi::Object>();
+    Napi::Array names = o.GetPropertyNames();
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      const std::string name = names.Get(i).As<Napi::String>();
+      Napi::Array pair = o.Get(name).As<Napi::Array>();
+      bool lossless = false;
+      into[name] = {pair.Get(0u).As<Napi::BigInt>().Uint64Value(&lossless), static_cast<uint64_t>(pair.Get(1u).As<Napi::Number>().Int64Value())};
+    }
+    // The worker owns the memory from now on and frees it when done, copied or not.
+    return (new MoveWorker(env, std::move(held_), std::move(into)))->Start();
+  }
+
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    if (held_ != nullptr) held_->FreeAll();
+    held_.reset();
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<DecidedOutputs> held_;
+};
+
 // A loaded engine. run() takes a context from the engine's pool, so concurrent runs each get
 // their own; addresses are device pointers (BigInt) of the caller's DeviceTensors.
 class EngineObject : public Napi::ObjectWrap<EngineObject> {
@@ -202,8 +296,9 @@ class EngineObject : public Napi::ObjectWrap<EngineObject> {
   }
 
   EngineObject(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineObject>(info) {
-    if (info.Length() != 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "TensorRTEngine is created by tensorrtLoad");
+    if (info.Length() != 2 || !info[0].IsExternal() || !info[1].IsExternal()) throw Napi::TypeError::New(info.Env(), "TensorRTEngine is created by tensorrtLoad");
     engine_.reset(info[0].As<Napi::External<LoadedEngine>>().Data());
+    decidedClass_ = info[1].As<Napi::External<Napi::FunctionReference>>().Data();
   }
 
   LoadedEngine* engine(Napi::Env env) {
@@ -255,23 +350,54 @@ class EngineObject : public Napi::ObjectWrap<EngineObject> {
 
   class RunWorker : public PromiseWorker {
    public:
-    RunWorker(Napi::Env env, Napi::Object owner, LoadedEngine* engine, Shapes shapes, std::map<std::string, uint64_t> addresses, int ordinal)
-        : PromiseWorker(env, "tensorrt-node:tensorrtRun"), engine_(engine), shapes_(std::move(shapes)), addresses_(std::move(addresses)), ordinal_(ordinal) {
+    RunWorker(Napi::Env env, Napi::Object owner, LoadedEngine* engine, Shapes shapes, std::map<std::string, uint64_t> addresses, int ordinal, uint64_t maxBytes,
+              Napi::FunctionReference* decidedClass)
+        : PromiseWorker(env, "tensorrt-node:tensorrtRun"),
+          engine_(engine),
+          shapes_(std::move(shapes)),
+          addresses_(std::move(addresses)),
+          ordinal_(ordinal),
+          maxBytes_(maxBytes),
+          decidedClass_(decidedClass) {
       owner_ = Napi::Persistent(owner);  // keeps the engine alive while the run is in flight
+    }
+    // Memory of decided outputs that never reached JS (the env went away first).
+    ~RunWorker() override {
+      for (const DecidedOutput& o : decided_) cuda::Free(*device_, static_cast<cuda::CUdeviceptr>(o.address));
     }
 
    protected:
     // Settles when the work enqueued on the device stream is done, so the outputs are ready.
     bool Run(NativeError* error) override {
-      cuda::Device* device = cuda::GetDevice(ordinal_, error);
-      if (device == nullptr || !cuda::MakeCurrent(*device, error)) return false;
+      device_ = cuda::GetDevice(ordinal_, error);
+      if (device_ == nullptr || !cuda::MakeCurrent(*device_, error)) return false;
       auto run = engine_->StartRun(error);
       Shapes outputs;
       if (run == nullptr || !run->SetShapes(shapes_, &outputs, error)) return false;
-      if (!run->Enqueue(addresses_, device->stream, error)) return false;
-      return cuda::Synchronize(*device, error);
+      // Outputs sized by the run get memory from the device's pool, in the order of the stream
+      // TensorRT enqueues on (the device stream), and go back to it the same way.
+      cuda::Device* device = device_;
+      OutputMemory memory;
+      memory.maxBytes = maxBytes_;
+      memory.allocate = [device](uint64_t bytes, void* stream, uint64_t* address, NativeError* e) {
+        cuda::CUdeviceptr ptr = 0;
+        if (!cuda::AllocateOnStream(*device, static_cast<size_t>(bytes), static_cast<cuda::CUstream>(stream), &ptr, e)) return false;
+        *address = static_cast<uint64_t>(ptr);
+        return true;
+      };
+      memory.free = [device](uint64_t address) { cuda::Free(*device, static_cast<cuda::CUdeviceptr>(address)); };
+      if (!run->Enqueue(addresses_, device_->stream, memory, error)) return false;
+      if (!cuda::Synchronize(*device_, error)) return false;
+      decided_ = run->TakeDecided();
+      return true;
     }
-    Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
+    // undefined, or the outputs the run sized (a TensorRTDecidedOutputs owning their memory).
+    Napi::Value Result(Napi::Env env) override {
+      if (decided_.empty()) return env.Undefined();
+      auto* held = new DecidedOutputs{device_, std::move(decided_)};
+      decided_.clear();
+      return decidedClass_->New({Napi::External<DecidedOutputs>::New(env, held)});
+    }
     void Finally(Napi::Env) override { owner_.Reset(); }
 
    private:
@@ -279,14 +405,19 @@ class EngineObject : public Napi::ObjectWrap<EngineObject> {
     Shapes shapes_;
     std::map<std::string, uint64_t> addresses_;
     int ordinal_;
+    uint64_t maxBytes_;
+    Napi::FunctionReference* decidedClass_;
+    cuda::Device* device_ = nullptr;
+    std::vector<DecidedOutput> decided_;
     Napi::ObjectReference owner_;
   };
 
-  // run(inputShapes, addresses: {name: bigint}, deviceOrdinal): Promise<void>.
+  // run(inputShapes, addresses: {name: bigint}, deviceOrdinal, maxTensorBytes): Promise of
+  // undefined, or of a TensorRTDecidedOutputs when some outputs were sized by the run.
   Napi::Value RunJs(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (info.Length() != 3 || !info[0].IsObject() || !info[1].IsObject() || !info[2].IsNumber()) {
-      throw Napi::TypeError::New(env, "run(inputShapes, addresses, deviceOrdinal)");
+    if (info.Length() != 4 || !info[0].IsObject() || !info[1].IsObject() || !info[2].IsNumber() || !info[3].IsNumber()) {
+      throw Napi::TypeError::New(env, "run(inputShapes, addresses, deviceOrdinal, maxTensorBytes)");
     }
     std::map<std::string, uint64_t> addresses;
     Napi::Object a = info[1].As<Napi::Object>();
@@ -296,7 +427,9 @@ class EngineObject : public Napi::ObjectWrap<EngineObject> {
       bool lossless = false;
       addresses[name] = a.Get(name).As<Napi::BigInt>().Uint64Value(&lossless);
     }
-    auto* worker = new RunWorker(env, Value(), engine(env), ShapesOf(info[0]), std::move(addresses), info[2].As<Napi::Number>().Int32Value());
+    const double maxBytes = info[3].As<Napi::Number>().DoubleValue();
+    auto* worker = new RunWorker(env, Value(), engine(env), ShapesOf(info[0]), std::move(addresses), info[2].As<Napi::Number>().Int32Value(),
+                                 maxBytes > 0 ? static_cast<uint64_t>(maxBytes) : 0, decidedClass_);
     return worker->Start();
   }
 
@@ -306,6 +439,7 @@ class EngineObject : public Napi::ObjectWrap<EngineObject> {
   }
 
   std::unique_ptr<LoadedEngine> engine_;
+  Napi::FunctionReference* decidedClass_ = nullptr;  // the env's TensorRTDecidedOutputs (Classes)
 };
 
 // tensorrtCheckApi(): whether the libnvinfer found can serve this build's headers (FindApi).
@@ -328,6 +462,7 @@ class CheckApiWorker : public PromiseWorker {
 
 struct Classes {
   Napi::FunctionReference engine;
+  Napi::FunctionReference decided;
 };
 
 class LoadWorker : public PromiseWorker {
@@ -346,7 +481,7 @@ class LoadWorker : public PromiseWorker {
     return engine_ != nullptr;
   }
   Napi::Value Result(Napi::Env env) override {
-    return classes_->engine.New({Napi::External<LoadedEngine>::New(env, engine_.release())});
+    return classes_->engine.New({Napi::External<LoadedEngine>::New(env, engine_.release()), Napi::External<Napi::FunctionReference>::New(env, &classes_->decided)});
   }
 
  private:
@@ -364,6 +499,7 @@ bool BackendBuilt() { return true; }
 void Register(Napi::Env env, Napi::Object exports) {
   auto* classes = new Classes();
   classes->engine = Napi::Persistent(EngineObject::Define(env));
+  classes->decided = Napi::Persistent(DecidedOutputsObject::Define(env));
   env.AddCleanupHook([classes]() { delete classes; });
   exports.Set("tensorrtBuild", Napi::Function::New(env, TensorrtBuild, "tensorrtBuild"));
   exports.Set("tensorrtCheckApi", Napi::Function::New(

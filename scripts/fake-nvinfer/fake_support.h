@@ -55,6 +55,7 @@ struct Obj {
   std::vector<std::map<std::string, std::vector<nv::Dims>>> engineProfiles;
   std::map<std::string, nv::Dims> inputShapes;
   std::map<std::string, uintptr_t> addresses;
+  std::map<std::string, nv::IOutputAllocator*> allocators;  // contexts: setOutputAllocator
   Obj* engine = nullptr;
   std::vector<std::unique_ptr<Obj>> children;  // owned: tensors, layers, profiles
   void* iface = nullptr;  // the public object (ITensor*, ILayer*, ...) this Obj is

@@ -154,6 +154,10 @@ const B = {
   'VExecutionContext::setTensorAddress': 'if (a0 == nullptr) return false; self->addresses[a0] = reinterpret_cast<uintptr_t>(a1); return true;',
   'VExecutionContext::getEngine': 'return *static_cast<ICudaEngine*>(self->engine->iface);',
   'VExecutionContext::enqueueV3': 'return fake::Enqueue(self, a0);',
+  'VExecutionContext::setOutputAllocator': 'return fake::SetOutputAllocator(self, a0, a1);',
+  'VExecutionContext::getOutputAllocator': 'auto it = a0 == nullptr ? self->allocators.end() : self->allocators.find(a0); return it == self->allocators.end() ? nullptr : it->second;',
+  'VNetworkDefinition::addNonZeroV2': 'return fake::AddNonZero(self, a0, a1);',
+  'VNetworkDefinition::addNonZero': 'return fake::AddNonZero(self, a0, DataType::kINT32);',
 };
 const NETWORK_ADD = /^(add\w*)$/;
 

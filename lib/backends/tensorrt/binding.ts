@@ -10,8 +10,27 @@ export interface NativeTensorRTEngine {
   io(): Array<{ name: string; input: boolean; dataType: number; dims: number[] }>;
   /** Output shapes for these input shapes (sets them on a pooled context; no GPU work). */
   outputShapes(inputShapes: Record<string, number[]>): Record<string, number[]>;
-  /** Sets shapes and addresses on a pooled context, enqueueV3 on the device's stream, resolves when the stream is done. */
-  run(inputShapes: Record<string, number[]>, addresses: Record<string, bigint>, deviceOrdinal: number): Promise<void>;
+  /**
+   * Sets shapes and addresses on a pooled context, enqueueV3 on the device's stream, resolves
+   * when the stream is done. Outputs whose shape outputShapes() gives with a -1 (sized by the
+   * run: a nonzero's) take no address: TensorRT asks an IOutputAllocator for their memory, from
+   * the device's pool and at most `maxTensorBytes` (0: no bound; E_RESOURCE_LIMIT over it,
+   * E_OUT_OF_DEVICE_MEMORY when the pool cannot give it, both naming the output), and the run
+   * resolves with them; undefined when there are none.
+   */
+  run(inputShapes: Record<string, number[]>, addresses: Record<string, bigint>, deviceOrdinal: number, maxTensorBytes: number): Promise<NativeDecidedOutputs | undefined>;
+  dispose(): void;
+}
+
+/** The outputs a run sized, in memory of the addon's own until moved into the caller's buffers. */
+export interface NativeDecidedOutputs {
+  /** The shapes TensorRT notified, by output name. */
+  readonly shapes: Record<string, number[]>;
+  /** What TensorRT asked for each (at least the tensor's bytes, and never 0). */
+  readonly allocatedBytes: Record<string, number>;
+  /** Copies `bytes` of each named output to `address` (a device buffer of the caller's), then frees all of this run's memory. */
+  moveInto(into: Record<string, readonly [address: bigint, bytes: number]>): Promise<void>;
+  /** Frees the memory uncopied (nothing once moveInto was called). */
   dispose(): void;
 }
 

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InvalidArgumentError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
 import { resolveLogger } from '../../logger';
-import { dataDependentTensors, type Network, type TrtDType } from '../../network';
+import type { Network, TrtDType } from '../../network';
 import type { EngineDevice } from '../../engine/device-selection';
 import type { BuildConfig } from '../../engine/build-config';
 import { abortedError, throwIfAborted, type BuildContext } from '../../engine/build-context';
@@ -66,34 +66,11 @@ function isReadable(bytes: Uint8Array): boolean {
   }
 }
 
-/**
- * Refuses a network with an output whose size depends on tensor data (a nonzero layer's, or
- * one computed from it with a run-time dim): TensorRT gives such a size only through an
- * IOutputAllocator during the run, and this backend allocates its outputs from the shapes
- * TensorRT reports before it (./run.ts, native/trt/runtime.cc). Inside the network such sizes
- * are TensorRT's own business. compile() never builds these (the backend's
- * `dataDependentSizes` is `inside`: such outputs run in fallback segments).
- */
-export function refuseDataDependentOutputs(network: Network): void {
-  const sized = dataDependentTensors(network);
-  for (const output of network.outputs) {
-    const from = sized.get(output.tensor);
-    if (from === undefined) continue;
-    const t = network.tensor(output.tensor);
-    throw new UnsupportedOpError(
-      `the tensorrt backend cannot return output "${output.name}" [${t.shape.map((d) => (d < 0 ? '?' : d)).join(', ')}]: its size depends on tensor data ` +
-        `(layer "${from.name}" (${from.params.kind})), which TensorRT hands back only through an output allocator this backend does not have`,
-      { details: { layer: from.name, kind: from.params.kind, output: output.name } },
-    );
-  }
-}
-
 /** Engine bytes for `network`, from the engine cache when it holds them. */
 export async function buildTensorRTEngine(network: Network, config: BuildConfig, device: EngineDevice, context: BuildContext | undefined): Promise<Uint8Array> {
   const binding = tensorrtBinding();
   const { libraryVersion } = await binding.tensorrtCheckApi();
   if (network.layers.length === 0) throw new UnsupportedOpError(`network "${network.name}" has no layers; TensorRT builds no empty engine`);
-  refuseDataDependentOutputs(network);
   const timing = timingCacheOf(config);
   const options = replayOptions(config, device, timing.bytes);
   // The network as TensorRT gets it, made once for the program and the cache key (encodeProgram

@@ -1,11 +1,15 @@
 /**
  * The tensorrt backend's run path: an Engine over the addon's engine; outputs are allocated by
- * the GPU runtime (lib/gpu) and every input and output handed to TensorRT by device address.
+ * the GPU runtime (lib/gpu) and every input and output handed to TensorRT by device address,
+ * except outputs whose size only the run tells (a nonzero's: -1 in the shapes TensorRT gives
+ * before the run). TensorRT sizes those through the addon's IOutputAllocator, and they are
+ * moved into DeviceTensors of the notified shapes once the run is done.
  */
 import { BadInputError, InternalError } from '../../errors';
 import type { TrtDType } from '../../network';
 import type { Tensor } from '../../ir/tensor';
 import type { DeviceValue, RunValue } from '../../engine/residency';
+import type { RunLimits } from '../../engine/resource-limits';
 import type { Engine, EngineSignature } from '../../engine/backend';
 import type { DeviceTensor } from '../../gpu/device-tensor';
 import type { NativeTensorRTEngine } from './binding';
@@ -32,7 +36,7 @@ export function tensorrtEngine(native: NativeTensorRTEngine, signature: EngineSi
     ...signature,
     residency: 'device',
     deviceOrdinal: ordinal,
-    async run(inputs: Readonly<Record<string, RunValue>>): Promise<Record<string, RunValue>> {
+    async run(inputs: Readonly<Record<string, RunValue>>, limits?: RunLimits): Promise<Record<string, RunValue>> {
       const shapes: Record<string, number[]> = Object.create(null);
       for (const [name, v] of Object.entries(inputs)) shapes[name] = [...v.shape];
       const outputShapes = native.outputShapes(shapes);
@@ -46,15 +50,37 @@ export function tensorrtEngine(native: NativeTensorRTEngine, signature: EngineSi
       const freeAll = (): void => {
         for (const t of [...Object.values(outputs), ...Object.values(flags)]) t.dispose();
       };
+      // Outputs the run sizes: their dtype now, their shape and memory from the run.
+      const sizedByRun = new Map<string, TrtDType>();
       try {
         for (const name of [...signature.outputNames, ...checks]) {
           const dtype = DTYPE_OF[io.get(name)?.dataType ?? -1];
           if (dtype === undefined) throw new InternalError(`tensorrt engine: output "${name}" has a DataType this library does not know`);
-          const out = await DeviceTensor.allocate(dtype, outputShapes[name] ?? [], ordinal);
+          const shape = outputShapes[name] ?? [];
+          if (shape.some((d) => d < 0)) {
+            sizedByRun.set(name, dtype);
+            continue;
+          }
+          const out = await DeviceTensor.allocate(dtype, shape, ordinal);
           (isCheckOutput(name) ? flags : outputs)[name] = out;
           addresses[name] = addressOf(out, name);
         }
-        await native.run(shapes, addresses, ordinal);
+        const decided = await native.run(shapes, addresses, ordinal, limits?.maxTensorBytes ?? 0);
+        if (decided !== undefined || sizedByRun.size > 0) {
+          try {
+            const into: Record<string, readonly [bigint, number]> = Object.create(null);
+            for (const [name, dtype] of sizedByRun) {
+              const shape = decided?.shapes[name];
+              if (shape === undefined) throw new InternalError(`tensorrt engine: TensorRT reported no shape for output "${name}", whose size the run decides`);
+              const out = await DeviceTensor.allocate(dtype, shape, ordinal);
+              outputs[name] = out;
+              into[name] = [addressOf(out, name), out.byteLength];
+            }
+            await decided!.moveInto(into);
+          } finally {
+            decided?.dispose();
+          }
+        }
         const read = await Promise.all(checks.map(async (name) => [name, (await flags[name]!.toHost()).data[0]] as const));
         const failed = read.find(([, flag]) => Number(flag) > 0);
         if (failed !== undefined) {

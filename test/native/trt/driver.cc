@@ -2,7 +2,10 @@
 // plan, or runs a plan, through native/trt against whatever libnvinfer it loads (the
 // recording double in tests). Prints one JSON object per line: events, then the result.
 //   driver build PROGRAM PLAN_OUT CACHE_OUT [cancel]
-//   driver run PLAN [shape:NAME=d0,d1,...] [addr:NAME=N] [stream=N] [runs=N]
+//   driver run PLAN [shape:NAME=d0,d1,...] [addr:NAME=N] [stream=N] [runs=N] [alloc=BASE|fail] [max=BYTES]
+// Outputs sized by the run get memory from a pretend pool: addresses from BASE on (each 256-byte
+// aligned), or a refusal as native/cuda's out-of-memory error with alloc=fail; each grant and
+// free is an event line, and the result lists those outputs' addresses, bytes and shapes.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -93,6 +96,27 @@ int Run(int argc, char** argv) {
       runs = std::atoi(a.c_str() + 5);
     }
   }
+  trtn::trt::OutputMemory memory;
+  uint64_t next = 0;
+  bool refuse = false;
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "alloc=fail") refuse = true;
+    else if (a.rfind("alloc=", 0) == 0) next = std::stoull(a.substr(6));
+    else if (a.rfind("max=", 0) == 0) memory.maxBytes = std::stoull(a.substr(4));
+  }
+  memory.allocate = [&](uint64_t bytes, void* on, uint64_t* address, trtn::NativeError* e) {
+    if (refuse || next == 0) {
+      *e = trtn::NativeError{"E_OUT_OF_DEVICE_MEMORY", "out of device memory: " + std::to_string(bytes) + " bytes were asked", {}, {}, {}};
+      return false;
+    }
+    *address = next;
+    next += (bytes + 255) / 256 * 256;
+    std::printf("{\"event\":\"allocate\",\"bytes\":%llu,\"stream\":%llu,\"address\":%llu}\n", static_cast<unsigned long long>(bytes),
+                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(on)), static_cast<unsigned long long>(*address));
+    return true;
+  };
+  memory.free = [](uint64_t address) { std::printf("{\"event\":\"free\",\"address\":%llu}\n", static_cast<unsigned long long>(address)); };
   trtn::NativeError error;
   auto engine = trtn::trt::LoadedEngine::Load(plan.data(), plan.size(), false, &error);
   if (engine == nullptr) return Error(error);
@@ -102,20 +126,31 @@ int Run(int argc, char** argv) {
           ",\"dataType\":" + std::to_string(t.dataType) + ",\"dims\":" + DimsJson(t.dims) + "}";
   }
   // Two runs alive at once take two contexts; later runs reuse them from the pool.
-  std::string outputs;
+  std::string outputs, decided;
   for (int r = 0; r < runs; ++r) {
     auto first = engine->StartRun(&error);
     auto second = runs > 1 ? engine->StartRun(&error) : nullptr;
     for (auto* run : {first.get(), second.get()}) {
       if (run == nullptr) continue;
       trtn::trt::Shapes out;
-      if (!run->SetShapes(shapes, &out, &error)) return Error(error);
-      if (!run->Enqueue(addresses, reinterpret_cast<void*>(static_cast<uintptr_t>(stream)), &error)) return Error(error);
+      bool ok = run->SetShapes(shapes, &out, &error) && run->Enqueue(addresses, reinterpret_cast<void*>(static_cast<uintptr_t>(stream)), memory, &error);
+      if (!ok) {
+        // The runs end (freeing what they still hold) before the result line, which comes last.
+        first.reset();
+        second.reset();
+        return Error(error);
+      }
       outputs.clear();
       for (const auto& [name, d] : out) outputs += (outputs.empty() ? "" : ",") + Quote(name) + ":" + DimsJson(d);
+      decided.clear();
+      for (const auto& o : run->TakeDecided()) {
+        decided += (decided.empty() ? "" : ",") + Quote(o.name) + ":{\"shape\":" + DimsJson(o.dims) + ",\"address\":" + std::to_string(o.address) +
+                   ",\"bytes\":" + std::to_string(o.bytes) + "}";
+        memory.free(o.address);  // as the addon's caller does once it has copied the bytes
+      }
     }
   }
-  std::printf("{\"ok\":true,\"io\":[%s],\"outputs\":{%s}}\n", io.c_str(), outputs.c_str());
+  std::printf("{\"ok\":true,\"io\":[%s],\"outputs\":{%s},\"decided\":{%s}}\n", io.c_str(), outputs.c_str(), decided.c_str());
   return 0;
 }
 
@@ -124,6 +159,6 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "build") return Build(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "run") return Run(argc, argv);
-  std::fprintf(stderr, "usage: driver build PROGRAM PLAN CACHE [cancel] | driver run PLAN [shape:N=d,..] [addr:N=x] [stream=x] [runs=n]\n");
+  std::fprintf(stderr, "usage: driver build PROGRAM PLAN CACHE [cancel] | driver run PLAN [shape:N=d,..] [addr:N=x] [stream=x] [runs=n] [alloc=x|fail] [max=n]\n");
   return 2;
 }
