@@ -4,6 +4,7 @@
  * graphs (./pipeline.ts, on the compile worker thread) → Program.
  */
 import { getBackend } from '../backends';
+import type { Backend } from '../engine/backend';
 import { throwIfAborted } from '../engine/build-context';
 import { registeredCandidates } from '../conversion/registry';
 import { resolveLogger } from '../logger';
@@ -104,7 +105,8 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   progress('lowering', 'end', `${graph.calls().length} ops after shape specialization`);
   progress('partitioning', 'start', 'partitioning into engine and fallback segments');
   // No backend is chosen: a named one's hold on sizes only a run tells applies; under `auto`, none (what every backend can take).
-  const selection = { ...resolved, dataDependentSizes: resolved.backend === 'auto' ? 'none' : (getBackend(resolved.backend).dataDependentSizes ?? 'none') };
+  const named: Backend | null = resolved.backend === 'auto' ? null : getBackend(resolved.backend);
+  const selection = { ...resolved, dataDependentSizes: named?.dataDependentSizes ?? 'none', refusedLayers: named?.refusedLayers };
   const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, selection) : partition(graph, selection);
   describeModel(report, graph, modelOps);
   progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });

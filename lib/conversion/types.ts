@@ -21,6 +21,11 @@ export type DataDependentSizes = 'anywhere' | 'inside' | 'none';
 export interface SelectionSettings {
   /** What the backend's engines can hold of sizes only a run tells (default `none`; compile() gives the chosen backend's). */
   dataDependentSizes?: DataDependentSizes;
+  /**
+   * Network layer kinds the backend refuses to build, each with why (Backend.refusedLayers):
+   * a converter that would emit one refuses the node instead, so it runs in a fallback segment.
+   */
+  refusedLayers?: Readonly<Partial<Record<string, string>>>;
   /** Ops (targets like `aten.mul.Tensor`) or node names forced to run in a fallback segment. */
   torchExecutedOps?: ReadonlySet<string>;
   /** Allow float64 tensors by computing them in float32 (TensorRT has no float64). */

@@ -11,7 +11,7 @@
  */
 import type { DataDependentSizes } from '../conversion/types';
 import type { DType } from '../ir/dtype';
-import type { Network } from '../network';
+import type { LayerKind, Network } from '../network';
 import type { EngineDevice } from './device-selection';
 import type { RunLimits } from './resource-limits';
 import type { Tensor } from '../ir/tensor';
@@ -141,6 +141,12 @@ export interface Backend<N extends BackendName = BackendName> {
    * a fallback segment and the program gives the same answer on every backend.
    */
   readonly dataDependentSizes?: DataDependentSizes;
+  /**
+   * Layer kinds its build refuses, each with why (the tensorrt backend's nms: TensorRT orders
+   * the selected boxes differently from ONNX). compile() passes them to converter selection
+   * (SelectionSettings.refusedLayers), so the nodes that would need one run in fallback segments.
+   */
+  readonly refusedLayers?: Readonly<Partial<Record<LayerKind, string>>>;
   /**
    * The build settings (BuildConfig keys) its build() reads, and what it does instead of the
    * others: compile() warns, naming them, when a caller sets one this backend ignores

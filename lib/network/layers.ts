@@ -264,6 +264,18 @@ export type LayerParams =
    */
   | { kind: 'nonzero' }
   /**
+   * ONNX NonMaxSuppression. Inputs: boxes [B, N, 4], scores [B, C, N] (float32 or float16, one
+   * type). Output: int64 [S, 3], rows of (batch, class, box) in ONNX's order: by batch, then
+   * class, then descending score (equal scores: lower box index first); S is known only when
+   * the layer has run (-1 in the Network, as a nonzero's count). Per batch and class a box is
+   * kept unless its IoU with a box kept before it exceeds iouThreshold, up to
+   * maxOutputBoxesPerClass boxes; scoreThreshold (absent: none) drops boxes scoring at or below
+   * it. Boxes are two diagonal corners [y1, x1, y2, x2] in any order, or [x_center, y_center,
+   * width, height] with centerPointBox. TensorRT's INMSLayer orders its rows differently (by
+   * descending score across classes, ties unspecified), so that backend refuses this layer.
+   */
+  | { kind: 'nms'; maxOutputBoxesPerClass: number; iouThreshold: number; scoreThreshold?: number; centerPointBox: boolean }
+  /**
    * Inputs: x (float32, float16 or bfloat16), scale (float: 0-d per tensor; 1-D of x.shape[axis]
    * per axis; or x's rank with x.shape[axis] / blockSize at `axis` and x's dims elsewhere, per
    * block), zeroPoint (optional; scale's shape, dtype `to`). Output: `to`, x's shape.
@@ -314,6 +326,7 @@ export const LAYER_KINDS = [
   'topk',
   'cumulative',
   'nonzero',
+  'nms',
   'quantize',
   'dequantize',
 ] as const satisfies readonly LayerKind[];

@@ -465,6 +465,21 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         if (!NONZERO_TYPES.includes(a.dtype)) fail(`nonzero takes ${NONZERO_TYPES.join(', ')}, got ${a.dtype}`);
         return [{ dtype: 'int64', shape: [a.shape.length, -1] }];
       }
+      case 'nms': {
+        // Rows of (batch, class, box): how many only a run tells, as a nonzero's count.
+        const boxes = x(0);
+        const scores = x(1);
+        if (boxes.dtype !== 'float32' && boxes.dtype !== 'float16') fail(`nms takes float32 or float16 boxes, got ${boxes.dtype}`);
+        if (scores.dtype !== boxes.dtype) fail(`nms scores are ${scores.dtype} and boxes ${boxes.dtype}`);
+        if (boxes.shape.length !== 3 || (boxes.shape[2]! >= 0 && boxes.shape[2] !== 4)) fail(`nms boxes [${boxes.shape.join(', ')}] must be [batches, boxes, 4]`);
+        if (scores.shape.length !== 3) fail(`nms scores [${scores.shape.join(', ')}] must be [batches, classes, boxes]`);
+        const agree = (a: number, b: number): boolean => a < 0 || b < 0 || a === b;
+        if (!agree(boxes.shape[0]!, scores.shape[0]!) || !agree(boxes.shape[1]!, scores.shape[2]!)) {
+          fail(`nms boxes [${boxes.shape.join(', ')}] and scores [${scores.shape.join(', ')}] disagree on batches or boxes`);
+        }
+        if (!Number.isInteger(params.maxOutputBoxesPerClass) || params.maxOutputBoxesPerClass < 0) fail(`nms maxOutputBoxesPerClass ${params.maxOutputBoxesPerClass} must be a non-negative integer`);
+        return [{ dtype: 'int64', shape: [-1, 3] }];
+      }
       case 'quantize': {
         const a = x(0);
         const scale = x(1);

@@ -291,6 +291,7 @@ const NOT_INT64: Readonly<Record<string, string>> = {
       'a data-dependent output size (a graph symbol the single-node graphs here do not declare): the kernels are checked past 2^53 below',
     ]),
   ),
+  'aten.masked_select.default': 'a data-dependent output size; its elements are copied by the kernel of aten.index.Tensor, covered here',
   ...Object.fromEntries(['trt.if', 'trt.loop', 'trt.scan'].map((op) => [op, "control flow: runs its subgraphs' ops, each covered here"])),
   'aten.view_as_complex.default': 'complex',
   'aten.view_as_real.default': 'complex',

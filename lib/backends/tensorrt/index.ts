@@ -22,6 +22,7 @@ import { BUILT_WITHOUT_TENSORRT, tensorrtBinding, type NativeTensorRTEngine } fr
 import { buildTensorRTEngine } from './build';
 import { deserializeTensorRTEngine } from './engine-format';
 import { isCheckOutput } from './index-checks';
+import { NMS_REFUSAL } from './program';
 import { tensorrtEngine } from './run';
 
 export { encodeProgram } from './program';
@@ -76,10 +77,12 @@ export const tensorrtBackend = {
     }
   },
   residency: 'device',
-  // TensorRT sizes a nonzero's output inside the engine; at an engine output it needs an
-  // IOutputAllocator, which the run path (native/trt/runtime.cc) does not have: outputs are
-  // allocated from the shapes TensorRT gives before enqueueV3.
-  dataDependentSizes: 'inside',
+  // A nonzero's size may reach an engine output: the run gives TensorRT an IOutputAllocator
+  // for each output whose shape has a -1 once the input shapes are set (native/trt/runtime.cc,
+  // ./run.ts). Such a size still never enters an engine from outside (lib/partitioning).
+  dataDependentSizes: 'anywhere',
+  // Its nms would list other rows than ONNX's NonMaxSuppression (./program.ts, NMS_REFUSAL).
+  refusedLayers: { nms: NMS_REFUSAL },
   buildSettings: { uses: ['precisions', 'workspaceBytes', 'timingCache', 'hardwareCompatibility', 'optimizationLevel'], instead: '' },
   async available(): Promise<Availability> {
     const reasons = await tensorrtRefusals();

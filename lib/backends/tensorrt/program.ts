@@ -33,7 +33,21 @@ export const LAYER_OPCODE: Record<LayerKind, number> = {
   gather: 11, scatter: 12, reduce: 13, softmax: 14, shape: 15, fill: 16, select: 17, convolution: 18, deconvolution: 19,
   pooling: 20, normalization: 21, resize: 22, topk: 23, cumulative: 24, attention: 25, quantize: 26, dequantize: 27,
   nonzero: 28,
+  // Never emitted: the replay refuses an nms layer (NMS_REFUSAL); the number only keeps the table whole.
+  nms: 29,
 };
+
+/**
+ * Why the tensorrt backend refuses an nms layer. TensorRT's INMSLayer (NvInfer.h 10.16) lists
+ * the selected boxes of a batch item by descending score across classes with equal scores in an
+ * unspecified order, where ONNX lists them class by class, lower box index first among equal
+ * scores; it also considers only the 5000 (2000 on SM 5.3/6.2) highest-scoring boxes of a batch
+ * item, where ONNX has no limit. Its rows would be other rows: compile() runs such nodes in
+ * fallback segments instead (Backend.refusedLayers).
+ */
+export const NMS_REFUSAL =
+  "TensorRT's INMSLayer orders the selected boxes by descending score across classes (equal scores in no set order), " +
+  'where ONNX NonMaxSuppression orders them class by class with the lower box index first among equal scores, and it considers only the 5000 highest-scoring boxes of a batch item';
 
 /** What the builder is told besides the network (native/trt/build.cc applies it). */
 export interface ReplayBuildOptions extends Pick<BuildConfig, 'precisions' | 'workspaceBytes' | 'hardwareCompatibility' | 'optimizationLevel'> {
@@ -381,6 +395,8 @@ export function encodeProgram(source: Network, options: ReplayBuildOptions): Uin
         // addNonZero(input, indicesType): the network's nonzero is int64 (TensorRT's default is int32).
         payload = (w) => w.i32(dataType('int64', where));
         break;
+      case 'nms':
+        throw cannotBuild(network, layer, NMS_REFUSAL);
       default: {
         const unknown: never = p;
         throw new InternalError(`${where}: no replay for layer kind ${JSON.stringify((unknown as { kind: string }).kind)}`);

@@ -3,11 +3,18 @@
  * `trt.nonzero` becomes TensorRT's nonzero layer, whose count is a run-time (-1) dim of the
  * Network: the converter declares `dataDependent`, and compile() puts the node in an engine
  * segment only on a backend whose engines hold such sizes (SelectionSettings.dataDependentSizes).
- * `trt.compress` is a nonzero of its condition and a gather of those positions. Unique and
- * NonMaxSuppression have no converter and run in fallback segments.
+ * `trt.compress` is a nonzero of its condition and a gather of those positions;
+ * `trt.non_max_suppression` is an nms layer (ONNX's rows; the tensorrt backend refuses it, see
+ * Backend.refusedLayers); a bool-mask aten.index.Tensor (`x[mask]` from .pt2) and
+ * aten.masked_select are a nonzero of the flattened mask and a gather of those positions.
+ * Unique has no converter and runs in fallback segments.
  */
-import { optNum, value } from '../impl/args';
+import type { Node } from '../../ir/graph';
+import type { NetTensor } from '../../network';
+import type { ConversionContext } from '../context';
+import { num, optNum, optValues, value } from '../impl/args';
 import { axisOf, elementwise, reshape } from '../impl/basic';
+import { expandTo } from '../impl/shape';
 import { defineConverter } from '../define';
 import { NONZERO_TYPES } from '../../network/shape-inference';
 
@@ -60,3 +67,115 @@ defineConverter(
   },
   { shapes: 'any', dataDependent: true },
 );
+
+/**
+ * trt.non_max_suppression (ONNX NonMaxSuppression with constant limits): one nms layer, whose
+ * row count is a run-time (-1) dim as a nonzero's. The layer takes float32 or float16 boxes and
+ * scores; bfloat16 ones are cast to float32 (exact). A backend that refuses nms layers (the
+ * tensorrt one: its INMSLayer lists other rows) leaves the node to a fallback segment.
+ */
+defineConverter(
+  'trt.non_max_suppression',
+  (node, ctx) => {
+    const input = (name: string): ReturnType<typeof ctx.tensor> => {
+      const t = ctx.tensor(value(node, name));
+      return t.dtype === 'bfloat16' ? ctx.add({ kind: 'cast', to: 'float32' }, [t], `${name}_float32`) : t;
+    };
+    const scoreThreshold = optNum(node, 'score_threshold');
+    const params = {
+      kind: 'nms' as const,
+      maxOutputBoxesPerClass: num(node, 'max_output_boxes_per_class'),
+      iouThreshold: num(node, 'iou_threshold'),
+      centerPointBox: node.args.center_point_box === true,
+      ...(scoreThreshold === null ? {} : { scoreThreshold }),
+    };
+    return [ctx.add(params, [input('boxes'), input('scores')])];
+  },
+  {
+    shapes: 'any',
+    dataDependent: true,
+    checks: [(_node: Node, settings) => (settings.refusedLayers?.nms === undefined ? null : `this backend refuses nms layers: ${settings.refusedLayers.nms}`)],
+  },
+);
+
+/**
+ * The elements (or slices) of `x` where `mask` is true, the mask covering dims [d, d + rank(mask))
+ * of x: those dims flattened into one, the mask flattened alike, a nonzero of it ([1, N]) as
+ * the positions, and a gather of them along d: [...x.shape[:d], N, ...x.shape[d + rank(mask):]].
+ * The reshapes need x's other dims static (checked by the converters below).
+ */
+function gatherMasked(ctx: ConversionContext, x: NetTensor, mask: NetTensor, d: number): NetTensor {
+  const k = mask.shape.length;
+  const flat = k === 1 ? x : reshape(ctx, x, [...x.shape.slice(0, d), -1, ...x.shape.slice(d + k)], 'flat');
+  const positions = ctx.add({ kind: 'nonzero' }, [k === 1 ? mask : reshape(ctx, mask, [-1], 'flat_mask')], 'positions');
+  return ctx.add({ kind: 'gather', mode: 'default', axis: d }, [flat, reshape(ctx, positions, [-1], 'indices')]);
+}
+
+/** Where x[mask]'s one bool mask index sits, or null when the node indexes otherwise. */
+function maskPosition(node: Node): number | null {
+  const indices = optValues(node, 'indices');
+  const given = indices.flatMap((v, d) => (v === null ? [] : [d]));
+  return given.length === 1 && indices[given[0]!]!.tensorType.dtype === 'bool' ? given[0]! : null;
+}
+
+/**
+ * aten.index.Tensor with a bool mask as its one index tensor (`x[mask]`, `x[:, mask]`): a
+ * nonzero of the mask and a gather (gatherMasked). Other index forms have their converters in
+ * ./shape.ts and ./dynamic.ts; a mask with other index tensors never gets this far (its shape
+ * rule refuses it).
+ */
+defineConverter(
+  'aten.index.Tensor',
+  (node, ctx) => {
+    const d = maskPosition(node)!;
+    return [gatherMasked(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(optValues(node, 'indices')[d]!), d)];
+  },
+  {
+    shapes: 'any',
+    dataDependent: true,
+    name: 'aten.index.Tensor (bool mask)',
+    checks: [
+      (node) => (maskPosition(node) === null ? 'no bool mask index' : null),
+      (node) => {
+        const d = maskPosition(node)!;
+        const self = value(node, 'self').tensorType.shape;
+        const k = optValues(node, 'indices')[d]!.tensorType.shape.length;
+        const others = [...self.slice(0, d), ...self.slice(d + k)];
+        return others.every((s) => typeof s === 'number') ? null : `self's dims outside the mask must be static, got ${others.length} with a symbolic one`;
+      },
+    ],
+  },
+);
+
+/**
+ * aten.masked_select: self and the mask broadcast to their common (static) shape, then the
+ * elements where the mask is true, as a 1-D nonzero + gather of both flattened.
+ */
+defineConverter(
+  'aten.masked_select.default',
+  (node, ctx) => {
+    const shape = broadcastStatic(node)!;
+    const self = ctx.tensor(value(node, 'self'));
+    const mask = ctx.tensor(value(node, 'mask'));
+    const fit = (t: NetTensor, role: string): NetTensor => (t.shape.length === shape.length && t.shape.every((s, i) => s === shape[i]) ? t : expandTo(ctx, t, shape, role));
+    return [gatherMasked(ctx, reshape(ctx, fit(self, 'expand_self'), [-1], 'flat_self'), reshape(ctx, fit(mask, 'expand_mask'), [-1], 'flat_mask_all'), 0)];
+  },
+  {
+    shapes: 'any',
+    dataDependent: true,
+    checks: [(node) => (broadcastStatic(node) === null ? 'self and mask must have static shapes' : null)],
+  },
+);
+
+/** The broadcast shape of masked_select's self and mask when both are static, else null. */
+function broadcastStatic(node: Node): number[] | null {
+  const a = value(node, 'self').tensorType.shape;
+  const b = value(node, 'mask').tensorType.shape;
+  if (![...a, ...b].every((d) => typeof d === 'number')) return null;
+  const rank = Math.max(a.length, b.length);
+  return Array.from({ length: rank }, (_, i) => {
+    const x = (a[i - rank + a.length] ?? 1) as number;
+    const y = (b[i - rank + b.length] ?? 1) as number;
+    return x === 1 ? y : x;
+  });
+}

@@ -209,6 +209,14 @@ defineImpl('aten.scatter_reduce.two', (args) => {
   return [scatterWith(args, reduction)];
 });
 
+// The mask and self broadcast together, then self's elements where the mask is true (row-major).
+defineImpl('aten.masked_select.default', (args) => {
+  const self = T(args.self);
+  const mask = T(args.mask);
+  const shape = broadcastShapes(self.shape, mask.shape);
+  return [indexTensor(expand(self, shape), [expand(mask, shape)])];
+});
+
 defineImpl('aten.index.Tensor', (args) => {
   const t = T(args.self);
   const indices = args.indices as Array<Tensor | null>;

@@ -37,6 +37,18 @@ export function dataDependentSymbol(graph: Graph, max: Dim): string {
   return name;
 }
 
+/**
+ * A data-dependent symbol named after `key` (the same key, the same symbol: inferring the node
+ * again, in a pass that copies it, gives it back), declared with the range [0, max] when the
+ * graph's symbols can be added to. For shape rules whose op has no `count` argument (a .pt2
+ * op such as aten.masked_select), keyed by the values the size is a function of.
+ */
+export function keyedDataDependentSymbol(ctx: InferContext, key: string, max: Dim): Dim {
+  const name = `${PREFIX}${key.replace(/[^A-Za-z0-9_]/g, '_')}`;
+  if (ctx.symbols instanceof Map && !ctx.symbols.has(name)) ctx.symbols.set(name, { min: 0, max: isStatic(max) ? max : Infinity });
+  return sym(name);
+}
+
 /** The most elements a shape can hold, or Infinity when a dim is symbolic. */
 export function maxElements(shape: readonly Dim[]): number {
   return shape.reduce<number>((p, d) => p * (isStatic(d) ? d : Infinity), 1);

@@ -31,6 +31,7 @@ import {
 import type { InferContext } from './infer-context';
 import { defineOp, defineOps } from './registry';
 import { broadcastDims, normAxis } from './shape-rules';
+import { keyedDataDependentSymbol, maxElements } from './data-dependent';
 
 // ---------------------------------------------------------------------------------------
 // Symbolic helpers
@@ -748,9 +749,43 @@ function optTensorList(ctx: InferContext, name: string): Array<TensorType | null
   });
 }
 
+/**
+ * x[mask] with a bool mask as the one index tensor (what `x[mask]` and `x[:, mask]` export to):
+ * the mask's dims must be self's from its position on, and become one dim, the count of its
+ * true elements: a data-dependent symbol named after the mask (the same mask, the same count).
+ * A mask together with other index tensors, or a 0-d one, is refused as data-dependent.
+ */
+function maskIndexShape(ctx: InferContext, self: TensorType, indices: ReadonlyArray<TensorType | null>): Dim[] {
+  const given = indices.flatMap((t, d) => (t === null ? [] : [d]));
+  const d = given[0]!;
+  const mask = indices[d]!;
+  if (given.length !== 1) dataDependent(ctx, 'indexing with a boolean mask together with other index tensors (its result size)');
+  if (mask.shape.length === 0) dataDependent(ctx, 'indexing with a 0-d boolean mask (its result size)');
+  if (d + mask.shape.length > self.shape.length) ctx.fail(`mask ${fmtShape(mask.shape)} at dim ${d} has more dims than self ${fmtShape(self.shape)}`);
+  mask.shape.forEach((m, i) => {
+    const s = self.shape[d + i]!;
+    if (isStatic(m) && isStatic(s) && m !== s) ctx.fail(`mask ${fmtShape(mask.shape)} does not match self ${fmtShape(self.shape)} at dim ${d + i} (${m} against ${s})`);
+  });
+  const value = (ctx.arg('indices') as Value[])[d]!;
+  const count = keyedDataDependentSymbol(ctx, `mask_count_${value.name}`, maxElements(mask.shape));
+  return [...self.shape.slice(0, d), count, ...self.shape.slice(d + mask.shape.length)];
+}
+
 defineOp('aten.index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', (ctx) => {
   const self = ctx.tensor('self');
-  return [tensorType(self.dtype, indexShape(ctx, self, optTensorList(ctx, 'indices')))];
+  const indices = optTensorList(ctx, 'indices');
+  if (indices.some((t) => t !== null && t.dtype === 'bool')) return [tensorType(self.dtype, maskIndexShape(ctx, self, indices))];
+  return [tensorType(self.dtype, indexShape(ctx, self, indices))];
+});
+
+// The elements of self where the mask (broadcast with self) is true, flattened: [count].
+defineOp('aten.masked_select.default(Tensor self, Tensor mask) -> Tensor', (ctx) => {
+  const self = ctx.tensor('self');
+  const mask = ctx.tensor('mask');
+  if (mask.dtype !== 'bool') ctx.fail(`mask must be bool, got ${mask.dtype}`);
+  const shape = broadcastDims(ctx, self.shape, mask.shape);
+  const [s, m] = [ctx.arg('self') as Value, ctx.arg('mask') as Value];
+  return [tensorType(self.dtype, [keyedDataDependentSymbol(ctx, `masked_select_${s.name}_${m.name}`, maxElements(shape))])];
 });
 
 defineOp('aten.index_put.default(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor', (ctx) => {

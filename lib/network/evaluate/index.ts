@@ -4,7 +4,7 @@ import type { Tensor } from '../../ir/tensor';
 import { attentionLayer } from './attention';
 import type { Executor } from './common';
 import { concat, constant, fill, identity, shape, shuffle, slice } from './data';
-import { gather, nonzero, resize, scatter, topk } from './indexing';
+import { gather, nms, nonzero, resize, scatter, topk } from './indexing';
 import { convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './nn';
 import { activation, cast, elementwise, select, unary } from './pointwise';
 import { dequantize, quantize } from './quantize';
@@ -39,6 +39,7 @@ export const executors: { [K in LayerKind]: Executor<K> } = {
   topk,
   cumulative,
   nonzero,
+  nms,
   quantize,
   dequantize,
 };

@@ -1,6 +1,6 @@
-/** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer and INonZeroLayer. */
+/** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer, INonZeroLayer and the nms layer. */
 import { readNumbers } from '../../kernels/access';
-import { nonzero as nonzeroKernel } from '../../kernels/data-dependent';
+import { nonMaxSuppression, nonzero as nonzeroKernel } from '../../kernels/data-dependent';
 import { gather as gatherKernel, gatherElements, gatherND, resize as resizeKernel, scatterElements, scatterND, topk as topkKernel } from '../../kernels/indexing';
 import type { CoordinateTransform, NearestMode } from '../../kernels/indexing';
 import { cast as castKernel } from '../../kernels/unary';
@@ -112,3 +112,16 @@ export const resize: Executor<'resize'> = (p, inputs, layer) => {
  * column in row-major order; N is the count this input has (the IR kernel, ONNX's NonZero).
  */
 export const nonzero: Executor<'nonzero'> = (_p, inputs, layer) => [nonzeroKernel(required(inputs, 0, layer))];
+
+/**
+ * The nms layer: ONNX NonMaxSuppression's rows of (batch, class, box), int64 [S, 3], computed by
+ * the IR kernel (scores compared as given, IoU in float64).
+ */
+export const nms: Executor<'nms'> = (p, inputs, layer) => [
+  nonMaxSuppression(required(inputs, 0, layer), required(inputs, 1, layer), {
+    maxPerClass: p.maxOutputBoxesPerClass,
+    iouThreshold: p.iouThreshold,
+    scoreThreshold: p.scoreThreshold ?? null,
+    centerPointBox: p.centerPointBox,
+  }),
+];

@@ -282,6 +282,39 @@ const CASES: Record<LayerKind, Case[]> = {
     { label: 'float16', params: { kind: 'nonzero' }, inputs: () => [half(Tensor.from('float32', [2, 2], [0, 0.5, 0, 1]))], tol: EXACT },
     { label: 'no nonzero element (N = 0)', params: { kind: 'nonzero' }, inputs: () => [Tensor.from('float32', [3, 2], [0, 0, 0, 0, 0, 0])], tol: EXACT },
   ],
+  // Rows of (batch, class, box), exactly: onnxruntime's NonMaxSuppression against the reference's kernel.
+  nms: [
+    {
+      label: 'two batches, three classes, overlapping random boxes, score threshold',
+      params: { kind: 'nms', maxOutputBoxesPerClass: 3, iouThreshold: 0.4, scoreThreshold: 0.2, centerPointBox: false },
+      inputs: () => [
+        Tensor.from('float32', [2, 6, 4], Array.from({ length: 48 }, (_, i) => (i % 4 < 2 ? ((i * 37) % 11) / 10 : 1 + ((i * 53) % 13) / 10))),
+        Tensor.from('float32', [2, 3, 6], Array.from({ length: 36 }, (_, i) => ((i * 29) % 17) / 17)),
+      ],
+      tol: EXACT,
+    },
+    {
+      label: 'equal scores (lower box index first), centre-size boxes, no score threshold',
+      params: { kind: 'nms', maxOutputBoxesPerClass: 10, iouThreshold: 0.5, centerPointBox: true },
+      inputs: () => [
+        Tensor.from('float32', [1, 5, 4], [0, 0, 2, 2, 0.1, 0, 2, 2, 5, 5, 1, 1, 5, 5.1, 1, 1, 9, 9, 1, 1]),
+        Tensor.from('float32', [1, 2, 5], [0.5, 0.5, 0.5, 0.5, 0.5, -1, 0.3, 0.3, 0.9, -2]),
+      ],
+      tol: EXACT,
+    },
+    {
+      label: 'nothing selected (every score at or below the threshold)',
+      params: { kind: 'nms', maxOutputBoxesPerClass: 2, iouThreshold: 0.5, scoreThreshold: 0.9, centerPointBox: false },
+      inputs: () => [f([1, 4, 4]), Tensor.from('float32', [1, 1, 4], [0.1, 0.9, 0.5, -3])],
+      tol: EXACT,
+    },
+    {
+      label: 'float16 boxes and scores, flipped corners',
+      params: { kind: 'nms', maxOutputBoxesPerClass: 2, iouThreshold: 0.3, centerPointBox: false },
+      inputs: () => [half(Tensor.from('float32', [1, 3, 4], [2, 2, 0, 0, 0, 0, 2, 2, 3, 3, 4, 4])), half(Tensor.from('float32', [1, 1, 3], [0.25, 0.75, 0.5]))],
+      tol: EXACT,
+    },
+  ],
   // Quantized outputs compare exactly (tol 0): both sides round x / scale half to even.
   quantize: [
     {

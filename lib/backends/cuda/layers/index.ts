@@ -16,7 +16,7 @@ import type { LayerLowering, LoweredStep, LoweringContext } from './types';
 export type { BoundTensor, KernelLaunch, KernelSource, LayerLowering, LoweredStep, LoweringContext } from './types';
 export { PRELUDE } from './prelude';
 
-/** Never reached: the build refuses a nonzero layer first (its output size is known only after a run; plans are made before). */
+/** Never reached: the build refuses a nonzero or nms layer first (its output size is known only after a run; plans are made before). */
 const runTimeSized: LayerLowering = (ctx) => unsupported(ctx, 'its output size depends on tensor data, and this backend plans every buffer before a run');
 
 /** Quantize and dequantize layers never reach lowering: the spell-out-quantization pass rewrites every one. */
@@ -51,6 +51,7 @@ export const LOWERINGS: Readonly<Record<LayerKind, LayerLowering>> = {
   topk,
   cumulative,
   nonzero: runTimeSized,
+  nms: runTimeSized,
   quantize: spelledOut,
   dequantize: spelledOut,
 };

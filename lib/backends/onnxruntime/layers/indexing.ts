@@ -1,4 +1,4 @@
-/** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer and INonZeroLayer as ONNX ops. */
+/** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer, INonZeroLayer and the nms layer as ONNX ops. */
 import type { ResizeRoundMode } from '../../../network';
 import { computeIn, type LowerContext, type Lowering } from './context';
 import { int64Input } from './data';
@@ -83,3 +83,16 @@ export const resize: Lowering<'resize'> = (p, c) => {
 
 /** INonZeroLayer: ONNX NonZero, which onnxruntime's CPU kernel computes for every type the layer takes (float32, float16, int32, bool). */
 export const nonzero: Lowering<'nonzero'> = (_p, c) => [c.g.op('NonZero', [c.input(0)])];
+
+/**
+ * The nms layer: ONNX NonMaxSuppression, the layer's own definition. onnxruntime's CPU kernel
+ * takes float32 only: float16 boxes and scores are cast up (exact). Its parameters become
+ * initializers: max_output_boxes_per_class int64, the thresholds float32 (ONNX's types).
+ */
+export const nms: Lowering<'nms'> = (p, c) => {
+  const g = c.g;
+  const [boxes, scores] = [0, 1].map((i) => g.cast(c.input(i), c.inputDType(i), 'float32'));
+  const inputs = [boxes!, scores!, g.int64([p.maxOutputBoxesPerClass], [1]), g.scalar('float32', p.iouThreshold)];
+  if (p.scoreThreshold !== undefined) inputs.push(g.scalar('float32', p.scoreThreshold));
+  return [g.op('NonMaxSuppression', inputs, { center_point_box: p.centerPointBox ? 1 : 0 })];
+};

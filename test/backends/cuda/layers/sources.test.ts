@@ -89,6 +89,7 @@ const PAIRS: Record<LayerKind, { params: LayerParams; at: Array<Array<Tensor | n
   topk: { params: { kind: 'topk', op: 'max', k: 2, axis: 1, indicesType: 'int32' }, at: [[f32([2, 3])], [f32([4, 9])]] },
   cumulative: { params: { kind: 'cumulative', op: 'sum', axis: 0, exclusive: true, reverse: false }, at: [[f32([3, 2])], [f32([7, 5])]] },
   nonzero: null, // refused at build (its output size is known only after a run): never lowered
+  nms: null, // refused at build as nonzero
   quantize: null, // spelled out at build (the spell-out-quantization pass): never lowered
   dequantize: null, // spelled out at build, as quantize
 };
@@ -98,7 +99,7 @@ describe('kernel sources', () => {
     const pair = PAIRS[kind];
     if (pair === null) {
       // Kinds without shaped kernel launches: their steps never embed source text that could vary.
-      expect(['constant', 'identity', 'convolution', 'deconvolution', 'attention', 'nonzero', 'quantize', 'dequantize']).toContain(kind);
+      expect(['constant', 'identity', 'convolution', 'deconvolution', 'attention', 'nonzero', 'nms', 'quantize', 'dequantize']).toContain(kind);
       return;
     }
     const [a, b] = pair.at.map((inputs) => lower(pair.params, inputs));
