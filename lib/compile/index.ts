@@ -106,7 +106,7 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   progress('partitioning', 'start', 'partitioning into engine and fallback segments');
   // No backend is chosen: a named one's hold on sizes only a run tells applies; under `auto`, none (what every backend can take).
   const named: Backend | null = resolved.backend === 'auto' ? null : getBackend(resolved.backend);
-  const selection = { ...resolved, dataDependentSizes: named?.dataDependentSizes ?? 'none', refusedLayers: named?.refusedLayers };
+  const selection = { ...resolved, dataDependentSizes: named?.dataDependentSizes ?? 'none', refusedLayers: named?.refusedLayers, activationQuantizedTypes: named?.activationQuantizedTypes };
   const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, selection) : partition(graph, selection);
   describeModel(report, graph, modelOps);
   progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });

@@ -113,7 +113,7 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
   // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
   const dynamic = isDynamicPlan(shapes);
   // Selection knows what the backend's engines hold of sizes only a run tells (a NonZero's count).
-  const selection = { ...resolved, dataDependentSizes: backend.dataDependentSizes ?? 'none', refusedLayers: backend.refusedLayers };
+  const selection = { ...resolved, dataDependentSizes: backend.dataDependentSizes ?? 'none', refusedLayers: backend.refusedLayers, activationQuantizedTypes: backend.activationQuantizedTypes };
   const { segments, report } = dynamic ? partitionDynamic(graph, selection) : partition(graph, selection);
   describeModel(report, graph, modelOps);
   report.backend = backendName;

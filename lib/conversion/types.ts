@@ -26,6 +26,12 @@ export interface SelectionSettings {
    * a converter that would emit one refuses the node instead, so it runs in a fallback segment.
    */
   refusedLayers?: Readonly<Partial<Record<string, string>>>;
+  /**
+   * The quantized types the backend's engines hold over run-time values, between a quantize
+   * and a dequantize layer (Backend.activationQuantizedTypes; default: every type the layers
+   * take): a Q/DQ node of another type over a run-time value runs in a fallback segment.
+   */
+  activationQuantizedTypes?: readonly string[];
   /** Ops (targets like `aten.mul.Tensor`) or node names forced to run in a fallback segment. */
   torchExecutedOps?: ReadonlySet<string>;
   /** Allow float64 tensors by computing them in float32 (TensorRT has no float64). */

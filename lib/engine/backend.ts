@@ -11,7 +11,7 @@
  */
 import type { DataDependentSizes } from '../conversion/types';
 import type { DType } from '../ir/dtype';
-import type { LayerKind, Network } from '../network';
+import type { LayerKind, Network, QuantizedDType } from '../network';
 import type { EngineDevice } from './device-selection';
 import type { RunLimits } from './resource-limits';
 import type { Tensor } from '../ir/tensor';
@@ -147,6 +147,14 @@ export interface Backend<N extends BackendName = BackendName> {
    * (SelectionSettings.refusedLayers), so the nodes that would need one run in fallback segments.
    */
   readonly refusedLayers?: Readonly<Partial<Record<LayerKind, string>>>;
+  /**
+   * The quantized types its engines compute with over run-time values (default: all the
+   * quantize layer takes). The cuda backend spells Q/DQ out in float arithmetic and holds
+   * int8/uint8 only; a float8/int4 dequantize of constant weights it computes at build. compile()
+   * passes it to converter selection (SelectionSettings.activationQuantizedTypes), so the other
+   * nodes run in fallback segments, with the same values as on every other backend.
+   */
+  readonly activationQuantizedTypes?: readonly QuantizedDType[];
   /**
    * The build settings (BuildConfig keys) its build() reads, and what it does instead of the
    * others: compile() warns, naming them, when a caller sets one this backend ignores

@@ -114,6 +114,7 @@ export const cudaBackend = {
   residency: 'device',
   // Its plans size every buffer from the input shapes before a run (checkForBuild above).
   dataDependentSizes: 'none',
+  activationQuantizedTypes: ['int8', 'uint8'],
   // Its timingCache warning is its build's own (it says where its GEMM timings go).
   buildSettings: {
     uses: ['precisions', 'timingCache'],

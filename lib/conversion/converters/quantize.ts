@@ -65,6 +65,17 @@ const blocksDivide: Check = (node) => {
   return d % blockSize === 0 ? null : `the block size ${blockSize} does not divide dim ${d} along axis ${axis} (TensorRT's blocks have no shorter last block)`;
 };
 
+/**
+ * A reason unless the backend's engines hold `dtype` over a run-time value (the cuda backend:
+ * int8 and uint8 only, SelectionSettings.activationQuantizedTypes); a constant input is
+ * quantized or dequantized at build, so any type does.
+ */
+const heldOver = (v: Value, dtype: DType, settings: { activationQuantizedTypes?: readonly string[] }): string | null => {
+  const held = settings.activationQuantizedTypes;
+  if (held === undefined || held.includes(dtype) || isConstant(v)) return null;
+  return `this backend's engines hold ${held.join(' and ')} quantized values over run-time tensors, not ${dtype}`;
+};
+
 defineConverter(
   QUANTIZE_LINEAR,
   (node, ctx) => {
@@ -78,6 +89,7 @@ defineConverter(
       (node) => layerType(node.args.dtype as DType, 'the quantized type'),
       (node) => (node.args.dtype === 'float8e4m3fn' && node.args.saturate === false ? "TensorRT's FP8 quantization always saturates (saturate=0 is not supported)" : null),
       blocksDivide,
+      (node, settings) => heldOver(valueArg(node, 'self'), node.args.dtype as DType, settings),
     ],
   },
 );
@@ -89,7 +101,15 @@ defineConverter(
     const to = outDType(node) as 'float32' | 'float16' | 'bfloat16';
     return [dequantize(ctx, tensorOf(ctx, node, 'self'), tensorOf(ctx, node, 'scale'), optTensorOf(ctx, node, 'zero_point'), to, layout)];
   },
-  { dynamic: true, quantizedTypes: true, checks: [(node) => layerType(valueArg(node, 'self').tensorType.dtype, 'the quantized input'), blocksDivide] },
+  {
+    dynamic: true,
+    quantizedTypes: true,
+    checks: [
+      (node) => layerType(valueArg(node, 'self').tensorType.dtype, 'the quantized input'),
+      blocksDivide,
+      (node, settings) => heldOver(valueArg(node, 'self'), valueArg(node, 'self').tensorType.dtype, settings),
+    ],
+  },
 );
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
  * dequantize layers, not the division, rounding and clipping they used to be composed of.
  * Hostile forms are typed errors naming the node.
  */
-import { compile } from '../../../lib/compile';
+import { compile, dryRun } from '../../../lib/compile';
 import { convertWhole } from '../../helpers/convert-compare';
 import { loadOnnx } from '../../../lib/frontends/onnx';
 import { interpret } from '../../../lib/interpreter';
@@ -253,6 +253,44 @@ describe('QuantizeLinear/DequantizeLinear compiled, against onnxruntime on the s
     const kinds = convertWhole(loadOnnx(FORMS[form]![1]())).layers.filter((l) => l.params.kind === 'quantize');
     expect(kinds.map((l) => l.params)).toEqual([{ kind: 'quantize', ...params }]);
     void label;
+  });
+});
+
+describe('the cuda backend holds int8 and uint8 quantized values only (the others run in fallback segments)', () => {
+  const verdicts = async (bytes: Uint8Array): Promise<Array<[string, boolean, string]>> =>
+    (await dryRun(bytes, { backend: 'cuda', minBlockSize: 1 })).ops
+      .filter((o) => o.target.includes('quantize'))
+      .map((o) => [o.target, o.converted, o.reasons.join('; ')]);
+
+  test('an FP8 and an INT4 Q/DQ pair over an input run in fallback, with the reason', async () => {
+    for (const form of [5, 7]) {
+      const ops = await verdicts(FORMS[form]![1]());
+      expect(ops.map(([target, converted]) => [target, converted])).toEqual([
+        ['trt.quantize_linear', false],
+        ['trt.dequantize_linear', false],
+      ]);
+      expect(ops[0]![2]).toMatch(/hold int8 and uint8 quantized values over run-time tensors, not (float8e4m3fn|int4)/);
+    }
+  });
+
+  test('an INT8 pair converts on cuda, and every pair converts on onnxruntime', async () => {
+    expect((await verdicts(FORMS[0]![1]())).map(([, converted]) => converted)).toEqual([true, true]);
+    const onnxruntime = await dryRun(FORMS[5]![1](), { backend: 'onnxruntime', minBlockSize: 1 });
+    expect(onnxruntime.ops.filter((o) => o.target.includes('quantize')).every((o) => o.converted)).toBe(true);
+  });
+
+  test('FP8 weights (a constant) dequantized before a MatMul convert on cuda: the build computes them', async () => {
+    const bytes = model({
+      opset: 19,
+      inputs: [floatInput('x', [2, 4])],
+      outputs: ['y'],
+      initializers: [f8Zero('w', [4, 3]), f32Init('s', [], [0.5]), f8Zero('z', [])],
+      nodes: [
+        { op: 'DequantizeLinear', inputs: ['w', 's', 'z'], outputs: ['wf'], attrs: {} },
+        { op: 'MatMul', inputs: ['x', 'wf'], outputs: ['y'], attrs: {} },
+      ],
+    });
+    expect((await verdicts(bytes)).map(([target, converted]) => [target, converted])).toEqual([['trt.dequantize_linear', true]]);
   });
 });
 
