@@ -42,6 +42,10 @@ const T = i64([4], [9007199254740992n, 9007199254740993n, 9007199254740992n, 900
 // prettier-ignore
 const CASES: readonly Case[] = [
   // 3037000500² passes 2^63: the running product wraps as int64 does.
+  // Token ids 2^53 and 2^53 + 1 are different tokens: only the one equal to the pool's 2^53 is counted.
+  c('tfidf ids past 2^53', 'trt.tfidf_vectorizer', [i64([3], [9007199254740992n, 9007199254740993n, 9007199254740993n])], (v) => ({
+    self: v[0], mode: 'TF', min_gram_length: 1, max_gram_length: 1, max_skip_count: 0, ngram_counts: [0], ngram_indexes: [0], pool_int64s: [9007199254740992], weights: [],
+  }), [Tensor.from('float32', [1], [1])]),
   c('cumprod', 'trt.cumprod_onnx', [i64([3], [3037000500n, 3037000500n, 3n])], (v) => ({ self: v[0], dim: 0 }), [i64([3], [3037000500n, -9223372036709301616n, -9223372036418353232n])]),
   c('bitcast to uint64', 'trt.bitcast', [X], (v) => ({ self: v[0], dtype: 'uint64' }), [
     Tensor.from('uint64', [4], [9007199254740993n, 9223372036854775807n, 9223372036854775808n, 18437736874454810623n]),

@@ -37,3 +37,18 @@ defineOp('trt.bitcast(Tensor self, ScalarType dtype) -> Tensor', (ctx) => {
   if (from !== into) ctx.fail(`${self.dtype} (${from} bytes) and ${to} (${into} bytes) differ in width`);
   return [tensorType(to, self.shape)];
 });
+
+// ONNX TfIdfVectorizer over integer token ids: [C] -> [O], [B, C] -> [B, O], O = max(ngram_indexes) + 1,
+// float32 n-gram counts or weights (lib/kernels/tfidf.ts).
+defineOp(
+  'trt.tfidf_vectorizer(Tensor self, str mode, int min_gram_length, int max_gram_length, int max_skip_count, int[] ngram_counts, int[] ngram_indexes, int[] pool_int64s, float[] weights) -> Tensor',
+  (ctx) => {
+    const self = ctx.tensor('self');
+    if (self.dtype !== 'int32' && self.dtype !== 'int64') ctx.fail(`the token ids must be int32 or int64, got ${self.dtype}`);
+    if (self.shape.length > 2) ctx.fail(`the input ${formatShape(self.shape)} must be [C] or [B, C]`);
+    const indexes = ctx.ints('ngram_indexes');
+    if (indexes.length === 0 || indexes.some((i) => i < 0)) ctx.fail('ngram_indexes must be non-empty and non-negative');
+    const out = Math.max(...indexes) + 1;
+    return [tensorType('float32', self.shape.length === 2 ? [self.shape[0]!, out] : [out])];
+  },
+);

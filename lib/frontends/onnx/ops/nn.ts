@@ -452,6 +452,56 @@ defineOnnxOp('ConvInteger', (ctx) => {
   return [ctx.cast(y, 'int32')];
 });
 
+// QLinearConv as ONNX's reference computes it: (x - x_zero_point) ⊛ (w - w_zero_point) + B exactly
+// (8-bit products summed in float32 below 2^24, in float64 past that), times x_scale * w_scale / y_scale
+// (a float32 product and quotient, per output channel for a 1-D w_scale) applied in float64, then
+// y_zero_point added, saturated to the output type and rounded half to even.
+defineOnnxOp('QLinearConv', (ctx) => {
+  const x = ctx.input(0);
+  const w = ctx.input(3);
+  const n = w.tensorType.shape.length - 2;
+  if (n < 1 || n > 3) ctx.unsupported(`only 1-D, 2-D and 3-D convolutions are supported (weight ${fmtDims(w.tensorType.shape)})`);
+  if (x.tensorType.shape.length !== n + 2) ctx.bad(`input ${fmtDims(x.tensorType.shape)} does not fit weight ${fmtDims(w.tensorType.shape)}`);
+  const types = [x.tensorType.dtype, w.tensorType.dtype];
+  if (!types.every((t) => t === 'uint8' || t === 'int8')) ctx.unsupported(`only uint8 and int8 x and w are supported, got ${types.join(', ')}`);
+  const outType = ctx.hasInput(7) ? ctx.inputType(7).dtype : x.tensorType.dtype;
+  if (outType !== 'uint8' && outType !== 'int8') ctx.unsupported(`only a uint8 or int8 y_zero_point is supported, got ${outType}`);
+  const terms = (w.tensorType.shape.slice(1) as number[]).reduce((p, d) => p * d, 1);
+  const wide = terms * 255 * 255 < 2 ** 24 ? 'float32' : 'float64';
+  // A per-output-channel parameter ([M], M > 1) broadcast along axis 1 of the output (or 0 of w).
+  const perChannel = (v: Value, lead: number): Value => {
+    const s = v.tensorType.shape;
+    if (s.length === 0 || (s.length === 1 && s[0] === 1)) return ctx.emit('aten.reshape.default', { self: v, shape: [] });
+    if (s.length !== 1) ctx.bad(`a per-channel parameter must be 1-D, got ${fmtDims(s)}`);
+    return ctx.emit('aten.reshape.default', { self: v, shape: [...new Array<number>(lead).fill(1), -1, ...new Array<number>(n + 1 - lead).fill(1)] });
+  };
+  const shifted = (v: Value, zpIndex: number, lead: number, alongChannels: boolean): Value => {
+    const f = ctx.cast(v, wide);
+    if (!ctx.hasInput(zpIndex)) return f;
+    const zp = ctx.input(zpIndex);
+    const z = alongChannels ? perChannel(zp, lead) : perChannel(zp, 0);
+    if (!alongChannels && z.tensorType.shape.length > 0) ctx.unsupported('x_zero_point must be per tensor');
+    return ctx.emit('aten.sub.Tensor', { self: f, other: ctx.cast(z, wide) });
+  };
+  const c: ConvInputs = {
+    x: shifted(x, 2, 0, false),
+    w: shifted(w, 5, 0, true),
+    bias: ctx.hasInput(8) ? ctx.cast(ctx.input(8), wide) : null,
+    n,
+    kernel: convKernel(ctx, w),
+    stride: spatialAttr(ctx, 'strides', n, 1, 1),
+    dilation: spatialAttr(ctx, 'dilations', n, 1, 1),
+  };
+  const acc = ctx.cast(convolve(ctx, c), 'float64');
+  const scale = (i: number): Value => ctx.cast(ctx.input(i), 'float32');
+  const factor = ctx.emit('aten.div.Tensor', { self: ctx.emit('aten.mul.Tensor', { self: scale(1), other: perChannel(scale(4), 1) }), other: scale(6) });
+  let y = ctx.emit('aten.mul.Tensor', { self: acc, other: ctx.cast(factor, 'float64') });
+  if (ctx.hasInput(7)) y = ctx.emit('aten.add.Tensor', { self: y, other: ctx.cast(perChannel(ctx.input(7), 1), 'float64') });
+  const [lo, hi] = outType === 'int8' ? [-128, 127] : [0, 255];
+  const clipped = ctx.emit('aten.clamp.default', { self: y, min: lo, max: hi });
+  return [ctx.cast(ctx.emit('aten.round.default', { self: clipped }), outType)];
+});
+
 /** w − w_zero_point computed at import when both are constants (TensorRT takes constant kernels only). */
 function constantWeights(ctx: OnnxContext, dtype: 'float32' | 'float64'): Value | null {
   const w = ctx.constant(1);
@@ -559,15 +609,38 @@ defineOnnxOp('MaxPool', (ctx) => {
   const s = poolSpec(ctx);
   const common = { self: s.x, kernel_size: s.kernel, stride: s.stride, dilation: s.dilation, ceil_mode: s.ceilMode };
   if (wantsOutput(ctx, 1)) {
-    if (ctx.attrInt('storage_order', 0) !== 0) ctx.unsupported('the Indices output with storage_order=1 (column-major) is not supported');
     const node = ctx.call('trt.max_pool_onnx_indices', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end });
-    return [node.outputs[0]!, node.outputs[1]!];
+    const order = ctx.attrInt('storage_order', 0);
+    if (order !== 0 && order !== 1) ctx.bad(`storage_order must be 0 or 1, got ${order}`);
+    return [node.outputs[0]!, order === 0 ? node.outputs[1]! : columnMajorIndices(ctx, node.outputs[1]!, s.x.tensorType.shape.slice(2))];
   }
   // ATen pools take symmetric padding of at most half the (dilated) kernel.
   const fits = symmetric(s.pads) && s.pads.begin.every((p, i) => p <= Math.floor(((s.kernel[i]! - 1) * s.dilation[i]! + 1) / 2));
   if (fits) return [ctx.emit(`aten.max_pool${s.n}d.default`, { ...common, padding: s.pads.begin })];
   return [ctx.emit('trt.max_pool_padded', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end })];
 });
+
+/**
+ * MaxPool's Indices with storage_order=1: the spatial part of each row-major flat index
+ * (its remainder by the spatial size) re-linearized with the first spatial dim varying fastest,
+ * the batch and channel part (N * C + c times the spatial size) kept, as ONNX's reference counts it.
+ */
+function columnMajorIndices(ctx: OnnxContext, rowMajor: Value, spatial: readonly Dim[]): Value {
+  if (!spatial.every(isStatic)) ctx.unsupported(`the Indices output with storage_order=1 needs static spatial input dims, got ${fmtDims(spatial)}`);
+  const dims = spatial as number[];
+  const size = dims.reduce((p, d) => p * d, 1);
+  const within = ctx.emit('aten.remainder.Scalar', { self: rowMajor, other: size });
+  let out = ctx.emit('aten.sub.Tensor', { self: rowMajor, other: within });
+  let rowStride = size;
+  let colStride = 1;
+  for (const d of dims) {
+    rowStride /= d;
+    const coord = ctx.emit('aten.remainder.Scalar', { self: ctx.emit('aten.floor_divide.Scalar', { self: within, other: rowStride }), other: d });
+    out = ctx.emit('aten.add.Tensor', { self: out, other: colStride === 1 ? coord : ctx.emit('aten.mul.Scalar', { self: coord, other: colStride }) });
+    colStride *= d;
+  }
+  return out;
+}
 
 function averagePool(ctx: OnnxContext, s: PoolSpec, self: Value, countIncludePad: boolean): Value {
   if (s.dilation.some((d) => d !== 1)) return dilatedAveragePool(ctx, s, self, countIncludePad);

@@ -35,3 +35,43 @@ defineOnnxOp('BitCast', (ctx) => {
   if (to === 'bool') ctx.unsupported('BitCast to bool is not supported (a byte other than 0 or 1 is no bool)');
   return [ctx.emit('trt.bitcast', { self: x, dtype: to })];
 });
+
+// TfIdfVectorizer (opset 9) over int32/int64 token ids; a string pool (pool_strings) is refused,
+// strings having no tensor type here. The attributes are checked here so the kernel can trust them.
+defineOnnxOp('TfIdfVectorizer', (ctx) => {
+  const x = ctx.input(0);
+  if (x.tensorType.dtype !== 'int32' && x.tensorType.dtype !== 'int64') ctx.unsupported(`only int32 and int64 token ids are supported, got ${x.tensorType.dtype}`);
+  if (x.tensorType.shape.length > 2) ctx.bad(`the input must be [C] or [B, C], got rank ${x.tensorType.shape.length}`);
+  if (ctx.has('pool_strings')) ctx.unsupported('pool_strings (string n-grams) is not supported');
+  const mode = ctx.attrString('mode');
+  if (mode !== 'TF' && mode !== 'IDF' && mode !== 'TFIDF') ctx.bad(`mode must be TF, IDF or TFIDF, got ${JSON.stringify(mode)}`);
+  const min = ctx.attrInt('min_gram_length');
+  const max = ctx.attrInt('max_gram_length');
+  const skip = ctx.attrInt('max_skip_count');
+  if (min < 1 || max < min || skip < 0) ctx.bad(`min_gram_length ${min}, max_gram_length ${max} and max_skip_count ${skip} must satisfy 1 <= min <= max and skip >= 0`);
+  const counts = ctx.attrInts('ngram_counts');
+  const indexes = ctx.attrInts('ngram_indexes');
+  const pool = ctx.attrInts('pool_int64s', []);
+  const weights = ctx.attrFloats('weights', []);
+  if (counts.some((c, i) => c < 0 || c > pool.length || (i > 0 && c < counts[i - 1]!))) ctx.bad(`ngram_counts [${counts.join(', ')}] must be non-decreasing offsets into the ${pool.length} pool items`);
+  // The pool holds whole n-grams of each size, and every n-gram needs an output index.
+  const items = counts.map((c, i) => (i + 1 < counts.length ? counts[i + 1]! : pool.length) - c);
+  items.forEach((n, i) => n % (i + 1) !== 0 && ctx.bad(`the ${n} pool items of ${i + 1}-grams are not whole ${i + 1}-grams`));
+  const ngrams = items.reduce((sum, n, i) => sum + n / (i + 1), 0);
+  if (indexes.length < ngrams || indexes.some((i) => i < 0)) ctx.bad(`ngram_indexes must give a non-negative index to each of the ${ngrams} n-grams, got ${indexes.length}`);
+  const outSize = Math.max(...indexes) + 1;
+  if (weights.length > 0 && weights.length < outSize) ctx.bad(`weights has ${weights.length} values for ${outSize} outputs`);
+  return [
+    ctx.emit('trt.tfidf_vectorizer', {
+      self: x,
+      mode,
+      min_gram_length: min,
+      max_gram_length: max,
+      max_skip_count: skip,
+      ngram_counts: counts,
+      ngram_indexes: indexes,
+      pool_int64s: pool,
+      weights,
+    }),
+  ];
+});

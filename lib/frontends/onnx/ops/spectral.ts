@@ -9,6 +9,7 @@ import { isStatic } from '../../../ir/symbolic';
 import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp } from '../registry';
+import { dtypeFromOnnx } from '../tensor-proto';
 
 interface DftOptions {
   /** The signal dim of `x` (not its last, complex, dim). */
@@ -98,4 +99,46 @@ defineOnnxOp('STFT', (ctx) => {
     framed = ctx.emit('aten.mul.Tensor', { self: framed, other: w });
   }
   return [dft(ctx, framed, { axis: 2, length: frame, inverse: false, onesided: ctx.attrInt('onesided', 1) !== 0 })];
+});
+
+// MelWeightMatrix (opset 17): its five inputs are scalars, so the matrix is computed at import
+// when they are constants, as ONNX's reference computes it: the mel edges in the hertz inputs'
+// precision, the band edges in float64 floored to spectrogram bins, then triangles of peak 1.
+defineOnnxOp('MelWeightMatrix', (ctx) => {
+  const names = ['num_mel_bins', 'dft_length', 'sample_rate', 'lower_edge_hertz', 'upper_edge_hertz'];
+  const values = names.map((name, i) => {
+    const t = ctx.constant(i);
+    if (t === null) return ctx.unsupported(`${name} (input ${i}) must be a constant`);
+    if (t.size !== 1) ctx.bad(`${name} (input ${i}) must be a scalar, got ${t.size} elements`);
+    return Number(t.toArray()[0]);
+  });
+  const [bins, dftLength, sampleRate, lower, upper] = values as [number, number, number, number, number];
+  if (!Number.isInteger(bins) || bins < 1 || !Number.isInteger(dftLength) || dftLength < 1 || !(sampleRate > 0)) {
+    ctx.bad(`num_mel_bins ${bins}, dft_length ${dftLength} and sample_rate ${sampleRate} must be positive`);
+  }
+  const hertzType = ctx.inputType(3).dtype;
+  const inHertzType = (v: number): number => (hertzType === 'float64' ? v : Number(Tensor.from(hertzType, [], [v]).toArray()[0]));
+  const mel = (f: number): number => inHertzType(2595 * inHertzType(Math.log10(inHertzType(1 + inHertzType(f / 700)))));
+  const lowMel = mel(lower);
+  const step = inHertzType((mel(upper) - lowMel) / (bins + 2));
+  const edges = Array.from({ length: bins + 2 }, (_, i) => {
+    const hz = 700 * (10 ** ((i * step + lowMel) / 2595) - 1);
+    return Math.trunc(Math.floor(((dftLength + 1) * hz) / sampleRate));
+  });
+  const rows = Math.floor(dftLength / 2) + 1;
+  if (edges.some((e) => e < 0 || e > rows)) ctx.bad(`the mel bands [${lower}, ${upper}] Hz reach past the ${rows} spectrogram bins`);
+  const out = new Float64Array(rows * bins);
+  const set = (j: number, i: number, v: number): void => {
+    if (j >= rows) ctx.bad(`the mel bands [${lower}, ${upper}] Hz reach past the ${rows} spectrogram bins`);
+    out[j * bins + i] = v;
+  };
+  for (let i = 0; i < bins; i++) {
+    const [left, center, right] = [edges[i]!, edges[i + 1]!, edges[i + 2]!];
+    if (center === left) set(center, i, 1);
+    else for (let j = left; j <= center; j++) set(j, i, (j - left) / (center - left));
+    for (let j = center; j < right; j++) set(j, i, (right - j) / (right - center));
+  }
+  const code = ctx.attrInt('output_datatype', 1);
+  const dtype = dtypeFromOnnx(code, `${ctx.where}: attribute output_datatype`);
+  return [ctx.constantValue(Tensor.from(dtype, [rows, bins], Array.from(out)), 'mel_weights')];
 });
