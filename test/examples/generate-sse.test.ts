@@ -5,42 +5,19 @@
  * (test/generate/lm-oracle.ts). Also: bad requests answer 400 with the library's code, a
  * client that leaves mid-stream does not disturb the next request, and SIGTERM ends it cleanly.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { childEnv, REPO_ROOT, requireBuild } from '../helpers/built-package';
+import { requireBuild } from '../helpers/built-package';
 import { tinyKvLm } from '../helpers/tiny-kv-lm';
 import { oracleGreedy } from '../generate/lm-oracle';
 import { EXAMPLES } from './example-fixtures';
+import { startExampleServer, type ExampleServer } from './example-server';
 
 const SCRIPT = path.join(EXAMPLES, 'generate-sse', 'server.mjs');
 const PROMPT = [3, 1, 4, 1, 5];
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function startServer(model: string): Promise<Server> {
-  const child = spawn(process.execPath, [SCRIPT, model], { cwd: REPO_ROOT, env: childEnv({ PORT: '0', MAX_LENGTH: '32' }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1]!, stdout: () => out, stderr: () => err, exit });
-    });
-    void exit.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before listening:\n${out}${err}`)));
-  });
-}
 
 interface SseEvent {
   event: string;
@@ -78,7 +55,7 @@ const post = (url: string, body: unknown, signal?: AbortSignal): Promise<Respons
 describe('examples/generate-sse', () => {
   const lm = tinyKvLm();
   let tmp: string;
-  let server: Server | undefined;
+  let server: ExampleServer | undefined;
   let oracle: number[];
 
   beforeAll(async () => {
@@ -87,7 +64,7 @@ describe('examples/generate-sse', () => {
     const model = path.join(tmp, 'lm.onnx');
     fs.writeFileSync(model, lm.model);
     oracle = (await oracleGreedy(lm, PROMPT, 12)).tokens;
-    server = await startServer(model);
+    server = await startExampleServer(SCRIPT, [model], { MAX_LENGTH: '32' });
   }, 60_000);
   afterAll(() => {
     if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');

@@ -4,41 +4,17 @@
  * bad requests against the documented error codes, and SIGTERM must end it cleanly (exit 0,
  * program disposed).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 
 import { Tensor } from '../../lib/ir/tensor';
-import { childEnv, REPO_ROOT, requireBuild } from '../helpers/built-package';
+import { requireBuild } from '../helpers/built-package';
 import { expectClose } from '../helpers/compare';
 import { loadFixture } from '../helpers/fixtures';
 import { EXAMPLES } from './example-fixtures';
+import { startExampleServer, type ExampleServer } from './example-server';
 
 const SCRIPT = path.join(EXAMPLES, 'http-service', 'server.mjs');
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Starts the server with PORT=0 and resolves once it prints the address it listens on. */
-function startServer(): Promise<Server> {
-  const child = spawn(process.execPath, [SCRIPT], { cwd: REPO_ROOT, env: childEnv({ PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1]!, stdout: () => out, stderr: () => err, exit });
-    });
-    void exit.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before listening:\n${out}${err}`)));
-  });
-}
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}/v1/infer`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -55,11 +31,11 @@ describe('examples/http-service', () => {
   const input = rowsOf(cases[0]!.inputs[0]!);
   const expected = rowsOf(cases[0]!.outputs[0]!);
   const asTensor = (rows: number[][]): Tensor => new Tensor('float32', [rows.length, rows[0]!.length], Float32Array.from(rows.flat()));
-  let server: Server | undefined;
+  let server: ExampleServer | undefined;
 
   beforeAll(async () => {
     requireBuild();
-    server = await startServer();
+    server = await startExampleServer(SCRIPT);
   }, 30_000);
   afterAll(() => {
     if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');

@@ -47,17 +47,7 @@ export const TEST_H200: CudaDevice = {
 
 /** The device record of a reference-backend engine (it needs no GPU), built by this package at `version`. */
 export function referenceEngineDevice(version: string): EngineDevice {
-  return {
-    type: 'cpu',
-    gpuId: null,
-    dlaCore: null,
-    allowGpuFallback: false,
-    computeCapability: null,
-    deviceName: null,
-    hardwareCompatibility: 'none',
-    backend: 'reference',
-    backendVersion: version,
-  };
+  return engineDeviceRecord(resolveDeviceSetting(undefined), { name: 'reference', version, residency: 'host' }, []);
 }
 
 /** The device record of a GPU engine built by `backend` at `version` on TEST_H200 (device 0), as compile() records it. */

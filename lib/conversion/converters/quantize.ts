@@ -130,6 +130,11 @@ const scalarZeroPoint: Check = (node) => {
   return zp >= lo && zp <= hi ? null : `zero_point ${zp} lies outside ${String(node.args.dtype)}'s range, which a quantize layer's zero point cannot`;
 };
 
+/** A per-tensor op's scale (float32) and zero point (the quantized type) as 0-d constants. */
+function perTensorConstants(ctx: ConversionContext, scale: number, zeroPoint: number, dtype: QuantizedDType): [NetTensor, NetTensor] {
+  return [ctx.constant(Tensor.from('float32', [], [scale]), ctx.name('scale')), ctx.constant(Tensor.from(dtype, [], [zeroPoint]), ctx.name('zero_point'))];
+}
+
 /** PyTorch's input in float32 (it casts float16 and bfloat16 inputs up). */
 const float32Input = (ctx: ConversionContext, node: Node): NetTensor => cast(ctx, tensorOf(ctx, node, 'input'), 'float32', 'to_float32');
 
@@ -165,8 +170,7 @@ defineConverter(
     const scale = Math.fround(node.args.scale as number);
     const zp = node.args.zero_point as number;
     const x = clampToRange(ctx, node, float32Input(ctx, node), [scale], [zp], 0);
-    const scaleT = ctx.constant(Tensor.from('float32', [], [scale]), ctx.name('scale'));
-    const zpT = ctx.constant(Tensor.from(dtype, [], [zp]), ctx.name('zero_point'));
+    const [scaleT, zpT] = perTensorConstants(ctx, scale, zp, dtype);
     return [quantize(ctx, x, scaleT, zpT, dtype, { axis: 0, blockSize: 0 })];
   },
   { dynamic: true, checks: [torchType, scalarZeroPoint, (node) => ((node.args.scale as number) > 0 ? null : `scale ${String(node.args.scale)} is not positive`)] },
@@ -194,8 +198,7 @@ defineConverter(
   'quantized_decomposed.dequantize_per_tensor.default',
   (node, ctx) => {
     const dtype = node.args.dtype as QuantizedDType;
-    const scale = ctx.constant(Tensor.from('float32', [], [Math.fround(node.args.scale as number)]), ctx.name('scale'));
-    const zp = ctx.constant(Tensor.from(dtype, [], [node.args.zero_point as number]), ctx.name('zero_point'));
+    const [scale, zp] = perTensorConstants(ctx, Math.fround(node.args.scale as number), node.args.zero_point as number, dtype);
     const to = trt(ctx, outDType(node)) as 'float32' | 'float16' | 'bfloat16';
     return [dequantize(ctx, tensorOf(ctx, node, 'input'), scale, zp, to, { axis: 0, blockSize: 0 })];
   },

@@ -55,13 +55,18 @@ function maskBias(ctx: OnnxContext, mask: Value, dtype: DType): Value {
   return ctx.emit('aten.masked_fill.Scalar', { self: zeros, mask: ctx.emit('aten.logical_not.default', { self: mask }), value: -Infinity });
 }
 
-defineOnnxOp('Attention', (ctx) => {
-  let q = ctx.input(0);
-  let k = ctx.input(1);
-  let v = ctx.input(2);
+/** Inputs 0-2 (Q, K, V) of an attention op: one floating-point element type. */
+function qkvInputs(ctx: OnnxContext): [Value, Value, Value] {
+  const [q, k, v] = [ctx.input(0), ctx.input(1), ctx.input(2)];
   const dtype = q.tensorType.dtype;
   if (!isFloating(dtype)) ctx.bad(`Q must be floating point, got ${dtype}`);
   if (k.tensorType.dtype !== dtype || v.tensorType.dtype !== dtype) ctx.bad(`Q, K and V must have one element type, got ${dtype}, ${k.tensorType.dtype}, ${v.tensorType.dtype}`);
+  return [q, k, v];
+}
+
+defineOnnxOp('Attention', (ctx) => {
+  let [q, k, v] = qkvInputs(ctx);
+  const dtype = q.tensorType.dtype;
   const rank = q.tensorType.shape.length;
   if (rank !== 3 && rank !== 4) ctx.bad(`Q must be 3-D or 4-D, got rank ${rank}`);
   if (k.tensorType.shape.length !== rank || v.tensorType.shape.length !== rank) ctx.bad('Q, K and V must have the same rank');
@@ -257,12 +262,8 @@ defineOnnxOp('SwiGLU', (ctx) => {
 defineOnnxOp(
   'FlexAttention',
   (ctx) => {
-    const q = ctx.input(0);
-    const k = ctx.input(1);
-    const v = ctx.input(2);
+    const [q, k, v] = qkvInputs(ctx);
     const dtype = q.tensorType.dtype;
-    if (!isFloating(dtype)) ctx.bad(`Q must be floating point, got ${dtype}`);
-    if (k.tensorType.dtype !== dtype || v.tensorType.dtype !== dtype) ctx.bad(`Q, K and V must have one element type, got ${dtype}, ${k.tensorType.dtype}, ${v.tensorType.dtype}`);
     for (const [name, t] of [['Q', q], ['K', k], ['V', v]] as const) {
       if (t.tensorType.shape.length !== 4) ctx.bad(`${name} must be rank 4 [batch, heads, sequence, head size], got rank ${t.tensorType.shape.length}`);
     }
