@@ -116,6 +116,7 @@ export type {
   KvCacheLayer,
   KvCacheLayout,
   NamedIO,
+  RunSizes,
   SizeRange,
 } from './generate';
 

@@ -12,7 +12,7 @@ import { Command, Option } from 'commander';
 
 import { BACKEND_NAMES } from '../backends';
 import { InvalidArgumentError } from '../errors';
-import { compileForGeneration, createGenerator, type GenerateOptions, type GenerateStep } from '../generate';
+import { compileForGeneration, createGenerator, type GenerateOptions, type GenerateStep, type Generator } from '../generate';
 import { modelLayout } from '../generate/compile';
 import type { Program } from '../runtime/program';
 import { checkOutputFile } from './paths';
@@ -31,6 +31,7 @@ export interface GenerateCommandOptions extends Omit<ModelOptions, 'shape' | 'mi
   seed?: string;
   stopIds?: string;
   padId?: string;
+  sizes?: 'auto' | 'exact' | 'bucketed';
   maxLength?: string;
   maxBatch?: string;
   output?: string;
@@ -50,6 +51,13 @@ export function generateOptions(cmd: Command): Command {
     .option('--seed <n>', 'seed of the sampling (the same seed gives the same tokens)')
     .option('--stop-ids <ids>', 'comma-separated token ids that end a prompt (its end-of-sequence ids)')
     .option('--pad-id <id>', 'the token id fed where there is none (default: the first stop id, else 0)')
+    .addOption(
+      new Option('--sizes <how>', "run sizes: exact, or bucketed (the prompt padded and the cache grown in steps, masked out: few shapes for the cuda backend's per-shape plans); auto (the default): bucketed when the cache is on the GPU and the model takes position_ids").choices([
+        'auto',
+        'exact',
+        'bucketed',
+      ]),
+    )
     .option('--max-length <n>', 'models: the most tokens a row may reach, prompt included, that the program is compiled for (default: the longest prompt + --max-new-tokens)')
     .option('--max-batch <n>', 'models: the most prompts one generation takes, that the program is compiled for (default: the number of prompts)')
     .option('-o, --output <program.trtp>', 'models: also save the compiled program (then --prompt-ids may be left out)')
@@ -88,6 +96,7 @@ const FLAG_OF: ReadonlyArray<[RegExp, string]> = [
   [/\btemperature\b/g, '--temperature'],
   [/\bstopTokenIds\b/g, '--stop-ids'],
   [/\bpadTokenId\b/g, '--pad-id'],
+  [/\bsizes: '(\w+)'/g, '--sizes $1'],
   [/\bmaxBatch\b/g, '--max-batch'],
   [/\bmaxLength\b/g, '--max-length'],
 ];
@@ -147,7 +156,13 @@ export async function generateCommand(file: string, options: GenerateCommandOpti
       if (!options.quiet) process.stderr.write(`tensorrt-node: wrote ${options.output}; generate with it: tensorrt-node generate ${options.output} --prompt-ids ...\n`);
     }
     if (prompts.length === 0) return;
-    const generator = createGenerator(program);
+    let generator: Generator;
+    try {
+      generator = createGenerator(program, options.sizes === undefined ? {} : { sizes: options.sizes });
+    } catch (error) {
+      // A program that cannot generate is the file's problem (exit 1); --sizes the model cannot take is the flag's.
+      throw error instanceof InvalidArgumentError && options.sizes !== undefined && /\bsizes: /.test(error.message) ? new UsageError(inFlags(error.message)) : error;
+    }
     let steps: AsyncIterableIterator<GenerateStep>;
     try {
       steps = generator.stream(prompts, flags);

@@ -20,6 +20,7 @@ import { Tensor } from '../ir/tensor';
 import { outputDeviceOf } from '../runtime/in-process';
 import type { Program } from '../runtime/program';
 import { KvCache, type CachePlace, type CacheValue } from './kv-cache';
+import { slotSizes } from './slot-sizes';
 import { discoverLayout, type KvCacheLayout } from './layout';
 import { checkFits, generationLimits, type GenerationLimits } from './limits';
 import { resolveGenerateOptions, resolvePrompts, type GenerateOptions, type ResolvedGenerateOptions } from './options';
@@ -33,7 +34,20 @@ export interface GeneratorOptions {
    * (the default): `'device'` for a program with a GPU engine, else `'host'`.
    */
   cache?: 'auto' | CachePlace;
+  /**
+   * The sizes runs use. `'exact'`: the prompt's own length, and a cache one slot longer at
+   * every step, so every run has new shapes. `'bucketed'`: the prompt left-padded to one of a
+   * few lengths and the cache grown through powers of two, padding masked out by
+   * attention_mask (the same tokens; ./slot-sizes.ts says for which models), so that a program
+   * that prepares its engines per shape (the cuda backend) reuses them from step to step.
+   * `'auto'` (the default): `'bucketed'` when the cache lives on the device and the model takes
+   * position_ids, else `'exact'`.
+   */
+  sizes?: 'auto' | RunSizes;
 }
+
+/** How a generation sizes its runs (GeneratorOptions.sizes). */
+export type RunSizes = 'exact' | 'bucketed';
 
 /** The tokens one step chose: one per prompt, null for a prompt that had already stopped. */
 export interface GenerateStep {
@@ -67,6 +81,8 @@ export class Generator {
   readonly limits: GenerationLimits;
   /** Where the cache lives between steps. */
   readonly cache: CachePlace;
+  /** Whether runs use exact or bucketed sizes. */
+  readonly sizes: RunSizes;
   private readonly device: number | null;
   private readonly outputIndex: ReadonlyMap<string, number>;
   /** Each generation not yet ended: its own abort, which dispose() pulls, and its iterator. */
@@ -87,6 +103,15 @@ export class Generator {
       throw new InvalidArgumentError(`createGenerator(): cache: 'device' needs a program with a GPU engine; this one runs on the ${program.backend} backend, on the CPU`, { details: { backend: program.backend } });
     }
     this.cache = place === 'auto' ? (this.device === null ? 'host' : 'device') : place;
+    const sizes = options.sizes ?? 'auto';
+    if (!['auto', 'exact', 'bucketed'].includes(sizes)) throw new InvalidArgumentError(`createGenerator(): sizes must be 'auto', 'exact' or 'bucketed', got ${String(sizes)}`);
+    if (sizes === 'bucketed' && this.layout.positionIds === undefined) {
+      throw new InvalidArgumentError(
+        "createGenerator(): sizes: 'bucketed' needs a model that takes position_ids (padding would shift the positions of one that counts them from the cache's length); this one does not, so use sizes: 'exact'",
+        { details: { inputs: program.inputs.map((io) => io.name) } },
+      );
+    }
+    this.sizes = sizes === 'auto' ? (this.cache === 'device' && this.layout.positionIds !== undefined ? 'bucketed' : 'exact') : sizes;
     this.outputIndex = new Map(program.outputs.map((io, i) => [io.name, i]));
   }
 
@@ -153,9 +178,11 @@ export class Generator {
   private async *steps(rows: number[][], options: ResolvedGenerateOptions, own: AbortController): AsyncGenerator<GenerateStep, void, undefined> {
     const signal = options.signal === undefined ? own.signal : AbortSignal.any([options.signal, own.signal]);
     const batch = rows.length;
-    const cache = new KvCache(this.layout, batch);
+    const longest = Math.max(...rows.map((r) => r.length));
+    const sizes = this.sizes === 'bucketed' ? slotSizes(this.limits, options.maxNewTokens) : null;
+    const cache = new KvCache(this.layout, batch, sizes);
     const random = new SeededRandom(options.seed);
-    const promptLength = Math.max(...rows.map((r) => r.length));
+    const promptLength = sizes === null ? longest : sizes.promptLength(longest);
     const pads = rows.map((r) => promptLength - r.length);
     const done = new Array<boolean>(batch).fill(false);
     // The last token of each row, fed to the next run.
@@ -163,10 +190,9 @@ export class Generator {
     try {
       for (let step = 0; step < options.maxNewTokens; step++) {
         if (signal.aborted) throw abortedError(signal, 'generate()');
-        const past = step === 0 ? 0 : promptLength + step - 1;
         const seq = step === 0 ? promptLength : 1;
         const ids = step === 0 ? rows.flatMap((r, i) => [...new Array<number>(pads[i]!).fill(options.padTokenId), ...r]) : last;
-        const logits = await this.runStep(cache, this.feeds(batch, seq, past, ids, pads), signal);
+        const logits = await this.runStep(cache, this.feeds(batch, seq, cache, ids, pads), seq, signal);
         const tokens = rows.map((_, r) => {
           if (done[r]) return null;
           const token = chooseToken(logits.data, logits.offsetOf(r), logits.vocab, options.sampling, random, `the logits of prompt ${r} at step ${step}`);
@@ -183,13 +209,26 @@ export class Generator {
     }
   }
 
-  /** The inputs of one run (the cache's added by runStep). */
-  private feeds(batch: number, seq: number, past: number, ids: readonly number[], pads: readonly number[]): Record<string, CacheValue> {
+  /**
+   * The inputs of one run (the cache's added by runStep). attention_mask covers the cache's
+   * slots, then the `seq` fed: a used slot or a fed token is 1 unless it is a prompt's left
+   * padding; a slot past the used ones is 0. Positions count the slots used before (every
+   * position the generation has seen, padding included), less the row's padding.
+   */
+  private feeds(batch: number, seq: number, cache: KvCache, ids: readonly number[], pads: readonly number[]): Record<string, CacheValue> {
     const layout = this.layout;
-    const total = past + seq;
+    const past = cache.used;
+    const slots = cache.capacity;
+    const total = slots + seq;
     const ints = (name: string, shape: number[], values: number[]): Tensor => Tensor.from(layout.dtypes[name]!, shape, values);
     const mask: number[] = [];
-    for (let r = 0; r < batch; r++) for (let j = 0; j < total; j++) mask.push(j < pads[r]! ? 0 : 1);
+    for (let r = 0; r < batch; r++) {
+      for (let j = 0; j < total; j++) {
+        // The position slot j holds: the used slots, unused ones (none), then the tokens fed.
+        const at = j < past ? j : j < slots ? -1 : past + j - slots;
+        mask.push(at < pads[r]! ? 0 : 1);
+      }
+    }
     const feeds: Record<string, CacheValue> = {
       [layout.inputIds]: ints(layout.inputIds, [batch, seq], [...ids]),
       [layout.attentionMask]: ints(layout.attentionMask, [batch, total], mask),
@@ -197,19 +236,19 @@ export class Generator {
     if (layout.positionIds !== undefined) {
       // transformers' rule: the cumulative sum of the mask, minus one; 1 where the mask is 0.
       const positions: number[] = [];
-      for (let r = 0; r < batch; r++) for (let j = past; j < total; j++) positions.push(j < pads[r]! ? 1 : j - pads[r]!);
+      for (let r = 0; r < batch; r++) for (let j = past; j < past + seq; j++) positions.push(j < pads[r]! ? 1 : j - pads[r]!);
       feeds[layout.positionIds] = ints(layout.positionIds, [batch, seq], positions);
     }
-    if (layout.useCacheBranch !== undefined) feeds[layout.useCacheBranch] = Tensor.from('bool', [1], [past > 0 ? 1 : 0]);
+    if (layout.useCacheBranch !== undefined) feeds[layout.useCacheBranch] = Tensor.from('bool', [1], [slots > 0 ? 1 : 0]);
     return feeds;
   }
 
   /**
-   * Runs the program on `feeds` and the cache; the presents become the cache, and the logits
+   * Runs the program on `feeds` (`seq` tokens) and the cache; the presents become the cache, and the logits
    * of each row's last position come back on the host. An abort rejects at once; the run's
    * outputs are then freed when it ends.
    */
-  private async runStep(cache: KvCache, feeds: Record<string, CacheValue>, signal: AbortSignal): Promise<LastLogits> {
+  private async runStep(cache: KvCache, feeds: Record<string, CacheValue>, seq: number, signal: AbortSignal): Promise<LastLogits> {
     const inputs = { ...feeds, ...cache.inputs() };
     const run: Promise<CacheValue[]> = this.cache === 'device' ? this.program.run(inputs, { outputs: 'device' }) : this.program.run(inputs);
     cache.readBy(run);
@@ -223,7 +262,7 @@ export class Generator {
     } finally {
       // Everything but the presents (the logits, outputs the layout does not read) is done with.
       disposeAll(outputs.filter((v) => !kept.has(v)));
-      cache.advance(byName);
+      await cache.advance(byName, seq);
     }
   }
 }
@@ -310,8 +349,8 @@ export function createGenerator(program: Program, options?: GeneratorOptions): G
  * after. For several generations with one program, keep a generator.
  */
 export async function generate(program: Program, prompts: readonly number[] | ReadonlyArray<readonly number[]>, options?: GenerateOptions & GeneratorOptions): Promise<GenerateResult> {
-  const { cache, ...rest } = options ?? {};
-  const generator = createGenerator(program, cache === undefined ? {} : { cache });
+  const { cache, sizes, ...rest } = options ?? {};
+  const generator = createGenerator(program, { ...(cache === undefined ? {} : { cache }), ...(sizes === undefined ? {} : { sizes }) });
   try {
     return await generator.generate(prompts, rest);
   } finally {

@@ -4,7 +4,7 @@
  * model with the dynamic sizes generation needs.
  */
 export { createGenerator, generate, Generator } from './generator';
-export type { FinishReason, GenerateResult, GenerateStep, GeneratorOptions } from './generator';
+export type { FinishReason, GenerateResult, GenerateStep, GeneratorOptions, RunSizes } from './generator';
 export type { GenerateOptions } from './options';
 export { DEFAULT_MAX_NEW_TOKENS } from './options';
 export { discoverLayout } from './layout';

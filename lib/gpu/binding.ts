@@ -112,6 +112,11 @@ export interface GpuBinding {
   gpuCopyHtoD(dst: NativeDeviceBuffer, dstOffset: number, src: HostRange): Promise<void>;
   gpuCopyDtoH(src: NativeDeviceBuffer, srcOffset: number, dst: HostRange): Promise<void>;
   gpuCopyDtoD(dst: NativeDeviceBuffer, dstOffset: number, src: NativeDeviceBuffer, srcOffset: number, bytes: number): Promise<void>;
+  /**
+   * Zeroes each fill's [offset, offset + bytes), then copies each rect's `height` rows of
+   * `widthBytes` (rows `dstPitch` / `srcPitch` bytes apart), in order, on one device; one wait.
+   */
+  gpuCopyRects(fills: ReadonlyArray<readonly [NativeDeviceBuffer, number, number]>, rects: ReadonlyArray<readonly [NativeDeviceBuffer, number, number, NativeDeviceBuffer, number, number, number, number]>): Promise<void>;
   gpuStats(): NativeGpuStats;
   gpuLoadModule(device: number, image: Uint8Array, kernels: string[]): Promise<NativeModule>;
   /** `tuningBudgetMs`: the most ms preparing may spend timing GEMM candidates (undefined: no limit). */

@@ -412,6 +412,35 @@ bool CopyDtoD(Device& device, CUdeviceptr dst, CUdeviceptr src, size_t bytes, Na
   return Synchronize(device, error);
 }
 
+bool FillAndCopyRects(Device& device, const std::vector<Fill>& fills, const std::vector<Rect>& rects, NativeError* error) {
+  if (fills.empty() && rects.empty()) return true;
+  if (!MakeCurrent(device, error)) return false;
+  for (const Fill& fill : fills) {
+    if (fill.bytes == 0) continue;
+    if (!Check(device, device.api->cuMemsetD8Async(fill.dst, 0, fill.bytes, device.stream), "cuMemsetD8Async", error)) return false;
+  }
+  for (const Rect& rect : rects) {
+    if (rect.widthBytes == 0 || rect.height == 0) continue;
+    Memcpy3D copy{};
+    copy.srcMemoryType = kMemoryTypeDevice;
+    copy.srcDevice = rect.src;
+    copy.srcPitch = rect.srcPitch;
+    copy.srcHeight = rect.height;
+    copy.dstMemoryType = kMemoryTypeDevice;
+    copy.dstDevice = rect.dst;
+    copy.dstPitch = rect.dstPitch;
+    copy.dstHeight = rect.height;
+    copy.WidthInBytes = rect.widthBytes;
+    copy.Height = rect.height;
+    copy.Depth = 1;
+    if (!Check(device, device.api->cuMemcpy3DAsync_v2(&copy, device.stream), "cuMemcpy3DAsync_v2", error,
+               "(" + std::to_string(rect.height) + " rows of " + std::to_string(rect.widthBytes) + " bytes)")) {
+      return false;
+    }
+  }
+  return Synchronize(device, error);
+}
+
 bool CopyPeer(Device& dst, CUdeviceptr dstPtr, Device& src, CUdeviceptr srcPtr, size_t bytes, NativeError* error) {
   if (bytes == 0) return true;
   if (!MakeCurrent(dst, error)) return false;

@@ -84,6 +84,19 @@ constexpr size_t kStatusWordsPerBlock = 1024;
 bool CopyHtoD(Device& device, CUdeviceptr dst, const void* src, size_t bytes, bool pinned, NativeError* error);
 bool CopyDtoH(Device& device, void* dst, CUdeviceptr src, size_t bytes, bool pinned, NativeError* error);
 bool CopyDtoD(Device& device, CUdeviceptr dst, CUdeviceptr src, size_t bytes, NativeError* error);
+// A rectangle of one device's memory: `height` rows of `widthBytes`, rows `pitch` bytes apart.
+struct Rect {
+  CUdeviceptr dst = 0, src = 0;
+  size_t dstPitch = 0, srcPitch = 0, widthBytes = 0, height = 0;
+};
+// A range of one device's memory to set to zero.
+struct Fill {
+  CUdeviceptr dst = 0;
+  size_t bytes = 0;
+};
+// Zeroes each of `fills`, then copies each of `rects` (one strided copy each, in order, on the
+// device stream), and waits once: what a KV cache's slot moves need per step.
+bool FillAndCopyRects(Device& device, const std::vector<Fill>& fills, const std::vector<Rect>& rects, NativeError* error);
 // Device `src` to device `dst` (cuMemcpyPeerAsync on dst's stream), and waits.
 bool CopyPeer(Device& dst, CUdeviceptr dstPtr, Device& src, CUdeviceptr srcPtr, size_t bytes, NativeError* error);
 bool Synchronize(Device& device, NativeError* error);

@@ -375,6 +375,22 @@ class CopyWorker : public PromiseWorker {
   Direction direction_;
 };
 
+// Zero fills then strided copies, all on one device, one wait (cuda::FillAndCopyRects).
+class RectsWorker : public PromiseWorker {
+ public:
+  explicit RectsWorker(Napi::Env env) : PromiseWorker(env, "tensorrt-node:gpuCopyRects") {}
+
+  BufferLease lease;
+  cuda::Device* device = nullptr;
+  std::vector<cuda::Fill> fills;
+  std::vector<cuda::Rect> rects;
+
+ protected:
+  bool Run(NativeError* error) override { return cuda::FillAndCopyRects(*device, fills, rects, error); }
+  Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
+  void Finally(Napi::Env env) override { lease.Release(env); }
+};
+
 class InfoWorker : public PromiseWorker {
  public:
   enum Library { kNvrtc, kCublasLt, kCudnn };
@@ -1016,6 +1032,79 @@ Napi::Value GpuCopyDtoD(const Napi::CallbackInfo& info) {
   return worker->Start();
 }
 
+// gpuCopyRects(fills, rects): fills are [buffer, offset, bytes] ranges to zero; rects are
+// [dst, dstOffset, dstPitch, src, srcOffset, srcPitch, widthBytes, height] copies of `height`
+// rows. Every buffer on one device; every row of every rect inside its buffer, checked here.
+Napi::Value GpuCopyRects(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsArray()) ThrowInvalid(env, "copyRects(fills, rects): both must be arrays");
+  Classes* classes = ClassesOf(info);
+  auto worker = std::make_unique<RectsWorker>(env);
+  auto number = [&](Napi::Array entry, uint32_t i, const char* what) -> uint64_t {
+    Napi::Value v = entry.Get(i);
+    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+    if (!std::isfinite(d) || d < 0 || std::floor(d) != d || d > 9007199254740991.0) {
+      ThrowInvalid(env, std::string("copyRects(): ") + what + " must be an integer >= 0");
+    }
+    return uint64_t(d);
+  };
+  auto buffer = [&](Napi::Value v, const char* role) -> DeviceBuffer* {
+    DeviceBuffer* b = UnwrapBuffer(env, classes, v, role);
+    if (worker->device == nullptr) worker->device = b->device();
+    if (b->device() != worker->device) ThrowInvalid(env, "copyRects(): every buffer must be on one device");
+    worker->lease.Add(env, b, role);
+    return b;
+  };
+  auto entries = [&](Napi::Value list, uint32_t length, const char* what) {
+    Napi::Array array = list.As<Napi::Array>();
+    std::vector<Napi::Array> out;
+    for (uint32_t i = 0; i < array.Length(); ++i) {
+      Napi::Value e = array.Get(i);
+      if (!e.IsArray() || e.As<Napi::Array>().Length() != length) {
+        ThrowInvalid(env, std::string("copyRects(): each of ") + what + " must be an array of " + std::to_string(length));
+      }
+      out.push_back(e.As<Napi::Array>());
+    }
+    return out;
+  };
+  try {
+    for (Napi::Array e : entries(info[0], 3, "fills")) {
+      DeviceBuffer* b = buffer(e.Get(uint32_t(0)), "fill");
+      uint64_t offset = number(e, 1, "a fill's offset"), bytes = number(e, 2, "a fill's byte count");
+      CheckRange(env, b, offset, bytes, "copyRects() fill");
+      worker->fills.push_back({b->ptr() + offset, size_t(bytes)});
+    }
+    for (Napi::Array e : entries(info[1], 8, "rects")) {
+      DeviceBuffer* dst = buffer(e.Get(uint32_t(0)), "rect destination");
+      DeviceBuffer* src = buffer(e.Get(uint32_t(3)), "rect source");
+      uint64_t dstOffset = number(e, 1, "dstOffset"), dstPitch = number(e, 2, "dstPitch");
+      uint64_t srcOffset = number(e, 4, "srcOffset"), srcPitch = number(e, 5, "srcPitch");
+      uint64_t width = number(e, 6, "widthBytes"), height = number(e, 7, "height");
+      if (width > dstPitch || width > srcPitch) ThrowInvalid(env, "copyRects(): a rect's width is larger than its pitch");
+      if (height > 0 && width > 0) {
+        // The last row ends at offset + (height - 1) * pitch + width; pitches and heights are
+        // below 2^53, and a product past a buffer's size is caught before it can overflow.
+        auto span = [&](uint64_t pitch) -> uint64_t {
+          if (height - 1 > 0 && pitch > (uint64_t(1) << 52) / (height - 1)) ThrowInvalid(env, "copyRects(): a rect spans more bytes than any buffer has");
+          return (height - 1) * pitch + width;
+        };
+        CheckRange(env, dst, dstOffset, span(dstPitch), "copyRects() destination");
+        CheckRange(env, src, srcOffset, span(srcPitch), "copyRects() source");
+      }
+      worker->rects.push_back({dst->ptr() + dstOffset, src->ptr() + srcOffset, size_t(dstPitch), size_t(srcPitch), size_t(width), size_t(height)});
+    }
+  } catch (...) {
+    worker->lease.Release(env);
+    throw;
+  }
+  if (worker->device == nullptr) {
+    Napi::Promise::Deferred done = Napi::Promise::Deferred::New(env);
+    done.Resolve(env.Undefined());
+    return done.Promise();
+  }
+  return worker.release()->Start();
+}
+
 Napi::Value GpuStats(const Napi::CallbackInfo& info) {
   Napi::Object result = Napi::Object::New(info.Env());
   result.Set("liveBuffers", double(gLiveBuffers.load()));
@@ -1319,6 +1408,7 @@ void Register(Napi::Env env, Napi::Object exports) {
       {"gpuCopyHtoD", GpuCopyHtoD},
       {"gpuCopyDtoH", GpuCopyDtoH},
       {"gpuCopyDtoD", GpuCopyDtoD},
+      {"gpuCopyRects", GpuCopyRects},
       {"gpuStats", GpuStats},
       {"gpuLoadModule", GpuLoadModule},
       {"gpuCreatePlan", GpuCreatePlan},

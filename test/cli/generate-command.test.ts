@@ -2,7 +2,7 @@
  * `tensorrt-node generate`, run as the built command in a child process on the tiny KV-cache
  * LM (test/helpers/tiny-kv-lm.ts) written to a file: greedy tokens as the onnxruntime oracle
  * gives them (test/generate/lm-oracle.ts), one line per step; --json lines; a program saved
- * with -o and generated from; sampling flags reproducible by --seed; --stop-ids; the refusals
+ * with -o and generated from; --sizes; sampling flags reproducible by --seed; --stop-ids; the refusals
  * (a model without a KV cache: exit 1 naming what is missing; flags that do not fit: exit 2).
  */
 import * as fs from 'node:fs';
@@ -65,6 +65,20 @@ test('-o saves a program compiled for generation; the program file generates the
   const sized = run(['generate', file, '--prompt-ids', '1', '--max-length', '40']);
   expect(sized.status).toBe(2);
   expect(sized.stderr).toContain('--max-length applies when compiling a model');
+});
+
+test('--sizes bucketed: the same tokens from padded runs; a model without position_ids refuses it (exit 2)', () => {
+  const r = run(['generate', model, ...PROMPTS.flatMap((p) => ['--prompt-ids', p.join(',')]), '--max-new-tokens', '8', '--sizes', 'bucketed', '--json', '-q']);
+  expect(r.status).toBe(0);
+  expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ tokens: oracle, finishReasons: ['length', 'length'], steps: 8 });
+  const counted = path.join(tmp, 'counted.onnx');
+  fs.writeFileSync(counted, tinyKvLm({ positionIds: false }).model);
+  const refused = run(['generate', counted, '--prompt-ids', '1,2', '--sizes', 'bucketed', '-q']);
+  expect(refused.status).toBe(2);
+  expect(refused.stderr).toContain("createGenerator(): --sizes bucketed needs a model that takes position_ids");
+  const unknown = run(['generate', model, '--prompt-ids', '1', '--sizes', 'padded']);
+  expect(unknown.status).toBe(2);
+  expect(unknown.stderr).toContain("argument 'padded' is invalid. Allowed choices are auto, exact, bucketed.");
 });
 
 test('sampling flags: --seed reproduces the tokens; --stop-ids ends early', () => {

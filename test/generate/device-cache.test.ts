@@ -48,6 +48,8 @@ afterEach(() => {
 /** What the stand-in engine saw: per run, its inputs and the outputs it made, by value name. */
 interface Call {
   fed: Record<string, RunValue>;
+  /** The fed values' elements as the run read them. */
+  seen: Record<string, Tensor>;
   made: Record<string, DeviceTensor>;
 }
 
@@ -82,11 +84,11 @@ function deviceProgram(): { program: Program; calls: Call[] } {
     deviceOrdinal: 0,
     upload: (t) => place(t),
     async run(inputs) {
-      const call: Call = { fed: { ...inputs }, made: {} };
+      const call: Call = { fed: { ...inputs }, seen: {}, made: {} };
       calls.push(call);
       const host = data.inputs.map((io) => {
         const v = inputs[io.value]!;
-        return v instanceof Tensor ? v : peek(v as DeviceTensor);
+        return (call.seen[io.value] = v instanceof Tensor ? v : peek(v as DeviceTensor));
       });
       const outputs = await reference.run(host);
       for (const [i, io] of data.outputs.entries()) call.made[io.value] = await place(outputs[i]!);
@@ -100,9 +102,9 @@ function deviceProgram(): { program: Program; calls: Call[] } {
 
 const valueOf = (program: Program, name: string): string => program.data.inputs.find((io) => io.name === name)?.value ?? program.data.outputs.find((io) => io.name === name)!.value;
 
-test('greedy on the device: the oracle\'s tokens, the presents fed back as the next past without leaving the device, and every cache tensor freed', async () => {
+test('greedy on the device, exact sizes: the oracle\'s tokens, the presents fed back as the next past without leaving the device, and every cache tensor freed', async () => {
   const { program, calls } = deviceProgram();
-  const generator = createGenerator(program);
+  const generator = createGenerator(program, { sizes: 'exact' });
   expect(generator.cache).toBe('device');
   const live = simulatedGpu.live.size;
   try {
@@ -119,6 +121,51 @@ test('greedy on the device: the oracle\'s tokens, the presents fed back as the n
       }
     }
     // Device to host: the prompt's last-position logits, one copy per row, then one copy a step.
+    expect(simulatedGpu.copies.toHost).toBe(PROMPTS.length + STEPS - 1);
+    expect(simulatedGpu.live.size).toBe(live);
+  } finally {
+    await generator.dispose();
+    await program.dispose();
+  }
+}, 60_000);
+
+test('greedy on the device, bucketed sizes (the default there): the oracle\'s tokens from three shapes, the new slots moved into the cache in place between growths, unused slots zero, every tensor freed', async () => {
+  const { program, calls } = deviceProgram();
+  const generator = createGenerator(program);
+  expect(generator.sizes).toBe('bucketed');
+  const live = simulatedGpu.live.size;
+  simulatedGpu.dirtyAllocs = true;
+  const pastKey = valueOf(program, 'past_key_values.0.key');
+  try {
+    const result = await generator.generate(PROMPTS, { maxNewTokens: STEPS });
+    expect(result.tokens).toEqual(oracle);
+    expect(calls).toHaveLength(STEPS);
+    // The prompt padded to 16; the cache 16 slots after it, then 31 (32 clamped to the
+    // program's maxLength 32 less the token fed) for every later step.
+    const ids = valueOf(program, 'input_ids');
+    expect(calls[0]!.fed[ids]!.shape).toEqual([2, 16]);
+    const capacities = calls.map((c) => c.fed[pastKey]!.shape[2]);
+    expect(capacities).toEqual([0, 16, ...new Array<number>(STEPS - 2).fill(31)]);
+    expect(new Set(calls.map((c) => Object.values(c.fed).map((v) => v.shape.join('x')).join(' '))).size).toBe(3);
+    for (let step = 3; step < STEPS; step++) {
+      // Between growths the past tensors are the same device tensors, their new slot written in place.
+      expect(calls[step]!.fed[pastKey]).toBe(calls[2]!.fed[pastKey]);
+    }
+    const mask = calls[5]!.seen[valueOf(program, 'attention_mask')]!.toArray().map(Number);
+    // Step 5 reads 16 + 4 used slots: row 0 (5 tokens) padded by 11, row 1 (2 tokens) by 14; unused slots 0, the fed token 1.
+    expect(mask).toHaveLength(2 * 32);
+    const row = (r: number): number[] => mask.slice(r * 32, (r + 1) * 32);
+    expect(row(0)).toEqual([...new Array<number>(11).fill(0), ...new Array<number>(9).fill(1), ...new Array<number>(11).fill(0), 1]);
+    expect(row(1)).toEqual([...new Array<number>(14).fill(0), ...new Array<number>(6).fill(1), ...new Array<number>(11).fill(0), 1]);
+    // Slots 20..30 of the cache step 5 reads hold zeros (garbage there would reach the output through 0 × NaN).
+    const past = calls[5]!.seen[pastKey]!;
+    const [, heads, slots, dim] = past.shape as number[];
+    for (let h = 0; h < 2 * heads!; h++) {
+      const unused = (past.data as Float32Array).subarray((h * slots! + 20) * dim!, (h + 1) * slots! * dim!);
+      expect(unused.every((x) => x === 0)).toBe(true);
+    }
+    // One strided copy per cache tensor per run, and nothing else leaves the device.
+    expect(simulatedGpu.copies.rects).toBe(STEPS * 2 * lm.layers);
     expect(simulatedGpu.copies.toHost).toBe(PROMPTS.length + STEPS - 1);
     expect(simulatedGpu.live.size).toBe(live);
   } finally {

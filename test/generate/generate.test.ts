@@ -54,6 +54,21 @@ describe.each(['reference', 'onnxruntime'])('on the %s backend', (backend) => {
     expect(result.finishReasons).toEqual(['length', 'length']);
   });
 
+  test('bucketed sizes on the host: the same tokens as the oracle, batched, with the longest generation the program takes', async () => {
+    const generator = createGenerator(programs[backend]!, { sizes: 'bucketed' });
+    expect(generator.sizes).toBe('bucketed');
+    try {
+      expect((await generator.generate(PROMPTS, { maxNewTokens: STEPS })).tokens).toEqual(oracle.map((o) => o.tokens));
+      // 5 + 28 - 1 = 32 positions: no room to pad the prompt or round the cache up at the end.
+      const long = await generator.generate(PROMPTS[0]!, { maxNewTokens: 28 });
+      const exact = await generate(programs[backend]!, PROMPTS[0]!, { maxNewTokens: 28, sizes: 'exact' });
+      expect(long.tokens).toEqual(exact.tokens);
+      expect(long.tokens[0]!.slice(0, STEPS)).toEqual(oracle[0]!.tokens);
+    } finally {
+      await generator.dispose();
+    }
+  });
+
   test('streaming yields one token per prompt per step, in order', async () => {
     const generator = createGenerator(programs[backend]!);
     const steps: GenerateStep[] = [];
@@ -213,6 +228,21 @@ describe('refusals', () => {
     }
   });
 
+  test('bucketed sizes on a model without position_ids: refused (padding would move its positions); exact sizes give the oracle\'s tokens', async () => {
+    const counted = tinyKvLm({ positionIds: false });
+    const program = await compileForGeneration(counted.model, { backend: 'reference', maxBatch: 1, maxLength: 16 });
+    try {
+      expect(() => createGenerator(program, { sizes: 'bucketed' })).toThrow(/^createGenerator\(\): sizes: 'bucketed' needs a model that takes position_ids/);
+      const generator = createGenerator(program);
+      expect(generator.sizes).toBe('exact');
+      const expected = await oracleGreedy(counted, PROMPTS[0]!, 8);
+      expect((await generator.generate(PROMPTS[0]!, { maxNewTokens: 8 })).tokens).toEqual([expected.tokens]);
+      await generator.dispose();
+    } finally {
+      await program.dispose();
+    }
+  });
+
   test('a request the program\'s sizes do not take, or bad prompts and options, before anything runs', async () => {
     const generator = createGenerator(programs.reference!);
     expect(generator.limits).toEqual({ batch: { min: 1, max: 4 }, seq: { min: 1, max: MAX_LENGTH }, past: { min: 0, max: MAX_LENGTH - 1 }, total: { min: 1, max: MAX_LENGTH } });
@@ -230,6 +260,8 @@ describe('refusals', () => {
     expect(() => generator.stream([1], { stopTokenIds: [40] })).toThrow(/^generate\(\) options: stopTokenIds must be a list of token ids/);
     expect(() => generator.stream([1], { maxTokens: 3 } as never)).toThrow('generate() options: unknown option "maxTokens"');
     expect(() => createGenerator(programs.reference!, { cache: 'device' })).toThrow("createGenerator(): cache: 'device' needs a program with a GPU engine; this one runs on the reference backend, on the CPU");
+    expect(() => createGenerator(programs.reference!, { sizes: 'padded' as never })).toThrow("createGenerator(): sizes must be 'auto', 'exact' or 'bucketed', got padded");
+    expect(createGenerator(programs.reference!).sizes).toBe('exact');
     await generator.dispose();
   });
 });

@@ -20,8 +20,8 @@ export async function oracleLogits(lm: TinyKvLm, prompt: readonly number[], forc
     const total = seen + feed.length;
     const ids = Tensor.from('int64', [1, feed.length], feed);
     const mask = Tensor.from('int64', [1, total], new Array<number>(total).fill(1));
-    const positions = Tensor.from('int64', [1, feed.length], feed.map((_, i) => seen + i));
-    const [logits, ...present] = await runOrtModel(lm.model, [ids, mask, positions, ...past]);
+    const positions = lm.positionIds ? [Tensor.from('int64', [1, feed.length], feed.map((_, i) => seen + i))] : [];
+    const [logits, ...present] = await runOrtModel(lm.model, [ids, mask, ...positions, ...past]);
     const values = Array.from(logits!.data as Float32Array);
     out.push(values.slice((feed.length - 1) * lm.vocab, feed.length * lm.vocab));
     past = present;
@@ -44,7 +44,7 @@ export async function oracleGreedy(lm: TinyKvLm, prompt: readonly number[], step
     const [out, ...present] = await runOrtModel(lm.model, [
       Tensor.from('int64', [1, feed.length], feed),
       Tensor.from('int64', [1, total], new Array<number>(total).fill(1)),
-      Tensor.from('int64', [1, feed.length], feed.map((_, i) => seen + i)),
+      ...(lm.positionIds ? [Tensor.from('int64', [1, feed.length], feed.map((_, i) => seen + i))] : []),
       ...past,
     ]);
     const row = Array.from(out!.data as Float32Array).slice((feed.length - 1) * lm.vocab, feed.length * lm.vocab);

@@ -23,9 +23,12 @@ export const simulatedGpu = {
   live: new Set<SimulatedBuffer>(),
   /** An allocation of exactly this many bytes fails (-1: none). */
   failAllocOf: -1,
+  /** New allocations hold 0xff bytes (NaN as floats), as a real device's may hold anything; else zeros. */
+  dirtyAllocs: false,
   /** Device-to-device copies fail. */
   failCopies: false,
-  copies: { toHost: 0, toDevice: 0 },
+  /** Copies each way, and the strided device-to-device copies (gpuCopyRects' rects). */
+  copies: { toHost: 0, toDevice: 0, rects: 0 },
   /**
    * The process's GEMM algorithm choices per device (native/cublaslt's memo: problem → 64 bytes)
    * and its counts; a test's fake GpuPlan.create updates them as the native Prepare would.
@@ -38,7 +41,8 @@ export function resetSimulatedGpu(): void {
   simulatedGpu.cc = { major: 9, minor: 0 };
   simulatedGpu.failAllocOf = -1;
   simulatedGpu.failCopies = false;
-  simulatedGpu.copies = { toHost: 0, toDevice: 0 };
+  simulatedGpu.dirtyAllocs = false;
+  simulatedGpu.copies = { toHost: 0, toDevice: 0, rects: 0 };
   simulatedGpu.tuning = { choices: new Map(), timed: 0, reused: 0, overBudget: 0 };
   simulatedGpu.cublasLtVersion = 130100;
 }
@@ -76,7 +80,7 @@ const binding = {
       byteLength: n,
       device: ordinal,
       disposed: false,
-      data: new Uint8Array(n),
+      data: new Uint8Array(n).fill(simulatedGpu.dirtyAllocs ? 0xff : 0),
       dispose() {
         b.disposed = true;
         simulatedGpu.live.delete(b);
@@ -97,6 +101,14 @@ const binding = {
   gpuCopyDtoD: async (dst: SimulatedBuffer, dAt: number, src: SimulatedBuffer, sAt: number, n: number) => {
     if (simulatedGpu.failCopies) throw new Error('copy failed (simulated)');
     dst.data.set(src.data.subarray(sAt, sAt + n), dAt);
+  },
+  gpuCopyRects: async (fills: Array<[SimulatedBuffer, number, number]>, rects: Array<[SimulatedBuffer, number, number, SimulatedBuffer, number, number, number, number]>) => {
+    if (simulatedGpu.failCopies) throw new Error('copy failed (simulated)');
+    for (const [b, at, n] of fills) b.data.fill(0, at, at + n);
+    for (const [dst, dAt, dPitch, src, sAt, sPitch, width, height] of rects) {
+      simulatedGpu.copies.rects++;
+      for (let row = 0; row < height; row++) dst.data.set(src.data.subarray(sAt + row * sPitch, sAt + row * sPitch + width), dAt + row * dPitch);
+    }
   },
   gpuLoadModule: async (_ordinal: number, image: Uint8Array, kernels: string[]) => ({ kernels, image: new TextDecoder().decode(image), dispose: () => undefined }),
   cublasLtInfo: async () => ({ libraryPath: 'libcublasLt.so.13 (simulated)', version: simulatedGpu.cublasLtVersion }),

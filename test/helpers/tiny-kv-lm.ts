@@ -39,6 +39,8 @@ export interface TinyKvLm {
   heads: number;
   headDim: number;
   vocab: number;
+  /** Whether the model takes `position_ids`. */
+  positionIds: boolean;
 }
 
 const f32 = (x: number): Tensor => Tensor.scalar('float32', x);
@@ -143,7 +145,7 @@ export function tinyKvLm(options: TinyKvLmOptions = {}): TinyKvLm {
     inputs[`past_key_values.${l}.value`] = { dtype: 'float32', dims: ['batch_size', heads, past, headDim] };
   }
   const outputs = ['logits', ...Array.from({ length: layers }, (_, l) => [`present.${l}.key`, `present.${l}.value`]).flat()];
-  return { model: buildSymbolicModel({ inputs, initializers: init, nodes, outputs, opset: 17 }), layers, heads, headDim, vocab };
+  return { model: buildSymbolicModel({ inputs, initializers: init, nodes, outputs, opset: 17 }), layers, heads, headDim, vocab, positionIds };
 }
 
 /** A model that is not a KV-cache LM: `input_ids` → `logits` through the embedding alone. */
