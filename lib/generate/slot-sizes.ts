@@ -17,7 +17,7 @@ import type { GenerationLimits } from './limits';
 
 /** The capacities a cache grows through, and the length a prompt is padded to. */
 export interface SlotSizes {
-  /** Cache slots for `needed` used ones: a power of two, at least {@link MIN_SLOTS}, within the program's limits. */
+  /** Cache slots for `needed` used ones: a power of two, at least 16, within the program's limits. */
   capacity(needed: number): number;
   /** The padded length of a prompt of `length` tokens (the longest of the batch). */
   promptLength(length: number): number;
