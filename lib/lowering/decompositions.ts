@@ -18,6 +18,7 @@ import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import { getOp } from '../ir/ops/registry';
 import { SymMaterializer } from '../ir/sym-values';
 import { formatDim, shapeEquals, symProduct, type Dim } from '../ir/symbolic';
+import { readNumbers } from '../kernels/access';
 
 export class DecompositionContext {
   constructor(
@@ -187,6 +188,29 @@ const fillAsMaskedFill =
   };
 
 const dropoutIdentity: Decomposition = (ctx) => (ctx.arg('train') === true && ctx.arg('p') !== 0 ? null : [ctx.value('input')]);
+
+/** The number a one-element constant holds, or undefined (not a constant, or more elements). */
+function oneElementConstant(v: Arg): number | undefined {
+  if (!(v instanceof Value) || v.producer.kind !== 'constant') return undefined;
+  const t = v.producer.tensor!;
+  return t.size === 1 ? readNumbers(t)[0] : undefined;
+}
+
+/**
+ * PyTorch's `.tensor` overloads of the per-tensor Q/DQ ops take their scale and zero point as
+ * one-element tensors and call the `.default` op with their item()s
+ * (torch/ao/quantization/fx/_decomposed.py): the `.default` op here too where both are
+ * constants (convert_pt2e's static quantization), so the converters' per-tensor path takes it.
+ * Scales computed at run time (dynamic quantization) stay: the interpreter runs them.
+ */
+const perTensorItems =
+  (target: string): Decomposition =>
+  (ctx) => {
+    const scale = oneElementConstant(ctx.arg('scale'));
+    const zeroPoint = oneElementConstant(ctx.arg('zero_point'));
+    if (scale === undefined || zeroPoint === undefined) return null;
+    return [ctx.call(target, { ...ctx.node.args, scale, zero_point: zeroPoint })];
+  };
 
 /**
  * The decomposition table: target → rewrite. Canonical forms: casts are `aten._to_copy.default`
@@ -407,6 +431,9 @@ export const DECOMPOSITIONS: Readonly<Record<string, Decomposition>> = {
       ]),
     ),
   ),
+
+  'quantized_decomposed.quantize_per_tensor.tensor': perTensorItems('quantized_decomposed.quantize_per_tensor.default'),
+  'quantized_decomposed.dequantize_per_tensor.tensor': perTensorItems('quantized_decomposed.dequantize_per_tensor.default'),
 
   // narrow(dim, start, length) = slice(dim, start, start + length).
   'aten.narrow.default': (ctx) => {

@@ -97,10 +97,10 @@ const SCALAR_TYPES: Record<number, [string, DType | null]> = {
   12: ['BOOL', 'bool'],
   13: ['BFLOAT16', 'bfloat16'],
   28: ['UINT16', 'uint16'],
-  29: ['FLOAT8E4M3FN', null],
-  30: ['FLOAT8E5M2', null],
-  31: ['FLOAT8E4M3FNUZ', null],
-  32: ['FLOAT8E5M2FNUZ', null],
+  29: ['FLOAT8E4M3FN', 'float8e4m3fn'],
+  30: ['FLOAT8E5M2', 'float8e5m2'],
+  31: ['FLOAT8E4M3FNUZ', 'float8e4m3fnuz'],
+  32: ['FLOAT8E5M2FNUZ', 'float8e5m2fnuz'],
 };
 
 /** The IR dtype of a ScalarType code; unknown or unsupported codes are E_UNSUPPORTED_OP naming `what`. */

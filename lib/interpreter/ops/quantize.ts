@@ -36,11 +36,20 @@ const bounds = (a: Readonly<Record<string, RuntimeArg>>): readonly [number, numb
 
 // clamp(round(input * (1.0 / scale)) + zero_point): the Python-float 1 / scale is rounded to
 // float32 where it multiplies the float32 input.
-defineImpl('quantized_decomposed.quantize_per_tensor.default', (a) => {
+function quantizePerTensor(a: Readonly<Record<string, RuntimeArg>>): Tensor[] {
   const x = a.input as Tensor;
   const inv = [Math.fround(1 / (a.scale as number))];
   return [torchQuantize(x, inv, [a.zero_point as number], () => 0, bounds(a), a.dtype as DType, 'float32')];
+}
+defineImpl('quantized_decomposed.quantize_per_tensor.default', quantizePerTensor);
+
+/** A `.tensor` overload's arguments with the scale and zero point as the numbers they hold (PyTorch's item()). */
+const withItems = (a: Readonly<Record<string, RuntimeArg>>): Readonly<Record<string, RuntimeArg>> => ({
+  ...a,
+  scale: readNumbers(a.scale as Tensor)[0]!,
+  zero_point: readNumbers(a.zero_point as Tensor)[0]!,
 });
+defineImpl('quantized_decomposed.quantize_per_tensor.tensor', (a) => quantizePerTensor(withItems(a)));
 
 // clamp(round(input * (1.0 / scales)) + zero_points) along axis: 1 / scales is a tensor of the
 // scales' type, and the product is computed in the type float32 and that type promote to.
@@ -54,7 +63,7 @@ defineImpl('quantized_decomposed.quantize_per_channel.default', (a) => {
 });
 
 // (input.to(out_dtype) - zero_point) * scale, each step in out_dtype's opmath, rounded to out_dtype.
-defineImpl('quantized_decomposed.dequantize_per_tensor.default', (a) => {
+function dequantizePerTensor(a: Readonly<Record<string, RuntimeArg>>): Tensor[] {
   const q = a.input as Tensor;
   const out = ((a.out_dtype as DType | null) ?? 'float32') as RoundingDType;
   const m = opmath(out);
@@ -64,7 +73,9 @@ defineImpl('quantized_decomposed.dequantize_per_tensor.default', (a) => {
     return roundTo(out, roundTo(m, d * scale));
   });
   return [fromNumbers(out, q.shape, values)];
-});
+}
+defineImpl('quantized_decomposed.dequantize_per_tensor.default', dequantizePerTensor);
+defineImpl('quantized_decomposed.dequantize_per_tensor.tensor', (a) => dequantizePerTensor(withItems(a)));
 
 // (input - zero_points) * scales along axis: the difference is exact (an integer tensor), the
 // product is rounded to the scales' type, then cast to out_dtype.

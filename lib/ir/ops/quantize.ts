@@ -142,6 +142,37 @@ defineOp(
   },
 );
 
+/** A `.tensor` overload's scale and zero point: one-element tensors (PyTorch asserts numel() == 1 and takes item()). */
+function checkScalarTensors(ctx: InferContext): void {
+  const scale = ctx.tensor('scale');
+  const zp = ctx.tensor('zero_point');
+  if (!TORCH_FLOATS.has(scale.dtype)) ctx.fail(`scale must be a float tensor, got ${scale.dtype}`);
+  if (!isInteger(zp.dtype)) ctx.fail(`zero_point must be an integer tensor, got ${zp.dtype}`);
+  for (const [name, t] of [['scale', scale], ['zero_point', zp]] as const) {
+    if (!t.shape.every((d) => d === 1)) ctx.fail(`${name} ${formatShape(t.shape)} must hold one element`);
+  }
+}
+
+defineOp(
+  'quantized_decomposed.quantize_per_tensor.tensor(Tensor input, Tensor scale, Tensor zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor',
+  (ctx) => {
+    const x = torchFloatInput(ctx);
+    checkScalarTensors(ctx);
+    return [tensorType(torchQuantType(ctx), x.shape)];
+  },
+);
+
+defineOp(
+  'quantized_decomposed.dequantize_per_tensor.tensor(Tensor input, Tensor scale, Tensor zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor',
+  (ctx) => {
+    const x = ctx.tensor('input');
+    const dtype = torchQuantType(ctx);
+    if (x.dtype !== dtype) ctx.fail(`input must have dtype ${dtype}, got ${x.dtype}`);
+    checkScalarTensors(ctx);
+    return [tensorType(torchOutDType(ctx), x.shape)];
+  },
+);
+
 defineOp(
   'quantized_decomposed.quantize_per_channel.default(Tensor input, Tensor scales, Tensor zero_points, int axis, int quant_min, int quant_max, ScalarType dtype) -> Tensor',
   (ctx) => {

@@ -25,6 +25,8 @@ const CHAR = 2;
 const LONG = 5;
 const HALF = 6;
 const FLOAT = 7;
+const DOUBLE = 8;
+const FLOAT8E4M3FN = 29;
 
 const T = (name: string): J => ({ as_tensor: { name } });
 const I = (v: number): J => ({ as_int: v });
@@ -215,6 +217,67 @@ describe('quantized_decomposed ops in a .pt2', () => {
     } finally {
       await program.dispose();
     }
+  });
+
+  test('the .tensor overloads (scale and zero point as one-element tensors): constants become the per-tensor layers; run-time ones run in a fallback segment, with PyTorch\'s values either way', async () => {
+    const q = [-128, 127];
+    const nodes = (scale: string, zp: string): J[] => [
+      node('xq', 'quantized_decomposed.quantize_per_tensor.tensor', [['input', T('x')], ['scale', T(scale)], ['zero_point', T(zp)], ['quant_min', I(q[0]!)], ['quant_max', I(q[1]!)], ['dtype', D(CHAR)]]),
+      node('xd', 'quantized_decomposed.dequantize_per_tensor.tensor', [['input', T('xq')], ['scale', T(scale)], ['zero_point', T(zp)], ['quant_min', I(q[0]!)], ['quant_max', I(q[1]!)], ['dtype', D(CHAR)]]),
+    ];
+    const values = { xq: meta(CHAR, [2, 4]), xd: meta(FLOAT, [2, 4]) };
+    // x as in the linear program: quantized with scale 0.5 and zero point 3, then dequantized.
+    const XD = XQ.map((v) => (v - 3) * 0.5);
+    const constants = archive(
+      [['x', meta(FLOAT, [2, 4])]],
+      [
+        ['c_qs', { fqn: 'qs', dtype: DOUBLE, shape: [], bytes: bytesOf(new Float64Array([0.5])) }],
+        ['c_qz', { fqn: 'qz', dtype: LONG, shape: [], bytes: bytesOf(new BigInt64Array([3n])) }],
+      ],
+      nodes('c_qs', 'c_qz'),
+      ['xq', 'xd'],
+      values,
+    );
+    const [xq, xd] = interpret(loadPt2(constants), [X]);
+    expectTensor(xq!, 'int8', [2, 4], XQ);
+    expectTensor(xd!, 'float32', [2, 4], XD);
+    const kinds = convertWhole(loadPt2(constants)).layers.map((l) => l.params.kind);
+    expect(kinds.filter((k) => k === 'quantize' || k === 'dequantize')).toEqual(['quantize', 'dequantize']);
+    const fed = archive([['x', meta(FLOAT, [2, 4])], ['s', meta(DOUBLE, [1])], ['z', meta(LONG, [1])]], [], nodes('s', 'z'), ['xq', 'xd'], values);
+    const inputs = [X, Tensor.from('float64', [1], [0.5]), Tensor.from('int64', [1], [3])];
+    for (const [file, feeds] of [
+      [constants, [X]],
+      [fed, inputs],
+    ] as const) {
+      const program = await compile(file, { backend: 'reference', minBlockSize: 1 });
+      try {
+        const [cq, cd] = await program.run([...feeds]);
+        expectTensor(cq!, 'int8', [2, 4], XQ);
+        expectTensor(cd!, 'float32', [2, 4], XD);
+        const fallback = program.report.ops.filter((o) => !o.converted).map((o) => o.target);
+        expect(fallback).toEqual(file === constants ? [] : ['quantized_decomposed.quantize_per_tensor.tensor', 'quantized_decomposed.dequantize_per_tensor.tensor']);
+      } finally {
+        await program.dispose();
+      }
+    }
+    const twoScales = thrownError(() => loadPt2(archive([['x', meta(FLOAT, [2, 4])], ['s', meta(DOUBLE, [2])], ['z', meta(LONG, [1])]], [], nodes('s', 'z').slice(0, 1), ['xq'], { xq: values.xq })));
+    expect(twoScales.message).toMatch(/node "xq".*scale \[2\] must hold one element/);
+  });
+
+  test('float8 tensors (ScalarType FLOAT8E4M3FN): a float8 weight dequantized per tensor', () => {
+    // e4m3fn bytes 0x38 = 1, 0xC0 = -2, 0x44 = 3, 0x00 = 0; (q − 0) · 0.25.
+    const program = archive(
+      [['x', meta(FLOAT, [4])]],
+      [['c_w', { fqn: 'w', dtype: FLOAT8E4M3FN, shape: [4], bytes: new Uint8Array([0x38, 0xc0, 0x44, 0x00]) }]],
+      [
+        node('wd', 'quantized_decomposed.dequantize_per_tensor.default', [['input', T('c_w')], ['scale', F(0.25)], ['zero_point', I(0)], ['quant_min', I(-448)], ['quant_max', I(448)], ['dtype', D(FLOAT8E4M3FN)]]),
+        node('y', 'aten.mul.Tensor', [['self', T('x')], ['other', T('wd')]]),
+      ],
+      ['y'],
+      { wd: meta(FLOAT, [4]), y: meta(FLOAT, [4]) },
+    );
+    const [y] = interpret(loadPt2(program), [Tensor.from('float32', [4], [1, 1, 2, 5])]);
+    expectTensor(y!, 'float32', [4], [0.25, -0.5, 1.5, 0]);
   });
 
   test('a dtype PyTorch does not quantize to, and a range beyond the dtype, are typed errors naming the node', () => {
