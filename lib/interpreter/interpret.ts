@@ -84,6 +84,10 @@ export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Rec
       if (error instanceof ResourceLimitError) {
         throw new ResourceLimitError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { ...error.details, node: node.name, op: node.target } });
       }
+      // An op that cannot run in this form (found only at run time: a node imported then) stays E_UNSUPPORTED_OP.
+      if (error instanceof UnsupportedOpError) {
+        throw new UnsupportedOpError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { ...error.details, node: node.name, op: node.target } });
+      }
       if (error instanceof TensorRTNodeError) {
         throw new BadModelError(`${describeNode(node)}: ${error.message}`, { cause: error, details: { node: node.name, op: node.target } });
       }

@@ -20,6 +20,9 @@ import { dtypeInfo, type DType } from '../ir/dtype';
 import type { Graph, Node } from '../ir/graph';
 import { deserializeGraphFromBuffer } from '../ir/serialize';
 import { interpret } from '../interpreter';
+// Fallback segments may hold ONNX nodes imported at run time (trt.deferred_node): loading the
+// ONNX importer registers their runner, also in a worker thread that loads only this module.
+import '../frontends/onnx';
 import { bindShapes } from '../interpreter/bind-inputs';
 import { Tensor } from '../ir/tensor';
 import { fromCarrier, toCarrier } from './complex-io';

@@ -16,7 +16,7 @@ import { Tensor } from '../../lib/ir/tensor';
 import { resetSimulatedGpu, simulatedGpu } from '../helpers/simulated-gpu';
 
 jest.mock('../../lib/gpu/binding', () => require('../helpers/simulated-gpu').bindingModule);
-const copies = (): { toHost: number; toDevice: number } => simulatedGpu.copies;
+const copies = (): { toHost: number; toDevice: number; rects: number } => simulatedGpu.copies;
 
 /** A stand-in device engine that records what it was fed and returns the carrier's sum per row as a host tensor. */
 function recordingEngine(): { engine: Engine; fed: RunValue[] } {
@@ -67,7 +67,7 @@ test('a complex64 DeviceTensor reaches the engine as a float32 [..., 2] view of 
     expect([view.dtype, view.shape]).toEqual(['float32', [2, 3, 2]]);
     expect(view.buffer).toBe(f.buffer);
     // The engine's own read-back is the only device→host copy; nothing went up again.
-    expect(copies()).toEqual({ toHost: 1, toDevice: 0 });
+    expect(copies()).toEqual({ toHost: 1, toDevice: 0, rects: 0 });
     expect(y!.toArray()).toEqual([1 - 1 + 2 + 0.5 + 3 + 0, -4 + 2 + 5 + 1 + 6 - 2]);
     expect(f.disposed).toBe(false);
     expect(executor.lastCrossings).toEqual({ hostToDevice: 0, deviceToHost: 0, deviceToDevice: 0 });

@@ -204,6 +204,15 @@ export class OnnxContext {
     throw new UnsupportedOpError(`${this.where}: ${reason}`, { details: { node: this.node.name, op: this.node.opType, opset: this.opset } });
   }
 
+  /**
+   * E_UNSUPPORTED_OP naming the node, marked as a mapper that needs an input known at import
+   * which the model computes at run time: the importer then imports the node at run time
+   * instead where it can (./deferred.ts).
+   */
+  needsKnown(reason: string): never {
+    throw new UnsupportedOpError(`${this.where}: ${reason}`, { details: { node: this.node.name, op: this.node.opType, opset: this.opset, needsKnownInput: true } });
+  }
+
   /** E_BAD_MODEL naming the node. */
   bad(reason: string): never {
     throw new BadModelError(`${this.where}: ${reason}`, { details: { node: this.node.name, op: this.node.opType } });
@@ -275,14 +284,14 @@ export class OnnxContext {
   /** Input `i` as static integers; unsupported when it is computed at run time. */
   staticInts(i: number, what: string): number[] {
     const k = this.known(i);
-    if (k === null || !k.dims.every(isStatic)) this.unsupported(`${what} (input ${i}) must be a constant`);
+    if (k === null || !k.dims.every(isStatic)) this.needsKnown(`${what} (input ${i}) must be a constant`);
     return k.dims as number[];
   }
 
   /** Input `i` as dims (ints or SymInt values) for ops like view/expand; unsupported when data-dependent. */
   dimArgs(i: number, what: string): Array<number | Value> {
     const k = this.known(i);
-    if (k === null) this.unsupported(`${what} (input ${i}) depends on tensor data, not only on shapes; it cannot be compiled`);
+    if (k === null) this.needsKnown(`${what} (input ${i}) depends on tensor data, not only on shapes; it cannot be compiled`);
     return k.dims.map((d) => this.resolver.sym.arg(d));
   }
 

@@ -13,6 +13,7 @@ import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, symbolsOf, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
 import { decodeAttribute, KNOWN_LIMIT, OnnxContext, shapeOfKnown, type AttrValue, type Known, type OnnxNodeView, type OnnxResult, type ValueResolver } from './context';
+import { deferNode, needsKnownInput } from './deferred';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
 import { onnxFolder, onnxMapper } from './registry';
@@ -378,6 +379,14 @@ class Importer implements ValueResolver {
           mapper === undefined ? ctx.unsupported(`${view.opType} is only supported on shape values known at import time`) : mapper(ctx);
       }
     } catch (error) {
+      // An input the mapper needs known that the model computes: import the node at run time.
+      const deferred = needsKnownInput(error)
+        ? deferNode(new OnnxContext(this.graph, view, opset, this), node, modelOpset, (name) => this.materialize(this.lookup(name), name))
+        : null;
+      if (deferred !== null) {
+        this.define(view, deferred, ctx);
+        return;
+      }
       // A symbolic size over the limits is only known to be this node's fault here.
       if (error instanceof TensorRTNodeError && !(error instanceof SymbolicLimitError)) throw error;
       throw new BadModelError(`${ctx.where}: ${(error as Error).message}`, { cause: error, details: { node: view.name, op: view.opType } });
@@ -393,9 +402,14 @@ class Importer implements ValueResolver {
     if (ignored.length > 0) {
       ctx.unsupported(`attribute${ignored.length > 1 ? 's' : ''} ${ignored.map((a) => `"${a}"`).join(', ')} of ${view.opType} (opset ${opset}) ${ignored.length > 1 ? 'are' : 'is'} not supported: importing the node without ${ignored.length > 1 ? 'them' : 'it'} would change what it computes`);
     }
+    this.define(view, results!, ctx);
+  }
+
+  /** Binds the node's output names to `results`. */
+  private define(view: OnnxNodeView, results: readonly OnnxResult[], ctx: OnnxContext): void {
     view.outputs.forEach((name, i) => {
       if (name === '') return; // an output the model does not use
-      const r = results![i];
+      const r = results[i];
       if (r === undefined) ctx.unsupported(`output ${i} ("${name}") is not produced by this importer`);
       // ONNX graphs are single-assignment: a second definition would silently replace the first.
       if (this.values.has(name)) ctx.bad(`output ${i} ("${name}") is already defined by an earlier node, input or initializer`);

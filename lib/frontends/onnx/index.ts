@@ -11,9 +11,15 @@ import '../../ir/ops';
 import { verifyGraph } from '../../ir/verify';
 import { foldConstants } from '../../lowering/constant-folding';
 import { readRegularFile } from '../regular-file';
+import { registerDeferredRunner } from '../../interpreter/ops/deferred';
+import { runDeferred } from './deferred';
 import { importModel } from './import';
 import './ops';
 import { decodeModel } from './proto';
+
+// The interpreter runs the ONNX nodes imported at run time (./deferred.ts) through the importer
+// and the op mappers loaded here.
+registerDeferredRunner('onnx', (node, opset, inputs) => runDeferred(importModel, node, opset, inputs));
 
 export { MAX_OPSET, MIN_OPSET } from './import';
 export { mappedOnnxOps } from './registry';

@@ -12,3 +12,4 @@ import './numeric';
 import './sequence-state';
 import './data-dependent';
 import './quantize';
+import './deferred';

@@ -9,6 +9,7 @@
  * count) are symbols named after the subgraph (`InferContext.runtimeSymbol`), range [0, ∞),
  * which no input binds: the interpreter checks such dims only where it can evaluate them.
  */
+import { UnsupportedOpError } from '../../errors';
 import { dimEquals, symbolsOf, type Dim } from '../symbolic';
 import { tensorType, Value, type Graph, type TensorType, type ValueType } from '../graph';
 import type { InferContext } from './infer-context';
@@ -74,7 +75,11 @@ defineOp('trt.if(Tensor cond, Tensor[] then_inputs, Tensor[] else_inputs) -> Ten
     const u = b[i]!;
     if (t.dtype !== u.dtype) ctx.fail(`output ${i} is ${t.dtype} in then_branch, ${u.dtype} in else_branch`);
     // Branches of different ranks cannot be one typed value; ONNX allows it, this IR refuses it.
-    if (t.shape.length !== u.shape.length) ctx.fail(`output ${i} has rank ${t.shape.length} in then_branch, ${u.shape.length} in else_branch`);
+    if (t.shape.length !== u.shape.length) {
+      throw new UnsupportedOpError(`${ctx.where} (${ctx.target}): output ${i} has rank ${t.shape.length} in then_branch, ${u.shape.length} in else_branch; ONNX allows it, and this IR types every value with one rank`, {
+        details: { op: ctx.target },
+      });
+    }
     return tensorType(
       t.dtype,
       t.shape.map((d, k) => (dimEquals(d, u.shape[k]!) ? outerDim(ctx, d, `${then.name}_o${i}_${k}`) : ctx.runtimeSymbol(`${then.name}_o${i}_${k}`))),

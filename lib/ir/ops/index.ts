@@ -11,6 +11,7 @@ import './numeric';
 import './sequence-state';
 import './data-dependent';
 import './quantize';
+import './deferred';
 
 export { defineOp, getOp, opNames } from './registry';
 export type { InferFn, OpDefinition } from './registry';

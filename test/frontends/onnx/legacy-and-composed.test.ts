@@ -161,13 +161,17 @@ describe('ops composed of IR ops match onnxruntime', () => {
 });
 
 describe('loadOnnx constantInputs', () => {
-  // Reshape's shape given as a graph input: refused unless fixed at import.
+  // Reshape's shape given as a graph input: imported at run time unless fixed at import.
   const data = f32([2, 6]);
   const shape = i64([3, -1]);
   const spec: OrtOpSpec = { opType: 'Reshape', inputs: [data, shape] };
 
-  it('is needed when a shape is a graph input', () => {
-    expect(() => loadOnnx(buildSingleOpModel(spec))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP' }));
+  it('without it, a shape that is a graph input is imported at run time: sizes known only then, the same values', async () => {
+    const graph = loadOnnx(buildSingleOpModel(spec));
+    expect(graph.nodes.filter((n) => n.kind === 'call').map((n) => n.target)).toEqual(['trt.deferred_node']);
+    expect(graph.outputs[0]!.tensorType.shape.every((d) => typeof d !== 'number')).toBe(true);
+    const [expected] = await runOrtOp(spec);
+    expectClose(interpret(graph, [data, shape])[0]!, expected!);
   });
 
   it('fixes the named input: the graph no longer takes it and matches onnxruntime', async () => {

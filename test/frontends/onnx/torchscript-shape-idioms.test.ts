@@ -301,11 +301,16 @@ describe('comparisons of shape values fold when the symbols decide them', () => 
     }
   });
 
-  test('Equal(b, 1) is only known at run time: the Expand is refused naming the node, as before', () => {
+  test('Equal(b, 1) is only known at run time: the Expand is imported at run time (trt.deferred_node), with onnxruntime\'s values', async () => {
     const m = model([constantNode('one', i64Scalar(1)), { op: 'Equal', inputs: ['b', 'one'], outputs: ['cond'] }]);
-    expect(() => loadOnnx(m)).toThrow(
-      expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('ONNX node "expand" (Expand): shape (input 1) depends on tensor data') }),
-    );
+    const graph = loadOnnx(m);
+    expect(graph.nodes.filter((n) => n.target === 'trt.deferred_node').map((n) => n.name)).toEqual(['expand']);
+    for (const x of sizes) {
+      const [expected] = await runOrtModel(m, [x]);
+      const [actual] = interpret(graph, [x]);
+      expect(actual!.shape).toEqual(expected!.shape);
+      expectClose(actual!, expected!, FP32, `at [${x.shape.join(', ')}]`);
+    }
   });
 });
 

@@ -64,7 +64,7 @@ defineOnnxOp('Unique', (ctx) => {
 function scalarInput(ctx: OnnxContext, i: number, what: string, fallback: number): number {
   if (!ctx.hasInput(i)) return fallback;
   const t = ctx.constant(i);
-  if (t === null) return ctx.unsupported(`${what} (input ${i}) must be a constant`);
+  if (t === null) return ctx.needsKnown(`${what} (input ${i}) must be a constant`);
   if (t.size !== 1) ctx.bad(`${what} (input ${i}) must hold one value, got ${t.size}`);
   return Number(t.toArray()[0]);
 }

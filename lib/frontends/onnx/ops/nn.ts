@@ -783,10 +783,10 @@ defineOnnxOp('Resize', (ctx) => {
   if (axes.some((a) => a < 0 || a >= rank) || new Set(axes).size !== axes.length) ctx.bad(`axes [${ctx.attrInts('axes').join(', ')}] are invalid for rank ${rank}`);
 
   const scalesT = ctx.hasInput(2) ? ctx.constant(2) : null;
-  if (ctx.hasInput(2) && scalesT === null) ctx.unsupported('scales (input 2) must be a constant');
+  if (ctx.hasInput(2) && scalesT === null) ctx.needsKnown('scales (input 2) must be a constant');
   const hasScales = scalesT !== null && scalesT.size > 0;
   const sizesK = ctx.hasInput(3) ? ctx.known(3) : null;
-  if (ctx.hasInput(3) && sizesK === null) ctx.unsupported('sizes (input 3) depends on tensor data, not only on shapes; it cannot be compiled');
+  if (ctx.hasInput(3) && sizesK === null) ctx.needsKnown('sizes (input 3) depends on tensor data, not only on shapes; it cannot be compiled');
   const hasSizes = sizesK !== null && sizesK.dims.length > 0;
   if (hasScales === hasSizes) ctx.bad('exactly one of scales and sizes must be given');
 
@@ -896,7 +896,7 @@ function resizeRoi(ctx: OnnxContext, rank: number, axes: readonly number[]): num
 defineOnnxOp('TopK', (ctx: OnnxContext) => {
   const x = ctx.input(0);
   const k = ctx.known(1);
-  if (k === null) ctx.unsupported('K (input 1) depends on tensor data, not only on shapes; it cannot be compiled');
+  if (k === null) ctx.needsKnown('K (input 1) depends on tensor data, not only on shapes; it cannot be compiled');
   if (k.dims.length !== 1) ctx.bad(`K must hold a single value, got ${k.dims.length}`);
   const node = ctx.call('aten.topk.default', {
     self: x,

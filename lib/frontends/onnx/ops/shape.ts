@@ -34,7 +34,7 @@ function knownDims(ctx: OnnxContext, i: number, what: string): readonly Dim[] {
 /** knownDims() for slice bounds, which may be ±INT64_MAX ("to the end"): clamped, never sizes. */
 function knownBounds(ctx: OnnxContext, i: number, what: string): readonly Dim[] {
   const k = ctx.known(i);
-  if (k === null) return ctx.unsupported(`${what} (input ${i}) depends on tensor data, not only on shapes; it cannot be compiled`);
+  if (k === null) return ctx.needsKnown(`${what} (input ${i}) depends on tensor data, not only on shapes; it cannot be compiled`);
   return k.dims;
 }
 
@@ -56,7 +56,7 @@ function scalarInput(ctx: OnnxContext, i: number, what: string): Dim {
     return exactDims(ctx, k.dims, i, what)[0]!;
   }
   const c = ctx.constant(i);
-  if (c === null) return ctx.unsupported(`${what} (input ${i}) depends on tensor data; it must be a constant`);
+  if (c === null) return ctx.needsKnown(`${what} (input ${i}) depends on tensor data; it must be a constant`);
   if (c.size !== 1) ctx.bad(`${what} (input ${i}) must hold one value, got shape [${c.shape.join(', ')}]`);
   return c.toArray()[0]!;
 }
@@ -344,7 +344,7 @@ defineOnnxOp('Pad', (ctx) => {
     let value = 0;
     if (ctx.hasInput(2)) {
       const c = ctx.constant(2);
-      if (c === null) return ctx.unsupported('constant_value (input 2) must be a constant');
+      if (c === null) return ctx.needsKnown('constant_value (input 2) must be a constant');
       if (c.size !== 1) ctx.bad(`constant_value must be a scalar, got shape [${c.shape.join(', ')}]`);
       value = c.toArray()[0]!;
     }

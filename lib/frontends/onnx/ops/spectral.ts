@@ -108,7 +108,7 @@ defineOnnxOp('MelWeightMatrix', (ctx) => {
   const names = ['num_mel_bins', 'dft_length', 'sample_rate', 'lower_edge_hertz', 'upper_edge_hertz'];
   const values = names.map((name, i) => {
     const t = ctx.constant(i);
-    if (t === null) return ctx.unsupported(`${name} (input ${i}) must be a constant`);
+    if (t === null) return ctx.needsKnown(`${name} (input ${i}) must be a constant`);
     if (t.size !== 1) ctx.bad(`${name} (input ${i}) must be a scalar, got ${t.size} elements`);
     return Number(t.toArray()[0]);
   });
