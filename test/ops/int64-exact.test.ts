@@ -284,8 +284,8 @@ const NOT_INT64: Readonly<Record<string, string>> = {
   'trt.quantize_linear': 'floating-point input; quantized outputs of at most 32 bits (ONNX QuantizeLinear)',
   'trt.dequantize_linear': 'quantized input of at most 32 bits (ONNX DequantizeLinear takes no int64)',
   ...Object.fromEntries(
-    ['quantize_per_tensor', 'quantize_per_channel', 'dequantize_per_tensor', 'dequantize_per_channel'].map((op) => [
-      `quantized_decomposed.${op}.default`,
+    ['quantize_per_tensor.default', 'quantize_per_tensor.tensor', 'quantize_per_channel.default', 'dequantize_per_tensor.default', 'dequantize_per_tensor.tensor', 'dequantize_per_channel.default'].map((op) => [
+      `quantized_decomposed.${op}`,
       'PyTorch quantization of float tensors to 8/16/32-bit integers and back: no int64',
     ]),
   ),
@@ -297,6 +297,7 @@ const NOT_INT64: Readonly<Record<string, string>> = {
   ),
   'aten.masked_select.default': 'a data-dependent output size; its elements are copied by the kernel of aten.index.Tensor, covered here',
   ...Object.fromEntries(['trt.if', 'trt.loop', 'trt.scan'].map((op) => [op, "control flow: runs its subgraphs' ops, each covered here"])),
+  'trt.deferred_node': "a frontend's node imported at run time: runs the op the node maps to, covered here",
   'aten.view_as_complex.default': 'complex',
   'aten.view_as_real.default': 'complex',
   'aten.polar.default': 'complex',
