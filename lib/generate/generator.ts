@@ -224,7 +224,7 @@ export class Generator {
     const mask: number[] = [];
     for (let r = 0; r < batch; r++) {
       for (let j = 0; j < total; j++) {
-        // The position slot j holds: the used slots, unused ones (none), then the tokens fed.
+        // The position slot j holds: itself for a used slot, none (-1) for an unused one, then the tokens fed.
         const at = j < past ? j : j < slots ? -1 : past + j - slots;
         mask.push(at < pads[r]! ? 0 : 1);
       }
@@ -244,9 +244,9 @@ export class Generator {
   }
 
   /**
-   * Runs the program on `feeds` (`seq` tokens) and the cache; the presents become the cache, and the logits
-   * of each row's last position come back on the host. An abort rejects at once; the run's
-   * outputs are then freed when it ends.
+   * Runs the program on `feeds` (`seq` tokens) and the cache; the presents become the cache,
+   * and the logits of each row's last position come back on the host. An abort rejects at
+   * once; the run's outputs are then freed when it ends.
    */
   private async runStep(cache: KvCache, feeds: Record<string, CacheValue>, seq: number, signal: AbortSignal): Promise<LastLogits> {
     const inputs = { ...feeds, ...cache.inputs() };

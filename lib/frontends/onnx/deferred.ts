@@ -41,6 +41,12 @@ const dtypeOf = (ctx: OnnxContext, i: number): DType => ctx.inputType(i).dtype;
 /** The dtype of the output_datatype attribute (float32 by default). */
 const outputDataType = (ctx: OnnxContext): DType => dtypeFromOnnx(ctx.attrInt('output_datatype', 1), `${ctx.where}: attribute output_datatype`);
 
+/** The dtype of a nonzero output_dtype attribute (Q/DQ from opset 21), else null. */
+function outputDType(ctx: OnnxContext): DType | null {
+  const code = ctx.has('output_dtype') ? ctx.attrInt('output_dtype') : 0;
+  return code === 0 ? null : dtypeFromOnnx(code, `${ctx.where}: attribute output_dtype`);
+}
+
 /** The first input's dtype and rank, sizes from the run (Slice, Pad, Resize, Tile...). */
 const sameRank: OutputRule = (ctx) => [{ dtype: dtypeOf(ctx, 0), rank: rankOf(ctx, 0) }];
 /** The first input's dtype and shape (CumSum's axis, Trilu's k change no size). */
@@ -122,6 +128,12 @@ const RULES: Readonly<Record<string, OutputRule>> = {
   // [selected, 3]: batch, class, box.
   NonMaxSuppression: () => [{ dtype: 'int64', rank: 2 }],
   MelWeightMatrix: (ctx) => [{ dtype: outputDataType(ctx), rank: 2 }],
+  // The scales' values set the arithmetic, not the sizes: the data's shape; the type of the
+  // zero point (float8/float4 ones must be 0, which only the values can show).
+  QuantizeLinear: (ctx) => [{ dtype: outputDType(ctx) ?? (ctx.hasInput(2) ? dtypeOf(ctx, 2) : 'uint8'), keep: 0 }],
+  DequantizeLinear: (ctx) => [{ dtype: outputDType(ctx) ?? dtypeOf(ctx, 1), keep: 0 }],
+  // Matrix product broadcasting: the larger rank; the type of y's zero point.
+  QLinearMatMul: (ctx) => [{ dtype: dtypeOf(ctx, 7), rank: Math.max(rankOf(ctx, 0), rankOf(ctx, 3)) }],
   HannWindow: (ctx) => [{ dtype: outputDataType(ctx), rank: 1 }],
   HammingWindow: (ctx) => [{ dtype: outputDataType(ctx), rank: 1 }],
   BlackmanWindow: (ctx) => [{ dtype: outputDataType(ctx), rank: 1 }],

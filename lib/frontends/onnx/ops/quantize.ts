@@ -63,7 +63,7 @@ function saturate(ctx: OnnxContext, x: Value, zp: Value | null, dtype: DType): V
 function checkFloatZeroPoint(ctx: OnnxContext, i: number): void {
   if (!ctx.hasInput(i)) return;
   const c = ctx.constant(i);
-  if (c === null) ctx.unsupported(`a ${ctx.inputType(i).dtype} zero point (input ${i}) must be a constant, known to be 0`);
+  if (c === null) ctx.needsKnown(`a ${ctx.inputType(i).dtype} zero point (input ${i}) must be a constant, known to be 0`);
   if (c.toArray().some((v) => v !== 0)) ctx.bad(`a ${c.dtype} zero point (input ${i}) must be 0`);
 }
 
@@ -250,7 +250,8 @@ defineOnnxOp('QLinearMatMul', (ctx) => {
   const a = ctx.input(0);
   const b = ctx.input(3);
   const scales = [1, 4, 6].map((i) => ctx.constant(i));
-  if (scales.some((s) => s === null || s.size !== 1)) ctx.unsupported('a_scale, b_scale and y_scale must be per-tensor constants');
+  if (scales.some((s) => s !== null && s.size !== 1)) ctx.unsupported('a_scale, b_scale and y_scale must be per-tensor (one value each)');
+  if (scales.some((s) => s === null)) ctx.needsKnown('a_scale, b_scale and y_scale must be per-tensor constants');
   const [as, bs, ys] = scales.map((s) => s!.toArray()[0]!);
   // As ONNX's reference: a_scale * b_scale / y_scale in the scales' precision, applied in float64.
   const dtype = scales[0]!.dtype;
