@@ -11,14 +11,15 @@
  */
 import { onnx } from 'onnx-proto';
 
-import { BadInputError, BadModelError, UnsupportedOpError } from '../../errors';
+import { BadInputError, BadModelError, ResourceLimitError, UnsupportedOpError } from '../../errors';
 import { call } from '../../ir/builder';
-import type { DType } from '../../ir/dtype';
+import { dtypeInfo, type DType } from '../../ir/dtype';
 import type { Graph, Value } from '../../ir/graph';
 import { DEFERRED_NODE } from '../../ir/ops/deferred';
 import { isStatic } from '../../ir/symbolic';
 import type { Tensor } from '../../ir/tensor';
 import { interpret } from '../../interpreter';
+import type { ControlFlowLimits } from '../../interpreter/registry';
 import type { OnnxContext } from './context';
 import { dtypeFromOnnx, ONNX_DTYPES } from './tensor-proto';
 
@@ -189,7 +190,7 @@ export type ModelImporter = (model: onnx.ModelProto, options: { source: string; 
  * (`constantInputs`), so the node's mapper sees them as the constants it needs. import.ts
  * registers it as the interpreter's runner of ONNX's deferred nodes.
  */
-export function runDeferred(importModel: ModelImporter, encoded: string, opset: number, inputs: ReadonlyArray<Tensor | null>): Tensor[] {
+export function runDeferred(importModel: ModelImporter, encoded: string, opset: number, inputs: ReadonlyArray<Tensor | null>, limits: ControlFlowLimits): Tensor[] {
   const node = onnx.NodeProto.decode(Buffer.from(encoded, 'base64'));
   const name = (i: number): string => `input_${i}`;
   const constants: Record<string, Tensor> = {};
@@ -219,5 +220,18 @@ export function runDeferred(importModel: ModelImporter, encoded: string, opset: 
     if (error instanceof BadModelError) throw new BadInputError(`with the values this run computed for its inputs: ${error.message}`, { cause: error, details: error.details });
     throw error;
   }
-  return interpret(graph, []);
+  // Sizes only this run's values tell, checked before anything is allocated: every value of
+  // the imported node is typed with static sizes now.
+  for (const n of graph.nodes) {
+    for (const v of n.outputs) {
+      if (v.type.kind !== 'tensor' || !v.type.shape.every(isStatic)) continue;
+      const bytes = (v.type.shape as number[]).reduce((p, d) => p * d, dtypeInfo(v.type.dtype).itemBytes);
+      if (bytes > limits.maxTensorBytes) {
+        throw new ResourceLimitError(`ONNX node "${node.name || node.opType}" (${node.opType}): with this run's values it makes a ${v.type.dtype} tensor of shape [${v.type.shape.join(', ')}] (${bytes} bytes), more than maxTensorBytes (${limits.maxTensorBytes})`, {
+          details: { bytes, maxTensorBytes: limits.maxTensorBytes },
+        });
+      }
+    }
+  }
+  return interpret(graph, [], { limits });
 }

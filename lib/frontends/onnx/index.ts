@@ -19,7 +19,7 @@ import { decodeModel } from './proto';
 
 // The interpreter runs the ONNX nodes imported at run time (./deferred.ts) through the importer
 // and the op mappers loaded here.
-registerDeferredRunner('onnx', (node, opset, inputs) => runDeferred(importModel, node, opset, inputs));
+registerDeferredRunner('onnx', (node, opset, inputs, limits) => runDeferred(importModel, node, opset, inputs, limits));
 
 export { MAX_OPSET, MIN_OPSET } from './import';
 export { mappedOnnxOps } from './registry';

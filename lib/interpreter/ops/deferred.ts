@@ -5,10 +5,11 @@
  */
 import { UnsupportedOpError } from '../../errors';
 import type { Tensor } from '../../ir/tensor';
-import { defineImpl } from '../registry';
+import { DEFAULT_CONTROL_FLOW_LIMITS } from '../interpret';
+import { defineImpl, type ControlFlowLimits } from '../registry';
 
-/** Imports `node` with `inputs` known and runs it: its outputs. */
-export type DeferredRunner = (node: string, opset: number, inputs: ReadonlyArray<Tensor | null>) => Tensor[];
+/** Imports `node` with `inputs` known and runs it under `limits`: its outputs. */
+export type DeferredRunner = (node: string, opset: number, inputs: ReadonlyArray<Tensor | null>, limits: ControlFlowLimits) => Tensor[];
 
 const runners = new Map<string, DeferredRunner>();
 
@@ -23,5 +24,5 @@ defineImpl('trt.deferred_node', (a, ctx) => {
   if (runner === undefined) {
     throw new UnsupportedOpError(`node "${ctx.node.name}": it is a ${frontend} node imported at run time, and the ${frontend} frontend is not loaded in this process`, { details: { frontend } });
   }
-  return runner(a.node as string, a.opset as number, a.inputs as ReadonlyArray<Tensor | null>);
+  return runner(a.node as string, a.opset as number, a.inputs as ReadonlyArray<Tensor | null>, ctx.limits ?? DEFAULT_CONTROL_FLOW_LIMITS);
 });

@@ -118,6 +118,17 @@ test('values that make no valid node are the run\'s fault: E_BAD_INPUT naming th
   expect(interpret(graph, [c.x, i64([12, 1, 1])])[0]!.shape).toEqual([12, 1, 1]);
 });
 
+test('sizes past the run\'s maxTensorBytes are refused before anything is allocated: E_RESOURCE_LIMIT naming the node', () => {
+  const c = CASES.find((k) => k.name === 'ConstantOfShape')!;
+  const graph = loadOnnx(model(c));
+  const t0 = performance.now();
+  expect(() => interpret(graph, [c.x, i64([1 << 20, 1 << 20, 4])])).toThrow(
+    expect.objectContaining({ code: 'E_RESOURCE_LIMIT', message: expect.stringContaining('ONNX node "ConstantOfShape_1" (ConstantOfShape): with this run\'s values it makes a float32 tensor of shape [1048576, 1048576, 4]') }),
+  );
+  expect(() => interpret(graph, [c.x, i64([64, 64, 4])], { limits: { maxTensorBytes: 1024 } })).toThrow(expect.objectContaining({ code: 'E_RESOURCE_LIMIT' }));
+  expect(performance.now() - t0).toBeLessThan(5000);
+});
+
 test('an input whose length is not known at import (so neither is the output\'s rank) stays refused, naming the node', () => {
   const bytes = buildSymbolicModel({
     inputs: { x: { dtype: 'float32', dims: [3, 4] }, v: { dtype: 'int64', dims: ['n'] } },
