@@ -133,8 +133,8 @@ const RULES: Readonly<Record<string, OutputRule>> = {
   // zero point (float8/float4 ones must be 0, which only the values can show).
   QuantizeLinear: (ctx) => [{ dtype: outputDType(ctx) ?? (ctx.hasInput(2) ? dtypeOf(ctx, 2) : 'uint8'), keep: 0 }],
   DequantizeLinear: (ctx) => [{ dtype: outputDType(ctx) ?? dtypeOf(ctx, 1), keep: 0 }],
-  // Matrix product broadcasting: the larger rank; the type of y's zero point.
-  QLinearMatMul: (ctx) => [{ dtype: dtypeOf(ctx, 7), rank: Math.max(rankOf(ctx, 0), rankOf(ctx, 3)) }],
+  // Matrix product broadcasting: the larger rank (a 1-D operand drops an axis: not taken); the type of y's zero point.
+  QLinearMatMul: (ctx) => (rankOf(ctx, 0) < 2 || rankOf(ctx, 3) < 2 ? null : [{ dtype: dtypeOf(ctx, 7), rank: Math.max(rankOf(ctx, 0), rankOf(ctx, 3)) }]),
   HannWindow: (ctx) => [{ dtype: outputDataType(ctx), rank: 1 }],
   HammingWindow: (ctx) => [{ dtype: outputDataType(ctx), rank: 1 }],
   BlackmanWindow: (ctx) => [{ dtype: outputDataType(ctx), rank: 1 }],
@@ -182,16 +182,23 @@ export function deferNode(ctx: OnnxContext, node: onnx.INodeProto, opset: number
   return n.outputs;
 }
 
-/** The importer of a decoded model (import.ts's importModel, passed in: it imports this module). */
+/** The importer of a decoded model (import.ts's importModel, passed in: import.ts imports this module). */
 export type ModelImporter = (model: onnx.ModelProto, options: { source: string; constantInputs: Readonly<Record<string, Tensor>> }) => Graph;
 
 /**
  * Runs a deferred node: a model of that one node, every input a graph input fixed at import
- * (`constantInputs`), so the node's mapper sees them as the constants it needs. import.ts
- * registers it as the interpreter's runner of ONNX's deferred nodes.
+ * (`constantInputs`), so the node's mapper sees them as the constants it needs. The frontend's
+ * index.ts registers it as the interpreter's runner of ONNX's deferred nodes.
  */
 export function runDeferred(importModel: ModelImporter, encoded: string, opset: number, inputs: ReadonlyArray<Tensor | null>, limits: ControlFlowLimits): Tensor[] {
-  const node = onnx.NodeProto.decode(Buffer.from(encoded, 'base64'));
+  let node: onnx.NodeProto;
+  try {
+    node = onnx.NodeProto.decode(Buffer.from(encoded, 'base64'));
+  } catch (error) {
+    // Only a damaged or forged program file holds such bytes: the importer wrote them.
+    throw new BadModelError(`a node imported at run time holds no ONNX node (${(error as Error).message})`, { cause: error });
+  }
+  if (!node.opType) throw new BadModelError('a node imported at run time holds an ONNX node without an op type');
   const name = (i: number): string => `input_${i}`;
   const constants: Record<string, Tensor> = {};
   const graphInputs: onnx.IValueInfoProto[] = [];

@@ -129,6 +129,19 @@ test('sizes past the run\'s maxTensorBytes are refused before anything is alloca
   expect(performance.now() - t0).toBeLessThan(5000);
 });
 
+test('a deferred node whose stored ONNX node is damaged (a forged program file) is E_BAD_MODEL naming the node, not a crash', () => {
+  const c = CASES[0]!;
+  const graph = loadOnnx(model(c));
+  const node = graph.nodes.find((n) => n.kind === 'call' && n.target === 'trt.deferred_node')!;
+  // Bytes protobuf reads as an empty node, and bytes it cannot read at all.
+  for (const bytes of [[0x0a, 0xff, 0xff, 0xff, 0x7f], [0x0a, 0x05, 0x41]]) {
+    (node.args as Record<string, unknown>).node = Buffer.from(bytes).toString('base64');
+    expect(() => interpret(graph, [c.x, c.v])).toThrow(
+      expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringMatching(/^node Reshape_1 \(trt.deferred_node\).*a node imported at run time holds (no ONNX node|an ONNX node without an op type)/) }),
+    );
+  }
+});
+
 test('an input whose length is not known at import (so neither is the output\'s rank) stays refused, naming the node', () => {
   const bytes = buildSymbolicModel({
     inputs: { x: { dtype: 'float32', dims: [3, 4] }, v: { dtype: 'int64', dims: ['n'] } },
