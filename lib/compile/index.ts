@@ -17,7 +17,7 @@ import { warnReferenceFallback } from './backend-fallback';
 import { compileOnWorker, compileWorkerMissing } from './compile-thread';
 import { applySymbolRanges, isDynamicPlan, planInputShapes } from './input-shapes';
 import { loadModel, type ModelSource } from './load-model';
-import { compileGraph, describeModel, recognizeExportedForms, type CompiledProgram } from './pipeline';
+import { backendSelection, compileGraph, describeModel, recognizeExportedForms, type CompiledProgram } from './pipeline';
 import { progressReporter } from './progress';
 import { checkTorchExecutedOps, resolveSettings, type CompileSettings, type TensorParallelSettings } from './settings';
 import { compileTensorParallel } from './tensor-parallel';
@@ -106,7 +106,7 @@ export async function dryRun(model: ModelSource, settings: CompileSettings = {})
   progress('partitioning', 'start', 'partitioning into engine and fallback segments');
   // No backend is chosen: a named one's hold on sizes only a run tells applies; under `auto`, none (what every backend can take).
   const named: Backend | null = resolved.backend === 'auto' ? null : getBackend(resolved.backend);
-  const selection = { ...resolved, dataDependentSizes: named?.dataDependentSizes ?? 'none', refusedLayers: named?.refusedLayers, activationQuantizedTypes: named?.activationQuantizedTypes };
+  const selection = { ...resolved, ...backendSelection(named) };
   const { report } = isDynamicPlan(shapes) ? partitionDynamic(graph, selection) : partition(graph, selection);
   describeModel(report, graph, modelOps);
   progress('partitioning', 'end', `${report.segments.length} segment(s)`, { engines: 0 });

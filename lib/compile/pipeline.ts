@@ -6,6 +6,8 @@
  */
 import { resolveBackend, type BackendName, type BackendRefusal, type BackendResolution } from '../backends';
 import { convertSegment } from '../conversion/convert';
+import type { SelectionSettings } from '../conversion/types';
+import type { Backend } from '../engine/backend';
 import '../conversion/converters';
 import type { Graph, Value } from '../ir/graph';
 import { serializeGraphToBuffer } from '../ir/serialize';
@@ -60,6 +62,21 @@ async function checkAborted(signal: AbortSignal | undefined): Promise<void> {
  * is logged and kept for the report, and build settings the backend does not use are warned
  * about (./ineffective-settings.ts).
  */
+/**
+ * What converter selection takes from a backend: the sizes only a run tells that its engines
+ * hold, the layers and quantize forms its build refuses, the quantized types it holds over
+ * run-time values. `null` (under `auto`, before a backend is chosen): none of it, so sizes only
+ * a run tells stay out of engines and nothing else is refused.
+ */
+export function backendSelection(backend: Backend | null): Pick<SelectionSettings, 'dataDependentSizes' | 'refusedLayers' | 'activationQuantizedTypes' | 'quantizeRefusal'> {
+  return {
+    dataDependentSizes: backend?.dataDependentSizes ?? 'none',
+    refusedLayers: backend?.refusedLayers,
+    activationQuantizedTypes: backend?.activationQuantizedTypes,
+    quantizeRefusal: backend?.quantizeRefusal,
+  };
+}
+
 export async function chooseBackend(settings: ResolvedSettings, log: Logger): Promise<BackendResolution> {
   const resolution = await resolveBackend(settings.backend);
   for (const r of resolution.refusals) log('info', `backend ${r.backend} is not usable here: ${r.reasons.join('; ')}`);
@@ -113,7 +130,7 @@ export async function compileGraph(imported: Graph, resolved: ResolvedSettings, 
   // Dynamic shapes: `_dyn`-aware partitioning, then shape-tensor legalization (lib/legalization/).
   const dynamic = isDynamicPlan(shapes);
   // Selection knows what the backend's engines hold of sizes only a run tells (a NonZero's count).
-  const selection = { ...resolved, dataDependentSizes: backend.dataDependentSizes ?? 'none', refusedLayers: backend.refusedLayers, activationQuantizedTypes: backend.activationQuantizedTypes };
+  const selection = { ...resolved, ...backendSelection(backend) };
   const { segments, report } = dynamic ? partitionDynamic(graph, selection) : partition(graph, selection);
   describeModel(report, graph, modelOps);
   report.backend = backendName;

@@ -17,6 +17,31 @@ import type { Node } from '../ir/graph';
  */
 export type DataDependentSizes = 'anywhere' | 'inside' | 'none';
 
+/**
+ * A quantize or dequantize as a backend's build rules see it, made from a Network layer or
+ * from an IR node at selection (so one rule set answers both).
+ */
+export interface QuantizeDescription {
+  readonly kind: 'quantize' | 'dequantize';
+  /** The quantized type and the float type on the other side. */
+  readonly qType: string;
+  readonly floatType: string;
+  /** The data's shape (-1 for a run-time size). */
+  readonly shape: readonly number[];
+  readonly scaleDType: string;
+  readonly scaleRank: number;
+  /** The scale's values when it is a build-time constant, else null. */
+  readonly scaleValues: readonly number[] | null;
+  /** Absent: no zero point; null: one computed at run time. */
+  readonly zeroPointValues?: readonly number[] | null;
+  /** Whether the data is a build-time constant. */
+  readonly constantData: boolean;
+  /** A dequantize whose data a quantize of a constant makes: that quantize (weights, when it is taken whole). */
+  readonly quantizedFrom?: QuantizeDescription;
+  readonly axis: number;
+  readonly blockSize?: number;
+}
+
 /** What selection depends on besides the node. */
 export interface SelectionSettings {
   /** What the backend's engines can hold of sizes only a run tells (default `none`; compile() gives the chosen backend's). */
@@ -32,6 +57,12 @@ export interface SelectionSettings {
    * take): a Q/DQ node of another type over a run-time value runs in a fallback segment.
    */
   activationQuantizedTypes?: readonly string[];
+  /**
+   * Why the backend cannot build a quantize or dequantize of this form at all, or null
+   * (Backend.quantizeRefusal: the tensorrt backend's FP8/INT4 forms TensorRT takes neither
+   * whole nor spelled out): a Q/DQ node it refuses runs in a fallback segment.
+   */
+  quantizeRefusal?: (d: QuantizeDescription) => string | null;
   /** Ops (targets like `aten.mul.Tensor`) or node names forced to run in a fallback segment. */
   torchExecutedOps?: ReadonlySet<string>;
   /** Allow float64 tensors by computing them in float32 (TensorRT has no float64). */

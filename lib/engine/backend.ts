@@ -9,7 +9,7 @@
  * asking for a backend by name and getting another, or a name without a backend, cannot
  * happen.
  */
-import type { DataDependentSizes } from '../conversion/types';
+import type { DataDependentSizes, QuantizeDescription } from '../conversion/types';
 import type { DType } from '../ir/dtype';
 import type { LayerKind, Network, QuantizedDType } from '../network';
 import type { EngineDevice } from './device-selection';
@@ -155,6 +155,13 @@ export interface Backend<N extends BackendName = BackendName> {
    * nodes run in fallback segments, with the same values as on every other backend.
    */
   readonly activationQuantizedTypes?: readonly QuantizedDType[];
+  /**
+   * Why its build cannot take a quantize or dequantize of this form at all, or null (the
+   * tensorrt backend: FP8 and INT4 forms TensorRT takes neither whole nor spelled out).
+   * compile() passes it to converter selection (SelectionSettings.quantizeRefusal), so such
+   * nodes run in fallback segments instead of failing the build.
+   */
+  readonly quantizeRefusal?: (d: QuantizeDescription) => string | null;
   /**
    * The build settings (BuildConfig keys) its build() reads, and what it does instead of the
    * others: compile() warns, naming them, when a caller sets one this backend ignores

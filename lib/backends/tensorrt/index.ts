@@ -23,6 +23,7 @@ import { buildTensorRTEngine } from './build';
 import { deserializeTensorRTEngine } from './engine-format';
 import { isCheckOutput } from './index-checks';
 import { NMS_REFUSAL } from './program';
+import { unbuildableQuantize } from './quantize';
 import { tensorrtEngine } from './run';
 
 export { encodeProgram } from './program';
@@ -83,6 +84,8 @@ export const tensorrtBackend = {
   dataDependentSizes: 'anywhere',
   // Its nms would list other rows than ONNX's NonMaxSuppression (./program.ts, NMS_REFUSAL).
   refusedLayers: { nms: NMS_REFUSAL },
+  // FP8 and INT4 quantize/dequantize forms TensorRT takes neither whole nor spelled out (./quantize.ts).
+  quantizeRefusal: unbuildableQuantize,
   buildSettings: { uses: ['precisions', 'workspaceBytes', 'timingCache', 'hardwareCompatibility', 'optimizationLevel'], instead: '' },
   async available(): Promise<Availability> {
     const reasons = await tensorrtRefusals();

@@ -22,6 +22,7 @@
 import { InternalError, UnsupportedOpError } from '../../errors';
 import { readNumbers } from '../../kernels/access';
 import type { Tensor } from '../../ir/tensor';
+import type { QuantizeDescription } from '../../conversion/types';
 import type { Layer, Network, TrtDType } from '../../network';
 
 /** What the replay does with a quantize or dequantize layer. */
@@ -39,70 +40,83 @@ function constantOf(network: Network, id: number | null | undefined): Tensor | n
   return p !== undefined && p.kind === 'constant' ? p.weights : null;
 }
 
-/**
- * Why TensorRT does not take `layer` whole, or null when it does. `seen` memoizes the
- * producers asked about (a dequantize of weights asks about the quantize before it).
- */
-function refusal(network: Network, layer: Layer, seen: Map<Layer, string | null>): string | null {
-  const known = seen.get(layer);
-  if (known !== undefined) return known;
-  const why = refusalOf(network, layer, seen);
-  seen.set(layer, why);
-  return why;
-}
-
-function refusalOf(network: Network, layer: Layer, seen: Map<Layer, string | null>): string | null {
-  const p = layer.params;
-  if (p.kind !== 'quantize' && p.kind !== 'dequantize') return null;
-  const quantize = p.kind === 'quantize';
-  const data = network.tensor(layer.inputs[0]!);
-  const scaleId = layer.inputs[1]!;
-  const scale = network.tensor(scaleId);
-  const zeroPoint = layer.inputs[2] ?? null;
-  const qType: TrtDType = quantize ? p.to : data.dtype;
-  const floatType: TrtDType = quantize ? data.dtype : p.to;
-  const rank = data.shape.length;
+/** Why TensorRT 10.16 does not take the quantize or dequantize `d` whole, or null when it does. */
+export function quantizeRefusal(d: QuantizeDescription): string | null {
+  const { qType, floatType, shape } = d;
+  const rank = shape.length;
   if (qType !== 'int8' && qType !== 'float8e4m3fn' && qType !== 'int4') return `TensorRT quantizes to INT8, FP8 and INT4 only, not ${qType}`;
   if (rank === 0) return 'TensorRT takes no scalar data in a quantize or dequantize layer';
-  const scaleValues = constantOf(network, scaleId);
-  if (scaleValues === null) return 'the scale is computed at run time; TensorRT takes a build-time constant scale only';
-  if (scale.dtype !== 'float32' && scale.dtype !== floatType) return `a ${scale.dtype} scale with ${floatType} data: TensorRT takes a float32 scale or one of the data's own type`;
-  if (!readNumbers(scaleValues).every((v) => v > 0)) return 'a scale coefficient is not positive; TensorRT wants every one > 0';
-  if (zeroPoint !== null) {
-    const zeros = constantOf(network, zeroPoint);
-    if (zeros === null || !readNumbers(zeros).every((v) => v === 0)) return 'the zero point is not a constant of zeros; TensorRT quantizes symmetrically only';
+  if (d.scaleValues === null) return 'the scale is computed at run time; TensorRT takes a build-time constant scale only';
+  if (d.scaleDType !== 'float32' && d.scaleDType !== floatType) return `a ${d.scaleDType} scale with ${floatType} data: TensorRT takes a float32 scale or one of the data's own type`;
+  if (!d.scaleValues.every((v) => v > 0)) return 'a scale coefficient is not positive; TensorRT wants every one > 0';
+  if (d.zeroPointValues !== undefined && (d.zeroPointValues === null || !d.zeroPointValues.every((v) => v === 0))) {
+    return 'the zero point is not a constant of zeros; TensorRT quantizes symmetrically only';
   }
-  // Weights: data made by a constant layer, or (for a dequantize) quantized whole from one.
-  const source = network.layers[data.producer];
-  const weights =
-    source !== undefined &&
-    (source.params.kind === 'constant' || (!quantize && source.params.kind === 'quantize' && constantOf(network, source.inputs[0]) !== null && refusal(network, source, seen) === null));
-  const blocked = p.blockSize !== undefined;
-  const perAxis = !blocked && scale.shape.length === 1;
+  // Weights: a constant, or (a dequantize) quantized whole from one.
+  const weights = d.constantData || (d.quantizedFrom !== undefined && quantizeRefusal(d.quantizedFrom) === null);
+  const blocked = d.blockSize !== undefined;
+  const perAxis = !blocked && d.scaleRank === 1;
   if (perAxis && !weights) return 'per-axis scales on a run-time tensor: TensorRT quantizes activations per tensor only';
   if (qType === 'int4') {
     if (!weights) return 'TensorRT has INT4 for weights only (data made by a constant layer)';
     if (!blocked) return 'TensorRT quantizes INT4 with per-block scales only';
-    const last = data.shape[rank - 1]!;
+    const last = shape[rank - 1]!;
     if (last < 0 || last % 2 !== 0) return `INT4 needs an even last dimension (two values a byte), not ${last}`;
   }
   if (blocked) {
-    const axis = p.axis < 0 ? p.axis + rank : p.axis;
+    const axis = d.axis < 0 ? d.axis + rank : d.axis;
     if (qType !== 'int4') return `blocked ${qType} quantization: TensorRT blocks INT4 with float scales (FP8 blocks are MXFP8's, from dynamic quantization)`;
     if (rank !== 2) return `blocked quantization of rank-${rank} data: TensorRT takes a scale of rank 2 at most, so rank-2 weights`;
-    if (!INT4_BLOCK_SIZES.includes(p.blockSize!)) return `INT4 blocks of ${p.blockSize}: TensorRT takes blocks of ${INT4_BLOCK_SIZES.join(' or ')}`;
-    if (data.shape[axis]! < 0) return 'a blocked axis of run-time size';
+    if (!INT4_BLOCK_SIZES.includes(d.blockSize!)) return `INT4 blocks of ${d.blockSize}: TensorRT takes blocks of ${INT4_BLOCK_SIZES.join(' or ')}`;
+    if (shape[axis]! < 0) return 'a blocked axis of run-time size';
   }
   return null;
 }
 
+/**
+ * Why no replay of a quantize or dequantize of `d` exists, or null: TensorRT does not take it
+ * whole and the form cannot be spelled out (FP8 and INT4 have no ICastLayer; INT8 and UINT8
+ * forms are spelled out in float arithmetic). What the tensorrt backend gives converter
+ * selection (Backend.quantizeRefusal), so such nodes run in fallback segments.
+ */
+export function unbuildableQuantize(d: QuantizeDescription): string | null {
+  const why = quantizeRefusal(d);
+  return why === null || d.qType === 'int8' || d.qType === 'uint8' ? null : why;
+}
+
+/** Layer `layer` (a quantize or dequantize) of `network` as the rules see it. */
+function describeLayer(network: Network, layer: Layer): QuantizeDescription {
+  const p = layer.params as Extract<Layer['params'], { kind: 'quantize' | 'dequantize' }>;
+  const quantize = p.kind === 'quantize';
+  const data = network.tensor(layer.inputs[0]!);
+  const scale = network.tensor(layer.inputs[1]!);
+  const scaleValues = constantOf(network, layer.inputs[1]);
+  const zeroPoint = layer.inputs[2] ?? null;
+  const zeros = zeroPoint === null ? undefined : constantOf(network, zeroPoint);
+  const source = network.layers[data.producer];
+  const fromConstant = !quantize && source !== undefined && source.params.kind === 'quantize' && constantOf(network, source.inputs[0]) !== null;
+  return {
+    kind: p.kind,
+    qType: quantize ? p.to : data.dtype,
+    floatType: quantize ? data.dtype : p.to,
+    shape: data.shape,
+    scaleDType: scale.dtype,
+    scaleRank: scale.shape.length,
+    scaleValues: scaleValues === null ? null : Array.from(readNumbers(scaleValues)),
+    ...(zeros === undefined ? {} : { zeroPointValues: zeros === null ? null : Array.from(readNumbers(zeros)) }),
+    constantData: source !== undefined && source.params.kind === 'constant',
+    ...(fromConstant ? { quantizedFrom: describeLayer(network, source) } : {}),
+    axis: p.axis,
+    ...(p.blockSize === undefined ? {} : { blockSize: p.blockSize }),
+  };
+}
+
 /** Which forms of quantize and dequantize layers `network` holds, by layer (the other layers are absent). */
 export function quantizeForms(network: Network): Map<Layer, QuantizeForm> {
-  const seen = new Map<Layer, string | null>();
   const forms = new Map<Layer, QuantizeForm>();
   for (const layer of network.layers) {
     if (!isQuantizeKind(layer)) continue;
-    const why = refusal(network, layer, seen);
+    const why = quantizeRefusal(describeLayer(network, layer));
     if (why === null) {
       forms.set(layer, { take: 'whole' });
       continue;

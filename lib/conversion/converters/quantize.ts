@@ -23,6 +23,7 @@ import { readNumbers } from '../../kernels/access';
 import { cast as castKernel } from '../../kernels/unary';
 import type { NetTensor, QuantizedDType } from '../../network';
 import type { ConversionContext } from '../context';
+import type { QuantizeDescription } from '../types';
 import { defineConverter, type Check } from '../define';
 import { cast, trt } from '../impl/basic';
 import { constantData, isConstant, optValueArg, outDType, valueArg } from '../impl/nn-util';
@@ -76,6 +77,38 @@ const heldOver = (v: Value, dtype: DType, settings: { activationQuantizedTypes?:
   return `this backend's engines hold ${held.join(' and ')} quantized values over run-time tensors, not ${dtype}`;
 };
 
+/** Static sizes, -1 for a run-time one. */
+const sizesOf = (v: Value): number[] => v.tensorType.shape.map((d) => (isStatic(d) ? d : -1));
+const valuesOf = (v: Value): number[] => Array.from(readNumbers(constantData(v)));
+
+/** ONNX's Q/DQ `node` as a backend's build rules see it (SelectionSettings.quantizeRefusal). */
+function describeQuantize(node: Node): QuantizeDescription {
+  const quantize = node.target === QUANTIZE_LINEAR;
+  const x = valueArg(node, 'self');
+  const scale = valueArg(node, 'scale');
+  const zp = optValueArg(node, 'zero_point');
+  const { axis, blockSize } = layoutOf(node, x, scale);
+  const source = x.producer;
+  const fromConstant = !quantize && source.kind === 'call' && source.target === QUANTIZE_LINEAR && isConstant(valueArg(source, 'self'));
+  return {
+    kind: quantize ? 'quantize' : 'dequantize',
+    qType: quantize ? (node.args.dtype as string) : x.tensorType.dtype,
+    floatType: quantize ? x.tensorType.dtype : outDType(node),
+    shape: sizesOf(x),
+    scaleDType: scale.tensorType.dtype,
+    scaleRank: scale.tensorType.shape.length,
+    scaleValues: isConstant(scale) ? valuesOf(scale) : null,
+    ...(zp === null ? {} : { zeroPointValues: isConstant(zp) ? valuesOf(zp) : null }),
+    constantData: isConstant(x),
+    ...(fromConstant ? { quantizedFrom: describeQuantize(source) } : {}),
+    axis,
+    ...(blockSize === 0 || scale.tensorType.shape.length === 0 ? {} : { blockSize }),
+  };
+}
+
+/** The backend's refusal of the node's form (the tensorrt backend: FP8/INT4 forms it cannot build). */
+const backendTakes: Check = (node, settings) => settings.quantizeRefusal?.(describeQuantize(node)) ?? null;
+
 defineConverter(
   QUANTIZE_LINEAR,
   (node, ctx) => {
@@ -90,6 +123,7 @@ defineConverter(
       (node) => (node.args.dtype === 'float8e4m3fn' && node.args.saturate === false ? "TensorRT's FP8 quantization always saturates (saturate=0 is not supported)" : null),
       blocksDivide,
       (node, settings) => heldOver(valueArg(node, 'self'), node.args.dtype as DType, settings),
+      backendTakes,
     ],
   },
 );
@@ -108,6 +142,7 @@ defineConverter(
       (node) => layerType(valueArg(node, 'self').tensorType.dtype, 'the quantized input'),
       blocksDivide,
       (node, settings) => heldOver(valueArg(node, 'self'), valueArg(node, 'self').tensorType.dtype, settings),
+      backendTakes,
     ],
   },
 );

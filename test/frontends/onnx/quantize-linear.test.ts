@@ -256,11 +256,12 @@ describe('QuantizeLinear/DequantizeLinear compiled, against onnxruntime on the s
   });
 });
 
+/** Each Q/DQ op of `bytes` on `backend`: its target, whether it converts, and why not. */
+const verdictsOn = async (backend: 'cuda' | 'tensorrt', bytes: Uint8Array): Promise<Array<[string, boolean, string]>> =>
+  (await dryRun(bytes, { backend, minBlockSize: 1 })).ops.filter((o) => o.target.includes('quantize')).map((o) => [o.target, o.converted, o.reasons.join('; ')]);
+
 describe('the cuda backend holds int8 and uint8 quantized values only (the others run in fallback segments)', () => {
-  const verdicts = async (bytes: Uint8Array): Promise<Array<[string, boolean, string]>> =>
-    (await dryRun(bytes, { backend: 'cuda', minBlockSize: 1 })).ops
-      .filter((o) => o.target.includes('quantize'))
-      .map((o) => [o.target, o.converted, o.reasons.join('; ')]);
+  const verdicts = (bytes: Uint8Array) => verdictsOn('cuda', bytes);
 
   test('an FP8 and an INT4 Q/DQ pair over an input run in fallback, with the reason', async () => {
     for (const form of [5, 7]) {
@@ -291,6 +292,26 @@ describe('the cuda backend holds int8 and uint8 quantized values only (the other
       ],
     });
     expect((await verdicts(bytes)).map(([target, converted]) => [target, converted])).toEqual([['trt.dequantize_linear', true]]);
+  });
+});
+
+describe('the tensorrt backend: FP8 and INT4 forms TensorRT takes neither whole nor spelled out run in fallback segments', () => {
+  // Selection asks the same rules the TensorRT replay applies to the layers (lib/backends/tensorrt/quantize.ts).
+  const verdicts = (bytes: Uint8Array) => verdictsOn('tensorrt', bytes);
+
+  test('FP8 per axis and INT4 over an input: fallback, with TensorRT\'s rule as the reason', async () => {
+    const fp8 = await verdicts(FORMS[6]![1]());
+    expect(fp8.map(([, converted]) => converted)).toEqual([false, false]);
+    expect(fp8[0]![2]).toContain('per-axis scales on a run-time tensor: TensorRT quantizes activations per tensor only');
+    const int4 = await verdicts(FORMS[7]![1]());
+    expect(int4.map(([, converted]) => converted)).toEqual([false, false]);
+    // Its zero points are not zeros, the first rule it breaks (INT4 over activations is the next).
+    expect(int4[0]![2]).toContain('the zero point is not a constant of zeros; TensorRT quantizes symmetrically only');
+  });
+
+  test('FP8 per tensor over an input converts (TensorRT takes it whole), and so do INT8 forms it spells out', async () => {
+    expect((await verdicts(FORMS[5]![1]())).map(([, converted]) => converted)).toEqual([true, true]);
+    expect((await verdicts(FORMS[2]![1]())).map(([, converted]) => converted)).toEqual([true, true]);
   });
 });
 
