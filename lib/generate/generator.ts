@@ -192,7 +192,7 @@ export class Generator {
         if (signal.aborted) throw abortedError(signal, 'generate()');
         const seq = step === 0 ? promptLength : 1;
         const ids = step === 0 ? rows.flatMap((r, i) => [...new Array<number>(pads[i]!).fill(options.padTokenId), ...r]) : last;
-        const logits = await this.runStep(cache, this.feeds(batch, seq, cache, ids, pads), seq, signal);
+        const logits = await this.runStep(cache, this.feeds(batch, seq, cache, ids, pads), seq, signal, step === options.maxNewTokens - 1);
         const tokens = rows.map((_, r) => {
           if (done[r]) return null;
           const token = chooseToken(logits.data, logits.offsetOf(r), logits.vocab, options.sampling, random, `the logits of prompt ${r} at step ${step}`);
@@ -244,11 +244,12 @@ export class Generator {
   }
 
   /**
-   * Runs the program on `feeds` (`seq` tokens) and the cache; the presents become the cache,
-   * and the logits of each row's last position come back on the host. An abort rejects at
+   * Runs the program on `feeds` (`seq` tokens) and the cache; the presents become the cache
+   * (unless this is the `last` run), and the logits of each row's last position come back on
+   * the host. An abort rejects at
    * once; the run's outputs are then freed when it ends.
    */
-  private async runStep(cache: KvCache, feeds: Record<string, CacheValue>, seq: number, signal: AbortSignal): Promise<LastLogits> {
+  private async runStep(cache: KvCache, feeds: Record<string, CacheValue>, seq: number, signal: AbortSignal, last: boolean): Promise<LastLogits> {
     const inputs = { ...feeds, ...cache.inputs() };
     const run: Promise<CacheValue[]> = this.cache === 'device' ? this.program.run(inputs, { outputs: 'device' }) : this.program.run(inputs);
     cache.readBy(run);
@@ -262,7 +263,9 @@ export class Generator {
     } finally {
       // Everything but the presents (the logits, outputs the layout does not read) is done with.
       disposeAll(outputs.filter((v) => !kept.has(v)));
-      await cache.advance(byName, seq);
+      // After the last run nothing reads the cache again: its presents are freed, not moved in.
+      if (last) disposeAll([...kept]);
+      else await cache.advance(byName, seq);
     }
   }
 }
