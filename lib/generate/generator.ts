@@ -246,8 +246,7 @@ export class Generator {
   /**
    * Runs the program on `feeds` (`seq` tokens) and the cache; the presents become the cache
    * (unless this is the `last` run), and the logits of each row's last position come back on
-   * the host. An abort rejects at
-   * once; the run's outputs are then freed when it ends.
+   * the host. An abort rejects at once; the run's outputs are then freed when it ends.
    */
   private async runStep(cache: KvCache, feeds: Record<string, CacheValue>, seq: number, signal: AbortSignal, last: boolean): Promise<LastLogits> {
     const inputs = { ...feeds, ...cache.inputs() };
