@@ -12,7 +12,7 @@
 import { cudaBackend } from '../../lib/backends/cuda';
 import type { Engine } from '../../lib/engine/backend';
 import type { RunValue } from '../../lib/engine/residency';
-import { compileForGeneration, createGenerator } from '../../lib/generate';
+import { compileForGeneration, createGenerator, type Generator, type GeneratorOptions } from '../../lib/generate';
 import { DeviceTensor } from '../../lib/gpu/device-tensor';
 import { Tensor } from '../../lib/ir/tensor';
 import { Program } from '../../lib/runtime/program';
@@ -100,14 +100,27 @@ function deviceProgram(): { program: Program; calls: Call[] } {
   return { program: new Program(data, reference.report, 'cuda', reference.symbolRanges), calls };
 }
 
+/**
+ * Runs `body` with a generator (made with `options`) over a fresh stand-in device program;
+ * disposes both after, whatever `body` does.
+ */
+async function withDeviceGenerator(options: GeneratorOptions, body: (g: { program: Program; calls: Call[]; generator: Generator }) => Promise<void>): Promise<void> {
+  const { program, calls } = deviceProgram();
+  const generator = createGenerator(program, options);
+  try {
+    await body({ program, calls, generator });
+  } finally {
+    await generator.dispose();
+    await program.dispose();
+  }
+}
+
 const valueOf = (program: Program, name: string): string => program.data.inputs.find((io) => io.name === name)?.value ?? program.data.outputs.find((io) => io.name === name)!.value;
 
 test('greedy on the device, exact sizes: the oracle\'s tokens, the presents fed back as the next past without leaving the device, and every cache tensor freed', async () => {
-  const { program, calls } = deviceProgram();
-  const generator = createGenerator(program, { sizes: 'exact' });
-  expect(generator.cache).toBe('device');
-  const live = simulatedGpu.live.size;
-  try {
+  await withDeviceGenerator({ sizes: 'exact' }, async ({ program, calls, generator }) => {
+    expect(generator.cache).toBe('device');
+    const live = simulatedGpu.live.size;
     const result = await generator.generate(PROMPTS, { maxNewTokens: STEPS });
     expect(result.tokens).toEqual(oracle);
     expect(calls).toHaveLength(STEPS);
@@ -123,20 +136,15 @@ test('greedy on the device, exact sizes: the oracle\'s tokens, the presents fed 
     // Device to host: the prompt's last-position logits, one copy per row, then one copy a step.
     expect(simulatedGpu.copies.toHost).toBe(PROMPTS.length + STEPS - 1);
     expect(simulatedGpu.live.size).toBe(live);
-  } finally {
-    await generator.dispose();
-    await program.dispose();
-  }
+  });
 }, 60_000);
 
 test('greedy on the device, bucketed sizes (the default there): the oracle\'s tokens from three shapes, the new slots moved into the cache in place between growths, unused slots zero, every tensor freed', async () => {
-  const { program, calls } = deviceProgram();
-  const generator = createGenerator(program);
-  expect(generator.sizes).toBe('bucketed');
-  const live = simulatedGpu.live.size;
-  simulatedGpu.dirtyAllocs = true;
-  const pastKey = valueOf(program, 'past_key_values.0.key');
-  try {
+  await withDeviceGenerator({}, async ({ program, calls, generator }) => {
+    expect(generator.sizes).toBe('bucketed');
+    const live = simulatedGpu.live.size;
+    simulatedGpu.dirtyAllocs = true;
+    const pastKey = valueOf(program, 'past_key_values.0.key');
     const result = await generator.generate(PROMPTS, { maxNewTokens: STEPS });
     expect(result.tokens).toEqual(oracle);
     expect(calls).toHaveLength(STEPS);
@@ -168,18 +176,13 @@ test('greedy on the device, bucketed sizes (the default there): the oracle\'s to
     expect(simulatedGpu.copies.rects).toBe((STEPS - 1) * 2 * lm.layers);
     expect(simulatedGpu.copies.toHost).toBe(PROMPTS.length + STEPS - 1);
     expect(simulatedGpu.live.size).toBe(live);
-  } finally {
-    await generator.dispose();
-    await program.dispose();
-  }
+  });
 }, 60_000);
 
 test('aborted mid-run on the device: E_ABORTED, and the cache and the late run\'s outputs are freed', async () => {
-  const { program } = deviceProgram();
-  const generator = createGenerator(program);
-  const live = simulatedGpu.live.size;
-  const controller = new AbortController();
-  try {
+  await withDeviceGenerator({}, async ({ generator }) => {
+    const live = simulatedGpu.live.size;
+    const controller = new AbortController();
     const it = generator.stream(PROMPTS, { maxNewTokens: STEPS, signal: controller.signal });
     await it.next();
     await it.next();
@@ -188,23 +191,15 @@ test('aborted mid-run on the device: E_ABORTED, and the cache and the late run\'
     controller.abort(new Error('stop'));
     await expect(pending).rejects.toMatchObject({ code: 'E_ABORTED', message: 'generate() was aborted: stop' });
     expect(simulatedGpu.live.size).toBe(live);
-  } finally {
-    await generator.dispose();
-    await program.dispose();
-  }
+  });
 }, 60_000);
 
 test('cache: \'host\' on a GPU program keeps the cache as host tensors', async () => {
-  const { program, calls } = deviceProgram();
-  const generator = createGenerator(program, { cache: 'host' });
-  try {
+  await withDeviceGenerator({ cache: 'host' }, async ({ program, calls, generator }) => {
     const result = await generator.generate(PROMPTS[1]!, { maxNewTokens: 4 });
     expect(result.tokens).toEqual([oracle[1]!.slice(0, 4)]);
     // The program's host outputs come back as host tensors, and go back in as such (uploaded by the program).
     expect(calls[1]!.fed[valueOf(program, 'past_key_values.0.key')]).toBeInstanceOf(DeviceTensor);
     expect(calls[1]!.fed[valueOf(program, 'past_key_values.0.key')]).not.toBe(calls[0]!.made[valueOf(program, 'present.0.key')]);
-  } finally {
-    await generator.dispose();
-    await program.dispose();
-  }
+  });
 }, 60_000);
