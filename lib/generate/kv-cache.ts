@@ -44,12 +44,18 @@ interface Rect {
 
 const hostBytes = (t: Tensor): Uint8Array => new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 
-/** Copies `rects` where their tensors are: on the host byte by byte, on a device in one call and one wait. */
-async function copyRects(rects: readonly Rect[]): Promise<void> {
-  if (rects.length === 0) return;
-  if (rects[0]!.dst instanceof DeviceTensor) {
+/**
+ * Zeroes `fills` (device tensors: host ones are made zeroed), then copies `rects`, where their
+ * tensors are: on the host byte by byte, on a device all in one native call and one wait.
+ */
+async function fillAndCopy(fills: readonly DeviceTensor[], rects: readonly Rect[]): Promise<void> {
+  if (rects.length === 0 && fills.length === 0) return;
+  if (fills.length > 0 || rects[0]!.dst instanceof DeviceTensor) {
     const native = rects.map((r) => [(r.dst as DeviceTensor).buffer, r.dstOffset, r.dstPitch, (r.src as DeviceTensor).buffer, r.srcOffset, r.srcPitch, r.widthBytes, r.height] as const);
-    await gpuBinding().gpuCopyRects([], native);
+    await gpuBinding().gpuCopyRects(
+      fills.filter((t) => t.byteLength > 0).map((t) => [t.buffer, 0, t.byteLength] as const),
+      native,
+    );
     return;
   }
   for (const r of rects) {
@@ -59,17 +65,9 @@ async function copyRects(rects: readonly Rect[]): Promise<void> {
   }
 }
 
-/** A zeroed tensor like `like` (same place, dtype, device) of shape `shape`. */
-async function zerosLike(like: CacheValue, shape: number[]): Promise<CacheValue> {
-  if (like instanceof Tensor) return new Tensor(like.dtype, shape);
-  const t = await DeviceTensor.allocate(like.dtype, shape, like.device);
-  try {
-    if (t.byteLength > 0) await gpuBinding().gpuCopyRects([[t.buffer, 0, t.byteLength]], []);
-  } catch (error) {
-    t.dispose();
-    throw error;
-  }
-  return t;
+/** A new tensor like `like` (same place, dtype, device) of shape `shape`: zeros on the host, unset on a device (fillAndCopy zeroes it). */
+async function allocateLike(like: CacheValue, shape: number[]): Promise<CacheValue> {
+  return like instanceof Tensor ? new Tensor(like.dtype, shape) : DeviceTensor.allocate(like.dtype, shape, like.device);
 }
 
 export class KvCache {
@@ -161,13 +159,15 @@ export class KvCache {
     const capacity = grow ? this.sizes!.capacity(needed) : this.slots;
     const next = new Map<string, CacheValue>();
     const rects: Rect[] = [];
+    const fills: DeviceTensor[] = [];
     try {
       for (const [name, present] of presents) {
         const [batch, heads, , dim] = present.shape as [number, number, number, number];
         const slotBytes = dim * dtypeInfo(present.dtype).itemBytes;
         const srcPitch = (this.slots + added) * slotBytes;
-        const dst = grow ? await zerosLike(present, [batch, heads, capacity, dim]) : this.values.get(name)!;
+        const dst = grow ? await allocateLike(present, [batch, heads, capacity, dim]) : this.values.get(name)!;
         next.set(name, dst);
+        if (grow && dst instanceof DeviceTensor) fills.push(dst);
         const dstPitch = capacity * slotBytes;
         const rect = (from: number, to: number, slots: number): Rect => ({ dst, dstOffset: to * slotBytes, dstPitch, src: present, srcOffset: from * slotBytes, srcPitch, widthBytes: slots * slotBytes, height: batch * heads });
         if (grow && this.filled === this.slots) rects.push(rect(0, 0, needed));
@@ -176,7 +176,8 @@ export class KvCache {
           rects.push(rect(this.slots, this.filled, added));
         }
       }
-      await copyRects(rects.filter((r) => r.widthBytes > 0 && r.height > 0));
+      // New device tensors are zeroed first (their unused slots must be zeros, not garbage), in the same call.
+      await fillAndCopy(fills, rects.filter((r) => r.widthBytes > 0 && r.height > 0));
     } catch (error) {
       if (grow) for (const v of next.values()) if (v instanceof DeviceTensor) v.dispose();
       throw error;
