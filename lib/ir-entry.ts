@@ -11,7 +11,7 @@
 
 // The graph IR.
 export { Graph, Node, Value, tensorType } from './ir/graph';
-export type { Arg, TensorType, ValueType } from './ir/graph';
+export type { Arg, OptionalType, SequenceType, StringTensorType, TensorType, ValueType } from './ir/graph';
 export { call } from './ir/builder';
 export { sym } from './ir/symbolic';
 export { promoteTypes } from './ir/dtype';
@@ -26,7 +26,9 @@ export { loadPt2 } from './frontends/pt2';
 export type { LoadPt2Options } from './frontends/pt2';
 
 // The CPU interpreter: runs a Graph op by op, the reference the compiler is tested against.
-export { interpret } from './interpreter';
+export { interpret, interpretValues } from './interpreter';
+export { OptionalValue, StringTensor, TensorSequence } from './ir/values';
+export type { ElementKind, GraphValue } from './ir/values';
 
 // The network IR (TensorRT layers), what converters build.
 export { LAYER_KINDS, Network, printNetwork } from './network';

@@ -105,15 +105,30 @@ function listCases(casesDir) {
     .sort();
 }
 
-/** Whether every graph input and output is a tensor of an element type the project has. */
-function tensorTypesSupported(model) {
+const ONNX_STRING = 8;
+
+/** Whether a TypeProto is a tensor of an element type the project has (STRING included). */
+function tensorTypeSupported(tt) {
+  return Boolean(tt) && (SUPPORTED_ELEM_TYPES.has(tt.elemType) || tt.elemType === ONNX_STRING);
+}
+
+/**
+ * Whether every graph input and output is a value the project has: a tensor of a supported
+ * element type or of strings, a sequence of such tensors, or an optional of either.
+ */
+function valueTypesSupported(model) {
   const g = model.graph;
-  for (const vi of [...(g.input ?? []), ...(g.output ?? [])]) {
-    const tt = vi.type && vi.type.tensorType;
-    if (!tt) return false;
-    if (!SUPPORTED_ELEM_TYPES.has(tt.elemType)) return false;
-  }
-  return true;
+  const supported = (type) => {
+    if (!type) return false;
+    if (type.tensorType) return tensorTypeSupported(type.tensorType);
+    if (type.sequenceType) return tensorTypeSupported(type.sequenceType.elemType && type.sequenceType.elemType.tensorType);
+    if (type.optionalType) {
+      const el = type.optionalType.elemType;
+      return Boolean(el) && !el.optionalType && supported(el);
+    }
+    return false;
+  };
+  return [...(g.input ?? []), ...(g.output ?? [])].every((vi) => supported(vi.type));
 }
 
 function opsetOf(model) {
@@ -125,34 +140,95 @@ function opsetOf(model) {
 const ONNX_BFLOAT16 = 16;
 
 /**
- * The element types the case's model declares for its inputs (`input_`) or outputs, in order;
+ * The TypeProtos the case's model declares for its inputs (`input_`) or outputs, in order;
  * [] when the data set is not in a case directory.
  */
-function declaredElemTypes(dir, prefix, api) {
+function declaredTypes(dir, prefix, api) {
   const file = path.join(dir, '..', 'model.onnx');
   if (!fs.existsSync(file)) return [];
   const g = api.onnx.ModelProto.decode(fs.readFileSync(file)).graph;
-  return ((prefix === 'input_' ? g.input : g.output) ?? []).map((v) => v.type && v.type.tensorType && v.type.tensorType.elemType);
+  return ((prefix === 'input_' ? g.input : g.output) ?? []).map((v) => v.type ?? null);
+}
+
+/** How a declared type's data file is stored, and the element type a sequence in it holds. */
+function storageOf(type) {
+  const tensorElem = (tt) => (tt && tt.elemType === ONNX_STRING ? 'string' : undefined);
+  if (type && type.sequenceType) return { kind: 'sequence', elem: sequenceElem(type.sequenceType) };
+  if (type && type.optionalType) {
+    const el = type.optionalType.elemType;
+    return { kind: 'optional', elem: el && el.sequenceType ? sequenceElem(el.sequenceType) : tensorElem(el && el.tensorType) };
+  }
+  return { kind: 'tensor' };
+}
+
+// ONNX element type codes → the project's dtype names, for an empty sequence's element type.
+const ELEM_NAMES = { 1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int32', 7: 'int64', 8: 'string', 9: 'bool', 10: 'float16', 11: 'float64', 12: 'uint32', 13: 'uint64' };
+
+function sequenceElem(st) {
+  const tt = st.elemType && st.elemType.tensorType;
+  return tt ? ELEM_NAMES[tt.elemType] : undefined;
 }
 
 /**
- * A data set's tensors, in file order. ONNX's older test data stores bfloat16 tensors as
- * UINT16 bit patterns (NumPy has no bfloat16): where the model declares BFLOAT16 at that
- * position, the bits are read as the bfloat16 they are.
+ * A data set's values, in file order: TensorProto, SequenceProto or OptionalProto files as the
+ * model declares each position. ONNX's older test data stores bfloat16 tensors as UINT16 bit
+ * patterns (NumPy has no bfloat16): where the model declares BFLOAT16 at that position, the
+ * bits are read as the bfloat16 they are.
  */
 function readTensors(dir, prefix, api) {
   const files = fs
     .readdirSync(dir)
     .filter((f) => f.startsWith(prefix) && f.endsWith('.pb'))
     .sort((a, b) => Number(a.slice(prefix.length, -3)) - Number(b.slice(prefix.length, -3)));
-  const declared = declaredElemTypes(dir, prefix, api);
+  const declared = declaredTypes(dir, prefix, api);
   return files.map((f, i) => {
-    const t = api.tensorFromProto(api.onnx.TensorProto.decode(fs.readFileSync(path.join(dir, f))), f);
-    return t.dtype === 'uint16' && declared[i] === ONNX_BFLOAT16 ? new t.constructor('bfloat16', t.shape, t.data) : t;
+    const bytes = fs.readFileSync(path.join(dir, f));
+    const { kind, elem } = storageOf(declared[i]);
+    if (api.valueFromProtoBytes !== undefined) {
+      const v = api.valueFromProtoBytes(bytes, kind, f, elem);
+      const bf16 = v.dtype === 'uint16' && declared[i] && declared[i].tensorType && declared[i].tensorType.elemType === ONNX_BFLOAT16;
+      return bf16 ? new v.constructor('bfloat16', v.shape, v.data) : v;
+    }
+    if (kind !== 'tensor') throw new Error(`${f} is a ${kind}, which this runner's api does not read`);
+    const t = api.tensorFromProto(api.onnx.TensorProto.decode(bytes), f);
+    const bf16 = t.dtype === 'uint16' && declared[i] && declared[i].tensorType && declared[i].tensorType.elemType === ONNX_BFLOAT16;
+    return bf16 ? new t.constructor('bfloat16', t.shape, t.data) : t;
   });
 }
 
 const FLOAT_DTYPES = new Set(['float16', 'bfloat16', 'float32', 'float64', 'complex64', 'complex128']);
+
+/** What kind of value `v` is ('Tensor', 'StringTensor', 'TensorSequence', 'OptionalValue'), by its class's name: dist's and lib's classes differ. */
+const kindOf = (v) => (v && v.constructor ? v.constructor.name : typeof v);
+
+/**
+ * Null when `actual` matches `expected` as ONNX's runner judges (tensors by compareTensor,
+ * strings exactly, sequences element by element, optionals by presence then value); otherwise why not.
+ */
+function compareValue(actual, expected, name) {
+  const kind = kindOf(expected);
+  if (kindOf(actual) !== kind) return `${name}: a ${kindOf(actual)}, expected a ${kind}`;
+  if (kind === 'StringTensor') {
+    if (actual.shape.length !== expected.shape.length || actual.shape.some((d, i) => d !== expected.shape[i])) {
+      return `${name}: shape [${actual.shape.join(', ')}], expected [${expected.shape.join(', ')}]`;
+    }
+    const at = expected.data.findIndex((s, i) => actual.data[i] !== s);
+    return at < 0 ? null : `${name}: element ${at} is ${JSON.stringify(actual.data[at])}, expected ${JSON.stringify(expected.data[at])}`;
+  }
+  if (kind === 'TensorSequence') {
+    if (actual.items.length !== expected.items.length) return `${name}: ${actual.items.length} elements, expected ${expected.items.length}`;
+    for (let i = 0; i < expected.items.length; i++) {
+      const why = compareValue(actual.items[i], expected.items[i], `${name}[${i}]`);
+      if (why !== null) return why;
+    }
+    return null;
+  }
+  if (kind === 'OptionalValue') {
+    if ((actual.value === null) !== (expected.value === null)) return `${name}: ${actual.value === null ? 'empty' : 'holds a value'}, expected ${expected.value === null ? 'empty' : 'a value'}`;
+    return expected.value === null ? null : compareValue(actual.value, expected.value, `${name} value`);
+  }
+  return compareTensor(actual, expected, name);
+}
 
 /** Null when `actual` matches `expected` as ONNX's runner judges; otherwise why not. */
 function compareTensor(actual, expected, name) {
@@ -202,7 +278,7 @@ function runCase(casesDir, name, api) {
   const bytes = fs.readFileSync(path.join(dir, 'model.onnx'));
   const model = api.onnx.ModelProto.decode(bytes);
   const opset = opsetOf(model);
-  if (!tensorTypesSupported(model)) {
+  if (!valueTypesSupported(model)) {
     return { name, opset, status: 'unsupported-type', category: 'unsupported-type', reason: 'an input or output is not a tensor of a supported element type' };
   }
   let graph = null;
@@ -257,14 +333,14 @@ function runCase(casesDir, name, api) {
     }
     let actual;
     try {
-      actual = api.interpret(graph, feed);
+      actual = (api.interpretValues ?? api.interpret)(graph, feed);
     } catch (error) {
       return { name, opset, status: 'refused', category: categorize(error, model), reason: `run: ${firstLine(error)}` };
     }
     for (let i = 0; i < expected.length; i++) {
       const out = actual[i];
       if (out === undefined) return { name, opset, status: 'wrong', category: 'wrong', reason: `${set}: output ${outputNames[i]} missing` };
-      const why = compareTensor(out, expected[i], `${set} output ${outputNames[i]}`);
+      const why = compareValue(out, expected[i], `${set} output ${outputNames[i]}`);
       if (why !== null && DISPUTED[name] !== undefined) return { name, opset, status: 'disputed', category: 'disputed', reason: `${DISPUTED[name]}: ${why}` };
       if (why !== null) return { name, opset, status: 'wrong', category: 'wrong', reason: why };
     }
@@ -289,6 +365,7 @@ function refusedInput(error, model) {
  * short float list (Resize scales, per-tensor quantization scales).
  */
 function shapeLike(t) {
+  if (kindOf(t) !== 'Tensor') return false;
   return t.rank === 0 || (t.rank === 1 && ((t.size <= 64 && (t.dtype === 'int64' || t.dtype === 'int32')) || t.size <= 8));
 }
 
@@ -310,4 +387,4 @@ function summarize(results) {
   return { total: results.length, typed, pass: byStatus.pass ?? 0, wrong: byStatus.wrong ?? 0, byStatus, byCategory };
 }
 
-module.exports = { ATOL, BOUND_PASS, RTOL, SUITE_DIR, TRAINING_OPS, compareTensor, findSuite, listCases, option, readTensors, runCase, summarize, unpackSuite };
+module.exports = { ATOL, BOUND_PASS, RTOL, SUITE_DIR, TRAINING_OPS, compareTensor, compareValue, findSuite, listCases, option, readTensors, runCase, summarize, unpackSuite };

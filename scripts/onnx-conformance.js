@@ -24,7 +24,9 @@ function distApi() {
     onnx: require('onnx-proto').onnx,
     loadOnnx: dist('frontends/onnx').loadOnnx,
     interpret: dist('interpreter').interpret,
+    interpretValues: dist('interpreter').interpretValues,
     tensorFromProto: dist('frontends/onnx/tensor-proto').tensorFromProto,
+    valueFromProtoBytes: dist('frontends/onnx/value-proto').valueFromProtoBytes,
   };
 }
 

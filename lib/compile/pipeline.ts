@@ -9,7 +9,8 @@ import { convertSegment } from '../conversion/convert';
 import type { SelectionSettings } from '../conversion/types';
 import type { Backend } from '../engine/backend';
 import '../conversion/converters';
-import type { Graph, Value } from '../ir/graph';
+import { UnsupportedOpError } from '../errors';
+import { formatType, type Graph, type Value } from '../ir/graph';
 import { serializeGraphToBuffer } from '../ir/serialize';
 import { extractSubgraph } from '../ir/subgraph';
 import type { SymbolRange } from '../ir/symbolic';
@@ -104,9 +105,27 @@ export function recognizeExportedForms(graph: Graph, resolved: Pick<ResolvedSett
   return out;
 }
 
+/**
+ * A program's inputs and outputs are tensors: a model that takes or gives ONNX's string
+ * tensors, sequences or optionals is refused, naming the value (such values may flow inside
+ * the model: they then run in fallback segments).
+ */
+function checkTensorInterface(graph: Graph): void {
+  const names = graph.outputNames;
+  const io = [...graph.inputs.map((v) => ({ v, what: `input "${v.name}"` })), ...graph.outputs.map((v, i) => ({ v, what: `output "${names[i] ?? v.name}"` }))];
+  for (const { v, what } of io) {
+    if (v.type.kind !== 'tensor' && v.type.kind !== 'symint') {
+      throw new UnsupportedOpError(`compile(): ${what} is a ${formatType(v.type)}; a program's inputs and outputs are tensors (run such a model with interpretValues from tensorrt-node/ir)`, {
+        details: { value: v.name },
+      });
+    }
+  }
+}
+
 /** Runs the pipeline on an imported graph (a copy: the pipeline changes it), from the end of the import stage. */
 export async function compileGraph(imported: Graph, resolved: ResolvedSettings, log: Logger, progress: ProgressHook): Promise<CompiledProgram> {
   await checkAborted(resolved.signal);
+  checkTensorInterface(imported);
   const modelOps = imported.calls().length;
   checkTorchExecutedOps(resolved.torchExecutedOps, imported);
   progress('import', 'end', `imported ${modelOps} ops`);

@@ -3,18 +3,26 @@
  */
 import { BadInputError, ShapeOutOfRangeError } from '../errors';
 import type { DType } from '../ir/dtype';
-import type { Graph, TensorType } from '../ir/graph';
-import { evaluateDim, formatDim, formatShape, type SymbolRange } from '../ir/symbolic';
+import type { Graph, TensorType, ValueType } from '../ir/graph';
+import { evaluateDim, formatDim, formatShape, type Dim, type SymbolRange } from '../ir/symbolic';
 import { Tensor } from '../ir/tensor';
+import { describeGraphValue, elementKindOf, OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../ir/values';
 
 export interface BoundInputs {
-  tensors: Tensor[];
+  values: GraphValue[];
   symbols: Map<string, number>;
 }
 
+/** An element type and shape: a tensor's, or a string tensor's (dtype 'string'). */
 export interface InputShape {
-  dtype: DType;
+  dtype: DType | 'string';
   shape: readonly number[];
+}
+
+/** The type {@link bindShapes} checks an input against: a tensor type, or a string tensor's (dtype 'string'). */
+export interface ShapedType {
+  readonly dtype: DType | 'string';
+  readonly shape: readonly Dim[];
 }
 
 /**
@@ -29,7 +37,10 @@ export interface ShapedInputs {
   readonly symbols: ReadonlyMap<string, SymbolRange>;
 }
 
-export function bindShapes(graph: ShapedInputs, given: readonly InputShape[]): Map<string, number> {
+export function bindShapes(
+  graph: { readonly inputs: ReadonlyArray<{ readonly name: string; readonly tensorType: ShapedType }>; readonly symbols: ReadonlyMap<string, SymbolRange> },
+  given: readonly InputShape[],
+): Map<string, number> {
   const symbols = new Map<string, number>();
   graph.inputs.forEach((value, i) => {
     const t = given[i]!;
@@ -103,14 +114,73 @@ export function orderInputs<T>(names: readonly string[], given: readonly T[] | R
   return names.map((n) => record[n]!);
 }
 
-/** Orders and checks run inputs (Tensors) and returns them with the symbol values. */
-export function bindInputs(graph: Graph, given: readonly Tensor[] | Readonly<Record<string, Tensor>>): BoundInputs {
-  const tensors = orderInputs(
+/** What a value of `type` is called in messages. */
+function typeName(type: ValueType): string {
+  switch (type.kind) {
+    case 'tensor':
+      return `a ${type.dtype} Tensor`;
+    case 'strings':
+      return 'a StringTensor';
+    case 'sequence':
+      return `a TensorSequence of ${type.elem}${type.rank === null ? '' : ` (rank ${type.rank})`}`;
+    case 'optional':
+      return `an OptionalValue of ${typeName(type.element).replace(/^an? /, '')}`;
+    case 'symint':
+      return 'an integer';
+  }
+}
+
+/** Null when `v` is a value of `type` (sizes aside: bindShapes checks a tensor's and a string tensor's); else what is wrong. */
+function kindMismatch(type: ValueType, v: unknown): string | null {
+  const wrong = `must be ${typeName(type)}, got ${describeGraphValue(v)}`;
+  switch (type.kind) {
+    case 'tensor':
+      return v instanceof Tensor ? null : wrong;
+    case 'strings':
+      return v instanceof StringTensor ? null : wrong;
+    case 'sequence':
+      if (!(v instanceof TensorSequence) || v.elem !== type.elem) return wrong;
+      if (type.rank !== null) {
+        const at = v.items.findIndex((t) => t.rank !== type.rank);
+        if (at >= 0) return `${wrong}: element ${at} has rank ${v.items[at]!.rank}`;
+      }
+      return null;
+    case 'optional': {
+      if (!(v instanceof OptionalValue)) return wrong;
+      if (v.value === null) return null;
+      const inner = kindMismatch(type.element, v.value);
+      if (inner !== null) return `${wrong}: its value ${inner}`;
+      const el = type.element;
+      if (el.kind !== 'sequence' && (v.value as Tensor | StringTensor).rank !== el.shape.length) return `${wrong}: its value has rank ${(v.value as Tensor | StringTensor).rank}, not ${el.shape.length}`;
+      return null;
+    }
+    case 'symint':
+      return wrong;
+  }
+}
+
+/**
+ * Orders and checks run inputs and returns them with the symbol values. Tensors and string
+ * tensors bind the symbols of their shapes; a sequence's or an optional's sizes are its own.
+ */
+export function bindInputs(graph: Graph, given: readonly GraphValue[] | Readonly<Record<string, GraphValue>>): BoundInputs {
+  const values = orderInputs(
     graph.inputs.map((v) => v.name),
     given,
   );
-  tensors.forEach((t, i) => {
-    if (!(t instanceof Tensor)) throw new BadInputError(`input "${graph.inputs[i]!.name}" must be a Tensor`);
+  values.forEach((t, i) => {
+    const input = graph.inputs[i]!;
+    const wrong = kindMismatch(input.type, t);
+    if (wrong !== null) throw new BadInputError(`input "${input.name}" ${wrong}`, { details: { input: input.name } });
   });
-  return { tensors, symbols: bindShapes(graph, tensors) };
+  const shaped: Array<{ name: string; tensorType: ShapedType }> = [];
+  const shapes: InputShape[] = [];
+  graph.inputs.forEach((v, i) => {
+    const t = values[i]!;
+    if (v.type.kind === 'tensor' || v.type.kind === 'strings') {
+      shaped.push({ name: v.name, tensorType: v.type.kind === 'tensor' ? v.type : { dtype: 'string', shape: v.type.shape } });
+      shapes.push({ dtype: elementKindOf(t as Tensor | StringTensor), shape: (t as Tensor | StringTensor).shape });
+    }
+  });
+  return { values, symbols: bindShapes({ inputs: shaped, symbols: graph.symbols }, shapes) };
 }

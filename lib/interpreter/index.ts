@@ -1,7 +1,7 @@
 /** The CPU interpreter of Graph IR. */
 import './ops';
 
-export { interpret } from './interpret';
+export { interpret, interpretValues } from './interpret';
 export type { InterpretOptions } from './interpret';
 export { bindInputs } from './bind-inputs';
 export { defineImpl, implementedOps } from './registry';

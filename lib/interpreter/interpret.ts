@@ -1,11 +1,13 @@
 /**
  * Runs a Graph on the CPU. It is the test oracle for the compiler and runs fallback segments.
  */
-import { BadInputError, BadModelError, InternalError, ResourceLimitError, TensorRTNodeError, UnsupportedOpError } from '../errors';
-import { Value, type Arg, type Graph, type Node } from '../ir/graph';
+import { BadInputError, BadModelError, InternalError, InvalidArgumentError, ResourceLimitError, TensorRTNodeError, UnsupportedOpError } from '../errors';
+import { Value, type Arg, type Graph, type Node, type ValueType } from '../ir/graph';
 import { isDataDependentSymbol } from '../ir/ops/data-dependent';
 import { evaluateDim } from '../ir/symbolic';
+import type { Dim } from '../ir/symbolic';
 import { Tensor } from '../ir/tensor';
+import { describeGraphValue, elementKindOf, OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../ir/values';
 import { bindInputs } from './bind-inputs';
 import { getImpl, type ControlFlowLimits, type RuntimeArg, type RuntimeValue } from './registry';
 
@@ -48,14 +50,28 @@ export interface InterpretOptions {
 /**
  * Runs `graph` on `inputs` (an array in input order, or an object keyed by input name) and
  * returns the outputs in order. Bad inputs are E_BAD_INPUT errors naming the input; an op
- * without an implementation is E_UNSUPPORTED_OP naming the node.
+ * without an implementation is E_UNSUPPORTED_OP naming the node. For graphs of tensors; a graph
+ * whose inputs or outputs are string tensors, sequences or optionals runs with
+ * {@link interpretValues}.
  */
 export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Record<string, Tensor>>, options: InterpretOptions = {}): Tensor[] {
+  return interpretValues(graph, inputs, options).map((r, i) => {
+    if (r instanceof Tensor) return r;
+    throw new InvalidArgumentError(`interpret(): output ${JSON.stringify(graph.outputNames[i] ?? graph.outputs[i]!.name)} is a ${describeGraphValue(r)}, not a Tensor; run the graph with interpretValues()`);
+  });
+}
+
+/**
+ * {@link interpret} for graphs of any values: ONNX's string tensors, sequences and optionals
+ * ({@link StringTensor}, {@link TensorSequence}, {@link OptionalValue}) as inputs and outputs,
+ * besides tensors.
+ */
+export function interpretValues(graph: Graph, inputs: readonly GraphValue[] | Readonly<Record<string, GraphValue>>, options: InterpretOptions = {}): GraphValue[] {
   const onNode = options.onNode;
   const limits: ControlFlowLimits = { ...DEFAULT_CONTROL_FLOW_LIMITS, ...options.limits };
-  const { tensors, symbols } = bindInputs(graph, inputs);
+  const { values, symbols } = bindInputs(graph, inputs);
   const env = new Map<Value, RuntimeValue>();
-  graph.inputs.forEach((v, i) => env.set(v, tensors[i]!));
+  graph.inputs.forEach((v, i) => env.set(v, values[i]!));
   const last = lastUses(graph);
   graph.nodes.forEach((node, index) => {
     if (node.kind === 'placeholder') return;
@@ -106,39 +122,57 @@ export function interpret(graph: Graph, inputs: readonly Tensor[] | Readonly<Rec
   });
   return graph.outputs.map((v) => {
     const r = env.get(v);
-    if (r instanceof Tensor) return r;
-    if (typeof r === 'number') return Tensor.scalar('int64', r);
-    throw new InternalError(`interpreter: graph output %${v.name} was not computed`);
+    if (r === undefined) throw new InternalError(`interpreter: graph output %${v.name} was not computed`);
+    return typeof r === 'number' ? Tensor.scalar('int64', r) : r;
   });
 }
 
 /** An implementation must agree with the inferred type: catches kernel/inference drift early. */
 function checkResult(node: Node, value: Value, result: RuntimeValue, symbols: Map<string, number>): void {
-  if (value.type.kind === 'symint') {
-    if (typeof result !== 'number') throw new InternalError(`${describeNode(node)}: SymInt output %${value.name} is not a number`);
-    return;
+  const wrong = resultMismatch(value.type, result, symbols);
+  if (wrong !== null) throw new InternalError(`${describeNode(node)}: output %${value.name}: ${wrong}`);
+}
+
+/** Null when `result` is a value of `type` (sizes checked where the symbols tell them); else what differs. */
+function resultMismatch(type: ValueType, result: RuntimeValue, symbols: Map<string, number>): string | null {
+  switch (type.kind) {
+    case 'symint':
+      return typeof result === 'number' ? null : 'a SymInt output is not a number';
+    case 'tensor':
+      if (!(result instanceof Tensor)) return `computed ${describeGraphValue(result)}, inference said a tensor`;
+      return shapeMismatch(type.dtype, type.shape, result, symbols);
+    case 'strings':
+      if (!(result instanceof StringTensor)) return `computed ${describeGraphValue(result)}, inference said a string tensor`;
+      return shapeMismatch('string', type.shape, result, symbols);
+    case 'sequence': {
+      if (!(result instanceof TensorSequence) || result.elem !== type.elem) return `computed ${describeGraphValue(result)}, inference said a sequence of ${type.elem}`;
+      const at = type.rank === null ? -1 : result.items.findIndex((t) => t.rank !== type.rank);
+      return at < 0 ? null : `element ${at} has rank ${result.items[at]!.rank}, inference said ${type.rank}`;
+    }
+    case 'optional':
+      if (!(result instanceof OptionalValue)) return `computed ${describeGraphValue(result)}, inference said an optional`;
+      // An optional's element sizes are its own (they bind no symbol of the graph).
+      if (result.value === null) return null;
+      return type.element.kind === 'sequence' ? resultMismatch(type.element, result.value, symbols) : resultMismatch(type.element, result.value, new Map());
   }
-  if (!(result instanceof Tensor)) throw new InternalError(`${describeNode(node)}: output %${value.name} is not a tensor`);
-  const type = value.type;
+}
+
+function shapeMismatch(elem: string, shape: readonly Dim[], result: Tensor | StringTensor, symbols: Map<string, number>): string | null {
   // A size only the data decides (a data-dependent symbol, lib/ir/ops/data-dependent.ts) is
   // bound by the first output that shows it; later uses are checked against that value.
-  if (result.rank === type.shape.length) {
-    type.shape.forEach((d, i) => {
+  if (result.rank === shape.length) {
+    shape.forEach((d, i) => {
       if (typeof d !== 'number' && d.op === 'sym' && !symbols.has(d.name) && isDataDependentSymbol(d.name)) symbols.set(d.name, result.shape[i]!);
     });
   }
-  const expectedShape = type.shape.map((d) => {
+  const expectedShape = shape.map((d) => {
     try {
       return evaluateDim(d, symbols);
     } catch {
       return undefined;
     }
   });
-  const shapeOk = result.rank === type.shape.length && expectedShape.every((d, i) => d === undefined || d === result.shape[i]);
-  if (result.dtype !== type.dtype || !shapeOk) {
-    throw new InternalError(
-      `${describeNode(node)}: computed ${result.dtype}[${result.shape.join(', ')}] for %${value.name}, but inference said ` +
-        `${type.dtype}[${expectedShape.map((d) => d ?? '?').join(', ')}]`,
-    );
-  }
+  const shapeOk = result.rank === shape.length && expectedShape.every((d, i) => d === undefined || d === result.shape[i]);
+  if (elementKindOf(result) === elem && shapeOk) return null;
+  return `computed ${elementKindOf(result)}[${result.shape.join(', ')}], but inference said ${elem}[${expectedShape.map((d) => d ?? '?').join(', ')}]`;
 }

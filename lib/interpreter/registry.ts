@@ -5,11 +5,13 @@
 import { InternalError } from '../errors';
 import type { Node } from '../ir/graph';
 import type { Tensor } from '../ir/tensor';
+import type { OptionalValue, StringTensor, TensorSequence } from '../ir/values';
 
-/** An argument after resolution: values replaced by their runtime tensors or integers. */
-export type RuntimeArg = Tensor | number | boolean | string | null | readonly RuntimeArg[];
+/** An argument after resolution: values replaced by their runtime tensors (or other graph values) or integers. */
+export type RuntimeArg = Tensor | StringTensor | TensorSequence | OptionalValue | number | boolean | string | null | readonly RuntimeArg[];
 
-export type RuntimeValue = Tensor | number;
+/** What a node computes: a tensor, a SymInt's integer, or one of ONNX's other values (lib/ir/values.ts). */
+export type RuntimeValue = Tensor | number | StringTensor | TensorSequence | OptionalValue;
 
 export interface ImplContext {
   readonly node: Node;

@@ -11,6 +11,8 @@ function checkScalarBase(type: ArgType, a: Arg): string | null {
   switch (type.base) {
     case 'Tensor':
       return a instanceof Value && a.type.kind === 'tensor' ? null : 'a tensor value';
+    case 'Any':
+      return a instanceof Value && a.type.kind !== 'symint' ? null : 'a tensor, string tensor, sequence or optional value';
     case 'int':
       return typeof a === 'number' && Number.isInteger(a) ? null : 'an integer';
     case 'SymInt':

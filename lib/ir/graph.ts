@@ -20,7 +20,35 @@ export interface SymIntType {
   readonly expr: Dim;
 }
 
-export type ValueType = TensorType | SymIntType;
+/** A tensor of strings (ONNX's STRING element type). Only the interpreter computes with it. */
+export interface StringTensorType {
+  readonly kind: 'strings';
+  readonly shape: readonly Dim[];
+}
+
+/**
+ * An ONNX sequence of tensors of one element type. Its length and its elements' sizes are
+ * the data's (they may differ from element to element); `rank` is the elements' rank where
+ * every element has the same one known at import, else null.
+ */
+export interface SequenceType {
+  readonly kind: 'sequence';
+  readonly elem: DType | 'string';
+  readonly rank: number | null;
+}
+
+/** An ONNX optional: `element`'s value, or none. */
+export interface OptionalType {
+  readonly kind: 'optional';
+  readonly element: TensorType | StringTensorType | SequenceType;
+}
+
+export type ValueType = TensorType | SymIntType | StringTensorType | SequenceType | OptionalType;
+
+/** Whether values of `type` are numeric tensors or SymInts: what backends and the compiler take. */
+export function isNumericType(type: ValueType): type is TensorType | SymIntType {
+  return type.kind === 'tensor' || type.kind === 'symint';
+}
 
 export function tensorType(dtype: DType, shape: readonly Dim[]): TensorType {
   return { kind: 'tensor', dtype, shape: Object.freeze([...shape]) };
@@ -30,8 +58,63 @@ export function symIntType(expr: Dim): SymIntType {
   return { kind: 'symint', expr };
 }
 
+export function stringTensorType(shape: readonly Dim[]): StringTensorType {
+  return { kind: 'strings', shape: Object.freeze([...shape]) };
+}
+
+export function sequenceType(elem: DType | 'string', rank: number | null): SequenceType {
+  return { kind: 'sequence', elem, rank };
+}
+
+export function optionalType(element: TensorType | StringTensorType | SequenceType): OptionalType {
+  return { kind: 'optional', element };
+}
+
+/** The dims a type carries (a tensor's shape, a SymInt's expression): what its symbols come from. */
+export function dimsOfType(type: ValueType): readonly Dim[] {
+  switch (type.kind) {
+    case 'tensor':
+    case 'strings':
+      return type.shape;
+    case 'symint':
+      return [type.expr];
+    case 'sequence':
+      return [];
+    case 'optional':
+      return dimsOfType(type.element);
+  }
+}
+
+/** `type` with each dim replaced by `f(dim)`. */
+export function mapTypeDims<T extends ValueType>(type: T, f: (d: Dim) => Dim): T;
+export function mapTypeDims(type: ValueType, f: (d: Dim) => Dim): ValueType {
+  switch (type.kind) {
+    case 'tensor':
+      return tensorType(type.dtype, type.shape.map(f));
+    case 'strings':
+      return stringTensorType(type.shape.map(f));
+    case 'symint':
+      return symIntType(f(type.expr));
+    case 'sequence':
+      return type;
+    case 'optional':
+      return optionalType(mapTypeDims(type.element, f));
+  }
+}
+
 export function formatType(type: ValueType): string {
-  return type.kind === 'tensor' ? `${type.dtype}${formatShape(type.shape)}` : `SymInt(${typeof type.expr === 'number' ? type.expr : formatShape([type.expr]).slice(1, -1)})`;
+  switch (type.kind) {
+    case 'tensor':
+      return `${type.dtype}${formatShape(type.shape)}`;
+    case 'symint':
+      return `SymInt(${typeof type.expr === 'number' ? type.expr : formatShape([type.expr]).slice(1, -1)})`;
+    case 'strings':
+      return `string${formatShape(type.shape)}`;
+    case 'sequence':
+      return `seq<${type.elem}${type.rank === null ? '' : `, rank ${type.rank}`}>`;
+    case 'optional':
+      return `optional<${formatType(type.element)}>`;
+  }
 }
 
 /** A node argument: a graph value, a literal, or a list of them (e.g. `[s0, 4]` for view). */

@@ -13,6 +13,8 @@ import { InternalError } from '../errors';
 /** Base argument types (the `?` and `[]` suffixes are parsed into flags). */
 export type BaseType =
   | 'Tensor'
+  /** A graph value of any kind: a tensor, a string tensor, a sequence or an optional (ONNX's non-tensor ops). */
+  | 'Any'
   | 'int'
   | 'SymInt'
   | 'float'
@@ -57,6 +59,7 @@ export interface OpSchema {
 
 const BASE_TYPES = new Set<string>([
   'Tensor',
+  'Any',
   'int',
   'SymInt',
   'float',

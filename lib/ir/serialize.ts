@@ -88,7 +88,7 @@ import {
 } from '../io/json-blobs';
 import { Tensor } from './tensor';
 import { dtypeInfo, isDType, type DType } from './dtype';
-import { Graph, symIntType, tensorType, Value, type Arg, type ConstantOrigin, type Node, type NodeKind, type ValueType } from './graph';
+import { Graph, optionalType, sequenceType, stringTensorType, symIntType, tensorType, Value, type Arg, type ConstantOrigin, type Node, type NodeKind, type ValueType } from './graph';
 import { getOp } from './ops';
 import { describeJson, JsonReader } from './json-reader';
 import type { Dim, SymOp } from './symbolic';
@@ -115,7 +115,12 @@ export type SerializedBound = EncodedBound;
 
 export type SerializedDim = number | { op: 'sym'; name: string } | { op: SymOp; a: SerializedDim; b: SerializedDim };
 
-export type SerializedType = { kind: 'tensor'; dtype: DType; shape: SerializedDim[] } | { kind: 'symint'; expr: SerializedDim };
+export type SerializedType =
+  | { kind: 'tensor'; dtype: DType; shape: SerializedDim[] }
+  | { kind: 'symint'; expr: SerializedDim }
+  | { kind: 'strings'; shape: SerializedDim[] }
+  | { kind: 'sequence'; elem: DType | 'string'; rank: number | null }
+  | { kind: 'optional'; element: SerializedType };
 
 export type SerializedArg = null | boolean | number | string | { value: number } | { $number: SpecialNumber } | SerializedArg[];
 
@@ -221,9 +226,18 @@ export function serializeDim(d: Dim, bad: (dim: number) => Error): SerializedDim
 const writeDim = (d: Dim, where: string): SerializedDim => serializeDim(d, (x) => new InternalError(`serializeGraph: ${where} has the non-integer dim ${x}`));
 
 function writeType(t: ValueType, where: string): SerializedType {
-  return t.kind === 'tensor'
-    ? { kind: 'tensor', dtype: t.dtype, shape: t.shape.map((d) => writeDim(d, where)) }
-    : { kind: 'symint', expr: writeDim(t.expr, where) };
+  switch (t.kind) {
+    case 'tensor':
+      return { kind: 'tensor', dtype: t.dtype, shape: t.shape.map((d) => writeDim(d, where)) };
+    case 'symint':
+      return { kind: 'symint', expr: writeDim(t.expr, where) };
+    case 'strings':
+      return { kind: 'strings', shape: t.shape.map((d) => writeDim(d, where)) };
+    case 'sequence':
+      return { kind: 'sequence', elem: t.elem, rank: t.rank };
+    case 'optional':
+      return { kind: 'optional', element: writeType(t.element, where) };
+  }
 }
 
 function writeBound(x: number, where: string): SerializedBound {
@@ -358,6 +372,19 @@ class Reader extends JsonReader {
       return tensorType(t.dtype, this.array(t.shape, `${what}'s shape`).map((d) => this.dim(d, what)));
     }
     if (t.kind === 'symint') return symIntType(this.dim(t.expr, what));
+    if (t.kind === 'strings') return stringTensorType(this.array(t.shape, `${what}'s shape`).map((d) => this.dim(d, what)));
+    if (t.kind === 'sequence') {
+      const elem = t.elem;
+      if (elem !== 'string' && !isDType(elem)) return this.fail(`${what} has the unknown element type ${describe(elem)}`);
+      const rank = t.rank === null ? null : this.index(t.rank, `${what}'s rank`);
+      if (rank !== null && rank > 64) this.fail(`${what}'s rank ${rank} is more than 64`);
+      return sequenceType(elem, rank);
+    }
+    if (t.kind === 'optional') {
+      const element = this.type(t.element, `${what}'s element`);
+      if (element.kind !== 'tensor' && element.kind !== 'strings' && element.kind !== 'sequence') this.fail(`${what} holds a ${element.kind}, not a tensor or sequence`);
+      return optionalType(element);
+    }
     return this.fail(`${what} has the unknown kind ${describe(t.kind)}`);
   }
 }

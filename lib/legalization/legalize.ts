@@ -19,7 +19,7 @@ import { trtType } from '../conversion/context';
 import { registeredConverters, selectConverter, type ConverterCandidate, type Selection, type SelectionSettings } from '../conversion/registry';
 import { DynamicUnsupportedError, InternalError } from '../errors';
 import { call } from '../ir/builder';
-import { Graph, Value, type Arg, type Node } from '../ir/graph';
+import { dimsOfType, Graph, Value, type Arg, type Node } from '../ir/graph';
 import { SYM_ARITHMETIC_DYN } from '../ir/ops/dynamic';
 import { InferContext } from '../ir/ops/infer-context';
 import { dimEquals, formatDim, isStatic, symbolsOf, type Dim } from '../ir/symbolic';
@@ -76,7 +76,7 @@ function symbolsNeeded(node: Node): Set<string> {
   const visit = (a: Arg): void => {
     if (a instanceof Value) {
       if (a.type.kind === 'symint') symbolsOf(a.type.expr, out);
-      else if (a === node.args.self) a.type.shape.forEach((d) => symbolsOf(d, out));
+      else if (a === node.args.self) dimsOfType(a.type).forEach((d) => symbolsOf(d, out));
     } else if (Array.isArray(a)) a.forEach(visit);
   };
   Object.values(node.args).forEach(visit);

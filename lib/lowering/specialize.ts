@@ -4,7 +4,7 @@
  * removed; shape-derived tensors (`trt.sym_tensor`) and whatever else is computed from
  * constants and static shapes alone fold into constants. Mutates `graph`.
  */
-import { Value, tensorType, symIntType, type Arg, type Graph } from '../ir/graph';
+import { mapTypeDims, Value, tensorType, symIntType, type Arg, type Graph } from '../ir/graph';
 import { symApply, type Dim } from '../ir/symbolic';
 import { foldConstants } from './constant-folding';
 
@@ -21,7 +21,7 @@ function bindSymbols(graph: Graph, values: ReadonlyMap<string, number>): void {
   const dim = (d: Dim): Dim => substituteDim(d, values);
   for (const node of graph.nodes) {
     for (const v of node.outputs) {
-      v.type = v.type.kind === 'tensor' ? tensorType(v.type.dtype, v.type.shape.map(dim)) : symIntType(dim(v.type.expr));
+      v.type = mapTypeDims(v.type, dim);
     }
   }
   const replace = (a: Arg): Arg => {

@@ -13,7 +13,8 @@ import { onnx } from 'onnx-proto';
 
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { tensorFromProto } from '../../lib/frontends/onnx/tensor-proto';
-import { interpret } from '../../lib/interpreter';
+import { valueFromProtoBytes } from '../../lib/frontends/onnx/value-proto';
+import { interpret, interpretValues } from '../../lib/interpreter';
 import { Tensor } from '../../lib/ir/tensor';
 
 interface CaseResult {
@@ -68,7 +69,7 @@ if (tarball === null) {
     let results: CaseResult[] = [];
     beforeAll(() => {
       const casesDir = lib.unpackSuite(tarball!);
-      const api = { onnx, loadOnnx, interpret, tensorFromProto };
+      const api = { onnx, loadOnnx, interpret, interpretValues, tensorFromProto, valueFromProtoBytes };
       results = lib.listCases(casesDir).map((name) => lib.runCase(casesDir, name, api));
       // For working on the importer without rebuilding dist/: the raw results of this run.
       if (process.env.ONNX_CONFORMANCE_JSON) fs.writeFileSync(process.env.ONNX_CONFORMANCE_JSON, JSON.stringify(results, null, 1));

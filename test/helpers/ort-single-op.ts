@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { ONNX_DTYPES } from '../../lib/backends/onnxruntime/layers/onnx-graph';
 import { dtypeInfo, type DType } from '../../lib/ir/dtype';
 import { Tensor } from '../../lib/ir/tensor';
+import { StringTensor } from '../../lib/ir/values';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { onnx } = require('onnx-proto');
@@ -210,7 +211,7 @@ parentPort.on('message', async ({ id, model, feeds }) => {
 
 interface WireTensor {
   type: string;
-  data: ArrayLike<number | bigint> & { length: number };
+  data: ArrayLike<number | bigint | string> & { length: number };
   dims: number[];
 }
 type Reply = { id: number; outputs?: Record<string, WireTensor>; error?: string };
@@ -241,7 +242,8 @@ export async function closeOrt(): Promise<void> {
 
 if (typeof afterAll === 'function') afterAll(closeOrt);
 
-function toWire(t: Tensor): WireTensor {
+function toWire(t: Tensor | StringTensor): WireTensor {
+  if (t instanceof StringTensor) return { type: 'string', data: [...t.data], dims: [...t.shape] };
   if (!isOrtType(t.dtype)) throw new Error(`runOrtOp: ${t.dtype} is not supported by onnxruntime-node`);
   return { type: t.dtype, data: t.data.slice(), dims: [...t.shape] };
 }
@@ -265,7 +267,20 @@ function fromWire(value: WireTensor): Tensor {
  * Runs a serialized model in the worker on `feeds` (by input name) and returns the outputs
  * named in `outputNames`, in that order; `label` names the model in an error.
  */
-async function runInWorker(model: Uint8Array, feeds: Readonly<Record<string, Tensor>>, outputNames: readonly string[], label: string): Promise<Tensor[]> {
+async function runInWorker(model: Uint8Array, feeds: Readonly<Record<string, Tensor | StringTensor>>, outputNames: readonly string[], label: string): Promise<Tensor[]> {
+  const values = await runValuesInWorker(model, feeds, outputNames, label);
+  return values.map((v) => {
+    if (!(v instanceof Tensor)) throw new Error('runOrtOp: onnxruntime returned a string tensor; use runOrtModelValues');
+    return v;
+  });
+}
+
+async function runValuesInWorker(
+  model: Uint8Array,
+  feeds: Readonly<Record<string, Tensor | StringTensor>>,
+  outputNames: readonly string[],
+  label: string,
+): Promise<Array<Tensor | StringTensor>> {
   const wireFeeds: Record<string, WireTensor> = {};
   for (const [name, t] of Object.entries(feeds)) wireFeeds[name] = toWire(t);
   const w = ortWorker();
@@ -275,7 +290,10 @@ async function runInWorker(model: Uint8Array, feeds: Readonly<Record<string, Ten
     w.postMessage({ id, model, feeds: wireFeeds });
   });
   if (reply.error !== undefined) throw new Error(`onnxruntime${label ? ` ${label}` : ''}: ${reply.error}`);
-  return outputNames.map((name) => fromWire(reply.outputs![name]!));
+  return outputNames.map((name) => {
+    const w = reply.outputs![name]!;
+    return w.type === 'string' ? new StringTensor(w.dims.map(Number), Array.from(w.data as ArrayLike<string>)) : fromWire(w);
+  });
 }
 
 /** Runs `spec` in onnxruntime (CPU) and returns its outputs as Tensors. */
@@ -297,6 +315,16 @@ export async function runOrtOp1(spec: OrtOpSpec): Promise<Tensor> {
 /** Runs the multi-node graph `spec` in onnxruntime (CPU) and returns its `outputs` in order. */
 export async function runOrtGraph(spec: OrtGraphSpec): Promise<Tensor[]> {
   return runInWorker(buildGraphModel(spec), spec.inputs, spec.outputs, `graph (${spec.nodes.map((n) => n.opType).join(', ')})`);
+}
+
+/** {@link runOrtModel} for models whose inputs or outputs are string tensors. */
+export async function runOrtModelValues(model: Uint8Array, inputs: ReadonlyArray<Tensor | StringTensor>): Promise<Array<Tensor | StringTensor>> {
+  const decoded = onnx.ModelProto.decode(model);
+  const inputNames: string[] = decoded.graph.input.map((i: { name: string }) => i.name);
+  const outputNames: string[] = decoded.graph.output.map((o: { name: string }) => o.name);
+  const feeds: Record<string, Tensor | StringTensor> = {};
+  inputNames.forEach((name, i) => (feeds[name] = inputs[i]!));
+  return runValuesInWorker(model, feeds, outputNames, '');
 }
 
 /** Runs a whole serialized model in onnxruntime with `inputs` in the graph's input order. */

@@ -6,7 +6,7 @@
 import { InternalError } from '../../errors';
 import { isFloating, type DType } from '../../ir/dtype';
 import type { GeometryArgs } from '../../ir/ops/nn-geometry';
-import { Value, type Arg, type Node } from '../../ir/graph';
+import { dimsOfType, Value, type Arg, type Node } from '../../ir/graph';
 import type { NetTensor, ReduceOp, TrtDType, UnaryOp } from '../../network';
 import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
@@ -92,7 +92,7 @@ export function symbolicReason(node: Node): string | null {
   const visit = (a: Arg): string | null => {
     if (a instanceof Value) {
       if (a.type.kind === 'symint') return `argument %${a.name} is a run-time SymInt; this converter needs static values`;
-      if (a.type.shape.some((d) => typeof d !== 'number')) return `%${a.name} has a run-time dim; this converter handles static shapes only`;
+      if (dimsOfType(a.type).some((d) => typeof d !== 'number')) return `%${a.name} has a run-time dim; this converter handles static shapes only`;
       return null;
     }
     if (Array.isArray(a)) {

@@ -7,12 +7,14 @@ import type { onnx } from 'onnx-proto';
 import { BadModelError, UnsupportedOpError } from '../../errors';
 import { call } from '../../ir/builder';
 import type { DType } from '../../ir/dtype';
-import { Value, type Arg, type Graph, type Node, type TensorType } from '../../ir/graph';
+import { Value, type Arg, type Graph, type Node, type TensorType, type ValueType } from '../../ir/graph';
 import type { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
+import type { StringTensor } from '../../ir/values';
 import { toNumber, type LongLike } from './long';
 import { tensorFromProto, type TensorProtoOptions } from './tensor-proto';
+import { ONNX_STRING, stringTensorFromProto } from './value-proto';
 
 /**
  * A small integer tensor whose elements are known at import time, possibly as symbolic
@@ -62,7 +64,12 @@ export class OnnxGraphAttribute {
   constructor(readonly proto: onnx.IGraphProto) {}
 }
 
-export type AttrValue = number | string | Tensor | number[] | string[] | Tensor[] | OnnxGraphAttribute;
+/** A type attribute (Optional's `type`): the TypeProto, read by the mapper. */
+export class OnnxTypeAttribute {
+  constructor(readonly proto: onnx.ITypeProto) {}
+}
+
+export type AttrValue = number | string | Tensor | StringTensor | number[] | string[] | Tensor[] | OnnxGraphAttribute | OnnxTypeAttribute;
 
 /** An ONNX node's view, with attributes decoded. */
 export interface OnnxNodeView {
@@ -80,12 +87,12 @@ export interface ValueResolver {
   materialize(value: OnnxResult, hint: string): Value;
   readonly sym: SymMaterializer;
   /** `proto` as a graph of its own taking `inputs`, then the outer values it reads (`captured`, its trailing inputs). */
-  importSubgraph(proto: onnx.IGraphProto, inputs: readonly TensorType[], name: string, opset: number): { graph: Graph; captured: Value[] };
+  importSubgraph(proto: onnx.IGraphProto, inputs: readonly ValueType[], name: string, opset: number): { graph: Graph; captured: Value[] };
   /** `proto`'s outputs with its nodes imported into the current graph (its declared inputs bound to `inputs`, where given). */
   inlineSubgraph(proto: onnx.IGraphProto, opset: number, inputs?: readonly Value[]): OnnxResult[];
 }
 
-const ATTR = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8, TENSORS: 9 } as const;
+const ATTR = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8, TENSORS: 9, TYPE_PROTO: 13 } as const;
 
 /** Decodes an AttributeProto's value (a graph is kept undecoded for the mapper to import). */
 export function decodeAttribute(attr: onnx.IAttributeProto, where: string, options: TensorProtoOptions): AttrValue {
@@ -99,7 +106,11 @@ export function decodeAttribute(attr: onnx.IAttributeProto, where: string, optio
     case ATTR.STRING:
       return text(attr.s);
     case ATTR.TENSOR:
+      if (attr.t?.dataType === ONNX_STRING) return stringTensorFromProto(attr.t, `${where} attribute ${name}`);
       return tensorFromProto(attr.t ?? {}, `${where} attribute ${name}`, options);
+    case ATTR.TYPE_PROTO:
+      if (!attr.tp) throw new BadModelError(`${where}: type attribute ${name} holds no type`);
+      return new OnnxTypeAttribute(attr.tp);
     case ATTR.FLOATS:
       return [...(attr.floats ?? [])];
     case ATTR.INTS:
@@ -365,7 +376,7 @@ export class OnnxContext {
   }
 
   /** Graph attribute `name` imported as a graph taking `inputs` then the outer values it reads (`captured`). */
-  subgraph(name: string, inputs: readonly TensorType[]): { graph: Graph; captured: Value[] } {
+  subgraph(name: string, inputs: readonly ValueType[]): { graph: Graph; captured: Value[] } {
     return this.resolver.importSubgraph(this.graphAttribute(name), inputs, `${this.node.name || this.node.opType}_${name}`, this.opset);
   }
 

@@ -8,7 +8,8 @@ import type { onnx } from 'onnx-proto';
 import { BadModelError, InvalidArgumentError, TensorRTNodeError, UnsupportedOpError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { call } from '../../ir/builder';
-import { Graph, tensorType, Value, type TensorType } from '../../ir/graph';
+import { dimsOfType, formatType, Graph, optionalType, sequenceType, stringTensorType, tensorType, Value, type TensorType, type ValueType } from '../../ir/graph';
+import { dataDependentSymbol } from '../../ir/ops/data-dependent';
 import { SymMaterializer } from '../../ir/sym-values';
 import { isStatic, sym, symbolsOf, SymbolicLimitError, type Dim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
@@ -16,8 +17,9 @@ import { decodeAttribute, KNOWN_LIMIT, OnnxContext, shapeOfKnown, type AttrValue
 import { deferNode, needsKnownInput } from './deferred';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
-import { onnxFolder, onnxMapper } from './registry';
+import { onnxFolder, onnxMapper, onnxTakesAnyValues } from './registry';
 import { dtypeFromOnnx, tensorFromProto, type TensorProtoOptions } from './tensor-proto';
+import { ONNX_STRING, stringTensorFromProto } from './value-proto';
 
 /** Opsets of the default domain this importer maps (their input-form differences included). */
 export const MIN_OPSET = 7;
@@ -97,6 +99,34 @@ function exactValues(value: Known, hint: string): Array<number | bigint> {
   });
 }
 
+/** The element type an ONNX TensorTypeProto declares ('string' for STRING). */
+function elemOfTensorProtoType(elemType: number, what: string): DType | 'string' {
+  return elemType === ONNX_STRING ? 'string' : dtypeFromOnnx(elemType, what);
+}
+
+/**
+ * Null when a value of type `actual` is one the model declares as `declared` (element types
+ * and kinds; sizes are checked where the values flow); else what the declaration says.
+ */
+function declaredMismatch(declared: onnx.ITypeProto | null | undefined, actual: ValueType, what: string): string | null {
+  if (!declared) return null;
+  const say = (d: string): string => `${what} is declared ${d} but is ${formatType(actual)}`;
+  if (declared.tensorType) {
+    const code = declared.tensorType.elemType;
+    if (!code) return null;
+    const elem = elemOfTensorProtoType(code, what);
+    if (elem === 'string') return actual.kind === 'strings' ? null : say('a string tensor');
+    return actual.kind === 'tensor' && actual.dtype === elem ? null : say(elem);
+  }
+  if (declared.sequenceType) {
+    if (actual.kind !== 'sequence') return say('a sequence');
+    const code = declared.sequenceType.elemType?.tensorType?.elemType;
+    return !code || elemOfTensorProtoType(code, what) === actual.elem ? null : say(`a sequence of ${elemOfTensorProtoType(code, what)}`);
+  }
+  if (declared.optionalType) return actual.kind === 'optional' ? null : say('an optional');
+  return null;
+}
+
 /**
  * How a subgraph (If's branches, Loop's and Scan's body) relates to the graph around it:
  * `captured` makes it a graph of its own, whose outer reads become trailing inputs; `inline`
@@ -146,7 +176,7 @@ class Importer implements ValueResolver {
       const v = parent.materialize(outer, name);
       if (v.producer.kind === 'constant') local = this.graph.addConstant(name, v.producer.tensor!, v.producer.origin);
       else {
-        this.declareSymbols(v.tensorType.shape);
+        this.declareSymbols(dimsOfType(v.type));
         local = this.graph.addInput(name, v.type);
         this.sym.addSources(local);
         this.captured.push(v);
@@ -166,7 +196,7 @@ class Importer implements ValueResolver {
   }
 
   /** A captured subgraph of `proto` whose inputs have `inputs`' types (ValueResolver.importSubgraph). */
-  importSubgraph(proto: onnx.IGraphProto, inputs: readonly TensorType[], name: string, opset: number): { graph: Graph; captured: Value[] } {
+  importSubgraph(proto: onnx.IGraphProto, inputs: readonly ValueType[], name: string, opset: number): { graph: Graph; captured: Value[] } {
     const child = new Importer(proto, this.options, { parent: this, mode: 'captured' }, this.graph.uniqueName(name));
     const graph = child.runSubgraph(inputs, opset);
     return { graph, captured: child.captured };
@@ -189,16 +219,14 @@ class Importer implements ValueResolver {
     declared.forEach((input, i) => {
       const name = input.name ?? '';
       const v = inputs[i]!;
-      const elem = input.type?.tensorType?.elemType;
-      if (elem && dtypeFromOnnx(elem, `${where} input "${name}"`) !== v.tensorType.dtype) {
-        throw new BadModelError(`${where} input "${name}" is declared ${dtypeFromOnnx(elem, name)}, its node gives it ${v.tensorType.dtype}`, { details: { input: name } });
-      }
+      const wrong = declaredMismatch(input.type, v.type, `${where} input "${name}"`);
+      if (wrong !== null) throw new BadModelError(wrong, { details: { input: name } });
       if (this.values.has(name)) throw new BadModelError(`${where} input "${name}" is declared twice`, { details: { input: name } });
       this.values.set(name, v);
     });
   }
 
-  private runSubgraph(inputs: readonly TensorType[], opset: number): Graph {
+  private runSubgraph(inputs: readonly ValueType[], opset: number): Graph {
     const where = `${this.options.source}: subgraph "${this.graph.name}"`;
     const declared = this.proto.input ?? [];
     if (declared.length !== inputs.length) throw new BadModelError(`${where} declares ${declared.length} inputs, its node gives it ${inputs.length}`);
@@ -206,12 +234,10 @@ class Importer implements ValueResolver {
     declared.forEach((input, i) => {
       const name = input.name ?? '';
       const t = inputs[i]!;
-      const elem = input.type?.tensorType?.elemType;
-      if (elem && dtypeFromOnnx(elem, `${where} input "${name}"`) !== t.dtype) {
-        throw new BadModelError(`${where} input "${name}" is declared ${dtypeFromOnnx(elem, name)}, its node gives it ${t.dtype}`, { details: { input: name } });
-      }
+      const wrong = declaredMismatch(input.type, t, `${where} input "${name}"`);
+      if (wrong !== null) throw new BadModelError(wrong, { details: { input: name } });
       if (this.values.has(name)) throw new BadModelError(`${where} input "${name}" is declared twice`, { details: { input: name } });
-      this.declareSymbols(t.shape);
+      this.declareSymbols(dimsOfType(t));
       const v = this.graph.addInput(name, t);
       this.sym.addSources(v);
       this.values.set(name, v);
@@ -220,10 +246,8 @@ class Importer implements ValueResolver {
     const outputs = (this.proto.output ?? []).map((out) => {
       const name = out.name ?? '';
       const v = this.materialize(this.lookup(name), name);
-      const elem = out.type?.tensorType?.elemType;
-      if (elem && dtypeFromOnnx(elem, `${where} output "${name}"`) !== v.tensorType.dtype) {
-        throw new BadModelError(`${where} output "${name}" is declared ${dtypeFromOnnx(elem, name)} but computes ${v.tensorType.dtype}`, { details: { output: name } });
-      }
+      const wrong = declaredMismatch(out.type, v.type, `${where} output "${name}"`);
+      if (wrong !== null) throw new BadModelError(wrong, { details: { output: name } });
       return v;
     });
     this.graph.setOutputs(outputs, (this.proto.output ?? []).map((o) => o.name ?? ''));
@@ -311,20 +335,46 @@ class Importer implements ValueResolver {
       if (seen.has(name)) throw new BadModelError(`${this.options.source}: input "${name}" is declared twice`, { details: { input: name } });
       seen.add(name);
       if (initializerNames.has(name)) continue; // IR < 4: initializers listed as inputs
-      const tt = input.type?.tensorType;
-      if (!tt) throw new UnsupportedOpError(`${this.options.source}: input "${name}" is not a tensor (sequences and maps are not supported)`);
-      const dtype = dtypeFromOnnx(tt.elemType ?? 0, `input "${name}"`);
-      if (!tt.shape) throw new UnsupportedOpError(`${this.options.source}: input "${name}" has no shape (not even a rank); give it one when exporting`);
-      const shape = (tt.shape.dim ?? []).map((d, axis) => this.dimOf(d, name, axis));
+      const type = this.inputType(input.type, name);
       const fixed = this.options.constantInputs?.[name];
       if (fixed !== undefined) {
-        this.values.set(name, this.fixedInput(name, fixed, dtype, shape));
+        if (type.kind !== 'tensor') throw new InvalidArgumentError(`constantInputs["${name}"]: input "${name}" is a ${formatType(type)}; only tensor inputs can be fixed`, { details: { input: name } });
+        this.values.set(name, this.fixedInput(name, fixed, type.dtype, type.shape));
         continue;
       }
-      const v = this.graph.addInput(name, tensorType(dtype, shape));
+      const v = this.graph.addInput(name, type);
       this.sym.addSources(v);
       this.values.set(name, v);
     }
+  }
+
+  /**
+   * A graph input's declared type: a tensor (it must have a rank), a STRING tensor, a sequence
+   * of tensors, or an optional tensor or sequence. An optional's or a sequence's element sizes
+   * are its own: an optional tensor's are data-dependent symbols, not the graph's.
+   */
+  private inputType(type: onnx.ITypeProto | null | undefined, name: string): ValueType {
+    const where = `${this.options.source}: input "${name}"`;
+    const tensorOf = (tt: onnx.TypeProto.ITensor, own: boolean): TensorType | ReturnType<typeof stringTensorType> => {
+      const elem = elemOfTensorProtoType(tt.elemType ?? 0, `input "${name}"`);
+      if (!tt.shape) throw new UnsupportedOpError(`${where} has no shape (not even a rank); give it one when exporting`, { details: { input: name } });
+      const shape = (tt.shape.dim ?? []).map((d, axis) => (own ? sym(dataDependentSymbol(this.graph, Infinity)) : this.dimOf(d, name, axis)));
+      return elem === 'string' ? stringTensorType(shape) : tensorType(elem, shape);
+    };
+    const sequenceOf = (st: onnx.TypeProto.ISequence): ReturnType<typeof sequenceType> => {
+      const tt = st.elemType?.tensorType;
+      if (!tt) throw new UnsupportedOpError(`${where} is a sequence of ${st.elemType?.sequenceType ? 'sequences' : st.elemType?.mapType ? 'maps' : 'values'} other than tensors, which is not supported`, { details: { input: name } });
+      return sequenceType(elemOfTensorProtoType(tt.elemType ?? 0, `input "${name}"`), tt.shape ? (tt.shape.dim ?? []).length : null);
+    };
+    if (type?.tensorType) return tensorOf(type.tensorType, false);
+    if (type?.sequenceType) return sequenceOf(type.sequenceType);
+    if (type?.optionalType) {
+      const el = type.optionalType.elemType;
+      if (el?.tensorType) return optionalType(tensorOf(el.tensorType, true));
+      if (el?.sequenceType) return optionalType(sequenceOf(el.sequenceType));
+      throw new UnsupportedOpError(`${where} is an optional of neither a tensor nor a sequence, which is not supported`, { details: { input: name } });
+    }
+    throw new UnsupportedOpError(`${where} is ${type?.mapType ? 'a map' : type?.sparseTensorType ? 'a sparse tensor' : 'of no type'}; tensors, string tensors, sequences and optionals are supported`, { details: { input: name } });
   }
 
   private fixedInput(name: string, t: Tensor, dtype: DType, shape: readonly Dim[]): Value {
@@ -344,8 +394,10 @@ class Importer implements ValueResolver {
     for (const init of this.proto.initializer ?? []) {
       const name = init.name ?? '';
       if (names.has(name) || (this.scope?.mode === 'inline' && this.values.has(name))) throw new BadModelError(`${this.options.source}: initializer "${name}" is defined twice`, { details: { initializer: name } });
-      const t = tensorFromProto(init, `initializer "${name}"`, this.options);
-      this.values.set(name, this.graph.addConstant(name, t, 'parameter'));
+      if (init.dataType === ONNX_STRING) {
+        const st = stringTensorFromProto(init, `${this.options.source}: initializer "${name}"`);
+        this.values.set(name, call(this.graph, 'trt.string_constant', { values: [...st.data], shape: [...st.shape] }, { name }).output);
+      } else this.values.set(name, this.graph.addConstant(name, tensorFromProto(init, `initializer "${name}"`, this.options), 'parameter'));
       names.add(name);
     }
     return names;
@@ -368,6 +420,7 @@ class Importer implements ValueResolver {
       const domain = view.domain && view.domain !== 'ai.onnx' ? ` from domain "${view.domain}"` : '';
       ctx.unsupported(`op type ${view.opType}${domain} is not supported (opset ${opset})`);
     }
+    if (!onnxTakesAnyValues(view.domain, view.opType)) this.refuseNonTensorInputs(view, ctx);
     let results: OnnxResult[] | null = null;
     try {
       if (folder !== undefined) results = folder(ctx);
@@ -405,6 +458,17 @@ class Importer implements ValueResolver {
     this.define(view, results!, ctx);
   }
 
+  /** A string tensor, sequence or optional given to an op whose mapper reads tensors: refused by name. */
+  private refuseNonTensorInputs(view: OnnxNodeView, ctx: OnnxContext): void {
+    view.inputs.forEach((name, i) => {
+      if (name === '') return;
+      const r = this.lookup(name);
+      if (r instanceof Value && r.type.kind !== 'tensor' && r.type.kind !== 'symint') {
+        ctx.unsupported(`input ${i} ("${name}") is a ${formatType(r.type)}; ${view.opType} is imported for tensors only`);
+      }
+    });
+  }
+
   /** Binds the node's output names to `results`. */
   private define(view: OnnxNodeView, results: readonly OnnxResult[], ctx: OnnxContext): void {
     view.outputs.forEach((name, i) => {
@@ -434,12 +498,8 @@ class Importer implements ValueResolver {
       if (seen.has(name)) throw new BadModelError(`${this.options.source}: the graph lists output "${name}" twice`, { details: { output: name } });
       seen.add(name);
       const v = this.materialize(this.lookup(name), name);
-      const declared = out.type?.tensorType?.elemType;
-      if (declared && dtypeFromOnnx(declared, `output "${name}"`) !== v.tensorType.dtype) {
-        throw new BadModelError(
-          `${this.options.source}: output "${name}" is declared ${dtypeFromOnnx(declared, name)} but computes ${v.tensorType.dtype}`,
-        );
-      }
+      const wrong = declaredMismatch(out.type, v.type, `${this.options.source}: output "${name}"`);
+      if (wrong !== null) throw new BadModelError(wrong, { details: { output: name } });
       outputs.push(v);
       names.push(name);
     }

@@ -43,6 +43,20 @@ export function defineOnnxFolder(opType: string, folder: OnnxFolder, domain = ''
   e.folder = folder;
 }
 
+const anyValueOps = new Set<string>();
+
+/**
+ * Marks op types whose mappers take string tensors, sequences and optionals (the importer
+ * refuses such an input, by name, to every other op: their mappers read tensors).
+ */
+export function takesAnyValues(opTypes: readonly string[], domain = ''): void {
+  for (const t of opTypes) anyValueOps.add(key(domain, t));
+}
+
+export function onnxTakesAnyValues(domain: string, opType: string): boolean {
+  return anyValueOps.has(key(domain, opType));
+}
+
 export function onnxMapper(domain: string, opType: string): OnnxMapper | undefined {
   return table.get(key(domain, opType))?.mapper;
 }

@@ -13,3 +13,5 @@ import './sequence-state';
 import './data-dependent';
 import './quantize';
 import './deferred';
+import './strings';
+import './sequences';

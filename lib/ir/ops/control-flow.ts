@@ -11,7 +11,7 @@
  */
 import { UnsupportedOpError } from '../../errors';
 import { dimEquals, symbolsOf, type Dim } from '../symbolic';
-import { tensorType, Value, type Graph, type TensorType, type ValueType } from '../graph';
+import { formatType, tensorType, Value, type Graph, type TensorType, type ValueType } from '../graph';
 import type { InferContext } from './infer-context';
 import { defineOp } from './registry';
 
@@ -20,6 +20,8 @@ export const CONTROL_FLOW_SUBGRAPHS: Readonly<Record<string, readonly string[]>>
   'trt.if': ['then_branch', 'else_branch'],
   'trt.loop': ['body'],
   'trt.scan': ['body'],
+  // ONNX SequenceMap (lib/ir/ops/sequences.ts): its body runs once per sequence element.
+  'trt.sequence_map': ['body'],
 });
 
 export function isControlFlow(target: string): boolean {
@@ -28,7 +30,8 @@ export function isControlFlow(target: string): boolean {
 
 function tensorsOf(ctx: InferContext, g: Graph, which: 'inputs' | 'outputs', role: string): TensorType[] {
   return g[which].map((v, i) => {
-    if (v.type.kind !== 'tensor') ctx.fail(`${role} ${which === 'inputs' ? 'input' : 'output'} ${i} is not a tensor`);
+    // A branch or body passing a sequence or optional is valid ONNX that these ops do not carry.
+    if (v.type.kind !== 'tensor') throw new UnsupportedOpError(`${ctx.where} (${ctx.target}): ${role} ${which === 'inputs' ? 'input' : 'output'} ${i} is a ${formatType(v.type)}; control flow carries tensors only`);
     return v.type;
   });
 }

@@ -12,6 +12,8 @@ import './sequence-state';
 import './data-dependent';
 import './quantize';
 import './deferred';
+import './strings';
+import './sequences';
 
 export { defineOp, getOp, opNames } from './registry';
 export type { InferFn, OpDefinition } from './registry';

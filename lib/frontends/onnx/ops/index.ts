@@ -17,3 +17,5 @@ import './control-flow';
 import './numeric';
 import './sequence-state';
 import './data-dependent';
+import './strings';
+import './sequences';

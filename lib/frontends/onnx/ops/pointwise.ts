@@ -9,7 +9,7 @@ import type { Value } from '../../../ir/graph';
 import { isMiniFloat, miniFloatMax } from '../../../ir/low-precision';
 import { Tensor } from '../../../ir/tensor';
 import type { OnnxContext } from '../context';
-import { defineOnnxOp } from '../registry';
+import { defineOnnxOp, takesAnyValues } from '../registry';
 import { dtypeFromOnnx } from '../tensor-proto';
 
 /** Fails unless the inputs at `indices` share one element type, as the ONNX type constraints require. */
@@ -85,7 +85,15 @@ defineOnnxOp('Mean', (ctx) => {
 });
 
 // Comparisons and logical ops.
-binary('Equal', 'aten.eq.Tensor');
+// Equal also compares string tensors.
+defineOnnxOp('Equal', (ctx) => {
+  const x = ctx.input(0);
+  const y = ctx.input(1);
+  if (x.type.kind === 'strings' || y.type.kind === 'strings') return [ctx.emit('trt.string_equal', { x, y })];
+  sameTypes(ctx, [0, 1]);
+  return [ctx.emit('aten.eq.Tensor', { self: x, other: y })];
+});
+takesAnyValues(['Equal']);
 binary('Less', 'aten.lt.Tensor');
 binary('Greater', 'aten.gt.Tensor');
 binary('LessOrEqual', 'aten.le.Tensor');

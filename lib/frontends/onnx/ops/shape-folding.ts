@@ -5,6 +5,7 @@
  * torch.export graph) instead of tensors computed at run time. A folder returns null when
  * its inputs are not all known; the op's ordinary mapper then runs.
  */
+import { stringConstant } from './strings';
 import { Value } from '../../../ir/graph';
 import {
   dimBounds,
@@ -60,13 +61,15 @@ defineOnnxFolder('Size', (ctx) => {
 });
 
 defineOnnxFolder('Constant', (ctx) => {
+  const strings = stringConstant(ctx);
+  if (strings !== null) return [strings];
   const a = ctx.node.attributes;
   let t: Tensor | null = ctx.attrTensor('value');
   if (t === null && a.has('value_int')) t = Tensor.scalar('int64', ctx.attrInt('value_int'));
   if (t === null && a.has('value_ints')) t = Tensor.from('int64', [ctx.attrInts('value_ints').length], ctx.attrInts('value_ints'));
   if (t === null && a.has('value_float')) t = Tensor.scalar('float32', ctx.attrFloat('value_float'));
   if (t === null && a.has('value_floats')) t = Tensor.from('float32', [ctx.attrFloats('value_floats').length], ctx.attrFloats('value_floats'));
-  if (t === null) return ctx.unsupported('only value, value_int(s) and value_float(s) constants are supported');
+  if (t === null) return ctx.unsupported('only value, value_int(s), value_float(s) and value_string(s) constants are supported');
   return [ctx.constantValue(t, 'value')];
 });
 
