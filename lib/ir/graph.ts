@@ -35,6 +35,11 @@ export interface SequenceType {
   readonly kind: 'sequence';
   readonly elem: DType | 'string';
   readonly rank: number | null;
+  /**
+   * Known at import to hold no element (SequenceEmpty's): it fits wherever a sequence of any
+   * rank is taken, and an element joining it gives the sequence that element's rank.
+   */
+  readonly empty?: true;
 }
 
 /** An ONNX optional: `element`'s value, or none. */
@@ -62,8 +67,8 @@ export function stringTensorType(shape: readonly Dim[]): StringTensorType {
   return { kind: 'strings', shape: Object.freeze([...shape]) };
 }
 
-export function sequenceType(elem: DType | 'string', rank: number | null): SequenceType {
-  return { kind: 'sequence', elem, rank };
+export function sequenceType(elem: DType | 'string', rank: number | null, empty = false): SequenceType {
+  return empty ? { kind: 'sequence', elem, rank, empty: true } : { kind: 'sequence', elem, rank };
 }
 
 export function optionalType(element: TensorType | StringTensorType | SequenceType): OptionalType {
@@ -111,7 +116,7 @@ export function formatType(type: ValueType): string {
     case 'strings':
       return `string${formatShape(type.shape)}`;
     case 'sequence':
-      return `seq<${type.elem}${type.rank === null ? '' : `, rank ${type.rank}`}>`;
+      return `seq<${type.elem}${type.rank === null ? '' : `, rank ${type.rank}`}${type.empty ? ', empty' : ''}>`;
     case 'optional':
       return `optional<${formatType(type.element)}>`;
   }

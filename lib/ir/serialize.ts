@@ -119,7 +119,7 @@ export type SerializedType =
   | { kind: 'tensor'; dtype: DType; shape: SerializedDim[] }
   | { kind: 'symint'; expr: SerializedDim }
   | { kind: 'strings'; shape: SerializedDim[] }
-  | { kind: 'sequence'; elem: DType | 'string'; rank: number | null }
+  | { kind: 'sequence'; elem: DType | 'string'; rank: number | null; empty?: true }
   | { kind: 'optional'; element: SerializedType };
 
 export type SerializedArg = null | boolean | number | string | { value: number } | { $number: SpecialNumber } | SerializedArg[];
@@ -234,7 +234,7 @@ function writeType(t: ValueType, where: string): SerializedType {
     case 'strings':
       return { kind: 'strings', shape: t.shape.map((d) => writeDim(d, where)) };
     case 'sequence':
-      return { kind: 'sequence', elem: t.elem, rank: t.rank };
+      return t.empty ? { kind: 'sequence', elem: t.elem, rank: t.rank, empty: true } : { kind: 'sequence', elem: t.elem, rank: t.rank };
     case 'optional':
       return { kind: 'optional', element: writeType(t.element, where) };
   }
@@ -378,7 +378,7 @@ class Reader extends JsonReader {
       if (elem !== 'string' && !isDType(elem)) return this.fail(`${what} has the unknown element type ${describe(elem)}`);
       const rank = t.rank === null ? null : this.index(t.rank, `${what}'s rank`);
       if (rank !== null && rank > 64) this.fail(`${what}'s rank ${rank} is more than 64`);
-      return sequenceType(elem, rank);
+      return sequenceType(elem, rank, t.empty === true);
     }
     if (t.kind === 'optional') {
       const element = this.type(t.element, `${what}'s element`);

@@ -4,18 +4,36 @@
  * carried value or a stacked scan output would pass `maxTensorBytes`, it fails with
  * E_RESOURCE_LIMIT (interpret() names the node) instead of running on.
  */
-import { InternalError, ResourceLimitError } from '../../errors';
+import { BadInputError, InternalError, ResourceLimitError } from '../../errors';
 import type { Graph, Node } from '../../ir/graph';
 import { evaluateDim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
 import { concat, slice, squeeze, unsqueeze } from '../../kernels/shape';
-import { DEFAULT_CONTROL_FLOW_LIMITS, interpret } from '../interpret';
+import { DEFAULT_CONTROL_FLOW_LIMITS, interpret, interpretValues } from '../interpret';
+import { OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../ir/values';
 import { defineImpl, type ControlFlowLimits, type ImplContext, type RuntimeArg } from '../registry';
 
 function subgraph(node: Node, role: string): Graph {
   const g = node.subgraphs?.[role];
   if (g === undefined) throw new InternalError(`node ${node.name} (${node.target}) has no subgraph ${role}`);
   return g;
+}
+
+/** A list argument's values: tensors, string tensors, sequences or optionals (If's inputs, a loop's carried values). */
+function values(a: RuntimeArg | undefined): GraphValue[] {
+  if (!Array.isArray(a)) throw new InternalError('control flow: expected a list of values');
+  return a.map((t) => {
+    if (!(t instanceof Tensor) && !(t instanceof StringTensor) && !(t instanceof TensorSequence) && !(t instanceof OptionalValue)) throw new InternalError('control flow: expected a list of values');
+    return t;
+  });
+}
+
+/** The bytes a value holds (a string's as UTF-16): what maxTensorBytes bounds. */
+function bytesOf(v: GraphValue): number {
+  if (v instanceof Tensor) return v.data.byteLength;
+  if (v instanceof StringTensor) return v.data.reduce((b, s) => b + 2 * s.length, 0);
+  if (v instanceof TensorSequence) return v.items.reduce((b, t) => b + bytesOf(t), 0);
+  return v.value === null ? 0 : bytesOf(v.value);
 }
 
 function tensors(a: RuntimeArg | undefined): Tensor[] {
@@ -63,7 +81,7 @@ function stack(slices: Tensor[], axis: number, reverse: boolean, node: Node, out
 defineImpl('trt.if', (args, ctx) => {
   const then = truth(args.cond as Tensor);
   const branch = subgraph(ctx.node, then ? 'then_branch' : 'else_branch');
-  return interpret(branch, tensors(then ? args.then_inputs : args.else_inputs), { limits: limitsOf(ctx) });
+  return interpretValues(branch, values(then ? args.then_inputs : args.else_inputs), { limits: limitsOf(ctx) });
 });
 
 defineImpl('trt.loop', (args, ctx) => {
@@ -73,8 +91,8 @@ defineImpl('trt.loop', (args, ctx) => {
   const tripLimit = m === undefined ? Infinity : Number(m);
   const useCond = args.cond instanceof Tensor;
   let cond = useCond ? truth(args.cond as Tensor) : true;
-  let carried = tensors(args.carried);
-  const captured = tensors(args.captured);
+  let carried = values(args.carried);
+  const captured = values(args.captured);
   const nScan = body.outputs.length - 1 - carried.length;
   const scans: Tensor[][] = Array.from({ length: nScan }, () => []);
   const scanBytes = new Array<number>(nScan).fill(0);
@@ -87,18 +105,26 @@ defineImpl('trt.loop', (args, ctx) => {
         { details: { iterations: limits.maxLoopIterations, maxLoopIterations: limits.maxLoopIterations } },
       );
     }
-    const outs = interpret(body, [Tensor.scalar('int64', i), Tensor.from('bool', [], [cond ? 1 : 0]), ...carried, ...captured], { limits });
+    const outs = interpretValues(body, [Tensor.scalar('int64', i), Tensor.from('bool', [], [cond ? 1 : 0]), ...carried, ...captured], { limits });
     // The body's condition is honoured with or without a condition input, as onnxruntime does.
-    cond = truth(outs[0]!);
-    carried = outs.slice(1, 1 + carried.length);
-    carried.forEach((t, k) => checkBytes(limits, t.data.byteLength, `loop-carried value ${k} at iteration ${i}`));
-    outs.slice(1 + carried.length).forEach((t, k) => {
+    cond = truth(outs[0] as Tensor);
+    // An optional carried value given back as a plain one is that value, present (lib/ir/ops/control-flow.ts).
+    carried = outs.slice(1, 1 + carried.length).map((v, k) => (body.inputs[2 + k]!.type.kind === 'optional' && !(v instanceof OptionalValue) ? new OptionalValue(v as Tensor) : v));
+    carried.forEach((t, k) => checkBytes(limits, bytesOf(t), `loop-carried value ${k} at iteration ${i}`));
+    (outs.slice(1 + carried.length) as Tensor[]).forEach((t, k) => {
       scanBytes[k] += t.data.byteLength;
       checkBytes(limits, scanBytes[k]!, `scan output ${k} after ${i + 1} iterations`);
       scans[k]!.push(t);
     });
   }
-  return [...carried, ...scans.map((s, k) => stack(s, 0, false, ctx.node, carried.length + k, ctx.symbols))];
+  // An optional carried value the body gives back plain is plain after the loop (as ONNX types
+  // it): a loop that ran no iteration gives the initial optional's value.
+  const final = carried.map((v, k) => {
+    if (ctx.node.outputs[k]!.type.kind === 'optional' || !(v instanceof OptionalValue)) return v;
+    if (v.value === null) throw new BadInputError(`the loop ran no iteration and its carried value ${k}, an empty optional, has no value to give`);
+    return v.value;
+  });
+  return [...final, ...scans.map((s, k) => stack(s, 0, false, ctx.node, carried.length + k, ctx.symbols))];
 });
 
 defineImpl('trt.scan', (args, ctx) => {

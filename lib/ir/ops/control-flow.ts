@@ -11,7 +11,7 @@
  */
 import { UnsupportedOpError } from '../../errors';
 import { dimEquals, symbolsOf, type Dim } from '../symbolic';
-import { formatType, tensorType, Value, type Graph, type TensorType, type ValueType } from '../graph';
+import { formatType, optionalType, sequenceType, stringTensorType, tensorType, Value, type Graph, type SequenceType, type StringTensorType, type TensorType, type ValueType } from '../graph';
 import type { InferContext } from './infer-context';
 import { defineOp } from './registry';
 
@@ -36,17 +36,99 @@ function tensorsOf(ctx: InferContext, g: Graph, which: 'inputs' | 'outputs', rol
   });
 }
 
-/** The subgraph's inputs must take what the node gives them: dtype and rank, and static dims where both are static. */
-function checkInputs(ctx: InferContext, role: string, g: Graph, given: readonly TensorType[]): void {
-  const declared = tensorsOf(ctx, g, 'inputs', role);
+/** A subgraph's inputs or outputs: tensors, string tensors, sequences or optionals (not SymInts). */
+function valuesOf(ctx: InferContext, g: Graph, which: 'inputs' | 'outputs', role: string): ValueType[] {
+  return g[which].map((v, i) => {
+    if (v.type.kind === 'symint') ctx.fail(`${role} ${which === 'inputs' ? 'input' : 'output'} ${i} is a SymInt`);
+    return v.type;
+  });
+}
+
+/** The element type and rank of a value's type, for messages and for matching what a node gives a subgraph. */
+function describeKind(t: ValueType): string {
+  switch (t.kind) {
+    case 'tensor':
+      return `${t.dtype} of rank ${t.shape.length}`;
+    case 'strings':
+      return `a string tensor of rank ${t.shape.length}`;
+    case 'sequence':
+      return `a sequence of ${t.elem}${t.rank === null ? '' : ` (rank ${t.rank})`}`;
+    case 'optional':
+      return `an optional (${describeKind(t.element)})`;
+    case 'symint':
+      return 'a SymInt';
+  }
+}
+
+/** Whether a value of type `t` fits where `d` is declared: kind, element type and rank, and static dims where both are static. */
+function fits(d: ValueType, t: ValueType): boolean {
+  const dimsFit = (a: readonly Dim[], b: readonly Dim[]): boolean => a.length === b.length && a.every((x, k) => typeof x !== 'number' || typeof b[k] !== 'number' || x === b[k]);
+  switch (d.kind) {
+    case 'tensor':
+      return t.kind === 'tensor' && d.dtype === t.dtype && dimsFit(d.shape, t.shape);
+    case 'strings':
+      return t.kind === 'strings' && dimsFit(d.shape, t.shape);
+    case 'sequence':
+      // A subgraph taking sequences of any rank takes one of a known rank.
+      return t.kind === 'sequence' && d.elem === t.elem && (d.rank === null || d.rank === t.rank || t.empty === true);
+    case 'optional':
+      return t.kind === 'optional' && fits(d.element, t.element);
+    case 'symint':
+      return false;
+  }
+}
+
+/** The subgraph's inputs must take what the node gives them: kind, dtype and rank, and static dims where both are static. */
+function checkInputs(ctx: InferContext, role: string, g: Graph, given: readonly ValueType[]): void {
+  const declared = valuesOf(ctx, g, 'inputs', role);
   if (declared.length !== given.length) ctx.fail(`${role} takes ${declared.length} inputs, the node gives it ${given.length}`);
   declared.forEach((d, i) => {
     const t = given[i]!;
-    const dimsFit = d.shape.length === t.shape.length && d.shape.every((x, k) => typeof x !== 'number' || typeof t.shape[k] !== 'number' || x === t.shape[k]);
-    if (d.dtype !== t.dtype || !dimsFit) {
-      ctx.fail(`${role} input ${i} (%${g.inputs[i]!.name}) is ${d.dtype} of rank ${d.shape.length}, the node gives it ${t.dtype} of rank ${t.shape.length}${dimsFit ? '' : ' with other sizes'}`);
-    }
+    if (!fits(d, t)) ctx.fail(`${role} input ${i} (%${g.inputs[i]!.name}) is ${describeKind(d)}, the node gives it ${describeKind(t)}${describeKind(d) === describeKind(t) ? ' with other sizes' : ''}`);
   });
+}
+
+/** A list argument's value types (tensors, string tensors, sequences or optionals). */
+function argValues(ctx: InferContext, name: string): ValueType[] {
+  const a = ctx.arg(name);
+  if (!Array.isArray(a)) return ctx.fail(`argument ${name} must be a list of values`);
+  return a.map((v, i) => (v instanceof Value && v.type.kind !== 'symint' ? v.type : ctx.fail(`argument ${name}[${i}] must be a tensor, sequence or optional value`)));
+}
+
+/**
+ * The type of a value that is `a` on one path and `b` on another (If's branches; a loop's
+ * value before and after its iterations): kinds and element types must agree; a dim on which
+ * they differ is a run-time symbol named `fresh`; a sequence's rank, unknown where they differ.
+ */
+function joinTypes(ctx: InferContext, a: ValueType, b: ValueType, what: string, fresh: string, same: (d: Dim, k: number) => Dim): ValueType {
+  const mismatch = (): never => ctx.fail(`${what} is ${describeKind(a)} on one path and ${describeKind(b)} on the other`);
+  const dims = (x: readonly Dim[], y: readonly Dim[]): Dim[] => {
+    // Values of different ranks cannot be one typed value; ONNX allows it, this IR refuses it.
+    if (x.length !== y.length) {
+      throw new UnsupportedOpError(`${ctx.where} (${ctx.target}): ${what} has rank ${x.length} on one path, ${y.length} on the other; ONNX allows it, and this IR types every value with one rank`, {
+        details: { op: ctx.target },
+      });
+    }
+    return x.map((d, k) => (dimEquals(d, y[k]!) ? same(d, k) : ctx.runtimeSymbol(`${fresh}_${k}`)));
+  };
+  switch (a.kind) {
+    case 'tensor':
+      if (b.kind !== 'tensor' || a.dtype !== b.dtype) return mismatch();
+      return tensorType(a.dtype, dims(a.shape, b.shape));
+    case 'strings':
+      return b.kind === 'strings' ? stringTensorType(dims(a.shape, b.shape)) : mismatch();
+    case 'sequence':
+      if (b.kind !== 'sequence' || a.elem !== b.elem) return mismatch();
+      // A sequence known empty on one path takes the other's rank (it has no element to differ).
+      return sequenceType(a.elem, a.empty ? b.rank : b.empty ? a.rank : a.rank === b.rank ? a.rank : null, a.empty === true && b.empty === true);
+    case 'optional': {
+      if (b.kind !== 'optional') return mismatch();
+      const element = joinTypes(ctx, a.element, b.element, `${what}'s element`, `${fresh}_e`, () => ctx.runtimeSymbol(`${fresh}_e`));
+      return optionalType(element as TensorType | StringTensorType | SequenceType);
+    }
+    case 'symint':
+      return mismatch();
+  }
 }
 
 /**
@@ -63,31 +145,19 @@ function scalarLike(ctx: InferContext, t: TensorType, what: string, dtypes: read
 }
 
 // If: runs then_branch or else_branch on its own inputs. The branches must agree on the
-// number of outputs and their dtypes and ranks; a dim on which they differ is a run-time one.
-defineOp('trt.if(Tensor cond, Tensor[] then_inputs, Tensor[] else_inputs) -> Tensor[]', (ctx) => {
+// number of outputs and their kinds, element types and ranks; a dim on which they differ is a
+// run-time one.
+defineOp('trt.if(Tensor cond, Any[] then_inputs, Any[] else_inputs) -> Any[]', (ctx) => {
   const cond = ctx.tensor('cond');
   scalarLike(ctx, cond, 'the condition', ['bool']);
   const then = ctx.subgraph('then_branch');
   const other = ctx.subgraph('else_branch');
-  checkInputs(ctx, 'then_branch', then, ctx.tensors('then_inputs'));
-  checkInputs(ctx, 'else_branch', other, ctx.tensors('else_inputs'));
-  const a = tensorsOf(ctx, then, 'outputs', 'then_branch');
-  const b = tensorsOf(ctx, other, 'outputs', 'else_branch');
+  checkInputs(ctx, 'then_branch', then, argValues(ctx, 'then_inputs'));
+  checkInputs(ctx, 'else_branch', other, argValues(ctx, 'else_inputs'));
+  const a = valuesOf(ctx, then, 'outputs', 'then_branch');
+  const b = valuesOf(ctx, other, 'outputs', 'else_branch');
   if (a.length !== b.length) ctx.fail(`then_branch has ${a.length} outputs, else_branch ${b.length}`);
-  return a.map((t, i): ValueType => {
-    const u = b[i]!;
-    if (t.dtype !== u.dtype) ctx.fail(`output ${i} is ${t.dtype} in then_branch, ${u.dtype} in else_branch`);
-    // Branches of different ranks cannot be one typed value; ONNX allows it, this IR refuses it.
-    if (t.shape.length !== u.shape.length) {
-      throw new UnsupportedOpError(`${ctx.where} (${ctx.target}): output ${i} has rank ${t.shape.length} in then_branch, ${u.shape.length} in else_branch; ONNX allows it, and this IR types every value with one rank`, {
-        details: { op: ctx.target },
-      });
-    }
-    return tensorType(
-      t.dtype,
-      t.shape.map((d, k) => (dimEquals(d, u.shape[k]!) ? outerDim(ctx, d, `${then.name}_o${i}_${k}`) : ctx.runtimeSymbol(`${then.name}_o${i}_${k}`))),
-    );
-  });
+  return a.map((t, i) => joinTypes(ctx, t, b[i]!, `output ${i}`, `${then.name}_o${i}`, (d, k) => outerDim(ctx, d, `${then.name}_o${i}_${k}`)));
 });
 
 /**
@@ -96,25 +166,38 @@ defineOp('trt.if(Tensor cond, Tensor[] then_inputs, Tensor[] else_inputs) -> Ten
  * condition (true when not given; then the body's after each iteration) holds. Outputs: the carried values after the
  * last iteration, then each scan slice stacked on a new axis 0.
  */
-defineOp('trt.loop(Tensor? max_trip_count, Tensor? cond, Tensor[] carried, Tensor[] captured) -> Tensor[]', (ctx) => {
+defineOp('trt.loop(Tensor? max_trip_count, Tensor? cond, Any[] carried, Any[] captured) -> Any[]', (ctx) => {
   const body = ctx.subgraph('body');
   const m = ctx.optTensor('max_trip_count');
   if (m !== null) scalarLike(ctx, m, 'max_trip_count', ['int64']);
   const c = ctx.optTensor('cond');
   if (c !== null) scalarLike(ctx, c, 'the condition', ['bool']);
-  const carried = ctx.tensors('carried');
-  checkInputs(ctx, 'body', body, [tensorType('int64', []), tensorType('bool', []), ...carried, ...ctx.tensors('captured')]);
-  const outs = tensorsOf(ctx, body, 'outputs', 'body');
-  if (outs.length < 1 + carried.length) ctx.fail(`body has ${outs.length} outputs, fewer than the condition and ${carried.length} carried values`);
-  scalarLike(ctx, outs[0]!, 'body output 0 (the condition)', ['bool']);
-  const bodyIns = tensorsOf(ctx, body, 'inputs', 'body');
+  const carried = argValues(ctx, 'carried');
+  checkInputs(ctx, 'body', body, [tensorType('int64', []), tensorType('bool', []), ...carried, ...argValues(ctx, 'captured')]);
+  const all = valuesOf(ctx, body, 'outputs', 'body');
+  if (all.length < 1 + carried.length) ctx.fail(`body has ${all.length} outputs, fewer than the condition and ${carried.length} carried values`);
+  const cnd = all[0]!;
+  if (cnd.kind !== 'tensor') return ctx.fail('body output 0 (the condition) must be a tensor');
+  scalarLike(ctx, cnd, 'body output 0 (the condition)', ['bool']);
+  const bodyIns = valuesOf(ctx, body, 'inputs', 'body');
   const result: ValueType[] = carried.map((t, i) => {
-    const out = outs[1 + i]!;
     const inp = bodyIns[2 + i]!;
-    if (out.dtype !== t.dtype || out.shape.length !== t.shape.length) ctx.fail(`carried value ${i} enters the body as ${t.dtype} of rank ${t.shape.length} and leaves it as ${out.dtype} of rank ${out.shape.length}`);
+    // An optional carried value the body gives back as a plain value is that value, present
+    // (ONNX accepts the form: the interpreter wraps it for the next iteration); after the loop
+    // it is the plain value the body gives, as ONNX types it.
+    const given = all[1 + i]!;
+    if (t.kind === 'optional' && inp.kind === 'optional' && given.kind !== 'optional' && fits(inp.element, given)) {
+      return joinTypes(ctx, t.element, given, `carried value ${i}`, `${body.name}_c${i}`, (_, k) => ctx.runtimeSymbol(`${body.name}_c${i}_${k}`));
+    }
+    const out = given;
+    if (describeKind(inp) !== describeKind(out)) ctx.fail(`carried value ${i} enters the body as ${describeKind(t)} and leaves it as ${describeKind(out)}`);
     // The value after the loop is the initial one (no iteration) or the body's last output.
-    return tensorType(t.dtype, t.shape.map((d, k) => (dimEquals(inp.shape[k]!, out.shape[k]!) && dimEquals(d, inp.shape[k]!) ? outerDim(ctx, d, `${body.name}_c${i}_${k}`) : ctx.runtimeSymbol(`${body.name}_c${i}_${k}`))));
+    return joinTypes(ctx, t, out, `carried value ${i}`, `${body.name}_c${i}`, (d, k) => {
+      const x = inp.kind === 'tensor' || inp.kind === 'strings' ? inp.shape[k]! : d;
+      return dimEquals(d, x) ? outerDim(ctx, d, `${body.name}_c${i}_${k}`) : ctx.runtimeSymbol(`${body.name}_c${i}_${k}`);
+    });
   });
+  const outs = all.map((t, i) => (i > carried.length && t.kind !== 'tensor' ? ctx.fail(`scan output ${i - 1 - carried.length} must be a tensor, got ${describeKind(t)}`) : t)) as TensorType[];
   // The trip count is static only for a loop of constant M whose condition cannot turn false:
   // none given (or a constant true), and the body passing it through or giving a constant true.
   const mValue = ctx.args.max_trip_count;

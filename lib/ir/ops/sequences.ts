@@ -69,9 +69,9 @@ function position(ctx: InferContext, name: string): void {
   if ((p.dtype !== 'int64' && p.dtype !== 'int32') || p.shape.length > 1 || (p.shape.length === 1 && p.shape[0] !== 1)) ctx.fail(`${name} must be an int32 or int64 scalar, got ${p.dtype}[${p.shape.join(', ')}]`);
 }
 
-/** The rank the sequence keeps after `t` joins it: the same rank, or unknown. */
+/** The rank the sequence keeps after `t` joins it: the same rank (`t`'s when the sequence is known empty), or unknown. */
 function joinedRank(seq: SequenceType, t: Item): number | null {
-  return seq.rank === t.shape.length ? seq.rank : null;
+  return seq.empty || seq.rank === t.shape.length ? t.shape.length : null;
 }
 
 function checkElem(ctx: InferContext, seq: SequenceType, t: Item, what: string): void {
@@ -81,7 +81,7 @@ function checkElem(ctx: InferContext, seq: SequenceType, t: Item, what: string):
 defineOp('trt.sequence_empty(str elem) -> Any', (ctx) => {
   const elem = ctx.str('elem');
   if (elem !== 'string' && !isDType(elem)) ctx.fail(`elem ${JSON.stringify(elem)} is not an element type`);
-  return [sequenceType(elem as DType | 'string', null)];
+  return [sequenceType(elem as DType | 'string', null, true)];
 });
 
 defineOp('trt.sequence_construct(Any[] items) -> Any', (ctx) => {

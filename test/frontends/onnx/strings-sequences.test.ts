@@ -221,6 +221,60 @@ describe('sequences and optionals inside a model, against onnxruntime', () => {
   });
 });
 
+describe('sequences carried by control flow, against onnxruntime', () => {
+  test('a list built in a Loop (the TorchScript exporter\'s idiom: SequenceEmpty, SequenceInsert in the body, ConcatFromSequence after)', async () => {
+    const body = onnx.GraphProto.create({
+      name: 'body',
+      node: [
+        onnx.NodeProto.create({ opType: 'Cast', name: 'c', input: ['i'], output: ['fi'], attribute: [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: 1 }] }),
+        onnx.NodeProto.create({ opType: 'Mul', name: 'm', input: ['x', 'fi'], output: ['row'] }),
+        onnx.NodeProto.create({ opType: 'SequenceInsert', name: 'ins', input: ['acc', 'row'], output: ['acc_out'] }),
+        onnx.NodeProto.create({ opType: 'Identity', name: 'id', input: ['cond'], output: ['cond_out'] }),
+      ],
+      input: [{ name: 'i', type: tensorTypeProto('int64', []) }, { name: 'cond', type: tensorTypeProto('bool', []) }, { name: 'acc', type: { sequenceType: { elemType: tensorTypeProto('float32', null) } } }],
+      output: [{ name: 'cond_out', type: tensorTypeProto('bool', []) }, { name: 'acc_out', type: { sequenceType: { elemType: tensorTypeProto('float32', null) } } }],
+    });
+    const g = onnx.GraphProto.create({
+      name: 'g',
+      node: [
+        onnx.NodeProto.create({ opType: 'SequenceEmpty', name: 'e', output: ['empty'], attribute: [{ name: 'dtype', type: onnx.AttributeProto.AttributeType.INT, i: 1 }] }),
+        onnx.NodeProto.create({ opType: 'Loop', name: 'loop', input: ['n', '', 'empty'], output: ['rows'], attribute: [{ name: 'body', type: onnx.AttributeProto.AttributeType.GRAPH, g: body }] }),
+        onnx.NodeProto.create({ opType: 'ConcatFromSequence', name: 'cat', input: ['rows'], output: ['y'], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 0 }, { name: 'new_axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 }] }),
+      ],
+      input: [{ name: 'x', type: tensorTypeProto('float32', [3]) }, { name: 'n', type: tensorTypeProto('int64', []) }],
+      output: [{ name: 'y', type: tensorTypeProto('float32', null) }],
+    });
+    const bytes = onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 9, opsetImport: [{ domain: '', version: 17 }], graph: g })).finish();
+    const [y] = await expectSameAsOrt(bytes, [rng.tensor([3]), Tensor.scalar('int64', 4)]);
+    expect((y as Tensor).shape).toEqual([4, 3]);
+  });
+
+  test('an If whose branches give sequences of different lengths', async () => {
+    const branch = (name: string, items: string[]): unknown =>
+      onnx.GraphProto.create({
+        name,
+        node: [onnx.NodeProto.create({ opType: 'SequenceConstruct', name: `${name}_s`, input: items, output: [`${name}_out`] })],
+        output: [{ name: `${name}_out`, type: { sequenceType: { elemType: tensorTypeProto('float32', [2]) } } }],
+      });
+    const g = onnx.GraphProto.create({
+      name: 'g',
+      node: [
+        onnx.NodeProto.create({ opType: 'If', name: 'if', input: ['c'], output: ['s'], attribute: [{ name: 'then_branch', type: onnx.AttributeProto.AttributeType.GRAPH, g: branch('then', ['a', 'b', 'a']) }, { name: 'else_branch', type: onnx.AttributeProto.AttributeType.GRAPH, g: branch('else', ['b']) }] }),
+        onnx.NodeProto.create({ opType: 'ConcatFromSequence', name: 'cat', input: ['s'], output: ['y'], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 0 }] }),
+        onnx.NodeProto.create({ opType: 'SequenceLength', name: 'len', input: ['s'], output: ['n'] }),
+      ],
+      input: [{ name: 'c', type: tensorTypeProto('bool', []) }, { name: 'a', type: tensorTypeProto('float32', [2]) }, { name: 'b', type: tensorTypeProto('float32', [2]) }],
+      output: [{ name: 'y', type: tensorTypeProto('float32', null) }, { name: 'n', type: tensorTypeProto('int64', []) }],
+    });
+    const bytes = onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 9, opsetImport: [{ domain: '', version: 17 }], graph: g })).finish();
+    for (const c of [true, false]) {
+      const [y, n] = await expectSameAsOrt(bytes, [Tensor.from('bool', [], [c ? 1 : 0]), rng.tensor([2]), rng.tensor([2])]);
+      expect((y as Tensor).shape).toEqual([c ? 6 : 2]);
+      expect(Number((n as Tensor).data[0])).toBe(c ? 3 : 1);
+    }
+  });
+});
+
 describe('values as inputs and outputs, and what is refused', () => {
   const seqModel = (): Uint8Array => {
     const g = onnx.GraphProto.create({

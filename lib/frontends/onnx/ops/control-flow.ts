@@ -5,10 +5,10 @@
  * (the importer's capture). An If whose condition is known at import (a shape test) is no
  * control flow: the branch taken is imported in place, so its shape arithmetic still folds.
  */
-import { tensorType, type TensorType } from '../../../ir/graph';
+import { optionalType, sequenceType, stringTensorType, tensorType, type SequenceType, type StringTensorType, type TensorType, type ValueType } from '../../../ir/graph';
 import { dimEquals, sym, type Dim } from '../../../ir/symbolic';
 import type { OnnxContext } from '../context';
-import { defineOnnxOp } from '../registry';
+import { defineOnnxOp, takesAnyValues } from '../registry';
 
 const ITERATION = tensorType('int64', []);
 const CONDITION = tensorType('bool', []);
@@ -18,26 +18,33 @@ const CONDITION = tensorType('bool', []);
  * initial values' types; where an output's dim differs from its input's (a value that grows
  * per iteration), that dim is a symbol of the body's own instead, and the body is imported again.
  */
-function carriedTypes(
-  ctx: OnnxContext,
-  initial: readonly TensorType[],
-  importWith: (types: readonly TensorType[]) => readonly TensorType[],
-): TensorType[] | null {
+function carriedTypes<T extends ValueType>(ctx: OnnxContext, initial: readonly T[], importWith: (types: readonly T[]) => readonly ValueType[]): T[] | null {
   const outs = importWith(initial);
   let changed = false;
-  const widened = initial.map((t, i) => {
+  const widened = initial.map((t, i): ValueType => {
     const out = outs[i]!;
-    if (out.shape.length !== t.shape.length) return t; // the op's rule names this mismatch
-    return tensorType(
-      t.dtype,
-      t.shape.map((d, k): Dim => {
-        if (dimEquals(d, out.shape[k]!)) return d;
-        changed = true;
-        return sym(`${(ctx.node.name || ctx.node.opType).replace(/[^A-Za-z0-9_]/g, '_')}_carried${i}_${k}`);
-      }),
-    );
+    // A sequence whose elements' rank the body changes holds elements of no one rank (also
+    // inside an optional, which the body may give back as a plain sequence).
+    const seqOut = out.kind === 'optional' ? out.element : out;
+    if (t.kind === 'sequence' || (t.kind === 'optional' && t.element.kind === 'sequence')) {
+      const seqIn = (t.kind === 'optional' ? t.element : t) as SequenceType;
+      if (seqOut.kind !== 'sequence' || (seqOut.rank === seqIn.rank && !seqIn.empty)) return t;
+      changed = true;
+      // A list the loop fills from empty has the rank of what the body puts in it.
+      const open = sequenceType(seqIn.elem, seqIn.empty ? seqOut.rank : null);
+      return t.kind === 'optional' ? optionalType(open) : open;
+    }
+    if ((t.kind !== 'tensor' && t.kind !== 'strings') || out.kind !== t.kind) return t; // the op's rule names a mismatch
+    const outShape = (out as TensorType | StringTensorType).shape;
+    if (outShape.length !== t.shape.length) return t;
+    const shape = t.shape.map((d, k): Dim => {
+      if (dimEquals(d, outShape[k]!)) return d;
+      changed = true;
+      return sym(`${(ctx.node.name || ctx.node.opType).replace(/[^A-Za-z0-9_]/g, '_')}_carried${i}_${k}`);
+    });
+    return t.kind === 'tensor' ? tensorType(t.dtype, shape) : stringTensorType(shape);
   });
-  return changed ? widened : null;
+  return changed ? (widened as T[]) : null;
 }
 
 defineOnnxOp('If', (ctx) => {
@@ -66,8 +73,9 @@ defineOnnxOp('Loop', (ctx) => {
   const nBodyOut = proto.output?.length ?? 0;
   if (nBodyOut < 1 + carried.length) ctx.bad(`body has ${nBodyOut} outputs; it must give the condition and the ${carried.length} carried values`);
   if (ctx.node.outputs.length > nBodyOut - 1) ctx.bad(`the node has ${ctx.node.outputs.length} outputs, its body gives ${nBodyOut - 1}`);
-  let body = ctx.subgraph('body', [ITERATION, CONDITION, ...carried.map((v) => v.tensorType)]);
-  const widened = carriedTypes(ctx, carried.map((v) => v.tensorType), () => body.graph.outputs.slice(1, 1 + carried.length).map((v) => v.tensorType));
+  // Carried values may be sequences and optionals too (an exporter's list built in a loop).
+  let body = ctx.subgraph('body', [ITERATION, CONDITION, ...carried.map((v) => v.type)]);
+  const widened = carriedTypes(ctx, carried.map((v) => v.type), () => body.graph.outputs.slice(1, 1 + carried.length).map((v) => v.type));
   if (widened !== null) body = ctx.subgraph('body', [ITERATION, CONDITION, ...widened]);
   return ctx.call('trt.loop', { max_trip_count: m, cond, carried, captured: body.captured }, { body: body.graph }).outputs;
 });
@@ -113,3 +121,6 @@ defineOnnxOp('Scan', (ctx) => {
     { body: body.graph },
   ).outputs;
 });
+
+// If's branches and a loop's carried values may be sequences and optionals (Scan's stay tensors).
+takesAnyValues(['If', 'Loop']);
