@@ -59,6 +59,7 @@ async function main() {
     compile: dist('index.js').compile,
     loadOnnx: dist('frontends/onnx').loadOnnx,
     tensorFromProto: dist('frontends/onnx/tensor-proto').tensorFromProto,
+    valueFromProtoBytes: dist('frontends/onnx/value-proto').valueFromProtoBytes,
     readTensors: conformance.readTensors,
     compareExpected: conformance.compareTensor,
     Tensor: dist('ir/tensor').Tensor,

@@ -17,7 +17,7 @@ export function dataDependentTensors(network: Network): Map<number, Layer> {
   const dependsOn = new Map<number, Layer>();
   const sized = new Map<number, Layer>();
   for (const layer of network.layers) {
-    const from = layer.params.kind === 'nonzero' || layer.params.kind === 'nms' ? layer : layer.inputs.map((id) => (id === null ? undefined : dependsOn.get(id))).find((l) => l !== undefined);
+    const from = layer.params.kind === 'nonzero' || layer.params.kind === 'nms' || layer.params.kind === 'unique' ? layer : layer.inputs.map((id) => (id === null ? undefined : dependsOn.get(id))).find((l) => l !== undefined);
     if (from === undefined) continue;
     for (const id of layer.outputs) {
       dependsOn.set(id, from);

@@ -276,6 +276,16 @@ export type LayerParams =
    */
   | { kind: 'nms'; maxOutputBoxesPerClass: number; iouThreshold: number; scoreThreshold?: number; centerPointBox: boolean }
   /**
+   * ONNX Unique. Input: x (any real type). Outputs: Y, the unique elements of x flattened
+   * (no axis: [U]) or its unique slices along `axis` (x's shape with U at axis); indices,
+   * int64 [U], each one's first occurrence; inverse, int64 [x's element count] or
+   * [x.shape[axis]], each element's (slice's) index into Y; counts, int64 [U]. U is known only
+   * when the layer has run (-1 in the Network, as a nonzero's count). `sorted`: Y ascending
+   * (slices compared lexicographically), else in order of first occurrence. TensorRT has no such
+   * layer: its backend refuses it (Backend.refusedLayers).
+   */
+  | { kind: 'unique'; axis?: number; sorted: boolean }
+  /**
    * Inputs: x (float32, float16 or bfloat16), scale (float: 0-d per tensor; 1-D of x.shape[axis]
    * per axis; or x's rank with x.shape[axis] / blockSize at `axis` and x's dims elsewhere, per
    * block), zeroPoint (optional; scale's shape, dtype `to`). Output: `to`, x's shape.
@@ -327,6 +337,7 @@ export const LAYER_KINDS = [
   'cumulative',
   'nonzero',
   'nms',
+  'unique',
   'quantize',
   'dequantize',
 ] as const satisfies readonly LayerKind[];

@@ -156,11 +156,11 @@ function classify(network: Network, layers: readonly Layer[]): Map<Layer, Mode> 
     } else if (madeFromIntegers) {
       m = 'fp32';
       out = 'region';
-    } else if (p.kind === 'nonzero' || p.kind === 'nms') {
+    } else if (p.kind === 'nonzero' || p.kind === 'nms' || p.kind === 'unique') {
       // Which elements are zero must not change with rounding (a tiny float32 becomes 0 in
       // fp16), and TensorRT's nonzero takes no bfloat16: its input stays as declared. An nms
       // keeps its boxes and scores as declared too: rounding would move IoUs across the
-      // threshold and make distinct scores ties.
+      // threshold and make distinct scores ties; a unique, which elements are equal.
       m = 'fp32';
       out = 'activation';
     } else if (p.kind === 'quantize' || p.kind === 'dequantize') {

@@ -196,6 +196,7 @@ const PARAM_SPECS: Record<LayerKind, ParamSpec> = {
   cumulative: { op: ['sum'], axis: 'int', exclusive: 'bool', reverse: 'bool' },
   nonzero: {},
   nms: { maxOutputBoxesPerClass: 'int', iouThreshold: 'number', scoreThreshold: opt('number'), centerPointBox: 'bool' },
+  unique: { axis: opt('int'), sorted: 'bool' },
   quantize: { to: keys<QuantizedDType>({ int8: true, uint8: true, float8e4m3fn: true, int4: true }), axis: 'int', blockSize: opt('int') },
   dequantize: { to: ['float32', 'float16', 'bfloat16'], axis: 'int', blockSize: opt('int') },
 };

@@ -480,6 +480,22 @@ export function inferLayer(params: LayerParams, inputs: ReadonlyArray<TensorInfo
         if (!Number.isInteger(params.maxOutputBoxesPerClass) || params.maxOutputBoxesPerClass < 0) fail(`nms maxOutputBoxesPerClass ${params.maxOutputBoxesPerClass} must be a non-negative integer`);
         return [{ dtype: 'int64', shape: [-1, 3] }];
       }
+      case 'unique': {
+        // The count of unique elements (slices) is known only when the layer has run.
+        const a = x(0);
+        if (a.dtype === 'bool' || isFloat(a.dtype) || ['int8', 'int32', 'int64', 'uint8'].includes(a.dtype)) {
+          const n = a.shape.reduce((p, d) => (p < 0 || d < 0 ? -1 : p * d), 1);
+          if (params.axis === undefined) return [{ dtype: a.dtype, shape: [-1] }, { dtype: 'int64', shape: [-1] }, { dtype: 'int64', shape: [n] }, { dtype: 'int64', shape: [-1] }];
+          const axis = normAxis(fail, params.axis, a.shape.length);
+          return [
+            { dtype: a.dtype, shape: a.shape.map((d, i) => (i === axis ? -1 : d)) },
+            { dtype: 'int64', shape: [-1] },
+            { dtype: 'int64', shape: [a.shape[axis]!] },
+            { dtype: 'int64', shape: [-1] },
+          ];
+        }
+        return fail(`unique takes bool, float32, float16, bfloat16, int8, int32, int64 or uint8, got ${a.dtype}`);
+      }
       case 'quantize': {
         const a = x(0);
         const scale = x(1);

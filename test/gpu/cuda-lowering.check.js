@@ -625,7 +625,7 @@ async function compareOutputs(internals, c, planned, stats) {
 const SPELLED_OUT_AT_BUILD = new Set(['quantize', 'dequantize']);
 
 /** Layer kinds the cuda build refuses (a nonzero's or nms's output size is known only after a run; plans are made before): no samples. */
-const REFUSED_AT_BUILD = new Set(['nonzero', 'nms']);
+const REFUSED_AT_BUILD = new Set(['nonzero', 'nms', 'unique']);
 
 async function runCheck(lib, internals, only) {
   const { LOWERINGS, LAYER_KINDS } = internals;

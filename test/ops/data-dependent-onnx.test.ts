@@ -89,16 +89,29 @@ describe('ONNX NonZero, Compress, Unique, NonMaxSuppression', () => {
   });
 
   it('a node making a data-dependent size needs a converter that computes it', () => {
+    // A Reshape whose shape the model computes is imported at run time (trt.deferred_node): no converter takes it.
+    const deferred = loadOnnx(
+      buildSymbolicModel({ inputs: { x: { dtype: 'float32', dims: [4] }, v: { dtype: 'int64', dims: [2] } }, nodes: [{ op: 'Identity', inputs: ['v'], outputs: ['k'] }, { op: 'Reshape', inputs: ['x', 'k'], outputs: ['y'] }], outputs: ['y'], opset: 13 }),
+    );
+    const node = deferred.nodes.find((n) => n.target === 'trt.deferred_node')!;
+    expect(selectConverter(node, { dataDependentSizes: 'anywhere' })).toEqual({ ok: false, reasons: ['no converter is registered for trt.deferred_node'] });
+    // One that does not say it computes the size is passed over, with the reason, for the one that does.
     const g = loadOnnx(buildSymbolicModel({ inputs: { x: { dtype: 'float32', dims: [4] } }, nodes: [{ op: 'Unique', inputs: ['x'], outputs: ['u'] }], outputs: ['u'], opset: 13 }));
-    const verdict = selectConverter(g.nodes.find((n) => n.target === 'trt.unique')!, { dataDependentSizes: 'anywhere' });
-    expect(verdict).toEqual({ ok: false, reasons: ['no converter is registered for trt.unique'] });
-    // One that does not say it computes the size is passed over, with the reason.
-    const plain = registerConverter('trt.unique', () => []);
+    const plain = registerConverter('trt.unique', () => [], { priority: 10, name: 'plain unique' });
     try {
-      const again = selectConverter(g.nodes.find((n) => n.target === 'trt.unique')!, { dataDependentSizes: 'anywhere' });
-      expect(again).toEqual({ ok: false, reasons: [expect.stringMatching(/^trt\.unique: it does not compute data_dependent_0, a size that depends on tensor data$/)] });
+      const verdict = selectConverter(g.nodes.find((n) => n.target === 'trt.unique')!, { dataDependentSizes: 'anywhere' });
+      expect(verdict.ok && verdict.converter.name).toBe('trt.unique');
     } finally {
       unregisterConverter(plain);
+    }
+    const only = registerConverter('trt.deferred_node', () => []);
+    try {
+      expect(selectConverter(node, { dataDependentSizes: 'anywhere' })).toEqual({
+        ok: false,
+        reasons: [expect.stringMatching(/^trt\.deferred_node: it does not compute data_dependent_\S+, data_dependent_\S+, a size that depends on tensor data$/)],
+      });
+    } finally {
+      unregisterConverter(only);
     }
   });
 

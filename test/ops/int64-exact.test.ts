@@ -259,6 +259,15 @@ const NOT_INT64: Readonly<Record<string, string>> = {
     ].map((op) => [op.includes('.') ? `aten.${op}` : `aten.${op}.default`, 'floating-point input only, as in PyTorch']),
   ),
   'trt.hardsigmoid_onnx': 'floating-point input only',
+  ...Object.fromEntries(
+    ['string_concat', 'string_constant', 'string_equal', 'string_normalizer', 'string_split', 'regex_full_match'].map((op) => [`trt.${op}`, 'computes on strings, not numbers']),
+  ),
+  ...Object.fromEntries(
+    ['sequence_empty', 'sequence_construct', 'sequence_insert', 'sequence_erase', 'sequence_at', 'sequence_length', 'split_to_sequence', 'concat_from_sequence', 'sequence_map', 'optional', 'optional_none', 'optional_has_element', 'optional_get_element'].map((op) => [
+      `trt.${op}`,
+      'moves tensors whole (int64 data passes through untouched; test/frontends/onnx/strings-sequences.test.ts)',
+    ]),
+  ),
   'aten.logical_and.default': 'bool output of truth values (nonzero int64 stays nonzero through float64)',
   'aten.logical_or.default': 'bool output of truth values',
   'aten.logical_xor.default': 'bool output of truth values',

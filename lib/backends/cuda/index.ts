@@ -99,7 +99,7 @@ function checkForBuild(network: Network): void {
     if (cause instanceof InternalError) throw cause;
     throw new InternalError(`network "${network.name}": ${message}`, cause === undefined ? undefined : { cause });
   });
-  const nonzero = network.layers.find((l) => l.params.kind === 'nonzero' || l.params.kind === 'nms') ?? [...dataDependentTensors(network).values()][0];
+  const nonzero = network.layers.find((l) => l.params.kind === 'nonzero' || l.params.kind === 'nms' || l.params.kind === 'unique') ?? [...dataDependentTensors(network).values()][0];
   if (nonzero !== undefined) {
     throw new UnsupportedOpError(`the cuda backend cannot run layer "${nonzero.name}" (${nonzero.params.kind}): its output size depends on tensor data, and this backend plans every buffer before a run`, {
       details: { layer: nonzero.name, kind: nonzero.params.kind },

@@ -22,7 +22,7 @@ import { BUILT_WITHOUT_TENSORRT, tensorrtBinding, type NativeTensorRTEngine } fr
 import { buildTensorRTEngine } from './build';
 import { deserializeTensorRTEngine } from './engine-format';
 import { isCheckOutput } from './index-checks';
-import { NMS_REFUSAL } from './program';
+import { NMS_REFUSAL, UNIQUE_REFUSAL } from './program';
 import { unbuildableQuantize } from './quantize';
 import { tensorrtEngine } from './run';
 
@@ -82,8 +82,8 @@ export const tensorrtBackend = {
   // for each output whose shape has a -1 once the input shapes are set (native/trt/runtime.cc,
   // ./run.ts). Such a size still never enters an engine from outside (lib/partitioning).
   dataDependentSizes: 'anywhere',
-  // Its nms would list other rows than ONNX's NonMaxSuppression (./program.ts, NMS_REFUSAL).
-  refusedLayers: { nms: NMS_REFUSAL },
+  // Its nms would list other rows than ONNX's NonMaxSuppression, and it has no unique (./program.ts, NMS_REFUSAL, UNIQUE_REFUSAL).
+  refusedLayers: { nms: NMS_REFUSAL, unique: UNIQUE_REFUSAL },
   // FP8 and INT4 quantize/dequantize forms TensorRT takes neither whole nor spelled out (./quantize.ts).
   quantizeRefusal: unbuildableQuantize,
   buildSettings: { uses: ['precisions', 'workspaceBytes', 'timingCache', 'hardwareCompatibility', 'optimizationLevel'], instead: '' },

@@ -33,9 +33,13 @@ export const LAYER_OPCODE: Record<LayerKind, number> = {
   gather: 11, scatter: 12, reduce: 13, softmax: 14, shape: 15, fill: 16, select: 17, convolution: 18, deconvolution: 19,
   pooling: 20, normalization: 21, resize: 22, topk: 23, cumulative: 24, attention: 25, quantize: 26, dequantize: 27,
   nonzero: 28,
-  // Never emitted: the replay refuses an nms layer (NMS_REFUSAL); the number only keeps the table whole.
+  // Never emitted: the replay refuses nms and unique layers (NMS_REFUSAL, UNIQUE_REFUSAL); the numbers only keep the table whole.
   nms: 29,
+  unique: 30,
 };
+
+/** Why the tensorrt backend refuses a unique layer: TensorRT 10.16 has none (NvInfer.h lists no such layer). */
+export const UNIQUE_REFUSAL = 'TensorRT has no layer that computes ONNX Unique';
 
 /**
  * Why the tensorrt backend refuses an nms layer. TensorRT's INMSLayer (NvInfer.h 10.16) lists
@@ -397,6 +401,8 @@ export function encodeProgram(source: Network, options: ReplayBuildOptions): Uin
         break;
       case 'nms':
         throw cannotBuild(network, layer, NMS_REFUSAL);
+      case 'unique':
+        throw cannotBuild(network, layer, UNIQUE_REFUSAL);
       default: {
         const unknown: never = p;
         throw new InternalError(`${where}: no replay for layer kind ${JSON.stringify((unknown as { kind: string }).kind)}`);

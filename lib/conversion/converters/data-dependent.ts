@@ -7,7 +7,9 @@
  * `trt.non_max_suppression` is an nms layer (ONNX's rows; the tensorrt backend refuses it, see
  * Backend.refusedLayers); a bool-mask aten.index.Tensor (`x[mask]` from .pt2) and
  * aten.masked_select are a nonzero of the flattened mask and a gather of those positions.
- * Unique has no converter and runs in fallback segments.
+ * `trt.unique` is a unique layer (ONNX's four outputs), which the CPU backends compute and the
+ * tensorrt and cuda backends refuse (TensorRT has no such layer; cuda plans buffers before a
+ * run), leaving the node to a fallback segment there.
  */
 import type { Node } from '../../ir/graph';
 import type { NetTensor } from '../../network';
@@ -179,3 +181,25 @@ function broadcastStatic(node: Node): number[] | null {
     return x === 1 ? y : x;
   });
 }
+
+/** The element types the unique layer takes (lib/network/shape-inference.ts). */
+const UNIQUE_TYPES: readonly string[] = ['bool', 'float32', 'float16', 'bfloat16', 'int8', 'int32', 'int64', 'uint8'];
+
+/** trt.unique (ONNX Unique): one unique layer; its count is a run-time (-1) dim of the Network, as a nonzero's. */
+defineConverter(
+  'trt.unique',
+  (node, ctx) => {
+    const x = ctx.tensor(value(node, 'self'));
+    const axis = optNum(node, 'axis');
+    const params = { kind: 'unique' as const, sorted: node.args.sorted === true, ...(axis === null ? {} : { axis: axisOf(ctx, axis, x.shape.length) }) };
+    return ctx.network.add(params, [x], ctx.name('unique'));
+  },
+  {
+    shapes: 'any',
+    dataDependent: true,
+    checks: [
+      (node) => (UNIQUE_TYPES.includes(value(node, 'self').tensorType.dtype) ? null : `the unique layer takes ${UNIQUE_TYPES.join(', ')}, not ${value(node, 'self').tensorType.dtype}`),
+      (_node: Node, settings) => (settings.refusedLayers?.unique === undefined ? null : `this backend refuses unique layers: ${settings.refusedLayers.unique}`),
+    ],
+  },
+);

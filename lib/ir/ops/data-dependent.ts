@@ -3,11 +3,11 @@
  * Compress, Unique, NonMaxSuppression). Such a size is a *data-dependent symbol*: declared in
  * the graph with the range the size can take, named by the node's `count` argument, bound by
  * the interpreter when the node has run. NonZero and Compress convert into TensorRT's nonzero
- * layer where the backend's engines can hold such a size (lib/conversion/converters/
- * data-dependent.ts, SelectionSettings.dataDependentSizes); otherwise, and for Unique and
- * NonMaxSuppression always, the converter registry refuses every node that reads or writes
- * one and they run in fallback segments, where the interpreter binds the symbol from the
- * tensor it receives.
+ * layer, NonMaxSuppression into an nms layer and Unique into a unique layer, where the
+ * backend's engines can hold such a size and the backend takes the layer (lib/conversion/
+ * converters/data-dependent.ts, SelectionSettings.dataDependentSizes and refusedLayers);
+ * otherwise the converter registry refuses every node that reads or writes one and they run
+ * in fallback segments, where the interpreter binds the symbol from the tensor it receives.
  */
 import { isComplex } from '../dtype';
 import { tensorType, type Graph, type ValueType } from '../graph';

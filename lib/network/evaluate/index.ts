@@ -4,7 +4,7 @@ import type { Tensor } from '../../ir/tensor';
 import { attentionLayer } from './attention';
 import type { Executor } from './common';
 import { concat, constant, fill, identity, shape, shuffle, slice } from './data';
-import { gather, nms, nonzero, resize, scatter, topk } from './indexing';
+import { gather, nms, nonzero, resize, scatter, topk, unique } from './indexing';
 import { convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './nn';
 import { activation, cast, elementwise, select, unary } from './pointwise';
 import { dequantize, quantize } from './quantize';
@@ -40,6 +40,7 @@ export const executors: { [K in LayerKind]: Executor<K> } = {
   cumulative,
   nonzero,
   nms,
+  unique,
   quantize,
   dequantize,
 };

@@ -1,6 +1,6 @@
 /** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer, INonZeroLayer and the nms layer. */
 import { readNumbers } from '../../kernels/access';
-import { nonMaxSuppression, nonzero as nonzeroKernel } from '../../kernels/data-dependent';
+import { nonMaxSuppression, nonzero as nonzeroKernel, unique as uniqueKernel } from '../../kernels/data-dependent';
 import { gather as gatherKernel, gatherElements, gatherND, resize as resizeKernel, scatterElements, scatterND, topk as topkKernel } from '../../kernels/indexing';
 import type { CoordinateTransform, NearestMode } from '../../kernels/indexing';
 import { cast as castKernel } from '../../kernels/unary';
@@ -125,3 +125,9 @@ export const nms: Executor<'nms'> = (p, inputs, layer) => [
     centerPointBox: p.centerPointBox,
   }),
 ];
+
+/** The unique layer: ONNX Unique's four outputs, by the IR kernel. */
+export const unique: Executor<'unique'> = (p, inputs, layer) => {
+  const r = uniqueKernel(required(inputs, 0, layer), p.axis ?? null, p.sorted);
+  return [r.values, r.indices, r.inverse, r.counts];
+};

@@ -315,6 +315,14 @@ const CASES: Record<LayerKind, Case[]> = {
       tol: EXACT,
     },
   ],
+  // Unique's four outputs, exactly: onnxruntime's Unique (through the lowering's casts) against the reference's kernel.
+  unique: [
+    { label: 'float32 flattened, sorted, with -0 and 0', params: { kind: 'unique', sorted: true }, inputs: () => [Tensor.from('float32', [2, 3], [2, -0, 1.5, 0, 2, -3])], tol: EXACT },
+    { label: 'int32 rows (axis 0), in order of first occurrence', params: { kind: 'unique', axis: 0, sorted: false }, inputs: () => [Tensor.from('int32', [4, 2], [5, 1, 0, 2, 5, 1, -7, 2])], tol: EXACT },
+    { label: 'bool flattened (through int8)', params: { kind: 'unique', sorted: true }, inputs: () => [Tensor.from('bool', [5], [1, 0, 0, 1, 1])], tol: EXACT },
+    { label: 'float16 columns (axis 1), sorted', params: { kind: 'unique', axis: 1, sorted: true }, inputs: () => [half(Tensor.from('float32', [2, 3], [0.5, 0.25, 0.5, 1, 2, 1]))], tol: EXACT },
+    { label: 'uint8 flattened (through int64), unsorted', params: { kind: 'unique', sorted: false }, inputs: () => [Tensor.from('uint8', [6], [200, 3, 200, 255, 0, 3])], tol: EXACT },
+  ],
   // Quantized outputs compare exactly (tol 0): both sides round x / scale half to even.
   quantize: [
     {

@@ -37,9 +37,9 @@ const x4 = (net: Network, name = 'x', shape = [1, 3, 8, 8]): NetTensor => net.ad
 /**
  * Layer kinds with tests of their own below instead of a sample: IAttention is no ILayer (it
  * is named and read through its own methods), and some attentions are spelled out first; an
- * nms layer is refused before any call (test/backends/tensorrt/program.test.ts).
+ * nms or unique layer is refused before any call (test/ops/nms-compiled.test.ts, test/ops/unique-compiled.test.ts).
  */
-const OWN_TESTS = ['attention', 'nms'] as const;
+const OWN_TESTS = ['attention', 'nms', 'unique'] as const;
 type ReplayedKind = Exclude<LayerKind, (typeof OWN_TESTS)[number]>;
 const REPLAYED = LAYER_KINDS.filter((k): k is ReplayedKind => !(OWN_TESTS as readonly string[]).includes(k));
 

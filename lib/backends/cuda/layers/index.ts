@@ -52,6 +52,7 @@ export const LOWERINGS: Readonly<Record<LayerKind, LayerLowering>> = {
   cumulative,
   nonzero: runTimeSized,
   nms: runTimeSized,
+  unique: runTimeSized,
   quantize: spelledOut,
   dequantize: spelledOut,
 };

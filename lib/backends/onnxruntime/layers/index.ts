@@ -13,7 +13,7 @@ import { liveLayers, type LayerKind, type Network } from '../../../network';
 import { VERSION } from '../../../version';
 import { unsupportedError, type LowerContext, type Lowering } from './context';
 import { concat, constant, fill, shape, shuffle, slice } from './data';
-import { gather, nms, nonzero, resize, scatter, topk } from './indexing';
+import { gather, nms, nonzero, resize, scatter, topk, unique } from './indexing';
 import { attention, convolution, cumulative, deconvolution, matmul, normalization, pooling, reduce, softmax } from './nn';
 import { activation, cast, elementwise, identity, select, unary } from './pointwise';
 import { dequantize, quantize } from './quantize';
@@ -70,6 +70,7 @@ export const LOWERINGS: { [K in LayerKind]: Lowering<K> } = {
   cumulative,
   nonzero,
   nms,
+  unique,
   quantize,
   dequantize,
 };

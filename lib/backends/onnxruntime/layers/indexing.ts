@@ -1,4 +1,5 @@
 /** IGatherLayer, IScatterLayer, ITopKLayer, IResizeLayer, INonZeroLayer and the nms layer as ONNX ops. */
+import type { DType } from '../../../ir/dtype';
 import type { ResizeRoundMode } from '../../../network';
 import { computeIn, type LowerContext, type Lowering } from './context';
 import { int64Input } from './data';
@@ -95,4 +96,19 @@ export const nms: Lowering<'nms'> = (p, c) => {
   const inputs = [boxes!, scores!, g.int64([p.maxOutputBoxesPerClass], [1]), g.scalar('float32', p.iouThreshold)];
   if (p.scoreThreshold !== undefined) inputs.push(g.scalar('float32', p.scoreThreshold));
   return [g.op('NonMaxSuppression', inputs, { center_point_box: p.centerPointBox ? 1 : 0 })];
+};
+
+/**
+ * The unique layer: ONNX Unique, the layer's own definition. onnxruntime's CPU kernel takes
+ * float32, float64, int64 and int8: float16 and bfloat16 go through float32, int32 and uint8
+ * through int64, bool through int8 (exact and order-keeping casts, so the same elements are
+ * equal and sort alike), and Y is cast back.
+ */
+export const unique: Lowering<'unique'> = (p, c) => {
+  const g = c.g;
+  const dtype = c.inputDType(0);
+  const wide: DType = dtype === 'float16' || dtype === 'bfloat16' ? 'float32' : dtype === 'int32' || dtype === 'uint8' ? 'int64' : dtype === 'bool' ? 'int8' : dtype;
+  const attrs = p.axis === undefined ? { sorted: p.sorted ? 1 : 0 } : { sorted: p.sorted ? 1 : 0, axis: p.axis };
+  const [y, indices, inverse, counts] = g.node('Unique', [g.cast(c.input(0), dtype, wide)], attrs, 4);
+  return [g.cast(y!, wide, dtype), indices!, inverse!, counts!];
 };

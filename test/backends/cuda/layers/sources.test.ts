@@ -90,6 +90,7 @@ const PAIRS: Record<LayerKind, { params: LayerParams; at: Array<Array<Tensor | n
   cumulative: { params: { kind: 'cumulative', op: 'sum', axis: 0, exclusive: true, reverse: false }, at: [[f32([3, 2])], [f32([7, 5])]] },
   nonzero: null, // refused at build (its output size is known only after a run): never lowered
   nms: null, // refused at build as nonzero
+  unique: null, // refused at build as nonzero
   quantize: null, // spelled out at build (the spell-out-quantization pass): never lowered
   dequantize: null, // spelled out at build, as quantize
 };
@@ -99,7 +100,7 @@ describe('kernel sources', () => {
     const pair = PAIRS[kind];
     if (pair === null) {
       // Kinds without shaped kernel launches: their steps never embed source text that could vary.
-      expect(['constant', 'identity', 'convolution', 'deconvolution', 'attention', 'nonzero', 'nms', 'quantize', 'dequantize']).toContain(kind);
+      expect(['constant', 'identity', 'convolution', 'deconvolution', 'attention', 'nonzero', 'nms', 'unique', 'quantize', 'dequantize']).toContain(kind);
       return;
     }
     const [a, b] = pair.at.map((inputs) => lower(pair.params, inputs));
