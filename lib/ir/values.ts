@@ -106,6 +106,14 @@ export class OptionalValue {
 /** Any value a graph input or output can take: what {@link interpretValues} reads and returns. */
 export type GraphValue = Tensor | StringTensor | TensorSequence | OptionalValue;
 
+/** The bytes a value holds (a string's as UTF-16, as JavaScript keeps it): what a run's maxTensorBytes bounds. */
+export function graphValueBytes(v: GraphValue): number {
+  if (v instanceof Tensor) return v.data.byteLength;
+  if (v instanceof StringTensor) return v.data.reduce((b, s) => b + 2 * s.length, 0);
+  if (v instanceof TensorSequence) return v.items.reduce((b, t) => b + graphValueBytes(t), 0);
+  return v.value === null ? 0 : graphValueBytes(v.value);
+}
+
 /** How a value is described in messages: `float32 [2, 3]`, `string tensor [4]`, `sequence of 3 int64`, `optional (none)`. */
 export function describeGraphValue(v: unknown): string {
   if (v instanceof Tensor) return `${v.dtype} tensor [${v.shape.join(', ')}]`;

@@ -629,7 +629,9 @@ const REFUSED_AT_BUILD = new Set(['nonzero', 'nms', 'unique']);
 
 async function runCheck(lib, internals, only) {
   const { LOWERINGS, LAYER_KINDS } = internals;
-  const cases = buildCases(lib.Tensor).filter((c) => !only || c.name.includes(only));
+  // CHECK_SKIP: cases whose names contain it are left out (a case that hangs, while the rest is checked).
+  const skip = process.env.CHECK_SKIP;
+  const cases = buildCases(lib.Tensor).filter((c) => (!only || c.name.includes(only)) && (!skip || !c.name.includes(skip)));
   const modules = new Map(); // kernel key -> GpuModule
   const perKind = {};
   const failures = [];

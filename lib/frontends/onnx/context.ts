@@ -385,6 +385,11 @@ export class OnnxContext {
     return this.resolver.inlineSubgraph(this.graphAttribute(name), this.opset, inputs);
   }
 
+  /** A name unique in the graph, of this node's, for the data-dependent sizes of its outputs (an IR op's `key`). */
+  sizeKey(prefix: string): string {
+    return this.graph.uniqueName(`${prefix}_${this.node.name || this.node.opType}`).replace(/[^A-Za-z0-9_]/g, '_');
+  }
+
   /** Emits a call and returns its single output. */
   emit(target: string, args: Readonly<Record<string, Arg>>): Value {
     return this.call(target, args).output;

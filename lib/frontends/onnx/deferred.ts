@@ -171,7 +171,7 @@ export function deferNode(ctx: OnnxContext, node: onnx.INodeProto, opset: number
       frontend: 'onnx',
       node: encoded,
       opset,
-      key: ctx.graph.uniqueName(`deferred_${ctx.node.name}`).replace(/[^A-Za-z0-9_]/g, '_'),
+      key: ctx.sizeKey('deferred'),
       dtypes: outputs.map((o) => o.dtype),
       ranks: outputs.map((o) => o.rank ?? 0),
       keep: outputs.map((o) => o.keep ?? -1),

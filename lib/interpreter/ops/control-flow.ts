@@ -10,7 +10,7 @@ import { evaluateDim } from '../../ir/symbolic';
 import { Tensor } from '../../ir/tensor';
 import { concat, slice, squeeze, unsqueeze } from '../../kernels/shape';
 import { DEFAULT_CONTROL_FLOW_LIMITS, interpret, interpretValues } from '../interpret';
-import { OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../ir/values';
+import { graphValueBytes, OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../ir/values';
 import { defineImpl, type ControlFlowLimits, type ImplContext, type RuntimeArg } from '../registry';
 
 function subgraph(node: Node, role: string): Graph {
@@ -26,14 +26,6 @@ function values(a: RuntimeArg | undefined): GraphValue[] {
     if (!(t instanceof Tensor) && !(t instanceof StringTensor) && !(t instanceof TensorSequence) && !(t instanceof OptionalValue)) throw new InternalError('control flow: expected a list of values');
     return t;
   });
-}
-
-/** The bytes a value holds (a string's as UTF-16): what maxTensorBytes bounds. */
-function bytesOf(v: GraphValue): number {
-  if (v instanceof Tensor) return v.data.byteLength;
-  if (v instanceof StringTensor) return v.data.reduce((b, s) => b + 2 * s.length, 0);
-  if (v instanceof TensorSequence) return v.items.reduce((b, t) => b + bytesOf(t), 0);
-  return v.value === null ? 0 : bytesOf(v.value);
 }
 
 function tensors(a: RuntimeArg | undefined): Tensor[] {
@@ -110,7 +102,7 @@ defineImpl('trt.loop', (args, ctx) => {
     cond = truth(outs[0] as Tensor);
     // An optional carried value given back as a plain one is that value, present (lib/ir/ops/control-flow.ts).
     carried = outs.slice(1, 1 + carried.length).map((v, k) => (body.inputs[2 + k]!.type.kind === 'optional' && !(v instanceof OptionalValue) ? new OptionalValue(v as Tensor) : v));
-    carried.forEach((t, k) => checkBytes(limits, bytesOf(t), `loop-carried value ${k} at iteration ${i}`));
+    carried.forEach((t, k) => checkBytes(limits, graphValueBytes(t), `loop-carried value ${k} at iteration ${i}`));
     (outs.slice(1 + carried.length) as Tensor[]).forEach((t, k) => {
       scanBytes[k] += t.data.byteLength;
       checkBytes(limits, scanBytes[k]!, `scan output ${k} after ${i + 1} iterations`);

@@ -6,7 +6,7 @@
 import { BadInputError, InternalError, ResourceLimitError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { Tensor } from '../../ir/tensor';
-import { OptionalValue, StringTensor, TensorSequence } from '../../ir/values';
+import { graphValueBytes, OptionalValue, StringTensor, TensorSequence } from '../../ir/values';
 import { concat, split, squeeze, unsqueeze } from '../../kernels/shape';
 import { DEFAULT_CONTROL_FLOW_LIMITS, interpretValues } from '../interpret';
 import { defineImpl, type ImplContext, type RuntimeArg } from '../registry';
@@ -31,14 +31,10 @@ function positionOf(a: RuntimeArg | undefined, n: number, end: boolean): number 
   return p < 0 ? p + n : p;
 }
 
-function bytesOf(items: readonly Item[]): number {
-  return items.reduce((b, t) => b + (t instanceof Tensor ? t.data.byteLength : t.data.reduce((s, x) => s + x.length * 2, 0)), 0);
-}
-
 /** A sequence of `items`, refused past the run's maxTensorBytes (a loop that appends without end). */
 function bounded(ctx: ImplContext, elem: DType | 'string', items: readonly Item[]): TensorSequence {
   const max = (ctx.limits ?? DEFAULT_CONTROL_FLOW_LIMITS).maxTensorBytes;
-  const bytes = bytesOf(items);
+  const bytes = items.reduce((b, t) => b + graphValueBytes(t), 0);
   if (bytes > max) {
     throw new ResourceLimitError(`the sequence would hold ${bytes} bytes, more than maxTensorBytes (${max})`, { details: { bytes, maxTensorBytes: max } });
   }

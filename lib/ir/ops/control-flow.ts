@@ -123,7 +123,8 @@ function joinTypes(ctx: InferContext, a: ValueType, b: ValueType, what: string, 
       return sequenceType(a.elem, a.empty ? b.rank : b.empty ? a.rank : a.rank === b.rank ? a.rank : null, a.empty === true && b.empty === true);
     case 'optional': {
       if (b.kind !== 'optional') return mismatch();
-      const element = joinTypes(ctx, a.element, b.element, `${what}'s element`, `${fresh}_e`, () => ctx.runtimeSymbol(`${fresh}_e`));
+      // An optional's element sizes are its own (they bind no symbol of the graph): each dim a run-time one.
+      const element = joinTypes(ctx, a.element, b.element, `${what}'s element`, `${fresh}_e`, (_, k) => ctx.runtimeSymbol(`${fresh}_e_${k}`));
       return optionalType(element as TensorType | StringTensorType | SequenceType);
     }
     case 'symint':

@@ -9,10 +9,6 @@ import { defineOnnxOp, takesAnyValues } from '../registry';
 import { dtypeFromOnnx } from '../tensor-proto';
 import { ONNX_STRING } from '../value-proto';
 
-function sizeKey(ctx: OnnxContext): string {
-  return ctx.graph.uniqueName(`seq_${ctx.node.name || ctx.node.opType}`).replace(/[^A-Za-z0-9_]/g, '_');
-}
-
 function sequenceInput(ctx: OnnxContext, i: number): Value {
   const v = ctx.input(i);
   if (v.type.kind !== 'sequence') ctx.bad(`input ${i} must be a sequence, got a ${v.type.kind === 'tensor' ? `${v.type.dtype} tensor` : v.type.kind}`);
@@ -41,7 +37,7 @@ defineOnnxOp('SequenceErase', (ctx) => [ctx.emit('trt.sequence_erase', { seq: se
 defineOnnxOp('SequenceAt', (ctx) => {
   const seq = sequenceInput(ctx, 0);
   knownRank(ctx, seq);
-  return [ctx.emit('trt.sequence_at', { seq, position: ctx.input(1), key: sizeKey(ctx) })];
+  return [ctx.emit('trt.sequence_at', { seq, position: ctx.input(1), key: ctx.sizeKey('seq') })];
 });
 
 defineOnnxOp('SequenceLength', (ctx) => [ctx.emit('trt.sequence_length', { seq: sequenceInput(ctx, 0) })]);
@@ -53,7 +49,7 @@ defineOnnxOp('SplitToSequence', (ctx) => [
 defineOnnxOp('ConcatFromSequence', (ctx) => {
   const seq = sequenceInput(ctx, 0);
   knownRank(ctx, seq);
-  return [ctx.emit('trt.concat_from_sequence', { seq, axis: ctx.attrInt('axis'), new_axis: ctx.attrInt('new_axis', 0) !== 0, key: sizeKey(ctx) })];
+  return [ctx.emit('trt.concat_from_sequence', { seq, axis: ctx.attrInt('axis'), new_axis: ctx.attrInt('new_axis', 0) !== 0, key: ctx.sizeKey('seq') })];
 });
 
 defineOnnxOp('SequenceMap', (ctx) => {
@@ -64,12 +60,13 @@ defineOnnxOp('SequenceMap', (ctx) => {
   // give the elements' sizes as the body's own symbols.
   const declared = proto.input ?? [];
   if (declared.length !== inputs.length) ctx.bad(`body declares ${declared.length} inputs, the node gives it ${inputs.length}`);
+  const key = ctx.sizeKey('seq');
   const elementTypes = inputs.map((v, i): ValueType => {
     if (v.type.kind !== 'sequence') return v.type;
     const tt = declared[i]!.type?.tensorType;
     const rank = tt?.shape ? (tt.shape.dim ?? []).length : v.type.rank;
     if (rank === null) return ctx.unsupported(`body input ${i} (an element of sequence input ${i}) has no rank known at import`);
-    const dims = Array.from({ length: rank }, (_, d) => ctx.graph.uniqueName(`${sizeKey(ctx)}_in${i}_d${d}`));
+    const dims = Array.from({ length: rank }, (_, d) => `${key}_in${i}_d${d}`);
     const body = dims.map((name) => ({ op: 'sym' as const, name }));
     return v.type.elem === 'string' ? stringTensorType(body) : tensorType(v.type.elem, body);
   });
@@ -87,7 +84,7 @@ function emptyOptional(ctx: OnnxContext): Value {
   const elem = elemFromOnnx(tensor.elemType ?? 0, 'attribute type');
   const rank = tensor.shape ? (tensor.shape.dim ?? []).length : -1;
   if (tp.tensorType && rank < 0) ctx.unsupported('the optional tensor\'s type has no rank');
-  return ctx.emit('trt.optional_none', { elem, container: tp.sequenceType ? 'sequence' : 'tensor', rank, key: sizeKey(ctx) });
+  return ctx.emit('trt.optional_none', { elem, container: tp.sequenceType ? 'sequence' : 'tensor', rank, key: ctx.sizeKey('seq') });
 }
 
 defineOnnxOp('Optional', (ctx) => {

@@ -7,11 +7,6 @@ import { fullMatchRegex } from '../../../kernels/strings';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp, takesAnyValues } from '../registry';
 
-/** A key naming the data-dependent sizes of this node's outputs (unique in the graph). */
-function sizeKey(ctx: OnnxContext): string {
-  return ctx.graph.uniqueName(`strings_${ctx.node.name || ctx.node.opType}`).replace(/[^A-Za-z0-9_]/g, '_');
-}
-
 function stringInput(ctx: OnnxContext, i: number): ReturnType<OnnxContext['input']> {
   const v = ctx.input(i);
   if (v.type.kind !== 'strings') ctx.bad(`input ${i} must be a string tensor, got ${v.type.kind === 'tensor' ? v.type.dtype : v.type.kind}`);
@@ -26,7 +21,7 @@ defineOnnxOp('StringSplit', (ctx) => {
   const delimiter = ctx.attrString('delimiter', '');
   const maxsplit = ctx.node.attributes.has('maxsplit') ? ctx.attrInt('maxsplit') : -1;
   if (maxsplit < 0 && ctx.node.attributes.has('maxsplit')) ctx.bad(`maxsplit must be at least 0, got ${maxsplit}`);
-  return ctx.call('trt.string_split', { x, delimiter: delimiter === '' ? null : delimiter, maxsplit, key: sizeKey(ctx) }).outputs;
+  return ctx.call('trt.string_split', { x, delimiter: delimiter === '' ? null : delimiter, maxsplit, key: ctx.sizeKey('strings') }).outputs;
 });
 
 defineOnnxOp('StringNormalizer', (ctx) => {
@@ -44,7 +39,7 @@ defineOnnxOp('StringNormalizer', (ctx) => {
       is_case_sensitive: ctx.attrInt('is_case_sensitive', 0) !== 0,
       stopwords: ctx.attrStrings('stopwords', []),
       ascii_case: ascii,
-      key: sizeKey(ctx),
+      key: ctx.sizeKey('strings'),
     }),
   ];
 });
