@@ -120,3 +120,35 @@ export function regexFullMatch(x: StringTensor, pattern: string): Tensor {
   const re = fullMatchRegex(pattern);
   return new Tensor('bool', x.shape, Uint8Array.from(x.data, (s) => (re.test(s) ? 1 : 0)));
 }
+
+/** A lookup key for an element: the string itself, a number's value (NaN matches NaN, -0 matches 0, as onnxruntime's map does), an int64's digits. */
+function lookupKey(v: string | number | bigint): string | number {
+  if (typeof v === 'bigint') return `${v}n`;
+  return typeof v === 'number' && Number.isNaN(v) ? 'NaN' : typeof v === 'number' ? v + 0 : v;
+}
+
+function elements(t: Tensor | StringTensor): ReadonlyArray<string | number | bigint> {
+  if (t instanceof StringTensor) return t.data;
+  return t.data instanceof BigInt64Array || t.data instanceof BigUint64Array ? Array.from(t.data) : t.toArray();
+}
+
+/** ONNX-ML LabelEncoder: each element of x replaced by the value of the first equal key, or the default. */
+export function labelEncode(x: Tensor | StringTensor, keys: Tensor | StringTensor, values: Tensor | StringTensor, fallback: Tensor | StringTensor): Tensor | StringTensor {
+  const index = new Map<string | number, number>();
+  elements(keys).forEach((k, i) => {
+    const key = lookupKey(k);
+    if (!index.has(key)) index.set(key, i);
+  });
+  const positions = elements(x).map((v) => index.get(lookupKey(v)) ?? -1);
+  if (values instanceof StringTensor) {
+    const d = (fallback as StringTensor).data[0]!;
+    return new StringTensor(x.shape, positions.map((i) => (i < 0 ? d : values.data[i]!)));
+  }
+  const f = fallback as Tensor;
+  // Element slots copied as stored: float16 bits, int64 bigints and all stay exact.
+  const out = new (values.data.constructor as new (n: number) => Tensor['data'])(positions.length);
+  positions.forEach((i, k) => {
+    (out as unknown as Array<number | bigint>)[k] = i < 0 ? f.data[0]! : values.data[i]!;
+  });
+  return new Tensor(values.dtype, x.shape, out);
+}

@@ -16,6 +16,7 @@ const path = require('node:path');
 
 const FILE_KEYS = [
   ['pt2', 'torch.export'],
+  ['pt2_auto', 'torch.export (Dim.AUTO)'],
   ['pt2_static', 'torch.export (static)'],
   ['onnx_dynamo', 'ONNX (dynamo)'],
   ['onnx_torchscript', 'ONNX (TorchScript)'],

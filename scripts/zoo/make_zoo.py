@@ -152,6 +152,15 @@ def dynamic_shapes(kind):
     return ({0: batch},)
 
 
+def auto_shapes(kind):
+    """Dim.AUTO: torch.export keeps dynamic what the model's code allows and says what it
+    specialized, where named dims with ranges fail on a constraint the code adds (Llama's mask)."""
+    from torch.export import Dim
+    if kind == "text":
+        return ({0: Dim.AUTO, 1: Dim.AUTO},)
+    return ({0: Dim.AUTO},)
+
+
 def export_one(name, out_root):
     builder, kind, extra = MODELS[name]
     folder = os.path.join(out_root, name)
@@ -171,6 +180,7 @@ def export_one(name, out_root):
             np.save(os.path.join(folder, f"size{i}_output0.npy"), out.float().numpy())
     attempts = [
         ("pt2", "model.pt2", lambda path: torch.export.save(torch.export.export(model, example, dynamic_shapes=dynamic_shapes(kind)), path)),
+        ("pt2_auto", "model.auto.pt2", lambda path: torch.export.save(torch.export.export(model, example, dynamic_shapes=auto_shapes(kind)), path)),
         ("pt2_static", "model.static.pt2", lambda path: torch.export.save(torch.export.export(model, example), path)),
         ("onnx_dynamo", "model.dynamo.onnx", lambda path: torch.onnx.export(model, example, path, dynamo=True, input_names=names,
                                                                             dynamic_shapes=dynamic_shapes(kind), external_data=False)),
@@ -178,9 +188,16 @@ def export_one(name, out_root):
                                                                                       output_names=["output0"], opset_version=17,
                                                                                       dynamic_axes={n: ({0: "batch", 1: "seq"} if kind == "text" else {0: "batch"}) for n in names})),
     ]
+    # ZOO_EXPORTS (comma-separated keys) narrows the attempts, e.g. to the .pt2 forms.
+    wanted = [k for k in os.environ.get("ZOO_EXPORTS", "").split(",") if k]
     for key, file, run in attempts:
-        if key == "pt2_static" and entry["exports"].get("pt2", {}).get("ok"):
-            continue  # only when the dynamic export failed
+        if wanted and key not in wanted:
+            continue
+        dynamic_ok = entry["exports"].get("pt2", {}).get("ok")
+        if key == "pt2_auto" and dynamic_ok:
+            continue  # only when the export with named dims failed
+        if key == "pt2_static" and (dynamic_ok or entry["exports"].get("pt2_auto", {}).get("ok")):
+            continue  # only when both dynamic exports failed
         path = os.path.join(folder, file)
         t0 = time.time()
         try:

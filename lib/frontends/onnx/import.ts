@@ -40,6 +40,8 @@ function sanitizeSymbol(name: string): string {
 /** The ai.onnx.preview domain (FlexAttention) and the one version of it this importer maps. */
 const PREVIEW_DOMAIN = 'ai.onnx.preview';
 const PREVIEW_VERSION = 1;
+/** ONNX's traditional-ML domain: its LabelEncoder is mapped (lib/frontends/onnx/ops/label-encoder.ts). */
+const ML_DOMAIN = 'ai.onnx.ml';
 
 /** Whether every node of `graph`, its subgraphs' included, passes `test`. */
 function everyNode(graph: onnx.IGraphProto, test: (node: onnx.INodeProto) => boolean): boolean {
@@ -64,9 +66,10 @@ function checkPreviewDomain(model: onnx.ModelProto, source: string): void {
 function defaultOpset(model: onnx.ModelProto, source: string): number {
   const entry = model.opsetImport.find((o) => !o.domain || o.domain === 'ai.onnx');
   if (entry === undefined) {
-    // A model of preview ops only (a FlexAttention without modifier subgraphs) needs no default
-    // domain; the opset its mappers are told is then the newest, which no node of it reads.
-    if ((model.graph!.node ?? []).length > 0 && everyNode(model.graph!, (n) => n.domain === PREVIEW_DOMAIN)) return MAX_OPSET;
+    // A model of preview or ML ops only (a FlexAttention without modifier subgraphs, a
+    // LabelEncoder) needs no default domain; the opset its mappers are told is then the newest,
+    // which no node of it reads.
+    if ((model.graph!.node ?? []).length > 0 && everyNode(model.graph!, (n) => n.domain === PREVIEW_DOMAIN || n.domain === ML_DOMAIN)) return MAX_OPSET;
     throw new BadModelError(`${source}: the model does not import the default ONNX domain`);
   }
   const version = toNumber(entry.version as number | LongLike);

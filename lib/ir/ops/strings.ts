@@ -6,6 +6,7 @@
  * after the node's `key`.
  */
 import { stringTensorType, tensorType, Value, type StringTensorType, type ValueType } from '../graph';
+import type { DType } from '../dtype';
 import type { Dim } from '../symbolic';
 import { keyedDataDependentSymbol } from './data-dependent';
 import type { InferContext } from './infer-context';
@@ -68,4 +69,26 @@ defineOp('trt.string_constant(str[] values, int[] shape) -> Any', (ctx): ValueTy
   const size = shape.reduce((a, b) => a * b, 1);
   if (shape.some((d) => d < 0) || values.length !== size) ctx.fail(`shape [${shape.join(', ')}] needs ${size} strings, got ${values.length}`);
   return [stringTensorType(shape)];
+});
+
+/** A graph value's element kind and shape: a tensor's dtype, or 'string'. */
+function itemOf(ctx: InferContext, name: string): { elem: string; shape: readonly Dim[] } {
+  const a = ctx.arg(name);
+  if (!(a instanceof Value) || (a.type.kind !== 'tensor' && a.type.kind !== 'strings')) return ctx.fail(`argument ${name} must be a tensor or string tensor`);
+  return { elem: a.type.kind === 'strings' ? 'string' : a.type.dtype, shape: a.type.shape };
+}
+
+// ONNX-ML LabelEncoder: each element of x looked up among `keys` (a 1-D list of x's element
+// type) and replaced by the value at the same position (`values`, as long), or `default_value`
+// (one element) where it is none of them.
+defineOp('trt.label_encoder(Any x, Any keys, Any values, Any default_value) -> Any', (ctx): ValueType[] => {
+  const x = itemOf(ctx, 'x');
+  const keys = itemOf(ctx, 'keys');
+  const values = itemOf(ctx, 'values');
+  const fallback = itemOf(ctx, 'default_value');
+  if (keys.shape.length !== 1 || values.shape.length !== 1) ctx.fail('keys and values must be 1-D');
+  if (typeof keys.shape[0] === 'number' && typeof values.shape[0] === 'number' && keys.shape[0] !== values.shape[0]) ctx.fail(`${keys.shape[0]} keys and ${values.shape[0]} values: they map one to one`);
+  if (keys.elem !== x.elem) ctx.fail(`the keys are ${keys.elem}, the input ${x.elem}`);
+  if (fallback.elem !== values.elem || fallback.shape.some((d) => d !== 1)) ctx.fail(`the default must be one ${values.elem} element`);
+  return [values.elem === 'string' ? stringTensorType(x.shape) : tensorType(values.elem as DType, x.shape)];
 });

@@ -221,6 +221,55 @@ describe('sequences and optionals inside a model, against onnxruntime', () => {
   });
 });
 
+describe('ONNX-ML LabelEncoder, against onnxruntime', () => {
+  const T = onnx.AttributeProto.AttributeType;
+  /** One LabelEncoder (ai.onnx.ml `version`) from x (`inElem`) to y (`outElem`). */
+  const encoder = (inElem: string, outElem: string, attrs: unknown[], version: number): Uint8Array =>
+    onnx.ModelProto.encode(
+      onnx.ModelProto.create({
+        irVersion: 9,
+        opsetImport: [{ domain: 'ai.onnx.ml', version }, { domain: '', version: 20 }],
+        graph: onnx.GraphProto.create({
+          name: 'g',
+          node: [onnx.NodeProto.create({ opType: 'LabelEncoder', domain: 'ai.onnx.ml', name: 'enc', input: ['x'], output: ['y'], attribute: attrs })],
+          input: [{ name: 'x', type: tensorTypeProto(inElem, [2, 3]) }],
+          output: [{ name: 'y', type: tensorTypeProto(outElem, [2, 3]) }],
+        }),
+      }),
+    ).finish();
+  const strings = (name: string, v: string[]): unknown => ({ name, type: T.STRINGS, strings: v.map((x) => Buffer.from(x)) });
+
+  test('strings to int64 with a default; int64 to strings with the default default ("_Unused")', async () => {
+    const toInt = encoder('string', 'int64', [strings('keys_strings', ['cat', 'dog', 'ox']), { name: 'values_int64s', type: T.INTS, ints: [7, -2, 9] }, { name: 'default_int64', type: T.INT, i: 42 }], 2);
+    const [y] = await expectSameAsOrt(toInt, [new StringTensor([2, 3], ['dog', 'cow', 'cat', 'ox', '', 'dog'])]);
+    expect(Array.from((y as Tensor).data as BigInt64Array, Number)).toEqual([-2, 42, 7, 9, 42, -2]);
+    const toString = encoder('int64', 'string', [{ name: 'keys_int64s', type: T.INTS, ints: [1, 2, 3] }, strings('values_strings', ['one', 'two', 'three'])], 2);
+    const [z] = await expectSameAsOrt(toString, [Tensor.from('int64', [2, 3], [3, 0, 1, 2, 2, 5])]);
+    expect((z as StringTensor).data).toEqual(['three', '_Unused', 'one', 'two', 'two', '_Unused']);
+  });
+
+  test('floats to floats (the default default, -0); tensor keys, values and default (version 4)', async () => {
+    const floats = encoder('float32', 'float32', [{ name: 'keys_floats', type: T.FLOATS, floats: [0.5, -1, 2] }, { name: 'values_floats', type: T.FLOATS, floats: [10, 20, 30] }], 2);
+    await expectSameAsOrt(floats, [Tensor.from('float32', [2, 3], [2, 0.5, 7, -1, -1, 0.25])]);
+    const tensorAttr = (name: string, dataType: number, values: Record<string, unknown>): unknown => ({ name, type: T.TENSOR, t: { dims: [Object.values(values)[0] instanceof Array ? (Object.values(values)[0] as unknown[]).length : 1], dataType, ...values } });
+    const v4 = encoder(
+      'int64',
+      'float32',
+      [tensorAttr('keys_tensor', 7, { int64Data: [5, 6] }), tensorAttr('values_tensor', 1, { floatData: [1.5, 2.5] }), { name: 'default_tensor', type: T.TENSOR, t: { dims: [1], dataType: 1, floatData: [-9] } }],
+      4,
+    );
+    const [y] = await expectSameAsOrt(v4, [Tensor.from('int64', [2, 3], [6, 5, 0, 5, 6, 7])]);
+    expect((y as Tensor).toArray()).toEqual([2.5, 1.5, -9, 1.5, 2.5, -9]);
+  });
+
+  test('keys of another type than the input, and two key lists, are E_BAD_MODEL naming the node', () => {
+    const mismatched = encoder('int64', 'int64', [strings('keys_strings', ['a']), { name: 'values_int64s', type: T.INTS, ints: [1] }], 2);
+    expect(() => loadOnnx(mismatched)).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringMatching(/enc.*keys are string, the input int64/) }));
+    const twice = encoder('string', 'int64', [strings('keys_strings', ['a']), { name: 'keys_int64s', type: T.INTS, ints: [1] }, { name: 'values_int64s', type: T.INTS, ints: [1] }], 2);
+    expect(() => loadOnnx(twice)).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('exactly one of keys_strings') }));
+  });
+});
+
 describe('sequences carried by control flow, against onnxruntime', () => {
   test('a list built in a Loop (the TorchScript exporter\'s idiom: SequenceEmpty, SequenceInsert in the body, ConcatFromSequence after)', async () => {
     const body = onnx.GraphProto.create({
