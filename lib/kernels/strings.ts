@@ -2,7 +2,7 @@
  * ONNX's string ops on {@link StringTensor}s, as ONNX's reference implementation computes them
  * (onnx/reference/ops: Python's str.split, str.lower/upper, re.fullmatch).
  */
-import { BadInputError, BadModelError } from '../errors';
+import { BadInputError, BadModelError, UnsupportedOpError } from '../errors';
 import { Tensor } from '../ir/tensor';
 import { StringTensor } from '../ir/values';
 import { broadcastPair } from './access';
@@ -102,12 +102,54 @@ export function stringNormalize(x: StringTensor, caseChange: CaseChange, caseSen
 }
 
 /**
+ * Where a group that is itself repeated (`(…)+`, `(…)*`, `(…){2,}`) holds a repetition or an
+ * alternation: the shapes that make a backtracking engine take time exponential in the input's
+ * length (`(a+)+b`, `(a|a)*b`) on a string that almost matches. Null when there is none.
+ */
+export function nestedRepetition(pattern: string): string | null {
+  const stack: Array<{ start: number; risky: boolean }> = [];
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === '(') stack.push({ start: i, risky: false });
+    else if (c === '|' && stack.length > 0) stack.at(-1)!.risky = true;
+    else if ((c === '+' || c === '*' || (c === '{' && /^\{\d+,\d*\}/.test(pattern.slice(i)))) && stack.length > 0) stack.at(-1)!.risky = true;
+    else if (c === ')') {
+      const group = stack.pop();
+      if (group === undefined) continue;
+      const next = pattern.slice(i + 1);
+      const repeated = /^(?:[+*]|\{\d+,\d*\})/.test(next);
+      if (repeated && group.risky) return pattern.slice(group.start, i + 1 + (/^\{[^}]*\}/.exec(next)?.[0].length ?? 1));
+      // A repetition inside makes every enclosing group risky too.
+      if (stack.length > 0 && (group.risky || repeated)) stack.at(-1)!.risky = true;
+    }
+  }
+  return null;
+}
+
+/**
  * An RE2 pattern as a JavaScript regular expression matching whole strings. RE2's named groups
  * `(?P<name>…)` are rewritten; what JavaScript cannot read (or RE2 would refuse) is E_BAD_MODEL.
- * JavaScript's engine backtracks where RE2 does not: a pattern with nested repetition can take
- * time exponential in the input's length.
+ * JavaScript's engine backtracks where RE2 does not, so a repeated group holding a repetition or
+ * an alternation ({@link nestedRepetition}) is refused (E_UNSUPPORTED_OP): on a hostile string it
+ * could run for hours where RE2 takes linear time.
  */
 export function fullMatchRegex(pattern: string): RegExp {
+  const nested = nestedRepetition(pattern);
+  if (nested !== null) {
+    throw new UnsupportedOpError(
+      `pattern ${JSON.stringify(pattern)} repeats a group that itself repeats or alternates (${nested}): JavaScript's backtracking regular expressions can take exponential time on such a pattern, where RE2 takes linear time, so it is refused`,
+    );
+  }
   const js = pattern.replace(/\(\?P</g, '(?<');
   try {
     return new RegExp(`^(?:${js})$`, 'u');

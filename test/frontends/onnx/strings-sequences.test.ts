@@ -8,6 +8,7 @@
 import { compile } from '../../../lib/compile';
 import { loadOnnx } from '../../../lib/frontends/onnx';
 import { valueFromProtoBytes } from '../../../lib/frontends/onnx/value-proto';
+import { nestedRepetition } from '../../../lib/kernels/strings';
 import { interpret, interpretValues } from '../../../lib/interpreter';
 import { Tensor } from '../../../lib/ir/tensor';
 import { OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../../lib/ir/values';
@@ -373,8 +374,15 @@ describe('values as inputs and outputs, and what is refused', () => {
   test('a string tensor given to an op that reads tensors, a sequence whose rank is unknown read out, and a bad regex are refused at import', () => {
     const cast = model([{ name: 'x', elem: 'string', dims: [2] }], [{ op: 'Abs', inputs: ['x'], outputs: ['y'] }], [{ name: 'y', elem: 'float32', dims: [2] }]);
     expect(() => loadOnnx(cast)).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('input 0 ("x") is a string[2]; Abs is imported for tensors only') }));
-    const regex = model([{ name: 'x', elem: 'string', dims: [2] }], [{ op: 'RegexFullMatch', inputs: ['x'], outputs: ['y'], attrs: { pattern: '(unclosed' } }], [{ name: 'y', elem: 'bool', dims: [2] }]);
-    expect(() => loadOnnx(regex)).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('RegexFullMatch_0') }));
+    const regex = (pattern: string): Uint8Array => model([{ name: 'x', elem: 'string', dims: [2] }], [{ op: 'RegexFullMatch', inputs: ['x'], outputs: ['y'], attrs: { pattern } }], [{ name: 'y', elem: 'bool', dims: [2] }]);
+    expect(() => loadOnnx(regex('(unclosed'))).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('RegexFullMatch_0') }));
+    // A repeated group that repeats or alternates: exponential time for a backtracking engine on
+    // 'aaaa…!' (RE2 is linear), so refused at import, naming the group.
+    for (const [pattern, group] of [['(a+)+b', '(a+)+'], ['(x|xy)*z', '(x|xy)*'], ['((ab)*c){2,}', '((ab)*c){2,}']]) {
+      expect(() => loadOnnx(regex(pattern!))).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining(`(${group})`) }));
+    }
+    expect(nestedRepetition('(\\W|^)[\\w.\\-]{0,25}@(yahoo|gmail)\\.com(\\W|$)')).toBeNull();
+    expect(nestedRepetition('[(a+)+]b(cd)+')).toBeNull();
     const g = onnx.GraphProto.create({
       name: 'g',
       node: [onnx.NodeProto.create({ opType: 'SequenceAt', name: 'at', input: ['s', 'p'], output: ['y'] })],

@@ -2,6 +2,7 @@
  * ONNX's string ops (lib/ir/ops/strings.ts): StringConcat, StringSplit, StringNormalizer,
  * RegexFullMatch, and string Constants. Equal on strings is in ./pointwise.ts.
  */
+import { UnsupportedOpError } from '../../../errors';
 import { StringTensor } from '../../../ir/values';
 import { fullMatchRegex } from '../../../kernels/strings';
 import type { OnnxContext } from '../context';
@@ -50,6 +51,7 @@ defineOnnxOp('RegexFullMatch', (ctx) => {
   try {
     fullMatchRegex(pattern);
   } catch (e) {
+    if (e instanceof UnsupportedOpError) ctx.unsupported(e.message);
     ctx.bad((e as Error).message);
   }
   return [ctx.emit('trt.regex_full_match', { x, pattern })];
