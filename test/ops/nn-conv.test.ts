@@ -12,7 +12,7 @@ import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/ir/tensor';
 import { convolutionArgs } from '../helpers/conv-args';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
-import { buildSingleOpModel, type OrtAttributes } from '../helpers/ort-single-op';
+import { buildSingleOpModel, runOrtOp, type OrtAttributes } from '../helpers/ort-single-op';
 import { expectValues, f32, run } from '../helpers/ops-setup';
 import { Random } from '../helpers/random';
 
@@ -69,6 +69,7 @@ describe('ONNX ConvTranspose against onnxruntime', () => {
     ['asymmetric pads', [1, 2, 4, 4], [2, 2, 3, 3], { strides: [2, 2], pads: [0, 1, 2, 0] }, true],
     ['group 2 and dilation 2', [1, 4, 3, 3], [4, 1, 3, 3], { group: 2, dilations: [2, 2] }, true],
     ['output_shape', [1, 2, 3, 3], [2, 2, 3, 3], { strides: [2, 2], output_shape: [6, 7] }, true],
+
     ['SAME_UPPER stride 2', [1, 2, 3, 4], [2, 1, 4, 3], { auto_pad: 'SAME_UPPER', strides: [2, 2] }, false],
     ['SAME_LOWER stride 2', [1, 2, 3, 4], [2, 1, 4, 3], { auto_pad: 'SAME_LOWER', strides: [2, 2] }, false],
     ['VALID', [1, 1, 3, 3], [1, 2, 2, 2], { auto_pad: 'VALID', strides: [2, 1] }, true],
@@ -79,6 +80,32 @@ describe('ONNX ConvTranspose against onnxruntime', () => {
     const bias = ws[1]! * (typeof attributes.group === 'number' ? attributes.group : 1);
     const inputs = [rng.tensor(xs), rng.tensor(ws), ...(withBias ? [rng.tensor([bias])] : [])];
     for (const opset of [13, 21]) await expectOnnxMatchesOrt({ opType: 'ConvTranspose', inputs, attributes, opset });
+  });
+
+  // ONNX's formula makes the pads negative when output_shape passes the full result (7 × 7
+  // here): total = -1 rows (pads begin 0, end -1) and -2 columns (pads -1 and -1: begin is
+  // total - floor(total / 2)). ONNX's own test data (test_convtranspose_output_shape) pads the
+  // result there; onnxruntime 1.30 refuses such an output_shape. So: onnxruntime's full result
+  // at rows 0-6 and columns 1-7, and the bias alone around it.
+  it('output_shape past the full result: the full result where ONNX\'s pads put it, the bias alone around it', async () => {
+    const [x, w, b] = [rng.tensor([1, 2, 3, 3]), rng.tensor([2, 3, 3, 3]), rng.tensor([3])];
+    const [full] = await runOrtOp({ opType: 'ConvTranspose', inputs: [x, w, b], attributes: { strides: [2, 2] }, opset: 13 });
+    expect(full!.shape).toEqual([1, 3, 7, 7]);
+    const model = buildSingleOpModel({ opType: 'ConvTranspose', inputs: [x, w, b], attributes: { strides: [2, 2], output_shape: [8, 9] }, opset: 13 });
+    const [y] = interpret(loadOnnx(model), [x, w, b]);
+    expect(y!.shape).toEqual([1, 3, 8, 9]);
+    const got = y!.toArray();
+    const want = full!.toArray();
+    const bias = b.toArray();
+    for (let c = 0; c < 3; c++) {
+      for (let i = 0; i < 8; i++) {
+        for (let j = 0; j < 9; j++) {
+          const [fi, fj] = [i, j - 1];
+          const expected = fi >= 0 && fi < 7 && fj >= 0 && fj < 7 ? want[(c * 7 + fi) * 7 + fj]! : bias[c]!;
+          expect(Math.abs(got[(c * 8 + i) * 9 + j]! - expected)).toBeLessThanOrEqual(1e-5 + 1e-5 * Math.abs(expected));
+        }
+      }
+    }
   });
 });
 

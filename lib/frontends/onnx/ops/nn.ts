@@ -522,6 +522,31 @@ function convolve(ctx: OnnxContext, c: ConvInputs): Value {
   return ctx.emit('trt.conv_padded', { input: x, weight: w, bias, stride, pads_begin: pads.begin, pads_end: pads.end, dilation, groups });
 }
 
+/**
+ * A transposed convolution whose output starts `prepend[i]` positions before the full result in
+ * spatial dim i (ONNX's negative leading pads): computed without its bias, zeros prepended, then
+ * the bias added everywhere, so the prepended positions hold the bias alone.
+ */
+function prependPositions(ctx: OnnxContext, c: ConvInputs, begin: number[], end: number[], outputPadding: number[], groups: number, prepend: number[]): Value {
+  const y = ctx.emit('trt.conv_transpose_padded', {
+    input: c.x,
+    weight: c.w,
+    bias: null,
+    stride: c.stride,
+    pads_begin: begin,
+    pads_end: end,
+    output_padding: outputPadding,
+    dilation: c.dilation,
+    groups,
+  });
+  // constant_pad_nd lists (before, after) pairs from the last dim backwards.
+  const pad = [...prepend].reverse().flatMap((p) => [p, 0]);
+  const padded = ctx.emit('aten.constant_pad_nd.default', { self: y, pad, value: 0 });
+  if (c.bias === null) return padded;
+  const bias = ctx.emit('aten.reshape.default', { self: c.bias, shape: [-1, ...prepend.map(() => 1)] });
+  return ctx.emit('aten.add.Tensor', { self: padded, other: bias });
+}
+
 defineOnnxOp('ConvTranspose', (ctx) => {
   const c = convInputs(ctx, 'transposed convolutions');
   const { x, w, bias, n, kernel, stride, dilation } = c;
@@ -532,6 +557,7 @@ defineOnnxOp('ConvTranspose', (ctx) => {
   let begin: number[];
   let end: number[];
   let target: number[] | null = null;
+  const prepend: number[] = [];
   if (ctx.has('output_shape')) {
     const shape = ctx.attrInts('output_shape');
     target = shape.length === n + 2 ? shape.slice(2) : shape;
@@ -546,11 +572,16 @@ defineOnnxOp('ConvTranspose', (ctx) => {
     end = [];
     (inSpatial as number[]).forEach((d, i) => {
       const total = stride[i]! * (d - 1) + outputPadding[i]! + (kernel[i]! - 1) * dilation[i]! + 1 - target![i]!;
-      if (total < 0) ctx.unsupported(`output_shape ${target![i]} is larger than the full transposed convolution (${target![i]! + total}) in spatial dim ${i}`);
       const [b, e] = splitPad(total, auto);
-      begin.push(b);
-      end.push(e);
+      // An output_shape larger than the full transposed convolution pads it (ONNX's formula
+      // makes the pads negative), with positions no input reaches: past its end they are
+      // output_padding's; before its start, zeros prepended below. Both hold the bias alone.
+      if (e < 0) outputPadding[i] = outputPadding[i]! - e;
+      prepend.push(Math.max(-b, 0));
+      begin.push(Math.max(b, 0));
+      end.push(Math.max(e, 0));
     });
+    if (prepend.some((p) => p > 0)) return [prependPositions(ctx, c, begin, end, outputPadding, groups, prepend)];
   } else if (auto === 'VALID') {
     begin = new Array<number>(n).fill(0);
     end = new Array<number>(n).fill(0);
