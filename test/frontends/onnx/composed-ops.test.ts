@@ -189,6 +189,12 @@ describe('DFT and STFT', () => {
   it('the opset-20 axis input', async () => {
     await expectComposedMatches({ opType: 'DFT', inputs: [f32([3, 4, 2]), null, scalar(0)], opset: 20 });
   });
+  it('onesided inverse (irfft): the even length by default, the odd one by dft_length; a spectrum of another size refused', async () => {
+    await expectComposedMatches({ opType: 'DFT', inputs: [f32([2, 5, 3, 2])], attributes: { axis: 1, inverse: 1, onesided: 1 }, opset: 17 });
+    await expectComposedMatches({ opType: 'DFT', inputs: [f32([2, 4, 2]), scalar(7)], attributes: { inverse: 1, onesided: 1 }, opset: 17 });
+    const padded = buildSingleOpModel({ opType: 'DFT', inputs: [f32([1, 3, 2]), { constant: Tensor.from('int64', [], [8]) }], attributes: { inverse: 1, onesided: 1 }, opset: 17 });
+    expect(() => loadOnnx(padded)).toThrow(expect.objectContaining({ code: 'E_UNSUPPORTED_OP', message: expect.stringContaining('takes 5 bins; the spectrum has 3') }));
+  });
   it('STFT with frame_length, with a window, two-sided', async () => {
     await expectComposedMatches({ opType: 'STFT', inputs: [f32([2, 40, 1]), scalar(6), null, scalar(8)], opset: 17 });
     await expectComposedMatches({ opType: 'STFT', inputs: [f32([1, 30, 1]), scalar(5), { constant: f32([10], 0, 1) }], opset: 17 });

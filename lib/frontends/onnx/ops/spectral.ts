@@ -31,14 +31,19 @@ function dft(ctx: OnnxContext, x: Value, options: DftOptions): Value {
   if (axis < 0 || axis >= rank - 1) ctx.bad(`axis ${axis} is out of range for a signal of rank ${rank}`);
   const size = shape[axis]!;
   if (!isStatic(size)) ctx.unsupported(`the signal dim ${axis} must have a static size`);
-  if (onesided && inverse) ctx.unsupported('onesided inverse transforms are not supported');
-  // The signal dim last, fitted to the transform length.
+  // The signal dim last, fitted to the transform's input length: n samples, or for a onesided
+  // inverse the n / 2 + 1 bins of a onesided spectrum.
+  const fitted = onesided && inverse ? Math.floor(n / 2) + 1 : n;
+  // Whether a onesided spectrum of other than n / 2 + 1 bins is padded or cut as bins or as a
+  // signal, ONNX leaves open, and implementations differ (onnxruntime 1.30 does neither): refused.
+  if (onesided && inverse && size !== fitted) ctx.unsupported(`a onesided inverse DFT of length ${n} takes ${fitted} bins; the spectrum has ${String(size)} (dft_length with a spectrum of another size is not supported)`);
   const part = (i: number): Value => {
     let v = ctx.emit('aten.transpose.int', { self: ctx.emit('aten.select.int', { self: x, dim: -1, index: i }), dim0: axis, dim1: -1 });
-    if ((size as number) > n) v = ctx.emit('aten.slice.Tensor', { self: v, dim: -1, start: 0, end: n, step: 1 });
-    if ((size as number) < n) v = ctx.emit('aten.constant_pad_nd.default', { self: v, pad: [0, n - (size as number)], value: 0 });
+    if ((size as number) > fitted) v = ctx.emit('aten.slice.Tensor', { self: v, dim: -1, start: 0, end: fitted, step: 1 });
+    if ((size as number) < fitted) v = ctx.emit('aten.constant_pad_nd.default', { self: v, pad: [0, fitted - (size as number)], value: 0 });
     return v;
   };
+  if (onesided && inverse) return inverseOnesided(ctx, x, part, parts === 2, axis, n);
   const k = onesided ? Math.floor(n / 2) + 1 : n;
   const scale = inverse ? 1 / n : 1;
   const table = (f: (t: number) => number, name: string): Value =>
@@ -59,6 +64,29 @@ function dft(ctx: OnnxContext, x: Value, options: DftOptions): Value {
   return ctx.emit('aten.stack.default', { tensors: [back(re), back(im)], dim: -1 });
 }
 
+/**
+ * The real signal of n samples whose spectrum's first n / 2 + 1 bins `part` gives (NumPy's
+ * irfft): the other bins are their conjugates (X[n - k] = X[k]*), so
+ * y[t] = (1/n) Σ_k w_k (Re X[k] cos 2πkt/n - Im X[k] sin 2πkt/n), with w_k = 2 for the bins
+ * whose mirror is not among them, else 1 (k = 0, and k = n / 2 for even n), and the imaginary
+ * parts of those two ignored. The output's last dim is 1 (real).
+ */
+function inverseOnesided(ctx: OnnxContext, x: Value, part: (i: number) => Value, complex: boolean, axis: number, n: number): Value {
+  const dtype = x.tensorType.dtype;
+  const k = Math.floor(n / 2) + 1;
+  const weight = (j: number): number => (j === 0 || 2 * j === n ? 1 : 2) / n;
+  const table = (f: (j: number, t: number) => number, name: string): Value =>
+    ctx.constantValue(Tensor.from(dtype, [k, n], Array.from({ length: k * n }, (_, i) => f(Math.floor(i / n), i % n))), name);
+  const mm = (a: Value, b: Value): Value => ctx.emit('aten.matmul.default', { self: a, other: b });
+  let y = mm(part(0), table((j, t) => weight(j) * Math.cos((2 * Math.PI * j * t) / n), 'icos'));
+  if (complex) {
+    // The imaginary parts of bins 0 and n / 2 meet sin(0) and sin(πt), zero: their rows drop out.
+    y = ctx.emit('aten.add.Tensor', { self: y, other: mm(part(1), table((j, t) => -weight(j) * Math.sin((2 * Math.PI * j * t) / n), 'isin')) });
+  }
+  const back = ctx.emit('aten.transpose.int', { self: y, dim0: axis, dim1: -1 });
+  return ctx.emit('aten.unsqueeze.default', { self: back, dim: -1 });
+}
+
 /** A scalar (or one-element) integer input known at import. */
 function knownScalar(ctx: OnnxContext, i: number, what: string): number {
   const values = ctx.staticInts(i, what);
@@ -72,9 +100,13 @@ defineOnnxOp('DFT', (ctx) => {
   let axis = ctx.opset >= 20 ? (ctx.hasInput(2) ? knownScalar(ctx, 2, 'axis') : -2) : ctx.attrInt('axis', 1);
   if (axis < 0) axis += rank;
   const size = x.tensorType.shape[axis];
-  const length = ctx.hasInput(1) ? knownScalar(ctx, 1, 'dft_length') : typeof size === 'number' ? size : ctx.unsupported(`the signal dim ${axis} must have a static size`);
+  const inverse = ctx.attrInt('inverse', 0) !== 0;
+  const onesided = ctx.attrInt('onesided', 0) !== 0;
+  if (typeof size !== 'number' && !ctx.hasInput(1)) ctx.unsupported(`the signal dim ${axis} must have a static size`);
+  // A onesided spectrum of s bins is, by default, that of a signal of 2(s - 1) samples (NumPy's irfft).
+  const length = ctx.hasInput(1) ? knownScalar(ctx, 1, 'dft_length') : onesided && inverse ? 2 * ((size as number) - 1) : (size as number);
   if (length < 1) ctx.bad(`dft_length must be positive, got ${length}`);
-  return [dft(ctx, x, { axis, length, inverse: ctx.attrInt('inverse', 0) !== 0, onesided: ctx.attrInt('onesided', 0) !== 0 })];
+  return [dft(ctx, x, { axis, length, inverse, onesided })];
 });
 
 // Frames of frame_length every frame_step samples, windowed, each transformed.
