@@ -421,7 +421,7 @@ class Importer implements ValueResolver {
     const mapper = onnxMapper(view.domain, view.opType);
     if (mapper === undefined && folder === undefined) {
       const domain = view.domain && view.domain !== 'ai.onnx' ? ` from domain "${view.domain}"` : '';
-      ctx.unsupported(`op type ${view.opType}${domain} is not supported (opset ${opset})`);
+      ctx.unsupported(`op type ${view.opType}${domain} is not supported${domain === '' ? ` (opset ${opset})` : ''}`);
     }
     if (!onnxTakesAnyValues(view.domain, view.opType)) this.refuseNonTensorInputs(view, ctx);
     let results: OnnxResult[] | null = null;

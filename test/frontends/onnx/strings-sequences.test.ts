@@ -222,7 +222,7 @@ describe('sequences and optionals inside a model, against onnxruntime', () => {
   });
 });
 
-describe('ONNX-ML LabelEncoder, against onnxruntime', () => {
+describe('ONNX-ML ops, against onnxruntime', () => {
   const T = onnx.AttributeProto.AttributeType;
   /** One LabelEncoder (ai.onnx.ml `version`) from x (`inElem`) to y (`outElem`). */
   const encoder = (inElem: string, outElem: string, attrs: unknown[], version: number): Uint8Array =>
@@ -261,6 +261,26 @@ describe('ONNX-ML LabelEncoder, against onnxruntime', () => {
     );
     const [y] = await expectSameAsOrt(v4, [Tensor.from('int64', [2, 3], [6, 5, 0, 5, 6, 7])]);
     expect((y as Tensor).toArray()).toEqual([2.5, 1.5, -9, 1.5, 2.5, -9]);
+  });
+
+  test('Binarizer and ArrayFeatureExtractor (a 2-D and a 1-D input)', async () => {
+    const ml = (op: string, inputs: Array<{ name: string; elem: string; dims: number[] }>, attrs: unknown[]): Uint8Array =>
+      onnx.ModelProto.encode(
+        onnx.ModelProto.create({
+          irVersion: 9,
+          opsetImport: [{ domain: 'ai.onnx.ml', version: 1 }],
+          graph: onnx.GraphProto.create({
+            name: 'g',
+            node: [onnx.NodeProto.create({ opType: op, domain: 'ai.onnx.ml', name: 'ml', input: inputs.map((i) => i.name), output: ['y'], attribute: attrs })],
+            input: inputs.map((i) => ({ name: i.name, type: tensorTypeProto(i.elem, i.dims) })),
+            output: [{ name: 'y', type: tensorTypeProto('float32', null) }],
+          }),
+        }),
+      ).finish();
+    await expectSameAsOrt(ml('Binarizer', [{ name: 'x', elem: 'float32', dims: [2, 3] }], [{ name: 'threshold', type: T.FLOAT, f: 0.25 }]), [Tensor.from('float32', [2, 3], [0.25, 0.3, -1, 2, 0.2, 0.26])]);
+    const indices = Tensor.from('int64', [3], [2, 0, 2]);
+    await expectSameAsOrt(ml('ArrayFeatureExtractor', [{ name: 'x', elem: 'float32', dims: [2, 4] }, { name: 'i', elem: 'int64', dims: [3] }], []), [rng.tensor([2, 4]), indices]);
+    await expectSameAsOrt(ml('ArrayFeatureExtractor', [{ name: 'x', elem: 'float32', dims: [4] }, { name: 'i', elem: 'int64', dims: [3] }], []), [rng.tensor([4]), indices]);
   });
 
   test('keys of another type than the input, and two key lists, are E_BAD_MODEL naming the node', () => {

@@ -19,4 +19,4 @@ import './sequence-state';
 import './data-dependent';
 import './strings';
 import './sequences';
-import './label-encoder';
+import './ml';

@@ -1,10 +1,14 @@
 /**
- * ONNX-ML's LabelEncoder (domain ai.onnx.ml, versions 1 to 4): a lookup from keys to values,
- * as scikit-learn pipelines export their label and category encodings. The keys, values and
- * default come from attributes (`keys_strings` / `keys_int64s` / `keys_floats` / `keys_tensor`,
- * the same for `values_*`, and `default_string` / `default_int64` / `default_float` /
- * `default_tensor`) and become constants of a `trt.label_encoder` node, which the interpreter
- * computes (lib/kernels/strings.ts labelEncode).
+ * ONNX-ML ops (domain ai.onnx.ml), as scikit-learn pipelines export them:
+ * - LabelEncoder (versions 1 to 4): a lookup from keys to values (label and category
+ *   encodings). The keys, values and default come from attributes (`keys_strings` /
+ *   `keys_int64s` / `keys_floats` / `keys_tensor`, the same for `values_*`, and
+ *   `default_string` / `default_int64` / `default_float` / `default_tensor`) and become
+ *   constants of a `trt.label_encoder` node, which the interpreter computes
+ *   (lib/kernels/strings.ts labelEncode).
+ * - Binarizer: 1 where x > threshold, else 0, in x's type (a comparison and a cast).
+ * - ArrayFeatureExtractor: the elements of x's last axis at the given indices (an
+ *   index_select; a 1-D x gives [1, n], as onnxruntime does).
  */
 import type { Value } from '../../../ir/graph';
 import { Tensor } from '../../../ir/tensor';
@@ -55,6 +59,29 @@ defineOnnxOp(
     // mean nothing for this node, so importing without them changes nothing.
     for (const a of ['default_string', 'default_int64', 'default_float']) ctx.node.attributes.get(a);
     return [ctx.emit('trt.label_encoder', { x, keys, values, default_value: defaultFor(ctx, values) })];
+  },
+  ML_DOMAIN,
+);
+
+defineOnnxOp(
+  'Binarizer',
+  (ctx) => {
+    const x = ctx.input(0);
+    const above = ctx.emit('aten.gt.Scalar', { self: x, other: ctx.attrFloat('threshold', 0) });
+    return [ctx.cast(above, x.tensorType.dtype)];
+  },
+  ML_DOMAIN,
+);
+
+defineOnnxOp(
+  'ArrayFeatureExtractor',
+  (ctx) => {
+    const x = ctx.input(0);
+    const indices = ctx.input(1);
+    if (indices.tensorType.dtype !== 'int64') ctx.bad(`the indices must be int64, got ${indices.tensorType.dtype}`);
+    const flat = ctx.emit('aten.reshape.default', { self: indices, shape: [-1] });
+    const picked = ctx.emit('aten.index_select.default', { self: x, dim: -1, index: flat });
+    return [x.tensorType.shape.length === 1 ? ctx.emit('aten.unsqueeze.default', { self: picked, dim: 0 }) : picked];
   },
   ML_DOMAIN,
 );
