@@ -150,7 +150,9 @@ function kindMismatch(type: ValueType, v: unknown): string | null {
       if (v.value === null) return null;
       const inner = kindMismatch(type.element, v.value);
       if (inner !== null) return `${wrong}: its value ${inner}`;
+      // An optional's value binds no symbol, so its element type and rank are checked here.
       const el = type.element;
+      if (el.kind === 'tensor' && (v.value as Tensor).dtype !== el.dtype) return `${wrong}: its value is ${(v.value as Tensor).dtype}`;
       if (el.kind !== 'sequence' && (v.value as Tensor | StringTensor).rank !== el.shape.length) return `${wrong}: its value has rank ${(v.value as Tensor | StringTensor).rank}, not ${el.shape.length}`;
       return null;
     }

@@ -46,6 +46,17 @@ export function anyTensorFromProto(proto: onnx.ITensorProto, what: string): Tens
   return proto.dataType === ONNX_STRING ? stringTensorFromProto(proto, what) : tensorFromProto(proto, what);
 }
 
+/** TensorProto bytes decoded, protobuf's own errors (truncated or malformed data) as E_BAD_MODEL naming `what`. */
+function decodeTensor(bytes: Uint8Array, what: string): Tensor | StringTensor {
+  let proto: onnx.TensorProto;
+  try {
+    proto = onnx.TensorProto.decode(bytes);
+  } catch (e) {
+    throw new BadModelError(`${what}: not a TensorProto (${(e as Error).message})`, { details: { tensor: what } });
+  }
+  return anyTensorFromProto(proto, what);
+}
+
 // --- SequenceProto and OptionalProto on the wire -----------------------------------------
 
 /** elem_type of SequenceProto and OptionalProto (their DataType enums share these numbers). */
@@ -105,7 +116,7 @@ export function sequenceFromProto(bytes: Uint8Array, what: string, elem?: Tensor
   const fields = readFields(bytes, what);
   const kind = elemTypeOf(fields);
   if (kind !== ELEM.TENSOR && kind !== ELEM.UNDEFINED) throw new UnsupportedOpError(`${what}: sequences of ${ELEM_NAMES[kind] ?? `element type ${kind}`} are not supported`);
-  const items = bytesField(fields, 3).map((b, i) => anyTensorFromProto(onnx.TensorProto.decode(b), `${what} element ${i}`));
+  const items = bytesField(fields, 3).map((b, i) => decodeTensor(b, `${what} element ${i}`));
   const found = items[0] === undefined ? undefined : items[0] instanceof StringTensor ? 'string' : items[0].dtype;
   const type = elem ?? found;
   if (type === undefined) throw new BadModelError(`${what}: an empty sequence whose element type nothing declares`);
@@ -122,7 +133,7 @@ export function optionalFromProto(bytes: Uint8Array, what: string, elem?: Tensor
   const kind = elemTypeOf(fields);
   const tensor = bytesField(fields, 3)[0];
   const sequence = bytesField(fields, 5)[0];
-  if (kind === ELEM.TENSOR && tensor !== undefined) return new OptionalValue(anyTensorFromProto(onnx.TensorProto.decode(tensor), `${what}'s value`));
+  if (kind === ELEM.TENSOR && tensor !== undefined) return new OptionalValue(decodeTensor(tensor, `${what}'s value`));
   if (kind === ELEM.SEQUENCE && sequence !== undefined) return new OptionalValue(sequenceFromProto(sequence, `${what}'s value`, elem));
   if (tensor === undefined && sequence === undefined && bytesField(fields, 4).length + bytesField(fields, 6).length + bytesField(fields, 7).length === 0) return new OptionalValue(null);
   throw new UnsupportedOpError(`${what}: optionals of ${ELEM_NAMES[kind] ?? `element type ${kind}`} are not supported`);
@@ -138,5 +149,5 @@ export type OnnxValueKind = 'tensor' | 'sequence' | 'optional';
 export function valueFromProtoBytes(bytes: Uint8Array, kind: OnnxValueKind, what: string, elem?: TensorSequence['elem']): GraphValue {
   if (kind === 'sequence') return sequenceFromProto(bytes, what, elem);
   if (kind === 'optional') return optionalFromProto(bytes, what, elem);
-  return anyTensorFromProto(onnx.TensorProto.decode(bytes), what);
+  return decodeTensor(bytes, what);
 }

@@ -372,6 +372,17 @@ describe('values as inputs and outputs, and what is refused', () => {
     expect(() => interpretValues(graph, { s: rng.tensor([2]), t: rng.tensor([2]) })).toThrow(expect.objectContaining({ code: 'E_BAD_INPUT', message: expect.stringContaining('input "s" must be a TensorSequence of float32') }));
     expect(() => interpretValues(graph, { s: new TensorSequence('int64', []), t: rng.tensor([2]) })).toThrow(expect.objectContaining({ code: 'E_BAD_INPUT' }));
     expect(() => interpretValues(graph, { s: new OptionalValue(null), t: rng.tensor([2]) })).toThrow(expect.objectContaining({ code: 'E_BAD_INPUT' }));
+    // An optional's value is checked for its element type and rank (it binds no symbol).
+    const g = onnx.GraphProto.create({
+      name: 'g',
+      node: [onnx.NodeProto.create({ opType: 'OptionalHasElement', name: 'has', input: ['o'], output: ['y'] })],
+      input: [{ name: 'o', type: { optionalType: { elemType: tensorTypeProto('float32', ['n']) } } }],
+      output: [{ name: 'y', type: tensorTypeProto('bool', []) }],
+    });
+    const opt = loadOnnx(onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 9, opsetImport: [{ domain: '', version: 18 }], graph: g })).finish());
+    expect(Array.from((interpretValues(opt, [new OptionalValue(rng.tensor([3]))])[0] as Tensor).data as Uint8Array)).toEqual([1]);
+    expect(() => interpretValues(opt, [new OptionalValue(Tensor.from('int64', [3], [1, 2, 3]))])).toThrow(expect.objectContaining({ code: 'E_BAD_INPUT', message: expect.stringContaining('its value is int64') }));
+    expect(() => interpretValues(opt, [new OptionalValue(rng.tensor([3, 1]))])).toThrow(expect.objectContaining({ code: 'E_BAD_INPUT', message: expect.stringContaining('rank 2, not 1') }));
   });
 
   test('a position past the sequence, elements that cannot be joined and an empty optional read are E_BAD_INPUT naming the node', () => {
@@ -446,5 +457,8 @@ describe('values as inputs and outputs, and what is refused', () => {
     const str = onnx.TensorProto.encode({ dims: [1], dataType: STRING, stringData: [Buffer.from('héllo')] }).finish();
     expect((valueFromProtoBytes(str, 'tensor', 's.pb') as StringTensor).data).toEqual(['héllo']);
     expect(() => valueFromProtoBytes(Buffer.from([0x1a, 0x50, 0x01]), 'sequence', 'bad.pb')).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('bad.pb') }));
+    // A sequence element that is no TensorProto, and a tensor file cut short.
+    expect(() => valueFromProtoBytes(Buffer.from([0x1a, 0x02, 0x0a, 0x7f]), 'sequence', 'cut.pb')).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('cut.pb element 0') }));
+    expect(() => valueFromProtoBytes(t.subarray(0, t.length - 3), 'tensor', 'short.pb')).toThrow(expect.objectContaining({ code: 'E_BAD_MODEL', message: expect.stringContaining('short.pb') }));
   });
 });
