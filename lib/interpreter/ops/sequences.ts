@@ -6,7 +6,7 @@
 import { BadInputError, InternalError, ResourceLimitError } from '../../errors';
 import type { DType } from '../../ir/dtype';
 import { Tensor } from '../../ir/tensor';
-import { graphValueBytes, OptionalValue, StringTensor, TensorSequence } from '../../ir/values';
+import { graphValueBytes, OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../ir/values';
 import { concat, split, squeeze, unsqueeze } from '../../kernels/shape';
 import { DEFAULT_CONTROL_FLOW_LIMITS, interpretValues } from '../interpret';
 import { defineImpl, type ImplContext, type RuntimeArg } from '../registry';
@@ -112,7 +112,7 @@ defineImpl('trt.sequence_map', (a, ctx) => {
   const body = ctx.node.subgraphs?.body;
   if (body === undefined) throw new InternalError(`node ${ctx.node.name} has no body`);
   const inputs = a.inputs as readonly RuntimeArg[];
-  const captured = (a.captured as readonly RuntimeArg[]).map(item);
+  const captured = a.captured as readonly GraphValue[];
   const n = seq(inputs[0]).length;
   inputs.forEach((x, i) => {
     if (x instanceof TensorSequence && x.length !== n) throw new BadInputError(`input ${i} is a sequence of ${x.length} tensors, input 0 of ${n}`);

@@ -8,6 +8,7 @@
 import { UnsupportedOpError } from '../../errors';
 import { isComplex, isDType, type DType } from '../dtype';
 import {
+  formatType,
   optionalType,
   sequenceType,
   stringTensorType,
@@ -145,10 +146,12 @@ defineOp('trt.concat_from_sequence(Any seq, int axis, bool new_axis, str key) ->
 
 // ONNX SequenceMap: `body` run once per element; inputs are sequences (one element each run) or
 // tensors (the same each run), then the values the body reads from outside (`captured`).
-defineOp('trt.sequence_map(Any[] inputs, Tensor[] captured) -> Any[]', (ctx): ValueType[] => {
+defineOp('trt.sequence_map(Any[] inputs, Any[] captured) -> Any[]', (ctx): ValueType[] => {
   const body = ctx.subgraph('body');
   const inputs = ctx.arg('inputs');
-  const captured = ctx.tensors('captured');
+  const capturedArg = ctx.arg('captured');
+  if (!Array.isArray(capturedArg)) return ctx.fail('captured must be a list');
+  const captured = capturedArg.map((v, i) => (v instanceof Value && v.type.kind !== 'symint' ? v.type : ctx.fail(`captured[${i}] must be a value`)));
   if (!Array.isArray(inputs) || inputs.length === 0) return ctx.fail('inputs must be a non-empty list');
   const types = inputs.map((v, i) => (v instanceof Value ? v.type : ctx.fail(`inputs[${i}] must be a value`)));
   if (types[0]!.kind !== 'sequence') ctx.fail('inputs[0] must be a sequence');
@@ -160,11 +163,14 @@ defineOp('trt.sequence_map(Any[] inputs, Tensor[] captured) -> Any[]', (ctx): Va
       ctx.fail(`body input ${i} is ${elemOf(b)} of rank ${b.shape.length}, the node gives it ${given.elem}${given.rank === null ? '' : ` of rank ${given.rank}`}`);
     }
   });
+  // A captured value enters the body with its own type (the importer's capture): a tensor's static dims must agree, any other kind be the same.
   captured.forEach((t, k) => {
     const b = body.inputs[types.length + k]!.type;
-    if (b.kind !== 'tensor' || b.dtype !== t.dtype || b.shape.length !== t.shape.length || !b.shape.every((d, j) => typeof d !== 'number' || typeof t.shape[j] !== 'number' || dimEquals(d, t.shape[j]!))) {
-      ctx.fail(`body input ${types.length + k} does not take the captured value given it`);
-    }
+    const fits =
+      t.kind === 'tensor'
+        ? b.kind === 'tensor' && b.dtype === t.dtype && b.shape.length === t.shape.length && b.shape.every((d, j) => typeof d !== 'number' || typeof t.shape[j] !== 'number' || dimEquals(d, t.shape[j]!))
+        : formatType(b) === formatType(t);
+    if (!fits) ctx.fail(`body input ${types.length + k} is ${formatType(b)}, the captured value given it ${formatType(t)}`);
   });
   return body.outputs.map((v, i) => {
     const t = itemOf(ctx, v.type, `body output ${i}`);

@@ -200,6 +200,19 @@ describe('sequences and optionals inside a model, against onnxruntime', () => {
       17,
     );
     await expectSameAsOrt(bytes, [rng.tensor([3]), rng.tensor([3])]);
+    // A body that reads a sequence of the outer graph (captured, not an input of the node).
+    const reads = graphProto('body', [{ name: 'e', elem: 'float32', dims: ['n'] }], [{ op: 'Constant', inputs: [], outputs: ['zero'], attrs: { value_int: 0 } }, { op: 'SequenceAt', inputs: ['seq', 'zero'], outputs: ['first'] }, { op: 'Mul', inputs: ['e', 'first'], outputs: ['o'] }], [{ name: 'o', elem: 'float32', dims: ['n'] }]);
+    const outer = model(
+      [{ name: 'a', elem: 'float32', dims: [3] }, { name: 'b', elem: 'float32', dims: [3] }],
+      [
+        { op: 'SequenceConstruct', inputs: ['a', 'b'], outputs: ['seq'] },
+        { op: 'SequenceMap', inputs: ['seq'], outputs: ['mapped'], attrs: { body: { graph: reads } } },
+        { op: 'ConcatFromSequence', inputs: ['mapped'], outputs: ['y'], attrs: { axis: 0, new_axis: 1 } },
+      ],
+      [{ name: 'y', elem: 'float32', dims: null }],
+      17,
+    );
+    await expectSameAsOrt(outer, [rng.tensor([3]), rng.tensor([3])]);
   });
 
   test('Optional with and without a value, OptionalHasElement and OptionalGetElement', async () => {
