@@ -144,9 +144,41 @@ function dataDependentCrossings(graph: Graph, groups: ReadonlyArray<{ kind: Segm
   return out;
 }
 
+/**
+ * `calls` (a topological order) with each node that makes a string tensor, sequence or optional
+ * moved down to just before the first node that reads what it makes (its chain with it): such a
+ * value is the interpreter's alone, so its producer and readers, all fallback nodes, must share
+ * one fallback segment, and no engine segment may run between them. Still a topological order.
+ */
+export function sinkNonTensorProducers(calls: readonly Node[]): Node[] {
+  const makesOther = (n: Node): boolean => n.outputs.some((v) => v.type.kind !== 'tensor' && v.type.kind !== 'symint');
+  const deferred = new Set<Node>();
+  const order: Node[] = [];
+  const emit = (n: Node): void => {
+    for (const v of n.inputValues()) {
+      if (deferred.has(v.producer)) {
+        deferred.delete(v.producer);
+        emit(v.producer);
+      }
+    }
+    order.push(n);
+  };
+  for (const n of calls) {
+    if (makesOther(n)) deferred.add(n);
+    else emit(n);
+  }
+  // What is left feeds only graph outputs: at the end, in its original order.
+  for (const n of calls) {
+    if (!deferred.has(n)) continue;
+    deferred.delete(n);
+    emit(n);
+  }
+  return order;
+}
+
 export function partition(graph: Graph, settings: PartitionSettings = {}): Partition {
   const minBlockSize = settings.requireFullCompilation ? 1 : (settings.minBlockSize ?? 5);
-  const calls = graph.calls();
+  const calls = sinkNonTensorProducers(graph.calls());
   const verdicts = new Map<Node, OpReport>();
   for (const node of calls) {
     const s = (settings.select ?? selectConverter)(node, settings);

@@ -263,6 +263,9 @@ const NOT_INT64: Readonly<Record<string, string>> = {
     ['string_concat', 'string_constant', 'string_equal', 'string_normalizer', 'string_split', 'regex_full_match'].map((op) => [`trt.${op}`, 'computes on strings, not numbers']),
   ),
   ...Object.fromEntries(
+    ['label_encoder'].map((op) => [`trt.${op}`, 'a lookup: int64 keys compared by their exact digits (bigints), values copied as stored']),
+  ),
+  ...Object.fromEntries(
     ['sequence_empty', 'sequence_construct', 'sequence_insert', 'sequence_erase', 'sequence_at', 'sequence_length', 'split_to_sequence', 'concat_from_sequence', 'sequence_map', 'optional', 'optional_none', 'optional_has_element', 'optional_get_element'].map((op) => [
       `trt.${op}`,
       'moves tensors whole (int64 data passes through untouched; test/frontends/onnx/strings-sequences.test.ts)',

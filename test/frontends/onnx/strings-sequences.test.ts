@@ -5,6 +5,10 @@
  * inputs and outputs are tensors): onnxruntime-node's JavaScript API passes only tensors.
  * Then what compile() does with them, and the bad values and forms, each with its error code.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
 import { compile } from '../../../lib/compile';
 import { loadOnnx } from '../../../lib/frontends/onnx';
 import { valueFromProtoBytes } from '../../../lib/frontends/onnx/value-proto';
@@ -12,6 +16,7 @@ import { nestedRepetition } from '../../../lib/kernels/strings';
 import { interpret, interpretValues } from '../../../lib/interpreter';
 import { Tensor } from '../../../lib/ir/tensor';
 import { OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../../lib/ir/values';
+import { loadProgram } from '../../../lib/runtime/program-file';
 import { expectClose, FP32 } from '../../helpers/compare';
 import { closeOrt, runOrtModelValues } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';
@@ -458,6 +463,41 @@ describe('values as inputs and outputs, and what is refused', () => {
       expectClose(y!, expected as Tensor, FP32);
     } finally {
       await program.dispose();
+    }
+  });
+
+  test.each(['reference', 'onnxruntime'] as const)('compile() on %s: a sequence made before an engine segment and read after it stays in one fallback segment; the same values after a save and load', async (backend) => {
+    const bytes = model(
+      [{ name: 'x', elem: 'float32', dims: [3, 4] }],
+      [
+        { op: 'SplitToSequence', inputs: ['x'], outputs: ['seq'], attrs: { axis: 0 } },
+        { op: 'Relu', inputs: ['x'], outputs: ['r'] },
+        { op: 'Sigmoid', inputs: ['r'], outputs: ['r2'] },
+        { op: 'ConcatFromSequence', inputs: ['seq'], outputs: ['c'], attrs: { axis: 0 } },
+        { op: 'Add', inputs: ['c', 'r2'], outputs: ['y'] },
+      ],
+      [{ name: 'y', elem: 'float32', dims: null }],
+      17,
+    );
+    const x = rng.tensor([3, 4]);
+    const [expected] = await runOrtModelValues(bytes, [x]);
+    const program = await compile(bytes, { backend, minBlockSize: 1 });
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'trtn-seq-')), 'seq.trtp');
+    try {
+      // In graph order the sequence would cross the engine segment of Relu and Sigmoid.
+      expect(program.report.segments.map((s) => s.kind)).toEqual(['engine', 'fallback']);
+      const [y] = await program.run([x]);
+      expectClose(y!, expected as Tensor, FP32);
+      await program.save(file);
+      const loaded = await loadProgram(file);
+      try {
+        expectClose((await loaded.run([x]))[0]!, expected as Tensor, FP32);
+      } finally {
+        await loaded.dispose();
+      }
+    } finally {
+      await program.dispose();
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
     }
   });
 
