@@ -11,7 +11,7 @@
  */
 import { UnsupportedOpError } from '../errors';
 import { selectConverter, type DataDependentSizes, type Selection, type SelectionSettings } from '../conversion/registry';
-import type { Graph, Node, Value } from '../ir/graph';
+import { formatType, type Graph, type Node, type Value } from '../ir/graph';
 import { isDataDependentDim } from '../ir/ops/data-dependent';
 import { formatShape } from '../ir/symbolic';
 
@@ -176,6 +176,28 @@ export function sinkNonTensorProducers(calls: readonly Node[]): Node[] {
   return order;
 }
 
+/**
+ * The engine nodes that must move to fallback because they run between the producer of a string
+ * tensor, sequence or optional and a later reader of it ({@link sinkNonTensorProducers} leaves
+ * such a case where the value has readers on both sides of a converted node), each with why:
+ * such a value never leaves the fallback segment it is made in.
+ */
+function nonTensorCrossings(graph: Graph, groups: ReadonlyArray<{ kind: SegmentKind; nodes: Node[] }>): Map<Node, string> {
+  const out = new Map<Node, string>();
+  const segments = segmentBoundaries(graph, groups);
+  for (const s of segments) {
+    for (const v of s.outputs) {
+      if (v.type.kind === 'tensor' || v.type.kind === 'symint') continue;
+      const last = Math.max(...segments.filter((t) => t.nodes.some((n) => n.inputValues().includes(v))).map((t) => t.index));
+      for (const t of segments.slice(s.index + 1, last)) {
+        if (t.kind !== 'engine') continue;
+        for (const n of t.nodes) out.set(n, `it runs between the node making %${v.name} (${formatType(v.type)}) and a node reading it, and such a value stays in the fallback segment it is made in`);
+      }
+    }
+  }
+  return out;
+}
+
 export function partition(graph: Graph, settings: PartitionSettings = {}): Partition {
   const minBlockSize = settings.requireFullCompilation ? 1 : (settings.minBlockSize ?? 5);
   const calls = sinkNonTensorProducers(graph.calls());
@@ -231,7 +253,7 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
       else acc.push({ kind: g.kind, nodes: [...g.nodes] });
       return acc;
     }, []);
-    const crossing = dataDependentCrossings(graph, groups, settings.dataDependentSizes ?? 'none');
+    const crossing = new Map([...dataDependentCrossings(graph, groups, settings.dataDependentSizes ?? 'none'), ...nonTensorCrossings(graph, groups)]);
     if (crossing.size === 0) break;
     for (const [n, why] of crossing) {
       const r = verdicts.get(n)!;

@@ -501,6 +501,33 @@ describe('values as inputs and outputs, and what is refused', () => {
     }
   });
 
+  test('compile(): a sequence read on both sides of a convertible node keeps that node in its fallback segment, saying why', async () => {
+    const bytes = model(
+      [{ name: 'x', elem: 'float32', dims: [3, 4] }],
+      [
+        { op: 'SplitToSequence', inputs: ['x'], outputs: ['seq'], attrs: { axis: 0 } },
+        { op: 'Constant', inputs: [], outputs: ['zero'], attrs: { value_int: 0 } },
+        { op: 'SequenceAt', inputs: ['seq', 'zero'], outputs: ['first'] },
+        { op: 'Relu', inputs: ['first'], outputs: ['r'] },
+        { op: 'SequenceInsert', inputs: ['seq', 'r'], outputs: ['seq2'] },
+        { op: 'ConcatFromSequence', inputs: ['seq2'], outputs: ['y'], attrs: { axis: 0 } },
+      ],
+      [{ name: 'y', elem: 'float32', dims: null }],
+      17,
+    );
+    const x = rng.tensor([3, 4]);
+    const [expected] = await runOrtModelValues(bytes, [x]);
+    const program = await compile(bytes, { backend: 'reference', minBlockSize: 1 });
+    try {
+      const relu = program.report.ops.find((o) => o.target === 'aten.relu.default')!;
+      expect(relu.converted).toBe(false);
+      expect(relu.reasons.join('\n')).toMatch(/runs between the node making %seq \(seq<float32, rank 2>\) and a node reading it/);
+      expectClose((await program.run([x]))[0]!, expected as Tensor, FP32);
+    } finally {
+      await program.dispose();
+    }
+  });
+
   test('valueFromProtoBytes reads ONNX test data: a SequenceProto, an empty OptionalProto, a STRING TensorProto', () => {
     const t = onnx.TensorProto.encode({ dims: [2], dataType: 1, floatData: [1, 2] }).finish();
     const seq = Buffer.concat([Buffer.from([0x10, 0x01]), Buffer.from([0x1a, t.length]), Buffer.from(t), Buffer.from([0x1a, t.length]), Buffer.from(t)]);
