@@ -5,7 +5,9 @@
  * engine segment with fewer than `minBlockSize` ops is not worth an engine boundary and falls
  * back; adjacent fallback segments merge. A size that only a run tells (a data-dependent
  * symbol) never enters an engine segment from outside, and leaves one only where the backend
- * holds such sizes at its engines' outputs (`dataDependentSizes`). The report says, per op,
+ * holds such sizes at its engines' outputs (`dataDependentSizes`). A string tensor, sequence or
+ * optional never leaves the fallback segment it is made in: its producer moves down to its first
+ * reader, and a convertible node between it and a later reader falls back. The report says, per op,
  * what happened and why. Partitioning knows of the backend only that capability: compile()
  * records the backend in the report (`backend`).
  */
