@@ -318,10 +318,28 @@ describe('Scan', () => {
     expect(ys!.shape).toEqual([2, 3]);
   });
 
-  test('Scan-8 (a batch axis) is refused naming the opset', () => {
-    const e = errorOf(() => loadOnnx(buildSymbolicModel({ ...spec({}, [3, 2]), opset: 8 })));
+  // Scan-8: input 0 is sequence_lens (left out here); states and scan inputs have a batch axis first.
+  const spec8 = (attrs: Record<string, readonly number[]>, lens: Tensor | null): SymModelSpec => ({
+    inputs: { init: { dtype: 'float32', dims: [2, 2] }, xs: { dtype: 'float32', dims: [2, 3, 2] }, w: { dtype: 'float32', dims: [2] } },
+    ...(lens === null ? {} : { initializers: { lens } }),
+    nodes: [{ op: 'Scan', inputs: [lens === null ? '' : 'lens', 'init', 'xs'], outputs: ['final', 'ys'], attrs: { body, num_scan_inputs: 1, ...attrs } }],
+    outputs: ['final', 'ys'],
+    opset: 8,
+  });
+
+  test('Scan-8: each batch item scanned over axis 1 (forward and reversed), a full-length sequence_lens', async () => {
+    const xs = f32([2, 3, 2], [1, 2, 3, 4, 5, 6, -1, 0, 2, 2, 0.5, -3]);
+    const i2 = f32([2, 2], [0, 1, 10, -10]);
+    const [final] = await againstOrt(spec8({}, null), [i2, xs, w]);
+    expect(final!.toArray()).toEqual([9, 13, 11.5, -11]);
+    await againstOrt(spec8({ directions: [1] }, null), [i2, xs, w]);
+    await againstOrt(spec8({}, Tensor.from('int64', [2], [3, 3])), [i2, xs, w]);
+  });
+
+  test('Scan-8 with sequence_lens shorter than the scan is refused naming the form', () => {
+    const e = errorOf(() => loadOnnx(buildSymbolicModel(spec8({}, Tensor.from('int64', [2], [3, 2])))));
     expect(e.code).toBe('E_UNSUPPORTED_OP');
-    expect(e.message).toMatch(/Scan before opset 9/);
+    expect(e.message).toMatch(/sequence_lens shorter than the scan inputs/);
   });
 });
 

@@ -7,6 +7,7 @@
  */
 import { optionalType, sequenceType, stringTensorType, tensorType, type SequenceType, type StringTensorType, type TensorType, type ValueType } from '../../../ir/graph';
 import { dimEquals, sym, type Dim } from '../../../ir/symbolic';
+import type { Value } from '../../../ir/graph';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp, takesAnyValues } from '../registry';
 
@@ -80,8 +81,51 @@ defineOnnxOp('Loop', (ctx) => {
   return ctx.call('trt.loop', { max_trip_count: m, cond, carried, captured: body.captured }, { body: body.graph }).outputs;
 });
 
+/**
+ * Scan before opset 9: input 0 is sequence_lens, and every state and scan input has a batch
+ * axis first (the scan axis is then 1). With the batch static and sequence_lens absent or every
+ * entry the full length, each batch item is a Scan of today's form over its own slices (one
+ * trt.scan each, sharing the body), and the results are stacked back on the batch axis.
+ */
+function scanWithBatch(ctx: OnnxContext): Value[] {
+  const nScan = ctx.attrInt('num_scan_inputs');
+  const all = ctx.node.inputs.slice(1).map((_, i) => ctx.input(1 + i));
+  const nStates = all.length - nScan;
+  if (nScan < 1 || nStates < 0) ctx.bad(`num_scan_inputs is ${nScan}, but the node has ${all.length} inputs after sequence_lens`);
+  const batch = all[0]!.tensorType.shape[0];
+  if (typeof batch !== 'number') return ctx.unsupported('Scan before opset 9 needs a static batch size');
+  const length = all[nStates]!.tensorType.shape[1];
+  if (ctx.hasInput(0)) {
+    const lens = ctx.constant(0);
+    if (ctx.inputType(0).dtype !== 'int64') ctx.bad(`sequence_lens (input 0) must be int64, got ${ctx.inputType(0).dtype}`);
+    if (lens === null || typeof length !== 'number' || !lens.toArray().every((n) => n === length)) ctx.unsupported('Scan before opset 9 with sequence_lens shorter than the scan inputs (or computed at run time) is not supported');
+  }
+  const directions = ctx.attrInts('directions', new Array<number>(nScan).fill(0));
+  if (directions.length !== nScan) ctx.bad(`directions must have ${nScan} entries (num_scan_inputs)`);
+  const drop = (t: TensorType, axes: number): TensorType => tensorType(t.dtype, t.shape.slice(axes));
+  const body = ctx.subgraph('body', [...all.slice(0, nStates).map((v) => drop(v.tensorType, 1)), ...all.slice(nStates).map((v) => drop(v.tensorType, 2))]);
+  const nOut = body.graph.outputs.length - nStates;
+  const perItem = Array.from({ length: batch }, (_, b) => {
+    const item = all.map((v) => ctx.emit('aten.select.int', { self: v, dim: 0, index: b }));
+    return ctx.call(
+      'trt.scan',
+      {
+        initial: item.slice(0, nStates),
+        scan_inputs: item.slice(nStates),
+        captured: body.captured,
+        scan_input_axes: new Array<number>(nScan).fill(0),
+        scan_input_directions: directions,
+        scan_output_axes: new Array<number>(nOut).fill(0),
+        scan_output_directions: new Array<number>(nOut).fill(0),
+      },
+      { body: body.graph },
+    ).outputs;
+  });
+  return perItem[0]!.map((_, k) => ctx.emit('aten.stack.default', { tensors: perItem.map((outs) => outs[k]!), dim: 0 }));
+}
+
 defineOnnxOp('Scan', (ctx) => {
-  if (ctx.opset < 9) ctx.unsupported('Scan before opset 9 (a batch axis and sequence_lens) is not supported; convert the model to opset 9 or later with onnx.version_converter');
+  if (ctx.opset < 9) return scanWithBatch(ctx);
   const nScan = ctx.attrInt('num_scan_inputs');
   const all = ctx.node.inputs.map((_, i) => ctx.input(i));
   const nStates = all.length - nScan;
