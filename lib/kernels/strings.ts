@@ -163,7 +163,7 @@ export function regexFullMatch(x: StringTensor, pattern: string): Tensor {
   return new Tensor('bool', x.shape, Uint8Array.from(x.data, (s) => (re.test(s) ? 1 : 0)));
 }
 
-/** A lookup key for an element: the string itself, a number's value (NaN matches NaN, -0 matches 0, as onnxruntime's map does), an int64's digits. */
+/** A lookup key for an element (one table holds keys of one kind): the string itself, a number's value (a NaN key matches NaN; -0 and 0 are one key), an int64's exact digits. */
 function lookupKey(v: string | number | bigint): string | number {
   if (typeof v === 'bigint') return `${v}n`;
   return typeof v === 'number' && Number.isNaN(v) ? 'NaN' : typeof v === 'number' ? v + 0 : v;
