@@ -107,6 +107,25 @@ export function mapTypeDims(type: ValueType, f: (d: Dim) => Dim): ValueType {
   }
 }
 
+/**
+ * Whether two types agree in kind, element type and rank, sizes aside (a subgraph's may be
+ * run-time symbols; a sequence known empty is any sequence of its element type).
+ */
+export function sameKindAndRank(a: ValueType, b: ValueType): boolean {
+  switch (a.kind) {
+    case 'tensor':
+      return b.kind === 'tensor' && a.dtype === b.dtype && a.shape.length === b.shape.length;
+    case 'strings':
+      return b.kind === 'strings' && a.shape.length === b.shape.length;
+    case 'sequence':
+      return b.kind === 'sequence' && a.elem === b.elem && a.rank === b.rank;
+    case 'optional':
+      return b.kind === 'optional' && sameKindAndRank(a.element, b.element);
+    case 'symint':
+      return false;
+  }
+}
+
 export function formatType(type: ValueType): string {
   switch (type.kind) {
     case 'tensor':

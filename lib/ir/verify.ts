@@ -4,7 +4,7 @@
  */
 import { InternalError } from '../errors';
 import { checkArg } from './check-args';
-import { dimsOfType, formatType, Value, type Graph, type Node, type ValueType } from './graph';
+import { dimsOfType, formatType, sameKindAndRank, Value, type Graph, type Node } from './graph';
 import { CONTROL_FLOW_SUBGRAPHS } from './ops/control-flow';
 import { InferContext } from './ops/infer-context';
 import { getOp, type InferFn } from './ops/registry';
@@ -100,28 +100,12 @@ function subgraphProblems(node: Node, infer: InferFn, graph: Graph): string[] {
     if (types.length !== node.outputs.length) return [`${where} has ${node.outputs.length} outputs, its subgraphs give ${types.length}`];
     node.outputs.forEach((v, i) => {
       const t = types[i]!;
-      if (!sameUpToSizes(v.type, t)) problems.push(`${where} output ${i} (%${v.name}) is ${formatType(v.type)}, its subgraphs give ${formatType(t)}`);
+      if (!sameKindAndRank(v.type, t)) problems.push(`${where} output ${i} (%${v.name}) is ${formatType(v.type)}, its subgraphs give ${formatType(t)}`);
     });
   } catch (error) {
     problems.push(error instanceof Error ? error.message : String(error));
   }
   return problems;
-}
-
-/** Whether two types agree in kind, element type and rank (sizes aside: a subgraph's may be run-time symbols). */
-function sameUpToSizes(a: ValueType, b: ValueType): boolean {
-  switch (a.kind) {
-    case 'tensor':
-      return b.kind === 'tensor' && a.dtype === b.dtype && a.shape.length === b.shape.length;
-    case 'strings':
-      return b.kind === 'strings' && a.shape.length === b.shape.length;
-    case 'sequence':
-      return b.kind === 'sequence' && a.elem === b.elem && a.rank === b.rank;
-    case 'optional':
-      return b.kind === 'optional' && sameUpToSizes(a.element, b.element);
-    case 'symint':
-      return false;
-  }
 }
 
 /** Throws E_INTERNAL listing every problem: a pass or frontend produced an invalid graph. */

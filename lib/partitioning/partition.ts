@@ -128,10 +128,10 @@ const showValue = (v: Value): string => `%${v.name} ${formatShape(v.tensorType.s
  * inputs, which such a size is not), and, where the backend holds such sizes `inside` its
  * engines only, the producer of such a value that leaves its engine segment.
  */
-function dataDependentCrossings(graph: Graph, groups: ReadonlyArray<{ kind: SegmentKind; nodes: Node[] }>, sizes: DataDependentSizes): Map<Node, string> {
+function dataDependentCrossings(segments: readonly Segment[], sizes: DataDependentSizes): Map<Node, string> {
   const out = new Map<Node, string>();
   if (sizes === 'none') return out;
-  for (const s of segmentBoundaries(graph, groups)) {
+  for (const s of segments) {
     if (s.kind !== 'engine') continue;
     const inside = new Set<Node>(s.nodes);
     for (const n of s.nodes) {
@@ -184,9 +184,8 @@ export function sinkNonTensorProducers(calls: readonly Node[]): Node[] {
  * such a case where the value has readers on both sides of a converted node), each with why:
  * such a value never leaves the fallback segment it is made in.
  */
-function nonTensorCrossings(graph: Graph, groups: ReadonlyArray<{ kind: SegmentKind; nodes: Node[] }>): Map<Node, string> {
+function nonTensorCrossings(segments: readonly Segment[]): Map<Node, string> {
   const out = new Map<Node, string>();
-  const segments = segmentBoundaries(graph, groups);
   for (const s of segments) {
     for (const v of s.outputs) {
       if (v.type.kind === 'tensor' || v.type.kind === 'symint') continue;
@@ -225,6 +224,7 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
   };
   if (settings.requireFullCompilation) refuse(calls.filter((n) => !verdicts.get(n)!.converted));
   let groups: Array<{ kind: SegmentKind; nodes: Node[] }>;
+  let segments: Segment[];
   // Until nothing moves: a node moved to fallback for a data-dependent size can leave an
   // engine run shorter than minBlockSize, and a run moved to fallback can make a later node
   // read such a size from outside its engine.
@@ -255,7 +255,8 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
       else acc.push({ kind: g.kind, nodes: [...g.nodes] });
       return acc;
     }, []);
-    const crossing = new Map([...dataDependentCrossings(graph, groups, settings.dataDependentSizes ?? 'none'), ...nonTensorCrossings(graph, groups)]);
+    segments = segmentBoundaries(graph, groups);
+    const crossing = new Map([...dataDependentCrossings(segments, settings.dataDependentSizes ?? 'none'), ...nonTensorCrossings(segments)]);
     if (crossing.size === 0) break;
     for (const [n, why] of crossing) {
       const r = verdicts.get(n)!;
@@ -265,7 +266,6 @@ export function partition(graph: Graph, settings: PartitionSettings = {}): Parti
     }
     if (settings.requireFullCompilation) refuse([...crossing.keys()]);
   }
-  const segments = segmentBoundaries(graph, groups);
   for (const s of segments) for (const n of s.nodes) verdicts.get(n)!.segment = s.index;
   return {
     segments,

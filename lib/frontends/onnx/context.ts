@@ -400,6 +400,11 @@ export class OnnxContext {
     return this.graph.addConstant(`${this.node.name || this.node.opType}_${suffix}`, tensor);
   }
 
+  /** A constant string tensor (trt.string_constant: the IR's constant nodes hold numeric tensors). */
+  stringConstant(t: StringTensor): Value {
+    return this.emit('trt.string_constant', { values: [...t.data], shape: [...t.shape] });
+  }
+
   /** Casts `v` to `dtype` (no node when it already has that type). */
   cast(v: Value, dtype: DType): Value {
     return v.tensorType.dtype === dtype ? v : this.emit('aten._to_copy.default', { self: v, dtype });

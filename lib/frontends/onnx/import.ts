@@ -18,8 +18,8 @@ import { deferNode, needsKnownInput } from './deferred';
 import { STABLE_BEFORE_7, upgradeLegacyForm, type LegacyResolver } from './legacy-forms';
 import { toNumber, type LongLike } from './long';
 import { onnxFolder, onnxMapper, onnxTakesAnyValues } from './registry';
-import { dtypeFromOnnx, tensorFromProto, type TensorProtoOptions } from './tensor-proto';
-import { ONNX_STRING, stringTensorFromProto } from './value-proto';
+import { tensorFromProto, type TensorProtoOptions } from './tensor-proto';
+import { elementFromOnnx, ONNX_STRING, stringTensorFromProto } from './value-proto';
 
 /** Opsets of the default domain this importer maps (their input-form differences included). */
 export const MIN_OPSET = 7;
@@ -102,11 +102,6 @@ function exactValues(value: Known, hint: string): Array<number | bigint> {
   });
 }
 
-/** The element type an ONNX TensorTypeProto declares ('string' for STRING). */
-function elemOfTensorProtoType(elemType: number, what: string): DType | 'string' {
-  return elemType === ONNX_STRING ? 'string' : dtypeFromOnnx(elemType, what);
-}
-
 /**
  * Null when a value of type `actual` is one the model declares as `declared` (element types
  * and kinds; sizes are checked where the values flow); else what the declaration says.
@@ -117,14 +112,14 @@ function declaredMismatch(declared: onnx.ITypeProto | null | undefined, actual: 
   if (declared.tensorType) {
     const code = declared.tensorType.elemType;
     if (!code) return null;
-    const elem = elemOfTensorProtoType(code, what);
+    const elem = elementFromOnnx(code, what);
     if (elem === 'string') return actual.kind === 'strings' ? null : say('a string tensor');
     return actual.kind === 'tensor' && actual.dtype === elem ? null : say(elem);
   }
   if (declared.sequenceType) {
     if (actual.kind !== 'sequence') return say('a sequence');
     const code = declared.sequenceType.elemType?.tensorType?.elemType;
-    return !code || elemOfTensorProtoType(code, what) === actual.elem ? null : say(`a sequence of ${elemOfTensorProtoType(code, what)}`);
+    return !code || elementFromOnnx(code, what) === actual.elem ? null : say(`a sequence of ${elementFromOnnx(code, what)}`);
   }
   if (declared.optionalType) return actual.kind === 'optional' ? null : say('an optional');
   return null;
@@ -359,7 +354,7 @@ class Importer implements ValueResolver {
   private inputType(type: onnx.ITypeProto | null | undefined, name: string): ValueType {
     const where = `${this.options.source}: input "${name}"`;
     const tensorOf = (tt: onnx.TypeProto.ITensor, own: boolean): TensorType | ReturnType<typeof stringTensorType> => {
-      const elem = elemOfTensorProtoType(tt.elemType ?? 0, `input "${name}"`);
+      const elem = elementFromOnnx(tt.elemType ?? 0, `input "${name}"`);
       if (!tt.shape) throw new UnsupportedOpError(`${where} has no shape (not even a rank); give it one when exporting`, { details: { input: name } });
       const shape = (tt.shape.dim ?? []).map((d, axis) => (own ? sym(dataDependentSymbol(this.graph, Infinity)) : this.dimOf(d, name, axis)));
       return elem === 'string' ? stringTensorType(shape) : tensorType(elem, shape);
@@ -367,7 +362,7 @@ class Importer implements ValueResolver {
     const sequenceOf = (st: onnx.TypeProto.ISequence): ReturnType<typeof sequenceType> => {
       const tt = st.elemType?.tensorType;
       if (!tt) throw new UnsupportedOpError(`${where} is a sequence of ${st.elemType?.sequenceType ? 'sequences' : st.elemType?.mapType ? 'maps' : 'values'} other than tensors, which is not supported`, { details: { input: name } });
-      return sequenceType(elemOfTensorProtoType(tt.elemType ?? 0, `input "${name}"`), tt.shape ? (tt.shape.dim ?? []).length : null);
+      return sequenceType(elementFromOnnx(tt.elemType ?? 0, `input "${name}"`), tt.shape ? (tt.shape.dim ?? []).length : null);
     };
     if (type?.tensorType) return tensorOf(type.tensorType, false);
     if (type?.sequenceType) return sequenceOf(type.sequenceType);

@@ -12,10 +12,16 @@ import { BadModelError, UnsupportedOpError } from '../../errors';
 import { OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../ir/values';
 import { Tensor } from '../../ir/tensor';
 import { toNumber, type LongLike } from './long';
-import { tensorFromProto } from './tensor-proto';
+import { dtypeFromOnnx, tensorFromProto } from './tensor-proto';
+import type { DType } from '../../ir/dtype';
 
 /** ONNX's STRING element type (TensorProto.DataType). */
 export const ONNX_STRING = 8;
+
+/** The element type an ONNX element-type code names: a dtype, or 'string' for STRING. */
+export function elementFromOnnx(code: number, what: string): DType | 'string' {
+  return code === ONNX_STRING ? 'string' : dtypeFromOnnx(code, what);
+}
 
 /** The most bytes of strings one tensor may hold (Node's largest string is about 2^29 characters). */
 const MAX_STRING_BYTES = 2 ** 30;

@@ -11,7 +11,7 @@
  */
 import { UnsupportedOpError } from '../../errors';
 import { dimEquals, symbolsOf, type Dim } from '../symbolic';
-import { formatType, optionalType, sequenceType, stringTensorType, tensorType, Value, type Graph, type SequenceType, type StringTensorType, type TensorType, type ValueType } from '../graph';
+import { formatType, optionalType, sameKindAndRank, sequenceType, stringTensorType, tensorType, Value, type Graph, type SequenceType, type StringTensorType, type TensorType, type ValueType } from '../graph';
 import type { InferContext } from './infer-context';
 import { defineOp } from './registry';
 
@@ -191,7 +191,7 @@ defineOp('trt.loop(Tensor? max_trip_count, Tensor? cond, Any[] carried, Any[] ca
       return joinTypes(ctx, t.element, given, `carried value ${i}`, `${body.name}_c${i}`, (_, k) => ctx.runtimeSymbol(`${body.name}_c${i}_${k}`));
     }
     const out = given;
-    if (describeKind(inp) !== describeKind(out)) ctx.fail(`carried value ${i} enters the body as ${describeKind(t)} and leaves it as ${describeKind(out)}`);
+    if (!sameKindAndRank(inp, out)) ctx.fail(`carried value ${i} enters the body as ${describeKind(t)} and leaves it as ${describeKind(out)}`);
     // The value after the loop is the initial one (no iteration) or the body's last output.
     return joinTypes(ctx, t, out, `carried value ${i}`, `${body.name}_c${i}`, (d, k) => {
       const x = inp.kind === 'tensor' || inp.kind === 'strings' ? inp.shape[k]! : d;

@@ -120,6 +120,14 @@ function torchOutDType(ctx: InferContext): DType {
   return out;
 }
 
+/** A dequantize's input: of the quantized `dtype` it names. */
+function torchQuantizedInput(ctx: InferContext): TensorType {
+  const x = ctx.tensor('input');
+  const dtype = torchQuantType(ctx);
+  if (x.dtype !== dtype) ctx.fail(`input must have dtype ${dtype}, got ${x.dtype}`);
+  return x;
+}
+
 defineOp(
   'quantized_decomposed.quantize_per_tensor.default(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor',
   (ctx) => {
@@ -133,9 +141,7 @@ defineOp(
 defineOp(
   'quantized_decomposed.dequantize_per_tensor.default(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor',
   (ctx) => {
-    const x = ctx.tensor('input');
-    const dtype = torchQuantType(ctx);
-    if (x.dtype !== dtype) ctx.fail(`input must have dtype ${dtype}, got ${x.dtype}`);
+    const x = torchQuantizedInput(ctx);
     ctx.float('scale');
     ctx.int('zero_point');
     return [tensorType(torchOutDType(ctx), x.shape)];
@@ -165,9 +171,7 @@ defineOp(
 defineOp(
   'quantized_decomposed.dequantize_per_tensor.tensor(Tensor input, Tensor scale, Tensor zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor',
   (ctx) => {
-    const x = ctx.tensor('input');
-    const dtype = torchQuantType(ctx);
-    if (x.dtype !== dtype) ctx.fail(`input must have dtype ${dtype}, got ${x.dtype}`);
+    const x = torchQuantizedInput(ctx);
     checkScalarTensors(ctx);
     return [tensorType(torchOutDType(ctx), x.shape)];
   },
@@ -185,9 +189,7 @@ defineOp(
 defineOp(
   'quantized_decomposed.dequantize_per_channel.default(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor',
   (ctx) => {
-    const x = ctx.tensor('input');
-    const dtype = torchQuantType(ctx);
-    if (x.dtype !== dtype) ctx.fail(`input must have dtype ${dtype}, got ${x.dtype}`);
+    const x = torchQuantizedInput(ctx);
     checkChannels(ctx, x, true);
     return [tensorType(torchOutDType(ctx), x.shape)];
   },

@@ -10,6 +10,7 @@ import { isComplex, isDType, type DType } from '../dtype';
 import {
   formatType,
   optionalType,
+  sameKindAndRank,
   sequenceType,
   stringTensorType,
   tensorType,
@@ -169,7 +170,7 @@ defineOp('trt.sequence_map(Any[] inputs, Any[] captured) -> Any[]', (ctx): Value
     const fits =
       t.kind === 'tensor'
         ? b.kind === 'tensor' && b.dtype === t.dtype && b.shape.length === t.shape.length && b.shape.every((d, j) => typeof d !== 'number' || typeof t.shape[j] !== 'number' || dimEquals(d, t.shape[j]!))
-        : formatType(b) === formatType(t);
+        : sameKindAndRank(b, t);
     if (!fits) ctx.fail(`body input ${types.length + k} is ${formatType(b)}, the captured value given it ${formatType(t)}`);
   });
   return body.outputs.map((v, i) => {

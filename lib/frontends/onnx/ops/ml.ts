@@ -23,27 +23,23 @@ function listAttribute(ctx: OnnxContext, prefix: 'keys_' | 'values_'): Value {
   const given = ['strings', 'int64s', 'floats', 'tensor'].filter((s) => ctx.node.attributes.has(`${prefix}${s}`));
   if (given.length !== 1) ctx.bad(`exactly one of ${prefix}strings, ${prefix}int64s, ${prefix}floats and ${prefix}tensor must be given, got ${given.length === 0 ? 'none' : given.map((g) => prefix + g).join(', ')}`);
   const name = `${prefix}${given[0]}`;
-  if (given[0] === 'strings') return stringList(ctx, ctx.attrStrings(name));
+  if (given[0] === 'strings') return ctx.stringConstant(new StringTensor([ctx.attrStrings(name).length], ctx.attrStrings(name)));
   if (given[0] === 'int64s') return ctx.constantValue(Tensor.from('int64', [ctx.attrInts(name).length], ctx.attrInts(name)), name);
   if (given[0] === 'floats') return ctx.constantValue(Tensor.from('float32', [ctx.attrFloats(name).length], ctx.attrFloats(name)), name);
   const t = ctx.node.attributes.get(name);
-  if (t instanceof StringTensor) return stringList(ctx, t.data);
+  if (t instanceof StringTensor) return ctx.stringConstant(t);
   if (!(t instanceof Tensor) || t.rank !== 1) return ctx.bad(`attribute ${name} must be a 1-D tensor`);
   return ctx.constantValue(t, name);
-}
-
-function stringList(ctx: OnnxContext, strings: readonly string[]): Value {
-  return ctx.emit('trt.string_constant', { values: [...strings], shape: [strings.length] });
 }
 
 /** The default for values of `values`' kind: `default_tensor`, else `default_string` ("_Unused"), `default_int64` (-1) or `default_float` (-0). */
 function defaultFor(ctx: OnnxContext, values: Value): Value {
   const t = ctx.node.attributes.get('default_tensor');
   for (const other of ['default_string', 'default_int64', 'default_float']) if (t !== undefined && ctx.node.attributes.has(other)) ctx.bad(`default_tensor and ${other} are both given`);
-  if (t instanceof StringTensor) return ctx.emit('trt.string_constant', { values: [...t.data], shape: [...t.shape] });
+  if (t instanceof StringTensor) return ctx.stringConstant(t);
   if (t instanceof Tensor) return ctx.constantValue(t, 'default_tensor');
   if (t !== undefined) return ctx.bad('attribute default_tensor must be a tensor');
-  if (values.type.kind === 'strings') return ctx.emit('trt.string_constant', { values: [ctx.attrString('default_string', '_Unused')], shape: [1] });
+  if (values.type.kind === 'strings') return ctx.stringConstant(new StringTensor([1], [ctx.attrString('default_string', '_Unused')]));
   const dtype = values.type.kind === 'tensor' ? values.type.dtype : 'float32';
   if (dtype === 'int64') return ctx.constantValue(Tensor.from('int64', [1], [ctx.attrInt('default_int64', -1)]), 'default_int64');
   return ctx.constantValue(Tensor.from(dtype, [1], [ctx.attrFloat('default_float', -0)]), 'default_float');

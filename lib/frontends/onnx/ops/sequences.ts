@@ -6,8 +6,7 @@
 import { stringTensorType, tensorType, Value, type SequenceType, type ValueType } from '../../../ir/graph';
 import { OnnxTypeAttribute, type OnnxContext } from '../context';
 import { defineOnnxOp, takesAnyValues } from '../registry';
-import { dtypeFromOnnx } from '../tensor-proto';
-import { ONNX_STRING } from '../value-proto';
+import { elementFromOnnx } from '../value-proto';
 
 function sequenceInput(ctx: OnnxContext, i: number): Value {
   const v = ctx.input(i);
@@ -22,11 +21,7 @@ function knownRank(ctx: OnnxContext, v: Value): number {
   return rank;
 }
 
-function elemFromOnnx(code: number, what: string): SequenceType['elem'] {
-  return code === ONNX_STRING ? 'string' : dtypeFromOnnx(code, what);
-}
-
-defineOnnxOp('SequenceEmpty', (ctx) => [ctx.emit('trt.sequence_empty', { elem: elemFromOnnx(ctx.attrInt('dtype', 1), 'attribute dtype') })]);
+defineOnnxOp('SequenceEmpty', (ctx) => [ctx.emit('trt.sequence_empty', { elem: elementFromOnnx(ctx.attrInt('dtype', 1), 'attribute dtype') })]);
 
 defineOnnxOp('SequenceConstruct', (ctx) => [ctx.emit('trt.sequence_construct', { items: ctx.inputs() })]);
 
@@ -81,7 +76,7 @@ function emptyOptional(ctx: OnnxContext): Value {
   const tp = attr.proto;
   const tensor = tp.tensorType ?? tp.sequenceType?.elemType?.tensorType;
   if (!tensor || (tp.sequenceType && !tp.sequenceType.elemType?.tensorType)) return ctx.unsupported('only optional tensors and sequences of tensors are supported');
-  const elem = elemFromOnnx(tensor.elemType ?? 0, 'attribute type');
+  const elem = elementFromOnnx(tensor.elemType ?? 0, 'attribute type');
   const rank = tensor.shape ? (tensor.shape.dim ?? []).length : -1;
   if (tp.tensorType && rank < 0) ctx.unsupported('the optional tensor\'s type has no rank');
   return ctx.emit('trt.optional_none', { elem, container: tp.sequenceType ? 'sequence' : 'tensor', rank, key: ctx.sizeKey('seq') });

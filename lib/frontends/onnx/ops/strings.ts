@@ -66,7 +66,7 @@ export function stringConstant(ctx: OnnxContext): ReturnType<OnnxContext['input'
   else if (a.has('value_string')) t = new StringTensor([], [ctx.attrString('value_string')]);
   else if (a.has('value_strings')) t = new StringTensor([ctx.attrStrings('value_strings').length], ctx.attrStrings('value_strings'));
   if (t === null) return null;
-  return ctx.emit('trt.string_constant', { values: [...t.data], shape: [...t.shape] });
+  return ctx.stringConstant(t);
 }
 
 takesAnyValues(['StringConcat', 'StringSplit', 'StringNormalizer', 'RegexFullMatch']);
