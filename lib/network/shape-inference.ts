@@ -7,7 +7,7 @@
  * can. `value` below mirrors that: known for constants, shapes of static tensors and simple
  * arithmetic on them, so static reshapes and slices stay static.
  */
-import { InternalError } from '../errors';
+import { BadInputError, InternalError } from '../errors';
 import { attentionShapeError } from './attention';
 import { scaleShapeError } from '../ir/quantization';
 import { sym, type Dim } from '../ir/symbolic';
@@ -169,6 +169,17 @@ function spatialOut(input: number, window: number, stride: number, pre: number, 
   const effective = dilation * (window - 1) + 1;
   const span = input + pre + post - effective;
   return (roundUp ? Math.ceil(span / stride) : Math.floor(span / stride)) + 1;
+}
+
+/**
+ * The error a backend gives when the concrete input shapes of a run break a rule of a layer
+ * that the network's symbolic shapes passed (`cause` is inferLayer's complaint): the inputs
+ * contradict each other, as a KV-cache model's attention mask shorter than its past plus new
+ * tokens, whose lengths are separate dims of the model's inputs. Every backend words it so.
+ */
+export function shapesDoNotFit(backend: string, layerName: string, cause: unknown): BadInputError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new BadInputError(`${backend} backend: the input shapes do not fit together: ${reason}`, { cause, details: { layer: layerName } });
 }
 
 /**

@@ -16,6 +16,7 @@
 import { compile } from '../../lib/compile';
 import { compileForGeneration, createGenerator, generate, type GenerateStep } from '../../lib/generate';
 import type { Program } from '../../lib/runtime/program';
+import { Tensor } from '../../lib/ir/tensor';
 import { tinyKvLm, tinyLmWithoutCache } from '../helpers/tiny-kv-lm';
 import { nucleus, oracleGreedy, oracleLogits, topGap, topK } from './lm-oracle';
 
@@ -190,6 +191,27 @@ describe('cancellation', () => {
 });
 
 describe('refusals', () => {
+  test('a run whose mask length is not past + new tokens (the profile allows each alone): E_BAD_INPUT naming the layer, on both CPU backends', async () => {
+    const codes: string[] = [];
+    for (const backend of ['reference', 'onnxruntime'] as const) {
+      const program = programs[backend]!;
+      const feeds: Record<string, Tensor> = {};
+      for (const input of program.inputs) {
+        const dims = input.shape.map((d, i) => (typeof d === 'number' ? d : i === 0 ? 1 : input.name.startsWith('past') ? 5 : input.name === 'attention_mask' ? 3 : 2));
+        feeds[input.name] = new Tensor(input.dtype, dims);
+      }
+      let error: unknown;
+      try {
+        await program.run(feeds);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toMatchObject({ code: 'E_BAD_INPUT', details: { layer: expect.stringContaining('MatMul_34/attention') } });
+      codes.push((error as { code: string }).code);
+    }
+    expect(codes).toEqual(['E_BAD_INPUT', 'E_BAD_INPUT']);
+  });
+
   test('a program that is not a KV-cache LM: E_INVALID_ARGUMENT naming what is missing', async () => {
     const plain = await compile(tinyLmWithoutCache(), { backend: 'reference', inputs: { input_ids: { min: [1, 1], max: [2, 8] } } });
     try {

@@ -1,12 +1,12 @@
 /**
  * Building a cuda engine: the network is instantiated and lowered at every profile's min,
- * opt and max shapes (a static network at its one shape); the distinct kernel sources this
+ * opt and max shapes that fit together (a static network at its one shape); the distinct kernel sources this
  * gives are compiled with NVRTC for the target device's compute capability (through the
  * on-disk kernel cache, lib/gpu/kernel-cache.ts) and stored with the network in the engine
  * bytes. Kernel source never depends on dims (layers/types.ts), so these cubins serve
  * every shape of the profiles; a shape that needs another kernel compiles it at run time.
  */
-import { UnsupportedOpError } from '../../errors';
+import { BadInputError, InternalError, UnsupportedOpError } from '../../errors';
 import { resolveLogger, type Logger } from '../../logger';
 import { gpuBinding } from '../../gpu/binding';
 import { compileWithCache } from '../../gpu/kernel-cache';
@@ -16,7 +16,7 @@ import type { BuildConfig } from '../../engine/build-config';
 import { kernelSources, type PlanModule } from './plan/assemble';
 import { CUDA_PASSES, runPasses } from './passes';
 import { describeEngineMemory, serializeCudaEngine, type EngineKernel, type EngineMemory, type EngineTarget } from './engine-format';
-import { instantiate, profileShapeSets, type HostEvaluator } from './plan/instantiate';
+import { instantiate, profileShapeSets, type HostEvaluator, type Instance } from './plan/instantiate';
 import { lowerInstance, type LayerLowerer } from './plan/lower-instance';
 import { layoutWeights, weightLocator } from './plan/weights';
 
@@ -26,22 +26,49 @@ export type KernelCompiler = (module: PlanModule, arch: number) => Promise<Uint8
 /** The SM architecture number of a compute capability (9.0 → 90). */
 export const archOf = (cc: { major: number; minor: number }): number => cc.major * 10 + cc.minor;
 
+/** A profile corner whose input shapes contradict the network (see {@link networkPlans}). */
+export interface UnfitShapeSet {
+  shapes: Record<string, number[]>;
+  reason: string;
+}
+
 /**
  * Every distinct kernel source `network` needs at its profile shapes (min, opt and max of each profile), and the
  * device memory its plans take there (EngineMemory: what `inspect` reports). Pure given `lower`.
+ *
+ * A corner may be a combination no run can give: a KV-cache model's profile lets the new
+ * tokens and the past each reach the maximum length, but the attention mask is their sum, so
+ * its max corner makes the mask shorter than the scores. Such a set (its instantiation fails
+ * shape inference) is left out and returned in `unfit`; its kernels compile when a run first
+ * needs them. When no set fits, the first failure is the network's own error and is thrown.
  */
-export function networkPlans(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): { modules: PlanModule[]; memory: EngineMemory } {
+export function networkPlans(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): { modules: PlanModule[]; memory: EngineMemory; unfit: UnfitShapeSet[] } {
   const layout = layoutWeights(network);
   const weights = weightLocator(layout);
   const all = new Map<string, PlanModule>();
   let arenaBytes = 0;
   const sets = profileShapeSets(network);
+  const unfit: UnfitShapeSet[] = [];
+  let first: unknown;
+  let planned = 0;
   for (const shapes of sets) {
-    const lowered = lowerInstance(network, instantiate(network, shapes, evaluate), weights, lower);
+    let instance: Instance;
+    try {
+      instance = instantiate(network, shapes, evaluate);
+    } catch (error) {
+      // BadInputError: a layer's rule breaks; InternalError: a host-computed shape value fails.
+      if (!(error instanceof BadInputError) && !(error instanceof InternalError)) throw error;
+      first ??= error;
+      unfit.push({ shapes, reason: error.message });
+      continue;
+    }
+    const lowered = lowerInstance(network, instance, weights, lower);
     arenaBytes = Math.max(arenaBytes, lowered.arenaBytes);
     for (const m of kernelSources(lowered.steps)) if (!all.has(m.key)) all.set(m.key, m);
+    planned++;
   }
-  return { modules: [...all.values()], memory: { weightBytes: layout.bytes, arenaBytes, shapeSets: sets.length } };
+  if (planned === 0) throw first;
+  return { modules: [...all.values()], memory: { weightBytes: layout.bytes, arenaBytes, shapeSets: planned }, unfit };
 }
 
 /** NVRTC through the disk cache (the addon's compiler). */
@@ -112,7 +139,11 @@ export async function buildCudaEngine(source: Network, config: BuildConfig, targ
   if (report.clampedValues > 0) {
     log('warn', `cuda backend: network "${source.name}": ${report.clampedValues} weight values are beyond the ${report.dtype} range; clamped to ±${REDUCED_MAX[report.dtype!]}`);
   }
-  const { modules, memory } = networkPlans(network, options.lower);
+  const { modules, memory, unfit } = networkPlans(network, options.lower);
+  for (const u of unfit) {
+    const shapes = Object.entries(u.shapes).map(([name, dims]) => `${name} [${dims.join(', ')}]`).join(', ');
+    log('debug', `cuda backend: network "${network.name}": the profile shapes ${shapes} do not fit together (${u.reason}); no plan is made for them at build`);
+  }
   log('info', `cuda backend: network "${network.name}" takes ${describeEngineMemory(memory)}`);
   const arch = archOf(target.computeCapability);
   const kernels = await compileKernels(modules, arch, options.compile ?? nvrtcCompiler(options.logger));

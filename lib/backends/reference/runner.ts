@@ -7,7 +7,7 @@
  */
 import { BadInputError, InternalError, InvalidArgumentError, ShapeOutOfRangeError, TensorRTNodeError } from '../../errors';
 import type { TypedArray } from '../../ir/dtype';
-import { inferLayer, liveLayers, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
+import { inferLayer, liveLayers, shapesDoNotFit, type Layer, type NetTensor, type Network, type TensorInfo, type TrtDType } from '../../network';
 import { checkTensorBytes, DEFAULT_RUN_LIMITS, type RunLimits } from '../../engine/resource-limits';
 import { Tensor } from '../../ir/tensor';
 import { executeLayer } from '../../network/evaluate';
@@ -117,10 +117,13 @@ export class ReferenceRunner {
         layer.name,
       );
     let planned: TensorInfo[] | undefined;
+    let unfit: unknown;
     try {
       planned = infer();
-    } catch {
-      // Run-time data the layer refuses (a slice out of bounds): the layer says why, typed.
+    } catch (e) {
+      // Run-time data the layer refuses (a slice out of bounds): the executor says why, typed;
+      // otherwise the inputs' shapes contradict each other at this layer (shapesDoNotFit).
+      unfit = e;
     }
     planned?.forEach((want, k) => checkTensorBytes(limits, want.dtype, want.shape, `reference backend: ${label} output ${k}`, { layer: layer.name }));
     let outs: Tensor[];
@@ -129,13 +132,16 @@ export class ReferenceRunner {
     } catch (e) {
       // Typed errors (bad run-time data, converter bugs found by an executor) pass through;
       // a kernel rejecting its arguments means the layer was built wrong.
-      if (e instanceof TensorRTNodeError && e.code !== 'E_INVALID_ARGUMENT') throw e;
+      const typed = e instanceof TensorRTNodeError && e.code !== 'E_INVALID_ARGUMENT';
+      if (unfit !== undefined && (!typed || e instanceof InternalError)) throw shapesDoNotFit('reference', layer.name, unfit);
+      if (typed) throw e;
       throw new InternalError(`reference backend: ${label} failed on inputs ${ins.map(describe).join(', ')}: ${(e as Error).message}`, {
         cause: e,
         details: { layer: layer.name },
       });
     }
-    const expected = planned ?? infer();
+    if (planned === undefined) throw shapesDoNotFit('reference', layer.name, unfit);
+    const expected = planned;
     const mismatch = (k: number, what: string): never => {
       throw new InternalError(
         `reference backend: ${label} output ${k} is ${describe(outs[k] ?? null)}, but ${what} (inputs ${ins.map(describe).join(', ')})`,

@@ -91,6 +91,34 @@ describe('cuda engine bytes', () => {
     expect(modules.map((m) => m.key)).toEqual(['activation.float32_float32']);
   });
 
+  test('a profile corner whose shapes contradict the network is left out; a network no corner fits is an error', () => {
+    // a [n] + b [m]: every run gives n = m, but the max corner pairs n = 8 with m = 4 (a
+    // KV-cache model's mask against past + new tokens is this case).
+    const mismatched = (maxB: number): Network => {
+      const net = new Network('corners');
+      const a = net.addInput('a', 'float32', [-1], [{ min: [1], opt: [2], max: [8] }]);
+      const b = net.addInput('b', 'float32', [-1], [{ min: [1], opt: [2], max: [maxB] }]);
+      net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [a, b], 'add'), 'y');
+      return net;
+    };
+    const seen: number[][] = [];
+    const lower = fakeLowering();
+    const plans = networkPlans(mismatched(4), (ctx) => {
+      seen.push([...ctx.inputs[0]!.shape]);
+      return lower(ctx);
+    });
+    expect(seen).toEqual([[1], [2]]);
+    expect(plans.memory.shapeSets).toBe(2);
+    expect(plans.unfit).toEqual([{ shapes: { a: [8], b: [4] }, reason: expect.stringMatching(/layer "add" \(elementwise\): dim 0 cannot broadcast: 8 vs 4/) }]);
+    expect(networkPlans(mismatched(8), lower).unfit).toEqual([]);
+    // No corner fits: the network's own error, not an empty engine.
+    const never = new Network('never');
+    const a = never.addInput('a', 'float32', [-1], [{ min: [2], opt: [2], max: [3] }]);
+    const b = never.addInput('b', 'float32', [-1], [{ min: [5], opt: [5], max: [7] }]);
+    never.markOutput(never.add1({ kind: 'elementwise', op: 'sum' }, [a, b], 'add'), 'y');
+    expect(() => networkPlans(never, lower)).toThrow(/layer "add" \(elementwise\): dim 0 cannot broadcast: 2 vs 5/);
+  });
+
   describe('malformed bytes are BadModelError naming the problem', () => {
     let good: Uint8Array;
     beforeAll(async () => {

@@ -192,6 +192,33 @@ describe('run-time input checks', () => {
     expect((e as ShapeOutOfRangeError).message).toMatch(/outside the optimization profile's range \[1, 4\] \(no optimization profile fits: .*profile 1 needs "x" dim 0 in \[10, 16\]\)/);
   });
 
+  it('inputs whose shapes contradict each other at a layer: E_BAD_INPUT naming the layer, for a plain layer and for attention', async () => {
+    // Each input is inside its profile; their sum needs them equal, which no profile rule says.
+    const net = new Network();
+    const a = net.addInput('a', 'float32', [-1], [{ min: [1], opt: [2], max: [8] }]);
+    const b = net.addInput('b', 'float32', [-1], [{ min: [1], opt: [2], max: [8] }]);
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [a, b], 'add'), 'y');
+    const r = referenceBackend.createRunner(await referenceBackend.build(net, {}));
+    expect(r.run({ a: new Tensor('float32', [3]), b: new Tensor('float32', [3]) }).y!.shape).toEqual([3]);
+    const e = errorOf(() => r.run({ a: new Tensor('float32', [3]), b: new Tensor('float32', [2]) }));
+    expect(e.message).toBe('reference backend: the input shapes do not fit together: network layer "add" (elementwise): dim 0 cannot broadcast: 3 vs 2');
+    expect(e.details).toEqual({ layer: 'add' });
+    r.dispose();
+    // Attention with a mask shorter than the keys (its executor would read past the mask).
+    const att = new Network();
+    const q = att.addInput('q', 'float32', [1, 1, -1, 4], [{ min: [1, 1, 1, 4], opt: [1, 1, 2, 4], max: [1, 1, 8, 4] }]);
+    const k = att.addInput('k', 'float32', [1, 1, -1, 4], [{ min: [1, 1, 1, 4], opt: [1, 1, 2, 4], max: [1, 1, 8, 4] }]);
+    const m = att.addInput('m', 'float32', [1, 1, 1, -1], [{ min: [1, 1, 1, 1], opt: [1, 1, 1, 2], max: [1, 1, 1, 8] }]);
+    att.markOutput(att.add1({ kind: 'attention', scale: 0.5, causal: false }, [q, k, k, m], 'attn'), 'y');
+    const ra = referenceBackend.createRunner(await referenceBackend.build(att, {}));
+    const feeds = (keys: number, mask: number) => ({ q: new Tensor('float32', [1, 1, 2, 4]), k: new Tensor('float32', [1, 1, keys, 4]), m: new Tensor('float32', [1, 1, 1, mask]) });
+    expect(ra.run(feeds(3, 3)).y!.shape).toEqual([1, 1, 2, 4]);
+    const ea = errorOf(() => ra.run(feeds(3, 2)));
+    expect(ea.message).toMatch(/^reference backend: the input shapes do not fit together: network layer "attn" \(attention\): /);
+    expect(ea.details).toEqual({ layer: 'attn' });
+    ra.dispose();
+  });
+
   it('a disposed runner refuses to run', async () => {
     const r = referenceBackend.createRunner(await referenceBackend.build(sampleNetwork(), {}));
     r.dispose();

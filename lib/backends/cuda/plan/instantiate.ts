@@ -10,7 +10,7 @@
  * output, is uploaded (`uploads`). Pure: the executor is a parameter so tests can fake it.
  */
 import { InternalError, UnsupportedOpError } from '../../../errors';
-import { inferLayer, liveLayers, type Layer, type Network, type TensorInfo, type TrtDType } from '../../../network';
+import { inferLayer, liveLayers, shapesDoNotFit, type Layer, type Network, type TensorInfo, type TrtDType } from '../../../network';
 import { Tensor } from '../../../ir/tensor';
 import { executeLayer } from '../../../network/evaluate';
 
@@ -70,7 +70,14 @@ export function instantiate(network: Network, inputShapes: Readonly<Record<strin
       if (t === undefined) throw new InternalError(`cuda backend: ${label} reads tensor "${network.tensors[id]!.name}" before it is computed`);
       return t;
     });
-    let outs: ConcreteTensor[] = inferLayer(layer.params, ins as ReadonlyArray<TensorInfo | null>, layer.name).map((o) => ({
+    let inferred: TensorInfo[];
+    try {
+      inferred = inferLayer(layer.params, ins as ReadonlyArray<TensorInfo | null>, layer.name);
+    } catch (cause) {
+      // The network passed these rules at its symbolic shapes: the inputs contradict each other.
+      throw shapesDoNotFit('cuda', layer.name, cause);
+    }
+    let outs: ConcreteTensor[] = inferred.map((o) => ({
       dtype: o.dtype,
       shape: o.shape,
       ...(o.value !== undefined && isShapeTensor(o) ? { value: o.value } : {}),

@@ -5,7 +5,7 @@
  */
 import { instantiate, profileShapeSets } from '../../../../lib/backends/cuda/plan/instantiate';
 import { executeLayer } from '../../../../lib/network/evaluate';
-import { UnsupportedOpError } from '../../../../lib/errors';
+import { BadInputError, UnsupportedOpError } from '../../../../lib/errors';
 import { Network, type Layer } from '../../../../lib/network';
 import { Tensor } from '../../../../lib/ir/tensor';
 import { dynamicBatchNetwork, shapeTensorNetwork, staticNetwork } from '../helpers';
@@ -92,6 +92,23 @@ describe('instantiate', () => {
     net.markOutput(net.add1({ kind: 'shuffle', zeroIsPlaceholder: false }, [y, d], 'reshape'), 'out');
     expect(() => instantiate(net, { x: [2], y: [6] })).toThrow(UnsupportedOpError);
     expect(() => instantiate(net, { x: [2], y: [6] })).toThrow('layer "reshape" (shuffle): output 0 has dims [-1, -1]');
+  });
+
+  test('input shapes that contradict each other at a layer are BadInputError naming it, as the reference backend words it', () => {
+    const net = new Network('n');
+    const a = net.addInput('a', 'float32', [-1], [{ min: [1], opt: [2], max: [8] }]);
+    const b = net.addInput('b', 'float32', [-1], [{ min: [1], opt: [2], max: [8] }]);
+    net.markOutput(net.add1({ kind: 'elementwise', op: 'sum' }, [a, b], 'add'), 'y');
+    expect(instantiate(net, { a: [3], b: [3] }).tensors[net.outputs[0]!.tensor]!.shape).toEqual([3]);
+    let error: unknown;
+    try {
+      instantiate(net, { a: [3], b: [2] });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(BadInputError);
+    expect((error as BadInputError).message).toBe('cuda backend: the input shapes do not fit together: network layer "add" (elementwise): dim 0 cannot broadcast: 3 vs 2');
+    expect((error as BadInputError).details).toEqual({ layer: 'add' });
   });
 
   test('profile shape sets: min, opt and max of each profile, deduplicated; one set for a static network', () => {
