@@ -12,6 +12,7 @@ CNNs are 5-100 MB each; the repository keeps this script, the manifest's checksu
 table (docs/models.md) made by scripts/zoo/evaluate.js.
 
 usage: python3 scripts/zoo/make_zoo.py OUT_DIR [model ...]
+       ZOO_SHARD=i/n python3 scripts/zoo/make_zoo.py OUT_DIR; python3 scripts/zoo/make_zoo.py --merge OUT_DIR
 """
 import hashlib
 import json
@@ -70,6 +71,13 @@ def tiny_convnext():
     return ConvNeXt([CNBlockConfig(32, 64, 1), CNBlockConfig(64, None, 1)], num_classes=10)
 
 
+def segmentation(name):
+    """A torchvision segmentation model with its "out" map (the heads upsample to the input size)."""
+    import torchvision
+    model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None)
+    return Single(model, lambda out: out["out"])
+
+
 # --- transformers (tiny configs) ---------------------------------------------------------
 
 def hf(config_cls, model_cls, pick, **cfg):
@@ -107,6 +115,44 @@ MODELS = {
     "t5_encoder": (hf("T5Config", "T5EncoderModel", logits, vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4), "text", {"vocab": 256}),
     "clip_text": (hf("CLIPTextConfig", "CLIPTextModel", logits, vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=77), "text", {"vocab": 256}),
     "whisper_encoder": (None, "audio", {}),
+    # More torchvision architectures: dense and grouped convolutions, Inception blocks, NAS
+    # blocks, fused MBConv, segmentation heads with bilinear upsampling.
+    "densenet121": (tv("densenet121"), "image", {}),
+    "squeezenet1_1": (tv("squeezenet1_1"), "image", {}),
+    "mnasnet0_5": (tv("mnasnet0_5"), "image", {}),
+    "googlenet": (tv("googlenet", aux_logits=False, init_weights=True), "image", {}),
+    "resnext50_32x4d": (tv("resnext50_32x4d"), "image", {}),
+    "mobilenet_v3_large": (tv("mobilenet_v3_large"), "image", {}),
+    "regnet_x_400mf": (tv("regnet_x_400mf"), "image", {}),
+    "efficientnet_v2_s": (tv("efficientnet_v2_s"), "image", {}),
+    "lraspp_mobilenet_v3": (lambda: segmentation("lraspp_mobilenet_v3_large"), "image", {}),
+    "deeplabv3_mobilenet_v3": (lambda: segmentation("deeplabv3_mobilenet_v3_large"), "image", {}),
+    # More transformers families (tiny configs): encoders with factorized or relative
+    # embeddings, decoder-only LMs with ALiBi, partial rotary, multi-query, q/k norms, an
+    # encoder-decoder, and vision transformers and CNNs.
+    "albert": (hf("AlbertConfig", "AlbertModel", logits, vocab_size=256, embedding_size=32, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128), "text", {"vocab": 256}),
+    "electra": (hf("ElectraConfig", "ElectraModel", logits, vocab_size=256, embedding_size=32, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128), "text", {"vocab": 256}),
+    "deberta_v2": (hf("DebertaV2Config", "DebertaV2Model", logits, vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128, relative_attention=True, position_buckets=32, pos_att_type=["p2c", "c2p"]), "text", {"vocab": 256}),
+    "mpnet": (hf("MPNetConfig", "MPNetModel", logits, vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=130), "text", {"vocab": 256}),
+    "bart": (hf("BartConfig", "BartModel", logits, vocab_size=256, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=128), "text", {"vocab": 256}),
+    "opt": (hf("OPTConfig", "OPTForCausalLM", logits, vocab_size=256, hidden_size=64, ffn_dim=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128, word_embed_proj_dim=64), "text", {"vocab": 256}),
+    "gpt_neox": (hf("GPTNeoXConfig", "GPTNeoXForCausalLM", logits, **DEC), "text", {"vocab": 256}),
+    "falcon": (hf("FalconConfig", "FalconForCausalLM", logits, vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128), "text", {"vocab": 256}),
+    "bloom": (hf("BloomConfig", "BloomForCausalLM", logits, vocab_size=256, hidden_size=64, n_layer=2, n_head=4), "text", {"vocab": 256}),
+    "gemma": (hf("GemmaConfig", "GemmaForCausalLM", logits, num_key_value_heads=1, head_dim=16, **DEC), "text", {"vocab": 256}),
+    "qwen3": (hf("Qwen3Config", "Qwen3ForCausalLM", logits, num_key_value_heads=2, head_dim=16, **DEC), "text", {"vocab": 256}),
+    "gpt_bigcode": (hf("GPTBigCodeConfig", "GPTBigCodeForCausalLM", logits, vocab_size=256, n_embd=64, n_layer=2, n_head=4, n_positions=128), "text", {"vocab": 256}),
+    "codegen": (hf("CodeGenConfig", "CodeGenForCausalLM", logits, vocab_size=256, n_embd=64, n_layer=2, n_head=4, n_positions=128, n_ctx=128, rotary_dim=8), "text", {"vocab": 256}),
+    "stablelm": (hf("StableLmConfig", "StableLmForCausalLM", logits, num_key_value_heads=4, **DEC), "text", {"vocab": 256}),
+    "olmo": (hf("OlmoConfig", "OlmoForCausalLM", logits, **DEC), "text", {"vocab": 256}),
+    "hf_vit": (hf("ViTConfig", "ViTModel", logits, image_size=32, patch_size=8, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4), "image", {"hw": 32}),
+    "deit": (hf("DeiTConfig", "DeiTModel", logits, image_size=32, patch_size=8, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4), "image", {"hw": 32}),
+    "beit": (hf("BeitConfig", "BeitModel", logits, image_size=32, patch_size=8, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, use_relative_position_bias=True), "image", {"hw": 32}),
+    "dinov2": (hf("Dinov2Config", "Dinov2Model", logits, image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2), "image", {"hw": 32}),
+    "hf_swin": (hf("SwinConfig", "SwinModel", logits, image_size=64, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[1, 2], window_size=4), "image", {}),
+    "hf_convnext": (hf("ConvNextConfig", "ConvNextModel", logits, hidden_sizes=[16, 32], depths=[1, 1], num_stages=2), "image", {}),
+    "hf_resnet": (hf("ResNetConfig", "ResNetModel", logits, embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic"), "image", {}),
+    "segformer": (hf("SegformerConfig", "SegformerModel", logits, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32], patch_sizes=[7, 3], strides=[4, 2], num_attention_heads=[1, 2], mlp_ratios=[2, 2]), "image", {}),
 }
 
 
@@ -122,7 +168,9 @@ MODELS["whisper_encoder"] = (whisper_encoder, "audio", {})
 
 # The sizes PyTorch's outputs are stored at (index 1 is also the export example); the ranges
 # are the compile profile. Images at batch 1, 7 and 32: both ends of the dynamic-batch range.
-SIZES = {"image": [{"batch": 1}, {"batch": 7}, {"batch": 32}], "text": [{"batch": 1, "seq": 8}, {"batch": 2, "seq": 13}], "audio": [{"batch": 1}, {"batch": 3}]}
+# Text at three sizes: a .pt2 whose dims torch.export made dynamic itself (Dim.AUTO) starts
+# its ranges at 2, so batch 1 is outside it and the other two test it at two shapes.
+SIZES = {"image": [{"batch": 1}, {"batch": 7}, {"batch": 32}], "text": [{"batch": 1, "seq": 8}, {"batch": 2, "seq": 13}, {"batch": 3, "seq": 29}], "audio": [{"batch": 1}, {"batch": 3}]}
 
 
 def make_inputs(kind, extra, size):
@@ -213,11 +261,36 @@ def export_one(name, out_root):
     return entry
 
 
+def merge(out_root):
+    """Joins the shards' manifests (ZOO_SHARD runs) into manifest.json, in model-list order."""
+    shards = sorted(f for f in os.listdir(out_root) if f.startswith("manifest.shard") and f.endswith(".json"))
+    parts = [json.load(open(os.path.join(out_root, f))) for f in shards]
+    if not parts:
+        sys.exit(f"no manifest.shard*.json in {out_root}")
+    manifest = {k: v for k, v in parts[0].items() if k != "models"}
+    models = [m for p in parts for m in p["models"]]
+    order = list(MODELS)
+    manifest["models"] = sorted(models, key=lambda m: order.index(m["name"]) if m["name"] in order else len(order))
+    with open(os.path.join(out_root, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"merged {len(shards)} shards: {len(models)} models")
+
+
 def main():
+    if sys.argv[1] == "--merge":
+        return merge(sys.argv[2])
     out_root = sys.argv[1]
     # These models are made first, so a time limit cuts the others.
     first = ["resnet50", "llama", "gpt2", "bert", "mobilenet_v3_small", "vit_tiny_cfg", "qwen2", "resnet18"]
     names = sys.argv[2:] or os.environ.get("ZOO_MODELS", "").split() or first + [m for m in MODELS if m not in first]
+    # ZOO_SHARD=i/n: this process makes every n-th model from the i-th, into manifest.shard<i>.json
+    # (several processes share a many-core machine; `make_zoo.py --merge OUT_DIR` joins them).
+    shard = os.environ.get("ZOO_SHARD")
+    manifest_name = "manifest.json"
+    if shard:
+        i, n = (int(x) for x in shard.split("/"))
+        names = names[i::n]
+        manifest_name = f"manifest.shard{i}.json"
     os.makedirs(out_root, exist_ok=True)
     manifest = {"torch": torch.__version__, "models": []}
     try:
@@ -237,7 +310,7 @@ def main():
         manifest["models"].append(entry)
         ok = {k: v.get("ok") for k, v in entry.get("exports", {}).items()}
         print(f"{name}: {entry['seconds']} s {ok} {entry.get('error', '')}", flush=True)
-        with open(os.path.join(out_root, "manifest.json"), "w") as f:
+        with open(os.path.join(out_root, manifest_name), "w") as f:
             json.dump(manifest, f, indent=1)
 
 
