@@ -10,7 +10,7 @@ import { formatShape, sym } from '../../lib/ir/symbolic';
 import { interpret } from '../../lib/interpreter';
 import { Tensor } from '../../lib/ir/tensor';
 import { expectOnnxMatchesOrt } from '../helpers/onnx-compare';
-import { buildSingleOpModel, type OrtAttributes, type OrtInput } from '../helpers/ort-single-op';
+import { buildSingleOpModel, floatAttr, type OrtAttributes, type OrtInput } from '../helpers/ort-single-op';
 import { expectValues, f32, i64, run } from '../helpers/ops-setup';
 import { Random } from '../helpers/random';
 
@@ -47,6 +47,13 @@ describe('ONNX Resize against onnxruntime', () => {
     await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withScales(x, [1, 1, 3, 2]), opset: 13 });
     const xi = rng.intTensor([1, 2, 3, 3], -100, 100, 'int8');
     await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withSizes(xi, [1, 2, 5, 2]), attributes: { nearest_mode: 'floor' }, opset: 13 });
+  });
+
+  it('cubic_coeff_a and extrapolation_value on a bilinear and a nearest resize (exporters write them on every Resize) change nothing', async () => {
+    const extra = { cubic_coeff_a: floatAttr(-0.5), extrapolation_value: floatAttr(0) };
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withSizes(x, [2, 3, 8, 10]), attributes: { mode: 'linear', coordinate_transformation_mode: 'pytorch_half_pixel', ...extra }, opset: 20 });
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withScales(x, [1, 1, 2, 2]), attributes: { mode: 'nearest', coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor', ...extra }, opset: 17 });
+    await expectOnnxMatchesOrt({ opType: 'Resize', inputs: withSizes(x, [2, 3, 7, 3]), attributes: { mode: 'cubic', ...extra }, opset: 17 });
   });
 
   it('the opset-13 form with empty roi and scales initializers', async () => {

@@ -110,6 +110,11 @@ describe('MaxPool Indices with storage_order=1 against onnxruntime', () => {
     await expectMatchesOrt({ opType: 'MaxPool', inputs: [x], attributes: { kernel_shape: [2, 2, 2], storage_order: 1 }, outputCount: 2, opset: 12 });
   });
 
+  test('storage_order without the Indices output (as the dynamo exporter writes every MaxPool) imports and matches', async () => {
+    const x = rng.tensor([1, 2, 6, 6], 'float32', -4, 4);
+    for (const order of [0, 1]) await expectMatchesOrt({ opType: 'MaxPool', inputs: [x], attributes: { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1], storage_order: order }, opset: 20 });
+  });
+
   test('storage_order 2 is refused, naming the node', () => {
     nodeError({ opType: 'MaxPool', inputs: [rng.tensor([1, 1, 4, 4])], attributes: { kernel_shape: [2, 2], storage_order: 2 }, outputCount: 2, opset: 12 }, 'E_BAD_MODEL', 'storage_order');
   });

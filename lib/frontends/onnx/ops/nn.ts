@@ -639,10 +639,11 @@ function poolSpec(ctx: OnnxContext): PoolSpec {
 defineOnnxOp('MaxPool', (ctx) => {
   const s = poolSpec(ctx);
   const common = { self: s.x, kernel_size: s.kernel, stride: s.stride, dilation: s.dilation, ceil_mode: s.ceilMode };
+  // storage_order orders the Indices output only (the dynamo exporter writes it without one).
+  const order = ctx.attrInt('storage_order', 0);
+  if (order !== 0 && order !== 1) ctx.bad(`storage_order must be 0 or 1, got ${order}`);
   if (wantsOutput(ctx, 1)) {
     const node = ctx.call('trt.max_pool_onnx_indices', { ...common, pads_begin: s.pads.begin, pads_end: s.pads.end });
-    const order = ctx.attrInt('storage_order', 0);
-    if (order !== 0 && order !== 1) ctx.bad(`storage_order must be 0 or 1, got ${order}`);
     return [node.outputs[0]!, order === 0 ? node.outputs[1]! : columnMajorIndices(ctx, node.outputs[1]!, s.x.tensorType.shape.slice(2))];
   }
   // ATen pools take symmetric padding of at most half the (dilated) kernel.
@@ -865,6 +866,10 @@ defineOnnxOp('Resize', (ctx) => {
   if (coord !== 'tf_crop_and_resize') ctx.ignoreInputs(1);
   const roi = coord === 'tf_crop_and_resize' ? resizeRoi(ctx, rank, axes) : null;
   const general = mode === 'cubic' || antialias || roi !== null || coord === 'half_pixel_symmetric';
+  // cubic_coeff_a means something to cubic only, extrapolation_value to tf_crop_and_resize only
+  // (exporters write both with every Resize); read here so the ATen forms below account for them.
+  const cubicCoeffA = ctx.attrFloat('cubic_coeff_a', -0.75);
+  const extrapolationValue = ctx.attrFloat('extrapolation_value', 0);
   // ATen sizes from scale_factors are floor(in * scale) in double precision: usable when they
   // agree with ONNX Runtime's float32 product.
   const atenScalesAgree =
@@ -896,11 +901,11 @@ defineOnnxOp('Resize', (ctx) => {
       mode,
       coordinate_transformation_mode: coord,
       nearest_mode: nearestMode,
-      cubic_coeff_a: ctx.attrFloat('cubic_coeff_a', -0.75),
+      cubic_coeff_a: cubicCoeffA,
       exclude_outside: excludeOutside,
       antialias,
       roi,
-      extrapolation_value: ctx.attrFloat('extrapolation_value', 0),
+      extrapolation_value: extrapolationValue,
     }),
   ];
 });
