@@ -239,6 +239,18 @@ export function addmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): 
   return fromNumbers(dtype, shape, values);
 }
 
+/** baddbmm: beta * bias + alpha * (a @ b) over a batch of matrices (a [B, n, k], b [B, k, m]); beta 0 ignores the bias (NaN included). */
+export function baddbmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
+  if (a.rank !== 3 || b.rank !== 3) throw new InvalidArgumentError(`baddbmm: batch1 and batch2 must be 3-D, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
+  if (a.shape[0] !== b.shape[0]) throw new InvalidArgumentError(`baddbmm: batch sizes differ: ${fmt(a.shape)} and ${fmt(b.shape)}`);
+  const dtype = resultType([bias, a, b]);
+  if (dtype === 'int64') return addScaledInt64(matmulInt64(a, b, 'baddbmm'), bias, alpha, beta, 'baddbmm');
+  const lanes = dtypeInfo(dtype).lanes;
+  const { values, shape } = matmulNumbers(a, b, lanes, 'baddbmm');
+  addScaled(values, shape, bias, alpha, beta, lanes, 'baddbmm');
+  return fromNumbers(dtype, shape, values);
+}
+
 /** Options of {@link gemm}, as ONNX Gemm's attributes. */
 export interface GemmOptions {
   alpha?: number;

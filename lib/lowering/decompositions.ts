@@ -13,7 +13,7 @@
 import { BadModelError, InternalError, UnsupportedOpError } from '../errors';
 import { composeEinsum, type EinsumBuilder } from '../ir/einsum';
 import { call } from '../ir/builder';
-import type { DType } from '../ir/dtype';
+import { isFloating, type DType } from '../ir/dtype';
 import { Value, type Arg, type Graph, type Node } from '../ir/graph';
 import { getOp } from '../ir/ops/registry';
 import { SymMaterializer } from '../ir/sym-values';
@@ -279,6 +279,34 @@ export const DECOMPOSITIONS: Readonly<Record<string, Decomposition>> = {
   'aten.t.default': (ctx) => {
     const self = ctx.value('self');
     return self.tensorType.shape.length < 2 ? [self] : permuteOf(ctx, self, [1, 0]);
+  },
+
+  'aten.numpy_T.default': (ctx) => {
+    const self = ctx.value('self');
+    return permuteOf(ctx, self, self.tensorType.shape.map((_, i) => self.tensorType.shape.length - 1 - i));
+  },
+
+  // baddbmm(self, b1, b2, beta, alpha) = alpha * bmm(b1, b2) + beta * self; beta 0 ignores self
+  // (NaN included), as PyTorch does. Float only: a float alpha on integers would promote.
+  'aten.baddbmm.default': (ctx) => {
+    const { beta, alpha } = ctx.node.args;
+    const self = ctx.value('self');
+    if (typeof beta !== 'number' || typeof alpha !== 'number' || !isFloating(self.tensorType.dtype) || !ctx.has('aten.bmm.default')) return null;
+    let product = ctx.call('aten.bmm.default', { self: ctx.value('batch1'), mat2: ctx.value('batch2') }, '_bmm');
+    if (alpha !== 1) product = ctx.call('aten.mul.Scalar', { self: product, other: alpha }, '_alpha');
+    if (beta === 0) return [product];
+    const bias = beta === 1 ? self : ctx.call('aten.mul.Scalar', { self, other: beta }, '_beta');
+    return [ctx.call('aten.add.Tensor', { self: product, other: bias, alpha: 1 }, '_add')];
+  },
+
+  // copy(self, src): src broadcast to self's shape, in self's dtype (the functional form of an
+  // in-place copy_, which the .pt2 importer writes back to what self named).
+  'aten.copy.default': (ctx) => {
+    if (!ctx.has('aten.expand.default')) return null;
+    const self = ctx.value('self');
+    const src = ctx.cast(ctx.value('src'), self.tensorType.dtype);
+    if (shapeEquals(src.tensorType.shape, self.tensorType.shape)) return [src];
+    return [ctx.call('aten.expand.default', { self: src, size: ctx.dims(self.tensorType.shape) }, '_expand')];
   },
 
   // expand_as(self, other) = expand(self, other.shape).

@@ -141,3 +141,37 @@ describe('swapaxes, swapdims and zero', () => {
     }
   });
 });
+
+describe('numpy_T (Falcon\'s `.T`), baddbmm (BLOOM\'s ALiBi scores) and copy (a functional copy_)', () => {
+  test('numpy_T reverses every dim, against onnxruntime\'s Transpose', async () => {
+    const x = random.tensor([2, 3, 4], 'float32');
+    const want = await runOrtOp1({ opType: 'Transpose', inputs: [x] });
+    for (const t of await bothWays([x], (g, xs) => call(g, 'aten.numpy_T.default', { self: xs[0]! }).output)) expectClose(t, want, FP32, 'numpy_T');
+  });
+
+  test.each([
+    [1, 1],
+    [0.5, -2],
+    [0, 3],
+  ])('baddbmm with beta %d and alpha %d, against onnxruntime\'s MatMul then the sum done here', async (beta, alpha) => {
+    const self = random.tensor([2, 1, 5], 'float32');
+    const b1 = random.tensor([2, 3, 4], 'float32');
+    const b2 = random.tensor([2, 4, 5], 'float32');
+    // beta 0 ignores self: a NaN there must not reach the result.
+    if (beta === 0) (self.data as Float32Array)[0] = NaN;
+    const product = (await runOrtOp1({ opType: 'MatMul', inputs: [b1, b2] })).toArray().flat(Infinity) as number[];
+    const s = self.toArray().flat(Infinity) as number[];
+    const want = Tensor.from('float32', [2, 3, 5], product.map((p, i) => alpha * p + (beta === 0 ? 0 : beta * s[Math.floor(i / 15) * 5 + (i % 5)]!)));
+    for (const t of await bothWays([self, b1, b2], (g, xs) => call(g, 'aten.baddbmm.default', { self: xs[0]!, batch1: xs[1]!, batch2: xs[2]!, beta, alpha }).output)) {
+      expectClose(t, want, FP32, 'baddbmm');
+    }
+  });
+
+  test('copy gives src broadcast to self\'s shape in self\'s dtype', async () => {
+    const self = Tensor.from('int64', [2, 3], [9, 9, 9, 9, 9, 9]);
+    const src = Tensor.from('float32', [3], [1.75, -2.5, 3]);
+    for (const t of await bothWays([self, src], (g, xs) => call(g, 'aten.copy.default', { self: xs[0]!, src: xs[1]! }).output)) {
+      expect([t.dtype, t.shape, t.toArray().flat().map(Number)]).toEqual(['int64', [2, 3], [1, -2, 3, 1, -2, 3]]);
+    }
+  });
+});

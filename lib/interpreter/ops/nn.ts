@@ -6,7 +6,7 @@ import { conv, convTranspose } from '../../kernels/conv';
 import { add, mul, ne, pow, sub, where } from '../../kernels/elementwise';
 import { indexSelect, resize, topk, type CoordinateTransform, type NearestMode } from '../../kernels/indexing';
 import { generalFilter, resizeAttrs } from '../../kernels/resize-coords';
-import { addmm, linear, matmul } from '../../kernels/linalg';
+import { addmm, baddbmm, linear, matmul } from '../../kernels/linalg';
 import { batchNormInference, groupNorm, layerNormWithStats, rmsNorm } from '../../kernels/norm';
 import {
   adaptiveAvgPool,
@@ -117,6 +117,7 @@ defineImpl('aten.matmul.default', (a) => [matmul(T(a.self), T(a.other))]);
 defineImpl('aten.mm.default', (a) => [matmul(T(a.self), T(a.mat2))]);
 defineImpl('aten.bmm.default', (a) => [matmul(T(a.self), T(a.mat2))]);
 defineImpl('aten.addmm.default', (a) => [addmm(T(a.self), T(a.mat1), T(a.mat2), num(a.beta), num(a.alpha))]);
+defineImpl('aten.baddbmm.default', (a) => [baddbmm(T(a.self), T(a.batch1), T(a.batch2), num(a.beta), num(a.alpha))]);
 defineImpl('aten.linear.default', (a) => [linear(T(a.input), T(a.weight), optT(a.bias))]);
 
 // ---------------------------------------------------------------------------------------------

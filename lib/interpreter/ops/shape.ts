@@ -86,6 +86,10 @@ defineImpl('aten.t.default', (args) => {
   const t = T(args.self);
   return [t.rank < 2 ? reshape(t, t.shape) : transpose(t, 0, 1)];
 });
+defineImpl('aten.numpy_T.default', (args) => {
+  const t = T(args.self);
+  return [permute(t, t.shape.map((_, i) => t.rank - 1 - i))];
+});
 defineImpl('aten.flatten.using_ints', (args) => [flatten(T(args.self), N(args.start_dim), N(args.end_dim))]);
 defineImpl('aten.unflatten.int', (args) => {
   const t = T(args.self);
@@ -155,6 +159,10 @@ defineImpl('aten.narrow.default', (args) => {
 // Expand, repeat -------------------------------------------------------------------------------
 
 defineImpl('aten.expand.default', (args) => [expand(T(args.self), ints(args.size))]);
+defineImpl('aten.copy.default', (args) => {
+  const self = T(args.self);
+  return [expand(cast(T(args.src), self.dtype), self.shape)];
+});
 defineImpl('aten.expand_as.default', (args) => [expand(T(args.self), T(args.other).shape)]);
 defineImpl('aten.repeat.default', (args) => [tile(T(args.self), ints(args.repeats))]);
 

@@ -317,6 +317,22 @@ defineOp('aten.addmm.default(Tensor self, Tensor mat1, Tensor mat2, *, Scalar be
   return [tensorType(dtype, out)];
 });
 
+// BLOOM's ALiBi scores: beta * self + alpha * bmm(batch1, batch2).
+defineOp('aten.baddbmm.default(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (ctx) => {
+  const self = ctx.tensor('self');
+  const batch1 = ctx.tensor('batch1');
+  const batch2 = ctx.tensor('batch2');
+  if (batch1.shape.length !== 3 || batch2.shape.length !== 3) ctx.fail(`baddbmm needs 3-D batch1 and batch2, got ${fmtShape(batch1.shape)} and ${fmtShape(batch2.shape)}`);
+  expectDim(ctx, batch1.shape[0]!, batch2.shape[0]!, 'baddbmm batch sizes differ');
+  ctx.float('beta');
+  ctx.float('alpha');
+  const dtype = sameDtype(ctx, ['self', self], ['batch1', batch1], ['batch2', batch2]);
+  const out = matmulShape(ctx, batch1.shape, batch2.shape);
+  const shape = [batch1.shape[0]!, out[1]!, out[2]!];
+  biasBroadcasts(ctx, self.shape, shape, 'self (the bias)');
+  return [tensorType(dtype, shape)];
+});
+
 defineOp('aten.linear.default(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', (ctx) => {
   const input = ctx.tensor('input');
   const weight = ctx.tensor('weight');

@@ -307,6 +307,12 @@ defineOp('aten.t.default(Tensor(a) self) -> Tensor(a)', (ctx) => {
   return [tensorType(self.dtype, [...self.shape].reverse())];
 });
 
+// `x.T`: every dim reversed (Falcon's attention transposes its key with it).
+defineOp('aten.numpy_T.default(Tensor(a) self) -> Tensor(a)', (ctx) => {
+  const self = ctx.tensor('self');
+  return [tensorType(self.dtype, [...self.shape].reverse())];
+});
+
 defineOp('aten.flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)', (ctx) => {
   const self = ctx.tensor('self');
   const rank = self.shape.length;
@@ -623,6 +629,13 @@ defineOp('aten.expand.default(Tensor(a) self, SymInt[] size, *, bool implicit=Fa
 defineOp('aten.expand_as.default(Tensor(a) self, Tensor other) -> Tensor(a)', (ctx) => {
   const self = ctx.tensor('self');
   return [tensorType(self.dtype, expandShape(ctx, self.shape, ctx.tensor('other').shape))];
+});
+
+// The functional form of copy_: src broadcast to self's shape, in self's dtype.
+defineOp('aten.copy.default(Tensor self, Tensor src, bool non_blocking=False) -> Tensor', (ctx) => {
+  const self = ctx.tensor('self');
+  expandShape(ctx, ctx.tensor('src').shape, self.shape);
+  return [tensorType(self.dtype, [...self.shape])];
 });
 
 defineOp('aten.repeat.default(Tensor self, SymInt[] repeats) -> Tensor', (ctx) => {

@@ -398,6 +398,33 @@ describe('nodes', () => {
     }
   }, 60_000);
 
+  test('copy_ into a slice of a new tensor (BART\'s shift_tokens_right): later reads see the copy, broadcast and cast', async () => {
+    // out = zeros_like(x, int64); out[:, 1:] = x[:, :-1] (a float tensor, cast by copy_); out + 1.
+    const prog = program({
+      inputSpecs: [userInput('x')],
+      nodes: [
+        node('zeros', 'torch.ops.aten.zeros_like.default', [['self', T('x')], ['dtype', { as_scalar_type: LONG }]]),
+        node('src', 'torch.ops.aten.slice.Tensor', [['self', T('x')], ['dim', I(1)], ['start', I(0)], ['end', I(-1)]]),
+        node('dst', 'torch.ops.aten.slice.Tensor', [['self', T('zeros')], ['dim', I(1)], ['start', I(1)], ['end', I(9223372036854775807)]]),
+        node('copy_', 'torch.ops.aten.copy_.default', [['self', T('dst')], ['src', T('src')]]),
+        node('add', 'torch.ops.aten.add.Tensor', [['self', T('zeros')], ['other', I(1)]]),
+      ],
+      outputs: ['add'],
+      values: { x: meta(FLOAT, [2, 4]), zeros: meta(LONG, [2, 4]), src: meta(FLOAT, [2, 3]), dst: meta(LONG, [2, 3]), copy_: meta(LONG, [2, 3]), add: meta(LONG, [2, 4]) },
+    });
+    const x = [1.5, 2, 3, 4, 5, 6, 7.25, 8];
+    const expected = [1, 2, 3, 4, 1, 6, 7, 8];
+    const g = loadPt2(archive(prog));
+    expect(interpret(g, [tensor([2, 4], x)])[0]!.toArray().map(Number)).toEqual(expected);
+    const compiled = await compile(archive(prog), { backend: 'reference', minBlockSize: 1 });
+    try {
+      expect(compiled.report.segments.map((seg) => seg.kind)).toEqual(['engine']);
+      expect((await compiled.run([tensor([2, 4], x)]))[0]!.toArray().map(Number)).toEqual(expected);
+    } finally {
+      compiled.dispose();
+    }
+  }, 60_000);
+
   test('an update through a slice while another, older view of the same tensor is read afterwards is refused', () => {
     const prog = program({
       inputSpecs: [userInput('x')],
