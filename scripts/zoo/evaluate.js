@@ -45,7 +45,7 @@ async function evaluateOne(lib, zoo, model, key, backend) {
   // A dim torch.export made dynamic by itself (Dim.AUTO) has the range the export proved, from
   // 2 where the example's size was (PyTorch specializes sizes 0 and 1): the compile keeps to it
   // and a stored size outside it is reported as such, not run.
-  const exportRanges = file.endsWith('.pt2') && !isStatic ? symbolMins(file, entry) : entry.inputs.map((s) => s.min.map(() => 0));
+  const exportRanges = file.endsWith('.pt2') && !isStatic ? symbolMins(file, entry) : noMins(entry);
   const inputs = entry.inputs.map((spec, j) => {
     const example = lib.readNpy(fs.readFileSync(path.join(zoo.dir, model, `size1_input${j}.npy`)));
     if (isStatic) return { shape: [...example.shape] };
@@ -110,10 +110,20 @@ async function evaluateOne(lib, zoo, model, key, backend) {
   return result;
 }
 
-/** Per input of `entry`, per dim: the least size the .pt2's own symbol for that dim allows (0 where it names none). */
+const noMins = (entry) => entry.inputs.map((s) => s.min.map(() => 0));
+
+/**
+ * Per input of `entry`, per dim: the least size the .pt2's own symbol for that dim allows (0
+ * where it names none, or where the file does not load: compile() then reports why).
+ */
 function symbolMins(file, entry) {
   const { loadPt2 } = require('../../dist/ir-entry.js');
-  const graph = loadPt2(file);
+  let graph;
+  try {
+    graph = loadPt2(file);
+  } catch {
+    return noMins(entry);
+  }
   return entry.inputs.map((spec, j) => {
     const shape = graph.inputs[j]?.tensorType.shape ?? [];
     return spec.min.map((_, d) => {

@@ -494,6 +494,9 @@ function buildCases(Tensor) {
   return cases;
 }
 
+/** Every kernel key met in this process and its source (see planCase). */
+const KEY_SOURCES = new Map();
+
 /** Per-dtype comparison tolerances (floats compute in fp32 and round once into their dtype). */
 const TOLERANCE = {
   float32: { rtol: 1e-4, atol: 1e-5 },
@@ -567,6 +570,11 @@ async function planCase(lib, internals, modules, c, owned) {
       continue;
     }
     launched.push(`${s.kernel.key} grid [${s.grid.join(',')}] block [${s.block.join(',')}]`);
+    // A key names one source (engines and this check load modules by key): two sources under
+    // one key would run the first one's code with the second one's arguments.
+    const known = KEY_SOURCES.get(s.kernel.key);
+    if (known !== undefined && known !== s.kernel.source) throw new Error(`kernel key "${s.kernel.key}" names two different sources (case ${c.name})`);
+    KEY_SOURCES.set(s.kernel.key, s.kernel.source);
     let mod = modules.get(s.kernel.key);
     if (!mod) {
       mod = await compileModule(s.kernel.source, [s.kernel.entry], 0, { name: `${s.kernel.key}.cu` });
