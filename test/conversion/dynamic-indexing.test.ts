@@ -144,3 +144,60 @@ describe('aten.gather.default with an index smaller than self (IR graphs, agains
     ]);
   }, 60_000);
 });
+
+describe('aten.index_select.default with run-time dims (IR graphs, against the interpreter)', () => {
+  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    expect(program.report.ops.find((o) => o.target === 'aten.index_select.default')!.converter).toBe('aten.index_select.default (dynamic)');
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  };
+
+  test("a static table's rows by run-time position ids, negative ones counted from the end (Falcon's rotary tables)", async () => {
+    const g = new DynGraph('rows', { seq: { min: 1, max: 16 } });
+    const table = g.graph.addConstant('table', rng.tensor([10, 4]));
+    const ids = g.input('ids', 'int64', ['seq']);
+    const graph = g.outputs(g.call('aten.index_select.default', { self: table, dim: 0, index: ids }).output);
+    await check(graph, [[rng.intTensor([5], -10, 9)], [rng.intTensor([12], -10, 9)]]);
+  }, 60_000);
+
+  test('along a run-time axis by negative indices, wrapped by the size read at run time', async () => {
+    const g = new DynGraph('batch_rows', { b: { min: 1, max: 8 }, k: { min: 1, max: 4 } });
+    const self = g.input('self', 'float32', ['b', 3]);
+    const index = g.input('index', 'int64', ['k']);
+    const graph = g.outputs(g.call('aten.index_select.default', { self, dim: 0, index }).output);
+    await check(graph, [
+      [rng.tensor([4, 3]), Tensor.from('int64', [3], [-1, 0, -4])],
+      [rng.tensor([7, 3]), Tensor.from('int64', [2], [-7, 6])],
+    ]);
+  }, 60_000);
+});
+
+describe('aten.repeat_interleave.self_int with run-time dims (IR graphs, against the interpreter)', () => {
+  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    expect(program.report.ops.find((o) => o.target === 'aten.repeat_interleave.self_int')!.converter).toBe('aten.repeat_interleave.self_int (dynamic)');
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  };
+
+  test.each([
+    [1, 2],
+    [2, 3],
+    [-1, 2],
+    [null, 2],
+  ])('dim %p, %d repeats, over [b, seq, 4] with run-time b and seq', async (dim, repeats) => {
+    const g = new DynGraph('interleave', { b: { min: 1, max: 4 }, seq: { min: 1, max: 16 } });
+    const self = g.input('self', 'float32', ['b', 'seq', 4]);
+    const graph = g.outputs(g.call('aten.repeat_interleave.self_int', { self, repeats, dim, output_size: null }).output);
+    await check(graph, [[rng.tensor([2, 5, 4])], [rng.tensor([3, 9, 4])]]);
+  }, 60_000);
+});

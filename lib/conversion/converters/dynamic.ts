@@ -30,9 +30,10 @@ import type { ConversionContext } from '../context';
 import { defineConverter, staticIntArgs } from '../define';
 import type { ConverterImpl } from '../registry';
 import { num, nums, optNum, optValue, value } from '../impl/args';
-import { axisOf, cast, elementwise, trt } from '../impl/basic';
+import { axisOf, cast, elementwise, reshape, trt } from '../impl/basic';
 import {
   asVector,
+  axesOf,
   dimOf,
   expandToShape,
   isDynamic,
@@ -444,6 +445,45 @@ dynamicOnly(
   },
   noQuantized,
   (node) => (rankOf(value(node, 'index')) === rankOf(value(node, 'self')) ? null : 'index and self must have the same rank'),
+);
+
+/**
+ * repeat_interleave by a static count with run-time dims (CodeGen's rotary tables): a size-1
+ * axis after `dim`, expanded to the count, merged back into `dim` (no dim: the flat tensor).
+ */
+dynamicOnly(
+  'aten.repeat_interleave.self_int',
+  (node, ctx) => {
+    const repeats = num(node, 'repeats');
+    const dim = optNum(node, 'dim');
+    let x = ctx.tensor(value(node, 'self'));
+    let axis = 0;
+    if (dim === null || x.shape.length === 0) x = reshapeFromDims(ctx, x, [-1], 'flatten');
+    else axis = axisOf(ctx, dim, x.shape.length);
+    const rank = x.shape.length;
+    const inserted = reshapeFromDims(ctx, x, [...axesOf(x, 0, axis + 1), 1, ...axesOf(x, axis + 1)], 'insert');
+    const target = shapeConstant(ctx, Array.from({ length: rank + 1 }, (_, i) => (i === axis + 1 ? repeats : -1)), 'repeat_dims');
+    const expanded = expandToShape(ctx, inserted, target, 'repeat');
+    return [reshapeFromDims(ctx, expanded, [...axesOf(expanded, 0, axis), -1, ...axesOf(expanded, axis + 2)], 'merge')];
+  },
+  noQuantized,
+);
+
+/**
+ * index_select with run-time dims (Falcon's rotary tables indexed by position ids): a gather
+ * along the axis, negative indices wrapped by the axis's size read at run time where it is one.
+ */
+dynamicOnly(
+  'aten.index_select.default',
+  (node, ctx) => {
+    const self = value(node, 'self');
+    const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
+    const x = ctx.tensor(self);
+    let idx = indexTensorAlong(ctx, value(node, 'index'), x, axis);
+    if (idx.shape.length === 0) idx = reshape(ctx, idx, [1], 'index_1d');
+    return [ctx.add({ kind: 'gather', mode: 'default', axis }, [x, idx])];
+  },
+  noQuantized,
 );
 
 /**
