@@ -201,3 +201,38 @@ describe('aten.repeat_interleave.self_int with run-time dims (IR graphs, against
     await check(graph, [[rng.tensor([2, 5, 4])], [rng.tensor([3, 9, 4])]]);
   }, 60_000);
 });
+
+describe('trt.gather_nd addressing run-time dims (IR graphs, against the interpreter)', () => {
+  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    expect(program.report.ops.find((o) => o.target === 'trt.gather_nd')!.converter).toBe('trt.gather_nd (dynamic)');
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  };
+
+  test('tuples (row, position) into [b, seq, 4], negative components wrapped by the run-time sizes', async () => {
+    const g = new DynGraph('last_token', { b: { min: 1, max: 4 }, seq: { min: 1, max: 16 }, n: { min: 1, max: 4 } });
+    const self = g.input('self', 'float32', ['b', 'seq', 4]);
+    const tuples = g.input('tuples', 'int64', ['n', 2]);
+    const graph = g.outputs(g.call('trt.gather_nd', { self, indices: tuples, batch_dims: 0 }).output);
+    await check(graph, [
+      [rng.tensor([2, 5, 4]), Tensor.from('int64', [3, 2], [0, -1, 1, 4, -2, -5])],
+      [rng.tensor([3, 9, 4]), Tensor.from('int64', [2, 2], [-1, 8, 2, -9])],
+    ]);
+  }, 60_000);
+
+  test('with a batch dim: one run-time position per row', async () => {
+    const g = new DynGraph('per_row', { b: { min: 1, max: 4 }, seq: { min: 1, max: 16 } });
+    const self = g.input('self', 'float32', ['b', 'seq', 3]);
+    const positions = g.input('positions', 'int64', ['b', 1]);
+    const graph = g.outputs(g.call('trt.gather_nd', { self, indices: positions, batch_dims: 1 }).output);
+    await check(graph, [
+      [rng.tensor([2, 6, 3]), Tensor.from('int64', [2, 1], [-1, 2])],
+      [rng.tensor([4, 11, 3]), Tensor.from('int64', [4, 1], [10, -11, 0, -3])],
+    ]);
+  }, 60_000);
+});

@@ -47,7 +47,7 @@ import {
   sliceAlong,
   sliceDynamic,
 } from '../impl/dynamic';
-import { indexTensor, indexTensorAlong } from '../impl/indices';
+import { indexTensor, indexTensorAlong, indexTuplesAlong } from '../impl/indices';
 import { catParts, sliceBounds, VIEW_TARGETS } from '../impl/shape';
 import { linear, scaled, torchMatmul } from '../impl/linalg';
 import { attention } from '../impl/attention';
@@ -487,9 +487,10 @@ dynamicOnly(
 );
 
 /**
- * ONNX GatherND with run-time dims (the index tuples of a NonZero, say): a gather nd, as the
- * static converter, when the tuple length and the dims of self the tuples address are static
- * (negative indices wrap by those sizes); the other dims may be run-time ones.
+ * ONNX GatherND with run-time dims (the index tuples of a NonZero, say; the dynamo exporter's
+ * advanced indexing of a run-time batch): a gather nd, as the static converter, when the tuple
+ * length is static; negative components wrap by the sizes they address, read at run time where
+ * those are run-time dims.
  */
 dynamicOnly(
   'trt.gather_nd',
@@ -498,15 +499,14 @@ dynamicOnly(
     const indices = value(node, 'indices');
     const b = num(node, 'batch_dims');
     const k = irShape(indices).at(-1) as number;
-    const idx = indexTensor(ctx, indices, irShape(self).slice(b, b + k) as number[]);
-    return [ctx.add({ kind: 'gather', mode: 'nd', axis: 0, nbElementWiseDims: b }, [ctx.tensor(self), idx])];
+    const x = ctx.tensor(self);
+    const idx = indexTuplesAlong(ctx, indices, x, b, k);
+    return [ctx.add({ kind: 'gather', mode: 'nd', axis: 0, nbElementWiseDims: b }, [x, idx])];
   },
   noQuantized,
   (node) => {
     const k = irShape(value(node, 'indices')).at(-1);
-    if (k === undefined || !isStatic(k) || k === 0) return 'index tuples need a static length of at least 1 (TensorRT gather nd)';
-    const b = num(node, 'batch_dims');
-    return irShape(value(node, 'self')).slice(b, b + k).every(isStatic) ? null : 'the dims of self that index tuples address must be static';
+    return k === undefined || !isStatic(k) || k === 0 ? 'index tuples need a static length of at least 1 (TensorRT gather nd)' : null;
   },
 );
 

@@ -10,7 +10,7 @@ import type { NetTensor } from '../../network';
 import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
 import { cast } from './basic';
-import { dimOf } from './dynamic';
+import { dimOf, dimsOf } from './dynamic';
 
 /** The tensor of a constant IR value, or null when the value is computed. */
 export function constantOf(v: Value): Tensor | null {
@@ -80,3 +80,24 @@ export function indexTensorAlong(ctx: ConversionContext, v: Value, data: NetTens
   const sizes = rank === 0 ? size : ctx.add({ kind: 'shuffle', reshape: ones(rank), zeroIsPlaceholder: false }, [size], `${role}_axis_sizes`);
   return wrapBy(ctx, t, sizes, role);
 }
+
+/**
+ * Index tuples `v` ([..., k]) into dims `first`..`first + k - 1` of `data`, which may be run-time
+ * sizes: as {@link indexTensor} when all k are static; otherwise negative components are
+ * wrapped by those sizes read at run time (constant non-negative tuples need nothing).
+ */
+export function indexTuplesAlong(ctx: ConversionContext, v: Value, data: NetTensor, first: number, k: number, role = 'indices'): NetTensor {
+  const dims = data.shape.slice(first, first + k);
+  if (dims.every((d) => d >= 0)) return indexTensor(ctx, v, dims, role);
+  const dtype = v.tensorType.dtype;
+  const type = indexType(dtype);
+  const t = cast(ctx, ctx.tensor(v), type, `${role}_cast`);
+  const constant = constantOf(v);
+  if (dtype === 'uint8' || dtype === 'bool' || (constant !== null && readNumbers(constant).every((x) => x >= 0))) return t;
+  const axes = Array.from({ length: k }, (_, i) => first + i);
+  const sizes = cast(ctx, dimsOf(ctx, data, axes, `${role}_tuple_sizes`), type, `${role}_tuple_sizes_cast`);
+  const rank = t.shape.length;
+  const aligned = rank === 1 ? sizes : ctx.add({ kind: 'shuffle', reshape: [...ones(rank - 1), k], zeroIsPlaceholder: false }, [sizes], `${role}_tuple_sizes_rank`);
+  return wrapBy(ctx, t, aligned, role);
+}
+
