@@ -236,3 +236,25 @@ describe('trt.gather_nd addressing run-time dims (IR graphs, against the interpr
     ]);
   }, 60_000);
 });
+
+describe('trt.scatter_nd addressing run-time dims (IR graphs, against the interpreter)', () => {
+  test('rows of [b, seq] replaced at run-time tuples, negative components wrapped by the run-time sizes', async () => {
+    const g = new DynGraph('shifted', { b: { min: 1, max: 4 }, seq: { min: 2, max: 16 }, n: { min: 1, max: 4 } });
+    const self = g.input('self', 'float32', ['b', 'seq']);
+    const tuples = g.input('tuples', 'int64', ['n', 1]);
+    const updates = g.input('updates', 'float32', ['n', 'seq']);
+    const graph = g.outputs(g.call('trt.scatter_nd', { self, indices: tuples, updates, reduction: 'none' }).output);
+    const runs = [
+      [rng.tensor([3, 5]), Tensor.from('int64', [2, 1], [-1, 0]), rng.tensor([2, 5])],
+      [rng.tensor([4, 9]), Tensor.from('int64', [3, 1], [2, -4, 1]), rng.tensor([3, 9])],
+    ];
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    expect(program.report.ops.find((o) => o.target === 'trt.scatter_nd')!.converter).toBe('trt.scatter_nd (dynamic)');
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  }, 60_000);
+});

@@ -553,6 +553,30 @@ dynamicOnly(
   nonEmptyIndex,
 );
 
+/**
+ * ONNX ScatterND with run-time dims (the dynamo exporter's slice assignment, BART's shifted
+ * decoder inputs): a scatter nd when the tuple length is static and no index dim is a static 0;
+ * negative components wrap by the sizes they address, read at run time where those are
+ * run-time dims.
+ */
+dynamicOnly(
+  'trt.scatter_nd',
+  (node, ctx) => {
+    const x = ctx.tensor(value(node, 'self'));
+    const k = irShape(value(node, 'indices')).at(-1) as number;
+    const idx = indexTuplesAlong(ctx, value(node, 'indices'), x, 0, k);
+    return [ctx.add({ kind: 'scatter', mode: 'nd', axis: 0 }, [x, idx, ctx.tensor(value(node, 'updates'))])];
+  },
+  noQuantized,
+  (node) => (node.args.reduction !== 'none' ? `reduction "${String(node.args.reduction)}": TensorRT's scatter layer has no reductions` : null),
+  (node) => {
+    const indices = irShape(value(node, 'indices'));
+    const k = indices.at(-1);
+    if (k === undefined || !isStatic(k) || k === 0) return 'index tuples need a static length of at least 1 (TensorRT scatter nd)';
+    return indices.some((d) => d === 0) ? 'an empty index writes nothing; TensorRT scatter layers need a non-empty index' : null;
+  },
+);
+
 // ---------------------------------------------------------------------------------------
 // Matrix products, softmax, reductions, normalization, attention
 // ---------------------------------------------------------------------------------------
