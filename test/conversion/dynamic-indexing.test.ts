@@ -258,3 +258,53 @@ describe('trt.scatter_nd addressing run-time dims (IR graphs, against the interp
     }
   }, 60_000);
 });
+
+describe('aten.index.Tensor with several index tensors and run-time dims (IR graphs, against the interpreter)', () => {
+  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    expect(program.report.ops.find((o) => o.target === 'aten.index.Tensor')!.converter).toBe('aten.index.Tensor (dynamic)');
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  };
+  const ranges = { b: { min: 1, max: 4 }, seq: { min: 1, max: 16 }, n: { min: 1, max: 4 }, m: { min: 1, max: 4 } };
+
+  test("a sequence classifier's last token: logits[rows, lengths - 1] over [b, seq, 4]", async () => {
+    const g = new DynGraph('last_token', ranges);
+    const self = g.input('self', 'float32', ['b', 'seq', 4]);
+    const rows = g.input('rows', 'int64', ['n']);
+    const cols = g.input('cols', 'int64', ['n']);
+    const graph = g.outputs(g.call('aten.index.Tensor', { self, indices: [rows, cols] }).output);
+    await check(graph, [
+      [rng.tensor([2, 5, 4]), Tensor.from('int64', [2], [0, 1]), Tensor.from('int64', [2], [4, -1])],
+      [rng.tensor([4, 9, 4]), Tensor.from('int64', [3], [3, -4, 1]), Tensor.from('int64', [3], [-9, 8, 2])],
+    ]);
+  }, 60_000);
+
+  test('adjacent indices after a kept dim, broadcast [n, 1] with [m]: the kept dim stays in front', async () => {
+    const g = new DynGraph('after_kept', ranges);
+    const self = g.input('self', 'float32', ['b', 'seq', 5]);
+    const i = g.input('i', 'int64', ['n', 1]);
+    const j = g.input('j', 'int64', ['m']);
+    const graph = g.outputs(g.call('aten.index.Tensor', { self, indices: [null, i, j] }).output);
+    await check(graph, [
+      [rng.tensor([2, 6, 5]), Tensor.from('int64', [2, 1], [0, -1]), Tensor.from('int64', [3], [4, -5, 2])],
+      [rng.tensor([3, 11, 5]), Tensor.from('int64', [3, 1], [10, 2, -11]), Tensor.from('int64', [1], [1])],
+    ]);
+  }, 60_000);
+
+  test('indices apart (dims 0 and 2): the broadcast dims come first', async () => {
+    const g = new DynGraph('apart', ranges);
+    const self = g.input('self', 'float32', ['b', 'seq', 3]);
+    const i = g.input('i', 'int64', ['n']);
+    const k = g.input('k', 'int64', ['n']);
+    const graph = g.outputs(g.call('aten.index.Tensor', { self, indices: [i, null, k] }).output);
+    await check(graph, [
+      [rng.tensor([3, 4, 3]), Tensor.from('int64', [2], [2, -3]), Tensor.from('int64', [2], [0, -1])],
+      [rng.tensor([4, 7, 3]), Tensor.from('int64', [4], [0, 1, 2, 3]), Tensor.from('int64', [4], [2, 1, 0, -2])],
+    ]);
+  }, 60_000);
+});

@@ -30,7 +30,7 @@ import type { ConversionContext } from '../context';
 import { defineConverter, staticIntArgs } from '../define';
 import type { ConverterImpl } from '../registry';
 import { num, nums, optNum, optValue, value } from '../impl/args';
-import { axisOf, cast, elementwise, reshape, trt } from '../impl/basic';
+import { axisOf, cast, elementwise, permute as permuteDims, reshape, trt } from '../impl/basic';
 import {
   asVector,
   axesOf,
@@ -397,23 +397,78 @@ dynamicOnly('aten.full_like.default', filledLike(fillValue), (node) => trtOrNull
 dynamicOnly('aten.zeros_like.default', filledLike(() => 0), (node) => trtOrNull(outDType(node)));
 dynamicOnly('aten.ones_like.default', filledLike(() => 1), (node) => trtOrNull(outDType(node)));
 
-// aten.index with one index tensor (ONNX Gather): a gather along its dim; negative indices
-// into a run-time dim are wrapped by that dim read at run time.
+/** aten.index's indexed dims, the other dims before (when the indexed ones are adjacent) and after, and the broadcast index dims of its output. */
+function advancedLayout(node: Node): { indices: Array<Value | null>; positions: number[]; before: number[]; after: number[]; broadcast: Dim[] } {
+  const indices = (node.args.indices as Arg[]).map((a) => (a instanceof Value ? a : null));
+  const rank = rankOf(value(node, 'self'));
+  const positions = indices.flatMap((v, d) => (v === null ? [] : [d]));
+  const adjacent = positions.length > 0 && positions.at(-1)! - positions[0]! === positions.length - 1;
+  const rest = Array.from({ length: rank }, (_, d) => d).filter((d) => !positions.includes(d));
+  const before = adjacent ? rest.filter((d) => d < positions[0]!) : [];
+  const after = rest.filter((d) => !before.includes(d));
+  const out = irShape(node.output);
+  return { indices, positions, before, after, broadcast: out.slice(before.length, out.length - after.length) };
+}
+
+/** The position of an index tensor whose (right-aligned) dim is broadcast dim `j`, and that dim's axis in it; null when none has it. */
+function broadcastSource(layout: ReturnType<typeof advancedLayout>, j: number): { tensor: number; axis: number } | null {
+  const dim = layout.broadcast[j]!;
+  for (const [i, d] of layout.positions.entries()) {
+    const s = irShape(layout.indices[d]!);
+    const axis = j - (layout.broadcast.length - s.length);
+    if (axis >= 0 && dimEquals(s[axis]!, dim)) return { tensor: i, axis };
+  }
+  return null;
+}
+
+/**
+ * aten.index with run-time dims. One index tensor (ONNX Gather): a gather along its dim.
+ * Several (`logits[arange(b), lengths - 1]`, a sequence classifier's last token): as the
+ * static converter, the indexed dims moved first, the index tensors broadcast to their common
+ * shape (the output's broadcast dims, read from an index tensor at run time where they are
+ * run-time dims) and stacked into tuples for a gather nd, and the dims before adjacent indices
+ * put back in front. Negative indices into a run-time dim are wrapped by that dim read at run time.
+ */
 dynamicOnly(
   'aten.index.Tensor',
   (node, ctx) => {
-    const self = value(node, 'self');
-    const indices = node.args.indices as Arg[];
-    const d = indices.findIndex((x) => x instanceof Value);
-    const x = ctx.tensor(self);
-    return [ctx.add({ kind: 'gather', mode: 'default', axis: d }, [x, indexTensorAlong(ctx, indices[d] as Value, x, d)])];
+    const layout = advancedLayout(node);
+    const { indices, positions, before, after, broadcast } = layout;
+    const x = ctx.tensor(value(node, 'self'));
+    if (positions.length === 1) {
+      const d = positions[0]!;
+      return [ctx.add({ kind: 'gather', mode: 'default', axis: d }, [x, indexTensorAlong(ctx, indices[d]!, x, d)])];
+    }
+    const nB = broadcast.length;
+    const parts = positions.map((d, i) => indexTensorAlong(ctx, indices[d]!, x, d, `index${i}`));
+    const target = shapeVector(
+      ctx,
+      broadcast.map((dim, j): number | NetTensor => {
+        if (isStatic(dim)) return dim;
+        const source = broadcastSource(layout, j)!;
+        return dimOf(ctx, parts[source.tensor]!, source.axis, `broadcast_dim${j}`);
+      }),
+      'broadcast_shape',
+    );
+    const tuples = parts.map((t, i) => {
+      const full = expandToShape(ctx, cast(ctx, t, 'int64', `index${i}_int64`), target, `index${i}_expand`);
+      return reshapeFromDims(ctx, full, [...axesOf(full), 1], `index${i}_tuple`);
+    });
+    const data = permuteDims(ctx, x, [...positions, ...before, ...after], 'indexed_first');
+    const gathered = ctx.add({ kind: 'gather', mode: 'nd', axis: 0, nbElementWiseDims: 0 }, [data, ctx.add({ kind: 'concat', axis: nB }, tuples, 'tuples')], 'gather_nd');
+    const nb = before.length;
+    const back = [...Array.from({ length: nb }, (_, i) => nB + i), ...Array.from({ length: nB }, (_, i) => i), ...after.map((_, i) => nB + nb + i)];
+    return [permuteDims(ctx, gathered, back, 'restore')];
   },
   noQuantized,
   (node) => {
-    const given = (node.args.indices as Arg[]).filter((x): x is Value => x instanceof Value);
-    if (given.length !== 1) return 'only one index tensor is supported with run-time dims';
-    const dtype = given[0]!.tensorType.dtype;
-    return dtype === 'bool' || dtype === 'uint8' ? 'boolean mask indices are data-dependent' : null;
+    const layout = advancedLayout(node);
+    const given = layout.positions.map((d) => layout.indices[d]!);
+    if (given.length === 0) return 'no index tensor';
+    if (given.some((v) => v.tensorType.dtype === 'bool' || v.tensorType.dtype === 'uint8')) return 'boolean mask indices are data-dependent';
+    if (given.length === 1) return null;
+    const unread = layout.broadcast.findIndex((dim, j) => !isStatic(dim) && broadcastSource(layout, j) === null);
+    return unread < 0 ? null : `the broadcast index dim ${formatDim(layout.broadcast[unread]!)} is no index tensor's dim`;
   },
 );
 
