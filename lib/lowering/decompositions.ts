@@ -113,6 +113,22 @@ const toView =
     return [ctx.call('aten.view.default', { self, size })];
   };
 
+/** meshgrid as a view and an expand per tensor (see the table entry). */
+function meshgridAs(indexing: 'ij' | 'xy'): Decomposition {
+  return (ctx) => {
+    if (!ctx.has('aten.view.default') || !ctx.has('aten.expand.default')) return null;
+    const tensors = ctx.node.args.tensors as Value[];
+    const n = tensors.length;
+    const grid = ctx.node.outputs[0]!.tensorType.shape;
+    const at = (i: number): number => (indexing === 'xy' && n >= 2 && i < 2 ? 1 - i : i);
+    return tensors.map((t, i) => {
+      const along = grid.map((d, j) => (j === at(i) ? d : 1));
+      const viewed = shapeEquals(t.tensorType.shape, along) ? t : ctx.call('aten.view.default', { self: t, size: ctx.dims(along) }, `_view${i}`);
+      return shapeEquals(along, grid) ? viewed : ctx.call('aten.expand.default', { self: viewed, size: ctx.dims(grid) }, `_expand${i}`);
+    });
+  };
+}
+
 /** A view-like op (flatten, unflatten, squeeze...) → view of its inferred shape. */
 const viewOfOutput: Decomposition = (ctx) => (ctx.has('aten.view.default') ? [viewAs(ctx, ctx.value('self'), ctx.node.output.tensorType.shape)] : null);
 
@@ -308,6 +324,11 @@ export const DECOMPOSITIONS: Readonly<Record<string, Decomposition>> = {
     if (shapeEquals(src.tensorType.shape, self.tensorType.shape)) return [src];
     return [ctx.call('aten.expand.default', { self: src, size: ctx.dims(self.tensorType.shape) }, '_expand')];
   },
+
+  // meshgrid: each tensor viewed along its grid dim, then expanded over the grid (the node's
+  // output shape; "xy" swaps the first two dims).
+  'aten.meshgrid.default': meshgridAs('ij'),
+  'aten.meshgrid.indexing': (ctx) => meshgridAs(ctx.node.args.indexing === 'xy' ? 'xy' : 'ij')(ctx),
 
   // expand_as(self, other) = expand(self, other.shape).
   'aten.expand_as.default': (ctx) =>

@@ -175,3 +175,26 @@ describe('numpy_T (Falcon\'s `.T`), baddbmm (BLOOM\'s ALiBi scores) and copy (a 
     }
   });
 });
+
+describe('meshgrid (BEiT\'s relative position table)', () => {
+  const a = Tensor.from('int64', [2], [10, 20]);
+  const b = Tensor.from('int64', [3], [1, 2, 3]);
+  test.each([
+    // torch.meshgrid(a, b, indexing=...): [ij] grids [2, 3]; [xy] grids [3, 2].
+    ['ij', 0, [2, 3], [10, 10, 10, 20, 20, 20]],
+    ['ij', 1, [2, 3], [1, 2, 3, 1, 2, 3]],
+    ['xy', 0, [3, 2], [10, 20, 10, 20, 10, 20]],
+    ['xy', 1, [3, 2], [1, 1, 2, 2, 3, 3]],
+  ] as const)('indexing %s, output %d', async (indexing, k, shape, values) => {
+    for (const t of await bothWays([a, b], (g, xs) => call(g, 'aten.meshgrid.indexing', { tensors: [xs[0]!, xs[1]!], indexing }).outputs[k]!)) {
+      expect([t.shape, t.toArray().flat().map(Number)]).toEqual([shape, values]);
+    }
+  });
+
+  test('a 0-D tensor counts as size 1; three tensors; the default form is "ij"', async () => {
+    const c = Tensor.from('int64', [], [7]);
+    for (const t of await bothWays([a, c, b], (g, xs) => call(g, 'aten.meshgrid.default', { tensors: [xs[0]!, xs[1]!, xs[2]!] }).outputs[2]!)) {
+      expect([t.shape, t.toArray().flat(Infinity).map(Number)]).toEqual([[2, 1, 3], [1, 2, 3, 1, 2, 3]]);
+    }
+  });
+});

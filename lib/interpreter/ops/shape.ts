@@ -125,6 +125,19 @@ defineImpl('aten.chunk.default', (args) => {
   if (n === 0) return split(t, new Array<number>(chunks).fill(0), a);
   return split(t, Math.ceil(n / chunks), a);
 });
+/** meshgrid: tensor i laid along its grid dim (the first two swapped for "xy") and expanded over the grid. */
+function meshgrid(tensors: readonly Tensor[], indexing: string): Tensor[] {
+  const n = tensors.length;
+  const at = (i: number): number => (indexing === 'xy' && n >= 2 && i < 2 ? 1 - i : i);
+  const grid = new Array<number>(n);
+  tensors.forEach((t, i) => (grid[at(i)] = t.rank === 0 ? 1 : t.shape[0]!));
+  return tensors.map((t, i) => {
+    const along = grid.map((d, j) => (j === at(i) ? d : 1));
+    return expand(reshape(t, along), grid);
+  });
+}
+defineImpl('aten.meshgrid.default', (args) => meshgrid(args.tensors as Tensor[], 'ij'));
+defineImpl('aten.meshgrid.indexing', (args) => meshgrid(args.tensors as Tensor[], args.indexing as string));
 defineImpl('aten.unbind.int', (args) => {
   const t = T(args.self);
   const a = axisOf(N(args.dim), t.rank, 'unbind');

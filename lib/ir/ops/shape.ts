@@ -489,6 +489,25 @@ defineOp('aten.unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]', (ctx)
   return Array.from({ length: n }, () => tensorType(self.dtype, shape));
 });
 
+/**
+ * meshgrid: each of N 0-D or 1-D tensors spread over the grid of all their sizes ("ij": dim i
+ * is tensor i's; "xy": the first two swapped, NumPy's Cartesian order). BEiT's relative
+ * position table.
+ */
+function meshgrid(ctx: InferContext, indexing: string): TensorType[] {
+  const all = ctx.tensors('tensors');
+  if (all.length === 0) ctx.fail('needs at least one tensor');
+  if (indexing !== 'ij' && indexing !== 'xy') ctx.fail(`indexing must be "ij" or "xy", got "${indexing}"`);
+  if (all.some((t) => t.shape.length > 1)) ctx.fail(`expects 0-D or 1-D tensors, got ${all.map((t) => fmtShape(t.shape)).join(', ')}`);
+  if (all.some((t) => t.dtype !== all[0]!.dtype)) ctx.fail(`expects tensors of one dtype, got ${all.map((t) => t.dtype).join(', ')}`);
+  const sizes: Dim[] = all.map((t) => (t.shape.length === 0 ? 1 : t.shape[0]!));
+  if (indexing === 'xy' && sizes.length >= 2) [sizes[0], sizes[1]] = [sizes[1]!, sizes[0]!];
+  return all.map((t) => tensorType(t.dtype, [...sizes]));
+}
+
+defineOp('aten.meshgrid.default(Tensor[] tensors) -> Tensor[]', (ctx) => meshgrid(ctx, 'ij'));
+defineOp('aten.meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]', (ctx) => meshgrid(ctx, ctx.str('indexing')));
+
 // ---------------------------------------------------------------------------------------
 // Slices and selects
 // ---------------------------------------------------------------------------------------
