@@ -308,3 +308,23 @@ describe('aten.index.Tensor with several index tensors and run-time dims (IR gra
     ]);
   }, 60_000);
 });
+
+describe('a reshape by run-time sizes keeps the dims the IR knows statically', () => {
+  test("SegFormer's tokens [b, 16, 4] to an image [b, 4, 4, -1], permuted and convolved: the channel dim is static for the convolution", async () => {
+    const g = new DynGraph('tokens_to_image', { b: { min: 1, max: 4 } });
+    const x = g.input('x', 'float32', ['b', 16, 4]);
+    const image = g.call('aten.reshape.default', { self: x, shape: [g.size(x, 0), 4, 4, -1] }).output;
+    const nchw = g.call('aten.permute.default', { self: image, dims: [0, 3, 1, 2] }).output;
+    const weight = g.graph.addConstant('weight', rng.tensor([8, 4, 3, 3]));
+    const conv = g.call('aten.convolution.default', { input: nchw, weight, bias: null, stride: [2, 2], padding: [1, 1], dilation: [1, 1], transposed: false, output_padding: [0, 0], groups: 1 }).output;
+    const graph = g.outputs(conv);
+    const runs = [[rng.tensor([1, 16, 4])], [rng.tensor([3, 16, 4])]];
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  }, 60_000);
+});

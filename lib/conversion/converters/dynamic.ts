@@ -140,9 +140,12 @@ dyn('trt.sym_list_dyn', (node, ctx) => {
   return [shapeVector(ctx, items, 'list')];
 });
 
-dyn('trt.reshape_dyn', (node, ctx) => [reshapeTo(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'shape')))], noQuantized);
+// The result's dims the IR knows statically (the channels of a TorchScript export's
+// `reshape(b, h, w, -1)` before a convolution) are pinned: the layer's own shape inference
+// sees only a shape tensor.
+dyn('trt.reshape_dyn', (node, ctx) => [pinned(ctx, reshapeTo(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'shape'))), node.output)], noQuantized);
 
-dyn('trt.expand_dyn', (node, ctx) => [expandToShape(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'size')))], noQuantized);
+dyn('trt.expand_dyn', (node, ctx) => [pinned(ctx, expandToShape(ctx, ctx.tensor(value(node, 'self')), ctx.tensor(value(node, 'size'))), node.output)], noQuantized);
 
 dyn(
   'trt.slice_dyn',
