@@ -51,6 +51,8 @@ export function convertSegment(spec: SegmentSpec, settings: SelectionSettings = 
     try {
       outs = selection.converter.impl(node, ctx);
     } catch (error) {
+      // A layer the converter built wrong (inferLayer's InternalError) is named with the node it came from.
+      if (error instanceof InternalError) throw new InternalError(`converter ${selection.converter.name} on node ${node.name} (${node.target}): ${error.message}`, { cause: error, details: { ...error.details, node: node.name } });
       if (error instanceof TensorRTNodeError) throw error;
       throw new InternalError(`converter ${selection.converter.name} failed on node ${node.name}: ${(error as Error).message}`, { cause: error });
     }

@@ -325,8 +325,11 @@ const REPEAT: DynamicRule = {
     const x = self(node);
     reps.forEach((r, i) => provablyNonNegative(b, r, `repeats[${i}]`));
     const dims = [...new Array<Dim>(reps.length - shapeOf(x).length).fill(1), ...shapeOf(x)];
-    const split = b.call('trt.reshape_dyn', { self: x, shape: b.list(dims.flatMap((d) => [1, d])) }).output;
-    const tiled = b.call('trt.expand_dyn', { self: split, size: b.list(dims.flatMap((d, i) => [reps[i]!, d])) }).output;
+    // A size-1 dim before each axis that repeats (an axis repeated once needs none), so a rank-5
+    // tile of one axis is rank 6, not 10 (TensorRT's limit is 8).
+    const repeated = (i: number): boolean => reps[i] !== 1;
+    const split = b.call('trt.reshape_dyn', { self: x, shape: b.list(dims.flatMap((d, i) => (repeated(i) ? [1, d] : [d]))) }).output;
+    const tiled = b.call('trt.expand_dyn', { self: split, size: b.list(dims.flatMap((d, i) => (repeated(i) ? [reps[i]!, d] : [d]))) }).output;
     return [b.call('trt.reshape_dyn', { self: tiled, shape: b.list(dims.map((d, i) => symMul(reps[i]!, d))) }).output];
   },
 };

@@ -12,7 +12,7 @@ import { interpret } from '../../lib/interpreter';
 import { classify, partitionDynamic } from '../../lib/legalization';
 import { Tensor } from '../../lib/ir/tensor';
 import { expectTensor } from '../helpers/compare';
-import { DynGraph } from './helpers';
+import { compileAndRun, DynGraph } from './helpers';
 import { iota, needs, nodeOf, refuse, runBoth, type Build } from './in-process';
 import { narrowRef, padRef, repeatRef, rollRef } from './references';
 
@@ -160,6 +160,21 @@ describe('repeat', () => {
     );
     expect(count(targets, 'trt.expand_dyn')).toBe(2);
   });
+});
+
+describe('repeat of a rank-5 tensor along one axis (CodeGen\'s TorchScript tile)', () => {
+  test('x[1, n, 1, 3, 1] repeated [1, 1, 1, 1, 2]: computed, and no layer above rank 6', async () => {
+    const g = new DynGraph('tile', { s: { min: 1, max: 16 } });
+    const x = g.input('x', 'float32', [1, 's', 1, 3, 1]);
+    const graph = g.outputs(g.call('aten.repeat.default', { self: x, repeats: [1, 1, 1, 1, 2] }).output);
+    const runs = [[iota([1, 5, 1, 3, 1])], [iota([1, 9, 1, 3, 1])]];
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(program.report.ops.filter((o) => !o.converted)).toEqual([]);
+    for (const [r, [input]] of runs.entries()) {
+      const want = repeatRef(input!, [1, 1, 1, 1, 2]);
+      expectTensor(outputs[r]![0]!, 'float32', want.shape, want.toArray(), `run ${r}`);
+    }
+  }, 60_000);
 });
 
 describe('roll', () => {

@@ -145,7 +145,7 @@ describe('the shape tensors of one engine segment', () => {
     const part = partitionDynamic(legal, { minBlockSize: 1 });
     expect(part.segments.map((s) => s.kind)).toEqual(['engine']);
     // Node names come from the variant's target (trt.size_dyn → size_dyn); one trt.size_dyn
-    // for every read of s; an all-static list ([1, 2, 1, 3] for the repeat) is its constant.
+    // for every read of s; an all-static list ([1, 2, 3] for the repeat: a size-1 dim before the repeated axis only) is its constant.
     expect(calls(part.segments[0]!.nodes)).toEqual([
       'size_dyn=trt.size_dyn(x,0)',
       'sym_list_dyn=trt.sym_list_dyn(size_dyn,dims)',
@@ -169,8 +169,8 @@ describe('the shape tensors of one engine segment', () => {
       ['dims', 'int64', [1], [12]],
       ['dims_1', 'int64', [2], [1, 2]],
       ['dims_2', 'int64', [1], [6]],
-      ['dims_3', 'int64', [4], [1, 2, 1, 3]],
-      ['dims_4', 'int64', [3], [2, 1, 3]],
+      ['dims_3', 'int64', [3], [1, 2, 3]],
+      ['dims_4', 'int64', [2], [2, 3]],
       ['size_2', 'int64', [], [2]],
       ['dims_5', 'int64', [1], [3]],
       ['size_m2', 'int64', [], [-2]],
