@@ -236,6 +236,16 @@ const CASES: readonly Case[] = [
   c('matmul', 'aten.matmul.default', [i64([2, 2], [9007199254740993n, 1n, 2n, 3n]), i64([2, 2], [3n, 9223372036854775807n, 1n, -1n])], (v) => ({ self: v[0], other: v[1] }), [i64([2, 2], [27021597764222980n, 9214364837600034814n, 9n, -5n])]),
   c('bmm', 'aten.bmm.default', [i64([1, 2, 2], [9007199254740993n, 1n, 2n, 3n]), i64([1, 2, 2], [3n, 9223372036854775807n, 1n, -1n])], (v) => ({ self: v[0], mat2: v[1] }), [i64([1, 2, 2], [27021597764222980n, 9214364837600034814n, 9n, -5n])]),
   c('linear', 'aten.linear.default', [i64([2, 2], [9007199254740993n, 1n, 2n, 3n]), i64([2, 2], [3n, 1n, 9223372036854775807n, -1n]), i64([2], [1n, 1n])], (v) => ({ input: v[0], weight: v[1], bias: v[2] }), [i64([2, 2], [27021597764222981n, 9214364837600034815n, 10n, -4n])]),
+  c('numpy_T', 'aten.numpy_T.default', [i64([2, 2], [9007199254740993n, 9223372036854775807n, -9223372036854775808n, -9007199254740993n])], (v) => ({ self: v[0] }), [i64([2, 2], [9007199254740993n, -9223372036854775808n, 9223372036854775807n, -9007199254740993n])]),
+  c('copy', 'aten.copy.default', [i64([2, 2], [0n, 0n, 0n, 0n]), i64([2], [9007199254740993n, -9223372036854775808n])], (v) => ({ self: v[0], src: v[1] }), [i64([2, 2], [9007199254740993n, -9223372036854775808n, 9007199254740993n, -9223372036854775808n])]),
+  c('meshgrid ij', 'aten.meshgrid.indexing', [i64([2], [9007199254740993n, -9223372036854775808n]), i64([1], [9223372036854775807n])], (v) => ({ tensors: [v[0], v[1]], indexing: 'ij' }), [
+    i64([2, 1], [9007199254740993n, -9223372036854775808n]), i64([2, 1], [9223372036854775807n, 9223372036854775807n]),
+  ]),
+  c('meshgrid default', 'aten.meshgrid.default', [i64([1], [9223372036854775807n]), i64([2], [9007199254740993n, -9007199254740993n])], (v) => ({ tensors: [v[0], v[1]] }), [
+    i64([1, 2], [9223372036854775807n, 9223372036854775807n]), i64([1, 2], [9007199254740993n, -9007199254740993n]),
+  ]),
+  // 3·((2^53 + 1)·3 + INT64_MAX) + 2·1, wrapped.
+  c('baddbmm', 'aten.baddbmm.default', [i64([1], [1n]), i64([1, 1, 2], [9007199254740993n, 1n]), i64([1, 2, 1], [3n, 9223372036854775807n])], (v) => ({ self: v[0], batch1: v[1], batch2: v[2], beta: 2, alpha: 3 }), [i64([1, 1, 1], [-9142307243562106872n])]),
   c('addmm', 'aten.addmm.default', [i64([2], [1n, -1n]), i64([2, 2], [9007199254740993n, 1n, 2n, 3n]), i64([2, 2], [3n, 9223372036854775807n, 1n, -1n])], (v) => ({ self: v[0], mat1: v[1], mat2: v[2], beta: 2, alpha: 3 }), [i64([2, 2], [81064793292668942n, 9196350439090552824n, 29n, -17n])]),
 ];
 
@@ -291,6 +301,8 @@ const NOT_INT64: Readonly<Record<string, string>> = {
   'trt.all_reduce': 'tensor-parallel reduction of float activations',
   'aten.linalg_det.default': 'floating-point input only (ONNX Det)',
   'trt.linear_attention': 'floating-point input only (ONNX LinearAttention)',
+  'trt.tree_ensemble': 'int64 features are compared after conversion to float32, as onnxruntime does; the result is float',
+  'trt.tree_ensemble_classifier': 'int64 features are compared after conversion to float32, as onnxruntime does; int64 labels are copied from classlabels_int64s',
   'trt.roi_align': 'floating-point input only (ONNX RoiAlign); its int64 batch indices are range-checked',
   'trt.dropout_onnx': 'floating-point input only (ONNX Dropout)',
   'trt.quantize_linear': 'floating-point input; quantized outputs of at most 32 bits (ONNX QuantizeLinear)',

@@ -15,3 +15,4 @@ import './quantize';
 import './deferred';
 import './strings';
 import './sequences';
+import './ml';

@@ -14,6 +14,7 @@ import './quantize';
 import './deferred';
 import './strings';
 import './sequences';
+import './ml';
 
 export { defineOp, getOp, opNames } from './registry';
 export type { InferFn, OpDefinition } from './registry';
