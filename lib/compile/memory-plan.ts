@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import { InvalidArgumentError, ResourceLimitError } from '../errors';
 import { dtypeInfo } from '../ir/dtype';
 import type { Graph, Value } from '../ir/graph';
-import { dimBounds } from '../ir/symbolic';
+import { dimBounds, formatDim } from '../ir/symbolic';
 
 /** One tensor of the plan: the value and its bytes at the top of its dims' ranges. */
 export interface PlannedTensor {
@@ -50,7 +50,7 @@ function plannedBytes(v: Value, graph: Graph): number {
 }
 
 function describe(v: Value, bytes: number): PlannedTensor {
-  return { value: v.name, dtype: v.tensorType.dtype, shape: v.tensorType.shape.map((d) => (typeof d === 'number' ? d : String(d))), bytes };
+  return { value: v.name, dtype: v.tensorType.dtype, shape: v.tensorType.shape.map((d) => (typeof d === 'number' ? d : formatDim(d))), bytes };
 }
 
 /** The memory plan of `graph` (see the top of this file). Pure: the graph is not changed. */

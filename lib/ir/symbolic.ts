@@ -179,21 +179,64 @@ function make(op: SymOp, a: Dim, b: Dim): Dim {
       if (b === 1) return a;
       if (typeof a === 'number') return make('mul', b, a); // constant on the right: s0*2
       break;
-    case 'floordiv':
+    case 'floordiv': {
       if (b === 1) return a;
       // (x*k)//k = x
       if (typeof b === 'number' && typeof a !== 'number' && a.op === 'mul' && a.b === b) return a.a;
+      const reduced = cancelFactors(a, b);
+      if (reduced !== null) return make('floordiv', reduced[0], reduced[1]);
       break;
+    }
     case 'mod':
       if (b === 1) return 0;
       if (typeof b === 'number' && typeof a !== 'number' && a.op === 'mul' && a.b === b) return 0;
       break;
     case 'max':
-    case 'min':
+    case 'min': {
       if (a === b) return a;
+      // Absorption: max(a, min(a, x)) = a and max(max(a, x), a) = max(a, x) (min alike).
+      const other = op === 'max' ? 'min' : 'max';
+      const holds = (e: Dim, x: Dim, kind: SymOp): boolean => typeof e !== 'number' && e.op === kind && (e.a === x || e.b === x);
+      if (holds(b, a, other) || holds(a, b, op)) return a;
+      if (holds(a, b, other) || holds(b, a, op)) return b;
       break;
+    }
   }
   return limited(op, a, b);
+}
+
+/** `d` as a number times its other factors (a tree of products flattened). */
+function productFactors(d: Dim): { coef: number; factors: SymExpr[] } {
+  if (typeof d === 'number') return { coef: d, factors: [] };
+  if (d.op !== 'mul') return { coef: 1, factors: [d] };
+  const x = productFactors(d.a);
+  const y = productFactors(d.b);
+  return { coef: x.coef * y.coef, factors: [...x.factors, ...y.factors] };
+}
+
+const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
+
+/**
+ * `a // b` with the factors both products share removed and their integer coefficients divided
+ * by their gcd, or null when there is nothing to remove. Exact: (f·A)/(f·B) = A/B as real numbers
+ * for any f ≠ 0, and the denominator is never 0 where the size is computed, so the floors agree
+ * (the dynamo exporter's `b*s*(…)*4//(s*16)` is `b*(…)//4`).
+ */
+function cancelFactors(a: Dim, b: Dim): [Dim, Dim] | null {
+  const n = productFactors(a);
+  const d = productFactors(b);
+  if (!Number.isInteger(n.coef) || !Number.isInteger(d.coef) || d.coef === 0) return null;
+  const rest = [...d.factors];
+  const kept: SymExpr[] = [];
+  for (const f of n.factors) {
+    const at = rest.indexOf(f);
+    if (at >= 0) rest.splice(at, 1);
+    else kept.push(f);
+  }
+  const g = n.coef === 0 ? 1 : gcd(Math.abs(n.coef), Math.abs(d.coef));
+  if (kept.length === n.factors.length && g === 1) return null;
+  const product = (factors: readonly SymExpr[], coef: number): Dim => make('mul', factors.reduce<Dim>((acc, f) => make('mul', acc, f), 1), coef);
+  return [product(kept, n.coef / g), product(rest, d.coef / g)];
 }
 
 export const symAdd = (a: Dim, b: Dim): Dim => make('add', a, b);

@@ -74,6 +74,8 @@ describe('planMemory', () => {
     const plan = planMemory(g);
     expect(plan.peakBytes).toBe(2 * 1000 * 8 * 2);
     expect(plan.unbounded).toEqual(['y']);
+    // Symbolic dims are written as the model's sizes in what the error message lists.
+    expect(plan.largestAtPeak.map((t) => t.shape)).toContainEqual(['s', 8]);
   });
 
   it('defaults the budget to the memory where tensors live', () => {

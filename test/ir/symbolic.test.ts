@@ -11,7 +11,9 @@ import {
   sym,
   symAdd,
   symbolsOf,
+  symFloorDiv,
   symMax,
+  symMin,
   symMul,
   symSub,
   SymbolicLimitError,
@@ -109,3 +111,38 @@ describe('limits', () => {
     expect(symSub(doubled(12), doubled(12))).toBe(0);
   });
 });
+
+describe('simplification', () => {
+  const b = sym('b');
+  const s = sym('s');
+  const x = sym('x');
+
+  test('floor division cancels the factors both products share and the gcd of their coefficients, exactly', () => {
+    // b*s*x*4 // (s*16) = b*x // 4, and the dynamo exporter's reshape dim collapses to a number.
+    const cancelled = symFloorDiv(symMul(symMul(symMul(b, s), x), 4), symMul(s, 16));
+    expect(formatDim(cancelled)).toBe('b*x//4');
+    expect(symFloorDiv(symMul(symMul(b, s), 64), symMul(b, s))).toBe(64);
+    expect(symFloorDiv(symMul(s, 6), 4)).toBe(symFloorDiv(symMul(s, 3), 2));
+    // Nothing shared: kept as written.
+    expect(formatDim(symFloorDiv(symMul(b, 3), symMul(s, 2)))).toBe('b*3//(s*2)');
+    // The same values as the expression written out, wherever the denominator is not 0.
+    for (const [bv, sv, xv] of [[1, 1, 1], [3, 5, 7], [2, 9, 13], [4, 64, 5]]) {
+      const env = new Map([['b', bv!], ['s', sv!], ['x', xv!]]);
+      expect(evaluateDim(cancelled, env)).toBe(Math.floor((bv! * sv! * xv! * 4) / (sv! * 16)));
+    }
+  });
+
+  test('max and min absorb: max(a, min(a, x)) = a, max(max(a, x), a) = max(a, x), and the same for min', () => {
+    expect(symMax(s, symMin(s, 128))).toBe(s);
+    expect(symMax(symMin(s, 128), s)).toBe(s);
+    expect(symMax(symMax(s, b), s)).toBe(symMax(s, b));
+    expect(symMax(s, symMax(b, s))).toBe(symMax(b, s));
+    expect(symMin(s, symMax(s, 128))).toBe(s);
+    expect(symMin(symMin(s, b), b)).toBe(symMin(s, b));
+    // The exporter's nesting: max(max(s, min(s, 128)), s) = s.
+    expect(symMax(symMax(s, symMin(s, 128)), s)).toBe(s);
+    // Not absorbed: different operands.
+    expect(formatDim(symMax(s, symMin(b, 128)))).toBe('max(s, min(b, 128))');
+  });
+});
+
