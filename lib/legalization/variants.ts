@@ -360,6 +360,31 @@ const ROLL: DynamicRule = {
   },
 };
 
+/**
+ * slice_scatter with step 1 on a tensor with run-time dims (BART's shifted decoder inputs,
+ * `shifted[:, 1:] = ids[:, :-1]`): the part of self before the slice, src, and the part after,
+ * concatenated along the dim (a part that is statically empty is left out).
+ */
+const SLICE_SCATTER: DynamicRule = {
+  variant: 'trt.slice_dyn',
+  needs: (node) => {
+    const sym = onSymInts(['start', 'end'])(node);
+    return sym.length > 0 ? sym : hasRuntimeDims(self(node)) ? ['start', 'end'] : [];
+  },
+  refuse: (node) => (node.args.step !== 1 ? `only step 1 is rewritten, got ${String(node.args.step)}` : quantized(node)),
+  build: (node, b) => {
+    const axis = normalizedAxis(node);
+    const n = dimSize(node);
+    const get = (name: string): Dim | null => (node.args[name] === null || node.args[name] === undefined ? null : dimOfArg(node.args[name]!));
+    const { start, length } = sliceExtent(b.inferContext(node), n, get('start'), get('end'), 1);
+    const rest = symSub(symSub(n, start), length);
+    const piece = (from: Dim, size: Dim): Value => b.call('trt.slice_dyn', { self: self(node), dim: axis, start: b.scalar(from), length: b.scalar(size), step: 1 }).output;
+    const src = node.args.src as Value;
+    const parts = [...(start === 0 ? [] : [piece(0, start)]), src, ...(rest === 0 ? [] : [piece(sumDims([start, length]), rest)])];
+    return [parts.length === 1 ? src : b.call('aten.cat.default', { tensors: parts, dim: axis }).output];
+  },
+};
+
 /** split / split_with_sizes with SymInt sizes or along a run-time dim: one trt.slice_dyn per piece (sizes from the exact output types). */
 const SPLIT: DynamicRule = {
   variant: 'trt.slice_dyn',
@@ -413,6 +438,7 @@ export const DYNAMIC_RULES: ReadonlyMap<string, DynamicRule> = new Map<string, D
   ['aten.pad.default', PAD],
   ['aten.repeat.default', REPEAT],
   ['aten.roll.default', ROLL],
+  ['aten.slice_scatter.default', SLICE_SCATTER],
   ['aten.split.Tensor', SPLIT],
   ['aten.split_with_sizes.default', SPLIT],
 ]);

@@ -328,3 +328,25 @@ describe('a reshape by run-time sizes keeps the dims the IR knows statically', (
     }
   }, 60_000);
 });
+
+describe('aten.scatter along a run-time axis (IR graphs, against the interpreter)', () => {
+  test.each(['src', 'value'] as const)('scatter.%s into [b, s] along dim 1, negative indices wrapped by the run-time size', async (form) => {
+    const g = new DynGraph('scatter_axis', { b: { min: 1, max: 4 }, s: { min: 3, max: 16 } });
+    const self = g.input('self', 'float32', ['b', 's']);
+    const index = g.input('index', 'int64', ['b', 2]);
+    const src = g.input('src', 'float32', ['b', 2]);
+    const node = form === 'src' ? g.call('aten.scatter.src', { self, dim: 1, index, src }) : g.call('aten.scatter.value', { self, dim: 1, index, value: 7.5 });
+    const graph = g.outputs(node.output);
+    const runs = [
+      [rng.tensor([2, 5]), Tensor.from('int64', [2, 2], [0, -1, 3, -5]), rng.tensor([2, 2])],
+      [rng.tensor([3, 9]), Tensor.from('int64', [3, 2], [-9, 8, 1, 2, -2, 4]), rng.tensor([3, 2])],
+    ];
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(refused(program)).toEqual([]);
+    expect(program.report.ops.find((o) => o.target === `aten.scatter.${form}`)!.converter).toBe(`aten.scatter.${form} (dynamic)`);
+    for (const [r, inputs] of runs.entries()) {
+      const [expected] = interpret(graph, inputs);
+      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+    }
+  }, 60_000);
+});

@@ -177,6 +177,26 @@ describe('repeat of a rank-5 tensor along one axis (CodeGen\'s TorchScript tile)
   }, 60_000);
 });
 
+describe('slice_scatter with run-time dims (BART\'s shifted decoder inputs)', () => {
+  test.each([
+    ['[:, 1:] = src', 1, null],
+    ['[:, :-1] = src', 0, -1],
+    ['[:, 2:5] = src', 2, 5],
+  ] as const)('%s over [b, s] is computed; nothing falls back', async (_label, start, end) => {
+    const g = new DynGraph('shift', { b: { min: 1, max: 4 }, s: { min: 6, max: 16 } });
+    const x = g.input('x', 'float32', ['b', 's']);
+    const src = g.call('aten.slice.Tensor', { self: g.call('aten.neg.default', { self: x }).output, dim: 1, start, end, step: 1 }).output;
+    const graph = g.outputs(g.call('aten.slice_scatter.default', { self: x, src, dim: 1, start, end, step: 1 }).output);
+    const runs = [[iota([2, 7])], [iota([3, 11])]];
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(program.report.ops.filter((o) => !o.converted)).toEqual([]);
+    for (const [r, inputs] of runs.entries()) {
+      const [want] = interpret(graph, inputs);
+      expectTensor(outputs[r]![0]!, 'float32', want!.shape, want!.toArray(), `run ${r}`);
+    }
+  }, 60_000);
+});
+
 describe('roll', () => {
   test('needs: SymInt shifts, or any shift of a tensor with a run-time dim', () => {
     expect(needs(on((b, x, n) => b.call('aten.roll.default', { self: x, shifts: [n], dims: [1] }), [4, 3]))).toEqual(['shifts']);

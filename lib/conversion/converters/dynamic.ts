@@ -569,22 +569,25 @@ dynamicOnly(
 );
 
 /**
- * scatter.src / scatter.value with run-time dims: the scatter axis of self must be static
- * (negative indices wrap by it), and src must have the index's shape (torch.scatter reads
- * only the index-shaped leading block of a larger src, a crop by run-time sizes).
+ * scatter.src / scatter.value with run-time dims: negative indices wrap by the scatter axis's
+ * size (read at run time where it is a run-time dim, as the dynamo exporter's BART mask
+ * writes), and src must have the index's shape (torch.scatter reads only the index-shaped
+ * leading block of a larger src, a crop by run-time sizes).
  */
 function scatterDynamic(updates: (node: Node, ctx: ConversionContext, index: NetTensor) => NetTensor): ConverterImpl {
   return (node, ctx) => {
     const self = value(node, 'self');
     const axis = axisOf(ctx, num(node, 'dim'), rankOf(self));
     const index = value(node, 'index');
-    const idx = indexTensor(ctx, index, irShape(self)[axis] as number);
-    return [ctx.add({ kind: 'scatter', mode: 'element', axis }, [ctx.tensor(self), idx, updates(node, ctx, ctx.tensor(index))])];
+    const x = ctx.tensor(self);
+    // Negative indices along a run-time axis wrap by its size read at run time.
+    const idx = indexTensorAlong(ctx, index, x, axis);
+    return [ctx.add({ kind: 'scatter', mode: 'element', axis }, [x, idx, updates(node, ctx, ctx.tensor(index))])];
   };
 }
 
 const scatterAxis = (node: Node): Reason =>
-  rankOf(value(node, 'self')) === 0 ? 'a 0-dim scatter has no run-time dims' : rankOf(value(node, 'index')) !== rankOf(value(node, 'self')) ? 'index and self differ in rank' : staticAxis(node);
+  rankOf(value(node, 'self')) === 0 ? 'a 0-dim scatter has no run-time dims' : rankOf(value(node, 'index')) !== rankOf(value(node, 'self')) ? 'index and self differ in rank' : null;
 
 /** An index that is empty for some run-time size scatters nothing, which TensorRT's scatter refuses; so the index must have no static 0 dim. */
 const nonEmptyIndex = (node: Node): Reason => (irShape(value(node, 'index')).some((d) => d === 0) ? 'an empty index scatters nothing; TensorRT scatter layers need a non-empty index' : null);
