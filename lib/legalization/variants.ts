@@ -385,6 +385,29 @@ const SLICE_SCATTER: DynamicRule = {
   },
 };
 
+/**
+ * select_scatter on a tensor with run-time dims (BART's `shifted[:, 0] = start_token`): the
+ * part of self before the index, src with the dim put back, and the part after, concatenated.
+ */
+const SELECT_SCATTER: DynamicRule = {
+  variant: 'trt.slice_dyn',
+  needs: (node) => {
+    const sym = onSymInts(['index'])(node);
+    return sym.length > 0 ? sym : hasRuntimeDims(self(node)) ? ['index'] : [];
+  },
+  refuse: quantized,
+  build: (node, b) => {
+    const axis = normalizedAxis(node);
+    const n = dimSize(node);
+    const index = fromEnd(node, 'index');
+    const rest = symSub(symSub(n, index), 1);
+    const piece = (from: Dim, size: Dim): Value => b.call('trt.slice_dyn', { self: self(node), dim: axis, start: b.scalar(from), length: b.scalar(size), step: 1 }).output;
+    const src = b.call('aten.unsqueeze.default', { self: node.args.src as Value, dim: axis }).output;
+    const parts = [...(index === 0 ? [] : [piece(0, index)]), src, ...(rest === 0 ? [] : [piece(sumDims([index, 1]), rest)])];
+    return [parts.length === 1 ? src : b.call('aten.cat.default', { tensors: parts, dim: axis }).output];
+  },
+};
+
 /** split / split_with_sizes with SymInt sizes or along a run-time dim: one trt.slice_dyn per piece (sizes from the exact output types). */
 const SPLIT: DynamicRule = {
   variant: 'trt.slice_dyn',
@@ -439,6 +462,7 @@ export const DYNAMIC_RULES: ReadonlyMap<string, DynamicRule> = new Map<string, D
   ['aten.repeat.default', REPEAT],
   ['aten.roll.default', ROLL],
   ['aten.slice_scatter.default', SLICE_SCATTER],
+  ['aten.select_scatter.default', SELECT_SCATTER],
   ['aten.split.Tensor', SPLIT],
   ['aten.split_with_sizes.default', SPLIT],
 ]);

@@ -197,6 +197,22 @@ describe('slice_scatter with run-time dims (BART\'s shifted decoder inputs)', ()
   }, 60_000);
 });
 
+describe('select_scatter with run-time dims (BART\'s start token)', () => {
+  test.each([0, 2, -1])('[:, %d] = src over [b, s] is computed; nothing falls back', async (index) => {
+    const g = new DynGraph('start_token', { b: { min: 1, max: 4 }, s: { min: 3, max: 16 } });
+    const x = g.input('x', 'float32', ['b', 's']);
+    const src = g.input('src', 'float32', ['b']);
+    const graph = g.outputs(g.call('aten.select_scatter.default', { self: x, src, dim: 1, index }).output);
+    const runs = [[iota([2, 5]), Tensor.from('float32', [2], [-1, -2])], [iota([3, 9]), Tensor.from('float32', [3], [-3, -4, -5])]];
+    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+    expect(program.report.ops.filter((o) => !o.converted)).toEqual([]);
+    for (const [r, inputs] of runs.entries()) {
+      const [want] = interpret(graph, inputs);
+      expectTensor(outputs[r]![0]!, 'float32', want!.shape, want!.toArray(), `run ${r}`);
+    }
+  }, 60_000);
+});
+
 describe('roll', () => {
   test('needs: SymInt shifts, or any shift of a tensor with a run-time dim', () => {
     expect(needs(on((b, x, n) => b.call('aten.roll.default', { self: x, shifts: [n], dims: [1] }), [4, 3]))).toEqual(['shifts']);
