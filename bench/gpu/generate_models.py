@@ -180,33 +180,60 @@ def timed(fn, reps=3):
     return best
 
 
-def torch_times(model):
+def torch_times(model, mode):
     half = model.to(DEV, torch.float16)
     cfg = half.config
     result = {}
-    for mode in ["dynamic"] + ([] if SKIP_COMPILE else ["static compiled"]):
-        kw = {}
-        if mode == "static compiled":
-            kw = {"cache_implementation": "static"}
-            half.forward = torch.compile(half.forward, mode="reduce-overhead", fullgraph=True)
-        for batch in BATCHES:
-            ids = prompts(cfg, batch, 16, 5).to(DEV)
-            try:
-                s = timed(lambda: greedy(half, ids, NEW_TOKENS, **kw))
-                s1 = timed(lambda: greedy(half, ids, 1, **kw))
-                # Decode rate: the tokens after the first, over the time after the first step.
-                result[f"{mode} b{batch}"] = {"tokensPerS": batch * (NEW_TOKENS - 1) / max(s - s1, 1e-9), "totalS": s}
-            except Exception as e:  # noqa: BLE001 - reported, the run goes on
-                result[f"{mode} b{batch}"] = {"error": f"{type(e).__name__}: {e}"[:400]}
-        long_ids = prompts(cfg, 1, PROMPT_LEN, 6).to(DEV)
+    kw = {}
+    if mode == "static compiled":
+        # transformers compiles the decode forward itself when the cache is static (its
+        # CompileConfig: fullgraph, CUDA graphs); wrapping forward in torch.compile as well
+        # crashed the process (transformers 5.17, torch 2.11).
+        kw = {"cache_implementation": "static"}
         try:
-            result[f"{mode} ttft p{PROMPT_LEN}"] = {"ms": 1000 * timed(lambda: greedy(half, long_ids, 1, **kw))}
-        except Exception as e:  # noqa: BLE001
-            result[f"{mode} ttft p{PROMPT_LEN}"] = {"error": f"{type(e).__name__}: {e}"[:400]}
+            from transformers import CompileConfig
+            kw["compile_config"] = CompileConfig(fullgraph=True, mode="reduce-overhead")
+        except ImportError:
+            pass
+    for batch in BATCHES:
+        ids = prompts(cfg, batch, 16, 5).to(DEV)
+        try:
+            s = timed(lambda: greedy(half, ids, NEW_TOKENS, **kw))
+            s1 = timed(lambda: greedy(half, ids, 1, **kw))
+            # Decode rate: the tokens after the first, over the time after the first step.
+            result[f"{mode} b{batch}"] = {"tokensPerS": batch * (NEW_TOKENS - 1) / max(s - s1, 1e-9), "totalS": s}
+        except Exception as e:  # noqa: BLE001 - reported, the run goes on
+            result[f"{mode} b{batch}"] = {"error": f"{type(e).__name__}: {e}"[:400]}
+    long_ids = prompts(cfg, 1, PROMPT_LEN, 6).to(DEV)
+    try:
+        result[f"{mode} ttft p{PROMPT_LEN}"] = {"ms": 1000 * timed(lambda: greedy(half, long_ids, 1, **kw))}
+    except Exception as e:  # noqa: BLE001
+        result[f"{mode} ttft p{PROMPT_LEN}"] = {"error": f"{type(e).__name__}: {e}"[:400]}
     return result
 
 
+def static_compiled_child(name):
+    """The static-cache, compiled timings in a process of their own (a crash there is reported, not fatal)."""
+    _, _, model = build(name)
+    print(json.dumps(torch_times(model.to(DEV), "static compiled")), flush=True)
+
+
+def static_compiled(name, limit):
+    import subprocess
+
+    try:
+        done = subprocess.run([sys.executable, __file__, "--static-compiled", name], capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return {"static compiled": {"error": f"not done within {limit} s"}}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"static compiled": {"error": f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:] if done.stderr.strip() else ''}"}}
+    return json.loads(lines[-1])
+
+
 def main():
+    if sys.argv[1] == "--static-compiled":
+        return static_compiled_child(sys.argv[2])
     out = sys.argv[1]
     names = sys.argv[2:] or [n for n in MODELS if n.endswith("_small")]
     for name in names:
@@ -225,7 +252,12 @@ def main():
             meta["prompts"] = [prompts(cfg, 1, n, 10 + n)[0].tolist() for n in (7, 13)]
             meta["torchTokens"] = [greedy(model, torch.tensor([p], device=DEV), NEW_TOKENS)[0].tolist() for p in meta["prompts"]]
             meta.update(family=family, layers=layer_count(cfg), vocab=cfg.vocab_size, newTokens=NEW_TOKENS, promptLength=PROMPT_LEN)
-            meta["torch"] = torch_times(model)
+            meta["torch"] = torch_times(model, "dynamic")
+            # Written now, so that the library's side can run even if the compiled timings cannot.
+            with open(os.path.join(d, "meta.json"), "w") as f:
+                json.dump(meta, f)
+            if not SKIP_COMPILE:
+                meta["torch"].update(static_compiled(name, int(os.environ.get("STATIC_COMPILED_S") or 300)))
         except Exception as e:  # noqa: BLE001 - one model's failure is reported, the others run
             meta["error"] = f"{type(e).__name__}: {e}"[:2000]
         meta["seconds"] = time.time() - t0
