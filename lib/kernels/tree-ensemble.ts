@@ -27,6 +27,9 @@
  */
 import { BadInputError, BadModelError, InternalError, UnsupportedOpError } from '../errors';
 import type { Tensor } from '../ir/tensor';
+import { AGGREGATES, NODE_COLUMNS, POST_TRANSFORMS, type Aggregate, type PostTransform } from '../ir/tree-ensemble-form';
+
+export type { Aggregate, PostTransform } from '../ir/tree-ensemble-form';
 
 /** How a node decides: the branch modes (true branch taken when the comparison holds), or LEAF. */
 export const NodeMode = {
@@ -43,11 +46,6 @@ export const NodeMode = {
   LEAF: 8,
 } as const;
 
-export type Aggregate = 'SUM' | 'AVERAGE' | 'MIN' | 'MAX';
-export type PostTransform = 'NONE' | 'LOGISTIC' | 'SOFTMAX' | 'SOFTMAX_ZERO' | 'PROBIT';
-
-export const AGGREGATES: readonly Aggregate[] = ['SUM', 'AVERAGE', 'MIN', 'MAX'];
-export const POST_TRANSFORMS: readonly PostTransform[] = ['NONE', 'LOGISTIC', 'SOFTMAX', 'SOFTMAX_ZERO', 'PROBIT'];
 
 /** What a classifier adds: its labels, and the facts onnxruntime's two-class label rule reads. */
 export interface ClassifierInfo {
@@ -523,8 +521,6 @@ export function treeEnsembleFromAttributes(a: TreeAttributesV5): TreeEnsemble {
 // ---------------------------------------------------------------------------------------------
 // The IR encoding: numeric tensors of the ensemble (lib/ir/ops/ml.ts trt.tree_ensemble)
 
-/** Columns of the encoded `nodes` table. */
-export const NODE_COLUMNS = ['mode', 'feature', 'true_child', 'false_child', 'missing_tracks_true', 'set_start', 'set_end', 'weight_start', 'weight_end'] as const;
 
 /** The ensemble's arrays as the IR op's constant tensors carry them. */
 export interface EncodedTreeEnsemble {

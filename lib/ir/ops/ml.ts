@@ -1,7 +1,7 @@
 /**
  * ONNX-ML's tree ensembles (TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble): x
  * [N, F] and the ensemble as numeric constant tensors, the normalized form of
- * lib/kernels/tree-ensemble.ts (encodeTreeEnsemble):
+ * lib/kernels/tree-ensemble.ts (encodeTreeEnsemble; its words in ../tree-ensemble-form.ts):
  *
  *   nodes        int32 [M, 9]  per node: mode, feature, true child, false child, missing tracks
  *                              true, member set start and end, weight start and end
@@ -15,7 +15,7 @@
  * comparisons and sums in float64 for a float64 x, float32 otherwise.
  */
 import { stringTensorType, tensorType, Value, type StringTensorType, type TensorType, type ValueType } from '../graph';
-import { AGGREGATES, NODE_COLUMNS, POST_TRANSFORMS, type Aggregate, type PostTransform } from '../../kernels/tree-ensemble';
+import { AGGREGATES, NODE_COLUMNS, POST_TRANSFORMS, type Aggregate, type PostTransform } from '../tree-ensemble-form';
 import type { Dim } from '../symbolic';
 import type { InferContext } from './infer-context';
 import { defineOp } from './registry';

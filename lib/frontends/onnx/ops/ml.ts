@@ -23,7 +23,6 @@ import { StringTensor } from '../../../ir/values';
 import {
   classifierFromAttributes,
   encodeTreeEnsemble,
-  NODE_COLUMNS,
   regressorFromAttributes,
   treeEnsembleFromAttributes,
   type NamedValues,
@@ -31,6 +30,7 @@ import {
   type TreeAttributesV5,
   type TreeEnsemble,
 } from '../../../kernels/tree-ensemble';
+import { NODE_COLUMNS } from '../../../ir/tree-ensemble-form';
 import type { OnnxContext } from '../context';
 import { defineOnnxOp, takesAnyValues } from '../registry';
 
