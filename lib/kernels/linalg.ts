@@ -228,27 +228,27 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
   return fromNumbers(dtype, shape, values);
 }
 
-/** torch.addmm: beta * bias + alpha * (a @ b) for 2-D a, b; bias broadcasts to the product. */
-export function addmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
-  if (a.rank !== 2 || b.rank !== 2) throw new InvalidArgumentError(`addmm: a and b must be 2-D, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
+/** beta * bias + alpha * (a @ b), the bias broadcast to the product; beta 0 ignores the bias (NaN included). */
+function scaledProductPlus(bias: Tensor, a: Tensor, b: Tensor, beta: number, alpha: number, op: string): Tensor {
   const dtype = resultType([bias, a, b]);
-  if (dtype === 'int64') return addScaledInt64(matmulInt64(a, b, 'addmm'), bias, alpha, beta, 'addmm');
+  if (dtype === 'int64') return addScaledInt64(matmulInt64(a, b, op), bias, alpha, beta, op);
   const lanes = dtypeInfo(dtype).lanes;
-  const { values, shape } = matmulNumbers(a, b, lanes, 'addmm');
-  addScaled(values, shape, bias, alpha, beta, lanes, 'addmm');
+  const { values, shape } = matmulNumbers(a, b, lanes, op);
+  addScaled(values, shape, bias, alpha, beta, lanes, op);
   return fromNumbers(dtype, shape, values);
 }
 
-/** baddbmm: beta * bias + alpha * (a @ b) over a batch of matrices (a [B, n, k], b [B, k, m]); beta 0 ignores the bias (NaN included). */
+/** torch.addmm: beta * bias + alpha * (a @ b) for 2-D a, b; bias broadcasts to the product. */
+export function addmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
+  if (a.rank !== 2 || b.rank !== 2) throw new InvalidArgumentError(`addmm: a and b must be 2-D, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
+  return scaledProductPlus(bias, a, b, beta, alpha, 'addmm');
+}
+
+/** torch.baddbmm: addmm over a batch of matrices (a [B, n, k], b [B, k, m]). */
 export function baddbmm(bias: Tensor, a: Tensor, b: Tensor, beta = 1, alpha = 1): Tensor {
   if (a.rank !== 3 || b.rank !== 3) throw new InvalidArgumentError(`baddbmm: batch1 and batch2 must be 3-D, got ${fmt(a.shape)} and ${fmt(b.shape)}`);
   if (a.shape[0] !== b.shape[0]) throw new InvalidArgumentError(`baddbmm: batch sizes differ: ${fmt(a.shape)} and ${fmt(b.shape)}`);
-  const dtype = resultType([bias, a, b]);
-  if (dtype === 'int64') return addScaledInt64(matmulInt64(a, b, 'baddbmm'), bias, alpha, beta, 'baddbmm');
-  const lanes = dtypeInfo(dtype).lanes;
-  const { values, shape } = matmulNumbers(a, b, lanes, 'baddbmm');
-  addScaled(values, shape, bias, alpha, beta, lanes, 'baddbmm');
-  return fromNumbers(dtype, shape, values);
+  return scaledProductPlus(bias, a, b, beta, alpha, 'baddbmm');
 }
 
 /** Options of {@link gemm}, as ONNX Gemm's attributes. */

@@ -95,6 +95,22 @@ const CASES: Case[] = [
 const refused = (program: { report: { ops: ReadonlyArray<{ converted: boolean; node: string; target: string; reasons: readonly string[] }> } }): string[] =>
   program.report.ops.filter((o) => !o.converted).map((o) => `${o.node} (${o.target}): ${o.reasons.join('; ')}`);
 
+/**
+ * `graph` compiled once (reference backend) and run at each of `runs`: nothing falls back,
+ * `target` is converted by its `(dynamic)` converter, and every output matches the interpreter
+ * on the same inputs.
+ */
+async function expectDynamicMatches(graph: Graph, runs: Tensor[][], target: string): Promise<void> {
+  const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
+  expect(refused(program)).toEqual([]);
+  expect(program.report.ops.find((o) => o.target === target)!.converter).toBe(`${target} (dynamic)`);
+  for (const [r, inputs] of runs.entries()) {
+    const [expected] = interpret(graph, inputs);
+    expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
+    expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
+  }
+}
+
 describe.each(CASES.map((c) => [c.label, c] as const))('%s', (_label, c) => {
   test('compiled once for batch 1..8: nothing in fallback, (dynamic) converters, matches onnxruntime at two batches', async () => {
     const specs = BATCHES.map((b) => c.spec(b));
@@ -114,16 +130,7 @@ describe.each(CASES.map((c) => [c.label, c] as const))('%s', (_label, c) => {
 });
 
 describe('aten.gather.default with an index smaller than self (IR graphs, against the interpreter)', () => {
-  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
-    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
-    expect(refused(program)).toEqual([]);
-    expect(program.report.ops.find((o) => o.target === 'aten.gather.default')!.converter).toBe('aten.gather.default (dynamic)');
-    for (const [r, inputs] of runs.entries()) {
-      const [expected] = interpret(graph, inputs);
-      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
-      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
-    }
-  };
+  const check = (graph: Graph, runs: Tensor[][]): Promise<void> => expectDynamicMatches(graph, runs, 'aten.gather.default');
 
   test("bert's token types: a static [1, 16] table gathered by position ids [1, seq]", async () => {
     const g = new DynGraph('token_types', { seq: { min: 1, max: 16 } });
@@ -146,16 +153,7 @@ describe('aten.gather.default with an index smaller than self (IR graphs, agains
 });
 
 describe('aten.index_select.default with run-time dims (IR graphs, against the interpreter)', () => {
-  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
-    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
-    expect(refused(program)).toEqual([]);
-    expect(program.report.ops.find((o) => o.target === 'aten.index_select.default')!.converter).toBe('aten.index_select.default (dynamic)');
-    for (const [r, inputs] of runs.entries()) {
-      const [expected] = interpret(graph, inputs);
-      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
-      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
-    }
-  };
+  const check = (graph: Graph, runs: Tensor[][]): Promise<void> => expectDynamicMatches(graph, runs, 'aten.index_select.default');
 
   test("a static table's rows by run-time position ids, negative ones counted from the end (Falcon's rotary tables)", async () => {
     const g = new DynGraph('rows', { seq: { min: 1, max: 16 } });
@@ -178,16 +176,7 @@ describe('aten.index_select.default with run-time dims (IR graphs, against the i
 });
 
 describe('aten.repeat_interleave.self_int with run-time dims (IR graphs, against the interpreter)', () => {
-  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
-    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
-    expect(refused(program)).toEqual([]);
-    expect(program.report.ops.find((o) => o.target === 'aten.repeat_interleave.self_int')!.converter).toBe('aten.repeat_interleave.self_int (dynamic)');
-    for (const [r, inputs] of runs.entries()) {
-      const [expected] = interpret(graph, inputs);
-      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
-      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
-    }
-  };
+  const check = (graph: Graph, runs: Tensor[][]): Promise<void> => expectDynamicMatches(graph, runs, 'aten.repeat_interleave.self_int');
 
   test.each([
     [1, 2],
@@ -203,16 +192,7 @@ describe('aten.repeat_interleave.self_int with run-time dims (IR graphs, against
 });
 
 describe('trt.gather_nd addressing run-time dims (IR graphs, against the interpreter)', () => {
-  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
-    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
-    expect(refused(program)).toEqual([]);
-    expect(program.report.ops.find((o) => o.target === 'trt.gather_nd')!.converter).toBe('trt.gather_nd (dynamic)');
-    for (const [r, inputs] of runs.entries()) {
-      const [expected] = interpret(graph, inputs);
-      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
-      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
-    }
-  };
+  const check = (graph: Graph, runs: Tensor[][]): Promise<void> => expectDynamicMatches(graph, runs, 'trt.gather_nd');
 
   test('tuples (row, position) into [b, seq, 4], negative components wrapped by the run-time sizes', async () => {
     const g = new DynGraph('last_token', { b: { min: 1, max: 4 }, seq: { min: 1, max: 16 }, n: { min: 1, max: 4 } });
@@ -248,28 +228,12 @@ describe('trt.scatter_nd addressing run-time dims (IR graphs, against the interp
       [rng.tensor([3, 5]), Tensor.from('int64', [2, 1], [-1, 0]), rng.tensor([2, 5])],
       [rng.tensor([4, 9]), Tensor.from('int64', [3, 1], [2, -4, 1]), rng.tensor([3, 9])],
     ];
-    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
-    expect(refused(program)).toEqual([]);
-    expect(program.report.ops.find((o) => o.target === 'trt.scatter_nd')!.converter).toBe('trt.scatter_nd (dynamic)');
-    for (const [r, inputs] of runs.entries()) {
-      const [expected] = interpret(graph, inputs);
-      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
-      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
-    }
+    await expectDynamicMatches(graph, runs, 'trt.scatter_nd');
   }, 60_000);
 });
 
 describe('aten.index.Tensor with several index tensors and run-time dims (IR graphs, against the interpreter)', () => {
-  const check = async (graph: Graph, runs: Tensor[][]): Promise<void> => {
-    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
-    expect(refused(program)).toEqual([]);
-    expect(program.report.ops.find((o) => o.target === 'aten.index.Tensor')!.converter).toBe('aten.index.Tensor (dynamic)');
-    for (const [r, inputs] of runs.entries()) {
-      const [expected] = interpret(graph, inputs);
-      expect(outputs[r]![0]!.shape).toEqual(expected!.shape);
-      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
-    }
-  };
+  const check = (graph: Graph, runs: Tensor[][]): Promise<void> => expectDynamicMatches(graph, runs, 'aten.index.Tensor');
   const ranges = { b: { min: 1, max: 4 }, seq: { min: 1, max: 16 }, n: { min: 1, max: 4 }, m: { min: 1, max: 4 } };
 
   test("a sequence classifier's last token: logits[rows, lengths - 1] over [b, seq, 4]", async () => {
@@ -341,12 +305,6 @@ describe('aten.scatter along a run-time axis (IR graphs, against the interpreter
       [rng.tensor([2, 5]), Tensor.from('int64', [2, 2], [0, -1, 3, -5]), rng.tensor([2, 2])],
       [rng.tensor([3, 9]), Tensor.from('int64', [3, 2], [-9, 8, 1, 2, -2, 4]), rng.tensor([3, 2])],
     ];
-    const { program, outputs } = await compileAndRun(graph, { minBlockSize: 1 }, runs);
-    expect(refused(program)).toEqual([]);
-    expect(program.report.ops.find((o) => o.target === `aten.scatter.${form}`)!.converter).toBe(`aten.scatter.${form} (dynamic)`);
-    for (const [r, inputs] of runs.entries()) {
-      const [expected] = interpret(graph, inputs);
-      expectClose(outputs[r]![0]!, expected!, FP32, `run ${r}`);
-    }
+    await expectDynamicMatches(graph, runs, `aten.scatter.${form}`);
   }, 60_000);
 });

@@ -18,6 +18,7 @@ import { Tensor } from '../../../lib/ir/tensor';
 import { OptionalValue, StringTensor, TensorSequence, type GraphValue } from '../../../lib/ir/values';
 import { loadProgram } from '../../../lib/runtime/program-file';
 import { expectClose, FP32 } from '../../helpers/compare';
+import { expectSameGraphValues } from '../../helpers/graph-values';
 import { closeOrt, runOrtModelValues } from '../../helpers/ort-single-op';
 import { Random } from '../../helpers/random';
 
@@ -75,20 +76,7 @@ function model(inputs: IoSpec[], nodes: NodeSpec[], outputs: IoSpec[], opset = 2
 async function expectSameAsOrt(bytes: Uint8Array, inputs: Array<Tensor | StringTensor>): Promise<GraphValue[]> {
   const expected = await runOrtModelValues(bytes, inputs);
   const actual = interpretValues(loadOnnx(bytes), inputs);
-  expect(actual).toHaveLength(expected.length);
-  actual.forEach((a, i) => {
-    const e = expected[i]!;
-    if (e instanceof StringTensor) {
-      expect(a).toBeInstanceOf(StringTensor);
-      expect((a as StringTensor).shape).toEqual(e.shape);
-      expect((a as StringTensor).data).toEqual(e.data);
-    } else if (e.dtype === 'float32') expectClose(a as Tensor, e, FP32);
-    else {
-      expect((a as Tensor).dtype).toBe(e.dtype);
-      expect((a as Tensor).shape).toEqual(e.shape);
-      expect(Array.from((a as Tensor).data as ArrayLike<number | bigint>)).toEqual(Array.from(e.data as ArrayLike<number | bigint>));
-    }
-  });
+  expectSameGraphValues(actual, expected);
   return actual;
 }
 
