@@ -13,7 +13,9 @@
  *    - views (view/reshape/flatten/unflatten/squeeze/unsqueeze): a reshape whose dims are the
  *      IR output dims, each static, or copied from an equal input dim, or inferred (-1);
  *    - select, slice / narrow / split / chunk / unbind along a static axis, cat, stack,
- *      expand / expand_as, *_like fills, single-index aten.index, gather (element-wise);
+ *      expand / expand_as, *_like fills, aten.index (one or several index tensors),
+ *      index_select, repeat_interleave, gather (element-wise), gather nd and scatter nd,
+ *      scatter along any axis;
  *    - linear / matmul / mm / bmm, softmax / log_softmax, sum / mean / amax / amin,
  *      layer_norm / native_layer_norm / rms_norm (static normalized dims),
  *      scaled_dot_product_attention (a run-time causal mask from a fill layer).
