@@ -2,8 +2,8 @@
 there is no network, so every model is built from a config with random weights, seeded).
 
 For each model: a `torch.export` archive (dynamic batch, and sequence where the model has one;
-static when the dynamic export fails, which the manifest says), ONNX files from the dynamo
-exporter and the TorchScript exporter where they work, and PyTorch's outputs at two input
+with Dim.AUTO when named dims fail, static when both fail, which the manifest says), ONNX files from the dynamo
+exporter and the TorchScript exporter where they work, and PyTorch's outputs at two or three input
 sizes (fp32, on the CPU). Everything goes under the output folder, with manifest.json listing
 files (sha256, bytes), input specs (min/opt/max per input), exporter results and errors.
 
