@@ -141,6 +141,21 @@ describe('probeShapes', () => {
     ]);
   });
 
+  test("the first profile's min corner where every dynamic input recorded profiles (a KV-cache model's past 0, new 1, mask 1)", () => {
+    const profiled = (name: string, shape: ProgramData['inputs'][number]['shape'], min: number[], max: number[]) => ({ ...io(shape), name, value: name, profiles: [{ min, opt: max, max }] });
+    const inputs = [
+      profiled('input_ids', [sym('batch'), sym('seq')], [1, 1], [2, 32]),
+      profiled('attention_mask', [sym('batch'), sym('total')], [1, 1], [2, 32]),
+      profiled('past', [sym('batch'), 2, sym('past'), 4], [1, 2, 0, 4], [2, 2, 31, 4]),
+      io([3]),
+    ];
+    // Each symbol at its least size (at least 1) would give past 1 with a mask of 1: a run the model refuses.
+    const symbols = new Map(['batch', 'seq', 'total', 'past'].map((n) => [n, { min: n === 'past' ? 0 : 1, max: 32 }]));
+    expect(probeShapes(inputs, symbols)).toEqual([[1, 1], [1, 1], [1, 2, 0, 4], [3]]);
+    // An input without profiles (a program file from before they were recorded): the symbols' least sizes.
+    expect(probeShapes([inputs[0]!, io([sym('total')])], symbols)).toEqual([[1, 1], [1]]);
+  });
+
   test('undefined where a symbol has no range', () => {
     expect(probeShapes([io([sym('n')])], new Map())).toBeUndefined();
   });
