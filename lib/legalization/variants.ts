@@ -122,6 +122,9 @@ const EXPAND: DynamicRule = {
   build: (node, b) => [b.call('trt.expand_dyn', { self: self(node), size: b.list(dimsOfArg(node.args.size!)) }).output],
 };
 
+/** Argument `name` of `node` as a dim, or null where it is absent (a slice bound left open). */
+const optDimArg = (node: Node, name: string): Dim | null => (node.args[name] === null || node.args[name] === undefined ? null : dimOfArg(node.args[name]!));
+
 /** slice / ONNX slice: SymInt bounds, or any bound on a run-time dim (its normalization depends on the size). */
 function sliceRule(startName: string, endName: string): DynamicRule {
   return {
@@ -137,9 +140,8 @@ function sliceRule(startName: string, endName: string): DynamicRule {
       return quantized(node);
     },
     build: (node, b) => {
-      const get = (name: string): Dim | null => (node.args[name] === null || node.args[name] === undefined ? null : dimOfArg(node.args[name]!));
       const step = node.args.step as number;
-      const { start, length } = sliceExtent(b.inferContext(node), dimSize(node), get(startName), get(endName), step);
+      const { start, length } = sliceExtent(b.inferContext(node), dimSize(node), optDimArg(node, startName), optDimArg(node, endName), step);
       return [
         b.call('trt.slice_dyn', { self: self(node), dim: normalizedAxis(node), start: b.scalar(start), length: b.scalar(length), step }).output,
       ];
@@ -361,9 +363,19 @@ const ROLL: DynamicRule = {
 };
 
 /**
+ * `x` (size `n` along `axis`) with its `length` positions from `start` replaced by `src`: the
+ * part before, src and the part after, concatenated (a part that is statically empty is left out).
+ */
+function spliced(b: DynBuilder, x: Value, axis: number, n: Dim, start: Dim, length: Dim, src: Value): Value {
+  const rest = symSub(symSub(n, start), length);
+  const piece = (from: Dim, size: Dim): Value => b.call('trt.slice_dyn', { self: x, dim: axis, start: b.scalar(from), length: b.scalar(size), step: 1 }).output;
+  const parts = [...(start === 0 ? [] : [piece(0, start)]), src, ...(rest === 0 ? [] : [piece(sumDims([start, length]), rest)])];
+  return parts.length === 1 ? src : b.call('aten.cat.default', { tensors: parts, dim: axis }).output;
+}
+
+/**
  * slice_scatter with step 1 on a tensor with run-time dims (BART's shifted decoder inputs,
- * `shifted[:, 1:] = ids[:, :-1]`): the part of self before the slice, src, and the part after,
- * concatenated along the dim (a part that is statically empty is left out).
+ * `shifted[:, 1:] = ids[:, :-1]`): src {@link spliced} into self.
  */
 const SLICE_SCATTER: DynamicRule = {
   variant: 'trt.slice_dyn',
@@ -375,19 +387,14 @@ const SLICE_SCATTER: DynamicRule = {
   build: (node, b) => {
     const axis = normalizedAxis(node);
     const n = dimSize(node);
-    const get = (name: string): Dim | null => (node.args[name] === null || node.args[name] === undefined ? null : dimOfArg(node.args[name]!));
-    const { start, length } = sliceExtent(b.inferContext(node), n, get('start'), get('end'), 1);
-    const rest = symSub(symSub(n, start), length);
-    const piece = (from: Dim, size: Dim): Value => b.call('trt.slice_dyn', { self: self(node), dim: axis, start: b.scalar(from), length: b.scalar(size), step: 1 }).output;
-    const src = node.args.src as Value;
-    const parts = [...(start === 0 ? [] : [piece(0, start)]), src, ...(rest === 0 ? [] : [piece(sumDims([start, length]), rest)])];
-    return [parts.length === 1 ? src : b.call('aten.cat.default', { tensors: parts, dim: axis }).output];
+    const { start, length } = sliceExtent(b.inferContext(node), n, optDimArg(node, 'start'), optDimArg(node, 'end'), 1);
+    return [spliced(b, self(node), axis, n, start, length, node.args.src as Value)];
   },
 };
 
 /**
- * select_scatter on a tensor with run-time dims (BART's `shifted[:, 0] = start_token`): the
- * part of self before the index, src with the dim put back, and the part after, concatenated.
+ * select_scatter on a tensor with run-time dims (BART's `shifted[:, 0] = start_token`): src
+ * with the dim put back, {@link spliced} in at the index.
  */
 const SELECT_SCATTER: DynamicRule = {
   variant: 'trt.slice_dyn',
@@ -399,12 +406,8 @@ const SELECT_SCATTER: DynamicRule = {
   build: (node, b) => {
     const axis = normalizedAxis(node);
     const n = dimSize(node);
-    const index = fromEnd(node, 'index');
-    const rest = symSub(symSub(n, index), 1);
-    const piece = (from: Dim, size: Dim): Value => b.call('trt.slice_dyn', { self: self(node), dim: axis, start: b.scalar(from), length: b.scalar(size), step: 1 }).output;
     const src = b.call('aten.unsqueeze.default', { self: node.args.src as Value, dim: axis }).output;
-    const parts = [...(index === 0 ? [] : [piece(0, index)]), src, ...(rest === 0 ? [] : [piece(sumDims([index, 1]), rest)])];
-    return [parts.length === 1 ? src : b.call('aten.cat.default', { tensors: parts, dim: axis }).output];
+    return [spliced(b, self(node), axis, n, fromEnd(node, 'index'), 1, src)];
   },
 };
 

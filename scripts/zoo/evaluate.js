@@ -45,7 +45,9 @@ async function evaluateOne(lib, zoo, model, key, backend) {
   // A dim torch.export made dynamic by itself (Dim.AUTO) has the range the export proved, from
   // 2 where the example's size was (PyTorch specializes sizes 0 and 1): the compile keeps to it
   // and a stored size outside it is reported as such, not run.
-  const exportRanges = file.endsWith('.pt2') && !isStatic ? symbolMins(file, entry) : noMins(entry);
+  // The graph is loaded once, for its ranges and for compile(); null where it does not load (compile() then says why).
+  const graph = file.endsWith('.pt2') && !isStatic ? loadedPt2(file) : null;
+  const exportRanges = graph !== null ? symbolMins(graph, entry) : noMins(entry);
   const inputs = entry.inputs.map((spec, j) => {
     const example = lib.readNpy(fs.readFileSync(path.join(zoo.dir, model, `size1_input${j}.npy`)));
     if (isStatic) return { shape: [...example.shape] };
@@ -56,7 +58,7 @@ async function evaluateOne(lib, zoo, model, key, backend) {
   const t0 = Date.now();
   let program;
   try {
-    program = await lib.compile(file, { backend, inputs, dynamicFallback: true, complexFallback: true });
+    program = await lib.compile(graph ?? file, { backend, inputs, dynamicFallback: true, complexFallback: true });
   } catch (e) {
     // The first lines name what failed (an unsupported op's list follows its count).
     return { ...result, imported: false, stage: 'compile', error: `${e.code ?? e.name}: ${String(e.message).split('\n').slice(0, 4).join(' ').slice(0, 500)}` };
@@ -112,18 +114,18 @@ async function evaluateOne(lib, zoo, model, key, backend) {
 
 const noMins = (entry) => entry.inputs.map((s) => s.min.map(() => 0));
 
-/**
- * Per input of `entry`, per dim: the least size the .pt2's own symbol for that dim allows (0
- * where it names none, or where the file does not load: compile() then reports why).
- */
-function symbolMins(file, entry) {
+/** The .pt2 at `file` as a Graph, or null where it does not load. */
+function loadedPt2(file) {
   const { loadPt2 } = require('../../dist/ir-entry.js');
-  let graph;
   try {
-    graph = loadPt2(file);
+    return loadPt2(file);
   } catch {
-    return noMins(entry);
+    return null;
   }
+}
+
+/** Per input of `entry`, per dim: the least size the graph's own symbol for that dim allows (0 where it names none). */
+function symbolMins(graph, entry) {
   return entry.inputs.map((spec, j) => {
     const shape = graph.inputs[j]?.tensorType.shape ?? [];
     return spec.min.map((_, d) => {

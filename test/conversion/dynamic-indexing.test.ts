@@ -84,6 +84,24 @@ const CASES: Case[] = [
     targets: ['aten.index.Tensor'],
   },
   {
+    label: 'GatherND addressing the run-time batch by negative tuples (trt.gather_nd)',
+    spec: (b) => ({ opType: 'GatherND', inputs: [rng.tensor([b, 5, 4]), { constant: Tensor.from('int64', [3, 2], [-1, 4, 0, -5, -1, 0]) }] }),
+    ranges: { in0: range([5, 4]) },
+    targets: ['trt.gather_nd'],
+  },
+  {
+    label: 'GatherND with a batch dim, run-time positions (trt.gather_nd)',
+    spec: (b) => ({ opType: 'GatherND', inputs: [rng.tensor([b, 6, 3]), rng.intTensor([b, 2, 1], -6, 5)], attributes: { batch_dims: 1 } }),
+    ranges: { in0: range([6, 3]), in1: range([2, 1]) },
+    targets: ['trt.gather_nd'],
+  },
+  {
+    label: 'ScatterND rows of the run-time batch replaced (trt.scatter_nd)',
+    spec: (b) => ({ opType: 'ScatterND', inputs: [rng.tensor([b, 4]), { constant: Tensor.from('int64', [2, 1], [-1, 0]) }, { constant: rng.tensor([2, 4]) }] }),
+    ranges: { in0: range([4]) },
+    targets: ['trt.scatter_nd'],
+  },
+  {
     label: 'Gather along the run-time batch by negative indices (aten.index.Tensor)',
     spec: (b) => ({ opType: 'Gather', inputs: [rng.tensor([b, 3]), { constant: Tensor.from('int64', [2], [-1, 0]) }], attributes: { axis: 0 } }),
     ranges: { in0: range([3]) },

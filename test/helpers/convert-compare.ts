@@ -4,7 +4,7 @@
  * turn checked against onnxruntime and PyTorch).
  */
 import { convertSegment } from '../../lib/conversion/convert';
-import { selectConverter } from '../../lib/conversion/registry';
+import { selectConverter, type SelectionSettings } from '../../lib/conversion/registry';
 import '../../lib/conversion/converters';
 import { referenceBackend } from '../../lib/backends/reference';
 import { call } from '../../lib/ir/builder';
@@ -15,15 +15,15 @@ import { printNetwork, type Network } from '../../lib/network';
 import type { Tensor } from '../../lib/ir/tensor';
 import { expectClose, FP32, type Tolerance } from './compare';
 
-/** Converts every call node of `graph` into one network (all must be convertible). */
-export function convertWhole(graph: Graph): Network {
+/** Converts every call node of `graph` into one network (all must be convertible under `settings`). */
+export function convertWhole(graph: Graph, settings: SelectionSettings = {}): Network {
   for (const node of graph.calls()) {
-    const s = selectConverter(node);
+    const s = selectConverter(node, settings);
     if (!s.ok) throw new Error(`node ${node.name} (${node.target}) is not convertible: ${s.reasons.join('; ')}`);
   }
   const constants = new Set(graph.nodes.filter((n) => n.kind === 'constant').flatMap((n) => n.outputs));
   const outputs = graph.outputs.filter((v) => !constants.has(v));
-  return convertSegment({ name: graph.name, nodes: graph.calls(), inputs: graph.inputs, outputs });
+  return convertSegment({ name: graph.name, nodes: graph.calls(), inputs: graph.inputs, outputs }, settings);
 }
 
 /** Runs `graph` converted on the reference backend. */

@@ -10,7 +10,7 @@
 import { cudaBackend } from '../../lib/backends/cuda';
 import { encodeProgram, NMS_REFUSAL } from '../../lib/backends/tensorrt/program';
 import { compile, dryRun } from '../../lib/compile';
-import { convertSegment } from '../../lib/conversion/convert';
+import { convertWhole } from '../helpers/convert-compare';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { Tensor } from '../../lib/ir/tensor';
 import { dataDependentTensors, Network } from '../../lib/network';
@@ -128,7 +128,7 @@ describe('NonMaxSuppression where the backend does not take an nms layer', () =>
 
   const network = (): Network => {
     const g = loadOnnx(model);
-    return convertSegment({ name: 'nms', nodes: g.calls(), inputs: g.inputs, outputs: g.outputs }, { dataDependentSizes: 'anywhere' });
+    return convertWhole(g, { dataDependentSizes: 'anywhere' });
   };
 
   it('the converted network: one nms layer whose rows, and the gather after it, have a run-time count', () => {

@@ -10,7 +10,7 @@
 import { cudaBackend } from '../../lib/backends/cuda';
 import { compile, dryRun } from '../../lib/compile';
 import type { DataDependentSizes } from '../../lib/conversion/registry';
-import { convertSegment } from '../../lib/conversion/convert';
+import { convertWhole } from '../helpers/convert-compare';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import { Tensor } from '../../lib/ir/tensor';
 import { dataDependentTensors, Network } from '../../lib/network';
@@ -327,7 +327,7 @@ describe('where a backend cannot hold a data-dependent size', () => {
   /** A network of x → nonzero → (gather of the positions' first row) marked as outputs, converted from MIDDLE. */
   const middleNetwork = (): Network => {
     const g = graph(MIDDLE);
-    return convertSegment({ name: 'middle', nodes: g.calls(), inputs: g.inputs, outputs: g.outputs }, { dataDependentSizes: 'anywhere' });
+    return convertWhole(g, { dataDependentSizes: 'anywhere' });
   };
 
   it('the cuda backend refuses a nonzero layer at build, naming it', async () => {
@@ -341,7 +341,7 @@ describe('where a backend cannot hold a data-dependent size', () => {
     const rows = net.outputs.find((o) => o.name === 'rows')!;
     expect(dataDependentTensors(net).get(rows.tensor)!.params.kind).toBe('nonzero');
     const g = graph(INSIDE);
-    const inside = convertSegment({ name: 'inside', nodes: g.calls(), inputs: g.inputs, outputs: g.outputs }, { dataDependentSizes: 'inside' });
+    const inside = convertWhole(g, { dataDependentSizes: 'inside' });
     expect(inside.layers.some((l) => l.params.kind === 'nonzero')).toBe(true);
     // What depends on the count: everything after the nonzero with a run-time dim, not the static sum.
     const sized = dataDependentTensors(inside);

@@ -9,7 +9,7 @@
 import { cudaBackend } from '../../lib/backends/cuda';
 import { encodeProgram, UNIQUE_REFUSAL } from '../../lib/backends/tensorrt/program';
 import { compile, dryRun } from '../../lib/compile';
-import { convertSegment } from '../../lib/conversion/convert';
+import { convertWhole } from '../helpers/convert-compare';
 import { loadOnnx } from '../../lib/frontends/onnx';
 import type { DType } from '../../lib/ir/dtype';
 import { Tensor } from '../../lib/ir/tensor';
@@ -92,7 +92,7 @@ describe('Unique where the backend does not take a unique layer', () => {
 
   const network = (): Network => {
     const g = loadOnnx(model);
-    return convertSegment({ name: 'unique', nodes: g.calls(), inputs: g.inputs, outputs: g.outputs }, { dataDependentSizes: 'anywhere' });
+    return convertWhole(g, { dataDependentSizes: 'anywhere' });
   };
 
   it('the converted network: one unique layer; Y, indices and counts have a run-time count, inverse does not', () => {

@@ -9,8 +9,8 @@ import { fromNumbers, readNumbers } from '../../kernels/access';
 import type { NetTensor } from '../../network';
 import { Tensor } from '../../ir/tensor';
 import type { ConversionContext } from '../context';
-import { cast } from './basic';
-import { dimOf, dimsOf } from './dynamic';
+import { cast, reshape } from './basic';
+import { dimsOf } from './dynamic';
 
 /** The tensor of a constant IR value, or null when the value is computed. */
 export function constantOf(v: Value): Tensor | null {
@@ -63,41 +63,39 @@ export function indexTensor(ctx: ConversionContext, v: Value, dims: number | rea
 }
 
 /**
- * The index tensor of value `v` into axis `axis` of `data`, which may have run-time dims:
- * as {@link indexTensor} when that axis has a static size; otherwise negative indices are
- * wrapped by the axis's size read at run time (constant non-negative ones need nothing).
+ * `v` as an int32/int64 index tensor with its negative entries wrapped by dims `axes` of
+ * `data`, read at run time: every entry indexes `axes[0]` (`tuples` false), or the last axis of
+ * `v` runs over `axes` (index tuples). Constant non-negative indices, and masks, need nothing.
  */
-export function indexTensorAlong(ctx: ConversionContext, v: Value, data: NetTensor, axis: number, role = 'indices'): NetTensor {
-  const n = data.shape[axis]!;
-  if (n >= 0) return indexTensor(ctx, v, n, role);
+function wrapByRunTimeDims(ctx: ConversionContext, v: Value, data: NetTensor, axes: readonly number[], tuples: boolean, role: string): NetTensor {
   const dtype = v.tensorType.dtype;
   const type = indexType(dtype);
   const t = cast(ctx, ctx.tensor(v), type, `${role}_cast`);
   const constant = constantOf(v);
   if (dtype === 'uint8' || dtype === 'bool' || (constant !== null && readNumbers(constant).every((x) => x >= 0))) return t;
   const rank = t.shape.length;
-  const size = cast(ctx, dimOf(ctx, data, axis, `${role}_axis_size`), type, `${role}_axis_size_cast`);
-  const sizes = rank === 0 ? size : ctx.add({ kind: 'shuffle', reshape: ones(rank), zeroIsPlaceholder: false }, [size], `${role}_axis_sizes`);
-  return wrapBy(ctx, t, sizes, role);
+  const sizes = cast(ctx, dimsOf(ctx, data, axes, `${role}_sizes`), type, `${role}_sizes_cast`);
+  return wrapBy(ctx, t, reshape(ctx, sizes, tuples ? [...ones(rank - 1), axes.length] : ones(rank), `${role}_sizes_rank`), role);
+}
+
+/**
+ * The index tensor of value `v` into axis `axis` of `data`, which may have run-time dims:
+ * as {@link indexTensor} when that axis has a static size; otherwise negative indices are
+ * wrapped by the axis's size read at run time.
+ */
+export function indexTensorAlong(ctx: ConversionContext, v: Value, data: NetTensor, axis: number, role = 'indices'): NetTensor {
+  const n = data.shape[axis]!;
+  return n >= 0 ? indexTensor(ctx, v, n, role) : wrapByRunTimeDims(ctx, v, data, [axis], false, role);
 }
 
 /**
  * Index tuples `v` ([..., k]) into dims `first`..`first + k - 1` of `data`, which may be run-time
  * sizes: as {@link indexTensor} when all k are static; otherwise negative components are
- * wrapped by those sizes read at run time (constant non-negative tuples need nothing).
+ * wrapped by those sizes read at run time.
  */
 export function indexTuplesAlong(ctx: ConversionContext, v: Value, data: NetTensor, first: number, k: number, role = 'indices'): NetTensor {
   const dims = data.shape.slice(first, first + k);
   if (dims.every((d) => d >= 0)) return indexTensor(ctx, v, dims, role);
-  const dtype = v.tensorType.dtype;
-  const type = indexType(dtype);
-  const t = cast(ctx, ctx.tensor(v), type, `${role}_cast`);
-  const constant = constantOf(v);
-  if (dtype === 'uint8' || dtype === 'bool' || (constant !== null && readNumbers(constant).every((x) => x >= 0))) return t;
-  const axes = Array.from({ length: k }, (_, i) => first + i);
-  const sizes = cast(ctx, dimsOf(ctx, data, axes, `${role}_tuple_sizes`), type, `${role}_tuple_sizes_cast`);
-  const rank = t.shape.length;
-  const aligned = rank === 1 ? sizes : ctx.add({ kind: 'shuffle', reshape: [...ones(rank - 1), k], zeroIsPlaceholder: false }, [sizes], `${role}_tuple_sizes_rank`);
-  return wrapBy(ctx, t, aligned, role);
+  return wrapByRunTimeDims(ctx, v, data, Array.from({ length: k }, (_, i) => first + i), true, role);
 }
 

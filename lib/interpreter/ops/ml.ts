@@ -11,8 +11,28 @@ function tensor(a: RuntimeArg | undefined, name: string): Tensor {
   return a;
 }
 
-/** The node's ensemble, checked (lib/kernels/tree-ensemble.ts decodeTreeEnsemble). */
+/**
+ * Ensembles already decoded, by their node table's array: the tables are the node's constants,
+ * the same arrays at every run, and decoding checks every node (a forest of thousands of trees
+ * would otherwise be re-checked for each row it is run on).
+ */
+const decoded = new WeakMap<object, { settings: string; arrays: readonly unknown[]; ensemble: TreeEnsemble }>();
+
+const TABLES = ['thresholds', 'members', 'weights', 'roots', 'base_values'] as const;
+
+/** The node's ensemble, checked (lib/kernels/tree-ensemble.ts decodeTreeEnsemble) once per node table and settings. */
 function ensemble(a: Readonly<Record<string, RuntimeArg>>, settings: Pick<TreeEnsemble, 'nTargets' | 'aggregate' | 'postTransform' | 'classifier'>): TreeEnsemble {
+  const key = tensor(a.nodes, 'nodes').data;
+  const id = JSON.stringify([settings.nTargets, settings.aggregate, settings.postTransform, settings.classifier?.binaryCase, settings.classifier?.weightsAllPositive]);
+  const arrays = [...TABLES.map((name) => tensor(a[name], name).data), settings.classifier?.labels];
+  const hit = decoded.get(key);
+  if (hit !== undefined && hit.settings === id && hit.arrays.every((x, i) => x === arrays[i])) return hit.ensemble;
+  const e = decodeEnsemble(a, settings);
+  decoded.set(key, { settings: id, arrays, ensemble: e });
+  return e;
+}
+
+function decodeEnsemble(a: Readonly<Record<string, RuntimeArg>>, settings: Pick<TreeEnsemble, 'nTargets' | 'aggregate' | 'postTransform' | 'classifier'>): TreeEnsemble {
   return decodeTreeEnsemble(
     {
       nodes: tensor(a.nodes, 'nodes').data as Int32Array,

@@ -191,6 +191,18 @@ describe('TreeEnsembleRegressor, against onnxruntime', () => {
     await expectSameAsOrt(regressor({ ...v3Attributes(FOREST, 'target_'), n_targets: { int: 2 }, aggregate_function: { string: 'AVERAGE' } }), X8, 5);
   });
 
+  test('one loaded graph run again on other rows, and two ensembles in turn, each matches onnxruntime (the decoded ensemble is kept per node table)', async () => {
+    const sumBytes = regressor({ ...v3Attributes(FOREST, 'target_'), n_targets: { int: 2 }, base_values: { floats: [0.5, -1] } });
+    const maxBytes = regressor({ ...v3Attributes(FOREST, 'target_'), n_targets: { int: 2 }, aggregate_function: { string: 'MAX' } });
+    const graphs = [loadOnnx(sumBytes), loadOnnx(maxBytes)];
+    const rows = [X8, f32([3, 2], [3, 1, -1, 0, 2.5, 5])];
+    for (const x of rows) {
+      for (const [k, bytes] of [sumBytes, maxBytes].entries()) {
+        expectSameGraphValues(interpretValues(graphs[k]!, [x]), await runOrtModelValues(bytes, [x]));
+      }
+    }
+  });
+
   test('MIN and MAX', async () => {
     for (const aggregate of ['MIN', 'MAX']) {
       await expectSameAsOrt(regressor({ ...v3Attributes(FOREST, 'target_'), n_targets: { int: 2 }, base_values: { floats: [1, 2] }, aggregate_function: { string: aggregate } }), X8, 4);
