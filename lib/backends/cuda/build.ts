@@ -41,6 +41,8 @@ export interface UnfitShapeSet {
  * its max corner makes the mask shorter than the scores. Such a set (its instantiation fails
  * shape inference) is left out and returned in `unfit`; its kernels compile when a run first
  * needs them. When no set fits, the first failure is the network's own error and is thrown.
+ * The cost: a network built wrong at one corner only is not caught here; a run at that corner
+ * then fails as E_BAD_INPUT naming the layer (plan/instantiate.ts).
  */
 export function networkPlans(network: Network, lower?: LayerLowerer, evaluate?: HostEvaluator): { modules: PlanModule[]; memory: EngineMemory; unfit: UnfitShapeSet[] } {
   const layout = layoutWeights(network);
